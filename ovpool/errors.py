@@ -1,0 +1,50 @@
+"""The errors ovpool raises: each names where the problem is (file, node or layer, attribute).
+
+The CLI turns these into one-line messages and exit codes; nothing in the library raises a bare
+``ValueError`` for bad user input.
+"""
+
+from __future__ import annotations
+
+
+class OvpoolError(Exception):
+    """Base class. ``exit_code`` is what the command line returns for it (1: bad model/unsupported)."""
+
+    exit_code: int = 1
+
+
+class SpecError(OvpoolError):
+    """An attribute value that no pooling operation can have, or that a target cannot express.
+
+    ``SpecError("pool1", "strides", [0, 2], "must be >= 1")`` reads
+    ``node 'pool1': attribute 'strides' = [0, 2]: must be >= 1``.
+    """
+
+    def __init__(self, node: str, attribute: str | None, value: object, message: str) -> None:
+        self.node = node
+        self.attribute = attribute
+        self.value = value
+        self.message = message
+        where = f"node '{node}'" if node else "pooling spec"
+        what = f": attribute '{attribute}' = {_show(value)}" if attribute else ""
+        super().__init__(f"{where}{what}: {message}")
+
+
+class UnsupportedError(OvpoolError):
+    """A node, layer, version or data type that ovpool has no exact rule for."""
+
+
+class ModelError(OvpoolError):
+    """A model or input that is malformed or inconsistent (bad indices, wrong input names, ...)."""
+
+
+class InputFileError(OvpoolError):
+    """A file that cannot be read at all (missing, truncated, not the format its name says)."""
+
+    exit_code = 2
+
+
+def _show(value: object) -> str:
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return repr(value) if isinstance(value, str) else str(value)

@@ -1,0 +1,190 @@
+"""The numpy pooling kernels: exact, vectorised, no Python loop over output elements.
+
+A pooling window is a box, and both max and sum over a box can be taken one axis at a time:
+``sum over (h, w) = sum over h of (sum over w)``. Each axis pass loops over the ``k`` kernel taps
+and combines strided *views* of the input into an output-sized accumulator, touching only the
+outputs whose tap lands inside the input (``shape.tap_span``), so padding is never materialised and
+nothing copies the input per tap. A 3x3 max pool costs 3+3 passes instead of 9.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ovpool import shape
+from ovpool.errors import ModelError, SpecError
+from ovpool.spec import PoolKind, PoolSpec
+
+
+def pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Run an average, max or global pool on ``x`` (N, C, *spatial). Max with ``spec.indices``
+    returns (values, indices)."""
+    if x.ndim < 3:
+        raise SpecError(spec.name, None, None, f"input rank {x.ndim} < 3: pooling needs N, C and a spatial axis")
+    if spec.kind is PoolKind.GLOBAL_AVERAGE:
+        return _global(x, np.mean, _accumulator(x.dtype))
+    if spec.kind is PoolKind.GLOBAL_MAX:
+        return _global(x, np.max, None)
+    if spec.kind is PoolKind.AVERAGE:
+        return average_pool(x, spec)
+    if spec.kind is PoolKind.MAX:
+        return max_pool(x, spec)
+    raise SpecError(spec.name, None, spec.kind.value, "is not a pool; use max_unpool")
+
+
+def average_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
+    """Average over each window: the sum of its input cells over ``shape.divisor_counts``."""
+    windows = _windows(x, spec)
+    acc = x
+    for axis in reversed(range(len(windows))):
+        acc = _reduce_axis(acc, 2 + axis, windows[axis], _sum_into, 0, _accumulator(x.dtype))
+    divisor = np.ones((), dtype=acc.dtype)
+    for axis, counts in enumerate(shape.divisor_counts(spec, x.shape[2:])):
+        divisor = np.multiply.outer(divisor, counts.astype(acc.dtype))
+    return (acc / divisor).astype(x.dtype, copy=False)
+
+
+def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Maximum of each window; NaN wins (the first NaN, row-major, gives the index). Ties go to
+    the first cell in row-major order, whatever ``spec.indices.order`` the index is written in."""
+    windows = _windows(x, spec)
+    lowest = _lowest(x.dtype)
+    if spec.indices is None:
+        acc = x
+        for axis in reversed(range(len(windows))):
+            acc = _reduce_axis(acc, 2 + axis, windows[axis], _max_into, lowest, x.dtype)
+        return acc
+    n_step, c_step, steps = shape.index_strides(x.shape, spec.indices)
+    acc, where = x, np.zeros((1,) * x.ndim, dtype=np.int64)
+    for axis in reversed(range(len(windows))):
+        acc, where = _argmax_axis(acc, where, 2 + axis, windows[axis], steps[axis], lowest)
+    batch = np.arange(x.shape[0], dtype=np.int64).reshape((-1,) + (1,) * (x.ndim - 1)) * n_step
+    channel = np.arange(x.shape[1], dtype=np.int64).reshape((1, -1) + (1,) * (x.ndim - 2)) * c_step
+    return acc, (where + batch + channel).astype(spec.indices.dtype, copy=False)
+
+
+def max_unpool(x: np.ndarray, indices: np.ndarray, spec: PoolSpec, output_shape: Sequence[int] | None = None) -> np.ndarray:
+    """Scatter ``x`` into zeros at ``indices``, flat positions in the whole output tensor
+    (PyTorch, onnxruntime, DirectML). The output is ``output_shape`` when given, else
+    ``shape.unpool_output_spatial``: 1x1x2x2 with k2 s2 gives 1x1x4x4."""
+    if indices.shape != x.shape:
+        raise ModelError(f"node '{spec.name}': indices shape {list(indices.shape)} differs from X shape {list(x.shape)}")
+    if output_shape is None:
+        out_shape = tuple(x.shape[:2]) + tuple(int(v) for v in shape.unpool_output_spatial(spec, x.shape[2:]))
+    else:
+        out_shape = tuple(int(v) for v in output_shape)
+        if len(out_shape) != x.ndim or out_shape[:2] != x.shape[:2]:
+            raise ModelError(
+                f"node '{spec.name}': output_shape {list(out_shape)} does not match X shape {list(x.shape)} in rank, N or C"
+            )
+    size = int(np.prod(out_shape))
+    flat = indices.astype(np.int64, copy=False).ravel()
+    bad = (flat < 0) | (flat >= size)
+    if bad.any():
+        raise ModelError(
+            f"node '{spec.name}': input 'I' holds index {int(flat[bad][0])} outside the output of "
+            f"{size} elements (shape {list(out_shape)})"
+        )
+    out = np.zeros(size, dtype=x.dtype)
+    out[flat] = x.ravel()
+    return out.reshape(out_shape)
+
+
+@dataclass(frozen=True)
+class _AxisPlan:
+    """One spatial axis of a pool: its output length, stride and the span of each kernel tap."""
+
+    out: int
+    stride: int
+    spans: tuple[shape.TapSpan, ...]
+
+
+def _windows(x: np.ndarray, spec: PoolSpec) -> list[_AxisPlan]:
+    spatial = x.shape[2:]
+    empty = shape.empty_windows(spec, spatial)
+    if empty:
+        axis, index = empty[0]
+        raise SpecError(
+            spec.name, "pads", spec.pads_begin + spec.pads_end, f"output {index} of axis {axis} has no input cell in its window"
+        )
+    pads_begin, _ = shape.resolved_pads(spec, spatial)
+    out = shape.output_spatial(spec, spatial)
+    return [
+        _AxisPlan(
+            out[a],
+            spec.strides[a],
+            tuple(shape.tap_span(length, out[a], spec.strides[a], spec.dilations[a], pads_begin[a], t) for t in range(spec.kernel[a])),
+        )
+        for a, length in enumerate(spatial)
+    ]
+
+
+def _tap_views(res: np.ndarray, a: np.ndarray, axis: int, plan: _AxisPlan):
+    """Pairs (output view, input view) for each tap that reaches the input."""
+    lead = (slice(None),) * axis
+    for span in plan.spans:
+        n = span.stop - span.first
+        if n <= 0:
+            continue
+        src = a[lead + (slice(span.first_input, span.first_input + (n - 1) * plan.stride + 1, plan.stride),)]
+        yield res[lead + (slice(span.first, span.stop),)], src, span
+
+
+def _reduce_axis(a: np.ndarray, axis: int, plan: _AxisPlan, combine, fill, dtype) -> np.ndarray:
+    res = np.full(a.shape[:axis] + (plan.out,) + a.shape[axis + 1:], fill, dtype=dtype)
+    for dst, src, _ in _tap_views(res, a, axis, plan):
+        combine(dst, src, out=dst)
+    return res
+
+
+def _argmax_axis(a: np.ndarray, where: np.ndarray, axis: int, plan: _AxisPlan, step: int, lowest) -> tuple[np.ndarray, np.ndarray]:
+    """Max along one axis, carrying the flat spatial index of the winner: ``where`` holds the part
+    from axes already reduced; this axis adds ``coordinate * step``."""
+    out_shape = a.shape[:axis] + (plan.out,) + a.shape[axis + 1:]
+    res = np.full(out_shape, lowest, dtype=a.dtype)
+    res_at = np.full(out_shape, -1, dtype=np.int64)
+    where = np.broadcast_to(where, a.shape)
+    coords = (np.arange(a.shape[axis], dtype=np.int64) * step).reshape((-1,) + (1,) * (a.ndim - axis - 1))
+    floating = not np.issubdtype(a.dtype, np.integer)
+    lead = (slice(None),) * axis
+    for dst, src, span in _tap_views(res, a, axis, plan):
+        n = span.stop - span.first
+        picked = slice(span.first_input, span.first_input + (n - 1) * plan.stride + 1, plan.stride)
+        dst_at = res_at[lead + (slice(span.first, span.stop),)]
+        src_at = where[lead + (picked,)] + coords[picked]
+        take = (dst_at < 0) | (src > dst)
+        if floating:
+            take |= np.isnan(src) & ~np.isnan(dst)
+        np.copyto(dst, src, where=take)
+        np.copyto(dst_at, src_at, where=take)
+    return res, res_at
+
+
+def _sum_into(dst: np.ndarray, src: np.ndarray, out: np.ndarray) -> None:
+    np.add(dst, src, out=out, casting="unsafe")
+
+
+def _max_into(dst: np.ndarray, src: np.ndarray, out: np.ndarray) -> None:
+    np.maximum(dst, src, out=out)
+
+
+def _global(x: np.ndarray, reduce, dtype) -> np.ndarray:
+    axes = tuple(range(2, x.ndim))
+    if dtype is None:
+        return reduce(x, axis=axes, keepdims=True)
+    return reduce(x, axis=axes, keepdims=True, dtype=dtype).astype(x.dtype, copy=False)
+
+
+def _accumulator(dtype: np.dtype) -> np.dtype:
+    """float64 sums stay float64; float16, bfloat16 and float32 sum in float32."""
+    return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+
+
+def _lowest(dtype: np.dtype):
+    """The identity of max for this dtype: -inf for floats, the minimum for integers."""
+    if np.issubdtype(dtype, np.integer):
+        return np.iinfo(dtype).min
+    return -np.inf

@@ -1,0 +1,229 @@
+"""The shape engine: the only place in ovpool where a pooling size formula lives.
+
+Per spatial axis: input length ``L``, kernel ``k``, stride ``s``, dilation ``d``, pads ``pb``/``pe``
+and the window extent ``kd = d*(k-1)+1``. Converters, validators, executors and transforms ask these
+functions; none of them repeats a formula. A dim of ``None`` is dynamic and stays ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ovpool.errors import SpecError
+from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolSpec, Rounding
+
+Dim = int | None
+
+
+def ceil_div(a: int, b: int) -> int:
+    """Integer ceiling of a/b for b > 0: ceil_div(7, 2) == 4, ceil_div(-1, 2) == 0."""
+    return -(-a // b)
+
+
+def auto_pads(length: int, kernel: int, stride: int, dilation: int, padding: Padding) -> tuple[int, int]:
+    """Pads (begin, end) that ONNX auto_pad / OpenVINO auto_pad choose for one axis.
+
+    SAME_*: the output is ``ceil(L/s)`` and the total pad ``max(0, (out-1)*s + kd - L)``, with
+    dilation inside ``kd``; the odd cell goes to the end for SAME_UPPER, to the start for SAME_LOWER.
+    L=5, k=3, d=2, s=2: out 3, kd 5, total (3-1)*2+5-5 = 4, pads (2, 2); with d=1 total 2, (1, 1).
+    VALID and EXPLICIT: (0, 0) here (explicit pads come from the spec).
+    """
+    if padding not in (Padding.SAME_UPPER, Padding.SAME_LOWER):
+        return 0, 0
+    out = ceil_div(length, stride)
+    total = max(0, (out - 1) * stride + dilation * (kernel - 1) + 1 - length)
+    small, large = total // 2, total - total // 2
+    return (small, large) if padding is Padding.SAME_UPPER else (large, small)
+
+
+def resolved_pads(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[tuple[Dim, ...], tuple[Dim, ...]]:
+    """Explicit (pads_begin, pads_end) of ``spec`` on an input with these spatial dims.
+
+    Explicit pads are returned as given; SAME_* pads depend on ``L`` and are None where it is dynamic.
+    """
+    if spec.padding is Padding.EXPLICIT:
+        return spec.pads_begin, spec.pads_end
+    begin: list[Dim] = []
+    end: list[Dim] = []
+    for axis, length in enumerate(spatial):
+        if length is None and spec.padding is not Padding.VALID:
+            begin.append(None)
+            end.append(None)
+            continue
+        pb, pe = auto_pads(length or 0, spec.kernel[axis], spec.strides[axis], spec.dilations[axis], spec.padding)
+        begin.append(pb)
+        end.append(pe)
+    return tuple(begin), tuple(end)
+
+
+def axis_output(length: int, kernel: int, stride: int, dilation: int, pad_begin: int, pad_end: int, rounding: Rounding) -> int:
+    """Number of windows along one axis with explicit pads.
+
+    FLOOR: ``floor((L+pb+pe-kd)/s)+1``. CEIL_NO_DROP: ``ceil(...)+1``. CEIL: the same, minus one
+    when the last window would start at or after ``L+pb`` (in the end padding).
+    L=4, k=3, s=2, pb=pe=1: floor 2, ceil 2. L=5, k=2, s=2, no pads: floor 2, ceil 3 (the third
+    window starts at 4 < 5 and keeps one input cell). L=4, k=1, s=2, pe=1: ceil gives 3 before the
+    drop, whose last window starts at 4 >= 4, so CEIL gives 2 and CEIL_NO_DROP 3.
+    Can be < 1 when the input is smaller than the window; callers check (``output_spatial``).
+    """
+    span = length + pad_begin + pad_end - (dilation * (kernel - 1) + 1)
+    if rounding is Rounding.FLOOR:
+        return span // stride + 1
+    out = ceil_div(span, stride) + 1
+    if rounding is Rounding.CEIL and (out - 1) * stride >= length + pad_begin:
+        out -= 1
+    return out
+
+
+def output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
+    """Output spatial dims of a windowed or global pool (not unpool: see ``unpool_output_spatial``).
+
+    SAME_*: ``ceil(L/s)`` whatever the rounding (ONNX allows ceil_mode with auto_pad; the sizes equal
+    floor's). VALID: ``floor((L-kd)/s)+1`` (ceil gives the same count). Explicit: ``axis_output``.
+    """
+    if spec.is_global:
+        return tuple(1 for _ in spatial)
+    _check_rank(spec, spatial)
+    pads_begin, pads_end = resolved_pads(spec, spatial)
+    out: list[Dim] = []
+    for axis, length in enumerate(spatial):
+        if length is None:
+            out.append(None)
+            continue
+        k, s, d = spec.kernel[axis], spec.strides[axis], spec.dilations[axis]
+        if spec.padding in (Padding.SAME_UPPER, Padding.SAME_LOWER):
+            n = ceil_div(length, s)
+        elif spec.padding is Padding.VALID:
+            n = axis_output(length, k, s, d, 0, 0, Rounding.FLOOR)
+        else:
+            n = axis_output(length, k, s, d, pads_begin[axis] or 0, pads_end[axis] or 0, spec.rounding)
+        if n < 1:
+            raise SpecError(
+                spec.name,
+                "kernel_shape",
+                spec.kernel,
+                f"axis {axis}: input length {length} plus pads is smaller than the window extent "
+                f"{d * (k - 1) + 1}",
+            )
+        out.append(n)
+    return tuple(out)
+
+
+def output_shape(spec: PoolSpec, input_shape: Sequence[Dim]) -> tuple[Dim, ...]:
+    """Full output shape ``(N, C, *spatial)`` of a pool on an ``(N, C, *spatial)`` input."""
+    if len(input_shape) < 3:
+        raise SpecError(spec.name, None, None, f"input rank {len(input_shape)} < 3: pooling needs N, C and a spatial axis")
+    return tuple(input_shape[:2]) + output_spatial(spec, input_shape[2:])
+
+
+def unpool_output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
+    """MaxUnpool's inferred output dims: ``(in-1)*s + k - pb - pe`` per axis (the inverse of the
+    floor rule). in=2, k=2, s=2, no pads: 4; in=3, k=3, s=2, pads (1, 1): 5."""
+    _check_rank(spec, spatial)
+    out: list[Dim] = []
+    for axis, length in enumerate(spatial):
+        if length is None:
+            out.append(None)
+            continue
+        n = (length - 1) * spec.strides[axis] + spec.kernel[axis] - spec.pads_begin[axis] - spec.pads_end[axis]
+        if n < 1:
+            raise SpecError(spec.name, "pads", spec.pads_begin + spec.pads_end, f"axis {axis}: gives output length {n} < 1")
+        out.append(n)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class TapSpan:
+    """For one kernel tap on one axis: outputs ``[first, stop)`` read input cells ``first_input``,
+    ``first_input + s``, ...; all other outputs see padding (or the ceil overhang) at this tap."""
+
+    first: int
+    stop: int
+    first_input: int
+
+
+def tap_span(length: int, out: int, stride: int, dilation: int, pad_begin: int, tap: int) -> TapSpan:
+    """Outputs whose tap ``tap`` lands inside ``[0, L)``: output i reads input ``i*s - pb + tap*d``.
+
+    L=4, out=2, s=2, pb=1, d=1: tap 0 reads -1 (pad) then 1, so outputs [1, 2) from input 1.
+    """
+    offset = tap * dilation - pad_begin
+    first = max(0, ceil_div(-offset, stride))
+    stop = min(out, (length - 1 - offset) // stride + 1)
+    stop = max(stop, first)
+    return TapSpan(first, stop, first * stride + offset)
+
+
+def tap_counts(length: int, out: int, kernel: int, stride: int, dilation: int, pad_begin: int, low: int, high: int) -> np.ndarray:
+    """How many taps of each window fall inside ``[low, high)`` (as int64, one per output).
+
+    L=4, k=3, s=2, pb=pe=1, out=2: inside the input ``[0, 4)`` the counts are [2, 3]; inside
+    input plus pads ``[-1, 5)`` they are [3, 3].
+    """
+    positions = np.arange(out)[:, None] * stride - pad_begin + np.arange(kernel)[None, :] * dilation
+    return ((positions >= low) & (positions < high)).sum(axis=1)
+
+
+def divisor_counts(spec: PoolSpec, spatial: Sequence[int]) -> list[np.ndarray]:
+    """Per axis, the divisor factor of each output position; an average divides by their product.
+
+    The tap set of a window is a box and so is the counted region, so the count factorises by axis.
+    EXCLUDE_PAD counts taps in ``[0, L)``; INCLUDE_PAD in ``[-pb, L+pe)``, not the ceil overhang.
+    L=4, k=3, s=2, pads 1/1, ceil: 3 windows, the last over cells 3, 4, 5; INCLUDE_PAD counts
+    [3, 3, 2] (cell 5 is overhang), EXCLUDE_PAD [2, 3, 1].
+    FULL_KERNEL_IF_PADDED: ``k`` everywhere when any pad is non-zero, else EXCLUDE_PAD.
+    """
+    window = spec.resolve_global(tuple(spatial))
+    pads_begin, pads_end = resolved_pads(window, spatial)
+    out = output_spatial(window, spatial)
+    padded = any(p for p in pads_begin + pads_end)
+    counts = []
+    for axis, length in enumerate(spatial):
+        k, s, d = window.kernel[axis], window.strides[axis], window.dilations[axis]
+        pb, pe = pads_begin[axis], pads_end[axis]
+        if window.divisor is Divisor.FULL_KERNEL_IF_PADDED and padded:
+            counts.append(np.full(out[axis], k, dtype=np.int64))
+            continue
+        low, high = (-pb, length + pe) if window.divisor is Divisor.INCLUDE_PAD else (0, length)
+        counts.append(tap_counts(length, out[axis], k, s, d, pb, low, high))
+    return counts
+
+
+def empty_windows(spec: PoolSpec, spatial: Sequence[int]) -> list[tuple[int, int]]:
+    """(axis, output index) of every window with no tap inside the input, e.g. OpenVINO ``ceil``
+    without the drop rule: L=4, k=1, s=2, pe=1 has a third window at 4, wholly in padding."""
+    window = spec.resolve_global(tuple(spatial))
+    pads_begin, _ = resolved_pads(window, spatial)
+    out = output_spatial(window, spatial)
+    found = []
+    for axis, length in enumerate(spatial):
+        counts = tap_counts(length, out[axis], window.kernel[axis], window.strides[axis], window.dilations[axis], pads_begin[axis], 0, length)
+        found.extend((axis, int(i)) for i in np.flatnonzero(counts == 0))
+    return found
+
+
+def index_strides(shape: Sequence[int], indices: Indices) -> tuple[int, int, tuple[int, ...]]:
+    """Multipliers (n, c, per spatial axis) that turn coordinates into a flat max index.
+
+    For 1x2x4x4, row-major, axis 0: (32, 16, (4, 1)); column-major (ONNX storage_order=1):
+    (32, 16, (1, 4)), so (h=2, w=3) is 2 + 3*4 = 14; axis 2: (0, 0, (4, 1)).
+    """
+    channels, spatial = shape[1], tuple(shape[2:])
+    plane = int(np.prod(spatial))
+    if indices.order is IndexOrder.ROW_MAJOR:
+        steps = tuple(int(np.prod(spatial[a + 1:])) for a in range(len(spatial)))
+    else:
+        steps = tuple(int(np.prod(spatial[:a])) for a in range(len(spatial)))
+    n_step = channels * plane if indices.axis == 0 else 0
+    c_step = plane if indices.axis <= 1 else 0
+    return n_step, c_step, steps
+
+
+def _check_rank(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
+    if not spec.is_global and len(spatial) != spec.rank:
+        raise SpecError(
+            spec.name, "kernel_shape", spec.kernel, f"has {spec.rank} axes but the input has {len(spatial)} spatial axes"
+        )

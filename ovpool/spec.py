@@ -1,0 +1,196 @@
+"""PoolSpec: the one canonical description of a pooling operation.
+
+Every adapter (ONNX, OpenVINO IR, DirectML) parses into a PoolSpec and emits from one; the shape
+engine, the executors and the transforms read nothing else. A PoolSpec is validated when it is made,
+so holding one means its attributes are consistent: kernel, strides and dilations >= 1, pads >= 0,
+one value per spatial axis, and no pad so wide that a window could lie wholly in padding
+(``pad < dilation*(kernel-1)+1``: kernel 3, pad 3 is refused, pad 2 is fine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+from ovpool.errors import SpecError
+
+
+class PoolKind(str, Enum):
+    """What the operation computes. Global kinds take their kernel from the input's spatial dims."""
+
+    AVERAGE = "average"
+    MAX = "max"
+    UNPOOL = "unpool"
+    GLOBAL_AVERAGE = "global_average"
+    GLOBAL_MAX = "global_max"
+
+
+class Padding(str, Enum):
+    """How pads are chosen: given explicitly, or derived from the input size (ONNX auto_pad)."""
+
+    EXPLICIT = "explicit"
+    SAME_UPPER = "same_upper"
+    SAME_LOWER = "same_lower"
+    VALID = "valid"
+
+
+class Rounding(str, Enum):
+    """How a fractional window count rounds.
+
+    FLOOR: whole windows only. CEIL: round up, then drop a last window that would start in the end
+    padding (ONNX ceil_mode=1, PyTorch, OpenVINO ``ceil_torch``). CEIL_NO_DROP: round up and keep it
+    (OpenVINO ``ceil``), so a window may lie wholly in padding.
+    """
+
+    FLOOR = "floor"
+    CEIL = "ceil"
+    CEIL_NO_DROP = "ceil_no_drop"
+
+
+class Divisor(str, Enum):
+    """Which taps an average divides by.
+
+    EXCLUDE_PAD: taps inside the input. INCLUDE_PAD: taps inside the input plus the explicit pads,
+    never the ceil overhang (ONNX count_include_pad=1, PyTorch). FULL_KERNEL_IF_PADDED: OpenVINO's
+    ``exclude-pad="false"``: the whole kernel whenever any pad is non-zero, overhang included.
+    """
+
+    EXCLUDE_PAD = "exclude_pad"
+    INCLUDE_PAD = "include_pad"
+    FULL_KERNEL_IF_PADDED = "full_kernel_if_padded"
+
+
+class IndexOrder(str, Enum):
+    """Order of the spatial part of a max index: ROW_MAJOR (2-D: ``h*W + w``) or COLUMN_MAJOR
+    (ONNX storage_order=1, 2-D: ``h + w*H``)."""
+
+    ROW_MAJOR = "row_major"
+    COLUMN_MAJOR = "column_major"
+
+
+@dataclass(frozen=True)
+class Indices:
+    """The second output of a max pool.
+
+    ``axis`` is where flattening starts (OpenVINO MaxPool-8): 0 counts over the whole tensor
+    ``N*C*spatial`` (ONNX), 1 over ``C*spatial`` per batch item, 2 over each channel's plane. For a
+    1x2x4x4 input, the cell (n=0, c=1, h=2, w=3) is 16+11=27 at axis 0 and 11 at axis 2.
+    """
+
+    order: IndexOrder = IndexOrder.ROW_MAJOR
+    axis: int = 0
+    dtype: str = "int64"
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """One pooling operation, independent of any format.
+
+    Empty ``strides``/``dilations``/``pads_*`` mean all ones / all zeros and are filled in. For the
+    global kinds every window field stays empty: the kernel is the input's spatial shape
+    (``resolve_global``). ``dtype`` is a numpy dtype name ("float32", "bfloat16", ...) or None when
+    unknown. ``name`` is the source node or layer, used in every error.
+    """
+
+    kind: PoolKind
+    kernel: tuple[int, ...] = ()
+    strides: tuple[int, ...] = ()
+    dilations: tuple[int, ...] = ()
+    pads_begin: tuple[int, ...] = ()
+    pads_end: tuple[int, ...] = ()
+    padding: Padding = Padding.EXPLICIT
+    rounding: Rounding = Rounding.FLOOR
+    divisor: Divisor = Divisor.EXCLUDE_PAD
+    indices: Indices | None = None
+    dtype: str | None = None
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        for attr in ("kernel", "strides", "dilations", "pads_begin", "pads_end"):
+            object.__setattr__(self, attr, tuple(int(v) for v in getattr(self, attr)))
+        rank = len(self.kernel)
+        if self.is_global:
+            self._check_global()
+            return
+        if rank == 0:
+            raise SpecError(self.name, "kernel_shape", [], "is required and must not be empty")
+        for attr, fill in (("strides", 1), ("dilations", 1), ("pads_begin", 0), ("pads_end", 0)):
+            if not getattr(self, attr):
+                object.__setattr__(self, attr, (fill,) * rank)
+        self._check_values()
+
+    @property
+    def is_global(self) -> bool:
+        return self.kind in (PoolKind.GLOBAL_AVERAGE, PoolKind.GLOBAL_MAX)
+
+    @property
+    def rank(self) -> int | None:
+        """Number of spatial axes, or None for a global pool (any rank)."""
+        return None if self.is_global else len(self.kernel)
+
+    @property
+    def dilated_kernel(self) -> tuple[int, ...]:
+        """Extent of each window: ``d*(k-1)+1`` (kernel 3, dilation 2 spans 5 cells)."""
+        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilations))
+
+    def resolve_global(self, spatial: tuple[int, ...]) -> PoolSpec:
+        """The windowed pool a global pool equals on an input with these spatial dims."""
+        if not self.is_global:
+            return self
+        kind = PoolKind.AVERAGE if self.kind is PoolKind.GLOBAL_AVERAGE else PoolKind.MAX
+        return replace(self, kind=kind, kernel=tuple(spatial))
+
+    def with_(self, **changes: object) -> PoolSpec:
+        """A copy with some fields changed, validated again."""
+        return replace(self, **changes)
+
+    def _check_global(self) -> None:
+        windowed = ("kernel", "strides", "dilations", "pads_begin", "pads_end")
+        for attr in windowed:
+            if getattr(self, attr):
+                raise SpecError(self.name, attr, getattr(self, attr), "a global pool has no window")
+        if self.indices is not None:
+            raise SpecError(self.name, "indices", "requested", "a global pool has no indices output")
+
+    def _check_values(self) -> None:
+        rank = len(self.kernel)
+        onnx_names = {"kernel": "kernel_shape", "pads_begin": "pads", "pads_end": "pads"}
+        for attr in ("strides", "dilations", "pads_begin", "pads_end"):
+            values = getattr(self, attr)
+            if len(values) != rank:
+                raise SpecError(
+                    self.name,
+                    onnx_names.get(attr, attr),
+                    values,
+                    f"has {len(values)} values for {rank} spatial axes (kernel_shape {list(self.kernel)})",
+                )
+        for attr in ("kernel", "strides", "dilations"):
+            values = getattr(self, attr)
+            if min(values) < 1:
+                raise SpecError(self.name, onnx_names.get(attr, attr), values, "must be >= 1")
+        pads = self.pads_begin + self.pads_end
+        if min(pads) < 0:
+            raise SpecError(self.name, "pads", pads, "must be >= 0")
+        if self.padding is not Padding.EXPLICIT and max(pads) > 0 and self.kind is not PoolKind.UNPOOL:
+            raise SpecError(
+                self.name, "pads", pads, f"must be zero when auto_pad is {self.padding.value.upper()}"
+            )
+        extent = self.dilated_kernel
+        for axis, (pb, pe) in enumerate(zip(self.pads_begin, self.pads_end)):
+            if max(pb, pe) >= extent[axis] and self.kind is not PoolKind.UNPOOL:
+                raise SpecError(
+                    self.name,
+                    "pads",
+                    pads,
+                    f"axis {axis}: a pad of {max(pb, pe)} >= the window extent {extent[axis]} lets a "
+                    "window lie wholly in padding (its result is undefined)",
+                )
+        if self.indices is not None:
+            if self.kind is not PoolKind.MAX:
+                raise SpecError(self.name, "indices", "requested", f"only max pooling has indices, not {self.kind.value}")
+            if self.indices.axis not in (0, 1, 2):
+                raise SpecError(self.name, "axis", self.indices.axis, "must be 0, 1 or 2")
+            if self.indices.dtype not in ("int64", "int32"):
+                raise SpecError(self.name, "index_element_type", self.indices.dtype, "must be int64 or int32")
+        if self.kind is PoolKind.UNPOOL and self.dilations != (1,) * rank:
+            raise SpecError(self.name, "dilations", self.dilations, "MaxUnpool has no dilations")
