@@ -1,0 +1,48 @@
+"""ovpool: one meaning of pooling across ONNX, OpenVINO IR and DirectML.
+
+``import ovpool`` is light: OpenVINO and onnxruntime are imported only by the functions that use them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import numpy as np
+from onnx import ModelProto
+
+from ovpool import shape
+from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
+from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Divisor",
+    "IndexOrder",
+    "Indices",
+    "InputFileError",
+    "ModelError",
+    "OvpoolError",
+    "Padding",
+    "PoolKind",
+    "PoolSpec",
+    "Rounding",
+    "SpecError",
+    "UnsupportedError",
+    "run",
+    "shape",
+]
+
+
+def run(
+    model: str | os.PathLike | ModelProto,
+    inputs: Mapping[str, np.ndarray],
+    device: str = "numpy",
+) -> dict[str, np.ndarray]:
+    """Run a model and return ``{output name: array}``. ``device="numpy"`` is the exact executor."""
+    from ovpool.executor import run_onnx
+
+    if device != "numpy":
+        raise UnsupportedError(f"device '{device}' is not available in this build; use device='numpy'")
+    return run_onnx(model, inputs)
