@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-
-import numpy as np
-from onnx import ModelProto
+from typing import TYPE_CHECKING
 
 from ovpool import shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
+
+if TYPE_CHECKING:
+    import numpy as np
+    from onnx import ModelProto
 
 __version__ = "0.1.0"
 
@@ -30,6 +32,7 @@ __all__ = [
     "Rounding",
     "SpecError",
     "UnsupportedError",
+    "convert",
     "run",
     "shape",
 ]
@@ -46,3 +49,16 @@ def run(
     if device != "numpy":
         raise UnsupportedError(f"device '{device}' is not available in this build; use device='numpy'")
     return run_onnx(model, inputs)
+
+
+def convert(
+    src: str | os.PathLike,
+    out: str | os.PathLike | None = None,
+    to: str | None = None,
+    force: bool = False,
+    **options: object,
+) -> list:
+    """Convert a model file (ONNX, IR or DirectML JSON); returns the paths written."""
+    from ovpool.convert import convert as _convert
+
+    return _convert(src, out, to=to, force=force, **options)

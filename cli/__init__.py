@@ -1,0 +1,1 @@
+"""The ``ovpool`` command line (installed as ``ovpool.cli``)."""

@@ -1,0 +1,48 @@
+"""The ``ovpool`` command line: thin typer commands over the library.
+
+Exit codes: 0 success, 1 findings / unsupported / bad model, 2 usage or unreadable input.
+Each command lives in its own module with a ``register(app)`` function; heavy libraries are
+imported inside the commands, so ``ovpool --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+import ovpool
+
+COMMAND_MODULES = ("convert", "run")
+
+app = typer.Typer(
+    name="ovpool",
+    help="Exact pooling across ONNX, OpenVINO IR and DirectML.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ovpool {ovpool.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+) -> None:
+    """Exact pooling across ONNX, OpenVINO IR and DirectML."""
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"ovpool.cli.{_name}").register(app)
+
+
+def main() -> None:
+    """Console entry point: library errors become one line on stderr and their exit code."""
+    from ovpool.cli.common import guarded
+
+    guarded(app)

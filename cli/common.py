@@ -1,0 +1,58 @@
+"""What the commands share: error reporting and batch processing with a progress bar."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import typer
+
+from ovpool.errors import OvpoolError
+
+
+def guarded(app: typer.Typer) -> None:
+    """Run the app; an ``OvpoolError`` prints ``error: <message>`` and exits with its code."""
+    try:
+        app(standalone_mode=False)
+    except OvpoolError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and anything unforeseen: one line, never a traceback
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        typer.echo(f"error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(1)
+
+
+def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> int:
+    """Apply ``action`` to every source with a progress bar; one failure does not stop the rest.
+    Prints what each produced or why it failed, then a summary; returns the exit code (the worst)."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    err = Console(stderr=True)
+    worst = 0
+    failed = 0
+    with Progress(console=err, transient=True, disable=len(sources) < 2) as progress:
+        task = progress.add_task(verb, total=len(sources))
+        for src in sources:
+            try:
+                message = action(src)
+                err.print(f"{src}: {message}", markup=False, highlight=False)
+            except OvpoolError as exc:
+                failed += 1
+                worst = max(worst, exc.exit_code)
+                err.print(f"error: {exc}", markup=False, highlight=False)
+            progress.advance(task)
+    if len(sources) > 1:
+        err.print(f"{verb}: {len(sources) - failed} of {len(sources)} succeeded, {failed} failed", markup=False, highlight=False)
+    return worst

@@ -1,0 +1,79 @@
+"""``ovpool.convert``: one entry point for every direction, dispatched on (source, target) format.
+
+The source format comes from the file extension (.onnx, .xml IR, .json DirectML); the target from
+``to`` or else the output's extension, else the default for the source (ONNX -> IR, IR -> ONNX,
+DirectML -> ONNX). Each route returns its files in memory (``{suffix: bytes}``) and this module
+writes them atomically.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from ovpool.errors import InputFileError, UnsupportedError
+from ovpool.files import write_atomic
+
+FORMAT_OF_SUFFIX = {".onnx": "onnx", ".xml": "ir", ".json": "dml", ".h": "dml"}
+MAIN_SUFFIX = {"onnx": ".onnx", "ir": ".xml", "dml": ".json"}
+DEFAULT_TARGET = {"onnx": "ir", "ir": "onnx", "dml": "onnx"}
+
+# (source, target) -> "module:function"; each takes (source path, output suffix, **options) and
+# returns {suffix: bytes}, e.g. {".xml": ..., ".bin": ...} for IR.
+ROUTES: dict[tuple[str, str], str] = {}
+
+Route = Callable[..., Mapping[str, bytes]]
+
+
+def source_format(path: Path) -> str:
+    fmt = FORMAT_OF_SUFFIX.get(path.suffix.lower())
+    if fmt is None or path.suffix.lower() == ".h":
+        raise InputFileError(f"{path}: unknown source format (expected .onnx, .xml or .json)")
+    return fmt
+
+
+def target_format(source: str, to: str | None, out: Path | None) -> str:
+    if to:
+        if to not in MAIN_SUFFIX:
+            raise UnsupportedError(f"--to {to}: expected one of {', '.join(MAIN_SUFFIX)}")
+        return to
+    if out is not None and out.suffix.lower() in FORMAT_OF_SUFFIX:
+        return FORMAT_OF_SUFFIX[out.suffix.lower()]
+    return DEFAULT_TARGET[source]
+
+
+def output_path(src: Path, target: str, out: Path | None = None, output_dir: Path | None = None) -> Path:
+    """``out`` as given; else ``<output_dir or cwd>/<source stem><target suffix>`` (as ovc does)."""
+    if out is not None:
+        return out
+    return (output_dir or Path.cwd()) / (src.stem + MAIN_SUFFIX[target])
+
+
+def route(source: str, target: str) -> Route:
+    spec = ROUTES.get((source, target))
+    if spec is None:
+        raise UnsupportedError(f"converting {source} to {target} is not supported")
+    module, function = spec.split(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def convert(
+    src: str | os.PathLike,
+    out: str | os.PathLike | None = None,
+    to: str | None = None,
+    force: bool = False,
+    output_dir: str | os.PathLike | None = None,
+    **options: object,
+) -> list[Path]:
+    """Convert one file; returns the files written (IR: the .xml and its .bin)."""
+    src = Path(src)
+    if not src.is_file():
+        raise InputFileError(f"{src}: no such file")
+    source = source_format(src)
+    out_path = Path(out) if out is not None else None
+    target = target_format(source, to, out_path)
+    dest = output_path(src, target, out_path, Path(output_dir) if output_dir is not None else None)
+    files = route(source, target)(src, dest.suffix.lower(), **options)
+    return write_atomic({dest.with_suffix(suffix): data for suffix, data in files.items()}, force, [src])

@@ -1,0 +1,1 @@
+"""Graph passes over ONNX models (installed as ``ovpool.transforms``)."""
