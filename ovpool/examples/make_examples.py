@@ -40,7 +40,7 @@ def tiny_pool() -> onnx.ModelProto:
         ],
         [weights],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="ovpool")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="ovpool", ir_version=8)
     onnx.checker.check_model(model, full_check=True)
     return model
 
