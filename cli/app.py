@@ -13,7 +13,7 @@ import typer
 
 import ovpool
 
-COMMAND_MODULES = ("convert", "run")
+COMMAND_MODULES = ("convert", "run", "devices")
 
 app = typer.Typer(
     name="ovpool",
