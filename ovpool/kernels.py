@@ -155,7 +155,8 @@ def _argmax_axis(a: np.ndarray, where: np.ndarray, axis: int, plan: _AxisPlan, s
         picked = slice(span.first_input, span.first_input + (n - 1) * plan.stride + 1, plan.stride)
         dst_at = res_at[lead + (slice(span.first, span.stop),)]
         src_at = where[lead + (picked,)] + coords[picked]
-        take = (dst_at < 0) | (src > dst)
+        with np.errstate(invalid="ignore"):
+            take = (dst_at < 0) | (src > dst)
         if floating:
             take |= np.isnan(src) & ~np.isnan(dst)
         np.copyto(dst, src, where=take)
@@ -168,7 +169,8 @@ def _sum_into(dst: np.ndarray, src: np.ndarray, out: np.ndarray) -> None:
 
 
 def _max_into(dst: np.ndarray, src: np.ndarray, out: np.ndarray) -> None:
-    np.maximum(dst, src, out=out)
+    with np.errstate(invalid="ignore"):
+        np.maximum(dst, src, out=out)
 
 
 def _global(x: np.ndarray, reduce, dtype) -> np.ndarray:
