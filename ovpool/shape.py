@@ -205,6 +205,51 @@ def empty_windows(spec: PoolSpec, spatial: Sequence[int]) -> list[tuple[int, int
     return found
 
 
+def ceil_overhang(spec: PoolSpec, spatial: Sequence[int]) -> tuple[int, ...]:
+    """Per axis, how many cells the last window reaches past the end pad (ceil rounding only).
+
+    ``(out-1)*s + kd - (L+pb+pe)``, at least 0. L=4, k=3, s=2, pads 1/1, ceil: 3 windows, the last
+    over padded cells 4..6 of a padded length 6, so overhang 1; floor never overhangs (0).
+    """
+    window = spec.resolve_global(tuple(spatial))
+    pads_begin, pads_end = resolved_pads(window, spatial)
+    out = output_spatial(window, spatial)
+    extent = window.dilated_kernel
+    return tuple(
+        max(0, (out[a] - 1) * window.strides[a] + extent[a] - (length + pads_begin[a] + pads_end[a]))
+        for a, length in enumerate(spatial)
+    )
+
+
+Bound = tuple[int, int | None]
+
+
+def output_spatial_bounds(spec: PoolSpec, bounds: Sequence[Bound]) -> tuple[Bound, ...]:
+    """Output (lower, upper) per spatial axis for inputs known only within bounds (IR ``1..10``).
+
+    The window count grows with ``L``, so each bound maps through ``output_spatial``; a lower bound
+    too small for one window gives 1 (as OpenVINO infers), an upper bound of None stays None.
+    k=3, s=2, pads 1/0, floor: input 1..10 gives 1..5; input 4.. gives 2.. .
+    """
+    result: list[Bound] = []
+    for axis, (low, high) in enumerate(bounds):
+        result.append((_axis_count(spec, len(bounds), axis, low, floor_at_one=True), _axis_count(spec, len(bounds), axis, high)))
+    return tuple(result)
+
+
+def _axis_count(spec: PoolSpec, rank: int, axis: int, length: int | None, floor_at_one: bool = False) -> int | None:
+    if length is None:
+        return None
+    spatial: list[Dim] = [None] * rank
+    spatial[axis] = length
+    try:
+        return output_spatial(spec, spatial)[axis]
+    except SpecError:
+        if floor_at_one:
+            return 1
+        raise
+
+
 def index_strides(shape: Sequence[int], indices: Indices) -> tuple[int, int, tuple[int, ...]]:
     """Multipliers (n, c, per spatial axis) that turn coordinates into a flat max index.
 
@@ -227,3 +272,93 @@ def _check_rank(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
         raise SpecError(
             spec.name, "kernel_shape", spec.kernel, f"has {spec.rank} axes but the input has {len(spatial)} spatial axes"
         )
+
+
+def floor_end_pads(spec: PoolSpec, spatial: Sequence[int]) -> tuple[int, ...]:
+    """End pads under which FLOOR rounding gives exactly the windows of ``spec``'s rounding.
+
+    A window starts at ``i*s - pb`` whatever the rounding; rounding only decides how many there
+    are. FLOOR keeps window ``out-1`` iff it ends inside the padded input, so the end pad must reach
+    its last tap: ``pe' = max(pe, (out-1)*s + kd - L - pb)``, ``out`` being the count under the
+    spec's own rounding (auto pads resolved first). L=4, k=3, s=2, pads (1, 1), CEIL: 3 windows,
+    the last over cells 3..5, so ``pe' = 2*2 + 3 - 4 - 1 = 2``; with FLOOR there are 2 and ``pe'``
+    stays 1. The extra ``pe' - pe`` cells are the ceil overhang: a max or an exclude-pad average
+    never reads them, an include-pad average must not count them. Under the drop rule the last
+    window starts before ``L``, so ``pe' < kd``.
+    """
+    _check_rank(spec, spatial)
+    pads_begin, pads_end = resolved_pads(spec, spatial)
+    out = output_spatial(spec, spatial)
+    return tuple(
+        max(pe, (n - 1) * s + d * (k - 1) + 1 - length - pb)
+        for length, n, k, s, d, pb, pe in zip(
+            spatial, out, spec.kernel, spec.strides, spec.dilations, pads_begin, pads_end
+        )
+    )
+
+
+def padded_shape(shape: Sequence[int], pads_begin: Sequence[int], pads_end: Sequence[int]) -> tuple[int, ...]:
+    """Shape after padding every axis: ``d + b + e`` (1x3x4x4 padded by (0,0,1,1)/(0,0,1,2) is
+    1x3x6x7). ``pads_*`` cover every axis, N and C included (DirectML PADDING, ONNX Pad)."""
+    if not len(shape) == len(pads_begin) == len(pads_end):
+        raise SpecError("", "pads", list(pads_begin) + list(pads_end), f"need one begin and end pad per axis of {list(shape)}")
+    return tuple(int(d) + int(b) + int(e) for d, b, e in zip(shape, pads_begin, pads_end))
+
+
+def unit_axis_shape(shape: Sequence[Dim]) -> tuple[Dim, ...]:
+    """A 1-D pooling tensor as 2-D: a unit axis before the one spatial axis (1x3x8 -> 1x3x1x8).
+    The element order, hence every flat index, is unchanged."""
+    return tuple(shape[:2]) + (1,) + tuple(shape[2:])
+
+
+def unit_axis_spec(spec: PoolSpec) -> PoolSpec:
+    """A 1-D pool as the 2-D pool it equals on ``unit_axis_shape`` inputs: the new leading axis
+    has kernel 1, stride 1, dilation 1 and no pads (kernel (3,), stride (2,) -> (1, 3), (1, 2))."""
+    if spec.is_global or spec.rank != 1:
+        return spec
+    return spec.with_(
+        kernel=(1,) + spec.kernel,
+        strides=(1,) + spec.strides,
+        dilations=(1,) + spec.dilations,
+        pads_begin=(0,) + spec.pads_begin,
+        pads_end=(0,) + spec.pads_end,
+    )
+
+
+def drop_unit_axis(spec: PoolSpec) -> PoolSpec:
+    """The inverse of ``unit_axis_spec``: a 2-D pool whose first axis is kernel 1, stride 1,
+    dilation 1 and unpadded, as the 1-D pool it equals ((1, 3) -> (3,)). Anything else raises."""
+    trivial = (spec.kernel[0], spec.strides[0], spec.dilations[0], spec.pads_begin[0], spec.pads_end[0])
+    if spec.rank != 2 or trivial != (1, 1, 1, 0, 0):
+        raise SpecError(spec.name, "kernel_shape", spec.kernel, "is not a 1-D pool with a unit leading axis")
+    return spec.with_(
+        kernel=spec.kernel[1:],
+        strides=spec.strides[1:],
+        dilations=spec.dilations[1:],
+        pads_begin=spec.pads_begin[1:],
+        pads_end=spec.pads_end[1:],
+    )
+
+
+def rounding_for(spec: PoolSpec, spatial: Sequence[int], out_spatial: Sequence[int]) -> Rounding | None:
+    """Which rounding of ``spec`` gives exactly these output dims (explicit pads), preferring
+    FLOOR, then CEIL, then CEIL_NO_DROP; None if none does. L=5, k=2, s=2: out 2 is FLOOR, out 3
+    is CEIL, out 4 is none. This is how a DirectML OutputTensor size is read as a rounding."""
+    for rounding in (Rounding.FLOOR, Rounding.CEIL, Rounding.CEIL_NO_DROP):
+        candidate = spec.with_(rounding=rounding)
+        try:
+            if tuple(output_spatial(candidate, spatial)) == tuple(out_spatial):
+                return rounding
+        except SpecError:
+            continue
+    return None
+
+
+def unpool_window_for(length: int, out: int) -> tuple[int, int] | None:
+    """A MaxUnpool (kernel, stride) without pads whose inferred output is ``out`` for input
+    ``length``: stride ``max(1, out // length)``, kernel ``out - (length-1)*stride``, so
+    ``(length-1)*s + k == out``. 2 -> 4 gives (2, 2); 3 -> 7 gives (3, 2). None if out < length."""
+    if out < length or length < 1:
+        return None
+    stride = max(1, out // length)
+    return out - (length - 1) * stride, stride

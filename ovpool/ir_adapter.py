@@ -1,0 +1,231 @@
+"""OpenVINO IR pooling layers <-> PoolSpec, driven by the ``ir_templates`` (see ``ovpool.ir_schema``).
+
+Reading: ``check_layer`` lists every problem of a layer's ``<data>`` against its type and version
+(an attribute the version does not have, a missing required one, a value outside its domain);
+``spec_from_layer`` turns a clean layer into a PoolSpec. The meanings come from the templates:
+``rounding_type`` floor/ceil/ceil_torch -> Rounding.FLOOR/CEIL_NO_DROP/CEIL, ``exclude-pad``
+true/false -> Divisor.EXCLUDE_PAD/FULL_KERNEL_IF_PADDED, ``auto_pad`` explicit/same_upper/same_lower/
+valid (OpenVINO refuses ``notset``), MaxPool-8/14 ``axis`` and ``index_element_type`` -> Indices.
+Pads are ignored when ``auto_pad`` is not explicit (as OpenVINO does; the AvgPool-1 spec's own
+``valid`` example carries pads 1,1).
+
+Writing: ``layer_from_spec`` picks the oldest version whose template can say the spec (AvgPool with
+dilations needs opset16, ``ceil_torch`` opset14, MaxPool indices opset8) and renders ``<data>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ovpool import shape
+from ovpool.errors import SpecError, UnsupportedError
+from ovpool.ir_schema import AttributeDecl, AttributeValueError, Template, format_value, opset_number, parse_value, versions_of
+from ovpool.registry import REGISTRY
+from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
+
+_ENUM_FIELDS = {"padding": Padding, "rounding": Rounding, "divisor": Divisor}
+_TUPLE_FIELDS = ("kernel", "strides", "dilations", "pads_begin", "pads_end")
+
+
+@dataclass(frozen=True)
+class AttributeIssue:
+    """A problem with one ``<data>`` attribute. ``code``: ``unknown-attribute``,
+    ``missing-attribute`` or ``bad-value``."""
+
+    code: str
+    attribute: str
+    value: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class IRLayer:
+    """A pooling layer as IR writes it: ``type``, ``version`` ("opset14") and ``data`` in template order."""
+
+    type: str
+    version: str
+    data: dict[str, str]
+    template: Template
+
+
+def template_for(layer_type: str, version: str, where: str = "") -> Template:
+    """The template of a layer; ``UnsupportedError`` for a version no template covers
+    (``AvgPool`` ``opset17``) or a type that is not a pooling layer."""
+    number = opset_number(version)
+    if number is None:
+        prefix = f"{where}: " if where else ""
+        raise UnsupportedError(f"{prefix}version '{version}' is not an opset (expected e.g. opset14)")
+    found = REGISTRY.lookup("ir", layer_type, number, where)
+    assert isinstance(found, Template)
+    return found
+
+
+def check_layer(template: Template, data: Mapping[str, str], input_rank: int | None = None) -> list[AttributeIssue]:
+    """Every problem of ``data`` against ``template``, in attribute order (empty when legal).
+
+    AvgPool opset14 with ``dilations="2,2"``: unknown-attribute (OpenVINO would silently ignore it
+    and pool undilated); AvgPool opset1 with ``rounding_type="ceil_torch"``: bad-value.
+    """
+    issues = []
+    for name, text in data.items():
+        if template.attribute(name) is None:
+            later = _first_version_with(template.type, name)
+            hint = f"; {later.label} has it" if later and later.since > template.since else ""
+            issues.append(
+                AttributeIssue("unknown-attribute", name, text, f"{template.label} has no attribute '{name}' (OpenVINO ignores it){hint}")
+            )
+    for decl in template.attributes:
+        text = data.get(decl.name)
+        if text is None:
+            if decl.required:
+                issues.append(AttributeIssue("missing-attribute", decl.name, None, f"is required by {template.label}"))
+            continue
+        try:
+            parse_value(decl, text, input_rank)
+        except AttributeValueError as exc:
+            hint = _later_value_hint(template, decl, text)
+            issues.append(AttributeIssue("bad-value", decl.name, text, f"{exc} in {template.label}{hint}"))
+    return issues
+
+
+def spec_from_layer(
+    template: Template,
+    data: Mapping[str, str],
+    input_rank: int | None = None,
+    dtype: str | None = None,
+    name: str = "",
+    with_indices: bool = True,
+) -> PoolSpec:
+    """The PoolSpec of a layer. The first ``check_layer`` issue, or an inconsistent spec (lists of
+    different lengths, a pad as wide as the window), raises ``SpecError`` naming the layer.
+    MaxPool-8/14 always has an indices output; ``with_indices=False`` (nothing reads it) leaves
+    ``indices`` None. A negative ``axis`` counts from the end of ``input_rank``."""
+    issues = check_layer(template, data, input_rank)
+    if issues:
+        issue = issues[0]
+        raise SpecError(name, issue.attribute, issue.value, issue.message)
+    values: dict[str, object] = {}
+    for decl in template.attributes:
+        text = data.get(decl.name, decl.default)
+        if text is None:
+            continue
+        value = parse_value(decl, text, input_rank)
+        values[decl.field] = decl.meaning(value) if decl.means else value  # type: ignore[arg-type]
+    rank = len(values["kernel"])  # type: ignore[arg-type]
+    fields: dict[str, object] = {"kind": template.kind, "dtype": dtype, "name": name}
+    for field in _TUPLE_FIELDS:
+        value = values.get(field, ())
+        fields[field] = value * rank if field == "dilations" and value == (1,) else value
+    for field, enum in _ENUM_FIELDS.items():
+        if field in values:
+            fields[field] = enum(values[field])
+    if fields.get("padding", Padding.EXPLICIT) is not Padding.EXPLICIT:
+        fields["pads_begin"] = fields["pads_end"] = ()
+    if "indices.axis" in values and with_indices:
+        axis = int(values["indices.axis"])  # type: ignore[arg-type]
+        if axis < 0 and input_rank is not None:
+            axis += input_rank
+        fields["indices"] = Indices(IndexOrder.ROW_MAJOR, axis, str(values["indices.dtype"]))
+    return PoolSpec(**fields)  # type: ignore[arg-type]
+
+
+def layer_from_spec(spec: PoolSpec, spatial: Sequence[int] | None = None, min_opset: int = 1) -> IRLayer:
+    """The oldest IR version (from ``min_opset``) that says ``spec``, with its ``<data>``.
+
+    ``spatial`` (the input's spatial dims) lets an INCLUDE_PAD divisor become ``exclude-pad="false"``
+    when no window reaches past the end pad (``shape.ceil_overhang`` all 0); without it that holds
+    only under floor rounding, SAME/VALID padding or zero pads. Refused, naming the spec and the
+    feature: global pools, unpooling, column-major indices.
+    """
+    layer_type = {PoolKind.AVERAGE: "AvgPool", PoolKind.MAX: "MaxPool"}.get(spec.kind)
+    where = f"node '{spec.name}'" if spec.name else "pooling spec"
+    if layer_type is None:
+        raise UnsupportedError(f"{where}: {spec.kind.value} pooling has no IR pooling layer")
+    if spec.indices is not None and spec.indices.order is IndexOrder.COLUMN_MAJOR:
+        raise UnsupportedError(f"{where}: IR MaxPool indices are row-major; column-major (storage_order=1) has no IR form")
+    wanted = _field_values(spec, spatial, where)
+    reasons = []
+    for template in versions_of(layer_type):
+        if template.until < min_opset:
+            continue
+        data, missing = _render(template, wanted)
+        if not missing:
+            return IRLayer(template.type, template.version, data, template)
+        reasons.append(f"{template.label} lacks {missing}")
+    raise UnsupportedError(f"{where}: no {layer_type} version can express it ({'; '.join(reasons)})")
+
+
+def _field_values(spec: PoolSpec, spatial: Sequence[int] | None, where: str) -> dict[str, object]:
+    """What each template field must say for ``spec``; None where any value will do."""
+    rank = len(spec.kernel)
+    wanted: dict[str, object] = {field: getattr(spec, field) for field in _TUPLE_FIELDS}
+    if spec.padding is not Padding.EXPLICIT:
+        wanted["pads_begin"] = wanted["pads_end"] = (0,) * rank
+    wanted["padding"] = spec.padding.value
+    wanted["rounding"] = spec.rounding.value
+    if spec.kind is PoolKind.AVERAGE:
+        wanted["divisor"] = _ir_divisor(spec, spatial, where).value
+    if spec.indices is not None:
+        wanted["indices.axis"] = spec.indices.axis
+        wanted["indices.dtype"] = spec.indices.dtype
+    return wanted
+
+
+def _ir_divisor(spec: PoolSpec, spatial: Sequence[int] | None, where: str) -> Divisor:
+    """INCLUDE_PAD counts the pads but not the ceil overhang; ``exclude-pad="false"`` counts both,
+    so they agree exactly when nothing overhangs."""
+    if spec.divisor is not Divisor.INCLUDE_PAD:
+        return spec.divisor
+    padded = any(spec.pads_begin + spec.pads_end)
+    if spec.padding is not Padding.EXPLICIT or spec.rounding is Rounding.FLOOR or not padded:
+        return Divisor.FULL_KERNEL_IF_PADDED
+    if spatial is not None and not any(shape.ceil_overhang(spec, spatial)):
+        return Divisor.FULL_KERNEL_IF_PADDED
+    raise UnsupportedError(
+        f"{where}: count_include_pad with ceil rounding and pads counts the pads but not the ceil overhang; "
+        "IR exclude-pad=false counts both (lower it as an explicit zero Pad then exclude-pad=true)"
+    )
+
+
+def _render(template: Template, wanted: Mapping[str, object]) -> tuple[dict[str, str], str]:
+    """``<data>`` of ``template`` for the wanted field values, or what it lacks."""
+    data: dict[str, str] = {}
+    for decl in template.attributes:
+        value = wanted[decl.field] if decl.field in wanted else _default_value(decl, wanted)
+        if decl.means:
+            spelled = decl.spelling(str(value))
+            if spelled is None:
+                return {}, f"{decl.name} for {value}"
+            value = spelled
+        data[decl.name] = format_value(decl, value)
+    for field, value in wanted.items():
+        if template.attribute_for(field) is None and not _is_default(field, value):
+            return {}, field
+    return data, ""
+
+
+def _default_value(decl: AttributeDecl, wanted: Mapping[str, object]) -> object:
+    """A field the spec leaves open (MaxPool-8 indices when none are used): the template default."""
+    assert decl.default is not None, decl.name
+    if decl.type == "ints":
+        return (int(decl.default),) * len(wanted["kernel"])  # type: ignore[arg-type]
+    return decl.meaning(decl.default) if decl.means else decl.default
+
+
+def _is_default(field: str, value: object) -> bool:
+    """Fields an older version lacks but whose value it implies: dilations of all ones."""
+    return field == "dilations" and all(v == 1 for v in value)  # type: ignore[union-attr]
+
+
+def _first_version_with(layer_type: str, attribute: str) -> Template | None:
+    return next((t for t in versions_of(layer_type) if t.attribute(attribute) is not None), None)
+
+
+def _later_value_hint(template: Template, decl: AttributeDecl, text: str) -> str:
+    folded = text.strip().lower()
+    for later in versions_of(template.type):
+        other = later.attribute(decl.name)
+        if later.since > template.since and other is not None and folded in other.allowed:
+            return f"; {later.label} has it"
+    return ""
