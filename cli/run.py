@@ -1,4 +1,5 @@
-"""``ovpool run MODEL [--device ...] [--inputs in.npz | -i NAME=x.npy ...] [--output out.npz]``."""
+"""``ovpool run MODEL [--device D] [--precision P] [--no-fallback] [--inputs in.npz | -i NAME=x.npy ...]
+[--random-inputs [--seed N] [--shape NAME=d0,d1,...]] [--output out.npz [--force]] [--no-cache]``."""
 
 from __future__ import annotations
 
@@ -10,20 +11,57 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command()
     def run(
-        model: Path = typer.Argument(..., help="ONNX model."),
-        device: str = typer.Option("numpy", "--device", help="numpy (exact executor)."),
+        model: Path = typer.Argument(..., help="ONNX model (.onnx) or OpenVINO IR (.xml)."),
+        device: str = typer.Option("CPU", "--device", help="CPU, GPU, NPU, AUTO (OpenVINO) or numpy (exact executor)."),
+        precision: str = typer.Option(
+            "f32", "--precision", help="OpenVINO inference precision: f32, bf16, f16 or default (the device's own)."
+        ),
+        no_fallback: bool = typer.Option(
+            False, "--no-fallback", help="Fail (exit 1) instead of running on numpy when the device cannot run the model."
+        ),
         inputs: Path | None = typer.Option(None, "--inputs", help=".npz keyed by input name."),
         input_files: list[str] = typer.Option([], "-i", "--input", help="NAME=file.npy, repeatable."),
-        output: Path | None = typer.Option(None, "--output", help="Write outputs to this .npz."),
+        random: bool = typer.Option(False, "--random-inputs", help="Generate inputs from the declared shapes and types."),
+        seed: int = typer.Option(0, "--seed", help="Seed for --random-inputs."),
+        shapes: list[str] = typer.Option([], "--shape", help="NAME=d0,d1,... for dynamic dims with --random-inputs."),
+        output: Path | None = typer.Option(None, "--output", help="Write outputs to this .npz (keyed by output name)."),
         force: bool = typer.Option(False, "--force", help="Replace an existing --output."),
+        no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
     ) -> None:
-        """Run a model and print a summary of its outputs (or save them)."""
-        from ovpool.runio import load_inputs, save_outputs, summary
+        """Run a model on a device (falling back to numpy) and print a summary of its outputs (or save them)."""
+        from ovpool.errors import InputFileError
+        from ovpool.files import check_outputs
+        from ovpool.runio import check_inputs, load_inputs, parse_shapes, random_inputs, save_outputs, summary
+        from ovpool.runtime import open_model, open_session
 
-        import ovpool
-
-        arrays = load_inputs(inputs, input_files)
-        results = ovpool.run(model, arrays, device=device)
+        given = inputs is not None or bool(input_files)
+        if random == given:
+            raise InputFileError("give the inputs (--inputs in.npz or -i NAME=x.npy) or --random-inputs, not both")
+        if shapes and not random:
+            raise InputFileError("--shape only applies with --random-inputs")
+        if output is not None:
+            check_outputs([output], [model], force)
+        loaded = open_model(model)
+        opened = open_session(loaded, device, precision, fallback=not no_fallback, cache=not no_cache)
+        if opened.notice:
+            typer.echo(f"warning: {opened.notice}", err=True)
+        session = opened.session
+        if random:
+            arrays = random_inputs(loaded.label, session.inputs, parse_shapes(shapes), seed)
+        else:
+            arrays = load_inputs(inputs, input_files)
+            check_inputs(loaded.label, session.inputs, arrays)
+        results = session.infer(arrays)
+        typer.echo(f"ran {model} on {session.device}{_precision_note(session.device, precision)}", err=True)
         if output is not None:
             save_outputs(output, results, force, sources=[model])
-        typer.echo(summary(results))
+            typer.echo(f"wrote {output} ({', '.join(results)})", err=True)
+        else:
+            typer.echo(summary(results))
+
+
+def _precision_note(device: str, precision: str) -> str:
+    """`` (OpenVINO, precision f32)``, or nothing for numpy (which computes in the model's types)."""
+    if device == "numpy":
+        return " (exact numpy executor)"
+    return f" (OpenVINO, precision {precision})"

@@ -41,14 +41,21 @@ __all__ = [
 def run(
     model: str | os.PathLike | ModelProto,
     inputs: Mapping[str, np.ndarray],
-    device: str = "numpy",
+    device: str = "CPU",
+    precision: str = "f32",
+    fallback: bool = True,
+    cache: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Run a model and return ``{output name: array}``. ``device="numpy"`` is the exact executor."""
-    from ovpool.executor import run_onnx
+    """Run a model (ONNX path or proto, or IR .xml) and return ``{output name: array}``.
 
-    if device != "numpy":
-        raise UnsupportedError(f"device '{device}' is not available in this build; use device='numpy'")
-    return run_onnx(model, inputs)
+    ``device`` is an OpenVINO device ("CPU", "GPU", "NPU", "AUTO") compiled at ``precision``
+    ("f32" unless asked otherwise), or "numpy", the exact executor. When OpenVINO is missing or the
+    device cannot run the model, it runs on numpy with a ``FallbackWarning`` (``fallback=False``:
+    ``DeviceError``). See ``ovpool.runtime``.
+    """
+    from ovpool.runtime import run as _run
+
+    return _run(model, inputs, device=device, precision=precision, fallback=fallback, cache=cache)
 
 
 def convert(

@@ -1,15 +1,109 @@
-"""Inputs and outputs of ``ovpool run``: .npz / .npy files in, .npz and a summary out."""
+"""Inputs and outputs of ``ovpool run``: .npz / .npy files in, .npz and a summary out, and the
+check of input arrays against what the model declares (``TensorDecl``).
+
+A declared shape holds ints for static dims and None for dynamic ones (ONNX ``dim_param``, IR ``-1``
+or ``?``); a declaration whose rank is unknown has ``shape=None`` and accepts any array of its dtype.
+"""
 
 from __future__ import annotations
 
 import io
+import zipfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ovpool.errors import InputFileError
+from ovpool.dtypes import np_dtype
+from ovpool.errors import InputFileError, ModelError
 from ovpool.files import write_atomic
+
+
+@dataclass(frozen=True)
+class TensorDecl:
+    """A model input as declared: ``TensorDecl("input", "float32", (1, 3, None, None))``."""
+
+    name: str
+    dtype: str
+    shape: tuple[int | None, ...] | None
+
+    def shown(self) -> str:
+        """``input: float32 [1, 3, ?, ?]``."""
+        dims = "[?]" if self.shape is None else "[" + ", ".join("?" if d is None else str(d) for d in self.shape) + "]"
+        return f"{self.name}: {self.dtype} {dims}"
+
+
+def check_inputs(model: str, decls: Sequence[TensorDecl], arrays: Mapping[str, np.ndarray]) -> None:
+    """Raise ``ModelError`` naming the model and the input when ``arrays`` do not fit ``decls``:
+    a missing or unknown name, another rank, another dtype, or another size on a static dim
+    (a (1, 3, 16, 16) array for a declared [1, 3, 14, 14] fails on axis 2: 16 != 14)."""
+    expected = [d.name for d in decls]
+    missing = [n for n in expected if n not in arrays]
+    unknown = [n for n in arrays if n not in expected]
+    if missing or unknown:
+        parts = [f"missing input(s) {', '.join(missing)}"] if missing else []
+        parts += [f"unknown input(s) {', '.join(unknown)}"] if unknown else []
+        takes = "; ".join(d.shown() for d in decls)
+        raise ModelError(f"{model}: {'; '.join(parts)} (the model takes {takes})")
+    for decl in decls:
+        array = arrays[decl.name]
+        if array.dtype != np_dtype(decl.dtype):
+            raise ModelError(f"{model}: input '{decl.name}' is {array.dtype}, the model declares {decl.shown()}")
+        if decl.shape is None:
+            continue
+        if array.ndim != len(decl.shape):
+            raise ModelError(
+                f"{model}: input '{decl.name}' has rank {array.ndim} {list(array.shape)}, the model declares {decl.shown()}"
+            )
+        for axis, (got, want) in enumerate(zip(array.shape, decl.shape)):
+            if want is not None and got != want:
+                raise ModelError(
+                    f"{model}: input '{decl.name}' axis {axis} is {got}, the model declares {want} ({decl.shown()})"
+                )
+
+
+def parse_shapes(pairs: Sequence[str]) -> dict[str, tuple[int, ...]]:
+    """``["x=1,3,224,224"]`` -> ``{"x": (1, 3, 224, 224)}``; a malformed pair raises InputFileError."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for pair in pairs:
+        name, sep, dims = pair.partition("=")
+        try:
+            shape = tuple(int(d) for d in dims.split(","))
+        except ValueError:
+            shape = ()
+        if not sep or not name or not shape or min(shape) < 0:
+            raise InputFileError(f"--shape {pair}: expected NAME=d0,d1,... with non-negative integers")
+        shapes[name] = shape
+    return shapes
+
+
+def random_inputs(
+    model: str, decls: Sequence[TensorDecl], shapes: Mapping[str, tuple[int, ...]], seed: int = 0
+) -> dict[str, np.ndarray]:
+    """One array per declared input: standard normal for floats, integers in [0, 10) for integer
+    types, from ``numpy.random.default_rng(seed)``. Shapes are the declared ones, with ``shapes``
+    (``--shape``) filling dynamic dims; a dynamic dim without a ``--shape`` is an error."""
+    unknown = [n for n in shapes if n not in {d.name for d in decls}]
+    if unknown:
+        raise ModelError(f"{model}: --shape for unknown input(s) {', '.join(unknown)} (the model takes "
+                         f"{'; '.join(d.shown() for d in decls)})")
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for decl in decls:
+        shape = shapes.get(decl.name)
+        if shape is None:
+            if decl.shape is None or None in decl.shape:
+                raise ModelError(f"{model}: input {decl.shown()} has dynamic dims; give --shape {decl.name}=d0,d1,...")
+            shape = decl.shape
+        dtype = np_dtype(decl.dtype)
+        if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+            high = 2 if dtype == np.bool_ else 10
+            arrays[decl.name] = rng.integers(0, high, size=shape).astype(dtype)
+        else:
+            arrays[decl.name] = rng.standard_normal(shape).astype(dtype)
+    check_inputs(model, decls, arrays)
+    return arrays
 
 
 def load_inputs(npz: Path | None, pairs: Sequence[str]) -> dict[str, np.ndarray]:
@@ -33,8 +127,14 @@ def load_inputs(npz: Path | None, pairs: Sequence[str]) -> dict[str, np.ndarray]
 
 
 def save_outputs(path: Path, results: Mapping[str, np.ndarray], force: bool, sources: Sequence[Path] = ()) -> None:
+    """Write ``results`` to an .npz keyed by output name, atomically (``--force`` to replace).
+    The archive is written member by member, so any output name works as a key (``np.savez(**kw)``
+    would reject names such as "file")."""
     buffer = io.BytesIO()
-    np.savez(buffer, **results)
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, value in results.items():
+            with archive.open(f"{name}.npy", "w") as member:
+                np.lib.format.write_array(member, np.asarray(value), allow_pickle=False)
     write_atomic({path: buffer.getvalue()}, force, sources)
 
 

@@ -1,0 +1,127 @@
+"""``ovpool bench``: latency of one model on several backends, with the same inputs.
+
+Backends: ``openvino`` (one compiled model and one infer request on ``device``, reused by every run:
+the ``OpenVINOSession`` of ``ovpool run``), ``numpy`` (the exact executor) and ``onnxruntime``
+(CPUExecutionProvider, ONNX models only). Each backend runs ``warmup`` untimed inferences, then
+``runs`` timed ones; a backend that cannot load the model is reported as an error and the others
+still run. Latency is wall time around one ``infer`` call (``time.perf_counter_ns``); throughput is
+``1000 / median_ms`` inferences per second (median 2.5 ms -> 400/s).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ovpool import devices
+from ovpool.errors import OvpoolError, UnsupportedError
+from ovpool.runio import TensorDecl
+from ovpool.runtime import DEFAULT_DEVICE, DEFAULT_PRECISION, Model, NumpySession, OpenVINOSession, Session, onnx_inputs
+
+BACKENDS = ("openvino", "numpy", "onnxruntime")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One backend's result; these fields are exactly the ``--json`` record."""
+
+    backend: str
+    device: str
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    runs: int
+
+    @property
+    def throughput(self) -> float:
+        """Inferences per second at the median latency."""
+        return 1000.0 / self.median_ms if self.median_ms > 0 else float("inf")
+
+    def record(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class BackendFailure:
+    """A backend that could not load or run the model, and why."""
+
+    backend: str
+    device: str
+    message: str
+
+
+class OnnxRuntimeSession:
+    """onnxruntime on CPU, for comparison only (its pooling is not ovpool's rule, see SEMANTICS.md)."""
+
+    device = "CPU"
+
+    def __init__(self, model: Model) -> None:
+        if model.format != "onnx":
+            raise UnsupportedError(f"onnxruntime runs ONNX models only, not {model.label}")
+        import onnxruntime
+
+        try:
+            self._session = onnxruntime.InferenceSession(
+                model.proto.SerializeToString(), providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
+            raise UnsupportedError(f"onnxruntime cannot load {model.label}: {exc}") from exc
+        self.inputs = onnx_inputs(model.proto)
+        self._names = [o.name for o in self._session.get_outputs()]
+
+    def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return dict(zip(self._names, self._session.run(None, dict(inputs))))
+
+
+def open_backend(backend: str, model: Model, device: str = DEFAULT_DEVICE, precision: str = DEFAULT_PRECISION,
+                 cache: bool = True) -> Session:
+    """A session for ``backend``; OvpoolError when it cannot take the model (no fallback here)."""
+    if backend == "numpy":
+        return NumpySession(model)
+    if backend == "onnxruntime":
+        return OnnxRuntimeSession(model)
+    if backend != "openvino":
+        raise UnsupportedError(f"backend '{backend}': expected one of {', '.join(BACKENDS)}")
+    if devices.openvino() is None:
+        raise UnsupportedError(devices.openvino_status())
+    core = devices.new_core()
+    if not devices.is_present(device, devices.openvino_device_names(core)):
+        raise UnsupportedError(f"device '{device}' is not present (devices available: {devices.describe_available(core)})")
+    try:
+        return OpenVINOSession(model, device, precision, cache, core=core)
+    except OvpoolError:
+        raise
+    except Exception as exc:  # OpenVINO's conversion and compile errors
+        raise UnsupportedError(f"device '{device}' cannot compile {model.label}: {exc}") from exc
+
+
+def time_session(
+    session: Session, inputs: Mapping[str, np.ndarray], runs: int, warmup: int,
+    advance: Callable[[], None] = lambda: None,
+) -> list[float]:
+    """Latencies in ms of ``runs`` timed inferences after ``warmup`` untimed ones; ``advance`` is
+    called after each inference (progress display)."""
+    for _ in range(warmup):
+        session.infer(inputs)
+        advance()
+    latencies = []
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        session.infer(inputs)
+        latencies.append((time.perf_counter_ns() - start) / 1e6)
+        advance()
+    return latencies
+
+
+def summarize(backend: str, device: str, latencies: Sequence[float]) -> Timing:
+    """Median, min and max of the latencies: [3.0, 1.0, 2.0] ms -> median 2.0, min 1.0, max 3.0."""
+    return Timing(backend, device, statistics.median(latencies), min(latencies), max(latencies), len(latencies))
+
+
+def input_decls(sessions: Sequence[Session]) -> tuple[TensorDecl, ...]:
+    """The inputs every backend is fed: those the first session declares."""
+    return sessions[0].inputs if sessions else ()

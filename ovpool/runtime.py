@@ -1,0 +1,287 @@
+"""Running a model on a device, and the fallback policy of ``ovpool run``.
+
+Devices are OpenVINO's (``CPU``, ``GPU``, ``NPU``, ``AUTO``, ``GPU.1``, ...) or ``numpy``, ovpool's
+exact executor. The default is ``CPU``: present wherever OpenVINO is, and deterministic (``AUTO``
+may pick another device from one run to the next).
+
+* ONNX models reach OpenVINO through ovpool's own conversion (``ovpool.onnx_to_ir``: OpenVINO's
+  frontend with ovpool's pooling rules), IR models through ``Core.read_model``.
+* OpenVINO devices compile with ``INFERENCE_PRECISION_HINT=f32`` (``precision="f32"``), because
+  this tool exists to check results and the CPU plugin here would otherwise run bf16;
+  ``precision="default"`` leaves the device's own choice, ``"bf16"``/``"f16"`` ask for those.
+* Fallback: when OpenVINO cannot be imported, the device is not present, or OpenVINO cannot convert,
+  read or compile the model for it, the model runs on numpy and the reason is reported
+  (``Opened.notice``). With ``fallback=False`` that is a ``DeviceError`` naming the device and the
+  devices available.
+* Compiled models are cached in OpenVINO's CACHE_DIR (``cache_dir()``), so the second run of a
+  model on a device loads the compiled blob instead of compiling again.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from onnx import ModelProto
+
+from ovpool import devices
+from ovpool.dtypes import from_onnx
+from ovpool.errors import InputFileError, OvpoolError, UnsupportedError
+from ovpool.runio import TensorDecl, check_inputs
+
+DEFAULT_DEVICE = "CPU"
+# --precision value -> INFERENCE_PRECISION_HINT (None: leave the device's default).
+PRECISIONS: dict[str, str | None] = {"f32": "f32", "bf16": "bf16", "f16": "f16", "default": None}
+DEFAULT_PRECISION = "f32"
+CACHE_ENV = "OVPOOL_CACHE_DIR"
+
+
+class DeviceError(OvpoolError):
+    """The requested device cannot run the model and fallback is off (exit 1)."""
+
+
+class FallbackWarning(UserWarning):
+    """``ovpool.run`` ran on numpy instead of the requested OpenVINO device."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """A model to run: ``format`` "onnx" or "ir", ``label`` for messages, the ONNX proto or IR path."""
+
+    format: str
+    label: str
+    path: Path | None = None
+    proto: ModelProto | None = None
+
+
+class Session(Protocol):
+    """A model ready to run on one device; ``infer`` may be called many times."""
+
+    device: str
+    inputs: tuple[TensorDecl, ...]
+
+    def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]: ...
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A session and, when it is not on the device asked for, why (``notice``)."""
+
+    session: Session
+    notice: str | None = None
+
+
+def open_model(model: str | os.PathLike | ModelProto) -> Model:
+    """Classify a model by its extension (.onnx, .xml) and check it can be read; an ONNX file is
+    loaded here, so a broken file is an ``InputFileError`` whatever the device."""
+    from ovpool.onnx_model import load
+
+    if isinstance(model, ModelProto):
+        return Model("onnx", model.graph.name or "model", proto=model)
+    path = Path(model)
+    suffix = path.suffix.lower()
+    if suffix == ".onnx":
+        return Model("onnx", str(path), path=path, proto=load(path))
+    if suffix == ".xml":
+        if not path.is_file():
+            raise InputFileError(f"{path}: no such file")
+        return Model("ir", str(path), path=path)
+    raise InputFileError(f"{path}: unknown model format (expected .onnx or OpenVINO IR .xml)")
+
+
+def cache_dir() -> Path:
+    """Where compiled models are cached: ``$OVPOOL_CACHE_DIR``, else ``$XDG_CACHE_HOME/ovpool/openvino``,
+    else ``~/.cache/ovpool/openvino``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ovpool" / "openvino"
+
+
+def compile_config(precision: str, cache: bool) -> dict[str, str]:
+    """The ``compile_model`` properties: ``{"INFERENCE_PRECISION_HINT": "f32", "CACHE_DIR": ...}``."""
+    if precision not in PRECISIONS:
+        raise UnsupportedError(f"precision '{precision}': expected one of {', '.join(PRECISIONS)}")
+    config = {}
+    if PRECISIONS[precision] is not None:
+        config["INFERENCE_PRECISION_HINT"] = PRECISIONS[precision]
+    if cache:
+        folder = cache_dir()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            config["CACHE_DIR"] = str(folder)
+        except OSError:
+            pass  # an unwritable cache folder only costs compile time
+    return config
+
+
+class NumpySession:
+    """The exact numpy executor: whole ONNX models, or IR models made of pooling layers."""
+
+    device = devices.NUMPY
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        if model.format == "onnx":
+            self.inputs = onnx_inputs(model.proto)
+            self._run = self._run_onnx
+        else:
+            from ovpool.ir_executor import IrGraph
+
+            self._graph = IrGraph.read(model.path)
+            self.inputs = self._graph.inputs
+            self._run = self._graph.run
+
+    def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return self._run(inputs)
+
+    def _run_onnx(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from ovpool.executor import run_onnx
+
+        return run_onnx(self.model.proto, inputs)
+
+
+class OpenVINOSession:
+    """One compiled model and one infer request on an OpenVINO device, reused by every ``infer``."""
+
+    def __init__(self, model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True,
+                 core=None) -> None:
+        core = core if core is not None else devices.new_core()
+        self.device = device
+        if model.format == "onnx":
+            from ovpool.onnx_to_ir import onnx_to_ov_model
+
+            ov_model = onnx_to_ov_model(model.proto)
+            preferred = {o.name for o in model.proto.graph.output} | {i.name for i in model.proto.graph.input}
+        else:
+            ov_model = core.read_model(str(model.path))
+            preferred = set()
+        self.compiled = core.compile_model(ov_model, device, compile_config(precision, cache))
+        self.request = self.compiled.create_infer_request()
+        self.inputs = tuple(
+            TensorDecl(_port_name(p, preferred), _ov_dtype(p.get_element_type()), _ov_shape(p.get_partial_shape()))
+            for p in self.compiled.inputs
+        )
+        self._outputs = tuple(self.compiled.outputs)
+        self.output_names = tuple(_port_name(p, preferred) for p in self._outputs)
+
+    @property
+    def loaded_from_cache(self) -> bool:
+        try:
+            return bool(self.compiled.get_property("LOADED_FROM_CACHE"))
+        except Exception:  # a plugin without the property never loads from cache
+            return False
+
+    def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        results = self.request.infer(inputs)
+        return {name: results[port] for name, port in zip(self.output_names, self._outputs)}
+
+
+def open_session(
+    model: Model,
+    device: str = DEFAULT_DEVICE,
+    precision: str = DEFAULT_PRECISION,
+    fallback: bool = True,
+    cache: bool = True,
+) -> Opened:
+    """A session on ``device``, or on numpy with the reason when the device cannot run the model
+    (``fallback=False``: ``DeviceError`` instead)."""
+    if precision not in PRECISIONS:
+        raise UnsupportedError(f"precision '{precision}': expected one of {', '.join(PRECISIONS)}")
+    if device.lower() == devices.NUMPY:
+        if precision not in ("f32", "default"):
+            raise UnsupportedError(
+                f"precision '{precision}' applies to OpenVINO devices; numpy computes in the model's own types"
+            )
+        return Opened(NumpySession(model))
+    session, reason = _try_openvino(model, device, precision, cache)
+    if session is not None:
+        return Opened(session)
+    available = devices.describe_available() if devices.openvino() is not None else devices.NUMPY
+    if not fallback:
+        raise DeviceError(f"{reason}; not falling back (--no-fallback). Devices available: {available}")
+    return Opened(NumpySession(model), f"{reason}; running on numpy instead (devices available: {available})")
+
+
+def run(
+    model: str | os.PathLike | ModelProto,
+    inputs: Mapping[str, np.ndarray],
+    device: str = DEFAULT_DEVICE,
+    precision: str = DEFAULT_PRECISION,
+    fallback: bool = True,
+    cache: bool = True,
+) -> dict[str, np.ndarray]:
+    """Run a model once: ``{output name: array}``. A fallback to numpy is a ``FallbackWarning``."""
+    opened = open_session(open_model(model), device, precision, fallback, cache)
+    if opened.notice:
+        warnings.warn(opened.notice, FallbackWarning, stacklevel=2)
+    arrays = {k: np.asarray(v) for k, v in inputs.items()}
+    check_inputs(_label(model), opened.session.inputs, arrays)
+    return opened.session.infer(arrays)
+
+
+def onnx_inputs(proto: ModelProto) -> tuple[TensorDecl, ...]:
+    """The graph inputs that are not initializers, as declared (dim_param and unset dims are None)."""
+    initializers = {t.name for t in proto.graph.initializer}
+    decls = []
+    for value in proto.graph.input:
+        if value.name in initializers:
+            continue
+        tensor = value.type.tensor_type
+        shape = None
+        if tensor.HasField("shape"):
+            shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
+        decls.append(TensorDecl(value.name, from_onnx(tensor.elem_type), shape))
+    return tuple(decls)
+
+
+def _try_openvino(model: Model, device: str, precision: str, cache: bool) -> tuple[OpenVINOSession | None, str]:
+    """The OpenVINO session, or None and why there is none."""
+    if devices.openvino() is None:
+        return None, devices.openvino_status()
+    core = devices.new_core()
+    if not devices.is_present(device, devices.openvino_device_names(core)):
+        return None, f"device '{device}' is not present"
+    try:
+        return OpenVINOSession(model, device, precision, cache, core=core), ""
+    except OvpoolError as exc:
+        return None, f"OpenVINO cannot take {model.label}: {exc}"
+    except Exception as exc:  # OpenVINO raises RuntimeError, OpConversionFailure, GeneralFailure (not RuntimeError)
+        return None, f"device '{device}' cannot compile {model.label}: {_first_line(exc)}"
+
+
+def _first_line(exc: Exception) -> str:
+    """The informative line of an OpenVINO message (they start with ``Exception from src/...``)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("Exception from", "Check "))]
+    return (useful or lines or [type(exc).__name__])[0]
+
+
+def _label(model: str | os.PathLike | ModelProto) -> str:
+    return model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
+
+
+def _port_name(port, preferred: set[str]) -> str:
+    """An OpenVINO port's name: the ONNX tensor name when it has one, else its smallest name, else
+    its node's friendly name."""
+    names = port.get_names()
+    chosen = sorted(names & preferred) or sorted(names)
+    return chosen[0] if chosen else port.get_node().get_friendly_name()
+
+
+def _ov_dtype(element_type) -> str:
+    """OpenVINO element type -> numpy dtype name (bf16 is ml_dtypes' bfloat16, not float16)."""
+    if element_type.get_type_name() == "bf16":
+        return "bfloat16"
+    return np.dtype(element_type.to_dtype()).name
+
+
+def _ov_shape(partial_shape) -> tuple[int | None, ...] | None:
+    if partial_shape.rank.is_dynamic:
+        return None
+    return tuple(d.get_length() if d.is_static else None for d in partial_shape)
