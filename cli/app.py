@@ -13,7 +13,7 @@ import typer
 
 import ovpool
 
-COMMAND_MODULES = ("convert", "run", "devices")
+COMMAND_MODULES = ("convert", "run", "devices", "bench")
 
 app = typer.Typer(
     name="ovpool",

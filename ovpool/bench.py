@@ -19,7 +19,6 @@ import numpy as np
 
 from ovpool import devices
 from ovpool.errors import OvpoolError, UnsupportedError
-from ovpool.runio import TensorDecl
 from ovpool.runtime import DEFAULT_DEVICE, DEFAULT_PRECISION, Model, NumpySession, OpenVINOSession, Session, onnx_inputs
 
 BACKENDS = ("openvino", "numpy", "onnxruntime")
@@ -77,6 +76,11 @@ class OnnxRuntimeSession:
         return dict(zip(self._names, self._session.run(None, dict(inputs))))
 
 
+def default_backends(model: Model) -> tuple[str, ...]:
+    """Every backend for ONNX; openvino and numpy for IR (onnxruntime reads ONNX only)."""
+    return BACKENDS if model.format == "onnx" else ("openvino", "numpy")
+
+
 def open_backend(backend: str, model: Model, device: str = DEFAULT_DEVICE, precision: str = DEFAULT_PRECISION,
                  cache: bool = True) -> Session:
     """A session for ``backend``; OvpoolError when it cannot take the model (no fallback here)."""
@@ -120,8 +124,3 @@ def time_session(
 def summarize(backend: str, device: str, latencies: Sequence[float]) -> Timing:
     """Median, min and max of the latencies: [3.0, 1.0, 2.0] ms -> median 2.0, min 1.0, max 3.0."""
     return Timing(backend, device, statistics.median(latencies), min(latencies), max(latencies), len(latencies))
-
-
-def input_decls(sessions: Sequence[Session]) -> tuple[TensorDecl, ...]:
-    """The inputs every backend is fed: those the first session declares."""
-    return sessions[0].inputs if sessions else ()

@@ -1,0 +1,83 @@
+"""``ovpool bench MODEL [--backend openvino|numpy|onnxruntime ...] [--device D] [--runs N] [--warmup N] [--json]``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def bench(
+        model: Path = typer.Argument(..., help="ONNX model (.onnx) or OpenVINO IR (.xml)."),
+        backends: list[str] = typer.Option(
+            [], "--backend", help="openvino, numpy or onnxruntime; repeatable (default: all that read the model)."
+        ),
+        device: str = typer.Option("CPU", "--device", help="OpenVINO device for the openvino backend."),
+        precision: str = typer.Option("f32", "--precision", help="OpenVINO inference precision: f32, bf16, f16, default."),
+        runs: int = typer.Option(20, "--runs", min=1, help="Timed inferences per backend."),
+        warmup: int = typer.Option(3, "--warmup", min=0, help="Untimed inferences before timing."),
+        shapes: list[str] = typer.Option([], "--shape", help="NAME=d0,d1,... for dynamic input dims."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
+        as_json: bool = typer.Option(False, "--json", help='Print {"results": [...]} on stdout.'),
+        no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
+    ) -> None:
+        """Time a model on each backend with the same random inputs: median, min, max ms and throughput."""
+        import json
+
+        from rich.console import Console
+        from rich.progress import Progress
+
+        from ovpool.bench import BACKENDS, BackendFailure, default_backends, open_backend, summarize, time_session
+        from ovpool.errors import OvpoolError, UnsupportedError
+        from ovpool.runio import parse_shapes, random_inputs
+        from ovpool.runtime import open_model
+
+        unknown = [b for b in backends if b not in BACKENDS]
+        if unknown:
+            raise UnsupportedError(f"--backend {', '.join(unknown)}: expected one of {', '.join(BACKENDS)}")
+        loaded = open_model(model)
+        chosen = list(dict.fromkeys(backends)) or list(default_backends(loaded))
+        err = Console(stderr=True)
+        sessions, failures = {}, []
+        for backend in chosen:
+            try:
+                sessions[backend] = open_backend(backend, loaded, device, precision, cache=not no_cache)
+            except OvpoolError as exc:
+                failures.append(BackendFailure(backend, device if backend == "openvino" else "CPU", str(exc)))
+        timings = []
+        if sessions:
+            first = next(iter(sessions.values()))
+            arrays = random_inputs(loaded.label, first.inputs, parse_shapes(shapes), seed)
+            with Progress(console=err, transient=True) as progress:
+                for backend, session in sessions.items():
+                    task = progress.add_task(f"{backend} on {session.device}", total=warmup + runs)
+                    try:
+                        latencies = time_session(session, arrays, runs, warmup, lambda: progress.advance(task))
+                    except Exception as exc:  # a backend failing at run time must not stop the others
+                        failures.append(BackendFailure(backend, session.device, f"{type(exc).__name__}: {exc}"))
+                        continue
+                    timings.append(summarize(backend, session.device, latencies))
+        for failure in failures:
+            typer.echo(f"error: {failure.backend} ({failure.device}): {failure.message}", err=True)
+        if as_json:
+            typer.echo(json.dumps({"results": [t.record() for t in timings]}))
+        else:
+            typer.echo(_table(model, timings))
+        if failures:
+            raise OvpoolError(f"{len(failures)} of {len(chosen)} backend(s) failed: {', '.join(f.backend for f in failures)}")
+
+
+def _table(model: Path, timings) -> str:
+    """A text table; ``x fastest`` is each median over the smallest median."""
+    if not timings:
+        return f"{model}: no backend ran"
+    fastest = min(t.median_ms for t in timings)
+    lines = [f"{model}", f"{'backend':<12} {'device':<8} {'median ms':>10} {'min ms':>10} {'max ms':>10} {'runs':>5} "
+             f"{'per s':>9} {'x fastest':>9}"]
+    for t in timings:
+        ratio = t.median_ms / fastest if fastest > 0 else 1.0
+        lines.append(f"{t.backend:<12} {t.device:<8} {t.median_ms:>10.3f} {t.min_ms:>10.3f} {t.max_ms:>10.3f} "
+                     f"{t.runs:>5} {t.throughput:>9.1f} {ratio:>9.2f}")
+    return "\n".join(lines)
