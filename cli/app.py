@@ -13,7 +13,7 @@ import typer
 
 import ovpool
 
-COMMAND_MODULES = ("convert", "run", "devices", "bench")
+COMMAND_MODULES = ("convert", "run", "devices", "bench", "transform")
 
 app = typer.Typer(
     name="ovpool",

@@ -14,7 +14,7 @@ from ovpool.errors import OvpoolError
 def guarded(app: typer.Typer) -> None:
     """Run the app; an ``OvpoolError`` prints ``error: <message>`` and exits with its code."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except OvpoolError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -24,13 +24,12 @@ def guarded(app: typer.Typer) -> None:
         typer.echo("aborted", err=True)
         sys.exit(130)
     except Exception as exc:  # click usage errors and anything unforeseen: one line, never a traceback
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
+        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
+            exc.show()  # a click.ClickException (typer vendors click, so no isinstance check)
             sys.exit(exc.exit_code)
         typer.echo(f"error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> int:

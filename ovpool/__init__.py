@@ -35,6 +35,7 @@ __all__ = [
     "convert",
     "run",
     "shape",
+    "transform",
 ]
 
 
@@ -69,3 +70,17 @@ def convert(
     from ovpool.convert import convert as _convert
 
     return _convert(src, out, to=to, force=force, **options)
+
+
+def transform(
+    src: str | os.PathLike | ModelProto,
+    passes: list[str],
+    out: str | os.PathLike | None = None,
+    force: bool = False,
+) -> ModelProto:
+    """Rewrite an ONNX model with passes run in order (``"explicit-pads"``, ``"no-ceil"``,
+    ``"opset=11"``, ``"dml-legal"``, ``"expand-global"``); returns the new model and writes it to
+    ``out`` if given."""
+    from ovpool.transforms.apply import transform as _transform
+
+    return _transform(src, passes, out, force).model

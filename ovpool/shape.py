@@ -278,23 +278,15 @@ def floor_end_pads(spec: PoolSpec, spatial: Sequence[int]) -> tuple[int, ...]:
     """End pads under which FLOOR rounding gives exactly the windows of ``spec``'s rounding.
 
     A window starts at ``i*s - pb`` whatever the rounding; rounding only decides how many there
-    are. FLOOR keeps window ``out-1`` iff it ends inside the padded input, so the end pad must reach
-    its last tap: ``pe' = max(pe, (out-1)*s + kd - L - pb)``, ``out`` being the count under the
-    spec's own rounding (auto pads resolved first). L=4, k=3, s=2, pads (1, 1), CEIL: 3 windows,
-    the last over cells 3..5, so ``pe' = 2*2 + 3 - 4 - 1 = 2``; with FLOOR there are 2 and ``pe'``
-    stays 1. The extra ``pe' - pe`` cells are the ceil overhang: a max or an exclude-pad average
-    never reads them, an include-pad average must not count them. Under the drop rule the last
-    window starts before ``L``, so ``pe' < kd``.
+    are. FLOOR keeps the last window iff it ends inside the padded input, so the end pad must grow
+    by the ceil overhang: ``pe' = pe + ceil_overhang``. L=4, k=3, s=2, pads (1, 1), CEIL: 3
+    windows, the last over cells 3..5, so ``pe' = 1 + 1 = 2``; with FLOOR there are 2 and ``pe'``
+    stays 1. The extra cells are never read by a max or an exclude-pad average; an include-pad
+    average must not count them. Under the drop rule the last window starts before ``L``, so
+    ``pe' < kd``.
     """
-    _check_rank(spec, spatial)
-    pads_begin, pads_end = resolved_pads(spec, spatial)
-    out = output_spatial(spec, spatial)
-    return tuple(
-        max(pe, (n - 1) * s + d * (k - 1) + 1 - length - pb)
-        for length, n, k, s, d, pb, pe in zip(
-            spatial, out, spec.kernel, spec.strides, spec.dilations, pads_begin, pads_end
-        )
-    )
+    _, pads_end = resolved_pads(spec, spatial)
+    return tuple(pe + extra for pe, extra in zip(pads_end, ceil_overhang(spec, spatial)))
 
 
 def padded_shape(shape: Sequence[int], pads_begin: Sequence[int], pads_end: Sequence[int]) -> tuple[int, ...]:

@@ -1,0 +1,38 @@
+"""``transform``: load a model, run passes by name, and optionally write the result atomically."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from onnx import ModelProto
+
+from ovpool.errors import UnsupportedError
+from ovpool.files import write_atomic
+from ovpool.onnx_model import load
+from ovpool.transforms.catalog import parse_pass
+from ovpool.transforms.framework import Pass, Transformed, UnknownPassError, run_passes
+
+
+def transform(
+    src: str | os.PathLike | ModelProto,
+    passes: Sequence[str | Pass],
+    out: str | os.PathLike | None = None,
+    force: bool = False,
+) -> Transformed:
+    """Run ``passes`` (names such as ``"explicit-pads"``, ``"opset=11"``, or ``Pass`` objects) in
+    order on a model file or ModelProto; write the result to ``out`` if given (never over the
+    source; an existing file only with ``force``)."""
+    if not passes:
+        raise UnknownPassError("no pass given (e.g. --pass explicit-pads)")
+    chosen = [parse_pass(p) if isinstance(p, str) else p for p in passes]
+    result = run_passes(load(src), chosen)
+    if out is not None:
+        sources = [] if isinstance(src, ModelProto) else [Path(src)]
+        try:
+            data = result.model.SerializeToString()
+        except ValueError as exc:
+            raise UnsupportedError(f"{out}: the model cannot be written as one protobuf file ({exc})") from exc
+        write_atomic({Path(out): data}, force, sources)
+    return result

@@ -1,0 +1,122 @@
+"""The pass framework: what a pass is, the properties it requires and ensures, and the runner.
+
+A pass rewrites an ONNX model in place and returns whether it changed anything. Its contract:
+it requires some properties of the model before it runs and ensures others after; it keeps every
+node name, the graph inputs and the graph outputs; running it twice changes nothing the second
+time; and its result passes ``onnx.checker.check_model(full_check=True)``. ``run_passes`` enforces
+all of that on every run: a required property that does not hold is an ``UnsupportedError`` naming
+the nodes, and a broken promise (an ensured property that does not hold, a renamed node, a changed
+graph input) is an ``OvpoolError`` naming the pass, never a silently wrong model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import onnx
+from onnx import ModelProto
+
+from ovpool.errors import OvpoolError, UnsupportedError
+
+
+@dataclass(frozen=True)
+class Property:
+    """Something that can be true of a model. ``violations`` lists where it is not (node names or
+    one message); an empty list means it holds."""
+
+    name: str
+    description: str
+    violations: Callable[[ModelProto], list[str]]
+
+
+@dataclass(frozen=True)
+class Pass:
+    """A named rewrite: ``rewrite(model)`` mutates the model and returns whether it changed it."""
+
+    name: str
+    summary: str
+    requires: tuple[Property, ...]
+    ensures: tuple[Property, ...]
+    rewrite: Callable[[ModelProto], bool]
+
+
+@dataclass(frozen=True)
+class Transformed:
+    """The rewritten model and the names of the passes that changed it, in order."""
+
+    model: ModelProto
+    changed: tuple[str, ...]
+
+
+class UnknownPassError(OvpoolError):
+    """A pass name that no pass has (a usage error: exit 2)."""
+
+    exit_code = 2
+
+
+def _checker_violations(model: ModelProto) -> list[str]:
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+        return [str(exc).strip().splitlines()[0]]
+    return []
+
+
+VALID = Property("valid", "passes onnx.checker.check_model(full_check=True)", _checker_violations)
+
+
+def run_passes(model: ModelProto, passes: Sequence[Pass]) -> Transformed:
+    """Apply ``passes`` in the order given to a copy of ``model``.
+
+    Before each pass its required properties are checked (skipping those the previous pass has
+    just ensured); after it, its ensured properties, the graph's inputs and outputs and every node
+    name of the model it was given.
+    """
+    work = ModelProto()
+    work.CopyFrom(model)
+    established: set[str] = set()
+    changed: list[str] = []
+    for step in passes:
+        for prop in step.requires:
+            if prop.name not in established:
+                _demand(work, prop, f"pass '{step.name}' needs a model that {prop.description}", UnsupportedError)
+        before = _interface(work)
+        if step.rewrite(work):
+            changed.append(step.name)
+        _check_kept(before, _interface(work), step.name)
+        for prop in step.ensures:
+            _demand(work, prop, f"pass '{step.name}' failed to ensure {prop.name}", OvpoolError)
+        established = {prop.name for prop in step.ensures}
+    return Transformed(work, tuple(changed))
+
+
+def _demand(model: ModelProto, prop: Property, message: str, error: type[OvpoolError]) -> None:
+    found = prop.violations(model)
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        raise error(f"{message}; not true of: {shown}")
+
+
+@dataclass(frozen=True)
+class _Interface:
+    inputs: tuple[bytes, ...]
+    outputs: tuple[bytes, ...]
+    node_names: frozenset[str]
+
+
+def _interface(model: ModelProto) -> _Interface:
+    graph = model.graph
+    return _Interface(
+        tuple(v.SerializeToString(deterministic=True) for v in graph.input),
+        tuple(v.SerializeToString(deterministic=True) for v in graph.output),
+        frozenset(n.name for n in graph.node if n.name),
+    )
+
+
+def _check_kept(before: _Interface, after: _Interface, name: str) -> None:
+    if before.inputs != after.inputs or before.outputs != after.outputs:
+        raise OvpoolError(f"pass '{name}' changed the graph's inputs or outputs")
+    lost = sorted(before.node_names - after.node_names)
+    if lost:
+        raise OvpoolError(f"pass '{name}' lost node name(s) {', '.join(lost)}")

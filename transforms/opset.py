@@ -1,0 +1,91 @@
+"""``opset=N``: retarget the model's default-domain opset to N.
+
+Pooling nodes are re-emitted by ovpool's own rules (``onnx_adapter.spec_from_node`` at the old
+opset, ``node_from_spec`` at N), so their meaning is kept exactly or the pass refuses, naming the
+node and what version N cannot say: AveragePool dilations before opset 19, ``ceil_mode`` before 10,
+``count_include_pad`` with pads before 7, MaxPool indices before 8, int8/uint8 MaxPool before 12,
+bfloat16 before 22. AveragePool-1 has no ``count_include_pad`` and excludes pads, so a model at
+opset 1-6 moves to opset 11 unchanged in meaning (and onnxruntime, which has no AveragePool-1,
+runs it). Every other node goes through ``onnx.version_converter``, with the pooling nodes held
+out of its sight in a private domain; the IR version is raised if opset N needs a newer one.
+"""
+
+from __future__ import annotations
+
+import re
+
+import onnx
+from onnx import ModelProto, helper, version_converter
+
+from ovpool.errors import UnsupportedError
+from ovpool.onnx_model import default_opset
+from ovpool.transforms import graph
+from ovpool.transforms.framework import VALID, Pass, Property
+
+_HELD = "ovpool.held"
+
+
+def retarget(model: ModelProto, target: int) -> bool:
+    """Move ``model`` to default-domain opset ``target``; True if it was at another opset."""
+    current = default_opset(model)
+    newest = onnx.defs.onnx_opset_version()
+    if not 1 <= target <= newest:
+        raise UnsupportedError(f"opset={target}: onnx {onnx.__version__} knows opsets 1 to {newest}")
+    if current == target:
+        return False
+    pools = graph.pool_nodes(model)
+    emitted = {p.node.output[0]: graph.emit(p, p.spec, target) for p in pools}
+    work = ModelProto()
+    work.CopyFrom(model)
+    for pool in pools:
+        work.graph.node[pool.index].domain = _HELD
+    work.opset_import.append(helper.make_opsetid(_HELD, 1))
+    if any(n.domain in ("", "ai.onnx") for n in work.graph.node):
+        work = _convert(work, current, target)
+    else:
+        _set_default_opset(work, target)
+    for index, node in enumerate(work.graph.node):
+        if node.domain == _HELD:
+            work.graph.node[index].CopyFrom(emitted[node.output[0]])
+    kept = [o for o in work.opset_import if o.domain != _HELD]
+    del work.opset_import[:]
+    work.opset_import.extend(kept)
+    work.ir_version = max(model.ir_version, helper.find_min_ir_version_for(list(kept), ignore_unknown=True))
+    model.CopyFrom(work)
+    return True
+
+
+def _convert(model: ModelProto, current: int, target: int) -> ModelProto:
+    try:
+        return version_converter.convert_version(model, target)
+    except (RuntimeError, ValueError, onnx.checker.ValidationError) as exc:
+        reason = str(exc).strip().splitlines()[-1]
+        op = re.search(r"for (\w+)", reason)
+        nodes = [n.name or n.output[0] for n in model.graph.node if op and n.op_type == op.group(1)]
+        where = f" (node(s) {', '.join(nodes[:5])})" if nodes else ""
+        raise UnsupportedError(
+            f"opset={target}: onnx.version_converter cannot move the model's non-pooling nodes from opset "
+            f"{current}{where}: {reason}"
+        ) from exc
+
+
+def _set_default_opset(model: ModelProto, target: int) -> None:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            imp.version = target
+
+
+def opset_pass(target: int) -> Pass:
+    """The ``opset=N`` pass for one N."""
+    at_target = Property(
+        f"opset={target}",
+        f"imports default-domain opset {target}",
+        lambda model: [] if default_opset(model) == target else [f"the model imports opset {default_opset(model)}"],
+    )
+    return Pass(
+        f"opset={target}",
+        f"retarget the default-domain opset to {target}",
+        requires=(VALID,),
+        ensures=(VALID, at_target),
+        rewrite=lambda model: retarget(model, target),
+    )
