@@ -13,7 +13,7 @@ import typer
 
 import ovpool
 
-COMMAND_MODULES = ("convert", "run", "devices", "bench", "transform")
+COMMAND_MODULES = ("convert", "run", "devices", "bench", "transform", "validate")
 
 app = typer.Typer(
     name="ovpool",

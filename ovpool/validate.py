@@ -1,0 +1,314 @@
+"""``ovpool validate``: check the pooling layers of OpenVINO IR v10/v11 files without OpenVINO.
+
+For every AvgPool/MaxPool layer: its ``<data>`` against the template of its type and version
+(``ir_templates``), its declared output dims against the shape engine (static dims, ``-1``/``?``
+and ranges such as ``1..10``), its ports against the template, and each edge into or out of it
+against the port at the other end. OpenVINO's ``read_model`` does none of this: it re-infers output
+dims and ignores attributes a version does not have.
+
+Findings carry a stable code (never renumbered):
+
+=======  =========================  ============================================================
+code     rule                       meaning
+=======  =========================  ============================================================
+OVP101   unknown-version            no template covers the layer's version (AvgPool opset17)
+OVP102   unknown-attribute          the version has no such attribute (AvgPool-14 ``dilations``)
+OVP103   missing-attribute          a required attribute is absent (AvgPool ``exclude-pad``)
+OVP104   bad-value                  a value outside the version's domain (opset1 ``ceil_torch``)
+OVP105   inconsistent-attributes    attributes that disagree (3 strides for a 2-D kernel)
+OVP201   output-shape               declared output dims differ from the shape engine's
+OVP202   port-count                 input or output ports missing or extra
+OVP203   input-rank                 input rank outside 3-D..5-D or not the kernel's rank + 2
+OVP204   window-too-large           the input plus pads is smaller than one window
+OVP205   precision                  an output precision the layer cannot produce
+OVP206   bad-dim                    a ``<dim>`` that is not an int, ``-1``, ``?`` or a range
+OVP301   edge-shape                 a port's dims differ from the connected port's
+OVP302   edge-missing               an input port with no edge, or an edge to nothing
+OVP303   edge-precision             a port's precision differs from the connected port's
+OVP401   openvino-shape             (--strict) OpenVINO infers other output dims than declared
+OVP402   openvino-refuses           (--strict) OpenVINO cannot read the model
+=======  =========================  ============================================================
+
+A declared dim of ``-1``/``?`` is always accepted (less precise, not wrong); any other declared
+dim must equal the expected one, bounds included: input ``1..10``, kernel 3, stride 2, pads 1/0
+must declare ``1..5`` (or ``?``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+
+from ovpool import shape
+from ovpool.errors import SpecError, UnsupportedError
+from ovpool.ir_adapter import check_layer, spec_from_layer, template_for
+from ovpool.ir_read import Bound, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir
+from ovpool.ir_schema import Template
+from ovpool.registry import REGISTRY
+from ovpool.spec import PoolSpec
+
+CODES = {
+    "unknown-version": "OVP101",
+    "unknown-attribute": "OVP102",
+    "missing-attribute": "OVP103",
+    "bad-value": "OVP104",
+    "inconsistent-attributes": "OVP105",
+    "output-shape": "OVP201",
+    "port-count": "OVP202",
+    "input-rank": "OVP203",
+    "window-too-large": "OVP204",
+    "precision": "OVP205",
+    "bad-dim": "OVP206",
+    "edge-shape": "OVP301",
+    "edge-missing": "OVP302",
+    "edge-precision": "OVP303",
+    "openvino-shape": "OVP401",
+    "openvino-refuses": "OVP402",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in one layer. ``declared``/``expected`` (shape findings) are lists of ints with
+    -1 for a dim that is not static; ``declared_dims``/``expected_dims`` keep the IR spelling
+    (``1..5``, ``?``)."""
+
+    file: str
+    layer_id: str
+    name: str
+    type: str
+    version: str
+    rule: str
+    message: str
+    line: int = 0
+    attribute: str | None = None
+    port: str | None = None
+    declared: list[int] | None = None
+    expected: list[int] | None = None
+    declared_dims: list[str] | None = None
+    expected_dims: list[str] | None = None
+
+    @property
+    def code(self) -> str:
+        return CODES[self.rule]
+
+    def as_dict(self) -> dict[str, object]:
+        record = {"code": self.code, **asdict(self)}
+        return {k: v for k, v in record.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """The findings of one file and how many pooling layers it has."""
+
+    file: str
+    pooling_layers: list[tuple[str, str]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def validate(files: str | os.PathLike | Sequence[str | os.PathLike], strict: bool = False) -> list[Finding]:
+    """Findings for one IR file or several (empty when clean). An unreadable file raises
+    ``InputFileError``. ``strict`` also compares with OpenVINO's shape inference."""
+    paths = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    return [f for path in paths for f in validate_file(path, strict).findings]
+
+
+def validate_file(path: str | os.PathLike, strict: bool = False) -> FileReport:
+    """Check one IR file; linear in its layers and edges."""
+    doc = read_ir(path)
+    report = FileReport(doc.path)
+    producers = doc.producers()
+    consumers: dict[tuple[str, str], list] = {}
+    for edge in doc.edges:
+        consumers.setdefault((edge.from_layer, edge.from_port), []).append(edge)
+    pool_types = set(REGISTRY.op_types("ir"))
+    for layer in doc.layers.values():
+        if layer.type not in pool_types:
+            continue
+        report.pooling_layers.append((layer.id, layer.name))
+        report.findings.extend(_check_pool_layer(doc, layer, producers, consumers))
+    if strict:
+        report.findings.extend(_check_with_openvino(doc, pool_types))
+    return report
+
+
+class _Layer:
+    """Builds findings for one layer."""
+
+    def __init__(self, doc: IRDocument, layer: Layer) -> None:
+        self.doc, self.layer = doc, layer
+        self.found: list[Finding] = []
+
+    def add(self, rule: str, message: str, **extra: object) -> None:
+        layer = self.layer
+        self.found.append(Finding(self.doc.path, layer.id, layer.name, layer.type, layer.version, rule, message, layer.line, **extra))  # type: ignore[arg-type]
+
+
+def _check_pool_layer(doc: IRDocument, layer: Layer, producers: dict, consumers: dict) -> list[Finding]:
+    out = _Layer(doc, layer)
+    try:
+        template = template_for(layer.type, layer.version, f"layer {layer.id} '{layer.name}'")
+    except UnsupportedError as exc:
+        out.add("unknown-version", str(exc).split(": ", 1)[-1], attribute="version")
+        return out.found
+    _check_edges(out, doc, layer, producers, consumers)
+    input_port = _check_ports(out, template)
+    in_bounds = _bounds(out, input_port, "input") if input_port is not None else None
+    rank = len(in_bounds) if in_bounds is not None else None
+    for issue in check_layer(template, layer.data, rank):
+        out.add(issue.code, f"'{issue.attribute}': {issue.message}", attribute=issue.attribute)
+    if any(f.rule in ("unknown-attribute", "missing-attribute", "bad-value") for f in out.found):
+        return out.found
+    try:
+        spec = spec_from_layer(template, layer.data, rank, name=layer.name)
+    except SpecError as exc:
+        out.add("inconsistent-attributes", exc.message, attribute=exc.attribute)
+        return out.found
+    if in_bounds is None:
+        return out.found
+    if len(in_bounds) != len(spec.kernel) + 2 or rank not in template.inputs[0].ranks:
+        out.add("input-rank", f"input rank {rank} does not fit a {len(spec.kernel)}-D kernel (expected rank {len(spec.kernel) + 2}, 3 to 5)", port=input_port.id)  # type: ignore[union-attr]
+        return out.found
+    _check_outputs(out, template, spec, in_bounds, input_port)  # type: ignore[arg-type]
+    return out.found
+
+
+def _check_ports(out: _Layer, template: Template) -> Port | None:
+    layer = out.layer
+    want_out = [p.id for p in template.outputs]
+    if len(layer.inputs) != len(template.inputs):
+        out.add("port-count", f"has {len(layer.inputs)} input ports; {template.label} has {len(template.inputs)}")
+    have_out = [p.id for p in layer.outputs]
+    if len(have_out) != len(want_out):
+        names = ", ".join(p.name for p in template.outputs)
+        out.add("port-count", f"has {len(have_out)} output ports; {template.label} has {len(want_out)} ({names})")
+    return layer.inputs[0] if layer.inputs else None
+
+
+def _bounds(out: _Layer, port: Port, what: str) -> list[Bound] | None:
+    bounds = []
+    for index, text in enumerate(port.dims):
+        bound = dim_bounds(text)
+        if bound is None:
+            out.add("bad-dim", f"{what} port {port.id} dim {index} is '{text}' (expected an int >= 0, -1, ? or a range like 1..10)", port=port.id)
+            return None
+        bounds.append(bound)
+    return bounds
+
+
+def _check_outputs(out: _Layer, template: Template, spec: PoolSpec, in_bounds: list[Bound], input_port: Port) -> None:
+    try:
+        spatial = shape.output_spatial_bounds(spec, in_bounds[2:])
+    except SpecError as exc:
+        out.add("window-too-large", exc.message, port=input_port.id)
+        return
+    expected = in_bounds[:2] + list(spatial)
+    index_type = {"i64": "I64", "i32": "I32"}
+    for decl, port in zip(template.outputs, out.layer.outputs):
+        declared = _bounds(out, port, "output")
+        if declared is None:
+            continue
+        if len(declared) != len(expected) or any(d != e and d != (0, None) for d, e in zip(declared, expected)):
+            out.add(
+                "output-shape",
+                f"output port {port.id} ({decl.name}) declares [{', '.join(port.dims)}]; the rules give "
+                f"[{', '.join(format_bound(b) for b in expected)}]",
+                port=port.id,
+                declared=[_static(b) for b in declared],
+                expected=[_static(b) for b in expected],
+                declared_dims=list(port.dims),
+                expected_dims=[format_bound(b) for b in expected],
+            )
+        if decl.element_type == "data":
+            want = input_port.precision
+        else:
+            want = index_type.get(out.layer.data.get(decl.element_type or "", "i64").strip().lower(), "")
+        if port.precision and want and port.precision.upper() != want.upper():
+            out.add("precision", f"output port {port.id} ({decl.name}) is {port.precision}; expected {want}", port=port.id)
+
+
+def _check_edges(out: _Layer, doc: IRDocument, layer: Layer, producers: dict, consumers: dict) -> None:
+    for port in layer.inputs:
+        edge = producers.get((layer.id, port.id))
+        if edge is None:
+            out.add("edge-missing", f"input port {port.id} has no incoming edge", port=port.id)
+            continue
+        source = doc.layers.get(edge.from_layer)
+        other = source.output(edge.from_port) if source is not None else None
+        if other is None:
+            out.add("edge-missing", f"input port {port.id}: edge from layer {edge.from_layer} port {edge.from_port}, which does not exist", port=port.id)
+            continue
+        _compare_ports(out, port, other, f"input port {port.id}", f"layer {source.id} '{source.name}' output port {other.id}")  # type: ignore[union-attr]
+    for port in layer.outputs:
+        for edge in consumers.get((layer.id, port.id), ()):
+            target = doc.layers.get(edge.to_layer)
+            other = target.input(edge.to_port) if target is not None else None
+            if other is None:
+                out.add("edge-missing", f"output port {port.id}: edge to layer {edge.to_layer} port {edge.to_port}, which does not exist", port=port.id)
+                continue
+            _compare_ports(out, port, other, f"output port {port.id}", f"layer {target.id} '{target.name}' input port {other.id}")  # type: ignore[union-attr]
+
+
+def _compare_ports(out: _Layer, port: Port, other: Port, mine: str, theirs: str) -> None:
+    if port.dims != other.dims:
+        a, b = [dim_bounds(d) for d in port.dims], [dim_bounds(d) for d in other.dims]
+        if a != b or None in a:
+            out.add(
+                "edge-shape",
+                f"{mine} is [{', '.join(port.dims)}] but the connected {theirs} is [{', '.join(other.dims)}]",
+                port=port.id,
+                declared=[_static(x) for x in a],
+                expected=[_static(x) for x in b],
+                declared_dims=list(port.dims),
+                expected_dims=list(other.dims),
+            )
+    if port.precision and other.precision and port.precision.upper() != other.precision.upper():
+        out.add("edge-precision", f"{mine} is {port.precision} but the connected {theirs} is {other.precision}", port=port.id)
+
+
+def _static(bound: Bound | None) -> int:
+    return bound[0] if bound is not None and bound[0] == bound[1] else -1
+
+
+def _check_with_openvino(doc: IRDocument, pool_types: Iterable[str]) -> list[Finding]:
+    """Declared output dims of each pooling layer against OpenVINO's own inference (by layer name)."""
+    try:
+        import openvino as ov
+    except ImportError:
+        return []
+    found: list[Finding] = []
+    try:
+        model = ov.Core().read_model(doc.path)
+    except Exception as exc:  # OpenVINO raises RuntimeError and its own classes
+        last = [line for line in str(exc).splitlines() if line.strip()]
+        found.append(Finding(doc.path, "", "", "", "", "openvino-refuses", f"OpenVINO cannot read the model: {last[-1] if last else exc}"))
+        return found
+    by_name = {layer.name: layer for layer in doc.layers.values() if layer.type in set(pool_types)}
+    for op in model.get_ops():
+        layer = by_name.get(op.get_friendly_name())
+        if layer is None:
+            continue
+        for index, port in enumerate(layer.outputs[: op.get_output_size()]):
+            inferred = op.get_output_partial_shape(index)
+            ov_bounds = [(d.get_min_length(), None if d.get_max_length() < 0 else d.get_max_length()) for d in inferred]
+            declared = [dim_bounds(t) for t in port.dims]
+            if len(declared) != len(ov_bounds) or any(d != o and d != (0, None) for d, o in zip(declared, ov_bounds)):
+                found.append(
+                    Finding(
+                        doc.path, layer.id, layer.name, layer.type, layer.version, "openvino-shape",
+                        f"output port {port.id} declares [{', '.join(port.dims)}]; OpenVINO infers {inferred}",
+                        layer.line, port=port.id,
+                        declared=[_static(b) for b in declared], expected=[_static(b) for b in ov_bounds],
+                        declared_dims=list(port.dims), expected_dims=[format_bound(b) for b in ov_bounds],
+                    )
+                )
+    return found
+
+
+def exit_code(reports: Sequence[FileReport], unreadable: int) -> int:
+    """2 if any input was unreadable, else 1 if any finding, else 0."""
+    if unreadable:
+        return 2
+    return 1 if any(r.findings for r in reports) else 0
+
