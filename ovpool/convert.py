@@ -22,7 +22,9 @@ DEFAULT_TARGET = {"onnx": "ir", "ir": "onnx", "dml": "onnx"}
 
 # (source, target) -> "module:function"; each takes (source path, output suffix, **options) and
 # returns {suffix: bytes}, e.g. {".xml": ..., ".bin": ...} for IR.
-ROUTES: dict[tuple[str, str], str] = {}
+ROUTES: dict[tuple[str, str], str] = {
+    ("onnx", "ir"): "ovpool.onnx_to_ir:onnx_to_ir",
+}
 
 Route = Callable[..., Mapping[str, bytes]]
 

@@ -13,9 +13,10 @@ from onnx.external_data_helper import uses_external_data
 from ovpool.errors import InputFileError
 
 
-def load(model: str | os.PathLike | ModelProto) -> ModelProto:
+def load(model: str | os.PathLike | ModelProto, load_data: bool = True) -> ModelProto:
     """A ModelProto with its external data loaded; a path that is not a readable ONNX model raises
-    ``InputFileError`` naming the file."""
+    ``InputFileError`` naming the file. ``load_data=False`` checks the external data (inside the
+    model's folder, present) without reading it, for a caller that hands the file on."""
     if isinstance(model, ModelProto):
         return model
     path = Path(model)
@@ -28,6 +29,8 @@ def load(model: str | os.PathLike | ModelProto) -> ModelProto:
     if not proto.graph.node and not proto.graph.output:
         raise InputFileError(f"{path}: not an ONNX model (no graph)")
     check_external_data(proto, path)
+    if not load_data:
+        return proto
     try:
         onnx.load_external_data_for_model(proto, str(path.parent))
     except Exception as exc:

@@ -1,0 +1,121 @@
+"""ovpool's ConversionExtension for OpenVINO's ONNX frontend: one per model.
+
+OpenVINO's NodeContext has no node name, output count or opset version, so the extension is made
+per model: it knows the model's default-domain opset, and it finds the ONNX node a call is about
+by its op type, the tensor name of its first input and its attribute values. The node's PoolSpec
+comes from ``onnx_adapter.spec_from_node`` (the one ONNX parsing path), which also tells whether
+the node's Indices output is used; ``ov_lowering.lower`` builds the OpenVINO nodes. A call that
+matches no node (a pool inside a subgraph whose input the frontend renamed) is parsed from the
+NodeContext's attributes and keeps an Indices output in case it is used.
+
+Every lowered node is recorded (``PoolExtensions.lowered``) so the finished model can be checked
+against the shape engine; an ovpool error raised inside OpenVINO's callback is kept
+(``PoolExtensions.errors``) so the caller can raise it as it is rather than OpenVINO's wrapping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import onnx
+import onnx.defs
+from onnx import GraphProto, ModelProto, NodeProto, helper
+
+from ovpool import onnx_adapter, ov_lowering
+from ovpool.errors import OvpoolError
+from ovpool.onnx_model import default_opset
+from ovpool.registry import ONNX_POOL_OPS
+
+
+@dataclass
+class PoolExtensions:
+    """The extensions for one ONNX model, and what they did while OpenVINO converted it."""
+
+    proto: ModelProto
+    opset: int = 0
+    lowered: list[ov_lowering.Lowered] = field(default_factory=list)
+    errors: list[OvpoolError] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.opset = default_opset(self.proto)
+        self._nodes: dict[tuple[str, str], list[NodeProto]] = {}
+        for node in _pool_nodes(self.proto.graph):
+            self._nodes.setdefault((node.op_type, node.input[0] if node.input else ""), []).append(node)
+
+    def extensions(self) -> list[object]:
+        """One ``ConversionExtension`` per ONNX pooling op type."""
+        from openvino.frontend.onnx import ConversionExtension
+
+        return [ConversionExtension(op_type, self._converter(op_type)) for op_type in ONNX_POOL_OPS]
+
+    def _converter(self, op_type: str):
+        def convert(context) -> list:
+            try:
+                return self._convert(op_type, context)
+            except OvpoolError as exc:
+                self.errors.append(exc)
+                raise
+
+        return convert
+
+    def _convert(self, op_type: str, context) -> list:
+        node = self._node_for(op_type, context)
+        data = context.get_input(0)
+        spec = onnx_adapter.spec_from_node(node, self.opset, ov_lowering.dtype_of(data))
+        count = context.get_input_size()
+        indices = context.get_input(1) if count > 1 else None
+        output_shape = context.get_input(2) if count > 2 else None
+        lowered = ov_lowering.lower(spec, data, indices, output_shape)
+        self.lowered.append(lowered)
+        return list(lowered.outputs)
+
+    def _node_for(self, op_type: str, context) -> NodeProto:
+        attributes = _context_attributes(op_type, self.opset, context)
+        names = context.get_input(0).get_names()
+        candidates = [
+            node
+            for name in sorted(names)
+            for node in self._nodes.get((op_type, name), [])
+            if {a.name: _plain(helper.get_attribute_value(a)) for a in node.attribute} == attributes
+        ]
+        if candidates:
+            # Identical nodes on one input differ at most in their outputs: keep one whose
+            # Indices output is used, if any is.
+            return max(candidates, key=lambda n: len(n.output) > 1 and bool(n.output[1]))
+        outputs = ["Y", "Indices"] if _has_indices(op_type, self.opset) else ["Y"]
+        return helper.make_node(op_type, ["X"], outputs, name=next(iter(sorted(names)), op_type), **attributes)
+
+
+def _pool_nodes(graph: GraphProto) -> Iterator[NodeProto]:
+    for node in graph.node:
+        if onnx_adapter.is_pool_node(node):
+            yield node
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                yield from _pool_nodes(attribute.g)
+            for sub in attribute.graphs:
+                yield from _pool_nodes(sub)
+
+
+def _context_attributes(op_type: str, opset: int, context) -> dict[str, object]:
+    """The attributes a NodeContext carries, for every attribute the node's schema version has."""
+    schema = onnx.defs.get_schema(op_type, opset, "")
+    return {
+        name: _plain(context.get_attribute(name))
+        for name in schema.attributes
+        if context.has_attribute(name)
+    }
+
+
+def _has_indices(op_type: str, opset: int) -> bool:
+    return onnx_adapter.version_row(op_type, opset).indices
+
+
+def _plain(value: object) -> object:
+    """Attribute values as comparable Python values: bytes -> str, sequences -> lists of ints."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, (list, tuple)):
+        return [int(v) for v in value]
+    return value if isinstance(value, str) else int(value)

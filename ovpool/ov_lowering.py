@@ -1,0 +1,255 @@
+"""PoolSpec -> OpenVINO opset nodes that compute exactly what the spec says.
+
+Every spec gets the lowest IR op version that expresses it:
+
+* max pool: MaxPool-1; MaxPool-8 when it has dilations or indices (axis 0, i64: ONNX's layout);
+  MaxPool-14 ``ceil_torch`` when ceil rounding adds a window (ONNX ceil_mode is the drop rule).
+* average pool: AvgPool-1; AvgPool-14 ``ceil_torch`` for a ceil that adds a window; AvgPool-16
+  for dilations. OpenVINO's ``exclude-pad="false"`` divides by the whole kernel whenever a pad is
+  non-zero, overhang included, which is ONNX ``count_include_pad=1`` only when no window reaches
+  past the end pad. Where one does (ceil, pads > 0, include-pad), the input is zero-padded by an
+  explicit Pad and pooled with ``exclude-pad="true"``: the padded zeros count, the overhang does not.
+  4x4, k3 s2 p1, ceil: the last window sums 2 input cells over 6 taps (ONNX, PyTorch), where a
+  single OpenVINO AvgPool would divide by 9.
+* global pools: ReduceMean / ReduceMax over the spatial axes (any spatial dims).
+* max unpool: zeros of the output size, ScatterElementsUpdate of the flat values at the flat
+  indices, Reshape. ``output_shape`` is the third input when given (a constant or computed at run
+  time, as PyTorch exports SegNet), else the shape engine's inferred size.
+
+Static spatial dims let the shape engine decide more (SAME pads resolved to explicit ones, a ceil
+that adds no window lowered as floor). Dynamic dims keep ``auto_pad`` (OpenVINO's SAME includes
+dilation, as ONNX's does) and ``ceil_torch``.
+
+What OpenVINO cannot do exactly is refused with ``UnsupportedError`` naming the node:
+float64 (the CPU plugin pools in float32: 1+2**-40 becomes 1), bfloat16 with indices (the CPU
+plugin has no kernel), ``storage_order=1`` indices on dynamic spatial dims (the column-major
+multipliers come from ``shape.index_strides`` and need the dims), MaxUnpool without
+``output_shape`` on dynamic spatial dims.
+
+Behaviour that differs from the numpy executor, by design of the runtime: a NaN in a max window is
+skipped by OpenVINO (the window's largest number wins; all-NaN gives -FLT_MAX); MaxUnpool indices
+outside the output are dropped (their values are not written anywhere), and repeated indices keep
+one of their values (OpenVINO leaves the order unspecified).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from openvino import Output, Type, opset1, opset3, opset8, opset14, opset16
+
+from ovpool import shape
+from ovpool.errors import UnsupportedError
+from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
+
+Dim = int | None
+
+# OpenVINO element type name -> ovpool dtype name, for the types pooling can see.
+OV_DTYPES = {
+    "f32": "float32",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f64": "float64",
+    "i8": "int8",
+    "u8": "uint8",
+    "i32": "int32",
+    "i64": "int64",
+}
+
+# Data types the OpenVINO CPU plugin pools exactly (f16 is computed in f32 and rounded once).
+EXACT_DTYPES = frozenset({"float32", "float16", "bfloat16", "int8", "uint8"})
+
+_ROUNDING = {Rounding.FLOOR: "floor", Rounding.CEIL: "ceil_torch", Rounding.CEIL_NO_DROP: "ceil"}
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """The OpenVINO outputs standing for one pooling node: ``outputs[0]`` the values (or the
+    unpooled tensor), ``outputs[1]`` the indices when the spec has them. ``shape_given``: a
+    MaxUnpool whose output shape is its ``output_shape`` input, not the inferred one."""
+
+    spec: PoolSpec
+    data: Output
+    outputs: tuple[Output, ...]
+    shape_given: bool = False
+
+
+def dtype_of(output: Output) -> str:
+    """ovpool's dtype name of an OpenVINO output: f32 -> "float32"."""
+    name = output.get_element_type().get_type_name()
+    if name not in OV_DTYPES:
+        raise UnsupportedError(f"element type {name} is not a pooling data type")
+    return OV_DTYPES[name]
+
+
+def check_exact(spec: PoolSpec) -> None:
+    """Refuse data types OpenVINO would not pool exactly (see the module docstring)."""
+    where = f"node '{spec.name}'"
+    if spec.dtype is not None and spec.dtype not in EXACT_DTYPES:
+        raise UnsupportedError(
+            f"{where}: data type {spec.dtype} is not pooled exactly by OpenVINO (the CPU plugin computes "
+            "float64 in float32); use the numpy executor or convert the model to float32"
+        )
+    if spec.dtype == "bfloat16" and spec.indices is not None:
+        raise UnsupportedError(f"{where}: OpenVINO has no bfloat16 MaxPool with indices; use float32 or float16")
+
+
+def spatial_dims(output: Output) -> tuple[Dim, ...]:
+    """The spatial dims of an (N, C, *spatial) tensor, None where dynamic."""
+    pshape = output.get_partial_shape()
+    if pshape.rank.is_dynamic:
+        raise UnsupportedError("pooling input has a dynamic rank; OpenVINO pooling needs a known rank")
+    return tuple(d.get_length() if d.is_static else None for d in list(pshape)[2:])
+
+
+def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_shape: Output | None = None) -> Lowered:
+    """OpenVINO nodes computing ``spec`` on ``data`` (``indices``/``output_shape``: MaxUnpool's)."""
+    check_exact(spec)
+    if spec.kind is PoolKind.UNPOOL:
+        if indices is None:
+            raise UnsupportedError(f"node '{spec.name}': MaxUnpool needs its indices input")
+        return Lowered(spec, data, (_unpool(spec, data, indices, output_shape),), output_shape is not None)
+    if spec.is_global:
+        axes = opset1.constant(np.arange(2, data.get_partial_shape().rank.get_length(), dtype=np.int64))
+        reduce = opset1.reduce_mean if spec.kind is PoolKind.GLOBAL_AVERAGE else opset1.reduce_max
+        return Lowered(spec, data, (reduce(data, axes, True).output(0),))
+    spatial = spatial_dims(data)
+    shape.output_spatial(spec, spatial)  # raises a SpecError naming the node for a too-small input
+    window = _normalise(spec, spatial)
+    if window.kind is PoolKind.MAX:
+        return Lowered(spec, data, _max_pool(window, data, spatial))
+    return Lowered(spec, data, (_avg_pool(window, data, spatial),))
+
+
+def _normalise(spec: PoolSpec, spatial: Sequence[Dim]) -> PoolSpec:
+    """The same windows, in the form with the fewest features: SAME/VALID pads made explicit when
+    the dims are known (floor: auto padding never rounds), a ceil that adds no window made floor."""
+    static = all(d is not None for d in spatial)
+    if spec.padding is not Padding.EXPLICIT:
+        if not static and spec.padding is not Padding.VALID:
+            return spec.with_(rounding=Rounding.FLOOR)
+        begin, end = shape.resolved_pads(spec, spatial)
+        spec = spec.with_(padding=Padding.EXPLICIT, pads_begin=begin, pads_end=end, rounding=Rounding.FLOOR)
+    if static and spec.rounding is not Rounding.FLOOR:
+        if shape.output_spatial(spec, spatial) == shape.output_spatial(spec.with_(rounding=Rounding.FLOOR), spatial):
+            spec = spec.with_(rounding=Rounding.FLOOR)
+    return spec
+
+
+def _auto_pad(spec: PoolSpec) -> str:
+    return "explicit" if spec.padding is Padding.EXPLICIT else spec.padding.value
+
+
+def _max_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> tuple[Output, ...]:
+    args = (list(spec.strides),)
+    window = (list(spec.pads_begin), list(spec.pads_end), list(spec.kernel))
+    rounding, auto_pad = _ROUNDING[spec.rounding], _auto_pad(spec)
+    if spec.rounding is Rounding.CEIL:
+        node = opset14.max_pool(data, *args, list(spec.dilations), *window, rounding, auto_pad, "i64", 0)
+    elif spec.indices is not None or any(d != 1 for d in spec.dilations):
+        node = opset8.max_pool(data, *args, list(spec.dilations), *window, rounding, auto_pad, "i64", 0)
+    else:
+        return (opset1.max_pool(data, *args, *window, rounding, auto_pad).output(0),)
+    if spec.indices is None:
+        return (node.output(0),)
+    return node.output(0), _index_layout(spec, node.output(1), data, spatial)
+
+
+def _index_layout(spec: PoolSpec, flat: Output, data: Output, spatial: Sequence[Dim]) -> Output:
+    """Row-major axis-0 indices -> the spec's layout. Column-major (ONNX storage_order=1) splits
+    each index into its plane offset and spatial coordinates and recombines them with the
+    column-major multipliers of ``shape.index_strides``: on 1x1x4x5, row-major 13 = (h 2, w 3)
+    becomes 2 + 3*4 = 14."""
+    if spec.indices.order is IndexOrder.ROW_MAJOR:
+        return flat
+    if any(d is None for d in spatial):
+        raise UnsupportedError(
+            f"node '{spec.name}': storage_order=1 indices need static spatial dims (they are {list(spatial)})"
+        )
+    layout = (None, None) + tuple(spatial)
+    _, plane, rows = shape.index_strides(layout, Indices(IndexOrder.ROW_MAJOR, axis=1))
+    _, _, columns = shape.index_strides(layout, Indices(IndexOrder.COLUMN_MAJOR, axis=1))
+    offset = opset1.floor_mod(flat, _i64(plane))
+    result = opset1.subtract(flat, offset)
+    for length, row, column in zip(spatial, rows, columns):
+        coordinate = opset1.floor_mod(opset1.divide(offset, _i64(row)), _i64(length))
+        result = opset1.add(result, opset1.multiply(coordinate, _i64(column)))
+    return result.output(0)
+
+
+def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
+    padded = any(spec.pads_begin + spec.pads_end)
+    if spec.divisor is Divisor.INCLUDE_PAD and spec.rounding is not Rounding.FLOOR and padded:
+        return _padded_avg_pool(spec, data, spatial)
+    exclude = spec.divisor is Divisor.EXCLUDE_PAD
+    return _avg_node(spec, data, spec.pads_begin, spec.pads_end, exclude, spec.rounding)
+
+
+def _avg_node(spec: PoolSpec, data: Output, begin: Sequence[int], end: Sequence[int], exclude: bool, rounding: Rounding) -> Output:
+    args = (data, list(spec.strides), list(begin), list(end), list(spec.kernel), exclude, _ROUNDING[rounding], _auto_pad(spec))
+    if any(d != 1 for d in spec.dilations):
+        return opset16.avg_pool(*args, dilations=list(spec.dilations)).output(0)
+    if rounding is Rounding.CEIL:
+        return opset14.avg_pool(*args).output(0)
+    return opset1.avg_pool(*args).output(0)
+
+
+def _padded_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
+    """Include-pad average whose windows reach past the end pad: explicit zero Pad, then an
+    exclude-pad AvgPool, so the pads count and the overhang does not.
+
+    Static dims: the overhang (``shape.ceil_overhang``) becomes the AvgPool's own end pad under
+    floor rounding, giving exactly the spec's windows. Dynamic dims: ``ceil_torch`` on the padded
+    tensor may keep a last window that starts in the end pad, which the drop rule removes; the
+    result is sliced to the window count of the spec's own pool (OpenVINO's ``ceil_torch`` shape
+    of a one-channel slice of the input)."""
+    zeros = [0] * len(spec.kernel)
+    pad = opset1.pad(data, _i64([0, 0, *spec.pads_begin]), _i64([0, 0, *spec.pads_end]), "constant", _zero(data))
+    if all(d is not None for d in spatial):
+        overhang = shape.ceil_overhang(spec, spatial)
+        return _avg_node(spec, pad.output(0), zeros, overhang, True, Rounding.FLOOR)
+    pooled = _avg_node(spec, pad.output(0), zeros, zeros, True, Rounding.CEIL)
+    rank = len(spec.kernel)
+    corner = opset8.slice(data, _i64([0, 0]), _i64([1, 1]), _i64([1, 1]), _i64([0, 1]))
+    reference = opset14.max_pool(
+        corner, list(spec.strides), list(spec.dilations), list(spec.pads_begin), list(spec.pads_end),
+        list(spec.kernel), "ceil_torch", "explicit", "i64", 0,
+    )
+    stop = opset8.gather(opset3.shape_of(reference.output(0), "i64"), _i64(list(range(2, 2 + rank))), _i64(0))
+    return opset8.slice(pooled, _i64(zeros), stop, _i64([1] * rank), _i64(list(range(2, 2 + rank)))).output(0)
+
+
+def _unpool(spec: PoolSpec, data: Output, indices: Output, output_shape: Output | None) -> Output:
+    """Zeros of the output size plus one spare cell, the values scattered at their flat indices
+    (an index outside the output is redirected to the spare cell), the spare cell cut, reshaped."""
+    if output_shape is None:
+        spatial = spatial_dims(data)
+        if any(d is None for d in spatial):
+            raise UnsupportedError(
+                f"node '{spec.name}': MaxUnpool without output_shape needs static spatial dims (they are {list(spatial)})"
+            )
+        batch_channels = opset8.gather(opset3.shape_of(data, "i64"), _i64([0, 1]), _i64(0))
+        output_shape = opset1.concat([batch_channels, _i64(shape.unpool_output_spatial(spec, spatial))], 0).output(0)
+    elif output_shape.get_element_type() != Type.i64:
+        output_shape = opset1.convert(output_shape, "i64").output(0)
+    size = opset1.reduce_prod(output_shape, _i64([0]), True)
+    flat_values = opset1.reshape(data, _i64([-1]), False)
+    flat_indices = opset1.reshape(indices, _i64([-1]), False)
+    if indices.get_element_type() != Type.i64:
+        flat_indices = opset1.convert(flat_indices, "i64")
+    inside = opset1.logical_and(opset1.greater_equal(flat_indices, _i64(0)), opset1.less(flat_indices, size))
+    safe_indices = opset1.select(inside, flat_indices, opset1.broadcast(size, opset3.shape_of(flat_indices, "i64")))
+    zeros = opset3.broadcast(_zero(data), opset1.add(size, _i64([1])))
+    scattered = opset3.scatter_elements_update(zeros, safe_indices, flat_values, _i64(0))
+    kept = opset8.slice(scattered, _i64([0]), size, _i64([1]), _i64([0]))
+    return opset1.reshape(kept, output_shape, False).output(0)
+
+
+def _i64(values: int | Sequence[int]) -> Output:
+    return opset1.constant(np.asarray(values, dtype=np.int64)).output(0)
+
+
+def _zero(data: Output) -> Output:
+    return opset1.constant(0, data.get_element_type()).output(0)
