@@ -156,7 +156,7 @@ class OpenVINOSession:
         if model.format == "onnx":
             from ovpool.onnx_to_ir import onnx_to_ov_model
 
-            ov_model = onnx_to_ov_model(model.proto)
+            ov_model = onnx_to_ov_model(model.path if model.path is not None else model.proto)
             preferred = {o.name for o in model.proto.graph.output} | {i.name for i in model.proto.graph.input}
         else:
             ov_model = core.read_model(str(model.path))

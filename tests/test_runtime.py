@@ -1,0 +1,125 @@
+"""Runtime: OpenVINO CPU at f32 against the numpy executor, the fallback policy, the compiled-model cache.
+
+The numpy executor is checked against independent oracles elsewhere; here it is the reference the
+OpenVINO path must agree with (at f32, to a few ulps: OpenVINO sums windows in another order).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ovpool
+from ovpool import runtime
+from ovpool.errors import UnsupportedError
+from tests.runtime_support import EXAMPLE, fake_gpu, ir_pools, ir_with_relu, pool_model, random_input
+
+pytestmark = pytest.mark.openvino
+
+
+def _both(model, inputs):
+    cpu = ovpool.run(model, inputs, device="CPU", fallback=False, cache=False)
+    exact = ovpool.run(model, inputs, device="numpy")
+    assert list(cpu) == list(exact)
+    return cpu, exact
+
+
+def _assert_close(cpu, exact):
+    for name in exact:
+        assert cpu[name].dtype == exact[name].dtype and cpu[name].shape == exact[name].shape, name
+        np.testing.assert_allclose(cpu[name], exact[name], rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+def test_bundled_example_cpu_f32_matches_numpy():
+    cpu, exact = _both(EXAMPLE, {"input": random_input((1, 3, 14, 14))})
+    _assert_close(cpu, exact)
+    assert np.array_equal(cpu["pool1_indices"], exact["pool1_indices"])
+
+
+@pytest.mark.parametrize(
+    ("op_type", "attrs"),
+    [
+        ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)),
+        ("MaxPool", dict(kernel_shape=[2, 2], strides=[3, 3], ceil_mode=1)),
+        ("AveragePool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1)),
+        ("AveragePool", dict(kernel_shape=[2, 3], strides=[1, 2], pads=[0, 1, 1, 0], count_include_pad=0)),
+        ("AveragePool", dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER")),
+        ("GlobalMaxPool", {}),
+    ],
+)
+def test_small_onnx_pools_cpu_f32_match_numpy(op_type, attrs):
+    model = pool_model(op_type, [1, 2, 7, 6], **attrs)
+    _assert_close(*_both(model, {"x": random_input((1, 2, 7, 6), seed=3)}))
+
+
+def test_ir_pools_cpu_match_numpy_with_ir_meaning(tmp_path):
+    """IR ``ceil`` and ``exclude-pad="false"`` are OpenVINO's rules; the numpy IR path follows them."""
+    xml = ir_pools(tmp_path / "pools.xml")
+    cpu, exact = _both(xml, {"x": random_input((1, 2, 7, 7))})
+    _assert_close(cpu, exact)
+    assert [v.shape for v in exact.values()] == [(1, 2, 2, 2), (1, 2, 4, 4)]
+
+
+def test_ir_with_other_layers_is_refused_on_numpy_listing_them(tmp_path):
+    xml = ir_with_relu(tmp_path / "relu.xml")
+    with pytest.raises(UnsupportedError, match=r"pooling layers only .*unsupported: ReLU '.*' \(line \d+\)"):
+        ovpool.run(xml, {"x": random_input((1, 2, 6, 6))}, device="numpy")
+    assert ovpool.run(xml, {"x": random_input((1, 2, 6, 6))}, device="CPU", fallback=False)
+
+
+def test_absent_device_falls_back_with_a_warning_or_fails_without_fallback():
+    x = {"input": random_input((1, 3, 14, 14))}
+    with pytest.warns(runtime.FallbackWarning, match=r"device 'NPU' is not present; running on numpy"):
+        out = ovpool.run(EXAMPLE, x, device="NPU")
+    assert np.array_equal(out["output"], ovpool.run(EXAMPLE, x, device="numpy")["output"])
+    with pytest.raises(runtime.DeviceError, match=r"'NPU' is not present.*Devices available: CPU, numpy"):
+        ovpool.run(EXAMPLE, x, device="NPU", fallback=False)
+
+
+def test_compile_failure_falls_back(monkeypatch):
+    fake_gpu(monkeypatch)
+    model = runtime.open_model(EXAMPLE)
+    opened = runtime.open_session(model, "GPU", cache=False)
+    assert opened.session.device == "numpy"
+    assert "device 'GPU' cannot compile" in opened.notice and "out of device memory" in opened.notice
+    assert "devices available: CPU, GPU.0, numpy" in opened.notice
+    with pytest.raises(runtime.DeviceError, match="cannot compile.*Devices available: CPU, GPU.0, numpy"):
+        runtime.open_session(model, "GPU", fallback=False, cache=False)
+
+
+def test_precision_hint_and_numpy_precision():
+    model = runtime.open_model(EXAMPLE)
+    assert runtime.compile_config("f32", cache=False) == {"INFERENCE_PRECISION_HINT": "f32"}
+    assert runtime.compile_config("default", cache=False) == {}
+    session = runtime.open_session(model, "CPU", precision="default", fallback=False, cache=False).session
+    assert session.compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name() != "f32"  # this CPU: bf16
+    with pytest.raises(UnsupportedError, match="precision 'bf16' applies to OpenVINO devices"):
+        runtime.open_session(model, "numpy", precision="bf16")
+    with pytest.raises(UnsupportedError, match="precision 'f64'"):
+        runtime.open_session(model, "CPU", precision="f64")
+
+
+def test_second_compile_loads_from_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(runtime.CACHE_ENV, str(tmp_path / "cache"))
+    model = runtime.open_model(EXAMPLE)
+    first = runtime.open_session(model, "CPU", fallback=False).session
+    second = runtime.open_session(model, "CPU", fallback=False).session
+    assert (first.loaded_from_cache, second.loaded_from_cache) == (False, True)
+    assert list((tmp_path / "cache").glob("*.blob"))
+    uncached = runtime.open_session(model, "CPU", fallback=False, cache=False).session
+    assert not uncached.loaded_from_cache
+
+
+def test_cache_dir_default_is_per_user(monkeypatch, tmp_path):
+    monkeypatch.delenv(runtime.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert runtime.cache_dir() == tmp_path / "ovpool" / "openvino"
+
+
+def test_numpy_device_runs_without_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = ovpool.run(EXAMPLE, {"input": random_input((1, 3, 14, 14))}, device="numpy")
+    assert set(out) == {"output", "pool1_indices"}

@@ -1,0 +1,103 @@
+"""``ovpool run`` on the command line: inputs in, outputs out, input checks, fallback messages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.runtime_support import EXAMPLE, fake_gpu, invoke, invoke_without_openvino, pool_model, random_input, save
+
+
+def test_readme_first_command(capsys):
+    code, out, err = invoke(capsys, "run", EXAMPLE, "--random-inputs")
+    assert code == 0, err
+    assert "output: shape [1, 4, 1, 1] float32" in out and "pool1_indices: shape [1, 4, 8, 8] int64" in out
+    assert "on CPU (OpenVINO, precision f32)" in err
+
+
+def test_output_npz_keyed_by_output_name_and_force(tmp_path, capsys):
+    out_path = tmp_path / "out.npz"
+    code, _, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--seed", 3, "--device", "numpy", "--output", out_path)
+    assert code == 0, err
+    with np.load(out_path) as saved:
+        assert sorted(saved.files) == ["output", "pool1_indices"]
+        first = saved["output"].copy()
+    code, _, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "numpy", "--output", out_path)
+    assert code == 2 and "exists (use --force" in err
+    code, _, _ = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--seed", 3, "--output", out_path, "--force")
+    with np.load(out_path) as saved:
+        np.testing.assert_allclose(saved["output"], first, rtol=1e-6)
+
+
+def test_inputs_from_npz_and_npy(tmp_path, capsys):
+    x = random_input((1, 3, 14, 14))
+    np.savez(tmp_path / "in.npz", input=x)
+    np.save(tmp_path / "x.npy", x)
+    code_a, out_a, _ = invoke(capsys, "run", EXAMPLE, "--inputs", tmp_path / "in.npz", "--device", "numpy")
+    code_b, out_b, _ = invoke(capsys, "run", EXAMPLE, "-i", f"input={tmp_path / 'x.npy'}", "--device", "numpy")
+    assert code_a == code_b == 0 and out_a == out_b
+
+
+@pytest.mark.parametrize(
+    ("array", "message"),
+    [
+        (np.zeros((1, 3, 14, 14), np.float64), "input 'input' is float64, the model declares input: float32 [1, 3, 14, 14]"),
+        (np.zeros((3, 14, 14), np.float32), "input 'input' has rank 3 [3, 14, 14]"),
+        (np.zeros((1, 3, 16, 14), np.float32), "input 'input' axis 2 is 16, the model declares 14"),
+    ],
+)
+def test_input_mismatch_is_a_clear_error(tmp_path, capsys, array, message):
+    np.save(tmp_path / "x.npy", array)
+    for device in ("numpy", "CPU"):
+        code, _, err = invoke(capsys, "run", EXAMPLE, "-i", f"input={tmp_path / 'x.npy'}", "--device", device)
+        assert code == 1 and message in err and "Traceback" not in err
+
+
+def test_wrong_input_name_and_unreadable_file(tmp_path, capsys):
+    np.save(tmp_path / "x.npy", random_input((1, 3, 14, 14)))
+    code, _, err = invoke(capsys, "run", EXAMPLE, "-i", f"image={tmp_path / 'x.npy'}")
+    assert code == 1 and "missing input(s) input; unknown input(s) image (the model takes input: float32" in err
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    code, _, err = invoke(capsys, "run", EXAMPLE, "--inputs", tmp_path / "bad.npz")
+    assert code == 2 and "bad.npz: not a readable .npz" in err
+    code, _, err = invoke(capsys, "run", EXAMPLE)
+    assert code == 2 and "--random-inputs" in err
+
+
+def test_random_inputs_need_shape_for_dynamic_dims(tmp_path, capsys):
+    model = save(pool_model("MaxPool", [1, 2, "H", "W"], kernel_shape=[2, 2], strides=[2, 2]), tmp_path / "dyn.onnx")
+    code, _, err = invoke(capsys, "run", model, "--random-inputs")
+    assert code == 1 and "input x: float32 [1, 2, ?, ?] has dynamic dims; give --shape x=" in err
+    for device in ("CPU", "numpy"):
+        code, out, err = invoke(capsys, "run", model, "--random-inputs", "--shape", "x=1,2,6,8", "--device", device)
+        assert code == 0 and "y: shape [1, 2, 3, 4] float32" in out, err
+    code, _, err = invoke(capsys, "run", model, "--random-inputs", "--shape", "x=1,2,4")
+    assert code == 1 and "rank 3" in err
+    code, _, err = invoke(capsys, "run", model, "--random-inputs", "--shape", "x=1,a")
+    assert code == 2 and "--shape x=1,a" in err
+
+
+def test_absent_device_message_and_no_fallback(capsys):
+    code, out, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU")
+    assert code == 0 and "output: shape" in out
+    assert "warning: device 'GPU' is not present; running on numpy instead (devices available: CPU, numpy)" in err
+    code, out, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU", "--no-fallback")
+    assert code == 1 and out == ""
+    assert "error: device 'GPU' is not present; not falling back (--no-fallback). Devices available: CPU, numpy" in err
+
+
+def test_compile_failure_message(monkeypatch, capsys):
+    fake_gpu(monkeypatch)
+    code, _, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU", "--no-cache")
+    assert code == 0 and "device 'GPU' cannot compile" in err and "out of device memory" in err
+    code, _, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU", "--no-fallback", "--no-cache")
+    assert code == 1 and "Devices available: CPU, GPU.0, numpy" in err
+
+
+def test_without_openvino_falls_back_or_fails(tmp_path):
+    result = invoke_without_openvino("run", EXAMPLE, "--random-inputs")
+    assert result.returncode == 0, result.stderr
+    assert "OpenVINO is not available" in result.stderr and "running on numpy instead" in result.stderr
+    assert "output: shape [1, 4, 1, 1]" in result.stdout
+    result = invoke_without_openvino("run", EXAMPLE, "--random-inputs", "--no-fallback")
+    assert result.returncode == 1 and "Devices available: numpy" in result.stderr
