@@ -14,6 +14,7 @@ import pytest
 import ovpool
 from ovpool import runtime
 from ovpool.errors import UnsupportedError
+from tests.runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
 from tests.runtime_support import EXAMPLE, fake_gpu, ir_pools, ir_with_relu, pool_model, random_input
 
 pytestmark = pytest.mark.openvino

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
 from tests.runtime_support import EXAMPLE, fake_gpu, invoke, invoke_without_openvino, pool_model, random_input, save
 
 

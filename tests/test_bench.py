@@ -1,0 +1,69 @@
+"""``ovpool bench``: JSON structure, backends, per-backend errors, exit codes (no timed assertions)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ovpool.bench import summarize
+from tests.runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
+from tests.runtime_support import EXAMPLE, invoke, ir_pools, pool_model, save
+
+RECORD_KEYS = {"backend", "device", "median_ms", "min_ms", "max_ms", "runs"}
+
+
+def test_json_has_one_record_per_backend(capsys):
+    code, out, err = invoke(capsys, "bench", EXAMPLE, "--runs", 3, "--warmup", 1, "--json")
+    assert code == 0, err
+    payload = json.loads(out)
+    assert list(payload) == ["results"]
+    records = payload["results"]
+    assert [r["backend"] for r in records] == ["openvino", "numpy", "onnxruntime"]
+    assert [r["device"] for r in records] == ["CPU", "numpy", "CPU"]
+    for record in records:
+        assert set(record) == RECORD_KEYS and record["runs"] == 3
+        assert 0 < record["min_ms"] <= record["median_ms"] <= record["max_ms"]
+
+
+def test_text_table_and_chosen_backend(capsys):
+    code, out, _ = invoke(capsys, "bench", EXAMPLE, "--backend", "numpy", "--runs", 2, "--warmup", 0)
+    lines = out.splitlines()
+    assert code == 0 and "median ms" in lines[1] and "per s" in lines[1]
+    assert len(lines) == 3 and lines[2].startswith("numpy ")
+
+
+def test_onnxruntime_load_failure_is_a_backend_error(tmp_path, capsys):
+    model = save(pool_model("MaxPool", [1, 1, 4, 4], ir_version=14, kernel_shape=[2, 2]), tmp_path / "ir14.onnx")
+    code, out, err = invoke(capsys, "bench", model, "--backend", "onnxruntime", "--backend", "numpy", "--runs", 2, "--json")
+    assert code == 1
+    assert [r["backend"] for r in json.loads(out)["results"]] == ["numpy"]
+    assert "error: onnxruntime (CPU): onnxruntime cannot load" in err and "Traceback" not in err
+    assert "1 of 2 backend(s) failed: onnxruntime" in err
+
+
+def test_ir_model_defaults_to_openvino_and_numpy(tmp_path, capsys):
+    xml = ir_pools(tmp_path / "pools.xml")
+    code, out, err = invoke(capsys, "bench", xml, "--runs", 2, "--json")
+    assert code == 0, err
+    assert [r["backend"] for r in json.loads(out)["results"]] == ["openvino", "numpy"]
+    code, _, err = invoke(capsys, "bench", xml, "--backend", "onnxruntime", "--runs", 2)
+    assert code == 1 and "onnxruntime runs ONNX models only" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--backend", "tensorrt"], "--backend tensorrt: expected one of openvino, numpy, onnxruntime"),
+        (["--backend", "openvino", "--device", "NPU"], "device 'NPU' is not present (devices available: CPU, numpy)"),
+    ],
+)
+def test_bad_backend_or_device(capsys, args, message):
+    code, _, err = invoke(capsys, "bench", EXAMPLE, "--runs", 1, *args)
+    assert code == 1 and message in err
+
+
+def test_summary_statistics():
+    timing = summarize("numpy", "numpy", [3.0, 1.0, 2.0, 10.0])
+    assert (timing.median_ms, timing.min_ms, timing.max_ms, timing.runs) == (2.5, 1.0, 10.0, 4)
+    assert timing.throughput == 400.0
