@@ -2,9 +2,15 @@
 
 A pooling window is a box, and both max and sum over a box can be taken one axis at a time:
 ``sum over (h, w) = sum over h of (sum over w)``. Each axis pass loops over the ``k`` kernel taps
-and combines strided *views* of the input into an output-sized accumulator, touching only the
-outputs whose tap lands inside the input (``shape.tap_span``), so padding is never materialised and
-nothing copies the input per tap. A 3x3 max pool costs 3+3 passes instead of 9.
+and combines *views* of its input into an output-sized accumulator, touching only the outputs
+whose tap lands inside the input (``shape.tap_span``), so padding is never materialised and nothing
+copies the input per tap. A 3x3 max pool costs 3+3 passes instead of 9.
+
+Speed: numpy's loops are fast only over contiguous memory. Outer axes are reduced first (a strided
+view of rows keeps each row contiguous, and the data shrinks); the innermost axis, if strided, is
+split once into its ``s`` phases (``a[..., p::s]``), so that tap ``t`` of a stride-2 pool reads a
+contiguous run of one phase. Index-tracking max reduces innermost first instead: that order makes
+"first maximum wins" mean first in row-major order.
 """
 
 from __future__ import annotations
@@ -39,12 +45,13 @@ def average_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
     """Average over each window: the sum of its input cells over ``shape.divisor_counts``."""
     windows = _windows(x, spec)
     acc = x
-    for axis in reversed(range(len(windows))):
-        acc = _reduce_axis(acc, 2 + axis, windows[axis], _sum_into, 0, _accumulator(x.dtype))
+    for axis, plan in enumerate(windows):
+        acc = _reduce_axis(acc, 2 + axis, plan, np.add, 0, _accumulator(x.dtype))
     divisor = np.ones((), dtype=acc.dtype)
-    for axis, counts in enumerate(shape.divisor_counts(spec, x.shape[2:])):
+    for counts in shape.divisor_counts(spec, x.shape[2:]):
         divisor = np.multiply.outer(divisor, counts.astype(acc.dtype))
-    return (acc / divisor).astype(x.dtype, copy=False)
+    acc /= divisor
+    return acc.astype(x.dtype, copy=False)
 
 
 def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -54,8 +61,9 @@ def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np
     lowest = _lowest(x.dtype)
     if spec.indices is None:
         acc = x
-        for axis in reversed(range(len(windows))):
-            acc = _reduce_axis(acc, 2 + axis, windows[axis], _max_into, lowest, x.dtype)
+        with np.errstate(invalid="ignore"):
+            for axis, plan in enumerate(windows):
+                acc = _reduce_axis(acc, 2 + axis, plan, np.maximum, lowest, x.dtype)
         return acc
     n_step, c_step, steps = shape.index_strides(x.shape, spec.indices)
     acc, where = x, np.zeros((1,) * x.ndim, dtype=np.int64)
@@ -123,20 +131,44 @@ def _windows(x: np.ndarray, spec: PoolSpec) -> list[_AxisPlan]:
 
 
 def _tap_views(res: np.ndarray, a: np.ndarray, axis: int, plan: _AxisPlan):
-    """Pairs (output view, input view) for each tap that reaches the input."""
+    """Triples (output view, input view, span) for each tap that reaches the input. Input views
+    of the innermost axis come from its phases, so they are contiguous."""
     lead = (slice(None),) * axis
+    phases = _phases(a, axis, plan.stride)
     for span in plan.spans:
         n = span.stop - span.first
         if n <= 0:
             continue
-        src = a[lead + (slice(span.first_input, span.first_input + (n - 1) * plan.stride + 1, plan.stride),)]
+        if phases is None:
+            src = a[lead + (slice(span.first_input, span.first_input + (n - 1) * plan.stride + 1, plan.stride),)]
+        else:
+            start = span.first_input // plan.stride
+            src = phases[span.first_input % plan.stride][..., start:start + n]
         yield res[lead + (slice(span.first, span.stop),)], src, span
 
 
+def _phases(a: np.ndarray, axis: int, stride: int) -> list[np.ndarray] | None:
+    """For a strided innermost axis, its ``stride`` phases as contiguous arrays (one copy of ``a``
+    in all): cell ``i*s + p`` is ``phases[p][i]``. None where plain views are already fast."""
+    if stride == 1 or axis != a.ndim - 1:
+        return None
+    return [np.ascontiguousarray(a[..., p::stride]) for p in range(stride)]
+
+
 def _reduce_axis(a: np.ndarray, axis: int, plan: _AxisPlan, combine, fill, dtype) -> np.ndarray:
-    res = np.full(a.shape[:axis] + (plan.out,) + a.shape[axis + 1:], fill, dtype=dtype)
-    for dst, src, _ in _tap_views(res, a, axis, plan):
-        combine(dst, src, out=dst)
+    """Combine the taps of one axis; the accumulator starts as a copy of a tap that covers every
+    output when there is one (saving a pass), else as ``fill``."""
+    res = np.empty(a.shape[:axis] + (plan.out,) + a.shape[axis + 1:], dtype=dtype)
+    started = False
+    for dst, src, span in _tap_views(res, a, axis, plan):
+        if not started and span.first == 0 and span.stop == plan.out:
+            np.copyto(dst, src, casting="unsafe")
+            started = True
+            continue
+        if not started:
+            res.fill(fill)
+            started = True
+        combine(dst, src, out=dst, casting="unsafe")
     return res
 
 
@@ -162,15 +194,6 @@ def _argmax_axis(a: np.ndarray, where: np.ndarray, axis: int, plan: _AxisPlan, s
         np.copyto(dst, src, where=take)
         np.copyto(dst_at, src_at, where=take)
     return res, res_at
-
-
-def _sum_into(dst: np.ndarray, src: np.ndarray, out: np.ndarray) -> None:
-    np.add(dst, src, out=out, casting="unsafe")
-
-
-def _max_into(dst: np.ndarray, src: np.ndarray, out: np.ndarray) -> None:
-    with np.errstate(invalid="ignore"):
-        np.maximum(dst, src, out=out)
 
 
 def _global(x: np.ndarray, reduce, dtype) -> np.ndarray:

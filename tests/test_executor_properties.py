@@ -28,9 +28,9 @@ def test_pools_match_the_naive_oracle(case):
     except (ValueError, ZeroDivisionError):
         # some window has no input cell (dilation stepping over a tiny input): ovpool refuses it
         with pytest.raises(ovpool.SpecError, match="no input cell"):
-            ovpool.run(case.model(), {"x": x})
+            ovpool.run(case.model(), {"x": x}, device="numpy")
         return
-    got = ovpool.run(case.model(), {"x": x})
+    got = ovpool.run(case.model(), {"x": x}, device="numpy")
     want = expected[0] if case.op_type == "MaxPool" else expected
     assert got["y"].dtype == x.dtype
     assert got["y"].shape == want.shape
@@ -50,7 +50,7 @@ def test_nan_wins_with_the_index_of_the_first_nan(case, seed):
         expected = _expected(case, x)
     except ValueError:
         return
-    got = ovpool.run(case.model(), {"x": x})
+    got = ovpool.run(case.model(), {"x": x}, device="numpy")
     np.testing.assert_array_equal(np.isnan(got["y"].astype(np.float64)), np.isnan(expected[0]))
     if case.with_indices:
         np.testing.assert_array_equal(got["indices"], expected[1])
@@ -87,7 +87,7 @@ def test_max_unpool_matches_the_naive_oracle(case, seed):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
-    got = ovpool.run(model, {"x": x, "i": indices})["y"]
+    got = ovpool.run(model, {"x": x, "i": indices}, device="numpy")["y"]
     np.testing.assert_array_equal(got, oracle.unpool(x, indices, attrs))
 
 
@@ -102,7 +102,7 @@ def test_global_pools(op, rank, dtype):
         [helper.make_tensor_value_info("x", elem, list(x.shape))], [helper.make_tensor_value_info("y", elem, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
-    got = ovpool.run(model, {"x": x})["y"]
+    got = ovpool.run(model, {"x": x}, device="numpy")["y"]
     kind = "avg" if op == "GlobalAveragePool" else "max"
     want = oracle.pool(x.astype(np.float64), kind, {"kernel_shape": list(x.shape[2:])})
     want = want[0] if kind == "max" else want
