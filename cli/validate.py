@@ -16,8 +16,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check the pooling layers of IR files: attributes per version, declared dims, edges."""
         from ovpool.errors import InputFileError
-        from ovpool.validate import exit_code, validate_file
-        from ovpool.validate_report import render
+        from ovpool.validation import exit_code, validate_file
+        from ovpool.validation_report import render
 
         if fmt not in ("text", "json", "junit"):
             raise typer.BadParameter(f"--format {fmt}: expected text, json or junit")

@@ -36,6 +36,7 @@ __all__ = [
     "run",
     "shape",
     "transform",
+    "validate",
 ]
 
 
@@ -84,3 +85,11 @@ def transform(
     from ovpool.transforms.apply import transform as _transform
 
     return _transform(src, passes, out, force).model
+
+
+def validate(files: str | os.PathLike | list, strict: bool = False) -> list:
+    """Check the pooling layers of IR files (``ovpool validate``); returns the findings (empty when
+    clean). ``strict`` also compares with OpenVINO's shape inference."""
+    from ovpool.validation import validate as _validate
+
+    return _validate(files, strict=strict)
