@@ -2,7 +2,8 @@
 
     python benchmarks/bench_numpy_kernels.py [--runs 15] [--reference-runs 1] [--json]
 
-Each layer is a single-node ONNX model run by all three in the same process. Reported: median ms
+Each layer is a single-node ONNX model, prepared once per backend (``NumpySession``,
+``InferenceSession``, ``ReferenceEvaluator``) and run by all three in the same process. Reported: median ms
 per backend, the numpy/onnxruntime ratio per layer and its geometric mean, and the
 onnx.reference/numpy speed-up. onnx.reference is slow, so it runs ``--reference-runs`` times.
 """
@@ -17,7 +18,7 @@ import time
 import numpy as np
 from onnx import TensorProto, helper
 
-from ovpool.executor import run_onnx
+from ovpool.executor import NumpySession
 
 LAYERS = [
     ("MaxPool 3x3 s2 p1, 8x64x112x112", "MaxPool", (8, 64, 112, 112), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
@@ -68,11 +69,12 @@ def main() -> None:
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         reference = ReferenceEvaluator(model)
-        ours = run_onnx(model, {"x": x})["y"]
+        numpy_session = NumpySession(model)
+        ours = numpy_session.run({"x": x})["y"]
         np.testing.assert_allclose(ours, session.run(None, {"x": x})[0], rtol=1e-5, atol=1e-5)
         row = {
             "layer": label,
-            "numpy_ms": _median_ms(lambda: run_onnx(model, {"x": x}), args.runs),
+            "numpy_ms": _median_ms(lambda: numpy_session.run({"x": x}), args.runs),
             "onnxruntime_ms": _median_ms(lambda: session.run(None, {"x": x}), args.runs),
             "reference_ms": _median_ms(lambda: reference.run(None, {"x": x}), args.reference_runs, warmup=0),
         }

@@ -21,15 +21,25 @@ from ovpool.onnx_model import default_opset, load
 from ovpool.registry import ONNX_POOL_OPS
 
 
+class NumpySession:
+    """An ONNX model prepared once for repeated runs (as ``onnxruntime.InferenceSession``)."""
+
+    def __init__(self, model: str | os.PathLike | ModelProto) -> None:
+        self.proto = load(model)
+        opset = default_opset(self.proto)
+        self._evaluator = ReferenceEvaluator(self.proto, new_ops=[_pool_op(op_type, opset) for op_type in ONNX_POOL_OPS])
+        self.output_names = [o.name for o in self.proto.graph.output]
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """``{output name: array}`` for every graph output."""
+        _check_inputs(self.proto, inputs)
+        results = self._evaluator.run(None, {k: np.asarray(v) for k, v in inputs.items()})
+        return dict(zip(self.output_names, results))
+
+
 def run_onnx(model: str | os.PathLike | ModelProto, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Run an ONNX model on numpy: ``{output name: array}`` for every graph output."""
-    proto = load(model)
-    _check_inputs(proto, inputs)
-    opset = default_opset(proto)
-    evaluator = ReferenceEvaluator(proto, new_ops=[_pool_op(op_type, opset) for op_type in ONNX_POOL_OPS])
-    names = [o.name for o in proto.graph.output]
-    results = evaluator.run(None, {k: np.asarray(v) for k, v in inputs.items()})
-    return dict(zip(names, results))
+    """Run an ONNX model on numpy once: ``{output name: array}`` for every graph output."""
+    return NumpySession(model).run(inputs)
 
 
 def run_node(node, opset: int, *args: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -15,7 +15,10 @@ contiguous run of one phase. Index-tracking max reduces innermost first instead:
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,14 +47,19 @@ def pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.nda
 def average_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
     """Average over each window: the sum of its input cells over ``shape.divisor_counts``."""
     windows = _windows(x, spec)
-    acc = x
-    for axis, plan in enumerate(windows):
-        acc = _reduce_axis(acc, 2 + axis, plan, np.add, 0, _accumulator(x.dtype))
-    divisor = np.ones((), dtype=acc.dtype)
+    acc_dtype = _accumulator(x.dtype)
+    divisor = np.ones((), dtype=acc_dtype)
     for counts in shape.divisor_counts(spec, x.shape[2:]):
-        divisor = np.multiply.outer(divisor, counts.astype(acc.dtype))
-    acc /= divisor
-    return acc.astype(x.dtype, copy=False)
+        divisor = np.multiply.outer(divisor, counts.astype(acc_dtype))
+
+    def planes(chunk: np.ndarray) -> np.ndarray:
+        acc = chunk
+        for axis, plan in enumerate(windows):
+            acc = _reduce_axis(acc, 2 + axis, plan, np.add, 0, acc_dtype)
+        acc /= divisor
+        return acc.astype(x.dtype, copy=False)
+
+    return _over_planes(x, planes)
 
 
 def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -60,18 +68,58 @@ def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np
     windows = _windows(x, spec)
     lowest = _lowest(x.dtype)
     if spec.indices is None:
-        acc = x
-        with np.errstate(invalid="ignore"):
-            for axis, plan in enumerate(windows):
-                acc = _reduce_axis(acc, 2 + axis, plan, np.maximum, lowest, x.dtype)
-        return acc
+
+        def planes(chunk: np.ndarray) -> np.ndarray:
+            acc = chunk
+            with np.errstate(invalid="ignore"):
+                for axis, plan in enumerate(windows):
+                    acc = _reduce_axis(acc, 2 + axis, plan, np.maximum, lowest, x.dtype)
+            return acc
+
+        return _over_planes(x, planes)
     n_step, c_step, steps = shape.index_strides(x.shape, spec.indices)
-    acc, where = x, np.zeros((1,) * x.ndim, dtype=np.int64)
-    for axis in reversed(range(len(windows))):
-        acc, where = _argmax_axis(acc, where, 2 + axis, windows[axis], steps[axis], lowest)
+
+    def planes_with_indices(chunk: np.ndarray) -> np.ndarray:
+        acc, where = chunk, np.zeros((1,) * chunk.ndim, dtype=np.int64)
+        for axis in reversed(range(len(windows))):
+            acc, where = _argmax_axis(acc, where, 2 + axis, windows[axis], steps[axis], lowest)
+        return acc, where
+
+    values, where = _over_planes(x, planes_with_indices)
     batch = np.arange(x.shape[0], dtype=np.int64).reshape((-1,) + (1,) * (x.ndim - 1)) * n_step
     channel = np.arange(x.shape[1], dtype=np.int64).reshape((1, -1) + (1,) * (x.ndim - 2)) * c_step
-    return acc, (where + batch + channel).astype(spec.indices.dtype, copy=False)
+    where += batch + channel
+    return values, where.astype(spec.indices.dtype, copy=False)
+
+
+# Work is split into chunks of whole (n, c) planes of about this many input bytes: a chunk's
+# passes then run in cache, and chunks run on a thread per core (numpy releases the GIL).
+CHUNK_BYTES = 1 << 21
+
+
+def _over_planes(x: np.ndarray, planes):
+    """Apply ``planes`` (arrays of shape (1, P, *spatial) -> one array or a tuple of arrays of shape
+    (1, P, *out)) to chunks of the N*C planes of ``x`` and reassemble (N, C, *out)."""
+    count = x.shape[0] * x.shape[1]
+    flat = x.reshape((1, count) + x.shape[2:])
+    step = max(1, CHUNK_BYTES // max(1, flat[0, 0].nbytes))
+    if count <= step:
+        results = [planes(flat)]
+    else:
+        results = list(_executor().map(planes, [flat[:, i:i + step] for i in range(0, count, step)]))
+    if isinstance(results[0], tuple):
+        return tuple(_join(x, [r[k] for r in results]) for k in range(len(results[0])))
+    return _join(x, results)
+
+
+def _join(x: np.ndarray, parts: list[np.ndarray]) -> np.ndarray:
+    whole = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+    return whole.reshape(x.shape[:2] + whole.shape[2:])
+
+
+@functools.lru_cache(maxsize=1)
+def _executor() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ovpool-kernel")
 
 
 def max_unpool(x: np.ndarray, indices: np.ndarray, spec: PoolSpec, output_shape: Sequence[int] | None = None) -> np.ndarray:
