@@ -9,6 +9,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ovpool import convert as _convert_module  # noqa: F401  loaded first: `def convert` below must win
 from ovpool import shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding

@@ -23,6 +23,7 @@ DEFAULT_TARGET = {"onnx": "ir", "ir": "onnx", "dml": "onnx"}
 # (source, target) -> "module:function"; each takes (source path, output suffix, **options) and
 # returns {suffix: bytes}, e.g. {".xml": ..., ".bin": ...} for IR.
 ROUTES: dict[tuple[str, str], str] = {
+    ("ir", "onnx"): "ovpool.ir_to_onnx:ir_to_onnx",
     ("onnx", "ir"): "ovpool.onnx_to_ir:onnx_to_ir",
 }
 

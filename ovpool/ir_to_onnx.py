@@ -1,0 +1,263 @@
+"""IR -> ONNX (``ovpool convert model.xml --to onnx``) for graphs of Parameter, Const, Result, Pad
+and pooling layers: what ovpool's own lowerings produce and plain pooling models.
+
+Any other layer type is refused, listing every such layer. Each pooling layer becomes one ONNX node
+(``onnx_adapter.node_from_spec``) after its meaning is restated in ONNX terms with the shape engine
+on the layer's static input dims:
+
+- ``rounding_type="ceil"`` (CEIL_NO_DROP) becomes ``ceil_mode=1`` when the drop rule changes nothing:
+  the output sizes agree and no window lies wholly in padding. Otherwise it is refused, naming the
+  layer (L=4, k=1, s=2, pads_end 1: OpenVINO makes a third window of pure padding).
+- ``exclude-pad="false"`` (full kernel once any pad is non-zero) is ``count_include_pad=1`` when no
+  window reaches past the end pad; when the ceil overhang does, it becomes an explicit zero ``Pad``
+  of (pads_begin, pads_end + overhang) and a pad-free AveragePool, which divides by the full kernel.
+- ``auto_pad`` is written as the explicit pads it resolves to.
+- MaxPool-8/14 indices (``axis`` 0 is ONNX's layout) get ``Mod`` by the flattened size from
+  ``axis`` for axis 1 or 2, and a ``Cast`` for ``i32``; an unused indices port is not emitted.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from ovpool import dtypes, shape
+from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
+from ovpool.ir_adapter import spec_from_layer, template_for
+from ovpool.ir_read import ELEMENT_TYPES, IRDocument, Layer, dim_bounds, read_ir
+from ovpool.onnx_adapter import node_from_spec
+from ovpool.registry import REGISTRY
+from ovpool.spec import Divisor, Indices, Padding, PoolKind, PoolSpec, Rounding
+
+OPSET = 19
+_HELPERS = ("Parameter", "Result", "Const", "Pad")
+
+
+def ir_to_onnx(src: Path, out_suffix: str = ".onnx", **_options: object) -> dict[str, bytes]:
+    """Convert the IR at ``src`` (its ``.bin`` beside it) to ONNX bytes: ``{".onnx": ...}``."""
+    doc = read_ir(src)
+    weights_path = Path(src).with_suffix(".bin")
+    weights = weights_path.read_bytes() if weights_path.is_file() else b""
+    return {".onnx": _Converter(doc, weights).model().SerializeToString()}
+
+
+class _Converter:
+    def __init__(self, doc: IRDocument, weights: bytes) -> None:
+        self.doc, self.weights = doc, weights
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[TensorProto] = []
+        self.inputs: list[onnx.ValueInfoProto] = []
+        self.outputs: list[onnx.ValueInfoProto] = []
+        self.tensor: dict[tuple[str, str], str] = {}
+        self.constants: dict[str, np.ndarray] = {}
+        self.producer = doc.producers()
+        self.used = {(e.from_layer, e.from_port) for e in doc.edges}
+        self._names: set[str] = set()
+
+    def model(self) -> onnx.ModelProto:
+        pool_types = set(REGISTRY.op_types("ir"))
+        others = [f"{l.id} '{l.name}' ({l.type} {l.version})" for l in self.doc.layers.values() if l.type not in pool_types and l.type not in _HELPERS]
+        if others:
+            raise UnsupportedError(f"{self.doc.path}: IR -> ONNX handles pooling, Pad, Const, Parameter and Result; not layer(s) {', '.join(others)}")
+        for layer in self._ordered():
+            {"Parameter": self._parameter, "Const": self._const, "Pad": self._pad}.get(layer.type, self._pool)(layer)
+        for layer in self.doc.layers.values():
+            if layer.type == "Result":
+                self._result(layer)
+        graph = helper.make_graph(self.nodes, self.doc.name or "model", self.inputs, self.outputs, self.initializers)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9, producer_name="ovpool")
+        onnx.checker.check_model(model)
+        return model
+
+    def _ordered(self) -> list[Layer]:
+        """Layers other than Result, every producer before its consumers (Kahn's algorithm)."""
+        waiting = {lid: 0 for lid in self.doc.layers}
+        after: dict[str, list[str]] = {}
+        for edge in self.doc.edges:
+            if edge.from_layer not in self.doc.layers or edge.to_layer not in self.doc.layers:
+                raise ModelError(f"{self.doc.path}:{edge.line}: edge from layer {edge.from_layer} to {edge.to_layer}: no such layer")
+            waiting[edge.to_layer] += 1
+            after.setdefault(edge.from_layer, []).append(edge.to_layer)
+        ready = deque(lid for lid, n in waiting.items() if n == 0)
+        order = []
+        while ready:
+            lid = ready.popleft()
+            if self.doc.layers[lid].type != "Result":
+                order.append(self.doc.layers[lid])
+            for nxt in after.get(lid, ()):
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+        if any(waiting.values()):
+            raise ModelError(f"{self.doc.path}: the edges form a cycle")
+        return order
+
+    def _name(self, layer: Layer, port: str) -> str:
+        out = layer.output(port)
+        candidates = [n.strip() for n in (out.names if out else "").split(",") if n.strip()]
+        base = candidates[0] if candidates else (layer.name if len(layer.outputs) == 1 else f"{layer.name}:{port}")
+        name, n = base, 1
+        while name in self._names:
+            name, n = f"{base}_{n}", n + 1
+        self._names.add(name)
+        self.tensor[(layer.id, port)] = name
+        return name
+
+    def _input(self, layer: Layer, index: int) -> str:
+        port = layer.inputs[index].id if index < len(layer.inputs) else str(index)
+        edge = self.producer.get((layer.id, port))
+        if edge is None:
+            raise ModelError(f"{self.doc.path}: layer {layer.id} '{layer.name}' input port {port} has no incoming edge")
+        return self.tensor[(edge.from_layer, edge.from_port)]
+
+    def _parameter(self, layer: Layer) -> None:
+        dtype = _element(layer, layer.data.get("element_type", ""))
+        dims = [_dim(text) for text in layer.data.get("shape", "").split(",") if text.strip()]
+        name = self._name(layer, layer.outputs[0].id if layer.outputs else "0")
+        self.inputs.append(helper.make_tensor_value_info(name, dtypes.to_onnx(dtype), dims))
+
+    def _const(self, layer: Layer) -> None:
+        dtype = _element(layer, layer.data.get("element_type", ""))
+        try:
+            offset, size = int(layer.data["offset"]), int(layer.data["size"])
+            dims = [int(d) for d in layer.data.get("shape", "").split(",") if d.strip()]
+        except (KeyError, ValueError):
+            raise ModelError(f"layer {layer.id} '{layer.name}' (Const): offset, size and shape must be integers") from None
+        if offset < 0 or offset + size > len(self.weights):
+            raise InputFileError(f"{self.doc.path}: layer {layer.id} '{layer.name}' reads bytes {offset}..{offset + size} of a {len(self.weights)}-byte .bin")
+        value = np.frombuffer(self.weights[offset : offset + size], dtype=dtypes.np_dtype(dtype))
+        if value.size != int(np.prod(dims)):
+            raise ModelError(f"layer {layer.id} '{layer.name}' (Const): {size} bytes do not hold shape {dims} of {dtype}")
+        value = value.reshape(dims)
+        name = self._name(layer, layer.outputs[0].id if layer.outputs else "0")
+        self.constants[name] = value
+        self.initializers.append(numpy_helper.from_array(value, name))
+
+    def _pad(self, layer: Layer) -> None:
+        mode = layer.data.get("pad_mode", "constant")
+        if mode != "constant" or len(layer.inputs) < 3:
+            raise UnsupportedError(f"layer {layer.id} '{layer.name}' (Pad): only constant padding converts (pad_mode is {mode})")
+        begin, end = (self.constants.get(self._input(layer, i)) for i in (1, 2))
+        if begin is None or end is None:
+            raise UnsupportedError(f"layer {layer.id} '{layer.name}' (Pad): pads must come from Const layers")
+        pads = self._constant(layer.name + "/pads", np.concatenate([begin, end]).astype(np.int64))
+        inputs = [self._input(layer, 0), pads]
+        if len(layer.inputs) > 3:
+            inputs.append(self._input(layer, 3))
+        self.nodes.append(helper.make_node("Pad", inputs, [self._name(layer, layer.outputs[0].id)], name=layer.name, mode="constant"))
+
+    def _result(self, layer: Layer) -> None:
+        name = self._input(layer, 0)
+        port = layer.inputs[0]
+        dtype = port.dtype
+        if dtype is None:
+            raise ModelError(f"layer {layer.id} '{layer.name}' (Result): unknown precision '{port.precision}'")
+        self.outputs.append(helper.make_tensor_value_info(name, dtypes.to_onnx(dtype), [_dim(d) for d in port.dims]))
+
+    def _pool(self, layer: Layer) -> None:
+        where = f"layer {layer.id} '{layer.name}' ({layer.type} {layer.version})"
+        template = template_for(layer.type, layer.version, where)
+        if not layer.inputs or not layer.outputs:
+            raise ModelError(f"{where}: has no input or output port")
+        in_port = layer.inputs[0]
+        dims = [dim_bounds(d) for d in in_port.dims]
+        if any(b is None or b[0] != b[1] for b in dims):
+            raise UnsupportedError(f"{where}: input dims [{', '.join(in_port.dims)}] are not static; IR -> ONNX needs them to restate ceil and divisor rules")
+        input_shape = tuple(b[0] for b in dims)  # type: ignore[index]
+        indices_port = layer.outputs[1].id if len(layer.outputs) > 1 else None
+        with_indices = indices_port is not None and (layer.id, indices_port) in self.used
+        try:
+            spec = spec_from_layer(template, layer.data, len(input_shape), in_port.dtype, layer.name, with_indices)
+            spec, pad_end_extra = _onnx_meaning(spec, input_shape[2:], where)
+        except SpecError as exc:
+            raise SpecError(where, exc.attribute, exc.value, exc.message) from None
+        x = self._input(layer, 0)
+        if pad_end_extra is not None:
+            x = self._zero_pad(layer.name, x, spec, input_shape, pad_end_extra)
+            spec = spec.with_(pads_begin=(0,) * len(spec.kernel), pads_end=(0,) * len(spec.kernel), rounding=Rounding.FLOOR, divisor=Divisor.EXCLUDE_PAD)
+        values = self._name(layer, layer.outputs[0].id)
+        outputs = [values]
+        if with_indices:
+            outputs.append(self._fresh(f"{layer.name}/indices_onnx"))
+        onnx_spec = spec if spec.indices is None else spec.with_(indices=Indices(spec.indices.order, 0, "int64"))
+        self.nodes.append(node_from_spec(onnx_spec, OPSET, [x], outputs))
+        if with_indices:
+            self._indices(layer, spec, input_shape, outputs[1])
+
+    def _zero_pad(self, name: str, x: str, spec: PoolSpec, input_shape: Sequence[int], extra: Sequence[int]) -> str:
+        begin = [0, 0, *spec.pads_begin]
+        end = [0, 0, *(p + e for p, e in zip(spec.pads_end, extra))]
+        pads = self._constant(f"{name}/pads", np.asarray(begin + end, dtype=np.int64))
+        out = self._fresh(f"{name}/padded")
+        self.nodes.append(helper.make_node("Pad", [x, pads], [out], name=f"{name}/pad", mode="constant"))
+        return out
+
+    def _indices(self, layer: Layer, spec: PoolSpec, input_shape: Sequence[int], onnx_indices: str) -> None:
+        assert spec.indices is not None
+        current = onnx_indices
+        if spec.indices.axis:
+            size = self._constant(f"{layer.name}/index_span", np.asarray(int(np.prod(input_shape[spec.indices.axis :])), dtype=np.int64))
+            modded = self._fresh(f"{layer.name}/indices_axis")
+            self.nodes.append(helper.make_node("Mod", [current, size], [modded], name=f"{layer.name}/axis"))
+            current = modded
+        final = self._name(layer, layer.outputs[1].id)
+        if spec.indices.dtype == "int64":
+            self.nodes.append(helper.make_node("Identity", [current], [final], name=f"{layer.name}/indices"))
+        else:
+            self.nodes.append(helper.make_node("Cast", [current], [final], name=f"{layer.name}/indices", to=dtypes.to_onnx(spec.indices.dtype)))
+
+    def _constant(self, name: str, value: np.ndarray) -> str:
+        name = self._fresh(name)
+        self.initializers.append(numpy_helper.from_array(value, name))
+        return name
+
+    def _fresh(self, base: str) -> str:
+        name, n = base, 1
+        while name in self._names:
+            name, n = f"{base}_{n}", n + 1
+        self._names.add(name)
+        return name
+
+
+def _onnx_meaning(spec: PoolSpec, spatial: Sequence[int], where: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
+    """``spec`` restated with ONNX's rules on this input, and the extra end padding an explicit Pad
+    must add (None when the pool alone is exact)."""
+    pads_begin, pads_end = shape.resolved_pads(spec, spatial)
+    explicit = spec.with_(padding=Padding.EXPLICIT, pads_begin=pads_begin, pads_end=pads_end)
+    if spec.padding is not Padding.EXPLICIT:
+        explicit = explicit.with_(rounding=Rounding.FLOOR)
+    if explicit.rounding is Rounding.CEIL_NO_DROP:
+        as_onnx = explicit.with_(rounding=Rounding.CEIL)
+        empty = shape.empty_windows(explicit, spatial)
+        if empty or shape.output_spatial(as_onnx, spatial) != shape.output_spatial(explicit, spatial):
+            axis, index = empty[0] if empty else (0, 0)
+            raise UnsupportedError(
+                f"{where}: rounding_type 'ceil' keeps windows that lie wholly in padding on this input "
+                f"(axis {axis}, output {index}); ONNX ceil_mode drops them, so there is no exact ONNX form"
+            )
+        explicit = as_onnx
+    if explicit.kind is not PoolKind.AVERAGE or explicit.divisor is not Divisor.FULL_KERNEL_IF_PADDED:
+        return explicit, None
+    if not any(pads_begin + pads_end):
+        return explicit.with_(divisor=Divisor.EXCLUDE_PAD), None
+    overhang = shape.ceil_overhang(explicit, spatial)
+    if not any(overhang):
+        return explicit.with_(divisor=Divisor.INCLUDE_PAD), None
+    return explicit, overhang
+
+
+def _element(layer: Layer, element_type: str) -> str:
+    dtype = ELEMENT_TYPES.get(element_type.strip().lower())
+    if dtype is None:
+        raise UnsupportedError(f"layer {layer.id} '{layer.name}' ({layer.type}): element type '{element_type}' has no ONNX form here")
+    return dtype
+
+
+def _dim(text: str) -> int | None:
+    bound = dim_bounds(text)
+    return bound[0] if bound is not None and bound[0] == bound[1] else None
