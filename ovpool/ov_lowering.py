@@ -24,7 +24,8 @@ What OpenVINO cannot do exactly is refused with ``UnsupportedError`` naming the 
 float64 (the CPU plugin pools in float32: 1+2**-40 becomes 1), bfloat16 with indices (the CPU
 plugin has no kernel), ``storage_order=1`` indices on dynamic spatial dims (the column-major
 multipliers come from ``shape.index_strides`` and need the dims), MaxUnpool without
-``output_shape`` on dynamic spatial dims.
+``output_shape`` on dynamic spatial dims. A window with no input cell (dilation stepping over a
+small input) is a ``SpecError`` on static dims; on dynamic dims OpenVINO decides (-FLT_MAX or NaN).
 
 Behaviour that differs from the numpy executor, by design of the runtime: a NaN in a max window is
 skipped by OpenVINO (the window's largest number wins; all-NaN gives -FLT_MAX); MaxUnpool indices
@@ -41,7 +42,7 @@ import numpy as np
 from openvino import Output, Type, opset1, opset3, opset8, opset14, opset16
 
 from ovpool import shape
-from ovpool.errors import UnsupportedError
+from ovpool.errors import SpecError, UnsupportedError
 from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
 
 Dim = int | None
@@ -117,10 +118,24 @@ def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_sh
         return Lowered(spec, data, (reduce(data, axes, True).output(0),))
     spatial = spatial_dims(data)
     shape.output_spatial(spec, spatial)  # raises a SpecError naming the node for a too-small input
+    _check_windows(spec, spatial)
     window = _normalise(spec, spatial)
     if window.kind is PoolKind.MAX:
         return Lowered(spec, data, _max_pool(window, data, spatial))
     return Lowered(spec, data, (_avg_pool(window, data, spatial),))
+
+
+def _check_windows(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
+    """Refuse, on static dims, a window with no input cell (dilation stepping over a small input):
+    OpenVINO would give -FLT_MAX or NaN where ONNX has no defined value."""
+    if any(d is None for d in spatial):
+        return
+    empty = shape.empty_windows(spec, spatial)
+    if empty:
+        axis, index = empty[0]
+        raise SpecError(
+            spec.name, "pads", spec.pads_begin + spec.pads_end, f"output {index} of axis {axis} has no input cell in its window"
+        )
 
 
 def _normalise(spec: PoolSpec, spatial: Sequence[Dim]) -> PoolSpec:
