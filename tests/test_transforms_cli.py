@@ -1,0 +1,125 @@
+"""The pass framework's contract and ``ovpool transform``: refusals name the node and axis, broken
+promises are caught, outputs are written atomically, never over a source, only with --force."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import ovpool
+from ovpool.cli.app import main
+from ovpool.errors import OvpoolError, UnsupportedError
+from ovpool.transforms.framework import VALID, Pass, UnknownPassError, run_passes
+from test_transforms_models import pool_model
+
+SAME = {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"}
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stderr: str
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """Run ``ovpool ARGS...`` in this process, through the same entry point as the console script."""
+
+    def run(*args):
+        monkeypatch.setattr(sys, "argv", ["ovpool", *map(str, args)])
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+        return Ran(exit_info.value.code, capsys.readouterr().err)
+
+    return run
+
+
+@pytest.fixture
+def model_file(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(pool_model("MaxPool", SAME, [1, 1, 5, 5], 13), path)
+    return path
+
+
+def test_dynamic_dims_are_refused_with_node_and_axis():
+    model = pool_model("MaxPool", SAME, [1, 1, "H", 5], 13)
+    with pytest.raises(UnsupportedError, match=r"node 'pool'.*explicit-pads.*\[\?, 5\]"):
+        ovpool.transform(model, ["explicit-pads"])
+    valid_only = pool_model("MaxPool", {"kernel_shape": [3, 3], "auto_pad": "VALID"}, [1, 1, "H", 5], 13)
+    assert "auto_pad" not in str(ovpool.transform(valid_only, ["explicit-pads"]).graph.node[0].attribute)
+
+
+def test_a_model_failing_the_checker_is_refused():
+    model = pool_model("MaxPool", SAME, [1, 1, 5, 5], 13)
+    model.graph.node[0].input[0] = "missing"
+    with pytest.raises(UnsupportedError, match="pass 'no-ceil' needs a model that passes onnx.checker"):
+        ovpool.transform(model, ["no-ceil"])
+
+
+def test_pools_inside_subgraphs_are_refused():
+    inner = pool_model("MaxPool", {"kernel_shape": [2]}, [1, 1, 4], 13).graph
+    del inner.input[:]
+    cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 3)
+    node = helper.make_node("If", ["c"], ["y"], name="branch", then_branch=inner, else_branch=inner)
+    model = helper.make_model(helper.make_graph([node], "g", [cond, x], [y]), opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(UnsupportedError, match="subgraph of node 'branch'"):
+        ovpool.transform(model, ["no-ceil"])
+
+
+def test_the_runner_catches_a_pass_that_renames_a_node():
+    def rename(model):
+        model.graph.node[0].name = "other"
+        return True
+
+    with pytest.raises(OvpoolError, match="pass 'bad' lost node name"):
+        run_passes(pool_model("MaxPool", SAME, [1, 1, 5, 5], 13), [Pass("bad", "", (VALID,), (VALID,), rename)])
+
+
+def test_unknown_pass_is_a_usage_error():
+    with pytest.raises(UnknownPassError, match="known: explicit-pads"):
+        ovpool.transform(pool_model("MaxPool", SAME, [1, 1, 5, 5], 13), ["bogus"])
+    assert UnknownPassError.exit_code == 2
+
+
+def test_cli_writes_atomically_and_needs_force(cli, model_file, tmp_path):
+    out = tmp_path / "out.onnx"
+    first = cli("transform", model_file, "-o", out, "--pass", "explicit-pads", "--pass", "opset=22")
+    assert first.returncode == 0, first.stderr
+    assert "changed by explicit-pads, opset=22" in " ".join(first.stderr.split())
+    written = onnx.load(out)
+    assert written.opset_import[0].version == 22
+    again = cli("transform", model_file, "-o", out, "--pass", "no-ceil")
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert onnx.load(out) == written
+    forced = cli("transform", model_file, "-o", out, "--pass", "no-ceil", "--force")
+    assert forced.returncode == 0 and "no pass changed anything" in " ".join(forced.stderr.split())
+
+
+def test_cli_batch_never_overwrites_a_source(cli, model_file, tmp_path):
+    other = tmp_path / "n.onnx"
+    onnx.save(pool_model("AveragePool", {"kernel_shape": [2]}, [1, 1, 4], 13), other)
+    before = model_file.read_bytes()
+    same_dir = cli("transform", model_file, other, "--output-dir", tmp_path, "-p", "dml-legal", "--force")
+    assert same_dir.returncode == 2 and "refusing to overwrite an input file" in same_dir.stderr
+    assert model_file.read_bytes() == before
+    out_dir = tmp_path / "out"
+    batch = cli("transform", model_file, other, "--output-dir", out_dir, "-p", "dml-legal")
+    assert batch.returncode == 0, batch.stderr
+    assert sorted(p.name for p in out_dir.iterdir()) == ["m.onnx", "n.onnx"]
+
+
+def test_cli_usage_errors(cli, model_file, tmp_path):
+    assert cli("transform", model_file).returncode == 2
+    assert cli("transform", model_file, "-p", "opset=x").returncode == 2
+    missing = cli("transform", tmp_path / "none.onnx", "-p", "no-ceil")
+    assert missing.returncode == 2 and "none.onnx" in missing.stderr
+    ceil = tmp_path / "ceil.onnx"
+    onnx.save(pool_model("MaxPool", {"kernel_shape": [2], "ceil_mode": 1}, [1, 1, 5], 13), ceil)
+    refused = cli("transform", ceil, "-p", "opset=9", "-o", tmp_path / "o.onnx")
+    assert refused.returncode == 1 and "node 'pool'" in refused.stderr and "Traceback" not in refused.stderr
