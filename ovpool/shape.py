@@ -205,15 +205,16 @@ def empty_windows(spec: PoolSpec, spatial: Sequence[int]) -> list[tuple[int, int
     return found
 
 
-def ceil_overhang(spec: PoolSpec, spatial: Sequence[int]) -> tuple[int, ...]:
+def ceil_overhang(spec: PoolSpec, spatial: Sequence[int], out: Sequence[int] | None = None) -> tuple[int, ...]:
     """Per axis, how many cells the last window reaches past the end pad (ceil rounding only).
+    ``out`` overrides the window counts (a DirectML OutputTensor's spatial sizes).
 
     ``(out-1)*s + kd - (L+pb+pe)``, at least 0. L=4, k=3, s=2, pads 1/1, ceil: 3 windows, the last
     over padded cells 4..6 of a padded length 6, so overhang 1; floor never overhangs (0).
     """
     window = spec.resolve_global(tuple(spatial))
     pads_begin, pads_end = resolved_pads(window, spatial)
-    out = output_spatial(window, spatial)
+    out = output_spatial(window, spatial) if out is None else tuple(out)
     extent = window.dilated_kernel
     return tuple(
         max(0, (out[a] - 1) * window.strides[a] + extent[a] - (length + pads_begin[a] + pads_end[a]))
@@ -274,8 +275,9 @@ def _check_rank(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
         )
 
 
-def floor_end_pads(spec: PoolSpec, spatial: Sequence[int]) -> tuple[int, ...]:
-    """End pads under which FLOOR rounding gives exactly the windows of ``spec``'s rounding.
+def floor_end_pads(spec: PoolSpec, spatial: Sequence[int], out: Sequence[int] | None = None) -> tuple[int, ...]:
+    """End pads under which FLOOR rounding gives exactly the windows of ``spec``'s rounding
+    (or ``out`` windows per axis when given).
 
     A window starts at ``i*s - pb`` whatever the rounding; rounding only decides how many there
     are. FLOOR keeps the last window iff it ends inside the padded input, so the end pad must grow
@@ -286,7 +288,7 @@ def floor_end_pads(spec: PoolSpec, spatial: Sequence[int]) -> tuple[int, ...]:
     ``pe' < kd``.
     """
     _, pads_end = resolved_pads(spec, spatial)
-    return tuple(pe + extra for pe, extra in zip(pads_end, ceil_overhang(spec, spatial)))
+    return tuple(pe + extra for pe, extra in zip(pads_end, ceil_overhang(spec, spatial, out)))
 
 
 def padded_shape(shape: Sequence[int], pads_begin: Sequence[int], pads_end: Sequence[int]) -> tuple[int, ...]:
@@ -346,11 +348,13 @@ def rounding_for(spec: PoolSpec, spatial: Sequence[int], out_spatial: Sequence[i
     return None
 
 
-def unpool_window_for(length: int, out: int) -> tuple[int, int] | None:
-    """A MaxUnpool (kernel, stride) without pads whose inferred output is ``out`` for input
-    ``length``: stride ``max(1, out // length)``, kernel ``out - (length-1)*stride``, so
-    ``(length-1)*s + k == out``. 2 -> 4 gives (2, 2); 3 -> 7 gives (3, 2). None if out < length."""
-    if out < length or length < 1:
-        return None
+def unpool_window_for(length: int, out: int) -> tuple[int, int, int]:
+    """A MaxUnpool (kernel, stride, end pad) whose inferred output is ``out`` for input ``length``,
+    i.e. ``(length-1)*s + k - pe == out``. Growing: stride ``max(1, out // length)``, kernel
+    ``out - (length-1)*stride``, no pad (2 -> 4 gives (2, 2, 0); 3 -> 7 gives (3, 2, 0)).
+    Shrinking (a pool with pads can give more outputs than the unpool's size): kernel 1, stride 1,
+    end pad ``length - out`` (2 -> 1 gives (1, 1, 1))."""
+    if out < length:
+        return 1, 1, length - out
     stride = max(1, out // length)
-    return out - (length - 1) * stride, stride
+    return out - (length - 1) * stride, stride, 0

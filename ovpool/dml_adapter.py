@@ -1,0 +1,556 @@
+"""DirectML operator descriptors (ovpool's DirectML JSON) <-> PoolSpec.
+
+An operator is a dict mirroring directml.h: ``{"name", "type": "DML_OPERATOR_MAX_POOLING1",
+"min_feature_level": "DML_FEATURE_LEVEL_5_0", "inputs", "outputs", "desc": {member: value}}``,
+desc members in the struct's order, tensors as ``{"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32",
+"Sizes": [...]}``, BOOL as true/false, a null pointer as null.
+
+Emission picks, per pooling spec, the operator with the lowest feature level that says it exactly
+(``registry.DML_LEVELS`` is the only feature-level table) and legalises:
+- a 1-D pool gets a unit spatial axis (``shape.unit_axis_spec``): DimensionCount 2, 4-D tensor
+  descs over the same buffers (a 1x3x8 tensor is bound as 1x3x1x8; flat indices are unchanged);
+- ceil rounding is the OutputTensor size (DirectML has no rounding field; windows start at
+  ``i*Strides - StartPadding`` and the size says how many there are); padding is never changed;
+- an average that counts pads (IncludePadding) and whose last window overhangs the end pad becomes
+  DML_OPERATOR_PADDING with zeros (``<name>/pad``) then an unpadded average with
+  IncludePadding=FALSE: DirectML's divisor for such a window is undocumented, the zeros' is not.
+  OpenVINO's full-kernel divisor pads the overhang too, so every window counts its whole kernel.
+Everything else DirectML cannot say exactly is refused with the node and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ovpool import shape
+from ovpool.errors import ModelError, OvpoolError, SpecError, UnsupportedError
+from ovpool.registry import DML_FEATURE_LEVELS, DML_LEVELS, DML_OPERATORS, REGISTRY, DmlOperatorLevel
+from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec
+
+FORMAT = "ovpool-dml"
+FORMAT_VERSION = 1
+PADDING_OP = "DML_OPERATOR_PADDING"
+
+# numpy dtype name -> DML_TENSOR_DATA_TYPE (directml.h has no bfloat16)
+DATA_TYPES: dict[str, str] = {
+    name: "DML_TENSOR_DATA_TYPE_" + name.upper()
+    for name in ("float32", "float16", "uint32", "uint16", "uint8", "int32", "int16", "int8", "float64", "uint64", "int64")
+}
+_NUMPY_OF = {dml: name for name, dml in DATA_TYPES.items()}
+
+# Index dtypes of ONNX/OpenVINO -> the DirectML index type with the same bits: indices are >= 0.
+INDEX_TYPES: dict[str, str] = {"int64": "uint64", "int32": "uint32"}
+
+
+class FeatureLevelError(OvpoolError):
+    """A ``--feature-level`` that is not a DirectML feature level (a usage error)."""
+
+    exit_code = 2
+
+
+def parse_feature_level(text: str | None) -> int:
+    """``"4.0"``, ``"4_0"`` or ``"DML_FEATURE_LEVEL_4_0"`` -> 40; None -> the newest known level."""
+    if text is None:
+        return DML_FEATURE_LEVELS[-1]
+    raw = str(text).strip().upper().removeprefix("DML_FEATURE_LEVEL_").replace("_", ".")
+    major, _, minor = raw.partition(".")
+    level = int(major) * 10 + int(minor or 0) if major.isdigit() and (minor or "0").isdigit() and len(minor) < 2 else None
+    if level not in DML_FEATURE_LEVELS:
+        known = ", ".join(f"{v // 10}.{v % 10}" for v in DML_FEATURE_LEVELS)
+        raise FeatureLevelError(f"--feature-level {text}: not a DirectML feature level (known: {known})")
+    return level
+
+
+def level_name(level: int) -> str:
+    """40 -> ``"DML_FEATURE_LEVEL_4_0"``."""
+    return f"DML_FEATURE_LEVEL_{level // 10}_{level % 10}"
+
+
+def level_text(level: int) -> str:
+    """40 -> ``"4.0"``."""
+    return f"{level // 10}.{level % 10}"
+
+
+def tensor_desc(dtype: str, sizes: Sequence[int]) -> dict:
+    return {"DataType": DATA_TYPES[dtype], "Sizes": [int(v) for v in sizes]}
+
+
+def numpy_type(dml_type: object, where: str) -> str:
+    """``"DML_TENSOR_DATA_TYPE_FLOAT16"`` -> ``"float16"``; anything else is a ModelError."""
+    if dml_type not in _NUMPY_OF:
+        raise ModelError(f"{where}: DataType {dml_type!r} is not a DML_TENSOR_DATA_TYPE ovpool knows")
+    return _NUMPY_OF[dml_type]
+
+
+def row_at(op_type: str, level: int) -> DmlOperatorLevel | None:
+    """The registry row for ``op_type`` at ``level``, or None before the operator exists."""
+    try:
+        row = REGISTRY.lookup("dml", op_type, level)
+    except UnsupportedError:
+        return None
+    assert isinstance(row, DmlOperatorLevel)
+    return row
+
+
+def introduced(op_type: str) -> int:
+    return min(r.since for r in DML_LEVELS if r.op_type == op_type)
+
+
+@dataclass(frozen=True)
+class Need:
+    """What an operator must take: the pooling kind, desc members it must have, its tensors'
+    data type and rank, the index data type (if any); ``what`` describes it for messages."""
+
+    kind: PoolKind | None
+    members: frozenset[str]
+    dtype: str
+    tensor_rank: int
+    index_type: str | None
+    what: str
+
+    def fits(self, row: DmlOperatorLevel) -> bool:
+        return (
+            self.members <= set(row.members)
+            and self.dtype in row.data_types
+            and self.tensor_rank in row.tensor_ranks
+            and (self.index_type is None or self.index_type in row.index_types)
+        )
+
+
+def choose(need: Need, cap: int, where: str) -> tuple[DmlOperatorLevel, int]:
+    """The (row, level) of the operator with the lowest feature level that fits ``need``, at or
+    below ``cap``; ties go to the older operator. Refuses naming what is needed: int64 max
+    indices at cap 4.0 read "needs DML_OPERATOR_MAX_POOLING1 at DML_FEATURE_LEVEL_5_0"."""
+    found: list[tuple[int, int, DmlOperatorLevel]] = []
+    for order, op_type in enumerate(o for o in DML_OPERATORS if any(r.kind is need.kind for r in DML_LEVELS if r.op_type == o)):
+        for level in DML_FEATURE_LEVELS:
+            row = row_at(op_type, level)
+            if row is not None and need.fits(row):
+                found.append((level, order, row))
+                break
+    allowed = sorted(f for f in found if f[0] <= cap)
+    if allowed:
+        return allowed[0][2], allowed[0][0]
+    if found:
+        level, _, row = min(found)
+        raise UnsupportedError(
+            f"{where}: {need.what} needs {row.op_type} at {level_name(level)}, above the requested "
+            f"--feature-level {level_text(cap)}"
+        )
+    newest = [row_at(o, DML_FEATURE_LEVELS[-1]) for o in DML_OPERATORS]
+    offers = "; ".join(
+        f"{r.op_type} takes {'/'.join(r.data_types)}"
+        + (f" with {'/'.join(r.index_types)} indices" if r.index_types else "")
+        + f" in {'/'.join(str(n) for n in r.tensor_ranks)}-D tensors"
+        for r in newest
+        if r is not None and r.kind is need.kind and need.members <= set(r.members)
+    )
+    raise UnsupportedError(f"{where}: DirectML cannot express {need.what} ({offers or 'no operator has these members'})")
+
+
+def _describe(kind: str, dtype: str, rank: int, extras: Sequence[str]) -> str:
+    extra = "".join(f" with {e}" for e in extras)
+    return f"{kind}{extra} on a {rank}-D {dtype} tensor"
+
+
+def _operator(name: str, row: DmlOperatorLevel, level: int, inputs: Sequence[str], outputs: Sequence[str], values: Mapping[str, object]) -> dict:
+    return {
+        "name": name,
+        "type": row.op_type,
+        "min_feature_level": level_name(level),
+        "inputs": list(inputs),
+        "outputs": list(outputs),
+        "desc": {member: values[member] for member in row.members},
+    }
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """Operators for one source node, and ``tensors``: the logical (source graph) DataType and
+    Sizes of each tensor they read or write. A 1-D pool's descs add a unit axis to these."""
+
+    operators: list[dict]
+    tensors: dict[str, dict]
+
+
+def operators_from_spec(
+    spec: PoolSpec,
+    input_shape: Sequence[int | None],
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    cap: int | None = None,
+    index_dtype: str | None = None,
+    output_shape: Sequence[int] | None = None,
+    pad_tensor: str | None = None,
+) -> Lowered:
+    """The DirectML operators computing ``spec`` on an ``input_shape`` tensor, in execution order,
+    with the logical shape of every tensor they touch.
+
+    ``inputs``/``outputs`` are tensor names (X[, I] / Y[, Indices]). ``index_dtype`` is the dtype
+    of an unpool's indices input; ``output_shape`` an unpool's known output shape. ``pad_tensor``
+    names the intermediate of a PADDING decomposition (default ``<name>/pad``).
+    """
+    cap = DML_FEATURE_LEVELS[-1] if cap is None else cap
+    where = f"node '{spec.name}'"
+    if spec.dtype is None:
+        raise UnsupportedError(f"{where}: its input's data type is unknown; DirectML tensor descs need one")
+    if spec.dtype not in DATA_TYPES:
+        raise UnsupportedError(f"{where}: DirectML has no {spec.dtype} tensor data type (DML_TENSOR_DATA_TYPE)")
+    if any(d is None for d in input_shape):
+        raise UnsupportedError(f"{where}: input shape {list(input_shape)} is not static; DirectML tensor descs need sizes")
+    input_shape = tuple(int(d) for d in input_shape)
+    if not 3 <= len(input_shape) <= 5:
+        raise UnsupportedError(
+            f"{where}: a rank-{len(input_shape)} input has {len(input_shape) - 2} spatial axes; "
+            "DirectML pools 1 to 3 (4-D or 5-D tensors, 1-D via a unit axis)"
+        )
+    if spec.kind is PoolKind.UNPOOL:
+        return _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, where)
+    spatial = input_shape[2:]
+    window = spec.resolve_global(spatial)
+    if spec.indices is not None:
+        if spec.indices.order is IndexOrder.COLUMN_MAJOR:
+            raise UnsupportedError(
+                f"{where}: storage_order=1 (column-major indices) has no DirectML form; "
+                "OutputIndicesTensor is row-major over the whole tensor"
+            )
+        if spec.indices.axis != 0:
+            raise UnsupportedError(
+                f"{where}: indices counted from axis {spec.indices.axis} have no DirectML form; "
+                "OutputIndicesTensor counts over the whole tensor (axis 0)"
+            )
+    empty = shape.empty_windows(window, spatial)
+    if empty:
+        axis, index = empty[0]
+        raise UnsupportedError(
+            f"{where}: window {index} on spatial axis {axis} has no input cell (it lies wholly in "
+            "padding); DirectML's result for it is undocumented"
+        )
+    out_shape = shape.output_shape(spec, input_shape)
+    pads_begin, pads_end = shape.resolved_pads(window, spatial)
+    explicit = window.with_(padding=Padding.EXPLICIT, pads_begin=pads_begin, pads_end=pads_end)
+    operators: list[dict] = []
+    tensors = {inputs[0]: tensor_desc(spec.dtype, input_shape), outputs[0]: tensor_desc(spec.dtype, out_shape)}
+    if spec.indices is not None:
+        tensors[outputs[1]] = tensor_desc(spec.indices.dtype, out_shape)
+    source, in_shape = inputs[0], input_shape
+    include = False
+    if explicit.kind is PoolKind.AVERAGE and any(pads_begin + pads_end) and explicit.divisor is not Divisor.EXCLUDE_PAD:
+        full_end = shape.floor_end_pads(window, spatial)
+        if tuple(full_end) == tuple(pads_end):
+            include = True
+        else:
+            end = pads_end if explicit.divisor is Divisor.INCLUDE_PAD else full_end
+            pad_name = pad_tensor or f"{spec.name}/pad"
+            pad_op, in_shape = _padding_operator(spec, input_shape, pads_begin, end, source, pad_name, cap, where)
+            operators.append(pad_op)
+            tensors[pad_name] = tensor_desc(spec.dtype, in_shape)
+            source = pad_name
+            zeros = (0,) * len(spatial)
+            explicit = explicit.with_(pads_begin=zeros, pads_end=zeros, divisor=Divisor.EXCLUDE_PAD)
+    if len(spatial) == 1:
+        explicit = shape.unit_axis_spec(explicit)
+        in_shape, out_shape = shape.unit_axis_shape(in_shape), shape.unit_axis_shape(out_shape)
+    kind = "average pooling" if explicit.kind is PoolKind.AVERAGE else "max pooling"
+    dilated = explicit.dilations != (1,) * len(explicit.kernel)
+    index_type = None
+    if spec.indices is not None:
+        index_type = INDEX_TYPES[spec.indices.dtype]
+    members = {"Dilations"} if dilated else set()
+    if index_type is not None:
+        members.add("OutputIndicesTensor")
+    extras = (["dilations"] if dilated else []) + ([f"{spec.indices.dtype} indices"] if spec.indices else [])
+    need = Need(explicit.kind, frozenset(members), explicit.dtype, len(in_shape), index_type,
+                _describe(kind, explicit.dtype, len(in_shape), extras))
+    row, level = choose(need, cap, where)
+    values = {
+        "InputTensor": tensor_desc(spec.dtype, in_shape),
+        "OutputTensor": tensor_desc(spec.dtype, out_shape),
+        "OutputIndicesTensor": tensor_desc(index_type, out_shape) if index_type else None,
+        "DimensionCount": len(explicit.kernel),
+        "Strides": list(explicit.strides),
+        "WindowSize": list(explicit.kernel),
+        "StartPadding": list(explicit.pads_begin),
+        "EndPadding": list(explicit.pads_end),
+        "Dilations": list(explicit.dilations),
+        "IncludePadding": include,
+    }
+    operators.append(_operator(spec.name, row, level, [source], outputs, values))
+    return Lowered(operators, tensors)
+
+
+def _padding_operator(spec, input_shape, begin, end, source, target, cap, where) -> tuple[dict, tuple[int, ...]]:
+    """DML_OPERATOR_PADDING with zeros: pads on the spatial axes only, as 4-D/5-D tensors."""
+    full_begin, full_end = (0, 0) + tuple(begin), (0, 0) + tuple(end)
+    padded = shape.padded_shape(input_shape, full_begin, full_end)
+    in_sizes, out_sizes = input_shape, padded
+    if len(input_shape) == 3:
+        in_sizes, out_sizes = shape.unit_axis_shape(input_shape), shape.unit_axis_shape(padded)
+        full_begin, full_end = (0, 0, 0) + tuple(begin), (0, 0, 0) + tuple(end)
+    need = Need(None, frozenset(), spec.dtype, len(in_sizes), None,
+                _describe("zero padding (for an include-pad average)", spec.dtype, len(in_sizes), []))
+    row, level = choose(need, cap, where)
+    values = {
+        "InputTensor": tensor_desc(spec.dtype, in_sizes),
+        "OutputTensor": tensor_desc(spec.dtype, out_sizes),
+        "PaddingMode": "DML_PADDING_MODE_CONSTANT",
+        "PaddingValue": 0.0,
+        "DimensionCount": len(in_sizes),
+        "StartPadding": list(full_begin),
+        "EndPadding": list(full_end),
+    }
+    return _operator(f"{spec.name}/pad", row, level, [source], [target], values), padded
+
+
+def _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, where) -> Lowered:
+    if output_shape is None:
+        output_shape = tuple(input_shape[:2]) + shape.unpool_output_spatial(spec, input_shape[2:])
+    output_shape = tuple(int(d) for d in output_shape)
+    if index_dtype not in INDEX_TYPES:
+        raise UnsupportedError(f"{where}: indices of type {index_dtype} have no DirectML index type (uint32/uint64)")
+    index_type = INDEX_TYPES[index_dtype]
+    in_sizes, out_sizes = input_shape, output_shape
+    if len(input_shape) == 3:
+        in_sizes, out_sizes = shape.unit_axis_shape(input_shape), shape.unit_axis_shape(output_shape)
+    need = Need(PoolKind.UNPOOL, frozenset(), spec.dtype, len(in_sizes), index_type,
+                _describe("max unpooling", spec.dtype, len(in_sizes), [f"{index_dtype} indices"]))
+    row, level = choose(need, cap, where)
+    values = {
+        "InputTensor": tensor_desc(spec.dtype, in_sizes),
+        "IndicesTensor": tensor_desc(index_type, in_sizes),
+        "OutputTensor": tensor_desc(spec.dtype, out_sizes),
+    }
+    tensors = {
+        inputs[0]: tensor_desc(spec.dtype, input_shape),
+        inputs[1]: tensor_desc(index_dtype, input_shape),
+        outputs[0]: tensor_desc(spec.dtype, output_shape),
+    }
+    return Lowered([_operator(spec.name, row, level, inputs[:2], outputs[:1], values)], tensors)
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A checked operator of a DirectML document: its registry row and desc values.
+
+    ``input_sizes``/``output_sizes`` are the desc's InputTensor/OutputTensor Sizes; ``dtype`` the
+    InputTensor's data type as a numpy name; ``index_type`` the indices tensor's (or None).
+    """
+
+    name: str
+    row: DmlOperatorLevel
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    desc: Mapping[str, object]
+    dtype: str
+    input_sizes: tuple[int, ...]
+    output_sizes: tuple[int, ...]
+    index_type: str | None
+
+
+def check_operator(op: object, position: int) -> Operator:
+    """Validate one operator dict: known type, exactly its struct's members, consistent sizes and
+    data types, tensor names for every input and output. Errors name the operator."""
+    if not isinstance(op, dict):
+        raise ModelError(f"operator {position}: expected an object, got {type(op).__name__}")
+    name = op.get("name") or f"#{position}"
+    where = f"operator '{name}'"
+    op_type = op.get("type")
+    if op_type not in DML_OPERATORS:
+        raise UnsupportedError(f"{where}: type {op_type!r} is not a DirectML operator ovpool handles ({', '.join(DML_OPERATORS)})")
+    row = row_at(op_type, DML_FEATURE_LEVELS[-1])
+    desc = op.get("desc")
+    if not isinstance(desc, dict):
+        raise ModelError(f"{where}: 'desc' must be an object with the members of {struct_name(op_type)}")
+    missing = [m for m in row.members if m not in desc]
+    unknown = [m for m in desc if m not in row.members]
+    if missing or unknown:
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])
+        raise ModelError(f"{where}: desc of {struct_name(op_type)}: {'; '.join(parts)}")
+    inputs, outputs = op.get("inputs"), op.get("outputs")
+    for key, names in (("inputs", inputs), ("outputs", outputs)):
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+            raise ModelError(f"{where}: '{key}' must be a non-empty list of tensor names")
+    x = _tensor(desc, "InputTensor", where)
+    y = _tensor(desc, "OutputTensor", where)
+    if x[0] != y[0]:
+        raise ModelError(f"{where}: InputTensor is {x[0]} but OutputTensor is {y[0]}; DirectML needs the same DataType")
+    if len(x[1]) != len(y[1]):
+        raise ModelError(f"{where}: InputTensor and OutputTensor Sizes differ in rank ({list(x[1])} vs {list(y[1])})")
+    index_type = None
+    index_member = "IndicesTensor" if "IndicesTensor" in row.members else "OutputIndicesTensor"
+    if desc.get(index_member) is not None:
+        index_type, index_sizes = _tensor(desc, index_member, where)
+        expected = x[1] if index_member == "IndicesTensor" else y[1]
+        if index_sizes != expected:
+            raise ModelError(f"{where}: {index_member} Sizes {list(index_sizes)} must equal {list(expected)}")
+    wanted_inputs = 2 if row.kind is PoolKind.UNPOOL else 1
+    wanted_outputs = 2 if index_member == "OutputIndicesTensor" and index_type else 1
+    if len(inputs) != wanted_inputs or len(outputs) != wanted_outputs:
+        raise ModelError(
+            f"{where}: {op_type} with this desc takes {wanted_inputs} input(s) and {wanted_outputs} output(s), "
+            f"the operator lists {len(inputs)} and {len(outputs)}"
+        )
+    if "DimensionCount" in row.members:
+        count = desc["DimensionCount"]
+        expected_count = len(x[1]) if row.kind is None else len(x[1]) - 2
+        if count != expected_count:
+            raise ModelError(f"{where}: DimensionCount {count!r} must be {expected_count} for {len(x[1])}-D tensors")
+        for member in row.members:
+            if member in ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations"):
+                _uints(desc[member], count, member, where)
+    return Operator(str(name), row, tuple(inputs), tuple(outputs), desc, x[0], x[1], y[1], index_type)
+
+
+def _tensor(desc: Mapping[str, object], member: str, where: str) -> tuple[str, tuple[int, ...]]:
+    value = desc.get(member)
+    if not isinstance(value, dict) or "DataType" not in value or "Sizes" not in value:
+        raise ModelError(f"{where}: {member} must be an object with DataType and Sizes")
+    sizes = value["Sizes"]
+    if not isinstance(sizes, list) or not sizes or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in sizes):
+        raise ModelError(f"{where}: {member}.Sizes must be a list of integers >= 1, got {sizes!r}")
+    return numpy_type(value["DataType"], f"{where}: {member}"), tuple(sizes)
+
+
+def _uints(values: object, count: int, member: str, where: str) -> None:
+    if not isinstance(values, list) or len(values) != count or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        raise ModelError(f"{where}: {member} must be {count} unsigned integers, got {values!r}")
+
+
+def struct_name(op_type: str) -> str:
+    """``"DML_OPERATOR_MAX_POOLING1"`` -> ``"DML_MAX_POOLING1_OPERATOR_DESC"``."""
+    return "DML_" + op_type.removeprefix("DML_OPERATOR_") + "_OPERATOR_DESC"
+
+
+def spec_from_operator(op: Operator) -> PoolSpec:
+    """The PoolSpec a pooling or unpooling operator computes on its desc's own (4-D/5-D) sizes.
+
+    The rounding is read from OutputTensor's sizes (``shape.rounding_for``); sizes that no rounding
+    gives are refused, as is IncludePadding=TRUE where a window overhangs EndPadding (DirectML
+    does not document that divisor).
+    """
+    where = f"operator '{op.name}'"
+    desc = op.desc
+    if op.row.kind is PoolKind.UNPOOL:
+        windows = [shape.unpool_window_for(n, out) for n, out in zip(op.input_sizes[2:], op.output_sizes[2:])]
+        kernel, strides, pads_end = (tuple(w[i] for w in windows) for i in range(3))
+        if op.input_sizes[:2] != op.output_sizes[:2]:
+            raise ModelError(f"{where}: InputTensor and OutputTensor must share N and C ({list(op.input_sizes)} vs {list(op.output_sizes)})")
+        return PoolSpec(PoolKind.UNPOOL, kernel, strides, pads_end=pads_end, dtype=op.dtype, name=op.name)
+    if op.row.kind is None:
+        raise ModelError(f"{where}: {op.row.op_type} is not a pooling operator")
+    include = bool(desc.get("IncludePadding", False))
+    indices = Indices(dtype=_INDEX_DTYPE[op.index_type]) if op.index_type else None
+    base = PoolSpec(
+        op.row.kind,
+        kernel=tuple(desc["WindowSize"]),
+        strides=tuple(desc["Strides"]),
+        dilations=tuple(desc.get("Dilations") or ()),
+        pads_begin=tuple(desc["StartPadding"]),
+        pads_end=tuple(desc["EndPadding"]),
+        divisor=Divisor.INCLUDE_PAD if include else Divisor.EXCLUDE_PAD,
+        indices=indices,
+        dtype=op.dtype,
+        name=op.name,
+    )
+    spatial, out_spatial = op.input_sizes[2:], op.output_sizes[2:]
+    if op.input_sizes[:2] != op.output_sizes[:2]:
+        raise ModelError(f"{where}: InputTensor and OutputTensor must share N and C ({list(op.input_sizes)} vs {list(op.output_sizes)})")
+    rounding = shape.rounding_for(base, spatial, out_spatial)
+    if rounding is not None:
+        spec = base.with_(rounding=rounding)
+    else:
+        spec = _floor_with_end_pads(base, spatial, out_spatial, where)
+    if shape.empty_windows(spec, spatial):
+        raise UnsupportedError(f"{where}: a window lies wholly in padding; DirectML's result for it is undocumented")
+    if include and tuple(shape.floor_end_pads(spec, spatial)) != spec.pads_end:
+        raise UnsupportedError(
+            f"{where}: IncludePadding=TRUE with a window overhanging EndPadding has an undocumented "
+            "divisor in DirectML; write DML_OPERATOR_PADDING then IncludePadding=FALSE instead"
+        )
+    return spec
+
+
+_INDEX_DTYPE = {dml: onnx for onnx, dml in INDEX_TYPES.items()}
+
+
+def _floor_with_end_pads(base: PoolSpec, spatial, out_spatial, where: str) -> PoolSpec:
+    """Window counts that differ in rounding per axis (a PADDING decomposition moves the drop
+    rule's threshold): FLOOR with end pads reaching each last window is the same computation for
+    a max or an exclude-pad average, which never read or count pads."""
+    refusal = UnsupportedError(
+        f"{where}: OutputTensor spatial sizes {list(out_spatial)} match neither floor nor ceil rounding "
+        f"of this window on {list(spatial)}"
+    )
+    if base.divisor is not Divisor.EXCLUDE_PAD:
+        raise refusal
+    try:
+        spec = base.with_(pads_end=shape.floor_end_pads(base, spatial, out_spatial))
+        if tuple(shape.output_spatial(spec, spatial)) == tuple(out_spatial):
+            return spec
+    except SpecError:
+        pass
+    raise refusal
+
+
+def padding_of(op: Operator) -> tuple[tuple[int, ...], tuple[int, ...], float]:
+    """(start pads, end pads, value) of a DML_OPERATOR_PADDING; only constant padding is taken."""
+    where = f"operator '{op.name}'"
+    desc = op.desc
+    if desc["PaddingMode"] != "DML_PADDING_MODE_CONSTANT":
+        raise UnsupportedError(f"{where}: PaddingMode {desc['PaddingMode']!r}: only DML_PADDING_MODE_CONSTANT is handled")
+    value = desc["PaddingValue"]
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ModelError(f"{where}: PaddingValue must be a number, got {value!r}")
+    begin, end = tuple(desc["StartPadding"]), tuple(desc["EndPadding"])
+    if shape.padded_shape(op.input_sizes, begin, end) != op.output_sizes:
+        raise ModelError(f"{where}: OutputTensor Sizes {list(op.output_sizes)} are not InputTensor's padded by {list(begin)}/{list(end)}")
+    return begin, end, float(value)
+
+
+def new_document(operators: list[dict], tensors: Mapping[str, dict], skipped: list[dict]) -> dict:
+    """The JSON document: operators in execution order, ``tensors`` the logical (source graph)
+    DataType and Sizes of every tensor the operators read or write, ``skipped`` the source nodes
+    that are not pooling (``{"name", "op_type"}``)."""
+    return {"format": FORMAT, "version": FORMAT_VERSION, "operators": operators, "tensors": dict(tensors), "skipped": skipped}
+
+
+def dumps(document: Mapping[str, object]) -> bytes:
+    """JSON with two-space indents; number lists and objects of plain values stay on one line."""
+    return (_dump(document, 0) + "\n").encode()
+
+
+def _dump(value: object, depth: int) -> str:
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    flat = isinstance(value, dict) and all(not isinstance(v, (dict, list)) or _scalars(v) for v in value.values())
+    if isinstance(value, dict) and value and not flat:
+        items = ",\n".join(f"{inner}{json.dumps(k)}: {_dump(v, depth + 1)}" for k, v in value.items())
+        return "{\n" + items + "\n" + pad + "}"
+    if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+        return "[\n" + ",\n".join(inner + _dump(v, depth + 1) for v in value) + "\n" + pad + "]"
+    return json.dumps(value)
+
+
+def _scalars(value: object) -> bool:
+    return isinstance(value, list) and not any(isinstance(v, (dict, list)) for v in value)
+
+
+def loads(data: bytes, source: str) -> dict:
+    """Parse and check the top level of a DirectML document; per-operator checks are
+    ``check_operator``'s."""
+    from ovpool.errors import InputFileError
+
+    try:
+        document = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputFileError(f"{source}: not a JSON file ({exc})") from exc
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise InputFileError(f"{source}: not an ovpool DirectML document (expected \"format\": \"{FORMAT}\")")
+    if document.get("version") != FORMAT_VERSION:
+        raise InputFileError(f"{source}: DirectML document version {document.get('version')!r} is not {FORMAT_VERSION}")
+    if not isinstance(document.get("operators"), list) or not document["operators"]:
+        raise ModelError(f"{source}: 'operators' must be a non-empty list")
+    if not isinstance(document.get("tensors", {}), dict):
+        raise ModelError(f"{source}: 'tensors' must be an object of tensor name -> {{DataType, Sizes}}")
+    return document

@@ -1,0 +1,154 @@
+"""ONNX models and OpenVINO IR -> DirectML operator graphs (JSON, or C++ with ``.h``).
+
+Every pooling node becomes one DirectML operator (two for an include-pad average with a ceil
+overhang: PADDING then the average), in graph order, named after the node; every other node is
+listed under ``skipped`` and on stderr. DirectML tensor descs need static sizes and data types: a
+pooling input without them is refused naming the node. Pooling output sizes come from the shape
+engine, never from ONNX shape inference.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import ModelProto, numpy_helper
+
+from ovpool import dml_adapter, dtypes, onnx_adapter
+from ovpool.errors import UnsupportedError
+from ovpool.onnx_model import default_opset, load
+from ovpool.spec import PoolKind
+
+Shape = tuple[int | None, ...]
+
+
+def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None = None) -> dict:
+    """The DirectML document of an ONNX model's pooling nodes (``feature_level`` caps the
+    operators' levels, e.g. "4.0")."""
+    cap = dml_adapter.parse_feature_level(feature_level)
+    proto = load(model)
+    opset = default_opset(proto)
+    known = _tensor_types(proto)
+    constants = _constants(proto)
+    operators: list[dict] = []
+    tensors: dict[str, dict] = {}
+    skipped: list[dict] = []
+    taken = set(known) | {o for n in proto.graph.node for o in n.output}
+    for node in proto.graph.node:
+        if not onnx_adapter.is_pool_node(node):
+            skipped.append({"name": node.name or (node.output[0] if node.output else ""), "op_type": node.op_type})
+            continue
+        dtype, input_shape = known.get(node.input[0], (None, None))
+        spec = onnx_adapter.spec_from_node(node, opset, dtype)
+        where = f"node '{spec.name}' ({node.op_type})"
+        if input_shape is None:
+            raise UnsupportedError(f"{where}: the shape of input '{node.input[0]}' is unknown; DirectML tensor descs need sizes")
+        index_dtype, output_shape = None, None
+        if spec.kind is PoolKind.UNPOOL:
+            index_dtype = known.get(node.input[1], ("int64", None))[0]
+            output_shape = _unpool_output_shape(node, constants, where)
+        lowered = dml_adapter.operators_from_spec(
+            spec, input_shape, list(node.input), [o for o in node.output if o], cap=cap,
+            index_dtype=index_dtype, output_shape=output_shape, pad_tensor=_unique(f"{spec.name}/pad", taken),
+        )
+        operators.extend(lowered.operators)
+        tensors.update(lowered.tensors)
+        for name, desc in lowered.tensors.items():
+            known[name] = (dml_adapter.numpy_type(desc["DataType"], name), tuple(desc["Sizes"]))
+    if not operators:
+        raise UnsupportedError(f"model '{proto.graph.name}' has no pooling node to convert to DirectML")
+    return dml_adapter.new_document(operators, tensors, skipped)
+
+
+def onnx_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **_options: object) -> dict[str, bytes]:
+    """Route ("onnx", "dml"): the document as ``.json``, or as C++ when ``out_suffix`` is ``.h``."""
+    return render(document_from_onnx(src, feature_level), out_suffix, src.name)
+
+
+def ir_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **_options: object) -> dict[str, bytes]:
+    """Route ("ir", "dml"): OpenVINO IR pooling layers, read by ``ir_adapter``."""
+    from ovpool import ir_adapter
+
+    cap = dml_adapter.parse_feature_level(feature_level)
+    operators: list[dict] = []
+    tensors: dict[str, dict] = {}
+    skipped: list[dict] = []
+    for layer in ir_adapter.read_layers(src):
+        if layer.spec is None:
+            skipped.append({"name": layer.name, "op_type": layer.type})
+            continue
+        lowered = dml_adapter.operators_from_spec(
+            layer.spec, layer.input_shape, layer.inputs, layer.outputs, cap=cap,
+            index_dtype=layer.index_dtype, output_shape=layer.output_shape,
+        )
+        operators.extend(lowered.operators)
+        tensors.update(lowered.tensors)
+    if not operators:
+        raise UnsupportedError(f"{src}: no pooling layer to convert to DirectML")
+    return render(dml_adapter.new_document(operators, tensors, skipped), out_suffix, src.name)
+
+
+def render(document: Mapping[str, object], out_suffix: str, source_name: str) -> dict[str, bytes]:
+    """``{".json": ...}`` or ``{".h": ...}``; the skipped nodes are also reported on stderr."""
+    skipped = document.get("skipped") or []
+    if skipped:
+        names = ", ".join(f"{s['op_type']} '{s['name']}'" for s in skipped)
+        print(f"{source_name}: skipped {len(skipped)} non-pooling node(s): {names}", file=sys.stderr)
+    if out_suffix == ".h":
+        from ovpool import dml_cpp
+
+        return {".h": dml_cpp.render(document, source_name).encode()}
+    return {".json": dml_adapter.dumps(document)}
+
+
+def _tensor_types(proto: ModelProto) -> dict[str, tuple[str | None, Shape | None]]:
+    """Data type and shape of every tensor ONNX shape inference knows (dims without a value are
+    None); pooling outputs are replaced by the shape engine's as nodes are lowered."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False)
+    except Exception:  # inference is a help here, not a requirement: unknown shapes are refused later
+        inferred = proto
+    known: dict[str, tuple[str | None, Shape | None]] = {}
+    graph = inferred.graph
+    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
+        tensor_type = info.type.tensor_type
+        if not info.type.HasField("tensor_type"):
+            continue
+        dtype = dtypes.from_onnx(tensor_type.elem_type) if tensor_type.elem_type else None
+        dims = None
+        if tensor_type.HasField("shape"):
+            dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim)
+        known[info.name] = (dtype, dims)
+    for init in graph.initializer:
+        known[init.name] = (dtypes.from_onnx(init.data_type), tuple(init.dims))
+    return known
+
+
+def _constants(proto: ModelProto) -> dict[str, np.ndarray]:
+    values = {init.name: numpy_helper.to_array(init) for init in proto.graph.initializer}
+    for node in proto.graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            for attr in node.attribute:
+                if attr.name == "value":
+                    values[node.output[0]] = numpy_helper.to_array(attr.t)
+    return values
+
+
+def _unpool_output_shape(node, constants: Mapping[str, np.ndarray], where: str) -> tuple[int, ...] | None:
+    """MaxUnpool's ``output_shape`` input when given: it must be a constant for DirectML."""
+    if len(node.input) < 3 or not node.input[2]:
+        return None
+    if node.input[2] not in constants:
+        raise UnsupportedError(f"{where}: output_shape '{node.input[2]}' is computed at run time; DirectML needs it constant")
+    return tuple(int(v) for v in constants[node.input[2]].reshape(-1))
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, n = name, 1
+    while candidate in taken:
+        candidate, n = f"{name}_{n}", n + 1
+    taken.add(candidate)
+    return candidate

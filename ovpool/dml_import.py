@@ -1,0 +1,154 @@
+"""DirectML operator graphs (ovpool JSON) -> ONNX models (and OpenVINO IR through the IR emitter).
+
+The graph is rebuilt from the operators' ``inputs``/``outputs`` names: a tensor read before any
+operator writes it is a graph input, one written and never read afterwards a graph output; their
+data types and shapes are the document's ``tensors`` entries (the source graph's), else the descs'.
+Each pooling operator becomes one ONNX node (``dml_adapter.spec_from_operator``; a 4-D desc over
+a 3-D tensor is the 1-D pool it legalised, ``shape.drop_unit_axis``), PADDING becomes ``Pad``.
+DirectML's unsigned index tensors (UINT64/UINT32) become ONNX's int64 through a ``Cast`` unless
+the document says the source tensor was int64 (same bits: indices are never negative).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import ModelProto, TensorProto, helper, numpy_helper
+
+from ovpool import dml_adapter, dtypes, onnx_adapter, shape
+from ovpool.dml_adapter import Operator
+from ovpool.errors import InputFileError, ModelError
+from ovpool.spec import Indices, PoolKind
+
+IMPORT_OPSET = 22
+
+
+def read_document(src: str | Path) -> dict:
+    path = Path(src)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot be read ({exc.strerror})") from exc
+    return dml_adapter.loads(data, str(path))
+
+
+def model_from_document(document: Mapping[str, object], name: str = "dml") -> ModelProto:
+    """An ONNX model (default opset ``IMPORT_OPSET``) computing the document's operators."""
+    operators = [dml_adapter.check_operator(op, i) for i, op in enumerate(document["operators"])]
+    logical = _logical_tensors(document.get("tensors") or {})
+    nodes: list[onnx.NodeProto] = []
+    initializers: list[TensorProto] = []
+    types: dict[str, tuple[str, tuple[int, ...] | None]] = {}
+    read_first: list[str] = []
+    written: list[str] = []
+    for op in operators:
+        unit = _unit_axis(op, logical)
+        for position, tensor in enumerate(op.inputs):
+            if tensor not in written and tensor not in read_first:
+                read_first.append(tensor)
+                desc_type = op.index_type if position == 1 else op.dtype
+                types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.input_sizes)
+        out_types = [logical.get(t) or ((op.index_type if i else op.dtype), None if unit else op.output_sizes) for i, t in enumerate(op.outputs)]
+        types.update(zip(op.outputs, out_types))
+        written.extend(op.outputs)
+        if op.row.kind is None:
+            nodes_, inits = _pad_node(op, unit)
+        else:
+            nodes_, inits = _pool_nodes(op, unit, types)
+        nodes.extend(nodes_)
+        initializers.extend(inits)
+    consumed_later = {t for op in operators for t in op.inputs}
+    outputs = [t for t in dict.fromkeys(written) if t not in consumed_later]
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [_value_info(t, types[t]) for t in read_first],
+        [_value_info(t, types[t]) for t in outputs],
+        initializer=initializers,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", IMPORT_OPSET)], producer_name="ovpool")
+    model.ir_version = 10
+    onnx.checker.check_model(model)
+    return model
+
+
+def dml_to_onnx(src: Path, out_suffix: str, **_options: object) -> dict[str, bytes]:
+    """Route ("dml", "onnx")."""
+    return {".onnx": model_from_document(read_document(src), Path(src).stem).SerializeToString()}
+
+
+def _logical_tensors(tensors: Mapping[str, object]) -> dict[str, tuple[str, tuple[int, ...]]]:
+    logical = {}
+    for name, value in tensors.items():
+        where = f"tensors['{name}']"
+        if not isinstance(value, dict) or not isinstance(value.get("Sizes"), list):
+            raise ModelError(f"{where}: expected an object with DataType and Sizes")
+        sizes = value["Sizes"]
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in sizes):
+            raise ModelError(f"{where}: Sizes must be integers >= 1, got {sizes!r}")
+        logical[name] = (dml_adapter.numpy_type(value.get("DataType"), where), tuple(sizes))
+    return logical
+
+
+def _unit_axis(op: Operator, logical: Mapping[str, tuple[str, tuple[int, ...]]]) -> bool:
+    """Whether the operator's descs are the unit-axis form of 1-D tensors: its input is a
+    ``tensors`` entry of one rank less whose elements the 4-D desc views unchanged."""
+    entry = logical.get(op.inputs[0])
+    if entry is None:
+        return False
+    sizes = entry[1]
+    if sizes == op.input_sizes:
+        return False
+    if shape.unit_axis_shape(sizes) == op.input_sizes:
+        return True
+    raise ModelError(
+        f"operator '{op.name}': InputTensor Sizes {list(op.input_sizes)} do not view tensor "
+        f"'{op.inputs[0]}' of Sizes {list(sizes)}"
+    )
+
+
+def _pad_node(op: Operator, unit: bool) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
+    begin, end, value = dml_adapter.padding_of(op)
+    if unit:
+        if begin[2] or end[2]:
+            raise ModelError(f"operator '{op.name}': pads the unit axis of a 1-D tensor")
+        begin, end = begin[:2] + begin[3:], end[:2] + end[3:]
+    pads = numpy_helper.from_array(np.array(begin + end, dtype=np.int64), f"{op.name}/pads")
+    inits = [pads]
+    inputs = [op.inputs[0], pads.name]
+    if value != 0.0:
+        constant = numpy_helper.from_array(np.array(value, dtype=dtypes.np_dtype(op.dtype)), f"{op.name}/value")
+        inits.append(constant)
+        inputs.append(constant.name)
+    return [helper.make_node("Pad", inputs, [op.outputs[0]], name=op.name, mode="constant")], inits
+
+
+def _pool_nodes(op: Operator, unit: bool, types: Mapping[str, tuple[str, object]]) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
+    spec = dml_adapter.spec_from_operator(op)
+    if unit:
+        spec = shape.drop_unit_axis(spec)
+    nodes: list[onnx.NodeProto] = []
+    inputs, outputs = list(op.inputs), list(op.outputs)
+    if spec.kind is PoolKind.UNPOOL and types[inputs[1]][0] != "int64":
+        cast = f"{op.name}/indices_int64"
+        nodes.append(helper.make_node("Cast", [inputs[1]], [cast], name=cast, to=TensorProto.INT64))
+        inputs[1] = cast
+    cast_after = None
+    if spec.indices is not None:
+        target = types[outputs[1]][0]
+        spec = spec.with_(indices=Indices())
+        if target != "int64":
+            cast_after = (f"{op.name}/indices_int64", outputs[1], target)
+            outputs[1] = cast_after[0]
+    nodes.append(onnx_adapter.node_from_spec(spec, IMPORT_OPSET, inputs, outputs))
+    if cast_after:
+        nodes.append(helper.make_node("Cast", [cast_after[0]], [cast_after[1]], name=f"{op.name}/indices", to=dtypes.to_onnx(cast_after[2])))
+    return nodes, []
+
+
+def _value_info(name: str, info: tuple[str, tuple[int, ...] | None]) -> onnx.ValueInfoProto:
+    dtype, sizes = info
+    return helper.make_tensor_value_info(name, dtypes.to_onnx(dtype), list(sizes) if sizes is not None else None)

@@ -1,0 +1,134 @@
+"""A naive numpy emulator of DirectML's pooling operators, driven only by descriptor fields.
+
+Written from the DirectML operator pages, independently of ovpool (it imports nothing from it):
+- a window's cell ``j`` on axis ``a`` of output ``i`` is input ``i*Strides[a] - StartPadding[a]
+  + j*Dilations[a]``; how many outputs there are is OutputTensor's Sizes, nothing else;
+- average: the sum of the cells inside the input over a divisor that counts the window's cells
+  inside the input (IncludePadding=FALSE) or inside ``[-StartPadding, In + EndPadding)`` (TRUE);
+- max: the largest cell inside the input; the first one met in row-major window order wins a tie;
+  OutputIndicesTensor holds its flat index over the whole (contiguous) input tensor;
+- MAX_UNPOOLING: zeros of OutputTensor's Sizes, ``out.flat[index] = value``;
+- PADDING: constant padding on every axis.
+Tensors are flat buffers: a desc's Sizes say how an operator views one, so a 1x3x8 graph tensor
+is the same buffer as a 1x3x1x8 desc. Slow by design: tiny tensors only.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+_NUMPY = {
+    "DML_TENSOR_DATA_TYPE_FLOAT32": np.float32,
+    "DML_TENSOR_DATA_TYPE_FLOAT16": np.float16,
+    "DML_TENSOR_DATA_TYPE_UINT32": np.uint32,
+    "DML_TENSOR_DATA_TYPE_UINT64": np.uint64,
+    "DML_TENSOR_DATA_TYPE_INT64": np.int64,
+    "DML_TENSOR_DATA_TYPE_INT32": np.int32,
+    "DML_TENSOR_DATA_TYPE_INT8": np.int8,
+    "DML_TENSOR_DATA_TYPE_UINT8": np.uint8,
+}
+
+
+def run(document: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run every operator in order on flat buffers; returns every tensor written, shaped as the
+    document's ``tensors`` entry (the source graph's shape) or else as the writing desc says."""
+    buffers = {name: np.asarray(value).ravel() for name, value in inputs.items()}
+    written: dict[str, tuple] = {}
+    for op in document["operators"]:
+        desc = op["desc"]
+        args = [_view(buffers[name], desc[member]) for name, member in zip(op["inputs"], _INPUT_MEMBERS[op["type"]])]
+        results = _RUN[op["type"]](desc, *args)
+        for name, member, value in zip(op["outputs"], ("OutputTensor", "OutputIndicesTensor"), results):
+            typed = value.astype(_NUMPY[desc[member]["DataType"]])
+            buffers[name] = typed.ravel()
+            written[name] = tuple(desc[member]["Sizes"])
+    logical = document.get("tensors", {})
+    return {
+        name: buffers[name].reshape(logical[name]["Sizes"] if name in logical else sizes)
+        for name, sizes in written.items()
+    }
+
+
+def _view(buffer: np.ndarray, tensor: dict) -> np.ndarray:
+    sizes = tuple(tensor["Sizes"])
+    assert buffer.size == int(np.prod(sizes)), (buffer.size, sizes)
+    return buffer.reshape(sizes)
+
+
+def _windows(desc: dict, in_sizes, out_sizes):
+    """Yield (n, c, output position, list of in-tensor-or-None cells with their padded flag)."""
+    count = desc["DimensionCount"]
+    dilations = desc.get("Dilations") or [1] * count
+    for n, c in itertools.product(range(out_sizes[0]), range(out_sizes[1])):
+        for pos in itertools.product(*[range(v) for v in out_sizes[2:]]):
+            cells = []
+            for tap in itertools.product(*[range(k) for k in desc["WindowSize"]]):
+                coords = [
+                    pos[a] * desc["Strides"][a] - desc["StartPadding"][a] + tap[a] * dilations[a] for a in range(count)
+                ]
+                inside = all(0 <= coords[a] < in_sizes[2 + a] for a in range(count))
+                in_pads = all(
+                    -desc["StartPadding"][a] <= coords[a] < in_sizes[2 + a] + desc["EndPadding"][a] for a in range(count)
+                )
+                cells.append((tuple(coords) if inside else None, in_pads))
+            yield n, c, pos, cells
+
+
+def _average(desc: dict, x: np.ndarray):
+    out_sizes = desc["OutputTensor"]["Sizes"]
+    y = np.zeros(out_sizes, dtype=np.float64)
+    for n, c, pos, cells in _windows(desc, x.shape, out_sizes):
+        total = sum(float(x[(n, c) + coords]) for coords, _ in cells if coords is not None)
+        if desc["IncludePadding"]:
+            divisor = sum(1 for _, in_pads in cells if in_pads)
+        else:
+            divisor = sum(1 for coords, _ in cells if coords is not None)
+        y[(n, c) + pos] = total / divisor
+    return (y,)
+
+
+def _max(desc: dict, x: np.ndarray):
+    out_sizes = desc["OutputTensor"]["Sizes"]
+    y = np.zeros(out_sizes, dtype=np.float64)
+    idx = np.zeros(out_sizes, dtype=np.int64)
+    strides = [int(np.prod(x.shape[a + 1:])) for a in range(x.ndim)]
+    for n, c, pos, cells in _windows(desc, x.shape, out_sizes):
+        best, best_at = None, None
+        for coords, _ in cells:
+            if coords is None:
+                continue
+            value = float(x[(n, c) + coords])
+            if best is None or value > best:
+                best, best_at = value, (n, c) + coords
+        y[(n, c) + pos] = best
+        idx[(n, c) + pos] = sum(i * s for i, s in zip(best_at, strides))
+    return (y, idx) if desc.get("OutputIndicesTensor") else (y,)
+
+
+def _unpool(desc: dict, x: np.ndarray, indices: np.ndarray):
+    out = np.zeros(int(np.prod(desc["OutputTensor"]["Sizes"])), dtype=x.dtype)
+    for value, where in zip(x.ravel(), indices.ravel()):
+        out[int(where)] = value
+    return (out.reshape(desc["OutputTensor"]["Sizes"]),)
+
+
+def _padding(desc: dict, x: np.ndarray):
+    assert desc["PaddingMode"] == "DML_PADDING_MODE_CONSTANT"
+    out = np.full(desc["OutputTensor"]["Sizes"], desc["PaddingValue"], dtype=x.dtype)
+    region = tuple(slice(b, b + size) for b, size in zip(desc["StartPadding"], x.shape))
+    out[region] = x
+    return (out,)
+
+
+_RUN = {
+    "DML_OPERATOR_AVERAGE_POOLING": _average,
+    "DML_OPERATOR_AVERAGE_POOLING1": _average,
+    "DML_OPERATOR_MAX_POOLING": _max,
+    "DML_OPERATOR_MAX_POOLING1": _max,
+    "DML_OPERATOR_MAX_POOLING2": _max,
+    "DML_OPERATOR_MAX_UNPOOLING": _unpool,
+    "DML_OPERATOR_PADDING": _padding,
+}
+_INPUT_MEMBERS = {op: ("InputTensor",) for op in _RUN} | {"DML_OPERATOR_MAX_UNPOOLING": ("InputTensor", "IndicesTensor")}
