@@ -167,8 +167,7 @@ class OpenVINOSession:
             TensorDecl(_port_name(p, preferred), _ov_dtype(p.get_element_type()), _ov_shape(p.get_partial_shape()))
             for p in self.compiled.inputs
         )
-        self._outputs = tuple(self.compiled.outputs)
-        self.output_names = tuple(_port_name(p, preferred) for p in self._outputs)
+        self.output_names = tuple(_port_name(p, preferred) for p in self.compiled.outputs)
 
     @property
     def loaded_from_cache(self) -> bool:
@@ -178,8 +177,8 @@ class OpenVINOSession:
             return False
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        results = self.request.infer(inputs)
-        return {name: results[port] for name, port in zip(self.output_names, self._outputs)}
+        # to_tuple() is in compiled-output order; indexing the OVDict by port costs ~5 us per output
+        return dict(zip(self.output_names, self.request.infer(inputs).to_tuple()))
 
 
 def open_session(
