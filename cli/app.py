@@ -13,7 +13,7 @@ import typer
 
 import ovpool
 
-COMMAND_MODULES = ("convert", "run", "devices", "bench", "transform", "validate")
+COMMAND_MODULES = ("convert", "run", "devices", "bench", "transform", "validate", "explain")
 
 app = typer.Typer(
     name="ovpool",

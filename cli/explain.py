@@ -1,0 +1,73 @@
+"""``ovpool explain``: a pooling spec (from flags, an ONNX node or an IR layer) on an input shape:
+the output-size derivation per axis and a picture of the windows; ``--svg FILE`` writes it as SVG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def _ints(text: str | None, flag: str) -> tuple[int, ...]:
+    if not text:
+        return ()
+    try:
+        return tuple(int(v) for v in text.replace(" ", "").split(","))
+    except ValueError:
+        raise typer.BadParameter(f"{flag} {text}: expected comma-separated integers") from None
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def explain(
+        input_shape: str | None = typer.Option(None, "--input-shape", help="N,C,spatial... or only the spatial dims, e.g. 1,1,7,7 or 7,7."),
+        op: str = typer.Option("avg", "--op", help="avg or max (flags mode)."),
+        kernel: str | None = typer.Option(None, "--kernel", help="Kernel per spatial axis, e.g. 3,3."),
+        strides: str | None = typer.Option(None, "--strides", help="Strides, e.g. 2,2 (default 1)."),
+        pads: str | None = typer.Option(None, "--pads", help="ONNX order: begins then ends, e.g. 1,1,1,1."),
+        dilations: str | None = typer.Option(None, "--dilations", help="Dilations (default 1)."),
+        auto_pad: str = typer.Option("NOTSET", "--auto-pad", help="NOTSET, SAME_UPPER, SAME_LOWER or VALID."),
+        ceil: bool = typer.Option(False, "--ceil", help="ONNX ceil_mode=1 (round up with the drop rule)."),
+        rounding: str | None = typer.Option(None, "--rounding", help="floor, ceil (drop rule) or ceil_no_drop (OpenVINO ceil)."),
+        count_include_pad: bool = typer.Option(False, "--count-include-pad", help="ONNX count_include_pad=1."),
+        divisor: str | None = typer.Option(None, "--divisor", help="exclude_pad, include_pad or full_kernel_if_padded."),
+        onnx_model: Path | None = typer.Option(None, "--onnx", help="Take the spec from this ONNX model (with --node)."),
+        node: str | None = typer.Option(None, "--node", help="ONNX node name."),
+        ir_model: Path | None = typer.Option(None, "--ir", help="Take the spec from this IR .xml (with --layer)."),
+        layer: str | None = typer.Option(None, "--layer", help="IR layer name or id."),
+        svg: Path | None = typer.Option(None, "--svg", help="Also write the picture as SVG to FILE."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing --svg file."),
+    ) -> None:
+        """Explain a pooling: output size per axis, windows over the padded input, divisors."""
+        from ovpool.explain import explain as build, input_shape_for, render_svg, render_text
+        from ovpool.explain_sources import spec_from_flags, spec_from_ir, spec_from_onnx
+        from ovpool.files import write_atomic
+
+        shape_dims = _ints(input_shape, "--input-shape")
+        if onnx_model is not None:
+            if not node:
+                raise typer.BadParameter("--onnx needs --node NAME")
+            spec, found_shape = spec_from_onnx(onnx_model, node)
+        elif ir_model is not None:
+            if not layer:
+                raise typer.BadParameter("--ir needs --layer NAME|ID")
+            spec, found_shape = spec_from_ir(ir_model, layer)
+        else:
+            if not kernel:
+                raise typer.BadParameter("give --kernel (or --onnx/--ir)")
+            spec = spec_from_flags(
+                op, _ints(kernel, "--kernel"), _ints(strides, "--strides"), _ints(pads, "--pads"), _ints(dilations, "--dilations"),
+                auto_pad, rounding or ("ceil" if ceil else "floor"), divisor or ("include_pad" if count_include_pad else "exclude_pad"),
+            )
+            found_shape = None
+        if shape_dims:
+            dims = input_shape_for(spec, shape_dims)
+        elif found_shape is not None:
+            dims = found_shape
+        else:
+            raise typer.BadParameter("give --input-shape (the model does not say a static input shape)")
+        result = build(spec, dims)
+        typer.echo(render_text(result), nl=False)
+        if svg is not None:
+            write_atomic({svg: render_svg(result).encode()}, force=force)
+            typer.echo(f"wrote {svg}")
