@@ -121,29 +121,25 @@ def compile_config(precision: str, cache: bool) -> dict[str, str]:
 
 
 class NumpySession:
-    """The exact numpy executor: whole ONNX models, or IR models made of pooling layers."""
+    """The exact numpy executor: whole ONNX models (prepared once), or IR models of pooling layers."""
 
     device = devices.NUMPY
 
     def __init__(self, model: Model) -> None:
-        self.model = model
         if model.format == "onnx":
+            from ovpool.executor import NumpySession as OnnxSession
+
             self.inputs = onnx_inputs(model.proto)
-            self._run = self._run_onnx
+            self._run = OnnxSession(model.proto).run
         else:
             from ovpool.ir_executor import IrGraph
 
-            self._graph = IrGraph.read(model.path)
-            self.inputs = self._graph.inputs
-            self._run = self._graph.run
+            graph = IrGraph.read(model.path)
+            self.inputs = graph.inputs
+            self._run = graph.run
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         return self._run(inputs)
-
-    def _run_onnx(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from ovpool.executor import run_onnx
-
-        return run_onnx(self.model.proto, inputs)
 
 
 class OpenVINOSession:
