@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 
 import onnx
-from onnx import ModelProto
+from onnx import GraphProto, ModelProto
 from onnx.external_data_helper import uses_external_data
 
+from ovpool import dtypes
 from ovpool.errors import InputFileError
 
 
@@ -69,3 +70,22 @@ def default_opset(proto: ModelProto) -> int:
         if imp.domain in ("", "ai.onnx"):
             return imp.version
     raise InputFileError(f"model '{proto.graph.name}' imports no default-domain opset")
+
+
+def value_types(graph: GraphProto) -> dict[str, tuple[str | None, tuple[int | None, ...] | None]]:
+    """``{tensor name: (dtype name or None, dims or None)}`` for a graph's inputs, value_info,
+    outputs and initializers (after shape inference, every tensor it could type). A dynamic dim is
+    None: an input ``float[N, 3, 224, 224]`` gives ``("float32", (None, 3, 224, 224))``."""
+    known: dict[str, tuple[str | None, tuple[int | None, ...] | None]] = {}
+    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
+        if not info.type.HasField("tensor_type"):
+            continue
+        tensor_type = info.type.tensor_type
+        dtype = dtypes.from_onnx(tensor_type.elem_type) if tensor_type.elem_type else None
+        dims = None
+        if tensor_type.HasField("shape"):
+            dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim)
+        known[info.name] = (dtype, dims)
+    for init in graph.initializer:
+        known[init.name] = (dtypes.from_onnx(init.data_type), tuple(init.dims))
+    return known

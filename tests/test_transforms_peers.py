@@ -56,29 +56,25 @@ def test_averagepool_1_runs_after_opset_11():
     assert _matches(ort_run(fixed, x)[0], oracle_y(x, "AveragePool", attrs))  # AveragePool-1 excludes pads
 
 
+def assert_ort_matches_oracle_after(passes, case, seed):
+    """onnxruntime on the rewritten model gives the oracle's values (and max indices)."""
+    op, attrs, shape, opset, indices = case
+    model = pool_model(op, attrs, shape, opset, indices=indices)
+    x = integer_input(np.random.default_rng(seed), shape)
+    got = ort_run(ovpool.transform(model, passes), x)
+    want = oracle.pool(x, "max" if op == "MaxPool" else "avg", attrs)
+    want = list(want) if op == "MaxPool" else [want]
+    assert _matches(got[0], want[0])
+    if indices:
+        np.testing.assert_array_equal(got[1], want[1])
+
+
 @given(windowed_cases(ceil=True).filter(lambda c: "dilations" not in c[1]))
 def test_onnxruntime_agrees_with_the_oracle_after_explicit_pads_and_no_ceil(case):
     """Undilated cases (onnxruntime refuses pads >= kernel_shape, which a dilated window allows)."""
-    op, attrs, shape, opset, indices = case
-    model = pool_model(op, attrs, shape, opset, indices=indices)
-    x = integer_input(np.random.default_rng(6), shape)
-    fixed = ovpool.transform(model, ["explicit-pads", "no-ceil"])
-    got = ort_run(fixed, x)
-    want = oracle.pool(x, "max" if op == "MaxPool" else "avg", attrs)
-    if op == "MaxPool":
-        assert _matches(got[0], want[0])
-        if indices:
-            np.testing.assert_array_equal(got[1], want[1])
-    else:
-        assert _matches(got[0], want)
+    assert_ort_matches_oracle_after(["explicit-pads", "no-ceil"], case, 6)
 
 
 @given(windowed_cases(ranks=(1,)).filter(lambda c: "dilations" not in c[1]))
 def test_onnxruntime_runs_dml_legal_1d_lifts_exactly(case):
-    op, attrs, shape, opset, indices = case
-    model = pool_model(op, attrs, shape, opset, indices=indices)
-    x = integer_input(np.random.default_rng(7), shape)
-    fixed = ovpool.transform(model, ["explicit-pads", "dml-legal"])
-    got = ort_run(fixed, x)
-    want = oracle.pool(x, "max" if op == "MaxPool" else "avg", attrs)
-    assert _matches(got[0], want[0] if op == "MaxPool" else want)
+    assert_ort_matches_oracle_after(["explicit-pads", "dml-legal"], case, 7)

@@ -19,7 +19,7 @@ from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool import dtypes, onnx_adapter, shape
 from ovpool.errors import ModelError, UnsupportedError
-from ovpool.onnx_model import default_opset
+from ovpool.onnx_model import default_opset, value_types
 from ovpool.shape import Dim
 from ovpool.spec import PoolKind, PoolSpec
 
@@ -130,20 +130,7 @@ def _infer(model: ModelProto) -> dict[str, TensorType]:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     except (onnx.shape_inference.InferenceError, RuntimeError) as exc:
         raise ModelError(f"model '{model.graph.name}': shape inference failed: {exc}") from exc
-    graph = inferred.graph
-    types: dict[str, TensorType] = {}
-    for tensor in graph.initializer:
-        types[tensor.name] = (dtypes.from_onnx(tensor.data_type), tuple(tensor.dims))
-    for value in list(graph.input) + list(graph.value_info) + list(graph.output):
-        tensor_type = value.type.tensor_type
-        if not value.type.HasField("tensor_type"):
-            continue
-        dtype = dtypes.from_onnx(tensor_type.elem_type) if tensor_type.elem_type else None
-        dims = None
-        if tensor_type.HasField("shape"):
-            dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim)
-        types[value.name] = (dtype, dims)
-    return types
+    return value_types(inferred.graph)
 
 
 def _refuse_nested_pools(graph: GraphProto) -> None:
