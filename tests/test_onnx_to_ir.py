@@ -32,10 +32,28 @@ EXAMPLE = Path(ovpool.__file__).parent / "examples" / "tiny_pool.onnx"
 
 
 def run_ov(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Convert with ovpool and run on OpenVINO CPU at f32: ``{output name: array}``."""
+    """Convert with ovpool and run on OpenVINO CPU at f32: ``{output name: array}``. bfloat16
+    goes in and out as raw bits (OpenVINO's Python arrays would read it as float16)."""
     compiled = ov.Core().compile_model(onnx_to_ov_model(model), "CPU", F32)
-    results = compiled(inputs)
-    return {output.get_any_name(): results[output] for output in compiled.outputs}
+    request = compiled.create_infer_request()
+    request.infer({name: _tensor(value) for name, value in inputs.items()})
+    return {output.get_any_name(): _array(request.get_tensor(output)) for output in compiled.outputs}
+
+
+def _tensor(value: np.ndarray):
+    if value.dtype.name != "bfloat16":
+        return value
+    tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(value.shape)))
+    tensor.data[:] = value.view(tensor.data.dtype)
+    return tensor
+
+
+def _array(tensor) -> np.ndarray:
+    if tensor.get_element_type() == ov.Type.bf16:
+        import ml_dtypes
+
+        return tensor.data.view(ml_dtypes.bfloat16).copy()
+    return tensor.data.copy()
 
 
 def single_op(node, inputs, outputs, opset: int, initializers=()) -> onnx.ModelProto:
