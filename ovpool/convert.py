@@ -23,8 +23,12 @@ DEFAULT_TARGET = {"onnx": "ir", "ir": "onnx", "dml": "onnx"}
 # (source, target) -> "module:function"; each takes (source path, output suffix, **options) and
 # returns {suffix: bytes}, e.g. {".xml": ..., ".bin": ...} for IR.
 ROUTES: dict[tuple[str, str], str] = {
-    ("ir", "onnx"): "ovpool.ir_to_onnx:ir_to_onnx",
+    ("onnx", "dml"): "ovpool.dml_export:onnx_to_dml",
+    ("ir", "dml"): "ovpool.dml_export:ir_to_dml",
+    ("dml", "onnx"): "ovpool.dml_import:dml_to_onnx",
+    ("dml", "ir"): "ovpool.dml_import:dml_to_ir",
     ("onnx", "ir"): "ovpool.onnx_to_ir:onnx_to_ir",
+    ("ir", "onnx"): "ovpool.ir_to_onnx:ir_to_onnx",
 }
 
 Route = Callable[..., Mapping[str, bytes]]

@@ -18,7 +18,7 @@ import onnx
 from onnx import ModelProto, numpy_helper
 
 from ovpool import dml_adapter, dtypes, onnx_adapter
-from ovpool.errors import UnsupportedError
+from ovpool.errors import ModelError, UnsupportedError
 from ovpool.onnx_model import default_opset, load
 from ovpool.spec import PoolKind
 
@@ -68,27 +68,65 @@ def onnx_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **
     return render(document_from_onnx(src, feature_level), out_suffix, src.name)
 
 
-def ir_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **_options: object) -> dict[str, bytes]:
-    """Route ("ir", "dml"): OpenVINO IR pooling layers, read by ``ir_adapter``."""
-    from ovpool import ir_adapter
+def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
+    """The DirectML document of an OpenVINO IR's pooling layers (read with ``ir_adapter``, so
+    ``ceil`` without the drop rule and ``exclude-pad="false"`` keep OpenVINO's meaning). Tensor
+    names are the ports' first ``names`` entry, else the layer's name (``name:port`` for a second
+    output). Layers must be in execution order, as OpenVINO writes them."""
+    from ovpool.ir_adapter import spec_from_layer, template_for
+    from ovpool.ir_read import dim_bounds, read_ir
+    from ovpool.registry import REGISTRY
 
     cap = dml_adapter.parse_feature_level(feature_level)
+    doc = read_ir(Path(src))
+    producers = doc.producers()
+    used = {(e.from_layer, e.from_port) for e in doc.edges}
+    pool_types = set(REGISTRY.op_types("ir"))
+    names: dict[tuple[str, str], str] = {}
     operators: list[dict] = []
     tensors: dict[str, dict] = {}
     skipped: list[dict] = []
-    for layer in ir_adapter.read_layers(src):
-        if layer.spec is None:
+    for layer in doc.layers.values():
+        for port in layer.outputs:
+            names[(layer.id, port.id)] = _ir_tensor_name(layer, port)
+        if layer.type in ("Parameter", "Result", "Const"):
+            continue
+        if layer.type not in pool_types:
             skipped.append({"name": layer.name, "op_type": layer.type})
             continue
+        where = f"layer {layer.id} '{layer.name}' ({layer.type} {layer.version})"
+        edge = producers.get((layer.id, layer.inputs[0].id)) if layer.inputs else None
+        if edge is None or (edge.from_layer, edge.from_port) not in names or not layer.outputs:
+            raise ModelError(f"{doc.path}: {where}: its input is not produced by an earlier layer")
+        bounds = [dim_bounds(d) for d in layer.inputs[0].dims]
+        if any(b is None or b[0] != b[1] for b in bounds):
+            raise UnsupportedError(f"{where}: input dims [{', '.join(layer.inputs[0].dims)}] are not static; DirectML tensor descs need sizes")
+        input_shape = tuple(b[0] for b in bounds)
+        with_indices = len(layer.outputs) > 1 and (layer.id, layer.outputs[1].id) in used
+        template = template_for(layer.type, layer.version, where)
+        spec = spec_from_layer(template, layer.data, len(input_shape), layer.inputs[0].dtype, layer.name, with_indices)
+        outputs = [names[(layer.id, p.id)] for p in layer.outputs[: 2 if with_indices else 1]]
         lowered = dml_adapter.operators_from_spec(
-            layer.spec, layer.input_shape, layer.inputs, layer.outputs, cap=cap,
-            index_dtype=layer.index_dtype, output_shape=layer.output_shape,
+            spec, input_shape, [names[(edge.from_layer, edge.from_port)]], outputs, cap=cap,
+            pad_tensor=_unique(f"{spec.name}/pad", set(names.values())),
         )
         operators.extend(lowered.operators)
         tensors.update(lowered.tensors)
     if not operators:
-        raise UnsupportedError(f"{src}: no pooling layer to convert to DirectML")
-    return render(dml_adapter.new_document(operators, tensors, skipped), out_suffix, src.name)
+        raise UnsupportedError(f"{doc.path}: no pooling layer to convert to DirectML")
+    return dml_adapter.new_document(operators, tensors, skipped)
+
+
+def ir_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **_options: object) -> dict[str, bytes]:
+    """Route ("ir", "dml")."""
+    return render(document_from_ir(src, feature_level), out_suffix, src.name)
+
+
+def _ir_tensor_name(layer, port) -> str:
+    first = next((n.strip() for n in port.names.split(",") if n.strip()), "")
+    if first:
+        return first
+    return layer.name if port is layer.outputs[0] else f"{layer.name}:{port.id}"
 
 
 def render(document: Mapping[str, object], out_suffix: str, source_name: str) -> dict[str, bytes]:

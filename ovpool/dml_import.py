@@ -1,4 +1,4 @@
-"""DirectML operator graphs (ovpool JSON) -> ONNX models (and OpenVINO IR through the IR emitter).
+"""DirectML operator graphs (ovpool JSON) -> ONNX models, and OpenVINO IR through ``ir_emit``.
 
 The graph is rebuilt from the operators' ``inputs``/``outputs`` names: a tensor read before any
 operator writes it is a graph input, one written and never read afterwards a graph output; their
@@ -12,6 +12,7 @@ the document says the source tensor was int64 (same bits: indices are never nega
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,8 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from ovpool import dml_adapter, dtypes, onnx_adapter, shape
 from ovpool.dml_adapter import Operator
-from ovpool.errors import InputFileError, ModelError
-from ovpool.spec import Indices, PoolKind
+from ovpool.errors import InputFileError, ModelError, UnsupportedError
+from ovpool.spec import Indices, PoolKind, PoolSpec
 
 IMPORT_OPSET = 22
 
@@ -35,15 +36,35 @@ def read_document(src: str | Path) -> dict:
     return dml_adapter.loads(data, str(path))
 
 
-def model_from_document(document: Mapping[str, object], name: str = "dml") -> ModelProto:
-    """An ONNX model (default opset ``IMPORT_OPSET``) computing the document's operators."""
+@dataclass(frozen=True)
+class Step:
+    """One operator restated on the graph's own tensors: its PoolSpec (1-D again where the descs
+    carry a unit axis), or for PADDING its (start, end, value)."""
+
+    op: Operator
+    spec: PoolSpec | None
+    padding: tuple[tuple[int, ...], tuple[int, ...], float] | None
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A document as a graph: steps in order, the graph's inputs and outputs, and each tensor's
+    (dtype, sizes or None)."""
+
+    steps: tuple[Step, ...]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    types: dict[str, tuple[str, tuple[int, ...] | None]]
+
+
+def read_graph(document: Mapping[str, object]) -> Graph:
+    """Check every operator and restate it on the graph's tensors."""
     operators = [dml_adapter.check_operator(op, i) for i, op in enumerate(document["operators"])]
     logical = _logical_tensors(document.get("tensors") or {})
-    nodes: list[onnx.NodeProto] = []
-    initializers: list[TensorProto] = []
     types: dict[str, tuple[str, tuple[int, ...] | None]] = {}
     read_first: list[str] = []
     written: list[str] = []
+    steps = []
     for op in operators:
         unit = _unit_axis(op, logical)
         for position, tensor in enumerate(op.inputs):
@@ -51,33 +72,80 @@ def model_from_document(document: Mapping[str, object], name: str = "dml") -> Mo
                 read_first.append(tensor)
                 desc_type = op.index_type if position == 1 else op.dtype
                 types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.input_sizes)
-        out_types = [logical.get(t) or ((op.index_type if i else op.dtype), None if unit else op.output_sizes) for i, t in enumerate(op.outputs)]
-        types.update(zip(op.outputs, out_types))
+        for position, tensor in enumerate(op.outputs):
+            types[tensor] = logical.get(tensor) or ((op.index_type if position else op.dtype), None if unit else op.output_sizes)
         written.extend(op.outputs)
         if op.row.kind is None:
-            nodes_, inits = _pad_node(op, unit)
+            steps.append(Step(op, None, _padding(op, unit)))
         else:
-            nodes_, inits = _pool_nodes(op, unit, types)
-        nodes.extend(nodes_)
+            spec = dml_adapter.spec_from_operator(op)
+            steps.append(Step(op, shape.drop_unit_axis(spec) if unit else spec, None))
+    consumed = {t for op in operators for t in op.inputs}
+    outputs = tuple(t for t in dict.fromkeys(written) if t not in consumed)
+    return Graph(tuple(steps), tuple(read_first), outputs, types)
+
+
+def model_from_document(document: Mapping[str, object], name: str = "dml") -> ModelProto:
+    """An ONNX model (default opset ``IMPORT_OPSET``) computing the document's operators."""
+    graph = read_graph(document)
+    nodes: list[onnx.NodeProto] = []
+    initializers: list[TensorProto] = []
+    for step in graph.steps:
+        if step.padding is not None:
+            new_nodes, inits = _pad_node(step)
+        else:
+            new_nodes, inits = _pool_nodes(step, graph.types)
+        nodes.extend(new_nodes)
         initializers.extend(inits)
-    consumed_later = {t for op in operators for t in op.inputs}
-    outputs = [t for t in dict.fromkeys(written) if t not in consumed_later]
-    graph = helper.make_graph(
+    proto = helper.make_graph(
         nodes,
         name,
-        [_value_info(t, types[t]) for t in read_first],
-        [_value_info(t, types[t]) for t in outputs],
+        [_value_info(t, graph.types[t]) for t in graph.inputs],
+        [_value_info(t, graph.types[t]) for t in graph.outputs],
         initializer=initializers,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", IMPORT_OPSET)], producer_name="ovpool")
+    model = helper.make_model(proto, opset_imports=[helper.make_opsetid("", IMPORT_OPSET)], producer_name="ovpool")
     model.ir_version = 10
     onnx.checker.check_model(model)
     return model
 
 
+def ir_from_document(document: Mapping[str, object], name: str = "dml") -> dict[str, bytes]:
+    """OpenVINO IR v11 (``{".xml", ".bin"}``) computing the document's operators: PADDING as Pad-12,
+    pooling as the oldest AvgPool/MaxPool version that says it. OpenVINO has no MaxUnpool, so
+    MAX_UNPOOLING is refused; MaxPool indices are i64 (i32 for UINT32 descs), the same bits."""
+    from ovpool.ir_emit import IRGraph
+
+    graph = read_graph(document)
+    ir = IRGraph(name)
+    tensors = {}
+    for tensor in graph.inputs:
+        dtype, sizes = graph.types[tensor]
+        if sizes is None:
+            raise ModelError(f"tensor '{tensor}': its Sizes are unknown (no 'tensors' entry); an IR Parameter needs them")
+        tensors[tensor] = ir.parameter(tensor, sizes, dtype)
+    for step in graph.steps:
+        op = step.op
+        if step.padding is not None:
+            begin, end, value = step.padding
+            tensors[op.outputs[0]] = ir.pad(tensors[op.inputs[0]], begin, end, value, name=op.name)
+            continue
+        if step.spec.kind is PoolKind.UNPOOL:
+            raise UnsupportedError(f"operator '{op.name}': OpenVINO IR has no MaxUnpool layer; convert to ONNX instead")
+        tensors.update(zip(op.outputs, ir.pool(step.spec, tensors[op.inputs[0]])))
+    for tensor in graph.outputs:
+        ir.result(tensors[tensor], tensor)
+    return ir.render()
+
+
 def dml_to_onnx(src: Path, out_suffix: str, **_options: object) -> dict[str, bytes]:
     """Route ("dml", "onnx")."""
     return {".onnx": model_from_document(read_document(src), Path(src).stem).SerializeToString()}
+
+
+def dml_to_ir(src: Path, out_suffix: str, **_options: object) -> dict[str, bytes]:
+    """Route ("dml", "ir")."""
+    return ir_from_document(read_document(src), Path(src).stem)
 
 
 def _logical_tensors(tensors: Mapping[str, object]) -> dict[str, tuple[str, tuple[int, ...]]]:
@@ -110,12 +178,18 @@ def _unit_axis(op: Operator, logical: Mapping[str, tuple[str, tuple[int, ...]]])
     )
 
 
-def _pad_node(op: Operator, unit: bool) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
+def _padding(op: Operator, unit: bool) -> tuple[tuple[int, ...], tuple[int, ...], float]:
     begin, end, value = dml_adapter.padding_of(op)
     if unit:
         if begin[2] or end[2]:
             raise ModelError(f"operator '{op.name}': pads the unit axis of a 1-D tensor")
         begin, end = begin[:2] + begin[3:], end[:2] + end[3:]
+    return begin, end, value
+
+
+def _pad_node(step: Step) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
+    op = step.op
+    begin, end, value = step.padding
     pads = numpy_helper.from_array(np.array(begin + end, dtype=np.int64), f"{op.name}/pads")
     inits = [pads]
     inputs = [op.inputs[0], pads.name]
@@ -126,10 +200,8 @@ def _pad_node(op: Operator, unit: bool) -> tuple[list[onnx.NodeProto], list[Tens
     return [helper.make_node("Pad", inputs, [op.outputs[0]], name=op.name, mode="constant")], inits
 
 
-def _pool_nodes(op: Operator, unit: bool, types: Mapping[str, tuple[str, object]]) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
-    spec = dml_adapter.spec_from_operator(op)
-    if unit:
-        spec = shape.drop_unit_axis(spec)
+def _pool_nodes(step: Step, types: Mapping[str, tuple[str, object]]) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
+    op, spec = step.op, step.spec
     nodes: list[onnx.NodeProto] = []
     inputs, outputs = list(op.inputs), list(op.outputs)
     if spec.kind is PoolKind.UNPOOL and types[inputs[1]][0] != "int64":

@@ -74,8 +74,8 @@ def test_one_d_pool_gets_a_unit_axis_and_comes_back_one_d():
     (node,) = back.graph.node
     assert [a.ints for a in node.attribute if a.name == "kernel_shape"] == [[3]]
     x = np.arange(18, dtype=np.float32).reshape(1, 2, 9)
-    want = ovpool.run(m, {"x": x})
-    got = ovpool.run(back, {"x": x})
+    want = ovpool.run(m, {"x": x}, device="numpy")
+    got = ovpool.run(back, {"x": x}, device="numpy")
     np.testing.assert_array_equal(got["y"], want["y"])
     np.testing.assert_array_equal(got["indices"], want["indices"])
 
@@ -145,7 +145,7 @@ def test_cli_round_trip_and_exit_codes(tmp_path):
     back = run_cli("convert", tmp_path / "m.json", "--to", "onnx", "-o", tmp_path / "back.onnx")
     assert back.returncode == 0, back.stderr
     x = np.random.default_rng(0).random((1, 1, 4, 4)).astype(np.float32)
-    want, got = ovpool.run(src, {"x": x}), ovpool.run(tmp_path / "back.onnx", {"x": x})
+    want, got = ovpool.run(src, {"x": x}, device="numpy"), ovpool.run(tmp_path / "back.onnx", {"x": x}, device="numpy")
     np.testing.assert_array_equal(got["indices"], want["indices"])
     broken = tmp_path / "broken.json"
     broken.write_text('{"format": "ovpool-dml", "version": 1, "operators": [{"name": "p", "type": "DML_OPERATOR_MAX_POOLING", "desc": {}}]}')
