@@ -10,7 +10,7 @@ Scan) is refused rather than left behind.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,7 +76,7 @@ def pool_nodes(model: ModelProto) -> list[PoolNode]:
     return pools
 
 
-def pool_labels(model: ModelProto, predicate) -> list[str]:
+def pool_labels(model: ModelProto, predicate: Callable[[PoolNode], bool]) -> list[str]:
     """Names of the pooling nodes for which ``predicate(pool)`` is true (property checks)."""
     return [p.spec.name for p in pool_nodes(model) if predicate(p)]
 
