@@ -18,8 +18,17 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ovpool import devices
-from ovpool.errors import OvpoolError, UnsupportedError
-from ovpool.runtime import DEFAULT_DEVICE, DEFAULT_PRECISION, Model, NumpySession, OpenVINOSession, Session, onnx_inputs
+from ovpool.errors import UnsupportedError
+from ovpool.runtime import (
+    DEFAULT_DEVICE,
+    DEFAULT_PRECISION,
+    DeviceError,
+    Model,
+    NumpySession,
+    Session,
+    onnx_inputs,
+    openvino_session,
+)
 
 BACKENDS = ("openvino", "numpy", "onnxruntime")
 
@@ -90,17 +99,10 @@ def open_backend(backend: str, model: Model, device: str = DEFAULT_DEVICE, preci
         return OnnxRuntimeSession(model)
     if backend != "openvino":
         raise UnsupportedError(f"backend '{backend}': expected one of {', '.join(BACKENDS)}")
-    if devices.openvino() is None:
-        raise UnsupportedError(devices.openvino_status())
-    core = devices.new_core()
-    if not devices.is_present(device, devices.openvino_device_names(core)):
-        raise UnsupportedError(f"device '{device}' is not present (devices available: {devices.describe_available(core)})")
     try:
-        return OpenVINOSession(model, device, precision, cache, core=core)
-    except OvpoolError:
-        raise
-    except Exception as exc:  # OpenVINO's conversion and compile errors
-        raise UnsupportedError(f"device '{device}' cannot compile {model.label}: {exc}") from exc
+        return openvino_session(model, device, precision, cache)
+    except DeviceError as exc:
+        raise DeviceError(f"{exc} (devices available: {devices.describe_available()})") from exc
 
 
 def time_session(

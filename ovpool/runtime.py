@@ -103,10 +103,14 @@ def cache_dir() -> Path:
     return Path(base) / "ovpool" / "openvino"
 
 
-def compile_config(precision: str, cache: bool) -> dict[str, str]:
-    """The ``compile_model`` properties: ``{"INFERENCE_PRECISION_HINT": "f32", "CACHE_DIR": ...}``."""
+def check_precision(precision: str) -> None:
     if precision not in PRECISIONS:
         raise UnsupportedError(f"precision '{precision}': expected one of {', '.join(PRECISIONS)}")
+
+
+def compile_config(precision: str, cache: bool) -> dict[str, str]:
+    """The ``compile_model`` properties: ``{"INFERENCE_PRECISION_HINT": "f32", "CACHE_DIR": ...}``."""
+    check_precision(precision)
     config = {}
     if PRECISIONS[precision] is not None:
         config["INFERENCE_PRECISION_HINT"] = PRECISIONS[precision]
@@ -186,21 +190,43 @@ def open_session(
 ) -> Opened:
     """A session on ``device``, or on numpy with the reason when the device cannot run the model
     (``fallback=False``: ``DeviceError`` instead)."""
-    if precision not in PRECISIONS:
-        raise UnsupportedError(f"precision '{precision}': expected one of {', '.join(PRECISIONS)}")
+    check_precision(precision)
     if device.lower() == devices.NUMPY:
         if precision not in ("f32", "default"):
             raise UnsupportedError(
                 f"precision '{precision}' applies to OpenVINO devices; numpy computes in the model's own types"
             )
         return Opened(NumpySession(model))
-    session, reason = _try_openvino(model, device, precision, cache)
-    if session is not None:
-        return Opened(session)
-    available = devices.describe_available() if devices.openvino() is not None else devices.NUMPY
+    try:
+        return Opened(openvino_session(model, device, precision, cache))
+    except DeviceError as exc:
+        reason = str(exc)
+    available = devices.describe_available()
     if not fallback:
         raise DeviceError(f"{reason}; not falling back (--no-fallback). Devices available: {available}")
-    return Opened(NumpySession(model), f"{reason}; running on numpy instead (devices available: {available})")
+    try:
+        session = NumpySession(model)
+    except OvpoolError as exc:
+        error = DeviceError(f"{reason}; the numpy fallback cannot run it either: {exc}")
+        error.exit_code = exc.exit_code
+        raise error from exc
+    return Opened(session, f"{reason}; running on numpy instead (devices available: {available})")
+
+
+def openvino_session(model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True) -> OpenVINOSession:
+    """The model compiled on an OpenVINO device, or ``DeviceError`` saying why not: OpenVINO missing,
+    device not present, conversion or compile failure."""
+    if devices.openvino() is None:
+        raise DeviceError(devices.openvino_status())
+    core = devices.new_core()
+    if not devices.is_present(device, devices.openvino_device_names(core)):
+        raise DeviceError(f"device '{device}' is not present")
+    try:
+        return OpenVINOSession(model, device, precision, cache, core=core)
+    except OvpoolError as exc:
+        raise DeviceError(f"OpenVINO cannot take {model.label}: {exc}") from exc
+    except Exception as exc:  # OpenVINO raises RuntimeError, OpConversionFailure, GeneralFailure (not RuntimeError)
+        raise DeviceError(f"device '{device}' cannot compile {model.label}: {_first_line(exc)}") from exc
 
 
 def run(
@@ -233,21 +259,6 @@ def onnx_inputs(proto: ModelProto) -> tuple[TensorDecl, ...]:
             shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
         decls.append(TensorDecl(value.name, from_onnx(tensor.elem_type), shape))
     return tuple(decls)
-
-
-def _try_openvino(model: Model, device: str, precision: str, cache: bool) -> tuple[OpenVINOSession | None, str]:
-    """The OpenVINO session, or None and why there is none."""
-    if devices.openvino() is None:
-        return None, devices.openvino_status()
-    core = devices.new_core()
-    if not devices.is_present(device, devices.openvino_device_names(core)):
-        return None, f"device '{device}' is not present"
-    try:
-        return OpenVINOSession(model, device, precision, cache, core=core), ""
-    except OvpoolError as exc:
-        return None, f"OpenVINO cannot take {model.label}: {exc}"
-    except Exception as exc:  # OpenVINO raises RuntimeError, OpConversionFailure, GeneralFailure (not RuntimeError)
-        return None, f"device '{device}' cannot compile {model.label}: {_first_line(exc)}"
 
 
 def _first_line(exc: Exception) -> str:

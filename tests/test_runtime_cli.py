@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
-from tests.runtime_support import EXAMPLE, fake_gpu, invoke, invoke_without_openvino, pool_model, random_input, save
+from tests.runtime_support import EXAMPLE, fake_gpu, invoke, invoke_without_openvino, ir_with_relu, pool_model, random_input, save
 
 
 def test_readme_first_command(capsys):
@@ -102,3 +102,10 @@ def test_without_openvino_falls_back_or_fails(tmp_path):
     assert "output: shape [1, 4, 1, 1]" in result.stdout
     result = invoke_without_openvino("run", EXAMPLE, "--random-inputs", "--no-fallback")
     assert result.returncode == 1 and "Devices available: numpy" in result.stderr
+
+
+def test_fallback_that_numpy_cannot_run_says_both(tmp_path, capsys):
+    xml = ir_with_relu(tmp_path / "relu.xml")
+    code, out, err = invoke(capsys, "run", xml, "--random-inputs", "--device", "NPU")
+    assert code == 1 and out == ""
+    assert "device 'NPU' is not present; the numpy fallback cannot run it either:" in err and "ReLU" in err
