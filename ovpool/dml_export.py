@@ -17,9 +17,9 @@ import numpy as np
 import onnx
 from onnx import ModelProto, numpy_helper
 
-from ovpool import dml_adapter, dtypes, onnx_adapter
+from ovpool import dml_adapter, onnx_adapter
 from ovpool.errors import ModelError, UnsupportedError
-from ovpool.onnx_model import default_opset, load
+from ovpool.onnx_model import default_opset, load, value_types
 from ovpool.spec import PoolKind
 
 Shape = tuple[int | None, ...]
@@ -143,26 +143,13 @@ def render(document: Mapping[str, object], out_suffix: str, source_name: str) ->
 
 
 def _tensor_types(proto: ModelProto) -> dict[str, tuple[str | None, Shape | None]]:
-    """Data type and shape of every tensor ONNX shape inference knows (dims without a value are
-    None); pooling outputs are replaced by the shape engine's as nodes are lowered."""
+    """Data type and shape of every tensor ONNX shape inference knows (``onnx_model.value_types``);
+    pooling outputs are replaced by the shape engine's as nodes are lowered."""
     try:
         inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False)
     except Exception:  # inference is a help here, not a requirement: unknown shapes are refused later
         inferred = proto
-    known: dict[str, tuple[str | None, Shape | None]] = {}
-    graph = inferred.graph
-    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
-        tensor_type = info.type.tensor_type
-        if not info.type.HasField("tensor_type"):
-            continue
-        dtype = dtypes.from_onnx(tensor_type.elem_type) if tensor_type.elem_type else None
-        dims = None
-        if tensor_type.HasField("shape"):
-            dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim)
-        known[info.name] = (dtype, dims)
-    for init in graph.initializer:
-        known[init.name] = (dtypes.from_onnx(init.data_type), tuple(init.dims))
-    return known
+    return value_types(inferred.graph)
 
 
 def _constants(proto: ModelProto) -> dict[str, np.ndarray]:
