@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
             arrays = load_inputs(inputs, input_files)
             check_inputs(loaded.label, session.inputs, arrays)
         results = session.infer(arrays)
-        typer.echo(f"ran {model} on {session.device}{_precision_note(session.device, precision)}", err=True)
+        typer.echo(f"ran {model} on {session.device}{_precision_note(session, precision)}", err=True)
         if output is not None:
             save_outputs(output, results, force, sources=[model])
             typer.echo(f"wrote {output} ({', '.join(results)})", err=True)
@@ -60,8 +60,11 @@ def register(app: typer.Typer) -> None:
             typer.echo(summary(results))
 
 
-def _precision_note(device: str, precision: str) -> str:
-    """`` (OpenVINO, precision f32)``, or nothing for numpy (which computes in the model's types)."""
-    if device == "numpy":
+def _precision_note(session, asked: str) -> str:
+    """`` (OpenVINO, precision f32)``; ``(OpenVINO, precision bf16, asked for f16)`` when the device
+    chose otherwise; `` (exact numpy executor)`` on numpy (which computes in the model's types)."""
+    if session.device == "numpy":
         return " (exact numpy executor)"
-    return f" (OpenVINO, precision {precision})"
+    used = session.precision or asked
+    differs = asked != "default" and used != asked
+    return f" (OpenVINO, precision {used}{f', asked for {asked}' if differs else ''})"

@@ -176,6 +176,14 @@ class OpenVINOSession:
         except Exception:  # a plugin without the property never loads from cache
             return False
 
+    @property
+    def precision(self) -> str:
+        """The inference precision the device reports after compiling ("f32", "bf16"), or "" if it does not say."""
+        try:
+            return self.compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
+        except Exception:  # AUTO and some plugins do not report it
+            return ""
+
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         # to_tuple() is in compiled-output order; indexing the OVDict by port costs ~5 us per output
         return dict(zip(self.output_names, self.request.infer(inputs).to_tuple()))
