@@ -1,6 +1,6 @@
 """Overhead of ovpool's openvino backend over raw OpenVINO: ``python benchmarks/bench_overhead.py``.
 
-For each IR (the bundled example converted by ovpool, and a larger pooling model), both sides load
+For each IR (the bundled example and a larger pooling model, both converted by ovpool), both sides load
 the same .xml, compile it on the same device at the same precision (INFERENCE_PRECISION_HINT=f32,
 no cache) and reuse one infer request:
 
@@ -29,15 +29,20 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "ovpool" / "examples" / "tiny_po
 TARGET = 1.10
 
 
-def pooling_ir(path: Path) -> Path:
-    """1x16x56x56: MaxPool 3x3 s2 p1 (ceil_torch, with indices), then AvgPool 3x3 s2 p1."""
-    import openvino as ov
-    from openvino import opset1, opset14
+def pooling_onnx(path: Path) -> Path:
+    """1x16x56x56 ONNX: MaxPool 3x3 s2 p1 ceil_mode=1 with Indices, then AveragePool 3x3 s2 p1
+    ceil_mode=1 count_include_pad=1 (the exact lowering: Pad + AvgPool), converted by ovpool."""
+    import onnx
+    from onnx import TensorProto, helper
 
-    x = opset1.parameter([1, 16, 56, 56], ov.Type.f32, name="x")
-    mp = opset14.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3], rounding_type="ceil_torch")
-    ap = opset14.avg_pool(mp.output(0), [2, 2], [1, 1], [1, 1], [3, 3], exclude_pad=True, rounding_type="floor")
-    ov.save_model(ov.Model([ap.output(0), mp.output(1)], [x]), str(path), compress_to_fp16=False)
+    window = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["max", "indices"], **window),
+        helper.make_node("AveragePool", ["max"], ["avg"], count_include_pad=1, **window),
+    ]
+    outputs = [helper.make_tensor_value_info(n, t, None) for n, t in (("avg", TensorProto.FLOAT), ("indices", TensorProto.INT64))]
+    graph = helper.make_graph(nodes, "pooling", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 56, 56])], outputs)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), str(path))
     return path
 
 
@@ -75,7 +80,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         models = {
             "tiny_pool (bundled example, converted by ovpool)": convert(EXAMPLE, Path(tmp) / "tiny_pool.xml")[0],
-            "pooling 1x16x56x56": pooling_ir(Path(tmp) / "pooling.xml"),
+            "pooling 1x16x56x56 (converted by ovpool)": convert(pooling_onnx(Path(tmp) / "pooling.onnx"), Path(tmp) / "pooling.xml")[0],
         }
         print(f"{'model':<50} {'raw ms':>9} {'ovpool ms':>10} {'ratio':>7}")
         for label, xml in models.items():
