@@ -211,10 +211,14 @@ def operators_from_spec(
     spatial = input_shape[2:]
     window = spec.resolve_global(spatial)
     if spec.indices is not None:
-        if spec.indices.order is IndexOrder.COLUMN_MAJOR:
+        # column-major indices are DirectML's row-major ones when the index steps agree on every
+        # spatial axis longer than 1 (a 1-D pool, or 1x7 planes)
+        row_major = Indices(IndexOrder.ROW_MAJOR, spec.indices.axis, spec.indices.dtype)
+        steps, row_steps = shape.index_strides(input_shape, spec.indices)[2], shape.index_strides(input_shape, row_major)[2]
+        if any(a != b for a, b, length in zip(steps, row_steps, spatial) if length > 1):
             raise UnsupportedError(
-                f"{where}: storage_order=1 (column-major indices) has no DirectML form; "
-                "OutputIndicesTensor is row-major over the whole tensor"
+                f"{where}: storage_order=1 (column-major indices) has no DirectML form on an input with "
+                "two spatial axes longer than 1; OutputIndicesTensor is row-major over the whole tensor"
             )
         if spec.indices.axis != 0:
             raise UnsupportedError(
