@@ -105,6 +105,18 @@ def spec_from_layer(
     if issues:
         issue = issues[0]
         raise SpecError(name, issue.attribute, issue.value, issue.message)
+    return build_spec(template, data, input_rank, dtype, name, with_indices)
+
+
+def build_spec(
+    template: Template,
+    data: Mapping[str, str],
+    input_rank: int | None = None,
+    dtype: str | None = None,
+    name: str = "",
+    with_indices: bool = True,
+) -> PoolSpec:
+    """``spec_from_layer`` for ``data`` that ``check_layer`` found clean (the validator checks first)."""
     values: dict[str, object] = {}
     for decl in template.attributes:
         text = data.get(decl.name, decl.default)

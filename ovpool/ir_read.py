@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from functools import cached_property
+from typing import NamedTuple
 from pathlib import Path
 
 from lxml import etree
@@ -33,9 +34,9 @@ ELEMENT_TYPES = {
 Bound = tuple[int, int | None]
 
 
-@dataclass(frozen=True)
-class Port:
-    """One ``<port>``: its id, precision (e.g. "FP32", "" when absent) and dims as written."""
+class Port(NamedTuple):
+    """One ``<port>``: its id, precision (e.g. "FP32", "" when absent) and dims as written.
+    (Port and Layer are NamedTuples: immutable, and cheap to make by the ten thousand.)"""
 
     id: str
     precision: str
@@ -47,8 +48,7 @@ class Port:
         return PRECISIONS.get(self.precision.upper())
 
 
-@dataclass(frozen=True)
-class Layer:
+class Layer(NamedTuple):
     """One ``<layer>`` with its ``<data>`` attributes and ports; ``line`` is its line in the file."""
 
     id: str
@@ -67,8 +67,7 @@ class Layer:
         return next((p for p in self.inputs if p.id == port_id), None)
 
 
-@dataclass(frozen=True)
-class Edge:
+class Edge(NamedTuple):
     from_layer: str
     from_port: str
     to_layer: str
@@ -76,15 +75,33 @@ class Edge:
     line: int
 
 
-@dataclass(frozen=True)
 class IRDocument:
-    """A parsed IR: ``version`` of ``<net>`` (10, 11), layers by id in file order, edges."""
+    """A parsed IR: ``version`` of ``<net>`` (10, 11), its layers by id in file order, its edges.
 
-    path: str
-    name: str
-    version: int | None
-    layers: dict[str, Layer]
-    edges: tuple[Edge, ...]
+    Layers are read from the tree when first asked for (``layer(id)``, ``layers``): a validator
+    that looks only at pooling layers and their neighbours never builds the other thousands.
+    """
+
+    def __init__(self, path: str, name: str, version: int | None, elements: dict[str, etree._Element], edges: tuple[Edge, ...]) -> None:
+        self.path, self.name, self.version, self.edges = path, name, version, edges
+        self._elements = elements
+        self._read: dict[str, Layer] = {}
+
+    def layer(self, layer_id: str) -> Layer | None:
+        """The layer with this id, or None."""
+        found = self._read.get(layer_id)
+        if found is None and layer_id in self._elements:
+            found = self._read[layer_id] = _layer(self._elements[layer_id])
+        return found
+
+    def ids_of_type(self, types: set[str]) -> list[str]:
+        """Ids of the layers whose ``type`` is in ``types``, in file order (without reading them)."""
+        return [lid for lid, node in self._elements.items() if node.get("type") in types]
+
+    @cached_property
+    def layers(self) -> dict[str, Layer]:
+        """Every layer by id, in file order."""
+        return {lid: self.layer(lid) for lid in self._elements}  # type: ignore[misc]
 
     def producers(self) -> dict[tuple[str, str], Edge]:
         """(to layer, to port) -> the edge feeding it."""
@@ -124,17 +141,17 @@ def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDoc
     if layers_node is None:
         raise InputFileError(f"{label}: not an OpenVINO IR (no <layers>)")
     version_text = root.get("version", "")
-    layers: dict[str, Layer] = {}
+    elements: dict[str, etree._Element] = {}
     for node in layers_node.iterchildren("layer"):
-        layer = _layer(node)
-        if layer.id in layers:
-            raise InputFileError(f"{label}:{layer.line}: layer id {layer.id} appears twice")
-        layers[layer.id] = layer
+        layer_id = node.get("id", "")
+        if layer_id in elements:
+            raise InputFileError(f"{label}:{node.sourceline}: layer id {layer_id} appears twice")
+        elements[layer_id] = node
     edges = tuple(
         Edge(e.get("from-layer", ""), e.get("from-port", ""), e.get("to-layer", ""), e.get("to-port", ""), e.sourceline or 0)
         for e in root.iterfind("edges/edge")
     )
-    return IRDocument(label, root.get("name", ""), int(version_text) if version_text.isdigit() else None, layers, edges)
+    return IRDocument(label, root.get("name", ""), int(version_text) if version_text.isdigit() else None, elements, edges)
 
 
 def dim_bounds(text: str) -> Bound | None:
@@ -173,24 +190,23 @@ def _refuse_doctype(data: bytes, label: str) -> None:
 
 
 def _layer(node: etree._Element) -> Layer:
-    data_node = node.find("data")
-    data = dict(data_node.attrib) if data_node is not None else {}
-    return Layer(
-        id=node.get("id", ""),
-        name=node.get("name", ""),
-        type=node.get("type", ""),
-        version=node.get("version", ""),
-        data={str(k): str(v) for k, v in data.items()},
-        inputs=_ports(node.find("input")),
-        outputs=_ports(node.find("output")),
-        line=node.sourceline or 0,
-    )
+    """One pass over the layer's children (the hot loop of reading a 20,000-layer IR)."""
+    data: dict[str, str] = {}
+    inputs: tuple[Port, ...] = ()
+    outputs: tuple[Port, ...] = ()
+    for child in node:
+        tag = child.tag
+        if tag == "data":
+            data = dict(child.attrib)
+        elif tag == "input":
+            inputs = _ports(child)
+        elif tag == "output":
+            outputs = _ports(child)
+    get = node.get
+    return Layer(get("id", ""), get("name", ""), get("type", ""), get("version", ""), data, inputs, outputs, node.sourceline or 0)
 
 
-def _ports(node: etree._Element | None) -> tuple[Port, ...]:
-    if node is None:
-        return ()
+def _ports(node: etree._Element) -> tuple[Port, ...]:
     return tuple(
-        Port(p.get("id", ""), p.get("precision", ""), tuple((d.text or "").strip() for d in p.iterfind("dim")), p.get("names", ""))
-        for p in node.iterfind("port")
+        [Port(p.get("id", ""), p.get("precision", ""), tuple([d.text or "" for d in p.iterchildren("dim")]), p.get("names", "")) for p in node.iterchildren("port")]
     )

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 
 from ovpool.spec import PoolKind
@@ -51,7 +51,7 @@ class AttributeDecl:
     means: tuple[tuple[str, str], ...] = ()
     range: str | None = None
 
-    @property
+    @cached_property
     def allowed(self) -> tuple[str, ...]:
         """The IR spellings this version accepts for a bool or enum attribute (empty otherwise)."""
         return tuple(value for value, _ in self.means)
@@ -97,7 +97,11 @@ class Template:
         return f"{self.type}-{self.since}"
 
     def attribute(self, name: str) -> AttributeDecl | None:
-        return next((a for a in self.attributes if a.name == name), None)
+        return self._by_name.get(name)
+
+    @cached_property
+    def _by_name(self) -> dict[str, AttributeDecl]:
+        return {a.name: a for a in self.attributes}
 
     def attribute_for(self, field: str) -> AttributeDecl | None:
         return next((a for a in self.attributes if a.field == field), None)
