@@ -147,14 +147,7 @@ def render_text(ex: Explanation) -> str:
             for tap in w.taps:
                 row[tap - lo] = "  " + {"input": "#", "pad": "p", "overhang": "~"}[_cell_kind(ax, tap)]
             label = f"out {w.index}"
-            note = []
-            if w.divisor is not None:
-                note.append(f"divisor factor {w.divisor}")
-            if w.dropped:
-                note.append("dropped by the drop rule")
-            if w.empty:
-                note.append("wholly in padding")
-            lines.append(f"  {label:<12}{''.join(row)}   {'; '.join(note)}".rstrip())
+            lines.append(f"  {label:<12}{''.join(row)}   {'; '.join(_notes(w))}".rstrip())
     if ex.divisor_grid is not None:
         lines.append("")
         lines.append(f"divisor per output position ({ex.axes[0].name} x {ex.axes[1].name}" + (", times the other axes' factors" if len(ex.axes) > 2 else "") + "):")
@@ -201,14 +194,8 @@ def render_svg(ex: Explanation) -> str:
                 tx = left + (tap - lo) * cell
                 fill = "#2e86c1" if _cell_kind(ax, tap) == "input" else "#aab7b8"
                 parts.append(f'<rect x="{tx + 4}" y="{y + 3}" width="{cell - 8}" height="{cell - 12}" fill="{fill}"/>')
-            note = [f"out {w.index}"]
-            if w.divisor is not None:
-                note.append(f"÷{w.divisor}")
-            if w.dropped:
-                note.append("dropped")
-            if w.empty:
-                note.append("all padding")
-            parts.append(f'<text x="{left + (hi - lo) * cell + 10}" y="{y + 12}" font-size="11">{escape(" ".join(note))}</text>')
+            note = "; ".join([f"out {w.index}", *_notes(w)])
+            parts.append(f'<text x="{left + (hi - lo) * cell + 10}" y="{y + 12}" font-size="11">{escape(note)}</text>')
             y += cell - 6
         y += 8
     height = y + 20
@@ -217,6 +204,15 @@ def render_svg(ex: Explanation) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">\n'
         f'<rect width="100%" height="100%" fill="white"/>\n{body}\n</svg>\n'
     )
+
+
+def _notes(w: Window) -> list[str]:
+    notes = [f"divisor factor {w.divisor}"] if w.divisor is not None else []
+    if w.dropped:
+        notes.append("dropped by the drop rule")
+    if w.empty:
+        notes.append("wholly in padding")
+    return notes
 
 
 def _title(ex: Explanation) -> str:

@@ -96,27 +96,17 @@ def spec_from_layer(
     dtype: str | None = None,
     name: str = "",
     with_indices: bool = True,
+    checked: bool = False,
 ) -> PoolSpec:
     """The PoolSpec of a layer. The first ``check_layer`` issue, or an inconsistent spec (lists of
-    different lengths, a pad as wide as the window), raises ``SpecError`` naming the layer.
+    different lengths, a pad as wide as the window), raises ``SpecError`` naming the layer
+    (``checked=True``: the caller has run ``check_layer`` already, as the validator does).
     MaxPool-8/14 always has an indices output; ``with_indices=False`` (nothing reads it) leaves
     ``indices`` None. A negative ``axis`` counts from the end of ``input_rank``."""
-    issues = check_layer(template, data, input_rank)
+    issues = [] if checked else check_layer(template, data, input_rank)
     if issues:
         issue = issues[0]
         raise SpecError(name, issue.attribute, issue.value, issue.message)
-    return build_spec(template, data, input_rank, dtype, name, with_indices)
-
-
-def build_spec(
-    template: Template,
-    data: Mapping[str, str],
-    input_rank: int | None = None,
-    dtype: str | None = None,
-    name: str = "",
-    with_indices: bool = True,
-) -> PoolSpec:
-    """``spec_from_layer`` for ``data`` that ``check_layer`` found clean (the validator checks first)."""
     values: dict[str, object] = {}
     for decl in template.attributes:
         text = data.get(decl.name, decl.default)

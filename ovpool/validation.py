@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass, field
 
 from ovpool import shape
 from ovpool.errors import SpecError, UnsupportedError
-from ovpool.ir_adapter import build_spec, check_layer, template_for
+from ovpool.ir_adapter import check_layer, spec_from_layer, template_for
 from ovpool.ir_read import Bound, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir
 from ovpool.ir_schema import Template
 from ovpool.registry import REGISTRY
@@ -196,7 +196,7 @@ def _check_content(out: _Layer) -> list[tuple[str, str, dict]]:
     if issues:
         return out.items
     try:
-        spec = build_spec(template, layer.data, rank, name=layer.name)
+        spec = spec_from_layer(template, layer.data, rank, name=layer.name, checked=True)
     except SpecError as exc:
         out.add("inconsistent-attributes", exc.message, attribute=exc.attribute)
         return out.items
@@ -268,21 +268,23 @@ def _check_edges(out: _Layer, doc: IRDocument, layer: Layer, producers: dict, co
         edge = producers.get((layer.id, port.id))
         if edge is None:
             out.add("edge-missing", f"input port {port.id} has no incoming edge", port=port.id)
-            continue
-        source = doc.layer(edge.from_layer)
-        other = source.output(edge.from_port) if source is not None else None
-        if other is None:
-            out.add("edge-missing", f"input port {port.id}: edge from layer {edge.from_layer} port {edge.from_port}, which does not exist", port=port.id)
-            continue
-        _compare_ports(out, port, other, f"input port {port.id}", f"layer {source.id} '{source.name}' output port {other.id}")  # type: ignore[union-attr]
+        else:
+            _check_edge(out, doc, port, f"input port {port.id}", edge.from_layer, edge.from_port, "output")
     for port in layer.outputs:
         for edge in consumers.get((layer.id, port.id), ()):
-            target = doc.layer(edge.to_layer)
-            other = target.input(edge.to_port) if target is not None else None
-            if other is None:
-                out.add("edge-missing", f"output port {port.id}: edge to layer {edge.to_layer} port {edge.to_port}, which does not exist", port=port.id)
-                continue
-            _compare_ports(out, port, other, f"output port {port.id}", f"layer {target.id} '{target.name}' input port {other.id}")  # type: ignore[union-attr]
+            _check_edge(out, doc, port, f"output port {port.id}", edge.to_layer, edge.to_port, "input")
+
+
+def _check_edge(out: _Layer, doc: IRDocument, port: Port, mine: str, other_id: str, other_port: str, side: str) -> None:
+    """``port`` against the port at the other end of an edge (``side``: that port's direction)."""
+    other_layer = doc.layer(other_id)
+    other = None
+    if other_layer is not None:
+        other = other_layer.output(other_port) if side == "output" else other_layer.input(other_port)
+    if other_layer is None or other is None:
+        out.add("edge-missing", f"{mine}: its edge names layer {other_id} {side} port {other_port}, which does not exist", port=port.id)
+        return
+    _compare_ports(out, port, other, mine, f"layer {other_layer.id} '{other_layer.name}' {side} port {other.id}")
 
 
 def _compare_ports(out: _Layer, port: Port, other: Port, mine: str, theirs: str) -> None:
