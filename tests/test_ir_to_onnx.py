@@ -135,3 +135,25 @@ def test_ovpool_pad_lowering_round_trips(tmp_path):
     got = ovpool.run(onnx_path, {"x": data})["y"]
     want = oracle.pool(data, "avg", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_ovpool_onnx_to_ir_output_validates_and_converts_back(tmp_path):
+    """ONNX -> IR (ovpool's lowering: Pad + AvgPool for include-pad with ceil, MaxPool-14 ceil_torch)
+    -> ONNX again: the IR validates clean (also against OpenVINO) and both ONNX models agree."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["m"], name="mp", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+        helper.make_node("AveragePool", ["m"], ["y"], name="ap", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1),
+    ]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 9, 8])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    source = tmp_path / "pools.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9), source)
+    [xml, _] = ovpool.convert(source, tmp_path / "pools.xml")
+    assert ovpool.validate(xml, strict=True) == []
+    [back] = ovpool.convert(xml, tmp_path / "back.onnx")
+    x = np.random.default_rng(5).standard_normal((1, 2, 9, 8)).astype(np.float32)
+    want = ovpool.run(source, {"x": x})["y"]
+    [got] = ovpool.run(back, {"x": x}).values()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
