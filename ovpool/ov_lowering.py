@@ -22,7 +22,9 @@ dilation, as ONNX's does) and ``ceil_torch``.
 
 What OpenVINO cannot do exactly is refused with ``UnsupportedError`` naming the node:
 float64 (the CPU plugin pools in float32: 1+2**-40 becomes 1), bfloat16 with indices (the CPU
-plugin has no kernel), ``storage_order=1`` indices on dynamic spatial dims (the column-major
+plugin has no kernel), ``storage_order=1`` indices, or SAME auto_pad with indices (the CPU plugin's
+dynamic-shape MaxPool with indices pads them wrongly: 39 of 123 SAME_UPPER and all SAME_LOWER
+cases measured), on dynamic spatial dims (the column-major
 multipliers come from ``shape.index_strides`` and need the dims), MaxUnpool without
 ``output_shape`` on dynamic spatial dims. A window with no input cell (dilation stepping over a
 small input) is a ``SpecError`` on static dims; on dynamic dims OpenVINO decides (-FLT_MAX or NaN).
@@ -161,6 +163,11 @@ def _max_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> tuple[Out
     args = (list(spec.strides),)
     window = (list(spec.pads_begin), list(spec.pads_end), list(spec.kernel))
     rounding, auto_pad = _ROUNDING[spec.rounding], _auto_pad(spec)
+    if spec.indices is not None and spec.padding is not Padding.EXPLICIT:
+        raise UnsupportedError(
+            f"node '{spec.name}': auto_pad {spec.padding.value.upper()} with indices needs static spatial dims "
+            f"(they are {list(spatial)}): OpenVINO 2026.4 CPU pads such a MaxPool wrongly on dynamic shapes"
+        )
     if spec.rounding is Rounding.CEIL:
         node = opset14.max_pool(data, *args, list(spec.dilations), *window, rounding, auto_pad, "i64", 0)
     elif spec.indices is not None or any(d != 1 for d in spec.dilations):
