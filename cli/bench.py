@@ -30,13 +30,14 @@ def register(app: typer.Typer) -> None:
         from rich.progress import Progress
 
         from ovpool.bench import BACKENDS, BackendFailure, default_backends, open_backend, summarize, time_session
-        from ovpool.errors import OvpoolError, UnsupportedError
+        from ovpool.errors import OvpoolError, UsageError
         from ovpool.runio import parse_shapes, random_inputs
-        from ovpool.runtime import open_model
+        from ovpool.runtime import check_precision, open_model
 
         unknown = [b for b in backends if b not in BACKENDS]
         if unknown:
-            raise UnsupportedError(f"--backend {', '.join(unknown)}: expected one of {', '.join(BACKENDS)}")
+            raise UsageError(f"--backend {', '.join(unknown)}: expected one of {', '.join(BACKENDS)}")
+        check_precision(precision)
         loaded = open_model(model)
         chosen = list(dict.fromkeys(backends)) or list(default_backends(loaded))
         err = Console(stderr=True)

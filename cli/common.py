@@ -34,7 +34,8 @@ def guarded(app: typer.Typer) -> None:
 
 def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> int:
     """Apply ``action`` to every source with a progress bar; one failure does not stop the rest.
-    Prints what each produced or why it failed, then a summary; returns the exit code (the worst)."""
+    Prints what each produced or why it failed (an error that does not name its source gets it in
+    front: ``error: b.onnx: node 'pool': ...``), then a summary; returns the exit code (the worst)."""
     from rich.console import Console
     from rich.progress import Progress
 
@@ -46,12 +47,13 @@ def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> 
         for src in sources:
             try:
                 message = action(src)
-                err.print(f"{src}: {message}", markup=False, highlight=False)
+                err.print(f"{src}: {message}", markup=False, highlight=False, soft_wrap=True)
             except OvpoolError as exc:
                 failed += 1
                 worst = max(worst, exc.exit_code)
-                err.print(f"error: {exc}", markup=False, highlight=False)
+                named = str(exc) if str(src) in str(exc) else f"{src}: {exc}"
+                err.print(f"error: {named}", markup=False, highlight=False, soft_wrap=True)
             progress.advance(task)
     if len(sources) > 1:
-        err.print(f"{verb}: {len(sources) - failed} of {len(sources)} succeeded, {failed} failed", markup=False, highlight=False)
+        err.print(f"{verb}: {len(sources) - failed} of {len(sources)} succeeded, {failed} failed", markup=False, highlight=False, soft_wrap=True)
     return worst

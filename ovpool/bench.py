@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ovpool import devices
-from ovpool.errors import UnsupportedError
+from ovpool.errors import UnsupportedError, UsageError
 from ovpool.runtime import (
     DEFAULT_DEVICE,
     DEFAULT_PRECISION,
@@ -98,7 +98,7 @@ def open_backend(backend: str, model: Model, device: str = DEFAULT_DEVICE, preci
     if backend == "onnxruntime":
         return OnnxRuntimeSession(model)
     if backend != "openvino":
-        raise UnsupportedError(f"backend '{backend}': expected one of {', '.join(BACKENDS)}")
+        raise UsageError(f"backend '{backend}': expected one of {', '.join(BACKENDS)}")
     try:
         return openvino_session(model, device, precision, cache)
     except DeviceError as exc:

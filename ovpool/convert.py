@@ -13,12 +13,14 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ovpool.errors import InputFileError, UnsupportedError
-from ovpool.files import write_atomic
+from ovpool.errors import InputFileError, UnsupportedError, UsageError
+from ovpool.files import check_outputs, write_atomic
 
 FORMAT_OF_SUFFIX = {".onnx": "onnx", ".xml": "ir", ".json": "dml", ".h": "dml"}
 MAIN_SUFFIX = {"onnx": ".onnx", "ir": ".xml", "dml": ".json"}
 DEFAULT_TARGET = {"onnx": "ir", "ir": "onnx", "dml": "onnx"}
+# Files a format writes besides the main one (IR: the weights next to the .xml).
+COMPANION_SUFFIXES = {"ir": (".bin",)}
 
 # (source, target) -> "module:function"; each takes (source path, output suffix, **options) and
 # returns {suffix: bytes}, e.g. {".xml": ..., ".bin": ...} for IR.
@@ -44,7 +46,7 @@ def source_format(path: Path) -> str:
 def target_format(source: str, to: str | None, out: Path | None) -> str:
     if to:
         if to not in MAIN_SUFFIX:
-            raise UnsupportedError(f"--to {to}: expected one of {', '.join(MAIN_SUFFIX)}")
+            raise UsageError(f"--to {to}: expected one of {', '.join(MAIN_SUFFIX)}")
         return to
     if out is not None and out.suffix.lower() in FORMAT_OF_SUFFIX:
         return FORMAT_OF_SUFFIX[out.suffix.lower()]
@@ -82,5 +84,22 @@ def convert(
     out_path = Path(out) if out is not None else None
     target = target_format(source, to, out_path)
     dest = output_path(src, target, out_path, Path(output_dir) if output_dir is not None else None)
-    files = route(source, target)(src, dest.suffix.lower(), **options)
-    return write_atomic({dest.with_suffix(suffix): data for suffix, data in files.items()}, force, [src])
+    convert_route = route(source, target)
+    planned = [dest, *(dest.with_suffix(suffix) for suffix in COMPANION_SUFFIXES.get(target, ()))]
+    sources = input_files(src, source, force and any(p.exists() for p in planned))
+    check_outputs(planned, sources, force)
+    files = convert_route(src, dest.suffix.lower(), **options)
+    return write_atomic({dest.with_suffix(suffix): data for suffix, data in files.items()}, force, sources)
+
+
+def input_files(src: Path, source: str, with_external_data: bool = True) -> list[Path]:
+    """Every file a conversion of ``src`` reads, which no output may replace: the source, an IR's
+    ``.bin``, and (``with_external_data``) an ONNX model's external-data files, so ``m.onnx`` with
+    its weights in ``m.bin`` is never overwritten by the ``m.bin`` of ``-o m.xml --force``."""
+    if source == "ir":
+        return [src, src.with_suffix(".bin")]
+    if source == "onnx" and with_external_data:
+        from ovpool.onnx_model import external_data_files
+
+        return [src, *external_data_files(src)]
+    return [src]

@@ -44,6 +44,12 @@ class InputFileError(OvpoolError):
     exit_code = 2
 
 
+class UsageError(OvpoolError):
+    """An option value the command does not take (``--precision f64``, ``--to bogus``): exit 2."""
+
+    exit_code = 2
+
+
 def _show(value: object) -> str:
     if isinstance(value, (tuple, list)):
         return "[" + ", ".join(str(v) for v in value) + "]"

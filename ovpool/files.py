@@ -15,18 +15,24 @@ from pathlib import Path
 from ovpool.errors import OvpoolError
 
 
-class OutputExistsError(OvpoolError):
-    """An output file exists and ``--force`` was not given (a usage error: exit 2)."""
+class OutputError(OvpoolError):
+    """An output that cannot be written: a folder, a path under a file, no permission (exit 2)."""
 
     exit_code = 2
 
 
+class OutputExistsError(OutputError):
+    """An output file exists and ``--force`` was not given, or is an input (a usage error: exit 2)."""
+
+
 def check_outputs(outputs: Iterable[Path], sources: Iterable[Path], force: bool) -> None:
-    """Refuse before any work: an output that is a source, or exists without ``force``."""
+    """Refuse before any work: an output that is a source, a folder, or exists without ``force``."""
     resolved_sources = {Path(s).resolve() for s in sources}
     for out in outputs:
         if Path(out).resolve() in resolved_sources:
             raise OutputExistsError(f"{out}: refusing to overwrite an input file")
+        if Path(out).is_dir():
+            raise OutputError(f"{out}: is a folder; give a file name")
         if Path(out).exists() and not force:
             raise OutputExistsError(f"{out}: exists (use --force to replace it)")
 
@@ -36,16 +42,20 @@ def write_atomic(files: Mapping[Path, bytes], force: bool = False, sources: Iter
     whole new one; returns the paths written."""
     check_outputs(files, sources, force)
     staged: list[tuple[str, Path]] = []
+    target = None
     try:
-        for path, content in files.items():
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        for target, content in ((Path(p), c) for p, c in files.items()):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            staged.append((tmp, target))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(content)
-            staged.append((tmp, path))
-        for tmp, path in staged:
-            os.replace(tmp, path)
+        for tmp, target in staged:
+            os.replace(tmp, target)
+    except (FileExistsError, NotADirectoryError) as exc:  # mkdir or mkstemp under a file
+        raise OutputError(f"{target}: cannot write (a parent of it is a file, not a folder)") from exc
+    except OSError as exc:  # no permission, read-only file system, disk full
+        raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from exc
     finally:
         for tmp, _ in staged:
             if os.path.exists(tmp):

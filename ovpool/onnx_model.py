@@ -46,7 +46,7 @@ def check_external_data(proto: ModelProto, path: Path) -> None:
     for tensor in _tensors(proto):
         if not uses_external_data(tensor):
             continue
-        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        location = _location(tensor)
         target = (root / location).resolve()
         if os.path.isabs(location) or root not in target.parents:
             raise InputFileError(
@@ -54,6 +54,24 @@ def check_external_data(proto: ModelProto, path: Path) -> None:
             )
         if not target.is_file():
             raise InputFileError(f"{path}: tensor '{tensor.name}' needs external data '{location}', which is missing")
+
+
+def external_data_files(path: str | os.PathLike) -> list[Path]:
+    """The files an ONNX model keeps its external data in (``m.onnx`` with ``location: "m.bin"``
+    gives ``[<folder>/m.bin]``), for writers that must never overwrite an input."""
+    path = Path(path)
+    proto = load(path, load_data=False)
+    locations = {
+        _location(tensor)
+        for tensor in _tensors(proto)
+        if uses_external_data(tensor)
+    }
+    return sorted(path.parent / location for location in locations if location)
+
+
+def _location(tensor) -> str:
+    """An external-data tensor's ``location`` entry ("" when it has none)."""
+    return next((e.value for e in tensor.external_data if e.key == "location"), "")
 
 
 def _tensors(proto: ModelProto):

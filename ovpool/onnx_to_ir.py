@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from onnx import ModelProto
 
 from ovpool import shape
+from ovpool.devices import openvino_reason
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.onnx_model import load
 from ovpool.ov_extension import PoolExtensions
@@ -109,14 +110,20 @@ def _convert(proto: ModelProto, source: object, label: str) -> openvino.Model:
         converted = frontend.convert(frontend.load(source))
     except Exception as exc:  # OpenVINO's OpConversionFailure/GeneralFailure derive from Exception
         if pools.errors:
-            raise pools.errors[0] from None
+            raise _in_model(label, pools.errors[0]) from None
         raise _conversion_error(label, exc) from None
     if pools.errors:
-        raise pools.errors[0]
+        raise _in_model(label, pools.errors[0])
     check_shapes(pools.lowered)
     if proto.graph.name:
         converted.set_friendly_name(proto.graph.name)
     return converted
+
+
+def _in_model(label: str, error: OvpoolError) -> OvpoolError:
+    """The error of a pooling node with the model named first: ``m.onnx: node 'pool': ...``."""
+    error.args = (f"{label}: {error}",)
+    return error
 
 
 def _conversion_error(label: str, exc: Exception) -> OvpoolError:
@@ -126,5 +133,4 @@ def _conversion_error(label: str, exc: Exception) -> OvpoolError:
         return UnsupportedError(f"{label}: no OpenVINO conversion rule for {missing.group(1).strip()}")
     if "Cannot recognize" in text or "Unable to read" in text:
         return InputFileError(f"{label}: OpenVINO cannot read the model")
-    lines = [line.strip() for line in text.splitlines() if line.strip() and "Check " not in line]
-    return ModelError(f"{label}: OpenVINO could not convert the model: {lines[-1] if lines else type(exc).__name__}")
+    return ModelError(f"{label}: OpenVINO could not convert the model: {openvino_reason(exc)}")

@@ -23,7 +23,8 @@ import onnx.defs
 from onnx import GraphProto, ModelProto, NodeProto, helper
 
 from ovpool import onnx_adapter, ov_lowering
-from ovpool.errors import OvpoolError
+from ovpool.devices import openvino_reason
+from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx_model import default_opset
 from ovpool.registry import ONNX_POOL_OPS
 
@@ -66,7 +67,12 @@ class PoolExtensions:
         count = context.get_input_size()
         indices = context.get_input(1) if count > 1 else None
         output_shape = context.get_input(2) if count > 2 else None
-        lowered = ov_lowering.lower(spec, data, indices, output_shape)
+        try:
+            lowered = ov_lowering.lower(spec, data, indices, output_shape)
+        except OvpoolError:
+            raise
+        except Exception as exc:  # OpenVINO's node validation (RuntimeError and its own types)
+                    raise ModelError(f"node '{node.name}' ({op_type}): OpenVINO refuses it: {openvino_reason(exc)}") from None
         self.lowered.append(lowered)
         return list(lowered.outputs)
 

@@ -64,6 +64,9 @@ OV_DTYPES = {
 # Data types the OpenVINO CPU plugin pools exactly (f16 is computed in f32 and rounded once).
 EXACT_DTYPES = frozenset({"float32", "float16", "bfloat16", "int8", "uint8"})
 
+# Spatial axes OpenVINO's AvgPool and MaxPool take (3-D to 5-D tensors).
+SPATIAL_RANKS = (1, 2, 3)
+
 _ROUNDING = {Rounding.FLOOR: "floor", Rounding.CEIL: "ceil_torch", Rounding.CEIL_NO_DROP: "ceil"}
 
 
@@ -119,6 +122,10 @@ def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_sh
         reduce = opset1.reduce_mean if spec.kind is PoolKind.GLOBAL_AVERAGE else opset1.reduce_max
         return Lowered(spec, data, (reduce(data, axes, True).output(0),))
     spatial = spatial_dims(data)
+    if len(spatial) not in SPATIAL_RANKS:
+        raise UnsupportedError(
+            f"node '{spec.name}': OpenVINO pools 1 to 3 spatial axes; the input has {len(spatial)}"
+        )
     shape.output_spatial(spec, spatial)  # raises a SpecError naming the node for a too-small input
     _check_windows(spec, spatial)
     window = _normalise(spec, spatial)

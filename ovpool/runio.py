@@ -120,9 +120,13 @@ def load_inputs(npz: Path | None, pairs: Sequence[str]) -> dict[str, np.ndarray]
         if not sep or not name or not file:
             raise InputFileError(f"-i {pair}: expected NAME=file.npy")
         try:
-            arrays[name] = np.load(file, allow_pickle=False)
+            loaded = np.load(file, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise InputFileError(f"{file}: not a readable .npy ({exc})") from exc
+        if not isinstance(loaded, np.ndarray):
+            loaded.close()
+            raise InputFileError(f"-i {pair}: {file} is an .npz archive, not one .npy array (use --inputs {file})")
+        arrays[name] = loaded
     return arrays
 
 

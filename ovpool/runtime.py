@@ -31,7 +31,7 @@ from onnx import ModelProto
 
 from ovpool import devices
 from ovpool.dtypes import from_onnx
-from ovpool.errors import InputFileError, OvpoolError, UnsupportedError
+from ovpool.errors import InputFileError, OvpoolError, UsageError
 from ovpool.runio import TensorDecl, check_inputs
 
 DEFAULT_DEVICE = "CPU"
@@ -77,8 +77,9 @@ class Opened:
 
 
 def open_model(model: str | os.PathLike | ModelProto) -> Model:
-    """Classify a model by its extension (.onnx, .xml) and check it can be read; an ONNX file is
-    loaded here, so a broken file is an ``InputFileError`` whatever the device."""
+    """Classify a model by its extension (.onnx, .xml) and check it can be read: an ONNX file is
+    loaded, an IR file parsed by ovpool's safe XML reader, so a broken file (or an entity bomb) is
+    an ``InputFileError`` naming it whatever the device, before OpenVINO opens anything."""
     from ovpool.onnx_model import load
 
     if isinstance(model, ModelProto):
@@ -88,8 +89,9 @@ def open_model(model: str | os.PathLike | ModelProto) -> Model:
     if suffix == ".onnx":
         return Model("onnx", str(path), path=path, proto=load(path))
     if suffix == ".xml":
-        if not path.is_file():
-            raise InputFileError(f"{path}: no such file")
+        from ovpool.ir_read import read_ir
+
+        read_ir(path)
         return Model("ir", str(path), path=path)
     raise InputFileError(f"{path}: unknown model format (expected .onnx or OpenVINO IR .xml)")
 
@@ -104,8 +106,9 @@ def cache_dir() -> Path:
 
 
 def check_precision(precision: str) -> None:
+    """Refuse a precision with no INFERENCE_PRECISION_HINT (``"f64"``): a ``UsageError``, exit 2."""
     if precision not in PRECISIONS:
-        raise UnsupportedError(f"precision '{precision}': expected one of {', '.join(PRECISIONS)}")
+        raise UsageError(f"precision '{precision}': expected one of {', '.join(PRECISIONS)}")
 
 
 def compile_config(precision: str, cache: bool) -> dict[str, str]:
@@ -201,7 +204,7 @@ def open_session(
     check_precision(precision)
     if device.lower() == devices.NUMPY:
         if precision not in ("f32", "default"):
-            raise UnsupportedError(
+            raise UsageError(
                 f"precision '{precision}' applies to OpenVINO devices; numpy computes in the model's own types"
             )
         return Opened(NumpySession(model))
@@ -224,6 +227,7 @@ def open_session(
 def openvino_session(model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True) -> OpenVINOSession:
     """The model compiled on an OpenVINO device, or ``DeviceError`` saying why not: OpenVINO missing,
     device not present, conversion or compile failure."""
+    check_precision(precision)
     if devices.openvino() is None:
         raise DeviceError(devices.openvino_status())
     core = devices.new_core()
@@ -232,9 +236,10 @@ def openvino_session(model: Model, device: str, precision: str = DEFAULT_PRECISI
     try:
         return OpenVINOSession(model, device, precision, cache, core=core)
     except OvpoolError as exc:
-        raise DeviceError(f"OpenVINO cannot take {model.label}: {exc}") from exc
+        named = str(exc) if str(exc).startswith(model.label) else f"{model.label}: {exc}"
+        raise DeviceError(f"OpenVINO cannot take {named}") from exc
     except Exception as exc:  # OpenVINO raises RuntimeError, OpConversionFailure, GeneralFailure (not RuntimeError)
-        raise DeviceError(f"device '{device}' cannot compile {model.label}: {_first_line(exc)}") from exc
+        raise DeviceError(f"device '{device}' cannot compile {model.label}: {devices.openvino_reason(exc)}") from exc
 
 
 def run(
@@ -267,13 +272,6 @@ def onnx_inputs(proto: ModelProto) -> tuple[TensorDecl, ...]:
             shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
         decls.append(TensorDecl(value.name, from_onnx(tensor.elem_type), shape))
     return tuple(decls)
-
-
-def _first_line(exc: Exception) -> str:
-    """The informative line of an OpenVINO message (they start with ``Exception from src/...``)."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    useful = [line for line in lines if not line.startswith(("Exception from", "Check "))]
-    return (useful or lines or [type(exc).__name__])[0]
 
 
 def _label(model: str | os.PathLike | ModelProto) -> str:

@@ -53,15 +53,16 @@ def test_ir_model_defaults_to_openvino_and_numpy(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "code", "message"),
     [
-        (["--backend", "tensorrt"], "--backend tensorrt: expected one of openvino, numpy, onnxruntime"),
-        (["--backend", "openvino", "--device", "NPU"], "device 'NPU' is not present (devices available: CPU, numpy)"),
+        (["--backend", "tensorrt"], 2, "--backend tensorrt: expected one of openvino, numpy, onnxruntime"),
+        (["--backend", "openvino", "--device", "NPU"], 1, "device 'NPU' is not present (devices available: CPU, numpy)"),
+        (["--precision", "f64"], 2, "precision 'f64': expected one of f32, bf16, f16, default"),
     ],
 )
-def test_bad_backend_or_device(capsys, args, message):
-    code, _, err = invoke(capsys, "bench", EXAMPLE, "--runs", 1, *args)
-    assert code == 1 and message in err
+def test_bad_backend_device_or_precision(capsys, args, code, message):
+    got, _, err = invoke(capsys, "bench", EXAMPLE, "--runs", 1, *args)
+    assert got == code and message in err and "Traceback" not in err
 
 
 def test_summary_statistics():

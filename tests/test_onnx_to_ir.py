@@ -284,3 +284,37 @@ def test_cli_batch_with_a_broken_source(tmp_path):
     assert again.returncode == 2 and "--force" in again.stderr
     forced = subprocess.run([*command, str(second), "--output-dir", str(out), "--force"], capture_output=True, text=True)
     assert forced.returncode == 0, forced.stderr
+
+
+def test_cli_hostile_convert(tmp_path, capsys):
+    """Bad sources and outputs: exit code, one ``error:`` line naming the file, nothing overwritten."""
+    from tests.runtime_support import invoke
+
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    (tmp_path / "folder.onnx").mkdir()
+    (tmp_path / "xml.onnx").write_text('<?xml version="1.0"?><net name="x" version="11"><layers/></net>')
+    (tmp_path / "out.xml").mkdir()
+    node = helper.make_node("MaxPool", ["x"], ["y"], name="pool4d", kernel_shape=[1, 1, 1, 1])
+    four = tmp_path / "four.onnx"
+    onnx.save(single_op(node, [_value("x", [1, 1, 2, 2, 2, 2])], [_value("y", None)], 13), four)
+    weights = tmp_path / "w.onnx"
+    onnx.save_model(_conv_pool_model(), str(weights), save_as_external_data=True, location="w.bin", size_threshold=0)
+    before = (tmp_path / "w.bin").read_bytes()
+    cases = [
+        (2, ["convert", tmp_path / "empty.onnx"], "empty.onnx: not an ONNX model"),
+        (2, ["convert", tmp_path / "folder.onnx"], "folder.onnx: no such file"),
+        (2, ["convert", tmp_path / "xml.onnx"], "xml.onnx: not a readable ONNX model"),
+        (2, ["convert", EXAMPLE, "--to", "bogus"], "--to bogus: expected one of"),
+        (2, ["convert", EXAMPLE, "-o", tmp_path / "out.xml", "--force"], "out.xml: is a folder"),
+        (2, ["convert", EXAMPLE, "-o", tmp_path / "empty.onnx" / "m.xml"], "a parent of it is a file"),
+        (2, ["convert", weights, "-o", tmp_path / "w.xml"], "w.bin: exists (use --force"),
+        (2, ["convert", weights, "-o", tmp_path / "w.xml", "--force"], "w.bin: refusing to overwrite an input file"),
+        (1, ["convert", EXAMPLE, "-o", EXAMPLE, "--force"], "converting onnx to onnx is not supported"),
+        (1, ["convert", four, "-o", tmp_path / "four.xml"], "four.onnx: node 'pool4d': OpenVINO pools 1 to 3 spatial axes"),
+    ]
+    for code, args, message in cases:
+        got, _, err = invoke(capsys, *args)
+        lines = err.strip().splitlines()
+        assert got == code and len(lines) == 1 and message in lines[0], (args, err)
+    assert (tmp_path / "w.bin").read_bytes() == before
+    assert not (tmp_path / "w.xml").exists() and not (tmp_path / "four.xml").exists()

@@ -13,7 +13,7 @@ import pytest
 
 import ovpool
 from ovpool import runtime
-from ovpool.errors import UnsupportedError
+from ovpool.errors import UnsupportedError, UsageError
 from tests.runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
 from tests.runtime_support import EXAMPLE, fake_gpu, ir_pools, ir_with_relu, pool_model, random_input
 
@@ -96,9 +96,9 @@ def test_precision_hint_and_numpy_precision():
     assert runtime.compile_config("default", cache=False) == {}
     assert runtime.open_session(model, "CPU", fallback=False, cache=False).session.precision == "f32"
     assert runtime.open_session(model, "CPU", precision="default", fallback=False, cache=False).session.precision
-    with pytest.raises(UnsupportedError, match="precision 'bf16' applies to OpenVINO devices"):
+    with pytest.raises(UsageError, match="precision 'bf16' applies to OpenVINO devices"):
         runtime.open_session(model, "numpy", precision="bf16")
-    with pytest.raises(UnsupportedError, match="precision 'f64'"):
+    with pytest.raises(UsageError, match="precision 'f64'"):
         runtime.open_session(model, "CPU", precision="f64")
 
 

@@ -109,3 +109,29 @@ def test_fallback_that_numpy_cannot_run_says_both(tmp_path, capsys):
     code, out, err = invoke(capsys, "run", xml, "--random-inputs", "--device", "NPU")
     assert code == 1 and out == ""
     assert "device 'NPU' is not present; the numpy fallback cannot run it either:" in err and "ReLU" in err
+
+
+def test_hostile_inputs_are_one_line_errors(tmp_path, capsys):
+    """Each bad invocation exits with its code and one ``error:`` line naming what is wrong."""
+    np.savez(tmp_path / "in.npz", input=random_input((1, 3, 14, 14)))
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    (tmp_path / "folder.npz").mkdir()
+    (tmp_path / "garbage.xml").write_text("garbage")
+    cases = [
+        (2, ["run", tmp_path / "empty.onnx", "--random-inputs"], "empty.onnx: not an ONNX model"),
+        (2, ["run", tmp_path / "garbage.xml", "--random-inputs"], "garbage.xml:1:1: malformed XML"),
+        (2, ["run", tmp_path / "folder.npz", "--random-inputs"], "unknown model format"),
+        (2, ["run", EXAMPLE, "-i", f"input={tmp_path / 'in.npz'}"], "in.npz is an .npz archive, not one .npy array"),
+        (2, ["run", EXAMPLE, "-i", f"input={tmp_path / 'none.npy'}"], "none.npy: not a readable .npy"),
+        (2, ["run", EXAMPLE, "--random-inputs", "--precision", "f64"], "precision 'f64': expected one of"),
+        (2, ["run", EXAMPLE, "--random-inputs", "--device", "numpy", "--precision", "f16"], "precision 'f16' applies to OpenVINO"),
+        (2, ["run", EXAMPLE, "--random-inputs", "--output", tmp_path / "folder.npz", "--force"], "is a folder"),
+        (2, ["run", EXAMPLE, "--random-inputs", "--output", tmp_path / "empty.onnx" / "o.npz"], "a parent of it is a file"),
+        (2, ["run", EXAMPLE, "--random-inputs", "--output", EXAMPLE, "--force"], "refusing to overwrite an input file"),
+    ]
+    for code, args, message in cases:
+        got, out, err = invoke(capsys, *args)
+        assert (got, out) == (code, ""), (args, err)
+        lines = err.strip().splitlines()
+        assert lines[-1].startswith("error: ") and message in lines[-1], (args, err)
+        assert "Traceback" not in err and "WARNING" not in err, (args, err)
