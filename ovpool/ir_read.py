@@ -9,11 +9,11 @@ document that is not an IR (root not ``<net>``, no ``<layers>``). Dims keep thei
 
 from __future__ import annotations
 
+import io
 import os
 import re
-from functools import cached_property
-from typing import NamedTuple
 from pathlib import Path
+from typing import NamedTuple
 
 from lxml import etree
 
@@ -76,82 +76,88 @@ class Edge(NamedTuple):
 
 
 class IRDocument:
-    """A parsed IR: ``version`` of ``<net>`` (10, 11), its layers by id in file order, its edges.
+    """A parsed IR: ``version`` of ``<net>`` (10, 11), its layers by id in file order, its edges."""
 
-    Layers are read from the tree when first asked for (``layer(id)``, ``layers``): a validator
-    that looks only at pooling layers and their neighbours never builds the other thousands.
-    """
-
-    def __init__(self, path: str, name: str, version: int | None, elements: dict[str, etree._Element], edges: tuple[Edge, ...]) -> None:
-        self.path, self.name, self.version, self.edges = path, name, version, edges
-        self._elements = elements
-        self._read: dict[str, Layer] = {}
+    def __init__(self, path: str, name: str, version: int | None, layers: dict[str, Layer], edges: tuple[Edge, ...]) -> None:
+        self.path, self.name, self.version, self.layers, self.edges = path, name, version, layers, edges
 
     def layer(self, layer_id: str) -> Layer | None:
         """The layer with this id, or None."""
-        found = self._read.get(layer_id)
-        if found is None and layer_id in self._elements:
-            found = self._read[layer_id] = _layer(self._elements[layer_id])
-        return found
-
-    def ids_of_type(self, types: set[str]) -> list[str]:
-        """Ids of the layers whose ``type`` is in ``types``, in file order (without reading them)."""
-        return [lid for lid, node in self._elements.items() if node.get("type") in types]
-
-    @cached_property
-    def layers(self) -> dict[str, Layer]:
-        """Every layer by id, in file order."""
-        return {lid: self.layer(lid) for lid in self._elements}  # type: ignore[misc]
+        return self.layers.get(layer_id)
 
     def producers(self) -> dict[tuple[str, str], Edge]:
         """(to layer, to port) -> the edge feeding it."""
         return {(e.to_layer, e.to_port): e for e in self.edges}
 
 
+_PARSER_OPTIONS = {"resolve_entities": False, "load_dtd": False, "no_network": True, "huge_tree": False, "remove_comments": True}
+
+
 def parser() -> etree.XMLParser:
-    """The only way ovpool parses untrusted XML: no entities, no DTD, no network, no huge trees."""
-    return etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False, remove_comments=True)
+    """The only way ovpool parses untrusted XML: no entities, no DTD, no network, no huge trees
+    (``read_ir`` streams with the same options)."""
+    return etree.XMLParser(**_PARSER_OPTIONS)
 
 
 def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDocument:
-    """Parse an IR ``.xml`` (a path, or its bytes with ``name`` for messages)."""
-    if isinstance(source, bytes):
-        data, label = source, name or "<bytes>"
-    else:
-        path = Path(source)
-        label = name or str(path)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise InputFileError(f"{label}: no such file") from None
-        except OSError as exc:
-            raise InputFileError(f"{label}: cannot read ({exc.strerror})") from None
+    """Parse an IR ``.xml`` (a path, or its bytes with ``name`` for messages).
+
+    The document is streamed: each top-level ``<layer>`` and ``<edge>`` becomes a plain value and
+    its element is freed at once, so memory stays at the size of those values (a whole lxml tree
+    of a 15 MB IR takes ~250 MB, and allocating it costs more than parsing). Layers nested in a
+    ``<body>`` (TensorIterator, Loop) are part of their outer layer, not of the document."""
+    data, label = _source_bytes(source, name)
     _refuse_doctype(data, label)
+    layers: dict[str, Layer] = {}
+    edges: list[Edge] = []
+    events = etree.iterparse(io.BytesIO(data), events=("end",), tag=("layer", "edge"), **_PARSER_OPTIONS)
     try:
-        root = etree.fromstring(data, parser())
+        for _, node in events:
+            parent = node.getparent()
+            grandparent = parent.getparent()
+            if grandparent is None or grandparent.getparent() is not None:
+                continue  # inside a layer's <body>, or not under <net>
+            if node.tag == "edge":
+                if parent.tag == "edges":
+                    get = node.get
+                    edges.append(Edge(get("from-layer", ""), get("from-port", ""), get("to-layer", ""), get("to-port", ""), node.sourceline or 0))
+            elif parent.tag == "layers":
+                layer = _layer(node)
+                if layer.id in layers:
+                    raise InputFileError(f"{label}:{layer.line}: layer id {layer.id} appears twice")
+                layers[layer.id] = layer
+            else:
+                continue
+            node.clear()
+            while node.getprevious() is not None:
+                del parent[0]
     except etree.XMLSyntaxError as exc:
         line, column = exc.position if exc.position else (exc.lineno, 0)
         message = re.sub(r", line \d+, column \d+$", "", exc.msg)
         raise InputFileError(f"{label}:{line}:{column}: malformed XML: {message}") from None
+    root = events.root
     if root.getroottree().docinfo.doctype:
         raise InputFileError(f"{label}: refusing XML with a DOCTYPE (an IR has none)")
     if root.tag != "net":
         raise InputFileError(f"{label}: not an OpenVINO IR (root element <{root.tag}>, expected <net>)")
-    layers_node = root.find("layers")
-    if layers_node is None:
+    if root.find("layers") is None:
         raise InputFileError(f"{label}: not an OpenVINO IR (no <layers>)")
     version_text = root.get("version", "")
-    elements: dict[str, etree._Element] = {}
-    for node in layers_node.iterchildren("layer"):
-        layer_id = node.get("id", "")
-        if layer_id in elements:
-            raise InputFileError(f"{label}:{node.sourceline}: layer id {layer_id} appears twice")
-        elements[layer_id] = node
-    edges = tuple(
-        Edge(e.get("from-layer", ""), e.get("from-port", ""), e.get("to-layer", ""), e.get("to-port", ""), e.sourceline or 0)
-        for e in root.iterfind("edges/edge")
-    )
-    return IRDocument(label, root.get("name", ""), int(version_text) if version_text.isdigit() else None, elements, edges)
+    return IRDocument(label, root.get("name", ""), int(version_text) if version_text.isdigit() else None, layers, tuple(edges))
+
+
+def _source_bytes(source: str | os.PathLike | bytes, name: str | None) -> tuple[bytes, str]:
+    """The document's bytes and the label its messages use."""
+    if isinstance(source, bytes):
+        return source, name or "<bytes>"
+    path = Path(source)
+    label = name or str(path)
+    try:
+        return path.read_bytes(), label
+    except FileNotFoundError:
+        raise InputFileError(f"{label}: no such file") from None
+    except OSError as exc:
+        raise InputFileError(f"{label}: cannot read ({exc.strerror})") from None
 
 
 def dim_bounds(text: str) -> Bound | None:

@@ -7,13 +7,16 @@ functions; none of them repeats a formula. A dim of ``None`` is dynamic and stay
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ovpool.errors import SpecError
 from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolSpec, Rounding
+
+if TYPE_CHECKING:  # numpy is imported by the functions that use it: size questions need none
+    import numpy as np
 
 Dim = int | None
 
@@ -163,6 +166,8 @@ def tap_counts(length: int, out: int, kernel: int, stride: int, dilation: int, p
     L=4, k=3, s=2, pb=pe=1, out=2: inside the input ``[0, 4)`` the counts are [2, 3]; inside
     input plus pads ``[-1, 5)`` they are [3, 3].
     """
+    import numpy as np
+
     positions = np.arange(out)[:, None] * stride - pad_begin + np.arange(kernel)[None, :] * dilation
     return ((positions >= low) & (positions < high)).sum(axis=1)
 
@@ -176,6 +181,8 @@ def divisor_counts(spec: PoolSpec, spatial: Sequence[int]) -> list[np.ndarray]:
     [3, 3, 2] (cell 5 is overhang), EXCLUDE_PAD [2, 3, 1].
     FULL_KERNEL_IF_PADDED: ``k`` everywhere when any pad is non-zero, else EXCLUDE_PAD.
     """
+    import numpy as np
+
     window = spec.resolve_global(tuple(spatial))
     pads_begin, pads_end = resolved_pads(window, spatial)
     out = output_spatial(window, spatial)
@@ -195,6 +202,8 @@ def divisor_counts(spec: PoolSpec, spatial: Sequence[int]) -> list[np.ndarray]:
 def empty_windows(spec: PoolSpec, spatial: Sequence[int]) -> list[tuple[int, int]]:
     """(axis, output index) of every window with no tap inside the input, e.g. OpenVINO ``ceil``
     without the drop rule: L=4, k=1, s=2, pe=1 has a third window at 4, wholly in padding."""
+    import numpy as np
+
     window = spec.resolve_global(tuple(spatial))
     pads_begin, _ = resolved_pads(window, spatial)
     out = output_spatial(window, spatial)
@@ -258,11 +267,11 @@ def index_strides(shape: Sequence[int], indices: Indices) -> tuple[int, int, tup
     (32, 16, (1, 4)), so (h=2, w=3) is 2 + 3*4 = 14; axis 2: (0, 0, (4, 1)).
     """
     channels, spatial = shape[1], tuple(shape[2:])
-    plane = int(np.prod(spatial))
+    plane = int(math.prod(spatial))
     if indices.order is IndexOrder.ROW_MAJOR:
-        steps = tuple(int(np.prod(spatial[a + 1:])) for a in range(len(spatial)))
+        steps = tuple(int(math.prod(spatial[a + 1:])) for a in range(len(spatial)))
     else:
-        steps = tuple(int(np.prod(spatial[:a])) for a in range(len(spatial)))
+        steps = tuple(int(math.prod(spatial[:a])) for a in range(len(spatial)))
     n_step = channels * plane if indices.axis == 0 else 0
     c_step = plane if indices.axis <= 1 else 0
     return n_step, c_step, steps

@@ -44,8 +44,8 @@ from dataclasses import asdict, dataclass, field
 
 from ovpool import shape
 from ovpool.errors import SpecError, UnsupportedError
-from ovpool.ir_adapter import check_layer, spec_from_layer, template_for
-from ovpool.ir_read import Bound, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir
+from ovpool.ir_adapter import AttributeIssue, check_layer, spec_from_layer, template_for
+from ovpool.ir_read import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir
 from ovpool.ir_schema import Template
 from ovpool.registry import REGISTRY
 from ovpool.spec import PoolSpec
@@ -139,23 +139,20 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
     doc = read_ir(path)
     report = FileReport(doc.path)
     producers = doc.producers()
-    consumers: dict[tuple[str, str], list] = {}
+    consumers: dict[tuple[str, str], list[Edge]] = {}
     for edge in doc.edges:
         consumers.setdefault((edge.from_layer, edge.from_port), []).append(edge)
-    pool_types = set(REGISTRY.op_types("ir"))
-    memo: dict[tuple, list[tuple[str, str, dict]]] = {}
-    for layer_id in doc.ids_of_type(pool_types):
-        layer = doc.layer(layer_id)
-        assert layer is not None
+    pool_types = frozenset(REGISTRY.op_types("ir"))
+    content = _ContentCheck()
+    for layer in doc.layers.values():
+        if layer.type not in pool_types:
+            continue
         report.pooling_layers.append((layer.id, layer.name))
-        out = _Layer(doc, layer)
+        out = _Layer(doc.path, layer)
         _check_edges(out, doc, layer, producers, consumers)
-        ports = tuple((p.id, p.precision, p.dims) for p in layer.inputs + layer.outputs)
-        key = (layer.type, layer.version, tuple(layer.data.items()), len(layer.inputs), ports)
-        if key not in memo:  # real models repeat layer configurations: check each one once
-            memo[key] = _check_content(_Layer(doc, layer))
-        out.items.extend(memo[key])
-        report.findings.extend(out.findings())
+        out.items.extend(content.items(layer))
+        if out.items:
+            report.findings.extend(out.findings())
     if strict:
         report.findings.extend(_check_with_openvino(doc, pool_types))
     return report
@@ -164,8 +161,8 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
 class _Layer:
     """Collects (rule, message, extra fields) for one layer, then makes its Findings."""
 
-    def __init__(self, doc: IRDocument, layer: Layer) -> None:
-        self.doc, self.layer = doc, layer
+    def __init__(self, path: str, layer: Layer) -> None:
+        self.path, self.layer = path, layer
         self.items: list[tuple[str, str, dict]] = []
 
     def add(self, rule: str, message: str, **extra: object) -> None:
@@ -174,93 +171,137 @@ class _Layer:
     def findings(self) -> list[Finding]:
         layer = self.layer
         return [
-            Finding(self.doc.path, layer.id, layer.name, layer.type, layer.version, rule, message, layer.line, **extra)  # type: ignore[arg-type]
+            Finding(self.path, layer.id, layer.name, layer.type, layer.version, rule, message, layer.line, **extra)  # type: ignore[arg-type]
             for rule, message, extra in self.items
         ]
 
 
-def _check_content(out: _Layer) -> list[tuple[str, str, dict]]:
-    """Findings that depend only on the layer itself (type, version, data, ports), not its neighbours."""
-    layer = out.layer
-    try:
-        template = template_for(layer.type, layer.version)
-    except UnsupportedError as exc:
-        out.add("unknown-version", str(exc), attribute="version")
+class _ContentCheck:
+    """The findings that depend only on a layer itself (type, version, data, ports), not its
+    neighbours. Real models repeat layer configurations, and even layers that all differ share
+    their templates, attribute sets and dims, so each of those is worked out once per file; the
+    checks are the same as for a layer seen alone."""
+
+    def __init__(self) -> None:
+        self._layers: dict[tuple, list[tuple[str, str, dict]]] = {}
+        self._templates: dict[tuple[str, str], Template | str] = {}
+        self._specs: dict[tuple, tuple[list[AttributeIssue], PoolSpec | SpecError | None]] = {}
+        self._dims: dict[tuple[str, ...], tuple[Bound | None, ...]] = {}
+
+    def items(self, layer: Layer) -> list[tuple[str, str, dict]]:
+        key = (layer.type, layer.version, tuple(layer.data.items()), _port_key(layer.inputs), _port_key(layer.outputs))
+        found = self._layers.get(key)
+        if found is None:
+            found = self._layers[key] = self._check(_Layer("", layer))
+        return found
+
+    def _check(self, out: _Layer) -> list[tuple[str, str, dict]]:
+        layer = out.layer
+        template = self._template(layer.type, layer.version)
+        if isinstance(template, str):
+            out.add("unknown-version", template, attribute="version")
+            return out.items
+        input_port = _check_ports(out, template)
+        in_bounds = self._bounds(out, input_port, "input") if input_port is not None else None
+        rank = len(in_bounds) if in_bounds is not None else None
+        issues, spec = self._spec(template, layer.data, rank)
+        for issue in issues:
+            out.add(issue.code, f"'{issue.attribute}': {issue.message}", attribute=issue.attribute)
+        if issues:
+            return out.items
+        if isinstance(spec, SpecError):
+            out.add("inconsistent-attributes", spec.message, attribute=spec.attribute)
+            return out.items
+        if in_bounds is None or spec is None:
+            return out.items
+        if len(in_bounds) != len(spec.kernel) + 2 or rank not in template.inputs[0].ranks:
+            out.add("input-rank", f"input rank {rank} does not fit a {len(spec.kernel)}-D kernel (expected rank {len(spec.kernel) + 2}, 3 to 5)", port=input_port.id)  # type: ignore[union-attr]
+            return out.items
+        self._check_outputs(out, template, spec, in_bounds, input_port)  # type: ignore[arg-type]
         return out.items
-    input_port = _check_ports(out, template)
-    in_bounds = _bounds(out, input_port, "input") if input_port is not None else None
-    rank = len(in_bounds) if in_bounds is not None else None
-    issues = check_layer(template, layer.data, rank)
-    for issue in issues:
-        out.add(issue.code, f"'{issue.attribute}': {issue.message}", attribute=issue.attribute)
-    if issues:
-        return out.items
-    try:
-        spec = spec_from_layer(template, layer.data, rank, name=layer.name, checked=True)
-    except SpecError as exc:
-        out.add("inconsistent-attributes", exc.message, attribute=exc.attribute)
-        return out.items
-    if in_bounds is None:
-        return out.items
-    if len(in_bounds) != len(spec.kernel) + 2 or rank not in template.inputs[0].ranks:
-        out.add("input-rank", f"input rank {rank} does not fit a {len(spec.kernel)}-D kernel (expected rank {len(spec.kernel) + 2}, 3 to 5)", port=input_port.id)  # type: ignore[union-attr]
-        return out.items
-    _check_outputs(out, template, spec, in_bounds, input_port)  # type: ignore[arg-type]
-    return out.items
+
+    def _template(self, layer_type: str, version: str) -> Template | str:
+        """The layer's template, or why there is none."""
+        key = (layer_type, version)
+        if key not in self._templates:
+            try:
+                self._templates[key] = template_for(layer_type, version)
+            except UnsupportedError as exc:
+                self._templates[key] = str(exc)
+        return self._templates[key]
+
+    def _spec(self, template: Template, data: dict[str, str], rank: int | None) -> tuple[list[AttributeIssue], PoolSpec | SpecError | None]:
+        """The attribute issues of ``data``, and its spec (or why it is inconsistent) when it has none."""
+        key = (template.type, template.version, tuple(data.items()), rank)
+        found = self._specs.get(key)
+        if found is None:
+            issues = check_layer(template, data, rank)
+            spec: PoolSpec | SpecError | None = None
+            if not issues:
+                try:
+                    spec = spec_from_layer(template, data, rank, checked=True)
+                except SpecError as exc:
+                    spec = exc
+            found = self._specs[key] = (issues, spec)
+        return found
+
+    def _bounds(self, out: _Layer, port: Port, what: str) -> tuple[Bound, ...] | None:
+        """The bounds of a port's dims, or None after reporting the first unreadable one."""
+        bounds = self._dims.get(port.dims)
+        if bounds is None:
+            bounds = self._dims[port.dims] = tuple(dim_bounds(text) for text in port.dims)
+        if None in bounds:
+            index = bounds.index(None)
+            out.add("bad-dim", f"{what} port {port.id} dim {index} is '{port.dims[index]}' (expected an int >= 0, -1, ? or a range like 1..10)", port=port.id)
+            return None
+        return bounds  # type: ignore[return-value]
+
+    def _check_outputs(self, out: _Layer, template: Template, spec: PoolSpec, in_bounds: tuple[Bound, ...], input_port: Port) -> None:
+        try:
+            spatial = shape.output_spatial_bounds(spec, in_bounds[2:])
+        except SpecError as exc:
+            out.add("window-too-large", exc.message, port=input_port.id)
+            return
+        expected = in_bounds[:2] + spatial
+        for decl, port in zip(template.outputs, out.layer.outputs):
+            declared = self._bounds(out, port, "output")
+            if declared is None:
+                continue
+            if len(declared) != len(expected) or any(d != e and d != (0, None) for d, e in zip(declared, expected)):
+                out.add(
+                    "output-shape",
+                    f"output port {port.id} ({decl.name}) declares [{', '.join(port.dims)}]; the rules give "
+                    f"[{', '.join(format_bound(b) for b in expected)}]",
+                    port=port.id,
+                    declared=[_static(b) for b in declared],
+                    expected=[_static(b) for b in expected],
+                    declared_dims=list(port.dims),
+                    expected_dims=[format_bound(b) for b in expected],
+                )
+            if decl.element_type == "data":
+                want = input_port.precision
+            else:
+                want = _INDEX_TYPES.get(out.layer.data.get(decl.element_type or "", "i64").strip().lower(), "")
+            if port.precision and want and port.precision.upper() != want.upper():
+                out.add("precision", f"output port {port.id} ({decl.name}) is {port.precision}; expected {want}", port=port.id)
+
+
+_INDEX_TYPES = {"i64": "I64", "i32": "I32"}
+
+
+def _port_key(ports: tuple[Port, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """What the content checks read of ports: ids, precisions, dims (not tensor names)."""
+    return tuple([(p.id, p.precision, p.dims) for p in ports])
 
 
 def _check_ports(out: _Layer, template: Template) -> Port | None:
     layer = out.layer
-    want_out = [p.id for p in template.outputs]
     if len(layer.inputs) != len(template.inputs):
         out.add("port-count", f"has {len(layer.inputs)} input ports; {template.label} has {len(template.inputs)}")
-    have_out = [p.id for p in layer.outputs]
-    if len(have_out) != len(want_out):
+    if len(layer.outputs) != len(template.outputs):
         names = ", ".join(p.name for p in template.outputs)
-        out.add("port-count", f"has {len(have_out)} output ports; {template.label} has {len(want_out)} ({names})")
+        out.add("port-count", f"has {len(layer.outputs)} output ports; {template.label} has {len(template.outputs)} ({names})")
     return layer.inputs[0] if layer.inputs else None
-
-
-def _bounds(out: _Layer, port: Port, what: str) -> list[Bound] | None:
-    bounds = []
-    for index, text in enumerate(port.dims):
-        bound = dim_bounds(text)
-        if bound is None:
-            out.add("bad-dim", f"{what} port {port.id} dim {index} is '{text}' (expected an int >= 0, -1, ? or a range like 1..10)", port=port.id)
-            return None
-        bounds.append(bound)
-    return bounds
-
-
-def _check_outputs(out: _Layer, template: Template, spec: PoolSpec, in_bounds: list[Bound], input_port: Port) -> None:
-    try:
-        spatial = shape.output_spatial_bounds(spec, in_bounds[2:])
-    except SpecError as exc:
-        out.add("window-too-large", exc.message, port=input_port.id)
-        return
-    expected = in_bounds[:2] + list(spatial)
-    index_type = {"i64": "I64", "i32": "I32"}
-    for decl, port in zip(template.outputs, out.layer.outputs):
-        declared = _bounds(out, port, "output")
-        if declared is None:
-            continue
-        if len(declared) != len(expected) or any(d != e and d != (0, None) for d, e in zip(declared, expected)):
-            out.add(
-                "output-shape",
-                f"output port {port.id} ({decl.name}) declares [{', '.join(port.dims)}]; the rules give "
-                f"[{', '.join(format_bound(b) for b in expected)}]",
-                port=port.id,
-                declared=[_static(b) for b in declared],
-                expected=[_static(b) for b in expected],
-                declared_dims=list(port.dims),
-                expected_dims=[format_bound(b) for b in expected],
-            )
-        if decl.element_type == "data":
-            want = input_port.precision
-        else:
-            want = index_type.get(out.layer.data.get(decl.element_type or "", "i64").strip().lower(), "")
-        if port.precision and want and port.precision.upper() != want.upper():
-            out.add("precision", f"output port {port.id} ({decl.name}) is {port.precision}; expected {want}", port=port.id)
 
 
 def _check_edges(out: _Layer, doc: IRDocument, layer: Layer, producers: dict, consumers: dict) -> None:
@@ -269,22 +310,23 @@ def _check_edges(out: _Layer, doc: IRDocument, layer: Layer, producers: dict, co
         if edge is None:
             out.add("edge-missing", f"input port {port.id} has no incoming edge", port=port.id)
         else:
-            _check_edge(out, doc, port, f"input port {port.id}", edge.from_layer, edge.from_port, "output")
+            _check_edge(out, doc, port, "input", edge.from_layer, edge.from_port)
     for port in layer.outputs:
         for edge in consumers.get((layer.id, port.id), ()):
-            _check_edge(out, doc, port, f"output port {port.id}", edge.to_layer, edge.to_port, "input")
+            _check_edge(out, doc, port, "output", edge.to_layer, edge.to_port)
 
 
-def _check_edge(out: _Layer, doc: IRDocument, port: Port, mine: str, other_id: str, other_port: str, side: str) -> None:
-    """``port`` against the port at the other end of an edge (``side``: that port's direction)."""
+def _check_edge(out: _Layer, doc: IRDocument, port: Port, direction: str, other_id: str, other_port: str) -> None:
+    """``port`` (of ``direction``) against the port at the other end of an edge."""
+    side = "output" if direction == "input" else "input"
     other_layer = doc.layer(other_id)
     other = None
     if other_layer is not None:
         other = other_layer.output(other_port) if side == "output" else other_layer.input(other_port)
     if other_layer is None or other is None:
-        out.add("edge-missing", f"{mine}: its edge names layer {other_id} {side} port {other_port}, which does not exist", port=port.id)
-        return
-    _compare_ports(out, port, other, mine, f"layer {other_layer.id} '{other_layer.name}' {side} port {other.id}")
+        out.add("edge-missing", f"{direction} port {port.id}: its edge names layer {other_id} {side} port {other_port}, which does not exist", port=port.id)
+    elif port.dims != other.dims or port.precision != other.precision:
+        _compare_ports(out, port, other, f"{direction} port {port.id}", f"layer {other_layer.id} '{other_layer.name}' {side} port {other.id}")
 
 
 def _compare_ports(out: _Layer, port: Port, other: Port, mine: str, theirs: str) -> None:
