@@ -45,11 +45,19 @@ def pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.nda
 
 
 def average_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
-    """Average over each window: the sum of its input cells over ``shape.divisor_counts``."""
-    windows = _windows(x, spec)
+    """Average over each window: the sum of its input cells over ``shape.divisor_counts``. A window
+    with no input cell averages to 0 where the divisor counts its pads (count_include_pad=1: L=1,
+    k=2, d=2, SAME pads 1/1 read cells -1 and 1, both pad, giving 0/2); where nothing is counted
+    (exclude-pad) it is refused, its value being undefined."""
+    windows = _windows(x, spec, empty_ok=True)
     acc_dtype = _accumulator(x.dtype)
     divisor = np.ones((), dtype=acc_dtype)
-    for counts in shape.divisor_counts(spec, x.shape[2:]):
+    for axis, counts in enumerate(shape.divisor_counts(spec, x.shape[2:])):
+        if not counts.all():
+            raise SpecError(
+                spec.name, "pads", spec.pads_begin + spec.pads_end,
+                f"output {int(np.argmin(counts))} of axis {axis} has no input cell in its window and nothing to divide by",
+            )
         divisor = np.multiply.outer(divisor, counts.astype(acc_dtype))
 
     def planes(chunk: np.ndarray) -> np.ndarray:
@@ -158,9 +166,11 @@ class _AxisPlan:
     spans: tuple[shape.TapSpan, ...]
 
 
-def _windows(x: np.ndarray, spec: PoolSpec) -> list[_AxisPlan]:
+def _windows(x: np.ndarray, spec: PoolSpec, empty_ok: bool = False) -> list[_AxisPlan]:
+    """Per spatial axis, the output length, stride and tap spans. A window with no input cell is
+    refused unless ``empty_ok`` (an average that counts pads: its value is 0)."""
     spatial = x.shape[2:]
-    empty = shape.empty_windows(spec, spatial)
+    empty = [] if empty_ok else shape.empty_windows(spec, spatial)
     if empty:
         axis, index = empty[0]
         raise SpecError(
@@ -217,6 +227,8 @@ def _reduce_axis(a: np.ndarray, axis: int, plan: _AxisPlan, combine, fill, dtype
             res.fill(fill)
             started = True
         combine(dst, src, out=dst, casting="unsafe")
+    if not started:  # no tap reaches the input: every window of this axis is padding
+        res.fill(fill)
     return res
 
 

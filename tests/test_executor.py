@@ -91,3 +91,22 @@ def test_external_data_outside_the_model_folder_is_refused(tmp_path):
     onnx.save(model, str(tmp_path / "m" / "m.onnx"))
     with pytest.raises(ovpool.InputFileError, match="'../secret.bin', outside the model's folder"):
         ovpool.run(tmp_path / "m" / "m.onnx", {}, device="numpy")
+
+
+def _dilated_same_average(include: int):
+    """L=1, k=2, d=2, SAME_UPPER: pads 1/1, the one window reads cells -1 and 1, both padding."""
+    node = helper.make_node("AveragePool", ["x"], ["y"], name="gap", kernel_shape=[2], dilations=[2],
+                            auto_pad="SAME_UPPER", count_include_pad=include)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=8)
+
+
+def test_window_of_padding_only_averages_to_zero_when_pads_count():
+    y = ovpool.run(_dilated_same_average(1), {"x": np.full((1, 1, 1), 7.0, np.float32)}, device="numpy")["y"]
+    np.testing.assert_array_equal(y, np.zeros((1, 1, 1), np.float32))
+
+
+def test_window_of_padding_only_is_refused_when_nothing_counts():
+    with pytest.raises(ovpool.SpecError, match="node 'gap'.*no input cell in its window and nothing to divide by"):
+        ovpool.run(_dilated_same_average(0), {"x": np.full((1, 1, 1), 7.0, np.float32)}, device="numpy")
