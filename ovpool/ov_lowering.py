@@ -14,7 +14,8 @@ Every spec gets the lowest IR op version that expresses it:
 * global pools: ReduceMean / ReduceMax over the spatial axes (any spatial dims).
 * max unpool: zeros of the output size, ScatterElementsUpdate of the flat values at the flat
   indices, Reshape. ``output_shape`` is the third input when given (a constant or computed at run
-  time, as PyTorch exports SegNet), else the shape engine's inferred size.
+  time, as PyTorch exports SegNet), else the shape engine's inferred size (on dynamic dims computed
+  at run time from ``shape.unpool_output_affine``).
 
 Static spatial dims let the shape engine decide more (SAME pads resolved to explicit ones, a ceil
 that adds no window lowered as floor). Dynamic dims keep ``auto_pad`` (OpenVINO's SAME includes
@@ -22,11 +23,10 @@ dilation, as ONNX's does) and ``ceil_torch``.
 
 What OpenVINO cannot do exactly is refused with ``UnsupportedError`` naming the node:
 float64 (the CPU plugin pools in float32: 1+2**-40 becomes 1), bfloat16 with indices (the CPU
-plugin has no kernel), ``storage_order=1`` indices, or SAME auto_pad with indices (the CPU plugin's
-dynamic-shape MaxPool with indices pads them wrongly: 39 of 123 SAME_UPPER and all SAME_LOWER
-cases measured), on dynamic spatial dims (the column-major
-multipliers come from ``shape.index_strides`` and need the dims), MaxUnpool without
-``output_shape`` on dynamic spatial dims. A window with no input cell (dilation stepping over a
+plugin has no kernel), more than 3 spatial axes, and on dynamic spatial dims two index cases:
+``storage_order=1`` indices (the column-major multipliers come from ``shape.index_strides`` and
+need the dims) and SAME auto_pad with indices (the CPU plugin's dynamic-shape MaxPool with indices
+pads them wrongly: 39 of 123 SAME_UPPER and all SAME_LOWER cases measured). A window with no input cell (dilation stepping over a
 small input) is a ``SpecError`` on static dims; on dynamic dims OpenVINO decides (-FLT_MAX or NaN).
 
 Behaviour that differs from the numpy executor, by design of the runtime: a NaN in a max window is
@@ -254,13 +254,7 @@ def _unpool(spec: PoolSpec, data: Output, indices: Output, output_shape: Output 
     """Zeros of the output size plus one spare cell, the values scattered at their flat indices
     (an index outside the output is redirected to the spare cell), the spare cell cut, reshaped."""
     if output_shape is None:
-        spatial = spatial_dims(data)
-        if any(d is None for d in spatial):
-            raise UnsupportedError(
-                f"node '{spec.name}': MaxUnpool without output_shape needs static spatial dims (they are {list(spatial)})"
-            )
-        batch_channels = opset8.gather(opset3.shape_of(data, "i64"), _i64([0, 1]), _i64(0))
-        output_shape = opset1.concat([batch_channels, _i64(shape.unpool_output_spatial(spec, spatial))], 0).output(0)
+        output_shape = _unpool_shape(spec, data)
     elif output_shape.get_element_type() != Type.i64:
         output_shape = opset1.convert(output_shape, "i64").output(0)
     size = opset1.reduce_prod(output_shape, _i64([0]), True)
@@ -274,6 +268,21 @@ def _unpool(spec: PoolSpec, data: Output, indices: Output, output_shape: Output 
     scattered = opset3.scatter_elements_update(zeros, safe_indices, flat_values, _i64(0))
     kept = opset8.slice(scattered, _i64([0]), size, _i64([1]), _i64([0]))
     return opset1.reshape(kept, output_shape, False).output(0)
+
+
+def _unpool_shape(spec: PoolSpec, data: Output) -> Output:
+    """MaxUnpool's inferred output shape (N, C, *spatial): constants from
+    ``shape.unpool_output_spatial`` on static dims, else ``in*scale + offset`` per axis
+    (``shape.unpool_output_affine``) on the run-time shape of ``data``."""
+    spatial = spatial_dims(data)
+    dims = opset3.shape_of(data, "i64")
+    batch_channels = opset8.gather(dims, _i64([0, 1]), _i64(0))
+    if all(d is not None for d in spatial):
+        return opset1.concat([batch_channels, _i64(shape.unpool_output_spatial(spec, spatial))], 0).output(0)
+    scales, offsets = zip(*shape.unpool_output_affine(spec))
+    lengths = opset8.gather(dims, _i64(list(range(2, 2 + len(spatial)))), _i64(0))
+    sizes = opset1.add(opset1.multiply(lengths, _i64(list(scales))), _i64(list(offsets)))
+    return opset1.concat([batch_channels, sizes], 0).output(0)
 
 
 def _i64(values: int | Sequence[int]) -> Output:

@@ -127,15 +127,24 @@ def unpool_output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, 
     floor rule). in=2, k=2, s=2, no pads: 4; in=3, k=3, s=2, pads (1, 1): 5."""
     _check_rank(spec, spatial)
     out: list[Dim] = []
-    for axis, length in enumerate(spatial):
+    for axis, (length, (scale, offset)) in enumerate(zip(spatial, unpool_output_affine(spec))):
         if length is None:
             out.append(None)
             continue
-        n = (length - 1) * spec.strides[axis] + spec.kernel[axis] - spec.pads_begin[axis] - spec.pads_end[axis]
+        n = length * scale + offset
         if n < 1:
             raise SpecError(spec.name, "pads", spec.pads_begin + spec.pads_end, f"axis {axis}: gives output length {n} < 1")
         out.append(n)
     return tuple(out)
+
+
+def unpool_output_affine(spec: PoolSpec) -> tuple[tuple[int, int], ...]:
+    """MaxUnpool's inferred output per axis as ``in*scale + offset``, for a graph that computes it
+    from a dynamic input length at run time: ``(in-1)*s + k - pb - pe`` is scale ``s`` and offset
+    ``k - pb - pe - s``. k=3, s=2, pads (1, 1): (2, -1), so in=3 gives 5."""
+    return tuple(
+        (s, k - pb - pe - s) for k, s, pb, pe in zip(spec.kernel, spec.strides, spec.pads_begin, spec.pads_end)
+    )
 
 
 @dataclass(frozen=True)

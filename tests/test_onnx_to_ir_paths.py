@@ -110,3 +110,26 @@ def test_unpool_with_output_shape_n_c_above_one(name, shape, attrs, source, dyna
     model = single_op(node, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], 11, initializers)
     want = oracle.unpool(pooled, indices, attrs, list(shape))
     np.testing.assert_array_equal(run_ov(model, feeds)["y"], want)
+
+
+@pytest.mark.parametrize("name, shape, attrs", UNPOOLS, ids=[u[0] for u in UNPOOLS])
+def test_unpool_without_output_shape_on_dynamic_dims(name, shape, attrs):
+    """The inferred output size computed at run time equals the oracle's, for two input sizes. The
+    indices come from pooling a tensor of the inferred size, so every one lies inside it."""
+    rank = len(shape) - 2
+    declared = ["n", "c", *(f"s{axis}" for axis in range(rank))]
+    inputs = [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, declared),
+        helper.make_tensor_value_info("i", TensorProto.INT64, declared),
+    ]
+    node = helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="unpool", **attrs)
+    model = single_op(node, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], 11)
+    for grow in (0, 3):
+        first = oracle.pool(_input(shape[:2] + tuple(d + grow for d in shape[2:]), np.float32), "max", attrs)[0]
+        inferred = oracle.unpool(first, np.zeros(0, np.int64), attrs).shape
+        pooled, indices = oracle.pool(_input(inferred, np.float32).astype(np.float64), "max", attrs)
+        pooled = pooled.astype(np.float32)
+        want = oracle.unpool(pooled, indices, attrs)
+        got = run_ov(model, {"x": pooled, "i": indices})["y"]
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
