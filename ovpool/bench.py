@@ -73,9 +73,8 @@ class OnnxRuntimeSession:
         import onnxruntime
 
         try:
-            self._session = onnxruntime.InferenceSession(
-                model.proto.SerializeToString(), providers=["CPUExecutionProvider"]
-            )
+            source = str(model.path) if model.path is not None else model.proto.SerializeToString()
+            self._session = onnxruntime.InferenceSession(source, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
             raise UnsupportedError(f"onnxruntime cannot load {model.label}: {exc}") from exc
         self.inputs = onnx_inputs(model.proto)

@@ -51,12 +51,20 @@ class FallbackWarning(UserWarning):
 
 @dataclass(frozen=True)
 class Model:
-    """A model to run: ``format`` "onnx" or "ir", ``label`` for messages, the ONNX proto or IR path."""
+    """A model to run: ``format`` "onnx" or "ir", ``label`` for messages, the IR or ONNX path and
+    the ONNX proto. A proto read from a file holds no external data (OpenVINO and onnxruntime read
+    the file themselves); ``onnx_with_data()`` loads it for the numpy executor."""
 
     format: str
     label: str
     path: Path | None = None
     proto: ModelProto | None = None
+
+    def onnx_with_data(self) -> ModelProto:
+        """The ONNX proto with its external data loaded (the proto itself when it has none)."""
+        from ovpool.onnx_model import load
+
+        return load(self.path) if self.path is not None else self.proto
 
 
 class Session(Protocol):
@@ -87,7 +95,7 @@ def open_model(model: str | os.PathLike | ModelProto) -> Model:
     path = Path(model)
     suffix = path.suffix.lower()
     if suffix == ".onnx":
-        return Model("onnx", str(path), path=path, proto=load(path))
+        return Model("onnx", str(path), path=path, proto=load(path, load_data=False))
     if suffix == ".xml":
         from ovpool.ir_read import read_ir
 
@@ -137,7 +145,7 @@ class NumpySession:
             from ovpool.executor import NumpySession as OnnxSession
 
             self.inputs = onnx_inputs(model.proto)
-            self._run = OnnxSession(model.proto).run
+            self._run = OnnxSession(model.onnx_with_data()).run
         else:
             from ovpool.ir_executor import IrGraph
 

@@ -124,3 +124,25 @@ def test_numpy_device_runs_without_warning():
         warnings.simplefilter("error")
         out = ovpool.run(EXAMPLE, {"input": random_input((1, 3, 14, 14))}, device="numpy")
     assert set(out) == {"output", "pool1_indices"}
+
+
+def test_external_data_model_runs_on_every_backend(tmp_path):
+    """The numpy executor loads the external data; OpenVINO and onnxruntime read the file."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from ovpool.bench import OnnxRuntimeSession
+
+    bias = numpy_helper.from_array(np.arange(2 * 4 * 4, dtype=np.float32).reshape(1, 2, 4, 4), "bias")
+    nodes = [helper.make_node("Add", ["x", "bias"], ["s"]), helper.make_node("MaxPool", ["s"], ["y"], kernel_shape=[2, 2])]
+    graph = helper.make_graph(
+        nodes, "ext", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [bias],
+    )
+    path = tmp_path / "ext.onnx"
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), str(path),
+                    save_as_external_data=True, location="ext.data", size_threshold=0)
+    x = {"x": random_input((1, 2, 4, 4))}
+    cpu, exact = _both(path, x)
+    _assert_close(cpu, exact)
+    np.testing.assert_allclose(OnnxRuntimeSession(runtime.open_model(path)).infer(x)["y"], exact["y"], rtol=1e-6)
