@@ -42,7 +42,11 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    """Console entry point: library errors become one line on stderr and their exit code."""
-    from ovpool.cli.common import guarded
+    """Console entry point: library errors become one line on stderr and their exit code.
+    A plain ``ovpool validate`` runs without typer's argument processing (``validate.quick``)."""
+    import sys
 
-    guarded(app)
+    from ovpool.cli.common import guarded
+    from ovpool.cli.validate import quick
+
+    guarded(quick(sys.argv[1:]) or app)

@@ -61,10 +61,16 @@ class Layer(NamedTuple):
     line: int
 
     def output(self, port_id: str) -> Port | None:
-        return next((p for p in self.outputs if p.id == port_id), None)
+        for port in self.outputs:
+            if port.id == port_id:
+                return port
+        return None
 
     def input(self, port_id: str) -> Port | None:
-        return next((p for p in self.inputs if p.id == port_id), None)
+        for port in self.inputs:
+            if port.id == port_id:
+                return port
+        return None
 
 
 class Edge(NamedTuple):
@@ -213,6 +219,11 @@ def _layer(node: etree._Element) -> Layer:
 
 
 def _ports(node: etree._Element) -> tuple[Port, ...]:
-    return tuple(
-        [Port(p.get("id", ""), p.get("precision", ""), tuple([d.text or "" for d in p.iterchildren("dim")]), p.get("names", "")) for p in node.iterchildren("port")]
-    )
+    """The ``<port>`` children with their ``<dim>`` texts (children filtered by tag in Python:
+    lxml's ``iterchildren(tag)`` costs more than the loop)."""
+    ports = []
+    for port in node:
+        if port.tag == "port":
+            get = port.get
+            ports.append(Port(get("id", ""), get("precision", ""), tuple([d.text or "" for d in port if d.tag == "dim"]), get("names", "")))
+    return tuple(ports)

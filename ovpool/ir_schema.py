@@ -56,9 +56,18 @@ class AttributeDecl:
         """The IR spellings this version accepts for a bool or enum attribute (empty otherwise)."""
         return tuple(value for value, _ in self.means)
 
+    @cached_property
+    def parsed(self) -> dict[tuple[str, int | None], tuple[object, str | None]]:
+        """``parse_value``'s results for this declaration: (text, rank) -> (value, error)."""
+        return {}
+
     def meaning(self, value: str) -> str:
         """The field value an (already valid) IR value stands for: ``ceil_torch`` -> ``ceil``."""
-        return dict(self.means)[value]
+        return self._meanings[value]
+
+    @cached_property
+    def _meanings(self) -> dict[str, str]:
+        return dict(self.means)
 
     def spelling(self, meaning: str) -> str | None:
         """The IR value for a field value, or None when this version cannot say it."""
@@ -131,7 +140,27 @@ def opset_number(version: str) -> int | None:
 def parse_value(decl: AttributeDecl, text: str, input_rank: int | None = None) -> object:
     """The value of an attribute's text: ``ints`` "2, 2" -> (2, 2); ``bool`` "false" -> "false"
     (its canonical spelling, case and 1/0 folded); ``enum`` "CEIL" -> "ceil"; ``int`` "-2" -> -2.
-    Raises ``AttributeValueError`` with the reason."""
+    Raises ``AttributeValueError`` with the reason. Values are immutable and a model spells the
+    same few texts over and over, so each (text, rank) is parsed once per declaration."""
+    key = (text, input_rank if decl.range == "input_rank" else None)
+    cache = decl.parsed
+    if key not in cache:
+        if len(cache) >= _PARSED_LIMIT:
+            cache.clear()
+        try:
+            cache[key] = (_parse(decl, text, input_rank), None)
+        except AttributeValueError as exc:
+            cache[key] = (None, str(exc))
+    value, error = cache[key]
+    if error is not None:
+        raise AttributeValueError(error)
+    return value
+
+
+_PARSED_LIMIT = 4096
+
+
+def _parse(decl: AttributeDecl, text: str, input_rank: int | None) -> object:
     text = text.strip()
     if decl.type == "ints":
         try:

@@ -249,7 +249,10 @@ def output_spatial_bounds(spec: PoolSpec, bounds: Sequence[Bound]) -> tuple[Boun
     The window count grows with ``L``, so each bound maps through ``output_spatial``; a lower bound
     too small for one window gives 1 (as OpenVINO infers), an upper bound of None stays None.
     k=3, s=2, pads 1/0, floor: input 1..10 gives 1..5; input 4.. gives 2.. .
+    Static bounds, (6, 6), are the plain ``output_spatial`` of the lengths (one call for all axes).
     """
+    if all(low == high for low, high in bounds):
+        return tuple((n, n) for n in output_spatial(spec, [low for low, _ in bounds]))  # type: ignore[misc]
     result: list[Bound] = []
     for axis, (low, high) in enumerate(bounds):
         result.append((_axis_count(spec, len(bounds), axis, low, floor_at_one=True), _axis_count(spec, len(bounds), axis, high)))
@@ -309,12 +312,13 @@ def floor_end_pads(spec: PoolSpec, spatial: Sequence[int], out: Sequence[int] | 
     return tuple(pe + extra for pe, extra in zip(pads_end, ceil_overhang(spec, spatial, out)))
 
 
-def padded_shape(shape: Sequence[int], pads_begin: Sequence[int], pads_end: Sequence[int]) -> tuple[int, ...]:
+def padded_shape(shape: Sequence[Dim], pads_begin: Sequence[int], pads_end: Sequence[int]) -> tuple[Dim, ...]:
     """Shape after padding every axis: ``d + b + e`` (1x3x4x4 padded by (0,0,1,1)/(0,0,1,2) is
-    1x3x6x7). ``pads_*`` cover every axis, N and C included (DirectML PADDING, ONNX Pad)."""
+    1x3x6x7); a dynamic dim (None) stays None. ``pads_*`` cover every axis, N and C included
+    (DirectML PADDING, ONNX Pad, OpenVINO Pad)."""
     if not len(shape) == len(pads_begin) == len(pads_end):
         raise SpecError("", "pads", list(pads_begin) + list(pads_end), f"need one begin and end pad per axis of {list(shape)}")
-    return tuple(int(d) + int(b) + int(e) for d, b, e in zip(shape, pads_begin, pads_end))
+    return tuple(None if d is None else int(d) + int(b) + int(e) for d, b, e in zip(shape, pads_begin, pads_end))
 
 
 def unit_axis_shape(shape: Sequence[Dim]) -> tuple[Dim, ...]:
@@ -376,3 +380,47 @@ def unpool_window_for(length: int, out: int) -> tuple[int, int, int]:
         return 1, 1, length - out
     stride = max(1, out // length)
     return out - (length - 1) * stride, stride, 0
+
+
+def window_taps(index: int, kernel: int, stride: int, dilation: int, pad_begin: int) -> tuple[int, ...]:
+    """Input positions read by window ``index`` on one axis: ``index*s - pb + t*d`` for each tap
+    ``t < k``; negative positions and positions ``>= L`` are padding or ceil overhang.
+    index=2, k=3, s=2, d=1, pb=1: (3, 4, 5); with pb=0 the same window in padded coordinates
+    starts at 4."""
+    return tuple(index * stride - pad_begin + tap * dilation for tap in range(kernel))
+
+
+def drop_threshold(length: int, pad_begin: int) -> int:
+    """The padded position ``L + pb`` at or after which a ceil window starts only in the end
+    padding and the drop rule removes it (L=4, pb=1: 5; a window starting at padded cell 4 stays)."""
+    return length + pad_begin
+
+
+def cell_region(position: int, length: int, pad_begin: int, pad_end: int) -> str:
+    """What an input position on one axis is: ``"input"`` in ``[0, L)``, ``"pad"`` in the explicit
+    pads ``[-pb, 0)`` and ``[L, L+pe)``, else ``"overhang"`` (only a ceil window reaches there).
+    L=4, pads 1/1: -1 pad, 0..3 input, 4 pad, 5 overhang."""
+    if 0 <= position < length:
+        return "input"
+    if -pad_begin <= position < length + pad_end:
+        return "pad"
+    return "overhang"
+
+
+def padded_range(length: int, pad_begin: int, pad_end: int) -> tuple[int, int]:
+    """Positions ``[-pb, L+pe)`` of the input plus its explicit pads (L=4, pads 1/2: (-1, 6))."""
+    return -pad_begin, length + pad_end
+
+
+def index_span(shape: Sequence[int], axis: int) -> int:
+    """How many positions a max index counted from ``axis`` ranges over: the product of the dims
+    from ``axis`` on (1x2x4x4: axis 0 32, axis 1 32, axis 2 16). An ONNX (axis 0) index modulo
+    this span is the OpenVINO MaxPool-8 index for that ``axis``."""
+    return math.prod(int(d) for d in tuple(shape)[axis:])
+
+
+def buffer_bytes(sizes: Sequence[int], itemsize: int, alignment: int = 4) -> int:
+    """Bytes of a packed tensor buffer: elements times element size, rounded up to ``alignment``
+    (DirectML's DMLCalcBufferTensorSize binds DWORD-aligned buffers): 1x3x5 float16 is 15*2 = 30
+    -> 32 bytes."""
+    return ceil_div(math.prod(int(d) for d in sizes) * itemsize, alignment) * alignment

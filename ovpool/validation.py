@@ -189,13 +189,14 @@ class _ContentCheck:
         self._dims: dict[tuple[str, ...], tuple[Bound | None, ...]] = {}
 
     def items(self, layer: Layer) -> list[tuple[str, str, dict]]:
-        key = (layer.type, layer.version, tuple(layer.data.items()), _port_key(layer.inputs), _port_key(layer.outputs))
+        data = tuple(layer.data.items())
+        key = (layer.type, layer.version, data, _port_key(layer.inputs), _port_key(layer.outputs))
         found = self._layers.get(key)
         if found is None:
-            found = self._layers[key] = self._check(_Layer("", layer))
+            found = self._layers[key] = self._check(_Layer("", layer), data)
         return found
 
-    def _check(self, out: _Layer) -> list[tuple[str, str, dict]]:
+    def _check(self, out: _Layer, data: tuple[tuple[str, str], ...]) -> list[tuple[str, str, dict]]:
         layer = out.layer
         template = self._template(layer.type, layer.version)
         if isinstance(template, str):
@@ -204,7 +205,7 @@ class _ContentCheck:
         input_port = _check_ports(out, template)
         in_bounds = self._bounds(out, input_port, "input") if input_port is not None else None
         rank = len(in_bounds) if in_bounds is not None else None
-        issues, spec = self._spec(template, layer.data, rank)
+        issues, spec = self._spec(template, layer.data, data, rank)
         for issue in issues:
             out.add(issue.code, f"'{issue.attribute}': {issue.message}", attribute=issue.attribute)
         if issues:
@@ -230,9 +231,12 @@ class _ContentCheck:
                 self._templates[key] = str(exc)
         return self._templates[key]
 
-    def _spec(self, template: Template, data: dict[str, str], rank: int | None) -> tuple[list[AttributeIssue], PoolSpec | SpecError | None]:
-        """The attribute issues of ``data``, and its spec (or why it is inconsistent) when it has none."""
-        key = (template.type, template.version, tuple(data.items()), rank)
+    def _spec(
+        self, template: Template, data: dict[str, str], items: tuple[tuple[str, str], ...], rank: int | None
+    ) -> tuple[list[AttributeIssue], PoolSpec | SpecError | None]:
+        """The attribute issues of ``data`` (whose ``items``), and its spec (or why it is
+        inconsistent) when it has none."""
+        key = (template.type, template.version, items, rank)
         found = self._specs.get(key)
         if found is None:
             issues = check_layer(template, data, rank)
