@@ -29,37 +29,21 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
-        from ovpool.bench import BACKENDS, BackendFailure, default_backends, open_backend, summarize, time_session
-        from ovpool.errors import OvpoolError, UsageError
-        from ovpool.runio import parse_shapes, random_inputs
-        from ovpool.runtime import check_precision, open_model
+        from ovpool.bench import bench as run_bench
+        from ovpool.errors import OvpoolError
+        from ovpool.runio import parse_shapes
+        from ovpool.runtime import open_model
 
-        unknown = [b for b in backends if b not in BACKENDS]
-        if unknown:
-            raise UsageError(f"--backend {', '.join(unknown)}: expected one of {', '.join(BACKENDS)}")
-        check_precision(precision)
         loaded = open_model(model)
-        chosen = list(dict.fromkeys(backends)) or list(default_backends(loaded))
-        err = Console(stderr=True)
-        sessions, failures = {}, []
-        for backend in chosen:
-            try:
-                sessions[backend] = open_backend(backend, loaded, device, precision, cache=not no_cache)
-            except OvpoolError as exc:
-                failures.append(BackendFailure(backend, device if backend == "openvino" else "CPU", str(exc)))
-        timings = []
-        if sessions:
-            first = next(iter(sessions.values()))
-            arrays = random_inputs(loaded.label, first.inputs, parse_shapes(shapes), seed)
-            with Progress(console=err, transient=True) as progress:
-                for backend, session in sessions.items():
-                    task = progress.add_task(f"{backend} on {session.device}", total=warmup + runs)
-                    try:
-                        latencies = time_session(session, arrays, runs, warmup, lambda: progress.advance(task))
-                    except Exception as exc:  # a backend failing at run time must not stop the others
-                        failures.append(BackendFailure(backend, session.device, f"{type(exc).__name__}: {exc}"))
-                        continue
-                    timings.append(summarize(backend, session.device, latencies))
+        with Progress(console=Console(stderr=True), transient=True) as progress:
+
+            def start(label: str, total: int):
+                task = progress.add_task(label, total=total)
+                return lambda: progress.advance(task)
+
+            timings, failures = run_bench(
+                loaded, backends, device, precision, runs, warmup, parse_shapes(shapes), seed, not no_cache, start
+            )
         for failure in failures:
             typer.echo(f"error: {failure.backend} ({failure.device}): {failure.message}", err=True)
         if as_json:
@@ -67,7 +51,8 @@ def register(app: typer.Typer) -> None:
         else:
             typer.echo(_table(model, timings))
         if failures:
-            raise OvpoolError(f"{len(failures)} of {len(chosen)} backend(s) failed: {', '.join(f.backend for f in failures)}")
+            failed = ", ".join(f.backend for f in failures)
+            raise OvpoolError(f"{len(failures)} of {len(timings) + len(failures)} backend(s) failed: {failed}")
 
 
 def _table(model: Path, timings) -> str:

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ovpool import devices
-from ovpool.errors import UnsupportedError, UsageError
+from ovpool.errors import OvpoolError, UnsupportedError, UsageError
+from ovpool.runio import random_inputs
 from ovpool.runtime import (
     DEFAULT_DEVICE,
     DEFAULT_PRECISION,
@@ -26,11 +27,14 @@ from ovpool.runtime import (
     Model,
     NumpySession,
     Session,
+    check_precision,
     onnx_inputs,
     openvino_session,
 )
 
 BACKENDS = ("openvino", "numpy", "onnxruntime")
+# start(label, total) -> advance(): a progress display, told of each backend and each inference.
+Progress = Callable[[str, int], Callable[[], None]]
 
 
 @dataclass(frozen=True)
@@ -125,3 +129,48 @@ def time_session(
 def summarize(backend: str, device: str, latencies: Sequence[float]) -> Timing:
     """Median, min and max of the latencies: [3.0, 1.0, 2.0] ms -> median 2.0, min 1.0, max 3.0."""
     return Timing(backend, device, statistics.median(latencies), min(latencies), max(latencies), len(latencies))
+
+
+def check_backends(backends: Sequence[str]) -> None:
+    """Refuse backend names ovpool does not have (``tensorrt``): a ``UsageError``, exit 2."""
+    unknown = [b for b in backends if b not in BACKENDS]
+    if unknown:
+        raise UsageError(f"--backend {', '.join(unknown)}: expected one of {', '.join(BACKENDS)}")
+
+
+def bench(
+    model: Model,
+    backends: Sequence[str] = (),
+    device: str = DEFAULT_DEVICE,
+    precision: str = DEFAULT_PRECISION,
+    runs: int = 20,
+    warmup: int = 3,
+    shapes: Mapping[str, tuple[int, ...]] | None = None,
+    seed: int = 0,
+    cache: bool = True,
+    progress: Progress = lambda label, total: lambda: None,
+) -> tuple[list[Timing], list[BackendFailure]]:
+    """Time ``model`` on each backend (default: every one that reads it) with the same random
+    inputs; a backend that cannot load or run the model is a ``BackendFailure``, the others still run."""
+    check_backends(backends)
+    check_precision(precision)
+    sessions: dict[str, Session] = {}
+    failures: list[BackendFailure] = []
+    for backend in dict.fromkeys(backends or default_backends(model)):
+        try:
+            sessions[backend] = open_backend(backend, model, device, precision, cache)
+        except OvpoolError as exc:
+            failures.append(BackendFailure(backend, device if backend == "openvino" else "CPU", str(exc)))
+    if not sessions:
+        return [], failures
+    arrays = random_inputs(model.label, next(iter(sessions.values())).inputs, shapes or {}, seed)
+    timings = []
+    for backend, session in sessions.items():
+        advance = progress(f"{backend} on {session.device}", warmup + runs)
+        try:
+            latencies = time_session(session, arrays, runs, warmup, advance)
+        except Exception as exc:  # a backend failing at run time must not stop the others
+            failures.append(BackendFailure(backend, session.device, f"{type(exc).__name__}: {exc}"))
+            continue
+        timings.append(summarize(backend, session.device, latencies))
+    return timings, failures

@@ -69,3 +69,17 @@ def test_summary_statistics():
     timing = summarize("numpy", "numpy", [3.0, 1.0, 2.0, 10.0])
     assert (timing.median_ms, timing.min_ms, timing.max_ms, timing.runs) == (2.5, 1.0, 10.0, 4)
     assert timing.throughput == 400.0
+
+
+def test_library_bench_and_progress_calls():
+    from ovpool.bench import bench
+    from ovpool.errors import UsageError
+    from ovpool.runtime import open_model
+
+    ticks = []
+    timings, failures = bench(open_model(EXAMPLE), ["numpy"], runs=2, warmup=1,
+                              progress=lambda label, total: lambda: ticks.append((label, total)))
+    assert failures == [] and [(t.backend, t.runs) for t in timings] == [("numpy", 2)]
+    assert ticks == [("numpy on numpy", 3)] * 3
+    with pytest.raises(UsageError, match="--backend tensorrt"):
+        bench(open_model(EXAMPLE), ["tensorrt"])
