@@ -114,7 +114,10 @@ def _convert(proto: ModelProto, source: object, label: str) -> openvino.Model:
         raise _conversion_error(label, exc) from None
     if pools.errors:
         raise _in_model(label, pools.errors[0])
-    check_shapes(pools.lowered)
+    try:
+        check_shapes(pools.lowered)
+    except ModelError as exc:
+        raise _in_model(label, exc) from None
     if proto.graph.name:
         converted.set_friendly_name(proto.graph.name)
     return converted

@@ -72,7 +72,7 @@ class PoolExtensions:
         except OvpoolError:
             raise
         except Exception as exc:  # OpenVINO's node validation (RuntimeError and its own types)
-                    raise ModelError(f"node '{node.name}' ({op_type}): OpenVINO refuses it: {openvino_reason(exc)}") from None
+            raise ModelError(f"node '{node.name}' ({op_type}): OpenVINO refuses it: {openvino_reason(exc)}") from None
         self.lowered.append(lowered)
         return list(lowered.outputs)
 

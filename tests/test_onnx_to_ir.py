@@ -318,3 +318,16 @@ def test_cli_hostile_convert(tmp_path, capsys):
         assert got == code and len(lines) == 1 and message in lines[0], (args, err)
     assert (tmp_path / "w.bin").read_bytes() == before
     assert not (tmp_path / "w.xml").exists() and not (tmp_path / "four.xml").exists()
+
+
+def test_openvino_refusal_inside_the_extension_names_model_and_node(monkeypatch):
+    from ovpool import ov_lowering
+
+    def refuse(*args):
+        raise RuntimeError("Check 'rank' failed at src/pool.cpp:42:\nWhile validating node 'mp':\nExpected a 3D tensor\n")
+
+    monkeypatch.setattr(ov_lowering, "lower", refuse)
+    node = helper.make_node("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[2, 2])
+    model = single_op(node, [_value("x", [1, 1, 4, 4])], [_value("y", None)], 13)
+    with pytest.raises(ModelError, match=r"^case: node 'mp' \(MaxPool\): OpenVINO refuses it: Expected a 3D tensor$"):
+        onnx_to_ov_model(model)
