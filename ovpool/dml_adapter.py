@@ -79,7 +79,7 @@ def tensor_desc(dtype: str, sizes: Sequence[int]) -> dict:
 
 def numpy_type(dml_type: object, where: str) -> str:
     """``"DML_TENSOR_DATA_TYPE_FLOAT16"`` -> ``"float16"``; anything else is a ModelError."""
-    if dml_type not in _NUMPY_OF:
+    if not isinstance(dml_type, str) or dml_type not in _NUMPY_OF:
         raise ModelError(f"{where}: DataType {dml_type!r} is not a DML_TENSOR_DATA_TYPE ovpool knows")
     return _NUMPY_OF[dml_type]
 
@@ -184,16 +184,25 @@ def operators_from_spec(
     index_dtype: str | None = None,
     output_shape: Sequence[int] | None = None,
     pad_tensor: str | None = None,
+    where: str | None = None,
 ) -> Lowered:
     """The DirectML operators computing ``spec`` on an ``input_shape`` tensor, in execution order,
     with the logical shape of every tensor they touch.
 
     ``inputs``/``outputs`` are tensor names (X[, I] / Y[, Indices]). ``index_dtype`` is the dtype
     of an unpool's indices input; ``output_shape`` an unpool's known output shape. ``pad_tensor``
-    names the intermediate of a PADDING decomposition (default ``<name>/pad``).
+    names the intermediate of a PADDING decomposition (default ``<name>/pad``). ``where`` names
+    the source in errors (default ``node '<name>'``; an IR source says ``layer ...``).
     """
+    where = where or f"node '{spec.name}'"
+    try:
+        return _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, pad_tensor, where)
+    except SpecError as exc:
+        raise exc.at(where) from None
+
+
+def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, pad_tensor, where) -> Lowered:
     cap = DML_FEATURE_LEVELS[-1] if cap is None else cap
-    where = f"node '{spec.name}'"
     if spec.dtype is None:
         raise UnsupportedError(f"{where}: its input's data type is unknown; DirectML tensor descs need one")
     if spec.dtype not in DATA_TYPES:
@@ -358,12 +367,17 @@ def check_operator(op: object, position: int) -> Operator:
     data types, tensor names for every input and output. Errors name the operator."""
     if not isinstance(op, dict):
         raise ModelError(f"operator {position}: expected an object, got {type(op).__name__}")
-    name = op.get("name") or f"#{position}"
+    name = op.get("name", f"#{position}")
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"operator {position}: 'name' must be a non-empty string, got {name!r}")
     where = f"operator '{name}'"
     op_type = op.get("type")
     if op_type not in DML_OPERATORS:
         raise UnsupportedError(f"{where}: type {op_type!r} is not a DirectML operator ovpool handles ({', '.join(DML_OPERATORS)})")
     row = row_at(op_type, DML_FEATURE_LEVELS[-1])
+    level = op.get("min_feature_level")
+    if level is not None and (not isinstance(level, str) or level not in {level_name(v) for v in DML_FEATURE_LEVELS}):
+        raise ModelError(f"{where}: min_feature_level {level!r} is not a DML_FEATURE_LEVEL_X_Y ovpool knows")
     desc = op.get("desc")
     if not isinstance(desc, dict):
         raise ModelError(f"{where}: 'desc' must be an object with the members of {struct_name(op_type)}")
@@ -386,6 +400,8 @@ def check_operator(op: object, position: int) -> Operator:
     index_member = "IndicesTensor" if "IndicesTensor" in row.members else "OutputIndicesTensor"
     if desc.get(index_member) is not None:
         index_type, index_sizes = _tensor(desc, index_member, where)
+        if index_type not in row.index_types:
+            raise ModelError(f"{where}: {index_member} DataType must be {' or '.join(DATA_TYPES[t] for t in row.index_types)}")
         expected = x[1] if index_member == "IndicesTensor" else y[1]
         if index_sizes != expected:
             raise ModelError(f"{where}: {index_member} Sizes {list(index_sizes)} must equal {list(expected)}")
@@ -399,11 +415,13 @@ def check_operator(op: object, position: int) -> Operator:
     if "DimensionCount" in row.members:
         count = desc["DimensionCount"]
         expected_count = len(x[1]) if row.kind is None else len(x[1]) - 2
-        if count != expected_count:
-            raise ModelError(f"{where}: DimensionCount {count!r} must be {expected_count} for {len(x[1])}-D tensors")
+        if type(count) is not int or count != expected_count:
+            raise ModelError(f"{where}: DimensionCount {count!r} must be the integer {expected_count} for {len(x[1])}-D tensors")
         for member in row.members:
             if member in ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations"):
                 _uints(desc[member], count, member, where)
+    if "IncludePadding" in row.members and not isinstance(desc["IncludePadding"], bool):
+        raise ModelError(f"{where}: IncludePadding must be true or false, got {desc['IncludePadding']!r}")
     return Operator(str(name), row, tuple(inputs), tuple(outputs), desc, x[0], x[1], y[1], index_type)
 
 
@@ -446,18 +464,10 @@ def spec_from_operator(op: Operator) -> PoolSpec:
         raise ModelError(f"{where}: {op.row.op_type} is not a pooling operator")
     include = bool(desc.get("IncludePadding", False))
     indices = Indices(dtype=_INDEX_DTYPE[op.index_type]) if op.index_type else None
-    base = PoolSpec(
-        op.row.kind,
-        kernel=tuple(desc["WindowSize"]),
-        strides=tuple(desc["Strides"]),
-        dilations=tuple(desc.get("Dilations") or ()),
-        pads_begin=tuple(desc["StartPadding"]),
-        pads_end=tuple(desc["EndPadding"]),
-        divisor=Divisor.INCLUDE_PAD if include else Divisor.EXCLUDE_PAD,
-        indices=indices,
-        dtype=op.dtype,
-        name=op.name,
-    )
+    try:
+        base = _window_spec(op, include, indices)
+    except SpecError as exc:
+        raise SpecError(op.name, _MEMBER_OF.get(exc.attribute, exc.attribute), exc.value, exc.message, where) from None
     spatial, out_spatial = op.input_sizes[2:], op.output_sizes[2:]
     if op.input_sizes[:2] != op.output_sizes[:2]:
         raise ModelError(f"{where}: InputTensor and OutputTensor must share N and C ({list(op.input_sizes)} vs {list(op.output_sizes)})")
@@ -477,6 +487,27 @@ def spec_from_operator(op: Operator) -> PoolSpec:
 
 
 _INDEX_DTYPE = {dml: onnx for onnx, dml in INDEX_TYPES.items()}
+
+
+def _window_spec(op: Operator, include: bool, indices: Indices | None) -> PoolSpec:
+    """The desc's window fields as a PoolSpec (floor rounding until the sizes are read)."""
+    desc = op.desc
+    return PoolSpec(
+        op.row.kind,
+        kernel=tuple(desc["WindowSize"]),
+        strides=tuple(desc["Strides"]),
+        dilations=tuple(desc.get("Dilations") or ()),
+        pads_begin=tuple(desc["StartPadding"]),
+        pads_end=tuple(desc["EndPadding"]),
+        divisor=Divisor.INCLUDE_PAD if include else Divisor.EXCLUDE_PAD,
+        indices=indices,
+        dtype=op.dtype,
+        name=op.name,
+    )
+
+
+# PoolSpec's (ONNX) attribute names -> the desc members they come from, for errors.
+_MEMBER_OF = {"kernel_shape": "WindowSize", "strides": "Strides", "dilations": "Dilations", "pads": "StartPadding/EndPadding"}
 
 
 def _floor_with_end_pads(base: PoolSpec, spatial, out_spatial, where: str) -> PoolSpec:

@@ -18,7 +18,7 @@ import onnx
 from onnx import ModelProto, numpy_helper
 
 from ovpool import dml_adapter, onnx_adapter
-from ovpool.errors import ModelError, UnsupportedError
+from ovpool.errors import ModelError, SpecError, UnsupportedError
 from ovpool.onnx_model import default_opset, load, value_types
 from ovpool.spec import PoolKind
 
@@ -104,11 +104,14 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
         input_shape = tuple(b[0] for b in bounds)
         with_indices = len(layer.outputs) > 1 and (layer.id, layer.outputs[1].id) in used
         template = template_for(layer.type, layer.version, where)
-        spec = spec_from_layer(template, layer.data, len(input_shape), layer.inputs[0].dtype, layer.name, with_indices)
+        try:
+            spec = spec_from_layer(template, layer.data, len(input_shape), layer.inputs[0].dtype, layer.name, with_indices)
+        except SpecError as exc:
+            raise exc.at(where) from None
         outputs = [names[(layer.id, p.id)] for p in layer.outputs[: 2 if with_indices else 1]]
         lowered = dml_adapter.operators_from_spec(
             spec, input_shape, [names[(edge.from_layer, edge.from_port)]], outputs, cap=cap,
-            pad_tensor=_unique(f"{spec.name}/pad", set(names.values())),
+            pad_tensor=_unique(f"{spec.name}/pad", set(names.values())), where=where,
         )
         operators.extend(lowered.operators)
         tensors.update(lowered.tensors)

@@ -58,22 +58,38 @@ class Graph:
 
 
 def read_graph(document: Mapping[str, object]) -> Graph:
-    """Check every operator and restate it on the graph's tensors."""
+    """Check every operator and restate it on the graph's tensors.
+
+    Operators must be in execution order and write each tensor once: an operator that reads a
+    tensor a later operator writes (a cycle, or the wrong order) or writes a tensor already
+    written is refused, naming both operators. A ``tensors`` entry must have the DataType of the
+    descs that read or write the tensor (int64/int32 for UINT64/UINT32 indices: the same bits).
+    """
     operators = [dml_adapter.check_operator(op, i) for i, op in enumerate(document["operators"])]
     logical = _logical_tensors(document.get("tensors") or {})
+    writer = _writers(operators)
     types: dict[str, tuple[str, tuple[int, ...] | None]] = {}
     read_first: list[str] = []
     written: list[str] = []
     steps = []
-    for op in operators:
+    for position_of_op, op in enumerate(operators):
+        late = [t for t in op.inputs if t in writer and writer[t][0] >= position_of_op]
+        if late:
+            raise ModelError(
+                f"operator '{op.name}': reads tensor '{late[0]}', which operator '{writer[late[0]][1]}' writes "
+                "at or after it; operators must be listed in execution order, without cycles"
+            )
         unit = _unit_axis(op, logical)
         for position, tensor in enumerate(op.inputs):
+            desc_type = op.index_type if position == 1 else op.dtype
+            _check_type(op, tensor, desc_type, logical)
             if tensor not in written and tensor not in read_first:
                 read_first.append(tensor)
-                desc_type = op.index_type if position == 1 else op.dtype
                 types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.input_sizes)
         for position, tensor in enumerate(op.outputs):
-            types[tensor] = logical.get(tensor) or ((op.index_type if position else op.dtype), None if unit else op.output_sizes)
+            desc_type = op.index_type if position else op.dtype
+            _check_type(op, tensor, desc_type, logical)
+            types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.output_sizes)
         written.extend(op.outputs)
         if op.row.kind is None:
             steps.append(Step(op, None, _padding(op, unit)))
@@ -159,6 +175,30 @@ def _logical_tensors(tensors: Mapping[str, object]) -> dict[str, tuple[str, tupl
             raise ModelError(f"{where}: Sizes must be integers >= 1, got {sizes!r}")
         logical[name] = (dml_adapter.numpy_type(value.get("DataType"), where), tuple(sizes))
     return logical
+
+
+def _writers(operators: list[Operator]) -> dict[str, tuple[int, str]]:
+    """``{tensor: (position, operator name)}`` of the one operator that writes each tensor."""
+    writer: dict[str, tuple[int, str]] = {}
+    for position, op in enumerate(operators):
+        for tensor in op.outputs:
+            if tensor in writer:
+                raise ModelError(f"operator '{op.name}': writes tensor '{tensor}', already written by operator '{writer[tensor][1]}'")
+            writer[tensor] = (position, op.name)
+    return writer
+
+
+# A tensors entry may name an index tensor by the signed type of its source graph (same bits).
+_SAME_BITS = {("uint64", "int64"), ("uint32", "int32")}
+
+
+def _check_type(op: Operator, tensor: str, desc_type: str, logical: Mapping[str, tuple[str, tuple[int, ...]]]) -> None:
+    entry = logical.get(tensor)
+    if entry is not None and entry[0] != desc_type and (desc_type, entry[0]) not in _SAME_BITS:
+        raise ModelError(
+            f"operator '{op.name}': tensor '{tensor}' is {dml_adapter.DATA_TYPES.get(desc_type, desc_type)} in its desc "
+            f"but {dml_adapter.DATA_TYPES.get(entry[0], entry[0])} in 'tensors'"
+        )
 
 
 def _unit_axis(op: Operator, logical: Mapping[str, tuple[str, tuple[int, ...]]]) -> bool:

@@ -17,17 +17,23 @@ class SpecError(OvpoolError):
     """An attribute value that no pooling operation can have, or that a target cannot express.
 
     ``SpecError("pool1", "strides", [0, 2], "must be >= 1")`` reads
-    ``node 'pool1': attribute 'strides' = [0, 2]: must be >= 1``.
+    ``node 'pool1': attribute 'strides' = [0, 2]: must be >= 1``; ``where`` replaces the
+    ``node '...'`` part for sources that are not ONNX nodes (``where="layer 3 'pool1' (AvgPool
+    opset1)"``, ``where="operator 'pool1'"``).
     """
 
-    def __init__(self, node: str, attribute: str | None, value: object, message: str) -> None:
+    def __init__(self, node: str, attribute: str | None, value: object, message: str, where: str | None = None) -> None:
         self.node = node
         self.attribute = attribute
         self.value = value
         self.message = message
-        where = f"node '{node}'" if node else "pooling spec"
+        where = where or (f"node '{node}'" if node else "pooling spec")
         what = f": attribute '{attribute}' = {_show(value)}" if attribute else ""
         super().__init__(f"{where}{what}: {message}")
+
+    def at(self, where: str) -> SpecError:
+        """The same error said of ``where`` instead of the node (an IR layer, a DirectML operator)."""
+        return SpecError(self.node, self.attribute, self.value, self.message, where)
 
 
 class UnsupportedError(OvpoolError):

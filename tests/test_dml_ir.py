@@ -56,11 +56,11 @@ def test_ir_to_dml_keeps_openvino_meaning(tmp_path, spec, shape, rounding, divis
 
 def test_ir_refusals_name_the_layer(tmp_path):
     per_channel = PoolSpec(PoolKind.MAX, (2, 2), indices=Indices(axis=2), name="p")
-    with pytest.raises(UnsupportedError, match=r"node 'p'.*axis 2"):
+    with pytest.raises(UnsupportedError, match=r"layer 1 'p' \(MaxPool opset8\).*axis 2"):
         dml_export.document_from_ir(write_ir(tmp_path, per_channel, (1, 2, 4, 4)))
     # L=6, k=2, s=3, end pad 1, OpenVINO ceil: windows at 0, 3, 6; the last is end pad and overhang
     empty = PoolSpec(PoolKind.MAX, (2,), (3,), pads_end=(1,), rounding=Rounding.CEIL_NO_DROP, name="q")
-    with pytest.raises(UnsupportedError, match=r"node 'q'.*no input cell"):
+    with pytest.raises(UnsupportedError, match=r"layer 1 'q' \(MaxPool opset1\).*no input cell"):
         dml_export.document_from_ir(write_ir(tmp_path, empty, (1, 1, 6)))
 
 
