@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ovpool import dml_adapter
+from ovpool import dml_adapter, shape
 from ovpool.registry import DML_FEATURE_LEVELS
 
 # Member order of the directml.h structs the header fills besides the operator descs.
@@ -28,9 +28,8 @@ _ARRAYS = ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations")
 
 
 def buffer_size(dtype: str, sizes: Sequence[int]) -> int:
-    """DMLCalcBufferTensorSize for a packed tensor: elements times element size, rounded up to 4
-    bytes (DirectML binds DWORD-aligned buffers). 1x3x5 float16: 15*2 = 30 -> 32."""
-    return -(-int(np.prod(sizes)) * np.dtype(dtype).itemsize // 4) * 4
+    """DMLCalcBufferTensorSize for a packed tensor (``shape.buffer_bytes``): 1x3x5 float16 is 32."""
+    return shape.buffer_bytes(sizes, np.dtype(dtype).itemsize)
 
 
 def render(document: Mapping[str, object], source_name: str) -> str:

@@ -95,7 +95,7 @@ class IRGraph:
         begin = self.constant(f"{name}/pads_begin", np.asarray(pads_begin, dtype=np.int64))
         end = self.constant(f"{name}/pads_end", np.asarray(pads_end, dtype=np.int64))
         fill = self.constant(f"{name}/value", np.asarray(value, dtype=np.dtype(x.dtype)))
-        dims = tuple(None if d is None else d + b + e for d, b, e in zip(x.dims, pads_begin, pads_end))
+        dims = shape.padded_shape(x.dims, pads_begin, pads_end)
         layer = self._add(name, "Pad", "opset12", {"pad_mode": "constant"}, [x, begin, end, fill])
         return self._output(layer, dims, x.dtype, name)
 

@@ -10,7 +10,8 @@ on the layer's static input dims:
   layer (L=4, k=1, s=2, pads_end 1: OpenVINO makes a third window of pure padding).
 - ``exclude-pad="false"`` (full kernel once any pad is non-zero) is ``count_include_pad=1`` when no
   window reaches past the end pad; when the ceil overhang does, it becomes an explicit zero ``Pad``
-  of (pads_begin, pads_end + overhang) and a pad-free AveragePool, which divides by the full kernel.
+  of (pads_begin, ``shape.floor_end_pads``: pads_end plus the overhang) and a pad-free AveragePool,
+  which divides by the full kernel.
 - ``auto_pad`` is written as the explicit pads it resolves to.
 - MaxPool-8/14 indices (``axis`` 0 is ONNX's layout) get ``Mod`` by the flattened size from
   ``axis`` for axis 1 or 2, and a ``Cast`` for ``i32``; an unused indices port is not emitted.
@@ -173,12 +174,12 @@ class _Converter:
         with_indices = indices_port is not None and (layer.id, indices_port) in self.used
         try:
             spec = spec_from_layer(template, layer.data, len(input_shape), in_port.dtype, layer.name, with_indices)
-            spec, pad_end_extra = _onnx_meaning(spec, input_shape[2:], where)
+            spec, padded_end = _onnx_meaning(spec, input_shape[2:], where)
         except SpecError as exc:
-            raise SpecError(where, exc.attribute, exc.value, exc.message) from None
+            raise exc.at(where) from None
         x = self._input(layer, 0)
-        if pad_end_extra is not None:
-            x = self._zero_pad(layer.name, x, spec, input_shape, pad_end_extra)
+        if padded_end is not None:
+            x = self._zero_pad(layer.name, x, spec.pads_begin, padded_end)
             spec = spec.with_(pads_begin=(0,) * len(spec.kernel), pads_end=(0,) * len(spec.kernel), rounding=Rounding.FLOOR, divisor=Divisor.EXCLUDE_PAD)
         values = self._name(layer, layer.outputs[0].id)
         outputs = [values]
@@ -189,10 +190,8 @@ class _Converter:
         if with_indices:
             self._indices(layer, spec, input_shape, outputs[1])
 
-    def _zero_pad(self, name: str, x: str, spec: PoolSpec, input_shape: Sequence[int], extra: Sequence[int]) -> str:
-        begin = [0, 0, *spec.pads_begin]
-        end = [0, 0, *(p + e for p, e in zip(spec.pads_end, extra))]
-        pads = self._constant(f"{name}/pads", np.asarray(begin + end, dtype=np.int64))
+    def _zero_pad(self, name: str, x: str, pads_begin: Sequence[int], pads_end: Sequence[int]) -> str:
+        pads = self._constant(f"{name}/pads", np.asarray([0, 0, *pads_begin, 0, 0, *pads_end], dtype=np.int64))
         out = self._fresh(f"{name}/padded")
         self.nodes.append(helper.make_node("Pad", [x, pads], [out], name=f"{name}/pad", mode="constant"))
         return out
@@ -201,7 +200,7 @@ class _Converter:
         assert spec.indices is not None
         current = onnx_indices
         if spec.indices.axis:
-            size = self._constant(f"{layer.name}/index_span", np.asarray(int(np.prod(input_shape[spec.indices.axis :])), dtype=np.int64))
+            size = self._constant(f"{layer.name}/index_span", np.asarray(shape.index_span(input_shape, spec.indices.axis), dtype=np.int64))
             modded = self._fresh(f"{layer.name}/indices_axis")
             self.nodes.append(helper.make_node("Mod", [current, size], [modded], name=f"{layer.name}/axis"))
             current = modded
@@ -225,8 +224,8 @@ class _Converter:
 
 
 def _onnx_meaning(spec: PoolSpec, spatial: Sequence[int], where: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
-    """``spec`` restated with ONNX's rules on this input, and the extra end padding an explicit Pad
-    must add (None when the pool alone is exact)."""
+    """``spec`` restated with ONNX's rules on this input, and the end pads of an explicit zero Pad
+    that must precede it (None when the pool alone is exact)."""
     pads_begin, pads_end = shape.resolved_pads(spec, spatial)
     explicit = spec.with_(padding=Padding.EXPLICIT, pads_begin=pads_begin, pads_end=pads_end)
     if spec.padding is not Padding.EXPLICIT:
@@ -245,10 +244,10 @@ def _onnx_meaning(spec: PoolSpec, spatial: Sequence[int], where: str) -> tuple[P
         return explicit, None
     if not any(pads_begin + pads_end):
         return explicit.with_(divisor=Divisor.EXCLUDE_PAD), None
-    overhang = shape.ceil_overhang(explicit, spatial)
-    if not any(overhang):
+    padded_end = shape.floor_end_pads(explicit, spatial)
+    if padded_end == explicit.pads_end:
         return explicit.with_(divisor=Divisor.INCLUDE_PAD), None
-    return explicit, overhang
+    return explicit, padded_end
 
 
 def _element(layer: Layer, element_type: str) -> str:

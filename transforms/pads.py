@@ -77,7 +77,7 @@ def ceil_to_floor(model: ModelProto, pool: PoolNode, names: Names, pass_name: st
     rank = len(spec.kernel)
     inner = floor.with_(
         pads_begin=(0,) * rank,
-        pads_end=tuple(e - p for e, p in zip(end, spec.pads_end)),
+        pads_end=shape.ceil_overhang(spec, spatial),
         divisor=Divisor.EXCLUDE_PAD,
     )
     return [pad, graph.emit(pool, inner, opset, inputs=[padded, *pool.node.input[1:]])]
