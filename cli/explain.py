@@ -39,11 +39,26 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Replace an existing --svg file."),
     ) -> None:
         """Explain a pooling: output size per axis, windows over the padded input, divisors."""
+        from ovpool.errors import SpecError, UsageError
         from ovpool.explain import explain as build, input_shape_for, render_svg, render_text
         from ovpool.explain_sources import spec_from_flags, spec_from_ir, spec_from_onnx
         from ovpool.files import write_atomic
 
         shape_dims = _ints(input_shape, "--input-shape")
+        flags = {
+            "--op": op != "avg", "--kernel": kernel, "--strides": strides, "--pads": pads, "--dilations": dilations,
+            "--auto-pad": auto_pad != "NOTSET", "--ceil": ceil, "--rounding": rounding,
+            "--count-include-pad": count_include_pad, "--divisor": divisor,
+        }
+        given = [flag for flag, value in flags.items() if value]
+        if onnx_model is not None and ir_model is not None:
+            raise typer.BadParameter("give --onnx or --ir, not both")
+        if (onnx_model is not None or ir_model is not None) and given:
+            raise typer.BadParameter(f"{', '.join(given)}: the spec comes from the model; drop these flags or the model")
+        if node and onnx_model is None or layer and ir_model is None:
+            raise typer.BadParameter("--node goes with --onnx, --layer with --ir")
+        if ceil and rounding or count_include_pad and divisor:
+            raise typer.BadParameter("--ceil and --rounding (or --count-include-pad and --divisor) say the same thing: give one")
         if onnx_model is not None:
             if not node:
                 raise typer.BadParameter("--onnx needs --node NAME")
@@ -66,7 +81,13 @@ def register(app: typer.Typer) -> None:
             dims = found_shape
         else:
             raise typer.BadParameter("give --input-shape (the model does not say a static input shape)")
-        result = build(spec, dims)
+        try:
+            result = build(spec, dims)
+        except SpecError as exc:  # the spec does not fit this input
+            if onnx_model is None and ir_model is None:
+                raise UsageError(f"--input-shape {','.join(map(str, dims))}: {exc.message}") from None
+            model = onnx_model or ir_model
+            raise exc.at(f"{model}: {'node' if onnx_model else 'layer'} '{node or layer}' on input {list(dims)}") from None
         typer.echo(render_text(result), nl=False)
         if svg is not None:
             write_atomic({svg: render_svg(result).encode()}, force=force)

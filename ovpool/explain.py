@@ -21,10 +21,12 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from ovpool import shape
-from ovpool.errors import SpecError
+from ovpool.errors import UsageError
 from ovpool.spec import Padding, PoolKind, PoolSpec, Rounding
 
 AXIS_NAMES = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
+# Every cell is drawn: an axis of more cells (input plus pads and overhang) is refused.
+MAX_CELLS = 1024
 
 
 @dataclass(frozen=True)
@@ -68,11 +70,17 @@ class Explanation:
 def explain(spec: PoolSpec, input_shape: Sequence[int]) -> Explanation:
     """Everything ``render_text``/``render_svg`` draw, for ``spec`` on an ``(N, C, *spatial)`` input."""
     input_shape = tuple(int(d) for d in input_shape)
+    if min(input_shape, default=0) < 1:
+        raise UsageError(f"input shape {list(input_shape)}: every dim must be >= 1")
     spatial = input_shape[2:]
     window = spec.resolve_global(spatial)
     out_shape = shape.output_shape(window, input_shape)
     out = out_shape[2:]
     pads_begin, pads_end = shape.resolved_pads(window, spatial)
+    for axis, length in enumerate(spatial):
+        lo, hi = shape.padded_range(length, int(pads_begin[axis] or 0), int(pads_end[axis] or 0))
+        if hi - lo > MAX_CELLS:
+            raise UsageError(f"input shape {list(input_shape)}: spatial axis {axis} has {hi - lo} cells with pads; explain draws at most {MAX_CELLS}")
     overhang = shape.ceil_overhang(window, spatial)
     empty = set(shape.empty_windows(window, spatial))
     divisors = shape.divisor_counts(window, spatial) if window.kind is PoolKind.AVERAGE else None
@@ -86,7 +94,7 @@ def explain(spec: PoolSpec, input_shape: Sequence[int]) -> Explanation:
         pb, pe = int(pads_begin[a] or 0), int(pads_end[a] or 0)
         windows = []
         for i in range(int(kept_and_dropped[a])):
-            taps = tuple(i * s - pb + t * d for t in range(k))
+            taps = shape.window_taps(i, k, s, d, pb)
             dropped = i >= int(out[a])
             factor = int(divisors[a][i]) if divisors is not None and not dropped else None
             windows.append(Window(i, taps, factor, dropped, (a, i) in empty))
@@ -101,10 +109,10 @@ def explain(spec: PoolSpec, input_shape: Sequence[int]) -> Explanation:
 def _derivation(spec: PoolSpec, axis: int, length: int, pb: int, pe: int, out: int, before_drop: int) -> tuple[str, ...]:
     k, s, d = spec.kernel[axis], spec.strides[axis], spec.dilations[axis]
     extent = spec.dilated_kernel[axis]
-    lines = [f"L={length}, k={k}, s={s}, d={d}: window extent d*(k-1)+1 = {d}*{k - 1}+1 = {extent}"]
+    lines = [f"L={length}, k={k}, s={s}, d={d}: window extent d*(k-1)+1 = {d}*({k}-1)+1 = {extent}"]
     if spec.padding in (Padding.SAME_UPPER, Padding.SAME_LOWER):
         lines.append(f"{spec.padding.value.upper()}: out = ceil(L/s) = ceil({length}/{s}) = {out}")
-        lines.append(f"pads = (out-1)*s + extent - L = ({out}-1)*{s} + {extent} - {length}, split {pb} begin / {pe} end")
+        lines.append(f"pads = max(0, (out-1)*s + extent - L) = max(0, ({out}-1)*{s} + {extent} - {length}), split {pb} begin / {pe} end")
         return tuple(lines)
     if spec.padding is Padding.VALID:
         lines.append(f"VALID: no pads; out = floor((L - extent)/s) + 1 = floor(({length} - {extent})/{s}) + 1 = {out}")
@@ -117,9 +125,9 @@ def _derivation(spec: PoolSpec, axis: int, length: int, pb: int, pe: int, out: i
     if spec.rounding is Rounding.CEIL_NO_DROP:
         lines.append(f"no drop rule (OpenVINO ceil): out = {out}")
     else:
-        last = (before_drop - 1) * s
+        last = shape.window_taps(before_drop - 1, k, s, d, 0)[0]
         verdict = f"drops it: out = {out}" if out < before_drop else f"keeps it: out = {out}"
-        lines.append(f"drop rule: last window starts at padded cell {last}, L + pb = {length + pb}; {verdict}")
+        lines.append(f"drop rule: last window starts at padded cell {last}, L + pb = {shape.drop_threshold(length, pb)}; {verdict}")
     return tuple(lines)
 
 
@@ -221,16 +229,12 @@ def _title(ex: Explanation) -> str:
 
 def _extent(ax: AxisExplanation) -> tuple[int, int]:
     """Cells drawn: from the first pad to the end of the last window (dropped ones included)."""
-    last = max((w.taps[-1] for w in ax.windows), default=ax.length - 1)
-    return -ax.pad_begin, max(ax.length + ax.pad_end, last + 1)
+    lo, hi = shape.padded_range(ax.length, ax.pad_begin, ax.pad_end)
+    return lo, max([hi] + [w.taps[-1] + 1 for w in ax.windows])
 
 
 def _cell_kind(ax: AxisExplanation, c: int) -> str:
-    if 0 <= c < ax.length:
-        return "input"
-    if -ax.pad_begin <= c < ax.length + ax.pad_end:
-        return "pad"
-    return "overhang"
+    return shape.cell_region(c, ax.length, ax.pad_begin, ax.pad_end)
 
 
 def input_shape_for(spec: PoolSpec, dims: Sequence[int]) -> tuple[int, ...]:
@@ -240,5 +244,5 @@ def input_shape_for(spec: PoolSpec, dims: Sequence[int]) -> tuple[int, ...]:
     if rank is not None and len(dims) == rank:
         return (1, 1) + dims
     if len(dims) < 3:
-        raise SpecError(spec.name, None, None, f"--input-shape {list(dims)}: give N,C and {rank or 'the'} spatial dims, or only the spatial dims")
+        raise UsageError(f"--input-shape {','.join(map(str, dims))}: give N,C and {rank or 'the'} spatial dims, or only the spatial dims")
     return dims

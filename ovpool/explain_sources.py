@@ -1,14 +1,18 @@
 """Where ``ovpool explain`` gets its PoolSpec: command-line flags, an ONNX node, or an IR layer.
-Each returns the spec and, when the model says it, the node's static input shape."""
+Each returns the spec and, when the model says it, the node's static input shape. A bad flag value
+is a ``UsageError`` naming the flag (``--strides 0: must be >= 1``, exit 2); a node or layer that
+is not a windowed or global pool is refused naming it (exit 1)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ovpool.errors import ModelError, SpecError
+from ovpool.errors import ModelError, SpecError, UnsupportedError, UsageError
 from ovpool.spec import Divisor, Padding, PoolKind, PoolSpec, Rounding
 
 _AUTO_PAD = {"NOTSET": Padding.EXPLICIT, "SAME_UPPER": Padding.SAME_UPPER, "SAME_LOWER": Padding.SAME_LOWER, "VALID": Padding.VALID}
+# PoolSpec's attribute names -> the flags they come from, for errors.
+_FLAG_OF = {"kernel_shape": "--kernel", "strides": "--strides", "dilations": "--dilations", "pads": "--pads"}
 
 
 def spec_from_flags(
@@ -24,19 +28,28 @@ def spec_from_flags(
     """A spec from ONNX-style flags; pads are all begins then all ends (``1,1,1,1``)."""
     kinds = {"avg": PoolKind.AVERAGE, "max": PoolKind.MAX}
     if op not in kinds:
-        raise SpecError("flags", "op", op, "must be avg or max")
+        raise UsageError(f"--op {op}: must be avg or max")
     if auto_pad.upper() not in _AUTO_PAD:
-        raise SpecError("flags", "auto_pad", auto_pad, f"must be one of {', '.join(_AUTO_PAD)}")
-    if pads and len(pads) != 2 * len(kernel):
-        raise SpecError("flags", "pads", pads, f"needs {2 * len(kernel)} values (begins then ends)")
+        raise UsageError(f"--auto-pad {auto_pad}: must be one of {', '.join(_AUTO_PAD)}")
+    rank = len(kernel)
+    if pads and len(pads) != 2 * rank:
+        raise UsageError(f"--pads {_csv(pads)}: needs {2 * rank} values for {rank} spatial axes (all begins, then all ends)")
+    if rounding not in {r.value for r in Rounding}:
+        raise UsageError(f"--rounding {rounding}: must be one of {', '.join(r.value for r in Rounding)}")
+    if divisor not in {d.value for d in Divisor}:
+        raise UsageError(f"--divisor {divisor}: must be one of {', '.join(d.value for d in Divisor)}")
+    begin, end = pads[:rank], pads[rank:]
     try:
-        rounding_value, divisor_value = Rounding(rounding), Divisor(divisor)
-    except ValueError as exc:
-        raise SpecError("flags", "rounding/divisor", f"{rounding}/{divisor}", str(exc)) from None
-    half = len(pads) // 2
-    return PoolSpec(
-        kinds[op], kernel, strides, dilations, pads[:half], pads[half:], _AUTO_PAD[auto_pad.upper()], rounding_value, divisor_value, name="flags"
-    )
+        return PoolSpec(
+            kinds[op], kernel, strides, dilations, begin, end, _AUTO_PAD[auto_pad.upper()], Rounding(rounding), Divisor(divisor), name="flags"
+        )
+    except SpecError as exc:
+        flag = _FLAG_OF.get(exc.attribute or "", exc.attribute)
+        raise UsageError(f"{flag} {_csv(exc.value)}: {exc.message}") from None
+
+
+def _csv(value: object) -> str:
+    return ",".join(str(v) for v in value) if isinstance(value, (tuple, list)) else str(value)
 
 
 def spec_from_onnx(path: Path, node_name: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
@@ -44,7 +57,7 @@ def spec_from_onnx(path: Path, node_name: str) -> tuple[PoolSpec, tuple[int, ...
     import onnx
 
     from ovpool.onnx_adapter import is_pool_node, spec_from_node
-    from ovpool.onnx_model import default_opset, load
+    from ovpool.onnx_model import default_opset, load, value_types
 
     proto = load(path)
     node = next((n for n in proto.graph.node if n.name == node_name), None)
@@ -54,11 +67,18 @@ def spec_from_onnx(path: Path, node_name: str) -> tuple[PoolSpec, tuple[int, ...
     if not is_pool_node(node):
         raise ModelError(f"{path}: node '{node_name}' is {node.op_type}, not a pooling node")
     spec = spec_from_node(node, default_opset(proto))
-    inferred = onnx.shape_inference.infer_shapes(proto)
-    infos = list(inferred.graph.input) + list(inferred.graph.value_info)
-    info = next((v for v in infos if v.name == node.input[0]), None)
-    dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in info.type.tensor_type.shape.dim) if info else ()
-    return spec, (dims if dims and min(dims) > 0 else None)
+    _refuse_unpool(spec, f"{path}: node '{node_name}'")
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False).graph
+    except (onnx.shape_inference.InferenceError, RuntimeError):  # a help here: --input-shape can say it
+        inferred = proto.graph
+    dims = value_types(inferred).get(node.input[0], (None, None))[1]
+    return spec, (tuple(int(d) for d in dims) if dims and None not in dims else None)
+
+
+def _refuse_unpool(spec: PoolSpec, where: str) -> None:
+    if spec.kind is PoolKind.UNPOOL:
+        raise UnsupportedError(f"{where} is MaxUnpool: it has no windows over its input to explain (explain its MaxPool)")
 
 
 def spec_from_ir(path: Path, layer_key: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
@@ -75,5 +95,8 @@ def spec_from_ir(path: Path, layer_key: str) -> tuple[PoolSpec, tuple[int, ...] 
     bounds = [dim_bounds(d) for d in layer.inputs[0].dims] if layer.inputs else []
     static = tuple(b[0] for b in bounds if b is not None and b[0] == b[1])
     rank = len(bounds) or None
-    spec = spec_from_layer(template, layer.data, rank, name=layer.name)
+    try:
+        spec = spec_from_layer(template, layer.data, rank, name=layer.name)
+    except SpecError as exc:
+        raise exc.at(f"{path}: {where}") from None
     return spec, (static if bounds and len(static) == len(bounds) else None)

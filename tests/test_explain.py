@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 from lxml import etree
+from onnx import TensorProto, helper
 from typer.testing import CliRunner
+
+import ovpool
 
 from ovpool.cli.app import app
 from ovpool.explain import explain, render_svg
@@ -59,9 +65,62 @@ def test_svg_from_ir_layer_is_written_atomically(tmp_path):
     assert render_svg(explain(spec, (1, 1, 5, 4))).startswith("<svg")
 
 
+EXAMPLE = str(Path(ovpool.__file__).parent / "examples" / "tiny_pool.onnx")
+
+
 def test_onnx_node_and_errors():
-    result = runner.invoke(app, ["explain", "--onnx", "ovpool/examples/tiny_pool.onnx", "--node", "pool2"])
+    result = runner.invoke(app, ["explain", "--onnx", EXAMPLE, "--node", "pool2"])
     assert result.exit_code == 0 and "divisor include_pad" in result.output
-    refused = runner.invoke(app, ["explain", "--onnx", "ovpool/examples/tiny_pool.onnx", "--node", "relu1"])
+    refused = runner.invoke(app, ["explain", "--onnx", EXAMPLE, "--node", "relu1"])
     assert refused.exception.exit_code == 1 and "not a pooling node" in str(refused.exception)
     assert runner.invoke(app, ["explain", "--kernel", "3,3"]).exit_code == 2
+
+
+def usage_error(args: list[str]) -> str:
+    """The one-line message of a command that must fail with exit 2 (typer's BadParameter or
+    ovpool's UsageError, which ``main()`` prints as ``error: ...``)."""
+    result = runner.invoke(app, ["explain", *args])
+    code = result.exit_code if result.exception is None or isinstance(result.exception, SystemExit) else getattr(result.exception, "exit_code", None)
+    assert code == 2, (args, result.output, result.exception)
+    return result.output + str(result.exception or "")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--op", "min", "--kernel", "3", "--input-shape", "4"], "--op min: must be avg or max"),
+        (["--kernel", "3", "--strides", "0", "--input-shape", "4"], "--strides 0: must be >= 1"),
+        (["--kernel", "3", "--pads", "1,1,1", "--input-shape", "4"], "--pads 1,1,1: needs 2 values"),
+        (["--kernel", "3", "--rounding", "up", "--input-shape", "4"], "--rounding up: must be one of floor, ceil, ceil_no_drop"),
+        (["--kernel", "3", "--input-shape", "0"], "every dim must be >= 1"),
+        (["--kernel", "3", "--input-shape", "1"], "--input-shape 1,1,1: axis 0: input length 1"),
+        (["--kernel", "3", "--input-shape", "5000"], "explain draws at most 1024"),
+        (["--kernel", "3", "--ceil", "--rounding", "floor", "--input-shape", "4"], "say the same thing"),
+        (["--kernel", "3", "--onnx", EXAMPLE, "--node", "pool1"], "--kernel: the spec comes from the model"),
+        (["--node", "pool1", "--kernel", "3", "--input-shape", "4"], "--node goes with --onnx"),
+    ],
+)
+def test_bad_flags_are_usage_errors_naming_the_flag(args, message):
+    assert message in usage_error(args)
+
+
+def test_max_unpool_is_refused_not_drawn_as_a_pool(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("MaxUnpool", ["y", "i"], ["z"], name="up", kernel_shape=[2, 2], strides=[2, 2]),
+    ]
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 1, 4, 4])
+    path = tmp_path / "u.onnx"
+    path.write_bytes(helper.make_model(helper.make_graph(nodes, "g", [x], [z]), opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    result = runner.invoke(app, ["explain", "--onnx", str(path), "--node", "up"])
+    assert result.exception.exit_code == 1 and "node 'up' is MaxUnpool" in str(result.exception)
+    assert runner.invoke(app, ["explain", "--onnx", str(path), "--node", "mp"]).exit_code == 0
+
+
+def test_readme_example_is_the_real_output():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    command = "ovpool explain --kernel 3 --strides 2 --pads 1,1 --ceil --count-include-pad --input-shape 4"
+    assert command in readme
+    result = runner.invoke(app, command.split()[1:])
+    assert result.exit_code == 0 and result.output.strip() in readme
