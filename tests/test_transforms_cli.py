@@ -116,7 +116,13 @@ def test_cli_batch_never_overwrites_a_source(cli, model_file, tmp_path):
 
 def test_cli_usage_errors(cli, model_file, tmp_path):
     assert cli("transform", model_file).returncode == 2
-    assert cli("transform", model_file, "-p", "opset=x").returncode == 2
+    for name, words in (("opset=x", "must be a whole number"), ("opset=0", "knows opsets 1 to"), ("opset=999", "knows opsets 1 to"), ("bogus", "unknown pass")):
+        result = cli("transform", model_file, "-p", name, "-o", tmp_path / "never.onnx")
+        assert result.returncode == 2 and words in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert not (tmp_path / "never.onnx").exists()
+    not_onnx = tmp_path / "m.json"
+    not_onnx.write_text("{}")
+    assert cli("transform", not_onnx, "-p", "no-ceil").returncode == 2
     missing = cli("transform", tmp_path / "none.onnx", "-p", "no-ceil")
     assert missing.returncode == 2 and "none.onnx" in missing.stderr
     ceil = tmp_path / "ceil.onnx"

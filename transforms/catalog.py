@@ -23,6 +23,8 @@ def parse_pass(name: str) -> Pass:
     if text in FIXED_PASSES:
         return FIXED_PASSES[text]
     key, _, value = text.partition("=")
-    if key.strip() == "opset" and value.strip().isdigit():
+    if key.strip() == "opset":
+        if not value.strip().isdigit():
+            raise UnknownPassError(f"pass '{name}': N in opset=N must be a whole number (e.g. opset=19)")
         return opset_pass(int(value))
     raise UnknownPassError(f"unknown pass '{name}' (known: {', '.join(pass_names())})")

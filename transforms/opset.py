@@ -20,17 +20,15 @@ from onnx import ModelProto, helper, version_converter
 from ovpool.errors import UnsupportedError
 from ovpool.onnx_model import default_opset
 from ovpool.transforms import graph
-from ovpool.transforms.framework import VALID, Pass, Property
+from ovpool.transforms.framework import VALID, Pass, Property, UnknownPassError
 
 _HELD = "ovpool.held"
 
 
 def retarget(model: ModelProto, target: int) -> bool:
     """Move ``model`` to default-domain opset ``target``; True if it was at another opset."""
+    check_target(target)
     current = default_opset(model)
-    newest = onnx.defs.onnx_opset_version()
-    if not 1 <= target <= newest:
-        raise UnsupportedError(f"opset={target}: onnx {onnx.__version__} knows opsets 1 to {newest}")
     if current == target:
         return False
     pools = graph.pool_nodes(model)
@@ -55,6 +53,13 @@ def retarget(model: ModelProto, target: int) -> bool:
     return True
 
 
+def check_target(target: int) -> None:
+    """Refuse an opset the installed onnx does not know (a usage error: exit 2)."""
+    newest = onnx.defs.onnx_opset_version()
+    if not 1 <= target <= newest:
+        raise UnknownPassError(f"opset={target}: onnx {onnx.__version__} knows opsets 1 to {newest}")
+
+
 def _convert(model: ModelProto, current: int, target: int) -> ModelProto:
     try:
         return version_converter.convert_version(model, target)
@@ -76,7 +81,8 @@ def _set_default_opset(model: ModelProto, target: int) -> None:
 
 
 def opset_pass(target: int) -> Pass:
-    """The ``opset=N`` pass for one N."""
+    """The ``opset=N`` pass for one N (N outside the installed onnx's opsets is refused here)."""
+    check_target(target)
     at_target = Property(
         f"opset={target}",
         f"imports default-domain opset {target}",
