@@ -29,11 +29,15 @@ _AUTO_PAD = {
 
 
 def schema_version(op_type: str, opset: int, where: str = "") -> int:
-    """The schema version an opset selects: ``schema_version("AveragePool", 13) == 11``."""
+    """The schema version an opset selects: ``schema_version("AveragePool", 13) == 11``. An opset
+    newer than the installed onnx knows is refused: its pooling ops may have changed."""
+    prefix = f"{where}: " if where else ""
+    newest = onnx.defs.onnx_opset_version()
+    if opset > newest:
+        raise UnsupportedError(f"{prefix}opset {opset} is newer than the newest this onnx knows ({newest})")
     try:
         return onnx.defs.get_schema(op_type, opset, "").since_version
     except onnx.defs.SchemaError as exc:
-        prefix = f"{where}: " if where else ""
         raise UnsupportedError(f"{prefix}ONNX has no {op_type} in opset {opset}") from exc
 
 

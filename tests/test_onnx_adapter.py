@@ -144,3 +144,10 @@ def test_dtype_outside_the_type_constraint_is_refused_at_run_time():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
     with pytest.raises(UnsupportedError, match=r"node 'q' \(MaxPool-11\): data type int8 .*MaxPool-12 has it"):
         ovpool.run(model, {"x": np.zeros((1, 1, 4), np.int8)}, device="numpy")
+
+
+def test_opset_newer_than_onnx_knows_is_refused():
+    node = helper.make_node("MaxPool", ["x"], ["y"], name="m", kernel_shape=[2])
+    newest = onnx.defs.onnx_opset_version()
+    with pytest.raises(UnsupportedError, match=f"node 'm' \\(MaxPool\\): opset {newest + 1} is newer than the newest this onnx knows"):
+        onnx_adapter.spec_from_node(node, newest + 1)
