@@ -82,13 +82,13 @@ def read_graph(document: Mapping[str, object]) -> Graph:
         unit = _unit_axis(op, logical)
         for position, tensor in enumerate(op.inputs):
             desc_type = op.index_type if position == 1 else op.dtype
-            _check_type(op, tensor, desc_type, logical)
+            _check_entry(op, tensor, desc_type, op.input_sizes, unit, logical)
             if tensor not in written and tensor not in read_first:
                 read_first.append(tensor)
                 types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.input_sizes)
         for position, tensor in enumerate(op.outputs):
             desc_type = op.index_type if position else op.dtype
-            _check_type(op, tensor, desc_type, logical)
+            _check_entry(op, tensor, desc_type, op.output_sizes, unit, logical)
             types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.output_sizes)
         written.extend(op.outputs)
         if op.row.kind is None:
@@ -192,12 +192,23 @@ def _writers(operators: list[Operator]) -> dict[str, tuple[int, str]]:
 _SAME_BITS = {("uint64", "int64"), ("uint32", "int32")}
 
 
-def _check_type(op: Operator, tensor: str, desc_type: str, logical: Mapping[str, tuple[str, tuple[int, ...]]]) -> None:
+def _check_entry(op: Operator, tensor: str, desc_type: str, desc_sizes: tuple[int, ...], unit: bool,
+                 logical: Mapping[str, tuple[str, tuple[int, ...]]]) -> None:
+    """A ``tensors`` entry must be the desc's tensor: the same DataType (or the signed type of the
+    same bits for indices) and the desc's Sizes, or for a unit-axis operator the Sizes the desc
+    views with a unit axis (1x3x8 for a 1x3x1x8 desc)."""
     entry = logical.get(tensor)
-    if entry is not None and entry[0] != desc_type and (desc_type, entry[0]) not in _SAME_BITS:
+    if entry is None:
+        return
+    if entry[0] != desc_type and (desc_type, entry[0]) not in _SAME_BITS:
         raise ModelError(
             f"operator '{op.name}': tensor '{tensor}' is {dml_adapter.DATA_TYPES.get(desc_type, desc_type)} in its desc "
             f"but {dml_adapter.DATA_TYPES.get(entry[0], entry[0])} in 'tensors'"
+        )
+    viewed = shape.unit_axis_shape(entry[1]) if unit else entry[1]
+    if tuple(viewed) != tuple(desc_sizes):
+        raise ModelError(
+            f"operator '{op.name}': tensor '{tensor}' has Sizes {list(entry[1])} in 'tensors' but {list(desc_sizes)} in its desc"
         )
 
 

@@ -72,8 +72,10 @@ CASES = {
     "tensors entry of another type": (lambda d: d["tensors"]["x"].__setitem__("DataType", "DML_TENSOR_DATA_TYPE_FLOAT16"),
                                       r"operator 'mp': tensor 'x' is DML_TENSOR_DATA_TYPE_FLOAT32 in its desc but DML_TENSOR_DATA_TYPE_FLOAT16 in 'tensors'"),
     "tensors entry of another size": (lambda d: d["tensors"]["x"].__setitem__("Sizes", [1, 1, 9, 8]), r"operator 'mp': InputTensor Sizes \[1, 1, 8, 8\] do not view tensor 'x'"),
+    "output entry of another size": (lambda d: d["tensors"]["y"].__setitem__("Sizes", [1, 1, 2, 2]),
+                                     r"operator 'ap': tensor 'y' has Sizes \[1, 1, 2, 2\] in 'tensors' but \[1, 1, 3, 3\] in its desc"),
     "tensors entry without Sizes": (lambda d: d["tensors"]["x"].pop("Sizes"), r"tensors\['x'\]: expected an object with DataType and Sizes"),
-    "OutputTensor no rounding gives": (lambda d: d["operators"][2]["desc"]["OutputTensor"].__setitem__("Sizes", [1, 1, 1, 1]),
+    "OutputTensor no rounding gives": (lambda d: (d["operators"][2]["desc"]["OutputTensor"].__setitem__("Sizes", [1, 1, 1, 1]), d.pop("tensors")),
                                        r"operator 'ap': OutputTensor spatial sizes \[1, 1\] match neither floor nor ceil"),
 }
 
