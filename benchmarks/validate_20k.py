@@ -1,35 +1,92 @@
-"""``ovpool validate`` on a 20,000-layer IR, against a process that imports OpenVINO and read_model()s it.
+"""``ovpool validate`` on 20,000-layer IRs, against a process that imports OpenVINO and read_model()s them.
 
-Run: ``python benchmarks/validate_20k.py [--layers 20000] [--repeat 3]``. Writes the IR to a temporary
-directory (a chain Parameter -> 20,000 alternating AvgPool-14/MaxPool-8 layers -> Result, written by
-ovpool's own IR emitter), then reports the best of ``--repeat`` wall times of whole processes:
-``ovpool validate`` and ``python -c "import openvino; Core().read_model(...)"``, on that chain and on
-a chain where one layer in ten is pooling and the rest ReLU; and, in process, validation time at
-1/4, 1/2 and all of the layers to show it grows linearly.
+Run: ``python benchmarks/validate_20k.py [--layers 20000] [--repeat 5]``. Writes three IRs to a
+temporary directory, each a chain Parameter -> ``--layers`` layers -> Result:
+
+- identical: AvgPool-14 and MaxPool-8 alternating, every layer the same but its name (real
+  networks repeat a few configurations; the validator checks each configuration once);
+- varied: every layer differs: AvgPool-1/14/16 and MaxPool-1/8/14 with random kernels, strides,
+  dilations, pads, auto_pad, rounding, divisor and indices, and spatial dims wandering between 8
+  and 40 (written by ovpool's IR emitter, dims from the shape engine);
+- mixed: one layer in ten pooling, the rest ReLU.
+
+For each it prints the median over ``--repeat`` interleaved runs of whole processes, wall and CPU
+(user + system) time: ``ovpool validate FILE`` and ``python -c "import openvino;
+Core().read_model(FILE)"``. Then the start-up of ``ovpool --help`` and of ``ovpool validate`` on a
+one-layer IR, and in-process validation time at 1/4, 1/2 and all of the layers (linear growth).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import random
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+from ovpool import shape
+from ovpool.errors import SpecError
 from ovpool.ir_emit import IRGraph
-from ovpool.spec import Divisor, Indices, PoolKind, PoolSpec, Rounding
+from ovpool.spec import Divisor, Indices, Padding, PoolKind, PoolSpec, Rounding
 from ovpool.validation import validate_file
+
+OVPOOL = "import sys; from ovpool.cli.app import main; sys.argv = ['ovpool'] + sys.argv[1:]; main()"
+OPENVINO = "import sys, openvino as ov; ov.Core().read_model(sys.argv[1])"
 
 
 def make_ir(path: Path, layers: int) -> None:
-    """Parameter -> ``layers`` pooling layers (AvgPool-14 and MaxPool-8 alternating) -> Result."""
-    graph = IRGraph("chain")
-    x = graph.parameter("x", (1, 8, 16, 16))
+    """Parameter -> ``layers`` identical pooling layers (AvgPool-14 and MaxPool-8 alternating) -> Result."""
     avg = PoolSpec(PoolKind.AVERAGE, (3, 3), (1, 1), pads_begin=(1, 1), pads_end=(1, 1), rounding=Rounding.CEIL, divisor=Divisor.EXCLUDE_PAD)
     mx = PoolSpec(PoolKind.MAX, (3, 3), (1, 1), dilations=(1, 1), pads_begin=(1, 1), pads_end=(1, 1), indices=Indices())
+    _write_chain(path, (1, 8, 16, 16), [(avg if i % 2 == 0 else mx).with_(name=f"pool{i}") for i in range(layers)])
+
+
+def make_varied_ir(path: Path, layers: int, seed: int = 0) -> None:
+    """Parameter -> ``layers`` pooling layers that all differ -> Result (see the module docstring)."""
+    rng = random.Random(seed)
+    spatial: tuple[int, ...] = (24, 20)
+    specs = []
     for i in range(layers):
-        spec = (avg if i % 2 == 0 else mx).with_(name=f"pool{i}")
+        spec, spatial = _varied_spec(rng, f"pool{i}", spatial)
+        specs.append(spec)
+    _write_chain(path, (1, 8, 24, 20), specs)
+
+
+def _varied_spec(rng: random.Random, name: str, spatial: tuple[int, ...]) -> tuple[PoolSpec, tuple[int, ...]]:
+    """A random pooling spec whose output keeps every spatial dim within 8..40, and that output."""
+    while True:
+        kernel = tuple(rng.randint(1, 4) for _ in spatial)
+        dilations = tuple(rng.choice((1, 1, 2)) for _ in spatial)
+        strides = tuple(1 if min(spatial) < 12 else rng.choice((1, 1, 2)) for _ in spatial)
+        padding = rng.choice((Padding.EXPLICIT,) * 6 + (Padding.SAME_UPPER, Padding.SAME_LOWER, Padding.VALID))
+        pads: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+        if padding is Padding.EXPLICIT:
+            extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
+            pads = (tuple(rng.randrange(e) for e in extent), tuple(rng.randrange(e) for e in extent))
+        kind = rng.choice((PoolKind.AVERAGE, PoolKind.MAX))
+        extra: dict[str, object] = {}
+        if kind is PoolKind.AVERAGE:
+            extra["divisor"] = rng.choice((Divisor.EXCLUDE_PAD, Divisor.FULL_KERNEL_IF_PADDED))
+        elif rng.random() < 0.5:
+            extra["indices"] = Indices(axis=rng.choice((0, 1, 2)), dtype=rng.choice(("int64", "int32")))
+        spec = PoolSpec(kind, kernel, strides, dilations, *pads, padding=padding, rounding=rng.choice(tuple(Rounding)), name=name, **extra)  # type: ignore[arg-type]
+        try:
+            out = shape.output_spatial(spec, spatial)
+        except SpecError:
+            continue
+        if all(8 <= n <= 40 for n in out):  # type: ignore[operator]
+            return spec, out  # type: ignore[return-value]
+
+
+def _write_chain(path: Path, input_shape: tuple[int, ...], specs: Sequence[PoolSpec]) -> None:
+    graph = IRGraph("chain")
+    x = graph.parameter("x", input_shape)
+    for spec in specs:
         x = graph.pool(spec, x)[0]
     graph.result(x, "y")
     files = graph.render()
@@ -57,44 +114,54 @@ def make_mixed_ir(path: Path, layers: int, every: int = 10) -> None:
     path.write_text("\n".join(body) + "\n</layers>\n<edges>\n" + "\n".join(edges) + "\n</edges>\n</net>\n")
 
 
+def process_times(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds of each whole-process command, the commands run interleaved."""
+    runs: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
+    for _ in range(repeat):
+        for label, command in commands.items():
+            start = time.perf_counter()
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _, _, usage = os.wait4(process.pid, 0)
+            runs[label].append((time.perf_counter() - start, usage.ru_utime + usage.ru_stime))
+    return {label: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for label, r in runs.items()}
+
+
 def compare(label: str, path: Path, repeat: int) -> None:
     findings = validate_file(path).findings
-    cli = "import sys; from ovpool.cli.app import main; sys.argv = ['ovpool', 'validate', sys.argv[1]]; main()"
-    ovpool_s = best([sys.executable, "-c", cli, str(path)], repeat)
-    openvino_s = best([sys.executable, "-c", "import sys, openvino as ov; ov.Core().read_model(sys.argv[1])", str(path)], repeat)
-    print(f"{label}: {path.stat().st_size / 1e6:.1f} MB, {len(findings)} findings; whole process: "
-          f"ovpool validate {ovpool_s:.2f} s, import openvino + read_model {openvino_s:.2f} s")
-
-
-def best(command: list[str], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(command, check=False, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return min(times)
+    times = process_times({"ovpool": [sys.executable, "-c", OVPOOL, "validate", str(path)],
+                           "openvino": [sys.executable, "-c", OPENVINO, str(path)]}, repeat)
+    (ours_wall, ours_cpu), (ov_wall, ov_cpu) = times["ovpool"], times["openvino"]
+    print(f"{label}: {path.stat().st_size / 1e6:.1f} MB, {len(findings)} findings; whole process, median of {repeat}: "
+          f"ovpool validate {ours_wall:.2f} s (CPU {ours_cpu:.2f} s), import openvino + read_model {ov_wall:.2f} s (CPU {ov_cpu:.2f} s)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=20000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         sizes = sorted({args.layers // 4, args.layers // 2, args.layers})
-        paths = {}
-        for n in sizes:
-            paths[n] = Path(tmp) / f"chain{n}.xml"
-            make_ir(paths[n], n)
+        chains = {"identical": make_ir, "varied": make_varied_ir}
+        paths = {(kind, n): Path(tmp) / f"{kind}{n}.xml" for kind in chains for n in sizes}
+        for (kind, n), path in paths.items():
+            chains[kind](path, n)
         mixed = Path(tmp) / "mixed.xml"
         make_mixed_ir(mixed, args.layers)
+        one = Path(tmp) / "one.xml"
+        make_ir(one, 1)
+        compare(f"{args.layers} layers, all pooling, identical", paths["identical", args.layers], args.repeat)
+        compare(f"{args.layers} layers, all pooling, every layer different", paths["varied", args.layers], args.repeat)
         compare(f"{args.layers} layers, 1 in 10 pooling", mixed, args.repeat)
-        compare(f"{args.layers} layers, all pooling", paths[args.layers], args.repeat)
-        for n in sizes:
+        startup = process_times({"--help": [sys.executable, "-c", OVPOOL, "--help"],
+                                 "validate": [sys.executable, "-c", OVPOOL, "validate", str(one)]}, args.repeat)
+        print(f"start-up, median of {args.repeat}: ovpool --help {startup['--help'][0]:.2f} s, "
+              f"ovpool validate (one layer) {startup['validate'][0]:.2f} s")
+        for (kind, n), path in paths.items():
             start = time.perf_counter()
-            validate_file(paths[n])
+            validate_file(path)
             elapsed = time.perf_counter() - start
-            print(f"in process: {n:>6} layers {elapsed:.3f} s ({elapsed / n * 1e6:.1f} us/layer)")
+            print(f"in process, {kind:9s} {n:>6} layers: {elapsed:.3f} s ({elapsed / n * 1e6:.1f} us/layer)")
 
 
 if __name__ == "__main__":
