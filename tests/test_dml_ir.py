@@ -22,6 +22,11 @@ CASES = [
               divisor=Divisor.FULL_KERNEL_IF_PADDED, name="p"), (1, 2, 6), "ceil", "full_if_padded"),
     (PoolSpec(PoolKind.AVERAGE, (2, 2, 2), (1, 2, 2), dilations=(1, 2, 1), pads_end=(1, 0, 1), rounding=Rounding.CEIL,
               name="p"), (1, 1, 3, 5, 4), "ceil", "exclude"),
+    # full kernel, pads and no overhang: IncludePadding=TRUE; no pads but a ceil overhang: divide by the cells inside
+    (PoolSpec(PoolKind.AVERAGE, (3, 3), (2, 2), pads_begin=(1, 1), pads_end=(1, 1), divisor=Divisor.FULL_KERNEL_IF_PADDED,
+              name="p"), (1, 1, 5, 5), "floor", "full_if_padded"),
+    (PoolSpec(PoolKind.AVERAGE, (2, 2), (2, 2), rounding=Rounding.CEIL_NO_DROP, divisor=Divisor.FULL_KERNEL_IF_PADDED,
+              name="p"), (1, 1, 5, 5), "ceil_no_drop", "full_if_padded"),
     (PoolSpec(PoolKind.MAX, (2, 2), (2, 2), pads_begin=(1, 0), rounding=Rounding.CEIL_NO_DROP,
               indices=Indices(dtype="int32"), name="p"), (2, 2, 5, 5), "ceil_no_drop", None),
 ]
