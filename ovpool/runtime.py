@@ -30,7 +30,7 @@ import numpy as np
 from onnx import ModelProto
 
 from ovpool import devices
-from ovpool.dtypes import from_onnx
+from ovpool.dtypes import from_onnx, np_dtype
 from ovpool.errors import InputFileError, OvpoolError, UsageError
 from ovpool.runio import TensorDecl, check_inputs
 
@@ -179,6 +179,10 @@ class OpenVINOSession:
             for p in self.compiled.inputs
         )
         self.output_names = tuple(_port_name(p, preferred) for p in self.compiled.outputs)
+        self._bf16_inputs = {d.name for d in self.inputs if d.dtype == "bfloat16"}
+        self._bf16_outputs = {
+            name for name, p in zip(self.output_names, self.compiled.outputs) if _ov_dtype(p.get_element_type()) == "bfloat16"
+        }
 
     @property
     def loaded_from_cache(self) -> bool:
@@ -196,8 +200,16 @@ class OpenVINOSession:
             return ""
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Outputs by name. bfloat16 crosses as raw bits: OpenVINO's Python layer would read an
+        ml_dtypes bfloat16 array, and show a bf16 tensor, as float16 (1.25 would come back 1.906)."""
+        if self._bf16_inputs:
+            inputs = {k: _bf16_tensor(v) if k in self._bf16_inputs else v for k, v in inputs.items()}
         # to_tuple() is in compiled-output order; indexing the OVDict by port costs ~5 us per output
-        return dict(zip(self.output_names, self.request.infer(inputs).to_tuple()))
+        results = self.request.infer(inputs).to_tuple()
+        return {
+            name: value.view(np.uint16).view(np_dtype("bfloat16")) if name in self._bf16_outputs else value
+            for name, value in zip(self.output_names, results)
+        }
 
 
 def open_session(
@@ -292,6 +304,13 @@ def _port_name(port, preferred: set[str]) -> str:
     names = port.get_names()
     chosen = sorted(names & preferred) or sorted(names)
     return chosen[0] if chosen else port.get_node().get_friendly_name()
+
+
+def _bf16_tensor(value: np.ndarray):
+    import openvino as ov
+
+    bits = np.ascontiguousarray(value).view(np.uint16)
+    return ov.Tensor(bits, bits.shape, ov.Type.bf16)
 
 
 def _ov_dtype(element_type) -> str:

@@ -146,3 +146,20 @@ def test_external_data_model_runs_on_every_backend(tmp_path):
     cpu, exact = _both(path, x)
     _assert_close(cpu, exact)
     np.testing.assert_allclose(OnnxRuntimeSession(runtime.open_model(path)).infer(x)["y"], exact["y"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("op_type", ["MaxPool", "AveragePool"])
+def test_bfloat16_crosses_openvino_as_bfloat16(op_type):
+    """OpenVINO's Python layer shows bf16 as float16; ovpool passes and returns the raw bits."""
+    import ml_dtypes
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(op_type, ["x"], ["y"], name="p", kernel_shape=[2], pads=[1, 0])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [1, 2, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
+    x = (np.arange(10).reshape(1, 2, 5) / 4 - 1).astype(ml_dtypes.bfloat16)
+    got = ovpool.run(model, {"x": x}, device="CPU", fallback=False)["y"]
+    want = ovpool.run(model, {"x": x}, device="numpy")["y"]
+    assert got.dtype == want.dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
