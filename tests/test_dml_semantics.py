@@ -8,18 +8,20 @@ and ovpool's numpy executor give; the document converted back to ONNX runs to th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
-from hypothesis import event, given
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
-from onnx import helper
+from onnx import helper, numpy_helper
 
 import dml_emulator
 import oracle
 import ovpool
 from ovpool import dml_export, dml_import
 from ovpool.errors import UnsupportedError
-from strategies import pool_cases
+from strategies import PoolCase, pool_cases
 
 
 def expected_refusal(case) -> str | None:
@@ -73,27 +75,42 @@ def test_directml_operators_compute_the_onnx_rules(case, seed):
         close(round_trip[name], value, case.dtype)
 
 
-@given(pool_cases(op_types=("MaxPool",), max_len=4), st.integers(0, 2**16))
+@st.composite
+def max_pools_with_indices(draw) -> PoolCase:
+    """Drawn MaxPools made into what MaxUnpool pairs with: explicit pads, row-major indices, a
+    float type DirectML pools, opset 11 or later (indices, ceil_mode and dilations all exist)."""
+    case = draw(pool_cases(op_types=("MaxPool",), max_len=4))
+    assume(case.attrs.get("auto_pad", "NOTSET") == "NOTSET")
+    attrs = {k: v for k, v in case.attrs.items() if k != "storage_order"}
+    dtype = case.dtype if case.dtype in ("float32", "float16") else "float32"
+    pair = replace(case, opset=max(case.opset, 11), attrs=attrs, dtype=dtype, with_indices=True)
+    assume(expected_refusal(pair) is None)
+    return pair
+
+
+@given(max_pools_with_indices(), st.integers(0, 2**16))
 def test_max_unpool_after_max_pool_round_trips(case, seed):
     """MaxPool with indices then MaxUnpool: DirectML MAX_UNPOOLING scatters at the flat indices;
     it takes 4-D tensors only, so a 3-D spatial unpool is refused."""
-    if not case.with_indices or expected_refusal(case) or case.attrs.get("auto_pad", "NOTSET") != "NOTSET":
-        return
     model = case.model()
     attrs = {k: case.attrs[k] for k in ("kernel_shape", "strides", "pads") if k in case.attrs}
-    model.graph.node.append(helper.make_node("MaxUnpool", ["y", "indices"], ["z"], name="unpool", **attrs))
+    # output_shape = the pool's input shape, so every index (a flat position in x) is in range
+    model.graph.initializer.append(numpy_helper.from_array(np.array(case.shape, dtype=np.int64), "shape"))
+    model.graph.node.append(helper.make_node("MaxUnpool", ["y", "indices", "shape"], ["z"], name="unpool", **attrs))
     del model.graph.output[:]
     model.graph.output.append(helper.make_tensor_value_info("z", helper.np_dtype_to_tensor_dtype(np.dtype(case.dtype)), None))
-    model.opset_import[0].version = max(model.opset_import[0].version, 11)
     x = case.input(seed)
-    try:
-        executed = ovpool.run(model, {"x": x}, device="numpy")
-    except ovpool.OvpoolError:
-        return  # a ceil window's index beyond the inferred unpool output: the executor's subject
+    values, indices = oracle.pool(x, "max", case.attrs)
+    want = np.zeros(x.size, dtype=np.float64)
+    want[indices.ravel()] = values.ravel()  # ties pick the same cell: one value per index
+    executed = ovpool.run(model, {"x": x}, device="numpy")
+    close(executed["z"], want.reshape(x.shape), case.dtype)
     if len(case.shape) == 5:
+        event("3 spatial axes: refused")
         with pytest.raises(UnsupportedError, match=r"node 'unpool'.*4-D"):
             dml_export.document_from_onnx(model)
         return
+    event("checked on the emulator")
     document = dml_export.document_from_onnx(model)
     assert document["operators"][-1]["type"] == "DML_OPERATOR_MAX_UNPOOLING"
     emulated = dml_emulator.run(document, {"x": x})
