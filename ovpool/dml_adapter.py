@@ -321,6 +321,11 @@ def _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, outpu
     if output_shape is None:
         output_shape = tuple(input_shape[:2]) + shape.unpool_output_spatial(spec, input_shape[2:])
     output_shape = tuple(int(d) for d in output_shape)
+    if len(output_shape) != len(input_shape) or output_shape[:2] != tuple(input_shape[:2]) or min(output_shape) < 1:
+        raise UnsupportedError(
+            f"{where}: output_shape {list(output_shape)} must keep the input's rank, N and C ({list(input_shape)}) "
+            "with every dim >= 1"
+        )
     if index_dtype not in INDEX_TYPES:
         raise UnsupportedError(f"{where}: indices of type {index_dtype} have no DirectML index type (uint32/uint64)")
     index_type = INDEX_TYPES[index_dtype]

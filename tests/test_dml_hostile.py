@@ -11,7 +11,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import ovpool
 from ovpool import dml_adapter, dml_export, dml_import
@@ -136,3 +136,15 @@ def test_errors_are_ovpool_errors_not_python_ones():
         document = edited(member(0, name, value))
         with pytest.raises(OvpoolError):
             dml_import.model_from_document(document)
+
+
+def test_unpool_output_shape_that_changes_n_or_c_is_refused():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["y", "i"], name="mp", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("MaxUnpool", ["y", "i", "s"], ["z"], name="up", kernel_shape=[2, 2], strides=[2, 2]),
+    ]
+    shape = numpy_helper.from_array(np.array([1, 2, 4, 4], dtype=np.int64), "s")
+    graph = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], initializer=[shape])
+    with pytest.raises(OvpoolError, match=r"node 'up'.*output_shape \[1, 2, 4, 4\] must keep the input's rank, N and C"):
+        dml_export.document_from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
