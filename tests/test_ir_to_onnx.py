@@ -108,6 +108,19 @@ def test_ceil_window_wholly_in_padding_is_refused(tmp_path):
     assert not (tmp_path / "m.onnx").exists()
 
 
+def test_bad_layer_attribute_names_the_layer(tmp_path):
+    """A zero stride hand-edited into an ovpool-emitted IR: the error says the layer, not a node."""
+    from ovpool.errors import SpecError
+    from ovpool.ir_emit import emit_single
+    from ovpool.spec import PoolKind, PoolSpec
+
+    files = emit_single(PoolSpec(PoolKind.AVERAGE, (2, 2), (2, 2), name="pool"), (1, 1, 4, 4))
+    (tmp_path / "m.xml").write_bytes(files[".xml"].replace(b'strides="2, 2"', b'strides="0, 2"').replace(b'strides="2,2"', b'strides="0,2"'))
+    (tmp_path / "m.bin").write_bytes(files[".bin"])
+    with pytest.raises(SpecError, match=r"^layer 1 'pool' \(AvgPool opset1\): attribute 'strides'"):
+        ovpool.convert(tmp_path / "m.xml", tmp_path / "m.onnx")
+
+
 def test_other_layer_types_are_listed(tmp_path):
     from openvino import opset1
 
