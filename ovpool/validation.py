@@ -186,7 +186,7 @@ class _ContentCheck:
         self._layers: dict[tuple, list[tuple[str, str, dict]]] = {}
         self._templates: dict[tuple[str, str], Template | str] = {}
         self._specs: dict[tuple, tuple[list[AttributeIssue], PoolSpec | SpecError | None]] = {}
-        self._dims: dict[tuple[str, ...], tuple[Bound | None, ...]] = {}
+        self._dims: dict[tuple[str, ...], tuple[Bound, ...] | int] = {}  # dims -> bounds, or the first unreadable dim
 
     def items(self, layer: Layer) -> list[tuple[str, str, dict]]:
         data = tuple(layer.data.items())
@@ -223,13 +223,14 @@ class _ContentCheck:
 
     def _template(self, layer_type: str, version: str) -> Template | str:
         """The layer's template, or why there is none."""
-        key = (layer_type, version)
-        if key not in self._templates:
+        found = self._templates.get((layer_type, version))
+        if found is None:
             try:
-                self._templates[key] = template_for(layer_type, version)
+                found = template_for(layer_type, version)
             except UnsupportedError as exc:
-                self._templates[key] = str(exc)
-        return self._templates[key]
+                found = str(exc)
+            self._templates[layer_type, version] = found
+        return found
 
     def _spec(
         self, template: Template, data: dict[str, str], items: tuple[tuple[str, str], ...], rank: int | None
@@ -253,12 +254,12 @@ class _ContentCheck:
         """The bounds of a port's dims, or None after reporting the first unreadable one."""
         bounds = self._dims.get(port.dims)
         if bounds is None:
-            bounds = self._dims[port.dims] = tuple(dim_bounds(text) for text in port.dims)
-        if None in bounds:
-            index = bounds.index(None)
-            out.add("bad-dim", f"{what} port {port.id} dim {index} is '{port.dims[index]}' (expected an int >= 0, -1, ? or a range like 1..10)", port=port.id)
+            read = tuple(dim_bounds(text) for text in port.dims)
+            bounds = self._dims[port.dims] = read.index(None) if None in read else read  # type: ignore[assignment]
+        if isinstance(bounds, int):
+            out.add("bad-dim", f"{what} port {port.id} dim {bounds} is '{port.dims[bounds]}' (expected an int >= 0, -1, ? or a range like 1..10)", port=port.id)
             return None
-        return bounds  # type: ignore[return-value]
+        return bounds
 
     def _check_outputs(self, out: _Layer, template: Template, spec: PoolSpec, in_bounds: tuple[Bound, ...], input_port: Port) -> None:
         try:
@@ -271,7 +272,7 @@ class _ContentCheck:
             declared = self._bounds(out, port, "output")
             if declared is None:
                 continue
-            if len(declared) != len(expected) or any(d != e and d != (0, None) for d, e in zip(declared, expected)):
+            if declared != expected and (len(declared) != len(expected) or any(d != e and d != (0, None) for d, e in zip(declared, expected))):
                 out.add(
                     "output-shape",
                     f"output port {port.id} ({decl.name}) declares [{', '.join(port.dims)}]; the rules give "
