@@ -50,6 +50,7 @@ def write_atomic(files: Mapping[Path, bytes], force: bool = False, sources: Iter
             staged.append((tmp, target))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(content)
+            os.chmod(tmp, _new_file_mode())
         for tmp, target in staged:
             os.replace(tmp, target)
     except (FileExistsError, NotADirectoryError) as exc:  # mkdir or mkstemp under a file
@@ -61,3 +62,11 @@ def write_atomic(files: Mapping[Path, bytes], force: bool = False, sources: Iter
             if os.path.exists(tmp):
                 os.unlink(tmp)
     return [Path(p) for p in files]
+
+
+def _new_file_mode() -> int:
+    """The mode ``open()`` would give a new file (0o666 less the umask: 0o644 under umask 022);
+    ``mkstemp`` makes its files 0o600."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
