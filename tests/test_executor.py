@@ -111,16 +111,3 @@ def test_window_of_padding_only_is_refused_when_nothing_counts():
     with pytest.raises(ovpool.SpecError, match="node 'gap'.*no input cell in its window and nothing to divide by"):
         ovpool.run(_dilated_same_average(0), {"x": np.full((1, 1, 1), 7.0, np.float32)}, device="numpy")
 
-
-def test_outputs_get_the_usual_file_mode(tmp_path):
-    import os
-    import stat
-
-    from ovpool.files import write_atomic
-
-    umask = os.umask(0o022)
-    try:
-        (path,) = write_atomic({tmp_path / "out.bin": b"x"})
-    finally:
-        os.umask(umask)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o644
