@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,7 +28,9 @@ def guarded(app: typer.Typer) -> None:
         if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()  # a click.ClickException (typer vendors click, so no isinstance check)
             sys.exit(exc.exit_code)
-        typer.echo(f"error: {type(exc).__name__}: {exc}", err=True)
+        if os.environ.get("OVPOOL_DEBUG"):
+            raise
+        typer.echo(f"error: internal error, please report it (OVPOOL_DEBUG=1 shows where): {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
 
