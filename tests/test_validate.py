@@ -12,6 +12,7 @@ from lxml import etree
 from typer.testing import CliRunner
 
 import ovpool
+from ovpool.cli import validate as validate_cli
 from ovpool.cli.app import app
 from ovpool.errors import InputFileError
 from ovpool.validation import validate_file
@@ -194,3 +195,57 @@ def test_does_not_import_openvino(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
     assert out.split()[-3:] == ["1", "False", "False"]
+
+
+def test_plain_validate_skips_typer_argument_processing_and_answers_alike(tmp_path):
+    """``ovpool validate`` without typer's argument processing (which imports pydantic) prints and
+    exits exactly as the typer command does; numpy is not needed either."""
+    clean = write(tmp_path, pool_ir(SPEC_EXAMPLES[2][0], N32, SPEC_EXAMPLES[2][1]), "clean.xml")
+    bad = write(tmp_path, pool_ir(SPEC_EXAMPLES[0][0], N32, SPEC_EXAMPLES[0][1]), "bad.xml")
+    code = (
+        "import sys\nfrom ovpool.cli.app import main\nsys.argv = ['ovpool'] + sys.argv[1:]\n"
+        "try:\n    main()\nfinally:\n    print('MODULES', 'pydantic' in sys.modules, 'numpy' in sys.modules)\n"
+    )
+    for args in (["validate", str(clean)], ["validate", str(bad), "--format", "json", str(clean)], ["validate", "--format=junit", str(bad)]):
+        assert validate_cli.quick(args) is not None
+        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+        output, modules = done.stdout.rsplit("MODULES", 1)
+        assert modules.split() == ["False", "False"]
+        expected = runner.invoke(app, args)
+        assert (done.returncode, output) == (expected.exit_code, expected.output)
+
+
+@pytest.mark.parametrize("args", [["validate"], ["validate", "--help"], ["validate", "a.xml", "--format", "yaml"], ["validate", "--", "a.xml"], ["validate", "-x", "a.xml"], ["convert", "a.xml"], ["validate", "a.xml", "--format"]])
+def test_anything_but_plain_validate_is_left_to_typer(args):
+    assert validate_cli.quick(args) is None
+
+
+def test_layers_nested_in_a_body_are_not_top_level_layers(tmp_path):
+    """A TensorIterator/Loop body has its own <layers>/<edges>: they belong to the outer layer."""
+    text = pool_ir('kernel="2,2" strides="2,2" pads_begin="0,0" pads_end="0,0"', (1, 1, 6, 6), (1, 1, 3, 3), "MaxPool")
+    body = (
+        '<layer id="7" name="loop" type="Loop" version="opset5"><body><layers>'
+        '<layer id="1" name="inner" type="MaxPool" version="opset1"><data kernel="9,9" strides="1,1" pads_begin="0,0" pads_end="0,0"/>'
+        '<input><port id="0" precision="FP32"><dim>1</dim><dim>1</dim><dim>2</dim><dim>2</dim></port></input>'
+        '<output><port id="1" precision="FP32"><dim>1</dim></port></output></layer></layers>'
+        '<edges><edge from-layer="1" from-port="1" to-layer="99" to-port="0"/></edges></body></layer>'
+    )
+    report = validate_file(write(tmp_path, text.replace("  </layers>", body + "\n  </layers>")))
+    assert report.pooling_layers == [("1", "pool")] and report.findings == []
+
+
+def test_layers_that_differ_only_in_dims_are_each_checked(tmp_path):
+    """The validator works out each configuration once: a second layer with the same attributes
+    but other dims must still get its own verdict."""
+    data = 'kernel="2,2" strides="2,2" pads_begin="0,0" pads_end="0,0"'
+    text = pool_ir(data, (1, 1, 6, 6), (1, 1, 3, 3), "MaxPool")
+    second = (
+        f'<layer id="5" name="pool2" type="MaxPool" version="opset1"><data {data}/>'
+        '<input><port id="0" precision="FP32"><dim>1</dim><dim>1</dim><dim>8</dim><dim>8</dim></port></input>'
+        '<output><port id="1" precision="FP32"><dim>1</dim><dim>1</dim><dim>3</dim><dim>3</dim></port></output></layer>'
+        '<layer id="6" name="x2" type="Parameter" version="opset1"><data shape="1,1,8,8" element_type="f32"/>'
+        '<output><port id="0" precision="FP32"><dim>1</dim><dim>1</dim><dim>8</dim><dim>8</dim></port></output></layer>'
+    )
+    text = text.replace("  </layers>", second + "\n  </layers>").replace("</edges>", '<edge from-layer="6" from-port="0" to-layer="5" to-port="0"/></edges>')
+    findings = validate_file(write(tmp_path, text)).findings
+    assert [(f.name, f.code, f.expected) for f in findings] == [("pool2", "OVP201", [1, 1, 4, 4])]
