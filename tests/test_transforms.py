@@ -16,7 +16,7 @@ import ovpool
 from ovpool.errors import UnsupportedError
 from ovpool.transforms.catalog import parse_pass
 from ovpool.transforms.framework import run_passes
-from test_transforms_models import integer_input, pool_model, windowed_cases
+from transform_models import integer_input, pool_model, windowed_cases
 
 RNG_SEED = 20260
 

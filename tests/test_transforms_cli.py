@@ -14,7 +14,7 @@ import ovpool
 from ovpool.cli.app import main
 from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.transforms.framework import VALID, Pass, UnknownPassError, run_passes
-from test_transforms_models import pool_model
+from transform_models import pool_model
 
 SAME = {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"}
 

@@ -9,7 +9,7 @@ from hypothesis import given
 
 import ovpool
 import oracle
-from test_transforms_models import integer_input, pool_model, windowed_cases
+from transform_models import integer_input, pool_model, windowed_cases
 
 ort = pytest.importorskip("onnxruntime")
 
