@@ -7,8 +7,8 @@ import json
 import pytest
 
 from ovpool.bench import summarize
-from tests.runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
-from tests.runtime_support import EXAMPLE, invoke, ir_pools, pool_model, save
+from runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
+from runtime_support import EXAMPLE, invoke, ir_pools, pool_model, save
 
 RECORD_KEYS = {"backend", "device", "median_ms", "min_ms", "max_ms", "runs"}
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ovpool import devices
-from tests.runtime_support import fake_gpu, invoke, invoke_without_openvino
+from runtime_support import fake_gpu, invoke, invoke_without_openvino
 
 
 def test_cpu_and_numpy_are_listed_with_capabilities():

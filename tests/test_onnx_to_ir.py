@@ -288,7 +288,7 @@ def test_cli_batch_with_a_broken_source(tmp_path):
 
 def test_cli_hostile_convert(tmp_path, capsys):
     """Bad sources and outputs: exit code, one ``error:`` line naming the file, nothing overwritten."""
-    from tests.runtime_support import invoke
+    from runtime_support import invoke
 
     (tmp_path / "empty.onnx").write_bytes(b"")
     (tmp_path / "folder.onnx").mkdir()

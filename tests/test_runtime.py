@@ -14,8 +14,8 @@ import pytest
 import ovpool
 from ovpool import runtime
 from ovpool.errors import UnsupportedError, UsageError
-from tests.runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
-from tests.runtime_support import EXAMPLE, fake_gpu, ir_pools, ir_with_relu, pool_model, random_input
+from runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
+from runtime_support import EXAMPLE, fake_gpu, ir_pools, ir_with_relu, pool_model, random_input
 
 pytestmark = pytest.mark.openvino
 
