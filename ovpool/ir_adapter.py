@@ -25,6 +25,7 @@ from ovpool.registry import REGISTRY
 from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
 
 _ENUM_FIELDS = {"padding": Padding, "rounding": Rounding, "divisor": Divisor}
+_ENUM_VALUES = {(field, member.value): member for field, enum in _ENUM_FIELDS.items() for member in enum}
 _TUPLE_FIELDS = ("kernel", "strides", "dilations", "pads_begin", "pads_end")
 
 
@@ -67,26 +68,42 @@ def check_layer(template: Template, data: Mapping[str, str], input_rank: int | N
     AvgPool opset14 with ``dilations="2,2"``: unknown-attribute (OpenVINO would silently ignore it
     and pool undilated); AvgPool opset1 with ``rounding_type="ceil_torch"``: bad-value.
     """
-    issues = []
-    for name, text in data.items():
-        if template.attribute(name) is None:
-            later = _first_version_with(template.type, name)
-            hint = f"; {later.label} has it" if later and later.since > template.since else ""
-            issues.append(
-                AttributeIssue("unknown-attribute", name, text, f"{template.label} has no attribute '{name}' (OpenVINO ignores it){hint}")
-            )
-    for decl in template.attributes:
-        text = data.get(decl.name)
-        if text is None:
-            if decl.required:
-                issues.append(AttributeIssue("missing-attribute", decl.name, None, f"is required by {template.label}"))
-            continue
-        try:
-            parse_value(decl, text, input_rank)
-        except AttributeValueError as exc:
-            hint = _later_value_hint(template, decl, text)
-            issues.append(AttributeIssue("bad-value", decl.name, text, f"{exc} in {template.label}{hint}"))
-    return issues
+    return _read_data(template, data, input_rank)[0]
+
+
+def read_layer(
+    template: Template,
+    data: Mapping[str, str],
+    input_rank: int | None = None,
+    dtype: str | None = None,
+    name: str = "",
+    with_indices: bool = True,
+) -> tuple[list[AttributeIssue], PoolSpec | SpecError | None]:
+    """``check_layer`` and ``spec_from_layer`` in one pass over ``data``: its issues, and when it
+    has none its PoolSpec, or the ``SpecError`` saying why the attributes are inconsistent
+    (``strides="1,1,1"`` with ``kernel="2,2"``). The validator reads every layer this way."""
+    issues, values = _read_data(template, data, input_rank)
+    if issues:
+        return issues, None
+    rank = len(values["kernel"])  # type: ignore[arg-type]
+    fields: dict[str, object] = {"kind": template.kind, "dtype": dtype, "name": name}
+    for field in _TUPLE_FIELDS:
+        value = values.get(field, ())
+        fields[field] = value * rank if field == "dilations" and value == (1,) else value
+    for field in _ENUM_FIELDS:
+        if field in values:
+            fields[field] = values[field]
+    if fields.get("padding", Padding.EXPLICIT) is not Padding.EXPLICIT:
+        fields["pads_begin"] = fields["pads_end"] = ()
+    if "indices.axis" in values and with_indices:
+        axis = int(values["indices.axis"])  # type: ignore[arg-type]
+        if axis < 0 and input_rank is not None:
+            axis += input_rank
+        fields["indices"] = Indices(IndexOrder.ROW_MAJOR, axis, str(values["indices.dtype"]))
+    try:
+        return [], PoolSpec(**fields)  # type: ignore[arg-type]
+    except SpecError as exc:
+        return [], exc
 
 
 def spec_from_layer(
@@ -96,40 +113,65 @@ def spec_from_layer(
     dtype: str | None = None,
     name: str = "",
     with_indices: bool = True,
-    checked: bool = False,
 ) -> PoolSpec:
     """The PoolSpec of a layer. The first ``check_layer`` issue, or an inconsistent spec (lists of
-    different lengths, a pad as wide as the window), raises ``SpecError`` naming the layer
-    (``checked=True``: the caller has run ``check_layer`` already, as the validator does).
+    different lengths, a pad as wide as the window), raises ``SpecError`` naming the layer.
     MaxPool-8/14 always has an indices output; ``with_indices=False`` (nothing reads it) leaves
     ``indices`` None. A negative ``axis`` counts from the end of ``input_rank``."""
-    issues = [] if checked else check_layer(template, data, input_rank)
+    issues, spec = read_layer(template, data, input_rank, dtype, name, with_indices)
     if issues:
         issue = issues[0]
         raise SpecError(name, issue.attribute, issue.value, issue.message)
+    if isinstance(spec, SpecError):
+        raise spec
+    assert spec is not None
+    return spec
+
+
+def _read_data(template: Template, data: Mapping[str, str], input_rank: int | None) -> tuple[list[AttributeIssue], dict[str, object]]:
+    """The issues of ``data`` (unknown attributes first, then per attribute in template order) and
+    the field value of each attribute, its default when absent (``rounding`` -> Rounding.CEIL for
+    ``ceil_torch``; ``indices.dtype`` -> "int64" for ``i64``)."""
+    issues: list[AttributeIssue] = []
     values: dict[str, object] = {}
+    known = 0
     for decl in template.attributes:
-        text = data.get(decl.name, decl.default)
+        text = data.get(decl.name)
         if text is None:
+            if decl.required:
+                issues.append(AttributeIssue("missing-attribute", decl.name, None, f"is required by {template.label}"))
+                continue
+            text = decl.default
+            if text is None:
+                continue
+        else:
+            known += 1
+        try:
+            value = parse_value(decl, text, input_rank)
+        except AttributeValueError as exc:
+            hint = _later_value_hint(template, decl, text)
+            issues.append(AttributeIssue("bad-value", decl.name, text, f"{exc} in {template.label}{hint}"))
             continue
-        value = parse_value(decl, text, input_rank)
-        values[decl.field] = decl.meaning(value) if decl.means else value  # type: ignore[arg-type]
-    rank = len(values["kernel"])  # type: ignore[arg-type]
-    fields: dict[str, object] = {"kind": template.kind, "dtype": dtype, "name": name}
-    for field in _TUPLE_FIELDS:
-        value = values.get(field, ())
-        fields[field] = value * rank if field == "dilations" and value == (1,) else value
-    for field, enum in _ENUM_FIELDS.items():
-        if field in values:
-            fields[field] = enum(values[field])
-    if fields.get("padding", Padding.EXPLICIT) is not Padding.EXPLICIT:
-        fields["pads_begin"] = fields["pads_end"] = ()
-    if "indices.axis" in values and with_indices:
-        axis = int(values["indices.axis"])  # type: ignore[arg-type]
-        if axis < 0 and input_rank is not None:
-            axis += input_rank
-        fields["indices"] = Indices(IndexOrder.ROW_MAJOR, axis, str(values["indices.dtype"]))
-    return PoolSpec(**fields)  # type: ignore[arg-type]
+        if decl.means:
+            value = decl.meaning(value)  # type: ignore[arg-type]
+            if decl.field in _ENUM_FIELDS:
+                value = _ENUM_VALUES[decl.field, value]
+        values[decl.field] = value
+    if known != len(data):
+        issues[:0] = _unknown_attributes(template, data)
+    return issues, values
+
+
+def _unknown_attributes(template: Template, data: Mapping[str, str]) -> list[AttributeIssue]:
+    issues = []
+    for name, text in data.items():
+        if template.attribute(name) is None:
+            later = _first_version_with(template.type, name)
+            hint = f"; {later.label} has it" if later and later.since > template.since else ""
+            issues.append(
+                AttributeIssue("unknown-attribute", name, text, f"{template.label} has no attribute '{name}' (OpenVINO ignores it){hint}")
+            )
+    return issues
 
 
 def layer_from_spec(spec: PoolSpec, spatial: Sequence[int] | None = None, min_opset: int = 1) -> IRLayer:

@@ -106,17 +106,28 @@ class PoolSpec:
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        for attr in ("kernel", "strides", "dilations", "pads_begin", "pads_end"):
-            object.__setattr__(self, attr, tuple(int(v) for v in getattr(self, attr)))
-        rank = len(self.kernel)
-        if self.is_global:
+        # Made by the ten thousand when validating IR, so fields are set and checked directly.
+        setattr_ = object.__setattr__
+        kernel = tuple(map(int, self.kernel))
+        setattr_(self, "kernel", kernel)
+        setattr_(self, "strides", tuple(map(int, self.strides)))
+        setattr_(self, "dilations", tuple(map(int, self.dilations)))
+        setattr_(self, "pads_begin", tuple(map(int, self.pads_begin)))
+        setattr_(self, "pads_end", tuple(map(int, self.pads_end)))
+        if self.kind in (PoolKind.GLOBAL_AVERAGE, PoolKind.GLOBAL_MAX):
             self._check_global()
             return
+        rank = len(kernel)
         if rank == 0:
             raise SpecError(self.name, "kernel_shape", [], "is required and must not be empty")
-        for attr, fill in (("strides", 1), ("dilations", 1), ("pads_begin", 0), ("pads_end", 0)):
-            if not getattr(self, attr):
-                object.__setattr__(self, attr, (fill,) * rank)
+        if not self.strides:
+            setattr_(self, "strides", (1,) * rank)
+        if not self.dilations:
+            setattr_(self, "dilations", (1,) * rank)
+        if not self.pads_begin:
+            setattr_(self, "pads_begin", (0,) * rank)
+        if not self.pads_end:
+            setattr_(self, "pads_end", (0,) * rank)
         self._check_values()
 
     @property
@@ -153,38 +164,38 @@ class PoolSpec:
             raise SpecError(self.name, "indices", "requested", "a global pool has no indices output")
 
     def _check_values(self) -> None:
-        rank = len(self.kernel)
-        onnx_names = {"kernel": "kernel_shape", "pads_begin": "pads", "pads_end": "pads"}
-        for attr in ("strides", "dilations", "pads_begin", "pads_end"):
-            values = getattr(self, attr)
+        kernel, strides, dilations, pads_begin, pads_end = self.kernel, self.strides, self.dilations, self.pads_begin, self.pads_end
+        rank = len(kernel)
+        for attr, values in (("strides", strides), ("dilations", dilations), ("pads", pads_begin), ("pads", pads_end)):
             if len(values) != rank:
                 raise SpecError(
                     self.name,
-                    onnx_names.get(attr, attr),
+                    attr,
                     values,
-                    f"has {len(values)} values for {rank} spatial axes (kernel_shape {list(self.kernel)})",
+                    f"has {len(values)} values for {rank} spatial axes (kernel_shape {list(kernel)})",
                 )
-        for attr in ("kernel", "strides", "dilations"):
-            values = getattr(self, attr)
+        for attr, values in (("kernel_shape", kernel), ("strides", strides), ("dilations", dilations)):
             if min(values) < 1:
-                raise SpecError(self.name, onnx_names.get(attr, attr), values, "must be >= 1")
-        pads = self.pads_begin + self.pads_end
+                raise SpecError(self.name, attr, values, "must be >= 1")
+        pads = pads_begin + pads_end
         if min(pads) < 0:
             raise SpecError(self.name, "pads", pads, "must be >= 0")
-        if self.padding is not Padding.EXPLICIT and max(pads) > 0 and self.kind is not PoolKind.UNPOOL:
+        unpool = self.kind is PoolKind.UNPOOL
+        if self.padding is not Padding.EXPLICIT and max(pads) > 0 and not unpool:
             raise SpecError(
                 self.name, "pads", pads, f"must be zero when auto_pad is {self.padding.value.upper()}"
             )
-        extent = self.dilated_kernel
-        for axis, (pb, pe) in enumerate(zip(self.pads_begin, self.pads_end)):
-            if max(pb, pe) >= extent[axis] and self.kind is not PoolKind.UNPOOL:
-                raise SpecError(
-                    self.name,
-                    "pads",
-                    pads,
-                    f"axis {axis}: a pad of {max(pb, pe)} >= the window extent {extent[axis]} lets a "
-                    "window lie wholly in padding (its result is undefined)",
-                )
+        if not unpool:
+            for axis, (k, d, pb, pe) in enumerate(zip(kernel, dilations, pads_begin, pads_end)):
+                extent = d * (k - 1) + 1
+                if pb >= extent or pe >= extent:
+                    raise SpecError(
+                        self.name,
+                        "pads",
+                        pads,
+                        f"axis {axis}: a pad of {max(pb, pe)} >= the window extent {extent} lets a "
+                        "window lie wholly in padding (its result is undefined)",
+                    )
         if self.indices is not None:
             if self.kind is not PoolKind.MAX:
                 raise SpecError(self.name, "indices", "requested", f"only max pooling has indices, not {self.kind.value}")

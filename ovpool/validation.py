@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass, field
 
 from ovpool import shape
 from ovpool.errors import SpecError, UnsupportedError
-from ovpool.ir_adapter import AttributeIssue, check_layer, spec_from_layer, template_for
+from ovpool.ir_adapter import AttributeIssue, read_layer, template_for
 from ovpool.ir_read import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir
 from ovpool.ir_schema import Template
 from ovpool.registry import REGISTRY
@@ -240,14 +240,7 @@ class _ContentCheck:
         key = (template.type, template.version, items, rank)
         found = self._specs.get(key)
         if found is None:
-            issues = check_layer(template, data, rank)
-            spec: PoolSpec | SpecError | None = None
-            if not issues:
-                try:
-                    spec = spec_from_layer(template, data, rank, checked=True)
-                except SpecError as exc:
-                    spec = exc
-            found = self._specs[key] = (issues, spec)
+            found = self._specs[key] = read_layer(template, data, rank)
         return found
 
     def _bounds(self, out: _Layer, port: Port, what: str) -> tuple[Bound, ...] | None:
