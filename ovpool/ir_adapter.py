@@ -27,6 +27,8 @@ from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpe
 _ENUM_FIELDS = {"padding": Padding, "rounding": Rounding, "divisor": Divisor}
 _ENUM_VALUES = {(field, member.value): member for field, enum in _ENUM_FIELDS.items() for member in enum}
 _TUPLE_FIELDS = ("kernel", "strides", "dilations", "pads_begin", "pads_end")
+_UNREAD = object()
+_FIELD_VALUES_LIMIT = 4096
 
 
 @dataclass(frozen=True)
@@ -85,25 +87,36 @@ def read_layer(
     issues, values = _read_data(template, data, input_rank)
     if issues:
         return issues, None
-    rank = len(values["kernel"])  # type: ignore[arg-type]
-    fields: dict[str, object] = {"kind": template.kind, "dtype": dtype, "name": name}
-    for field in _TUPLE_FIELDS:
-        value = values.get(field, ())
-        fields[field] = value * rank if field == "dilations" and value == (1,) else value
-    for field in _ENUM_FIELDS:
-        if field in values:
-            fields[field] = values[field]
-    if fields.get("padding", Padding.EXPLICIT) is not Padding.EXPLICIT:
-        fields["pads_begin"] = fields["pads_end"] = ()
+    kernel = values["kernel"]
+    dilations = values.get("dilations", ())
+    if dilations == (1,):
+        dilations = dilations * len(kernel)  # type: ignore[operator,arg-type]
+    padding = values.get("padding", Padding.EXPLICIT)
+    explicit = padding is Padding.EXPLICIT
+    indices = None
     if "indices.axis" in values and with_indices:
-        axis = int(values["indices.axis"])  # type: ignore[arg-type]
+        axis = int(values["indices.axis"])  # type: ignore[call-overload]
         if axis < 0 and input_rank is not None:
             axis += input_rank
-        fields["indices"] = Indices(IndexOrder.ROW_MAJOR, axis, str(values["indices.dtype"]))
+        indices = Indices(IndexOrder.ROW_MAJOR, axis, str(values["indices.dtype"]))
     try:
-        return [], PoolSpec(**fields)  # type: ignore[arg-type]
+        spec = PoolSpec(
+            template.kind,
+            kernel,  # type: ignore[arg-type]
+            values.get("strides", ()),  # type: ignore[arg-type]
+            dilations,  # type: ignore[arg-type]
+            values.get("pads_begin", ()) if explicit else (),  # type: ignore[arg-type]
+            values.get("pads_end", ()) if explicit else (),  # type: ignore[arg-type]
+            padding,  # type: ignore[arg-type]
+            values.get("rounding", Rounding.FLOOR),  # type: ignore[arg-type]
+            values.get("divisor", Divisor.EXCLUDE_PAD),  # type: ignore[arg-type]
+            indices,
+            dtype,
+            name,
+        )
     except SpecError as exc:
         return [], exc
+    return [], spec
 
 
 def spec_from_layer(
@@ -146,16 +159,23 @@ def _read_data(template: Template, data: Mapping[str, str], input_rank: int | No
                 continue
         else:
             known += 1
-        try:
-            value = parse_value(decl, text, input_rank)
-        except AttributeValueError as exc:
-            hint = _later_value_hint(template, decl, text)
-            issues.append(AttributeIssue("bad-value", decl.name, text, f"{exc} in {template.label}{hint}"))
-            continue
-        if decl.means:
-            value = decl.meaning(value)  # type: ignore[arg-type]
-            if decl.field in _ENUM_FIELDS:
-                value = _ENUM_VALUES[decl.field, value]
+        cache = decl.field_values
+        key = (text, input_rank) if decl.range == "input_rank" else text
+        value = cache.get(key, _UNREAD)
+        if value is _UNREAD:
+            try:
+                value = parse_value(decl, text, input_rank)
+            except AttributeValueError as exc:
+                hint = _later_value_hint(template, decl, text)
+                issues.append(AttributeIssue("bad-value", decl.name, text, f"{exc} in {template.label}{hint}"))
+                continue
+            if decl.means:
+                value = decl.meaning(value)  # type: ignore[arg-type]
+                if decl.field in _ENUM_FIELDS:
+                    value = _ENUM_VALUES[decl.field, value]
+            if len(cache) >= _FIELD_VALUES_LIMIT:
+                cache.clear()
+            cache[key] = value
         values[decl.field] = value
     if known != len(data):
         issues[:0] = _unknown_attributes(template, data)

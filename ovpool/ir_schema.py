@@ -61,6 +61,13 @@ class AttributeDecl:
         """``parse_value``'s results for this declaration: (text, rank) -> (value, error)."""
         return {}
 
+    @cached_property
+    def field_values(self) -> dict[object, object]:
+        """``ovpool.ir_adapter``'s cache of the field value each legal text stands for: text (or
+        (text, input rank) when ``range`` is ``input_rank``) -> value, e.g. "ceil_torch" ->
+        Rounding.CEIL, "2, 2" -> (2, 2)."""
+        return {}
+
     def meaning(self, value: str) -> str:
         """The field value an (already valid) IR value stands for: ``ceil_torch`` -> ``ceil``."""
         return self._meanings[value]

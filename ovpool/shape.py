@@ -89,20 +89,24 @@ def output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
     """
     if spec.is_global:
         return tuple(1 for _ in spatial)
-    _check_rank(spec, spatial)
-    pads_begin, pads_end = resolved_pads(spec, spatial)
+    if len(spatial) != len(spec.kernel):
+        _check_rank(spec, spatial)
+    padding, rounding = spec.padding, spec.rounding
+    if padding is Padding.EXPLICIT:  # pads as given: no need to resolve them (validating IR asks ~20,000 times)
+        pads_begin, pads_end = spec.pads_begin, spec.pads_end
+    else:
+        pads_begin, pads_end = resolved_pads(spec, spatial)
     out: list[Dim] = []
-    for axis, length in enumerate(spatial):
+    for axis, (length, k, s, d) in enumerate(zip(spatial, spec.kernel, spec.strides, spec.dilations)):
         if length is None:
             out.append(None)
             continue
-        k, s, d = spec.kernel[axis], spec.strides[axis], spec.dilations[axis]
-        if spec.padding in (Padding.SAME_UPPER, Padding.SAME_LOWER):
+        if padding in (Padding.SAME_UPPER, Padding.SAME_LOWER):
             n = ceil_div(length, s)
-        elif spec.padding is Padding.VALID:
+        elif padding is Padding.VALID:
             n = axis_output(length, k, s, d, 0, 0, Rounding.FLOOR)
         else:
-            n = axis_output(length, k, s, d, pads_begin[axis] or 0, pads_end[axis] or 0, spec.rounding)
+            n = axis_output(length, k, s, d, pads_begin[axis] or 0, pads_end[axis] or 0, rounding)
         if n < 1:
             raise SpecError(
                 spec.name,
@@ -251,8 +255,9 @@ def output_spatial_bounds(spec: PoolSpec, bounds: Sequence[Bound]) -> tuple[Boun
     k=3, s=2, pads 1/0, floor: input 1..10 gives 1..5; input 4.. gives 2.. .
     Static bounds, (6, 6), are the plain ``output_spatial`` of the lengths (one call for all axes).
     """
-    if all(low == high for low, high in bounds):
-        return tuple((n, n) for n in output_spatial(spec, [low for low, _ in bounds]))  # type: ignore[misc]
+    lengths = [low for low, high in bounds if low == high]
+    if len(lengths) == len(bounds):
+        return tuple([(n, n) for n in output_spatial(spec, lengths)])  # type: ignore[misc]
     result: list[Bound] = []
     for axis, (low, high) in enumerate(bounds):
         result.append((_axis_count(spec, len(bounds), axis, low, floor_at_one=True), _axis_count(spec, len(bounds), axis, high)))

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
@@ -180,7 +180,9 @@ class _ContentCheck:
     """The findings that depend only on a layer itself (type, version, data, ports), not its
     neighbours. Real models repeat layer configurations, and even layers that all differ share
     their templates, attribute sets and dims, so each of those is worked out once per file; the
-    checks are the same as for a layer seen alone."""
+    checks are the same as for a layer seen alone. Keys hold a layer's ``<data>`` mapping by
+    identity: the reader shares one mapping among layers with the same ``<data>``, and every
+    mapping lives as long as the document being checked."""
 
     def __init__(self) -> None:
         self._layers: dict[tuple, list[tuple[str, str, dict]]] = {}
@@ -189,14 +191,13 @@ class _ContentCheck:
         self._dims: dict[tuple[str, ...], tuple[Bound, ...] | int] = {}  # dims -> bounds, or the first unreadable dim
 
     def items(self, layer: Layer) -> list[tuple[str, str, dict]]:
-        data = tuple(layer.data.items())
-        key = (layer.type, layer.version, data, _port_key(layer.inputs), _port_key(layer.outputs))
+        key = (layer.type, layer.version, id(layer.data), _port_key(layer.inputs), _port_key(layer.outputs))
         found = self._layers.get(key)
         if found is None:
-            found = self._layers[key] = self._check(_Layer("", layer), data)
+            found = self._layers[key] = self._check(_Layer("", layer))
         return found
 
-    def _check(self, out: _Layer, data: tuple[tuple[str, str], ...]) -> list[tuple[str, str, dict]]:
+    def _check(self, out: _Layer) -> list[tuple[str, str, dict]]:
         layer = out.layer
         template = self._template(layer.type, layer.version)
         if isinstance(template, str):
@@ -205,7 +206,7 @@ class _ContentCheck:
         input_port = _check_ports(out, template)
         in_bounds = self._bounds(out, input_port, "input") if input_port is not None else None
         rank = len(in_bounds) if in_bounds is not None else None
-        issues, spec = self._spec(template, layer.data, data, rank)
+        issues, spec = self._spec(template, layer.data, rank)
         for issue in issues:
             out.add(issue.code, f"'{issue.attribute}': {issue.message}", attribute=issue.attribute)
         if issues:
@@ -233,11 +234,10 @@ class _ContentCheck:
         return found
 
     def _spec(
-        self, template: Template, data: dict[str, str], items: tuple[tuple[str, str], ...], rank: int | None
+        self, template: Template, data: Mapping[str, str], rank: int | None
     ) -> tuple[list[AttributeIssue], PoolSpec | SpecError | None]:
-        """The attribute issues of ``data`` (whose ``items``), and its spec (or why it is
-        inconsistent) when it has none."""
-        key = (template.type, template.version, items, rank)
+        """The attribute issues of ``data``, and its spec (or why it is inconsistent) when it has none."""
+        key = (template.type, template.version, id(data), rank)
         found = self._specs.get(key)
         if found is None:
             found = self._specs[key] = read_layer(template, data, rank)
@@ -288,8 +288,8 @@ _INDEX_TYPES = {"i64": "I64", "i32": "I32"}
 
 
 def _port_key(ports: tuple[Port, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """What the content checks read of ports: ids, precisions, dims (not tensor names)."""
-    return tuple([(p.id, p.precision, p.dims) for p in ports])
+    """What the content checks read of ports, a Port's first three fields: id, precision, dims (not tensor names)."""
+    return tuple([p[:3] for p in ports])
 
 
 def _check_ports(out: _Layer, template: Template) -> Port | None:
