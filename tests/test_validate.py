@@ -249,3 +249,9 @@ def test_layers_that_differ_only_in_dims_are_each_checked(tmp_path):
     text = text.replace("  </layers>", second + "\n  </layers>").replace("</edges>", '<edge from-layer="6" from-port="0" to-layer="5" to-port="0"/></edges>')
     findings = validate_file(write(tmp_path, text)).findings
     assert [(f.name, f.code, f.expected) for f in findings] == [("pool2", "OVP201", [1, 1, 4, 4])]
+
+
+def test_a_max_pool_on_a_dimless_input_is_a_finding_not_a_crash(tmp_path):
+    # No <dim> on the input: rank 0, where even MaxPool-8's default axis 0 is out of range.
+    path = write(tmp_path, pool_ir('kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0"', (), (1, 3, 4, 4), "MaxPool", "opset8", outputs=2))
+    assert [(f.code, f.attribute) for f in validate_file(path).findings] == [("OVP104", "axis")]
