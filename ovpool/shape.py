@@ -26,6 +26,11 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def window_extent(kernel: int, dilation: int) -> int:
+    """Cells one window spans, ``kd = d*(k-1)+1``: kernel 3 with dilation 2 spans 5 cells."""
+    return dilation * (kernel - 1) + 1
+
+
 def auto_pads(length: int, kernel: int, stride: int, dilation: int, padding: Padding) -> tuple[int, int]:
     """Pads (begin, end) that ONNX auto_pad / OpenVINO auto_pad choose for one axis.
 
@@ -37,7 +42,7 @@ def auto_pads(length: int, kernel: int, stride: int, dilation: int, padding: Pad
     if padding not in (Padding.SAME_UPPER, Padding.SAME_LOWER):
         return 0, 0
     out = ceil_div(length, stride)
-    total = max(0, (out - 1) * stride + dilation * (kernel - 1) + 1 - length)
+    total = max(0, (out - 1) * stride + window_extent(kernel, dilation) - length)
     small, large = total // 2, total - total // 2
     return (small, large) if padding is Padding.SAME_UPPER else (large, small)
 
@@ -72,7 +77,7 @@ def axis_output(length: int, kernel: int, stride: int, dilation: int, pad_begin:
     drop, whose last window starts at 4 >= 4, so CEIL gives 2 and CEIL_NO_DROP 3.
     Can be < 1 when the input is smaller than the window; callers check (``output_spatial``).
     """
-    span = length + pad_begin + pad_end - (dilation * (kernel - 1) + 1)
+    span = length + pad_begin + pad_end - window_extent(kernel, dilation)
     if rounding is Rounding.FLOOR:
         return span // stride + 1
     out = ceil_div(span, stride) + 1
@@ -113,7 +118,7 @@ def output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
                 "kernel_shape",
                 spec.kernel,
                 f"axis {axis}: input length {length} plus pads is smaller than the window extent "
-                f"{d * (k - 1) + 1}",
+                f"{window_extent(k, d)}",
             )
         out.append(n)
     return tuple(out)

@@ -142,7 +142,9 @@ class PoolSpec:
     @property
     def dilated_kernel(self) -> tuple[int, ...]:
         """Extent of each window: ``d*(k-1)+1`` (kernel 3, dilation 2 spans 5 cells)."""
-        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilations))
+        from ovpool.shape import window_extent
+
+        return tuple(window_extent(k, d) for k, d in zip(self.kernel, self.dilations))
 
     def resolve_global(self, spatial: tuple[int, ...]) -> PoolSpec:
         """The windowed pool a global pool equals on an input with these spatial dims."""
@@ -186,8 +188,10 @@ class PoolSpec:
                 self.name, "pads", pads, f"must be zero when auto_pad is {self.padding.value.upper()}"
             )
         if not unpool:
+            from ovpool.shape import window_extent
+
             for axis, (k, d, pb, pe) in enumerate(zip(kernel, dilations, pads_begin, pads_end)):
-                extent = d * (k - 1) + 1
+                extent = window_extent(k, d)
                 if pb >= extent or pe >= extent:
                     raise SpecError(
                         self.name,
