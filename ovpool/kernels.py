@@ -198,7 +198,7 @@ def _tap_views(res: np.ndarray, a: np.ndarray, axis: int, plan: _AxisPlan):
         if n <= 0:
             continue
         if phases is None:
-            src = a[lead + (slice(span.first_input, span.first_input + (n - 1) * plan.stride + 1, plan.stride),)]
+            src = a[lead + (span.input_slice(plan.stride),)]
         else:
             start = span.first_input // plan.stride
             src = phases[span.first_input % plan.stride][..., start:start + n]
@@ -243,8 +243,7 @@ def _argmax_axis(a: np.ndarray, where: np.ndarray, axis: int, plan: _AxisPlan, s
     floating = not np.issubdtype(a.dtype, np.integer)
     lead = (slice(None),) * axis
     for dst, src, span in _tap_views(res, a, axis, plan):
-        n = span.stop - span.first
-        picked = slice(span.first_input, span.first_input + (n - 1) * plan.stride + 1, plan.stride)
+        picked = span.input_slice(plan.stride)
         dst_at = res_at[lead + (slice(span.first, span.stop),)]
         src_at = where[lead + (picked,)] + coords[picked]
         with np.errstate(invalid="ignore"):

@@ -165,6 +165,10 @@ class TapSpan:
     stop: int
     first_input: int
 
+    def input_slice(self, stride: int) -> slice:
+        """The input cells these outputs read: outputs [1, 3) from input 1 at stride 2 read 1 and 3."""
+        return slice(self.first_input, self.first_input + (self.stop - self.first - 1) * stride + 1, stride)
+
 
 def tap_span(length: int, out: int, stride: int, dilation: int, pad_begin: int, tap: int) -> TapSpan:
     """Outputs whose tap ``tap`` lands inside ``[0, L)``: output i reads input ``i*s - pb + tap*d``.
