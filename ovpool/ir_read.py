@@ -52,7 +52,7 @@ class Port(NamedTuple):
 
 class Layer(NamedTuple):
     """One ``<layer>`` with its ``<data>`` attributes (read-only: layers with the same ``<data>``
-    share one mapping) and ports; ``line`` is its line in the file."""
+    share one mapping) and ports; ``line`` is its line in the file (worked out when asked)."""
 
     id: str
     name: str
@@ -61,7 +61,14 @@ class Layer(NamedTuple):
     data: Mapping[str, str]
     inputs: tuple[Port, ...]
     outputs: tuple[Port, ...]
-    line: int
+    position: int
+    lines: SourceLines
+
+    @property
+    def line(self) -> int:
+        """The line where the layer's start tag ends, as lxml numbers elements (the layer is the
+        ``position``-th top-level layer of the file)."""
+        return self.lines.layer_line(self.position)
 
     def output(self, port_id: str) -> Port | None:
         for port in self.outputs:
@@ -81,7 +88,57 @@ class Edge(NamedTuple):
     from_port: str
     to_layer: str
     to_port: str
-    line: int
+    position: int
+    lines: SourceLines
+
+    @property
+    def line(self) -> int:
+        """The line where the edge's tag ends (the ``position``-th edge of the file's ``<edges>``)."""
+        return self.lines.edge_line(self.position)
+
+
+class SourceLines:
+    """Line numbers of a document's top-level layers and edges, found when first asked for.
+
+    Reading takes no line numbers (lxml gives them only with a tree, and building the tree of a
+    20,000-layer IR costs more than reading it); a finding or an error asks for a few, and the
+    first question reads them all in one streaming pass over the same bytes with the same parser
+    options: the 3rd top-level ``<layer>``, its start tag ending on line 40, gives ``layer_line(2) == 40``."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._lines: tuple[list[int], list[int]] | None = None
+
+    def layer_line(self, position: int) -> int:
+        return self._all()[0][position]
+
+    def edge_line(self, position: int) -> int:
+        return self._all()[1][position]
+
+    def _all(self) -> tuple[list[int], list[int]]:
+        if self._lines is None:
+            layers: list[int] = []
+            edges: list[int] = []
+            events = etree.iterparse(io.BytesIO(self._data), events=("end",), tag=("layer", "edge"), **_PARSER_OPTIONS)
+            try:
+                for _, node in events:
+                    parent = node.getparent()
+                    grandparent = parent.getparent()
+                    if grandparent is None or grandparent.getparent() is not None:
+                        continue  # inside a layer's <body>, or not under <net>
+                    if node.tag == "edge" and parent.tag == "edges":
+                        edges.append(node.sourceline or 0)
+                    elif node.tag == "layer" and parent.tag == "layers":
+                        layers.append(node.sourceline or 0)
+                    else:
+                        continue
+                    node.clear()
+                    while node.getprevious() is not None:
+                        del parent[0]
+            except etree.XMLSyntaxError:
+                pass  # an error found while reading: the lines before it are all there is to ask for
+            self._lines = layers, edges
+        return self._lines
 
 
 class IRDocument:
@@ -104,56 +161,48 @@ _PARSER_OPTIONS = {"resolve_entities": False, "load_dtd": False, "no_network": T
 
 def parser() -> etree.XMLParser:
     """The only way ovpool parses untrusted XML: no entities, no DTD, no network, no huge trees
-    (``read_ir`` streams with the same options)."""
+    (``read_ir`` reads with the same options)."""
     return etree.XMLParser(**_PARSER_OPTIONS)
 
 
 def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDocument:
     """Parse an IR ``.xml`` (a path, or its bytes with ``name`` for messages).
 
-    The document is streamed: each top-level ``<layer>`` and ``<edge>`` becomes a plain value and
-    its element is freed at once, so memory stays at the size of those values (a whole lxml tree
-    of a 15 MB IR takes ~250 MB, and allocating it costs more than parsing). Layers nested in a
+    No tree is built: lxml hands each start tag, text and end tag to ``_IRTarget``, which keeps
+    the top-level ``<layer>`` and ``<edge>`` elements as plain values (a whole lxml tree of a
+    15 MB IR takes ~250 MB, and allocating it costs more than parsing). Layers nested in a
     ``<body>`` (TensorIterator, Loop) are part of their outer layer, not of the document."""
     data, label = _source_bytes(source, name)
     _refuse_doctype(data, label)
-    layers: dict[str, Layer] = {}
-    edges: list[Edge] = []
-    reader = _LayerReader()
-    events = etree.iterparse(io.BytesIO(data), events=("end",), tag=("layer", "edge"), **_PARSER_OPTIONS)
+    target = _IRTarget(label, SourceLines(data))
     try:
-        for _, node in events:
-            parent = node.getparent()
-            grandparent = parent.getparent()
-            if grandparent is None or grandparent.getparent() is not None:
-                continue  # inside a layer's <body>, or not under <net>
-            if node.tag == "edge":
-                if parent.tag == "edges":
-                    get = node.get
-                    edges.append(Edge(get("from-layer", ""), get("from-port", ""), get("to-layer", ""), get("to-port", ""), node.sourceline or 0))
-            elif parent.tag == "layers":
-                layer = reader.layer(node)
-                if layer.id in layers:
-                    raise InputFileError(f"{label}:{layer.line}: layer id {layer.id} appears twice")
-                layers[layer.id] = layer
-            else:
-                continue
-            node.clear()
-            while node.getprevious() is not None:
-                del parent[0]
+        etree.fromstring(data, etree.XMLParser(target=target, **_PARSER_OPTIONS))
     except etree.XMLSyntaxError as exc:
         line, column = exc.position if exc.position else (exc.lineno, 0)
         message = re.sub(r", line \d+, column \d+$", "", exc.msg)
         raise InputFileError(f"{label}:{line}:{column}: malformed XML: {message}") from None
-    root = events.root
-    if root.getroottree().docinfo.doctype:
+    finally:
+        read = target.release()
+    if read.doctype_seen:
         raise InputFileError(f"{label}: refusing XML with a DOCTYPE (an IR has none)")
-    if root.tag != "net":
-        raise InputFileError(f"{label}: not an OpenVINO IR (root element <{root.tag}>, expected <net>)")
-    if root.find("layers") is None:
+    if read.root_tag != "net":
+        raise InputFileError(f"{label}: not an OpenVINO IR (root element <{read.root_tag}>, expected <net>)")
+    if not read.has_layers:
         raise InputFileError(f"{label}: not an OpenVINO IR (no <layers>)")
-    version_text = root.get("version", "")
-    return IRDocument(label, root.get("name", ""), int(version_text) if version_text.isdigit() else None, layers, tuple(edges))
+    version_text = read.root_attributes.get("version", "")
+    version = int(version_text) if version_text.isdigit() else None
+    return IRDocument(label, read.root_attributes.get("name", ""), version, read.layers, tuple(read.edges))
+
+
+class _Read(NamedTuple):
+    """What ``_IRTarget`` read."""
+
+    root_tag: str
+    root_attributes: Mapping[str, str]
+    has_layers: bool
+    doctype_seen: bool
+    layers: dict[str, Layer]
+    edges: list[Edge]
 
 
 def _source_bytes(source: str | os.PathLike | bytes, name: str | None) -> tuple[bytes, str]:
@@ -205,42 +254,121 @@ def _refuse_doctype(data: bytes, label: str) -> None:
         raise InputFileError(f"{label}: refusing XML with a DOCTYPE or entity declarations (an IR has none)")
 
 
-class _LayerReader:
-    """Turns ``<layer>`` elements into Layers, sharing what layers repeat: ``<data>`` mappings and
-    dims. 20,000 identical pooling layers then take ~20 MB instead of ~55 MB; fresh memory (page
-    faults) costs more here than the lookups."""
+class _IRTarget:
+    """lxml parser target: start tags, text and end tags in, Layers and Edges out.
 
-    def __init__(self) -> None:
-        self._data: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
-        self._dims: dict[tuple[str, ...], tuple[str, ...]] = {}
+    Depth 1 is ``<net>``, 2 its sections, 3 a top-level ``<layer>`` (in ``<layers>``) or ``<edge>``
+    (in ``<edges>``), 4 the layer's ``<data>``/``<input>``/``<output>``, 5 a ``<port>``, 6 a
+    ``<dim>``, whose text is what the dim says (text after a child of ``<dim>`` is not). Layers
+    share what they repeat, ``<data>`` mappings and dims: 20,000 identical pooling layers then take
+    ~20 MB instead of ~55 MB, and fresh memory (page faults) costs more here than the lookups.
+    Every text goes to a list's ``append`` (no Python call per text, most of them are the
+    whitespace between tags); a ``<dim>`` start clears the list and its end joins it."""
 
-    def layer(self, node: etree._Element) -> Layer:
-        """One pass over the layer's children (the hot loop of reading a 20,000-layer IR)."""
-        data: Mapping[str, str] = _NO_DATA
-        inputs: tuple[Port, ...] = ()
-        outputs: tuple[Port, ...] = ()
-        for child in node:
-            tag = child.tag
-            if tag == "data":
-                items = tuple(child.items())
-                data = self._data.get(items) or self._data.setdefault(items, MappingProxyType(dict(items)))
-            elif tag == "input":
-                inputs = self._ports(child)
-            elif tag == "output":
-                outputs = self._ports(child)
-        get = node.get
-        return Layer(get("id", ""), get("name", ""), get("type", ""), get("version", ""), data, inputs, outputs, node.sourceline or 0)
+    def __init__(self, label: str, lines: SourceLines) -> None:
+        self.label = label
+        self._reset(lines)
 
-    def _ports(self, node: etree._Element) -> tuple[Port, ...]:
-        """The ``<port>`` children with their ``<dim>`` texts (children filtered by tag in Python:
-        lxml's ``iterchildren(tag)`` costs more than the loop)."""
-        ports = []
-        for port in node:
-            if port.tag == "port":
-                get = port.get
-                dims = tuple([d.text or "" for d in port if d.tag == "dim"])
-                ports.append(Port(get("id", ""), get("precision", ""), self._dims.setdefault(dims, dims), get("names", "")))
-        return tuple(ports)
+    def _reset(self, lines: SourceLines) -> None:
+        self.lines = lines
+        self.layers: dict[str, Layer] = {}
+        self.edges: list[Edge] = []
+        self.root_tag = ""
+        self.root_attributes: Mapping[str, str] = _NO_DATA
+        self.has_layers = False
+        self.doctype_seen = False
+        self._depth = 0
+        self._section = ""
+        self._layer: Mapping[str, str] | None = None
+        self._layer_data: Mapping[str, str] = _NO_DATA
+        self._inputs: tuple[Port, ...] = ()
+        self._outputs: tuple[Port, ...] = ()
+        self._ports: list[Port] | None = None
+        self._port: Mapping[str, str] | None = None
+        self._port_dims: list[str] = []
+        self._dim = False
+        self._dim_text: str | None = None
+        self._texts: list[str] = []
+        self.data = self._texts.append
+        self._shared_data: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+        self._shared_dims: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        depth = self._depth = self._depth + 1
+        if depth == 6:
+            if self._port is not None and tag == "dim":
+                self._dim, self._dim_text = True, None
+                self._texts.clear()
+        elif depth == 5:
+            if self._ports is not None and tag == "port":
+                self._port = attrib
+                self._port_dims = []
+        elif depth == 4:
+            if self._layer is not None:
+                if tag == "data":
+                    items = tuple(attrib.items())
+                    shared = self._shared_data
+                    self._layer_data = shared.get(items) or shared.setdefault(items, MappingProxyType(attrib))
+                elif tag == "input" or tag == "output":
+                    self._ports = []
+        elif depth == 3:
+            if tag == "layer" and self._section == "layers":
+                self._layer = attrib
+                self._layer_data, self._inputs, self._outputs = _NO_DATA, (), ()
+            elif tag == "edge" and self._section == "edges":
+                get = attrib.get
+                self.edges.append(Edge(get("from-layer", ""), get("from-port", ""), get("to-layer", ""), get("to-port", ""), len(self.edges), self.lines))
+        elif depth == 2:
+            self._section = tag
+            self.has_layers = self.has_layers or tag == "layers"
+        elif depth == 1:
+            self.root_tag, self.root_attributes = tag, attrib
+        elif self._dim and self._dim_text is None:
+            self._dim_text = "".join(self._texts)  # a child of <dim>: the dim's text is what came before it
+
+    def end(self, tag: str) -> None:
+        depth = self._depth
+        self._depth = depth - 1
+        if depth == 6:
+            if self._dim:
+                self._port_dims.append("".join(self._texts) if self._dim_text is None else self._dim_text)
+                self._dim = False
+        elif depth == 5:
+            if self._port is not None:
+                get = self._port.get
+                dims = tuple(self._port_dims)
+                self._ports.append(Port(get("id", ""), get("precision", ""), self._shared_dims.setdefault(dims, dims), get("names", "")))  # type: ignore[union-attr]
+                self._port = None
+        elif depth == 4:
+            if self._ports is not None:
+                if tag == "input":
+                    self._inputs = tuple(self._ports)
+                else:
+                    self._outputs = tuple(self._ports)
+                self._ports = None
+        elif depth == 3:
+            if self._layer is not None:
+                get = self._layer.get
+                layer = Layer(get("id", ""), get("name", ""), get("type", ""), get("version", ""), self._layer_data, self._inputs, self._outputs, len(self.layers), self.lines)
+                if layer.id in self.layers:
+                    raise InputFileError(f"{self.label}:{layer.line}: layer id {layer.id} appears twice")
+                self.layers[layer.id] = layer
+                self._layer = None
+
+    def release(self) -> _Read:
+        """What was read, handed over and dropped here with everything else reading built. The
+        parser and its context refer to each other, and so to this target, until the cyclic
+        collector runs: kept here, a document would outlive its last user (and a collection in
+        between would scan all its objects, ~0.15 s for 20,000 layers)."""
+        read = _Read(self.root_tag, self.root_attributes, self.has_layers, self.doctype_seen, self.layers, self.edges)
+        self._reset(SourceLines(b""))
+        return read
+
+    def doctype(self, *_: object) -> None:
+        self.doctype_seen = True
+
+    def close(self) -> None:
+        return None
 
 
 _NO_DATA: Mapping[str, str] = MappingProxyType({})

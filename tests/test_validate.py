@@ -255,3 +255,24 @@ def test_a_max_pool_on_a_dimless_input_is_a_finding_not_a_crash(tmp_path):
     # No <dim> on the input: rank 0, where even MaxPool-8's default axis 0 is out of range.
     path = write(tmp_path, pool_ir('kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0"', (), (1, 3, 4, 4), "MaxPool", "opset8", outputs=2))
     assert [(f.code, f.attribute) for f in validate_file(path).findings] == [("OVP104", "axis")]
+
+
+def test_findings_name_the_line_of_their_layer(tmp_path):
+    """Lines are worked out only when a finding asks: the line where the layer's start tag ends
+    (as lxml numbers elements), not that of a ``<layer`` in a comment or in a body before it."""
+    data = 'kernel="2,2" strides="2,2" pads_begin="0,0" pads_end="0,0"'
+    text = pool_ir(data, (1, 1, 6, 6), (1, 1, 3, 3), "MaxPool")
+    before = (
+        '<!-- <layer id="5" name="pool2"> -->\n'
+        '<layer id="7" name="loop" type="Loop" version="opset5"><body><layers>\n'
+        '<layer id="5" name="pool2" type="MaxPool" version="opset1"/></layers></body></layer>\n'
+    )
+    second = (
+        '<layer id="5" name="pool2"\n type="MaxPool" version="opset1"><data kernel="9,9"\n/>'
+        '<input><port id="0" precision="FP32"><dim>1</dim><dim>1</dim><dim>8</dim><dim>8</dim></port></input>'
+        '<output><port id="1" precision="FP32"><dim>1</dim><dim>1</dim><dim>3</dim><dim>3</dim></port></output></layer>'
+    )
+    text = text.replace("<layers>", "<layers>\n" + before, 1).replace("  </layers>", second + "\n  </layers>")
+    line = text.splitlines().index(' type="MaxPool" version="opset1"><data kernel="9,9"') + 1  # where the start tag ends
+    findings = validate_file(write(tmp_path, text)).findings
+    assert {(f.name, f.line) for f in findings} == {("pool2", line)} and findings
