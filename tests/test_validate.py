@@ -16,7 +16,7 @@ from ovpool.cli import validate as validate_cli
 from ovpool.cli.app import app
 from ovpool.errors import InputFileError
 from ovpool.validation import validate_file
-from tests.ir_fixtures import pool_ir, write
+from ir_fixtures import pool_ir, write
 
 runner = CliRunner()
 N32 = (1, 3, 32, 32)
