@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -10,9 +9,10 @@ from ovpool.errors import UnsupportedError
 
 
 def np_dtype(name: str) -> np.dtype:
-    """numpy dtype for an ovpool dtype name; "bfloat16" is ml_dtypes' type (as onnx uses)."""
+    """numpy dtype for an ovpool dtype name; "bfloat16" is the type onnx's numpy helpers use
+    (ml_dtypes', which numpy itself does not know by name)."""
     if name == "bfloat16":
-        return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype(helper.tensor_dtype_to_np_dtype(TensorProto.BFLOAT16))
     return np.dtype(name)
 
 
