@@ -164,9 +164,14 @@ def render_text(ex: Explanation) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Horizontal advance of one character of 11px monospace text (0.6 em), to size the picture.
+_MONO_ADVANCE = 6.6
+
+
 def render_svg(ex: Explanation) -> str:
     """An SVG picture: per axis a row of cells (input white, pads grey, overhang orange) and one bar
-    per window with its taps; dropped windows dashed red, windows wholly in padding hatched."""
+    per window with its taps coloured the same way; dropped windows dashed red, windows wholly in
+    padding hatched. The width fits the longest derivation line."""
     cell, gap, left = 22, 6, 90
     parts: list[str] = []
     y = 20
@@ -180,6 +185,7 @@ def render_svg(ex: Explanation) -> str:
         for line in ax.derivation:
             y += 15
             parts.append(f'<text x="16" y="{y}" font-size="11" font-family="monospace">{escape(line)}</text>')
+            width = max(width, 16 + len(line) * _MONO_ADVANCE + 16)
         y += 10
         lo, hi = _extent(ax)
         width = max(width, left + (hi - lo) * cell + 220)
@@ -200,7 +206,7 @@ def render_svg(ex: Explanation) -> str:
             parts.append(f'<rect x="{x0}" y="{y}" width="{x1 - x0}" height="{cell - 6}" fill="none" stroke="{stroke}"{dash}/>')
             for tap in w.taps:
                 tx = left + (tap - lo) * cell
-                fill = "#2e86c1" if _cell_kind(ax, tap) == "input" else "#aab7b8"
+                fill = {"input": "#2e86c1", "pad": "#aab7b8", "overhang": "#f5b041"}[_cell_kind(ax, tap)]
                 parts.append(f'<rect x="{tx + 4}" y="{y + 3}" width="{cell - 8}" height="{cell - 12}" fill="{fill}"/>')
             note = "; ".join([f"out {w.index}", *_notes(w)])
             parts.append(f'<text x="{left + (hi - lo) * cell + 10}" y="{y + 12}" font-size="11">{escape(note)}</text>')
