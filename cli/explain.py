@@ -42,8 +42,10 @@ def register(app: typer.Typer) -> None:
         from ovpool.errors import SpecError, UsageError
         from ovpool.explain import explain as build, input_shape_for, render_svg, render_text
         from ovpool.explain_sources import spec_from_flags, spec_from_ir, spec_from_onnx
-        from ovpool.files import write_atomic
+        from ovpool.files import check_outputs, write_atomic
 
+        if svg is not None:
+            check_outputs([svg], [], force)
         shape_dims = _ints(input_shape, "--input-shape")
         flags = {
             "--op": op != "avg", "--kernel": kernel, "--strides": strides, "--pads": pads, "--dilations": dilations,
