@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def guarded(app: typer.Typer) -> None:
 
 def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> int:
     """Apply ``action`` to every source with a progress bar; one failure does not stop the rest.
-    Prints what each produced or why it failed (an error that does not name its source gets it in
+    Prints the warnings each raised (``warning: ...``), what it produced or why it failed (an error that does not name its source gets it in
     front: ``error: b.onnx: node 'pool': ...``), then a summary; returns the exit code (the worst)."""
     from rich.console import Console
     from rich.progress import Progress
@@ -49,7 +50,11 @@ def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> 
         task = progress.add_task(verb, total=len(sources))
         for src in sources:
             try:
-                message = action(src)
+                with warnings.catch_warnings(record=True) as notes:
+                    warnings.simplefilter("always")
+                    message = action(src)
+                for note in notes:
+                    err.print(f"warning: {note.message}", markup=False, highlight=False, soft_wrap=True)
                 err.print(f"{src}: {message}", markup=False, highlight=False, soft_wrap=True)
             except OvpoolError as exc:
                 failed += 1

@@ -9,7 +9,7 @@ engine, never from ONNX shape inference.
 
 from __future__ import annotations
 
-import sys
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -120,6 +120,10 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
     return dml_adapter.new_document(operators, tensors, skipped)
 
 
+class SkippedNodesWarning(UserWarning):
+    """A DirectML document lists nodes it does not express (it holds pooling operators only)."""
+
+
 def ir_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **_options: object) -> dict[str, bytes]:
     """Route ("ir", "dml")."""
     return render(document_from_ir(src, feature_level), out_suffix, src.name)
@@ -133,11 +137,12 @@ def _ir_tensor_name(layer, port) -> str:
 
 
 def render(document: Mapping[str, object], out_suffix: str, source_name: str) -> dict[str, bytes]:
-    """``{".json": ...}`` or ``{".h": ...}``; the skipped nodes are also reported on stderr."""
+    """``{".json": ...}`` or ``{".h": ...}``; the skipped nodes are also a ``SkippedNodesWarning``
+    (the CLI prints it as ``warning: m.onnx: skipped 2 non-pooling node(s): Conv 'conv1', ...``)."""
     skipped = document.get("skipped") or []
     if skipped:
         names = ", ".join(f"{s['op_type']} '{s['name']}'" for s in skipped)
-        print(f"{source_name}: skipped {len(skipped)} non-pooling node(s): {names}", file=sys.stderr)
+        warnings.warn(f"{source_name}: skipped {len(skipped)} non-pooling node(s): {names}", SkippedNodesWarning, stacklevel=2)
     if out_suffix == ".h":
         from ovpool import dml_cpp
 
