@@ -1,0 +1,145 @@
+"""Single-node models run on ovpool's numpy operators and on onnxruntime, the oracle.
+
+``since_opsets("Softmax")`` lists one opset per since-version of the op that is in force somewhere
+in opsets 7..22 (``[7, 11, 13]``: Softmax-1 is tested at opset 7, Softmax-11 at 11, Softmax-13 at
+13), so every version's own meaning is tested, not only the newest.
+``check(op, opset, inputs, attrs)`` builds the node, runs both and compares values, shapes and
+dtypes. onnx.reference is never the oracle here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+LOWEST, HIGHEST = 7, 22
+
+
+def since_opsets(op_type: str, domain: str = "", lowest: int = LOWEST, highest: int = HIGHEST) -> list[int]:
+    """One opset per since-version of ``op_type`` in force somewhere in ``lowest..highest``."""
+    versions = sorted(
+        {s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op_type and s.domain == domain}
+    )
+    opsets = []
+    for since, following in zip(versions, versions[1:] + [highest + 1]):
+        if following > lowest and since <= highest:
+            opsets.append(max(since, lowest))
+    return opsets
+
+
+def make_model(
+    op_type: str,
+    opset: int,
+    inputs: Sequence[np.ndarray | None],
+    attrs: Mapping[str, Any] | None = None,
+    n_outputs: int = 1,
+    constant: Sequence[int] = (),
+    domain: str = "",
+) -> onnx.ModelProto:
+    """One node ``op_type`` at ``opset``; ``inputs[i] is None`` is an omitted optional input; the
+    inputs whose index is in ``constant`` are initializers, the others graph inputs ``x0``, ``x1``...
+    Outputs ``y0``, ``y1``... have no declared type or shape (onnxruntime infers them)."""
+    names, graph_inputs, initializers = [], [], []
+    for i, value in enumerate(inputs):
+        if value is None:
+            names.append("")
+            continue
+        name = f"x{i}"
+        names.append(name)
+        array = np.asarray(value)
+        if i in constant:
+            initializers.append(numpy_helper.from_array(array, name))
+        else:
+            elem = helper.np_dtype_to_tensor_dtype(array.dtype)
+            graph_inputs.append(helper.make_tensor_value_info(name, elem, array.shape))
+    while names and names[-1] == "":
+        names.pop()
+    out_names = [f"y{i}" for i in range(n_outputs)]
+    node = helper.make_node(op_type, names, out_names, name=f"{op_type.lower()}_node", domain=domain, **(attrs or {}))
+    outputs = [helper.make_empty_tensor_value_info(n) for n in out_names]
+    graph = helper.make_graph([node], "g", graph_inputs, outputs, initializer=initializers)
+    opsets = [helper.make_opsetid(domain, opset)]
+    if domain:
+        opsets.append(helper.make_opsetid("", 17))
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = helper.find_min_ir_version_for(opsets)
+    return model
+
+
+def feeds_of(model: onnx.ModelProto, inputs: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+    declared = {i.name for i in model.graph.input}
+    return {f"x{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None and f"x{i}" in declared}
+
+
+def run_ort(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """onnxruntime on one thread with graph optimisations off; skips the test if onnxruntime has no
+    kernel for the node (it does not run every since-version)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        if "NOT_IMPLEMENTED" in str(exc) or "Could not find an implementation" in str(exc):
+            node = model.graph.node[0]
+            pytest.skip(f"onnxruntime has no kernel for {node.op_type} at opset {model.opset_import[0].version}")
+        raise
+    return session.run(None, dict(feeds))
+
+
+def run_ovpool(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """The node on ovpool's operator table (constants from initializers), as a session runs it."""
+    from ovpool.runtime.ops.base import OpNode, attributes, lookup
+
+    node = model.graph.node[0]
+    opset = next(o.version for o in model.opset_import if o.domain == node.domain)
+    since = onnx.defs.get_schema(node.op_type, opset, node.domain).since_version
+    row = lookup(node.op_type, since, node.domain)
+    assert row is not None, f"ovpool has no {node.op_type}-{since}"
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    constants = tuple(init.get(name) if name else None for name in node.input)
+    op = OpNode(node.name, node.op_type, since, opset, attributes(node), constants, len(node.output), node.domain)
+    kernel = row.factory(op)
+    values = {**init, **feeds}
+    args = [values[name] if name else None for name in node.input]
+    return list(kernel(*args))
+
+
+def check(
+    op_type: str,
+    opset: int,
+    inputs: Sequence[np.ndarray | None],
+    attrs: Mapping[str, Any] | None = None,
+    n_outputs: int = 1,
+    constant: Sequence[int] = (),
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    domain: str = "",
+) -> list[np.ndarray]:
+    """ovpool and onnxruntime agree on the node: same number of outputs, shapes, dtypes, values
+    (NaN where the other has NaN). Returns ovpool's outputs."""
+    model = make_model(op_type, opset, inputs, attrs, n_outputs, constant, domain)
+    feeds = feeds_of(model, inputs)
+    expected = run_ort(model, feeds)
+    actual = run_ovpool(model, feeds)
+    assert len(actual) == len(expected), f"{len(actual)} outputs, onnxruntime gives {len(expected)}"
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        a, e = np.asarray(a), np.asarray(e)
+        assert a.dtype == e.dtype, f"output {i}: dtype {a.dtype}, onnxruntime gives {e.dtype}"
+        assert a.shape == e.shape, f"output {i}: shape {a.shape}, onnxruntime gives {e.shape}"
+        if a.dtype.kind in "fc":
+            np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol, err_msg=f"output {i}")
+        else:
+            np.testing.assert_array_equal(a, e, err_msg=f"output {i}")
+    return actual
+
+
