@@ -18,7 +18,7 @@ import time
 import numpy as np
 from onnx import TensorProto, helper
 
-from ovpool.executor import NumpySession
+from ovpool.runtime.executor import NumpySession
 
 LAYERS = [
     ("MaxPool 3x3 s2 p1, 8x64x112x112", "MaxPool", (8, 64, 112, 112), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ovpool.convert import convert
+from ovpool.conversions import convert
 from ovpool.runtime import OpenVINOSession, compile_config, open_model
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "ovpool" / "examples" / "tiny_pool.onnx"

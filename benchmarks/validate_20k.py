@@ -31,9 +31,9 @@ from pathlib import Path
 
 from ovpool import shape
 from ovpool.errors import SpecError
-from ovpool.ir_emit import IRGraph
+from ovpool.ir.writer import IRGraph
 from ovpool.spec import Divisor, Indices, Padding, PoolKind, PoolSpec, Rounding
-from ovpool.validation import validate_file
+from ovpool.ir.validation import validate_file
 
 OVPOOL = "import sys; from ovpool.cli.app import main; sys.argv = ['ovpool'] + sys.argv[1:]; main()"
 OPENVINO = "import sys, openvino as ov; ov.Core().read_model(sys.argv[1])"

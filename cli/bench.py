@@ -29,9 +29,9 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
-        from ovpool.bench import bench as run_bench
+        from ovpool.runtime.bench import bench as run_bench
         from ovpool.errors import OvpoolError
-        from ovpool.runio import parse_shapes
+        from ovpool.runtime.tensors import parse_shapes
         from ovpool.runtime import open_model
 
         loaded = open_model(model)

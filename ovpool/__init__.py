@@ -9,7 +9,6 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ovpool import convert as _convert_module  # noqa: F401  loaded first: `def convert` below must win
 from ovpool import shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
@@ -69,7 +68,7 @@ def convert(
     **options: object,
 ) -> list:
     """Convert a model file (ONNX, IR or DirectML JSON); returns the paths written."""
-    from ovpool.convert import convert as _convert
+    from ovpool.conversions import convert as _convert
 
     return _convert(src, out, to=to, force=force, **options)
 
@@ -91,6 +90,6 @@ def transform(
 def validate(files: str | os.PathLike | list, strict: bool = False) -> list:
     """Check the pooling layers of IR files (``ovpool validate``); returns the findings (empty when
     clean). ``strict`` also compares with OpenVINO's shape inference."""
-    from ovpool.validation import validate as _validate
+    from ovpool.ir.validation import validate as _validate
 
     return _validate(files, strict=strict)

@@ -112,7 +112,7 @@ _register_onnx_versions()
 def _register_ir_templates() -> None:
     """IR entries are the ``ir_templates`` data files: one per layer type and version, covering
     the opsets that select it (AvgPool ``opset14`` covers 14 and 15)."""
-    from ovpool.ir_schema import templates
+    from ovpool.ir.templates import templates
 
     for template in templates():
         REGISTRY.register("ir", template.type, template.since, template.until, template)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ovpool.bench import summarize
+from ovpool.runtime.bench import summarize
 from runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
 from runtime_support import EXAMPLE, invoke, ir_pools, pool_model, save
 
@@ -72,7 +72,7 @@ def test_summary_statistics():
 
 
 def test_library_bench_and_progress_calls():
-    from ovpool.bench import bench
+    from ovpool.runtime.bench import bench
     from ovpool.errors import UsageError
     from ovpool.runtime import open_model
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ovpool import devices
+from ovpool.runtime import devices
 from runtime_support import fake_gpu, invoke, invoke_without_openvino
 
 

@@ -15,7 +15,9 @@ from onnx import TensorProto, helper
 
 import dml_emulator
 import ovpool
-from ovpool import dml_cpp, dml_export, dml_import
+from ovpool.dml import cpp as dml_cpp
+from ovpool.dml import export as dml_export
+from ovpool.dml import importer as dml_import
 from ovpool.errors import UnsupportedError
 from ovpool.registry import DML_LEVELS
 

@@ -14,7 +14,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import ovpool
-from ovpool import dml_adapter, dml_export, dml_import
+from ovpool.dml import adapter as dml_adapter
+from ovpool.dml import export as dml_export
+from ovpool.dml import importer as dml_import
 from ovpool.errors import InputFileError, OvpoolError
 
 

@@ -10,7 +10,9 @@ import pytest
 import dml_emulator
 import oracle
 import ovpool
-from ovpool import dml_export, dml_import, ir_emit
+from ovpool.dml import export as dml_export
+from ovpool.dml import importer as dml_import
+from ovpool.ir import writer as ir_emit
 from ovpool.errors import UnsupportedError
 from ovpool.spec import Divisor, Indices, PoolKind, PoolSpec, Rounding
 

@@ -19,7 +19,8 @@ from onnx import helper, numpy_helper
 import dml_emulator
 import oracle
 import ovpool
-from ovpool import dml_export, dml_import
+from ovpool.dml import export as dml_export
+from ovpool.dml import importer as dml_import
 from ovpool.errors import UnsupportedError
 from strategies import PoolCase, pool_cases
 

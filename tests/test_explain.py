@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 import ovpool
 
 from ovpool.cli.app import app
-from ovpool.explain import explain, render_svg
-from ovpool.ir_emit import emit_single
+from ovpool.explain.explanation import explain, render_svg
+from ovpool.ir.writer import emit_single
 from ovpool.spec import Divisor, PoolKind, PoolSpec, Rounding
 from tests import oracle
 

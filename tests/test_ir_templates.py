@@ -9,10 +9,10 @@ import pytest
 
 from ovpool import kernels, shape
 from ovpool.errors import SpecError, UnsupportedError
-from ovpool.ir_adapter import layer_from_spec, spec_from_layer, template_for
-from ovpool.ir_emit import emit_single
-from ovpool.ir_read import read_ir
-from ovpool.ir_schema import templates
+from ovpool.ir.adapter import layer_from_spec, spec_from_layer, template_for
+from ovpool.ir.writer import emit_single
+from ovpool.ir.reader import read_ir
+from ovpool.ir.templates import templates
 from ovpool.registry import REGISTRY
 from ovpool.spec import Divisor, Indices, Padding, PoolKind, PoolSpec, Rounding
 from tests import oracle

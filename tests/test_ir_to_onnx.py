@@ -8,7 +8,7 @@ import pytest
 
 import ovpool
 from ovpool.errors import UnsupportedError
-from ovpool.ir_emit import IRGraph
+from ovpool.ir.writer import IRGraph
 from tests import oracle
 
 ov = pytest.importorskip("openvino")
@@ -111,7 +111,7 @@ def test_ceil_window_wholly_in_padding_is_refused(tmp_path):
 def test_bad_layer_attribute_names_the_layer(tmp_path):
     """A zero stride hand-edited into an ovpool-emitted IR: the error says the layer, not a node."""
     from ovpool.errors import SpecError
-    from ovpool.ir_emit import emit_single
+    from ovpool.ir.writer import emit_single
     from ovpool.spec import PoolKind, PoolSpec
 
     files = emit_single(PoolSpec(PoolKind.AVERAGE, (2, 2), (2, 2), name="pool"), (1, 1, 4, 4))

@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import ovpool
-from ovpool import onnx_adapter
+from ovpool.onnx import adapter as onnx_adapter
 from ovpool.errors import SpecError, UnsupportedError
 from ovpool.spec import Divisor, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
 

@@ -20,9 +20,9 @@ from backend_cases import SKIP_ONNX_READING, pooling_cases
 from onnx import TensorProto, helper, numpy_helper
 
 import ovpool
-from ovpool.convert import convert
+from ovpool.conversions import convert
 from ovpool.errors import InputFileError, ModelError, UnsupportedError
-from ovpool.onnx_to_ir import check_shapes, onnx_to_ov_model
+from ovpool.ov.from_onnx import check_shapes, onnx_to_ov_model
 
 ov = pytest.importorskip("openvino")
 pytestmark = pytest.mark.openvino
@@ -167,7 +167,7 @@ def test_unpool_out_of_range_indices_are_dropped():
 # --- shape check, data types ---------------------------------------------------------------------
 
 def test_shape_check_names_the_node():
-    from ovpool import ov_extension
+    from ovpool.ov import extension as ov_extension
 
     pools = ov_extension.PoolExtensions(_ceil_maxpool())
     fe = ov.frontend.FrontEndManager().load_by_framework("onnx")
@@ -321,7 +321,7 @@ def test_cli_hostile_convert(tmp_path, capsys):
 
 
 def test_openvino_refusal_inside_the_extension_names_model_and_node(monkeypatch):
-    from ovpool import ov_lowering
+    from ovpool.ov import lowering as ov_lowering
 
     def refuse(*args):
         raise RuntimeError("Check 'rank' failed at src/pool.cpp:42:\nWhile validating node 'mp':\nExpected a 3D tensor\n")

@@ -14,7 +14,7 @@ from strategies import pool_cases
 from test_onnx_to_ir import run_ov, single_op
 
 from ovpool.errors import SpecError, UnsupportedError
-from ovpool.onnx_to_ir import onnx_to_ov_model
+from ovpool.ov.from_onnx import onnx_to_ov_model
 
 pytestmark = pytest.mark.openvino
 

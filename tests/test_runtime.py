@@ -131,7 +131,7 @@ def test_external_data_model_runs_on_every_backend(tmp_path):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from ovpool.bench import OnnxRuntimeSession
+    from ovpool.runtime.bench import OnnxRuntimeSession
 
     bias = numpy_helper.from_array(np.arange(2 * 4 * 4, dtype=np.float32).reshape(1, 2, 4, 4), "bias")
     nodes = [helper.make_node("Add", ["x", "bias"], ["s"]), helper.make_node("MaxPool", ["s"], ["y"], kernel_shape=[2, 2])]

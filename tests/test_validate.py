@@ -15,7 +15,7 @@ import ovpool
 from ovpool.cli import validate as validate_cli
 from ovpool.cli.app import app
 from ovpool.errors import InputFileError
-from ovpool.validation import validate_file
+from ovpool.ir.validation import validate_file
 from ir_fixtures import pool_ir, write
 
 runner = CliRunner()

@@ -10,7 +10,7 @@ from onnx import ModelProto
 
 from ovpool.errors import UnsupportedError
 from ovpool.files import write_atomic
-from ovpool.onnx_model import load
+from ovpool.onnx.model import load
 from ovpool.transforms.catalog import parse_pass
 from ovpool.transforms.framework import Pass, Transformed, UnknownPassError, run_passes
 

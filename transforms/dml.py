@@ -30,7 +30,7 @@ from onnx import ModelProto
 
 from ovpool import shape
 from ovpool.errors import UnsupportedError
-from ovpool.onnx_model import default_opset
+from ovpool.onnx.model import default_opset
 from ovpool.spec import Divisor, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
 from ovpool.transforms import graph
 from ovpool.transforms.framework import VALID, Pass, Property

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from onnx import ModelProto
 
-from ovpool.onnx_model import default_opset
+from ovpool.onnx.model import default_opset
 from ovpool.transforms import graph
 from ovpool.transforms.framework import VALID, Pass, Property
 

@@ -17,9 +17,11 @@ import numpy as np
 import onnx
 from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
 
-from ovpool import dtypes, onnx_adapter, shape
+from ovpool import dtypes, shape
+
+from ovpool.onnx import adapter as onnx_adapter
 from ovpool.errors import ModelError, UnsupportedError
-from ovpool.onnx_model import default_opset, value_types
+from ovpool.onnx.model import default_opset, value_types
 from ovpool.shape import Dim
 from ovpool.spec import PoolKind, PoolSpec
 

@@ -18,7 +18,7 @@ import onnx
 from onnx import ModelProto, helper, version_converter
 
 from ovpool.errors import UnsupportedError
-from ovpool.onnx_model import default_opset
+from ovpool.onnx.model import default_opset
 from ovpool.transforms import graph
 from ovpool.transforms.framework import VALID, Pass, Property, UnknownPassError
 

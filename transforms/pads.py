@@ -26,7 +26,7 @@ from collections.abc import Callable
 from onnx import ModelProto
 
 from ovpool import shape
-from ovpool.onnx_model import default_opset
+from ovpool.onnx.model import default_opset
 from ovpool.spec import Divisor, Padding, PoolKind, Rounding
 from ovpool.transforms import graph
 from ovpool.transforms.framework import VALID, Pass, Property

@@ -29,10 +29,10 @@ from typing import Protocol
 import numpy as np
 from onnx import ModelProto
 
-from ovpool import devices
+from ovpool.runtime import devices
 from ovpool.dtypes import from_onnx, np_dtype
 from ovpool.errors import InputFileError, OvpoolError, UsageError
-from ovpool.runio import TensorDecl, check_inputs
+from ovpool.runtime.tensors import TensorDecl, check_inputs
 
 DEFAULT_DEVICE = "CPU"
 # --precision value -> INFERENCE_PRECISION_HINT (None: leave the device's default).
@@ -62,7 +62,7 @@ class Model:
 
     def onnx_with_data(self) -> ModelProto:
         """The ONNX proto with its external data loaded (the proto itself when it has none)."""
-        from ovpool.onnx_model import load
+        from ovpool.onnx.model import load
 
         return load(self.path) if self.path is not None else self.proto
 
@@ -88,7 +88,7 @@ def open_model(model: str | os.PathLike | ModelProto) -> Model:
     """Classify a model by its extension (.onnx, .xml) and check it can be read: an ONNX file is
     loaded, an IR file parsed by ovpool's safe XML reader, so a broken file (or an entity bomb) is
     an ``InputFileError`` naming it whatever the device, before OpenVINO opens anything."""
-    from ovpool.onnx_model import load
+    from ovpool.onnx.model import load
 
     if isinstance(model, ModelProto):
         return Model("onnx", model.graph.name or "model", proto=model)
@@ -97,7 +97,7 @@ def open_model(model: str | os.PathLike | ModelProto) -> Model:
     if suffix == ".onnx":
         return Model("onnx", str(path), path=path, proto=load(path, load_data=False))
     if suffix == ".xml":
-        from ovpool.ir_read import read_ir
+        from ovpool.ir.reader import read_ir
 
         read_ir(path)
         return Model("ir", str(path), path=path)
@@ -142,12 +142,12 @@ class NumpySession:
 
     def __init__(self, model: Model) -> None:
         if model.format == "onnx":
-            from ovpool.executor import NumpySession as OnnxSession
+            from ovpool.runtime.executor import NumpySession as OnnxSession
 
             self.inputs = onnx_inputs(model.proto)
             self._run = OnnxSession(model.onnx_with_data()).run
         else:
-            from ovpool.ir_executor import IrGraph
+            from ovpool.runtime.ir_executor import IrGraph
 
             graph = IrGraph.read(model.path)
             self.inputs = graph.inputs
@@ -165,7 +165,7 @@ class OpenVINOSession:
         core = core if core is not None else devices.new_core()
         self.device = device
         if model.format == "onnx":
-            from ovpool.onnx_to_ir import onnx_to_ov_model
+            from ovpool.ov.from_onnx import onnx_to_ov_model
 
             ov_model = onnx_to_ov_model(model.path if model.path is not None else model.proto)
             preferred = {o.name for o in model.proto.graph.output} | {i.name for i in model.proto.graph.input}

@@ -15,9 +15,11 @@ from onnx import ModelProto
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-from ovpool import kernels, onnx_adapter
+from ovpool import kernels
+
+from ovpool.onnx import adapter as onnx_adapter
 from ovpool.errors import ModelError
-from ovpool.onnx_model import default_opset, load
+from ovpool.onnx.model import default_opset, load
 from ovpool.registry import ONNX_POOL_OPS
 
 

@@ -29,9 +29,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
-from ovpool.ir_adapter import spec_from_layer, template_for
-from ovpool.ir_read import ELEMENT_TYPES, IRDocument, Layer, dim_bounds, read_ir
-from ovpool.onnx_adapter import node_from_spec
+from ovpool.ir.adapter import spec_from_layer, template_for
+from ovpool.ir.reader import ELEMENT_TYPES, IRDocument, Layer, dim_bounds, read_ir
+from ovpool.onnx.adapter import node_from_spec
 from ovpool.registry import REGISTRY
 from ovpool.spec import Divisor, Indices, Padding, PoolKind, PoolSpec, Rounding
 

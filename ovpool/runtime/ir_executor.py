@@ -19,10 +19,10 @@ import numpy as np
 
 from ovpool import kernels
 from ovpool.errors import ModelError, UnsupportedError
-from ovpool.ir_adapter import spec_from_layer, template_for
-from ovpool.ir_read import ELEMENT_TYPES, IRDocument, Layer, dim_bounds, read_ir
+from ovpool.ir.adapter import spec_from_layer, template_for
+from ovpool.ir.reader import ELEMENT_TYPES, IRDocument, Layer, dim_bounds, read_ir
 from ovpool.registry import REGISTRY
-from ovpool.runio import TensorDecl
+from ovpool.runtime.tensors import TensorDecl
 
 STRUCTURAL = ("Parameter", "Result")
 

@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ovpool import dml_adapter, shape
+from ovpool import shape
+
+from ovpool.dml import adapter as dml_adapter
 from ovpool.registry import DML_FEATURE_LEVELS
 
 # Member order of the directml.h structs the header fills besides the operator descs.

@@ -17,9 +17,11 @@ import numpy as np
 import onnx
 from onnx import ModelProto, numpy_helper
 
-from ovpool import dml_adapter, onnx_adapter
+from ovpool.dml import adapter as dml_adapter
+
+from ovpool.onnx import adapter as onnx_adapter
 from ovpool.errors import ModelError, SpecError, UnsupportedError
-from ovpool.onnx_model import default_opset, load, value_types
+from ovpool.onnx.model import default_opset, load, value_types
 from ovpool.spec import PoolKind
 
 Shape = tuple[int | None, ...]
@@ -73,8 +75,8 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
     ``ceil`` without the drop rule and ``exclude-pad="false"`` keep OpenVINO's meaning). Tensor
     names are the ports' first ``names`` entry, else the layer's name (``name:port`` for a second
     output). Layers must be in execution order, as OpenVINO writes them."""
-    from ovpool.ir_adapter import spec_from_layer, template_for
-    from ovpool.ir_read import dim_bounds, read_ir
+    from ovpool.ir.adapter import spec_from_layer, template_for
+    from ovpool.ir.reader import dim_bounds, read_ir
     from ovpool.registry import REGISTRY
 
     cap = dml_adapter.parse_feature_level(feature_level)
@@ -144,7 +146,7 @@ def render(document: Mapping[str, object], out_suffix: str, source_name: str) ->
         names = ", ".join(f"{s['op_type']} '{s['name']}'" for s in skipped)
         warnings.warn(f"{source_name}: skipped {len(skipped)} non-pooling node(s): {names}", SkippedNodesWarning, stacklevel=2)
     if out_suffix == ".h":
-        from ovpool import dml_cpp
+        from ovpool.dml import cpp as dml_cpp
 
         return {".h": dml_cpp.render(document, source_name).encode()}
     return {".json": dml_adapter.dumps(document)}

@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ovpool import devices
+from ovpool.runtime import devices
 from ovpool.errors import OvpoolError, UnsupportedError, UsageError
-from ovpool.runio import random_inputs
+from ovpool.runtime.tensors import random_inputs
 from ovpool.runtime import (
     DEFAULT_DEVICE,
     DEFAULT_PRECISION,

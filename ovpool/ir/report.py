@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from lxml import etree
 
-from ovpool.validation import FileReport, Finding
+from ovpool.ir.validation import FileReport, Finding
 
 
 def render(reports: Sequence[FileReport], unreadable: Sequence[tuple[str, str]], fmt: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ovpool import shape
 from ovpool.errors import SpecError, UnsupportedError
-from ovpool.ir_schema import AttributeDecl, AttributeValueError, Template, format_value, opset_number, parse_value, versions_of
+from ovpool.ir.templates import AttributeDecl, AttributeValueError, Template, format_value, opset_number, parse_value, versions_of
 from ovpool.registry import REGISTRY
 from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
 

@@ -29,8 +29,8 @@ from lxml import etree
 
 from ovpool import shape
 from ovpool.errors import UnsupportedError
-from ovpool.ir_adapter import layer_from_spec
-from ovpool.ir_read import ELEMENT_TYPES, PRECISIONS
+from ovpool.ir.adapter import layer_from_spec
+from ovpool.ir.reader import ELEMENT_TYPES, PRECISIONS
 from ovpool.spec import PoolSpec
 
 _PRECISION_OF = {dtype: precision for precision, dtype in PRECISIONS.items()}

@@ -56,8 +56,8 @@ def spec_from_onnx(path: Path, node_name: str) -> tuple[PoolSpec, tuple[int, ...
     """The pooling node ``node_name`` of an ONNX model, and its input's static shape if inferable."""
     import onnx
 
-    from ovpool.onnx_adapter import is_pool_node, spec_from_node
-    from ovpool.onnx_model import default_opset, load, value_types
+    from ovpool.onnx.adapter import is_pool_node, spec_from_node
+    from ovpool.onnx.model import default_opset, load, value_types
 
     proto = load(path)
     node = next((n for n in proto.graph.node if n.name == node_name), None)
@@ -83,8 +83,8 @@ def _refuse_unpool(spec: PoolSpec, where: str) -> None:
 
 def spec_from_ir(path: Path, layer_key: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
     """The pooling layer with this name or id in an IR, and its input port's static dims."""
-    from ovpool.ir_adapter import spec_from_layer, template_for
-    from ovpool.ir_read import dim_bounds, read_ir
+    from ovpool.ir.adapter import spec_from_layer, template_for
+    from ovpool.ir.reader import dim_bounds, read_ir
 
     doc = read_ir(path)
     layer = doc.layers.get(layer_key) or next((l for l in doc.layers.values() if l.name == layer_key), None)

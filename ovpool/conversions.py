@@ -25,12 +25,12 @@ COMPANION_SUFFIXES = {"ir": (".bin",)}
 # (source, target) -> "module:function"; each takes (source path, output suffix, **options) and
 # returns {suffix: bytes}, e.g. {".xml": ..., ".bin": ...} for IR.
 ROUTES: dict[tuple[str, str], str] = {
-    ("onnx", "dml"): "ovpool.dml_export:onnx_to_dml",
-    ("ir", "dml"): "ovpool.dml_export:ir_to_dml",
-    ("dml", "onnx"): "ovpool.dml_import:dml_to_onnx",
-    ("dml", "ir"): "ovpool.dml_import:dml_to_ir",
-    ("onnx", "ir"): "ovpool.onnx_to_ir:onnx_to_ir",
-    ("ir", "onnx"): "ovpool.ir_to_onnx:ir_to_onnx",
+    ("onnx", "dml"): "ovpool.dml.export:onnx_to_dml",
+    ("ir", "dml"): "ovpool.dml.export:ir_to_dml",
+    ("dml", "onnx"): "ovpool.dml.importer:dml_to_onnx",
+    ("dml", "ir"): "ovpool.dml.importer:dml_to_ir",
+    ("onnx", "ir"): "ovpool.ov.from_onnx:onnx_to_ir",
+    ("ir", "onnx"): "ovpool.ir.to_onnx:ir_to_onnx",
 }
 
 Route = Callable[..., Mapping[str, bytes]]
@@ -99,7 +99,7 @@ def input_files(src: Path, source: str, with_external_data: bool = True) -> list
     if source == "ir":
         return [src, src.with_suffix(".bin")]
     if source == "onnx" and with_external_data:
-        from ovpool.onnx_model import external_data_files
+        from ovpool.onnx.model import external_data_files
 
         return [src, *external_data_files(src)]
     return [src]

@@ -22,10 +22,12 @@ import onnx
 import onnx.defs
 from onnx import GraphProto, ModelProto, NodeProto, helper
 
-from ovpool import onnx_adapter, ov_lowering
-from ovpool.devices import openvino_reason
+from ovpool.onnx import adapter as onnx_adapter
+
+from ovpool.ov import lowering as ov_lowering
+from ovpool.runtime.devices import openvino_reason
 from ovpool.errors import ModelError, OvpoolError
-from ovpool.onnx_model import default_opset
+from ovpool.onnx.model import default_opset
 from ovpool.registry import ONNX_POOL_OPS
 
 
