@@ -1,34 +1,151 @@
-"""Element types: numpy dtype names are ovpool's spelling; this maps them to and from ONNX."""
+"""Element types: the one table of how each world spells a tensor's element type.
+
+ovpool's own spelling is numpy's dtype name ("float32"). Each row gives the same type as ONNX's
+``TensorProto`` element type (1), the IR port precision ("FP32"), the IR ``element_type`` and
+OpenVINO ``Type`` name ("f32") and DirectML's ``DML_TENSOR_DATA_TYPE_FLOAT32``, so
+``ir_precision("float32") == "FP32"`` and ``from_ir_type("f32") == "float32"``. A type a world
+does not have is ``None`` there (DirectML has no bfloat16 or bool).
+
+Importing this module imports neither numpy nor onnx (``ovpool validate`` reads IR types without
+them); :func:`np_dtype` imports numpy when it is first called.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-from onnx import TensorProto, helper
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ovpool.errors import UnsupportedError
 
+if TYPE_CHECKING:
+    import numpy as np
 
-def np_dtype(name: str) -> np.dtype:
-    """numpy dtype for an ovpool dtype name; "bfloat16" is the type onnx's numpy helpers use
-    (ml_dtypes', which numpy itself does not know by name)."""
-    if name == "bfloat16":
-        return np.dtype(helper.tensor_dtype_to_np_dtype(TensorProto.BFLOAT16))
-    return np.dtype(name)
+
+@dataclass(frozen=True)
+class ElementType:
+    """One element type in every world's spelling (None: that world has no such type)."""
+
+    name: str
+    onnx: int
+    ir_precision: str
+    ir_type: str
+    dml: str | None
+
+
+_DML = "DML_TENSOR_DATA_TYPE_"
+TABLE: tuple[ElementType, ...] = (
+    ElementType("float32", 1, "FP32", "f32", _DML + "FLOAT32"),
+    ElementType("float16", 10, "FP16", "f16", _DML + "FLOAT16"),
+    ElementType("bfloat16", 16, "BF16", "bf16", None),
+    ElementType("float64", 11, "FP64", "f64", _DML + "FLOAT64"),
+    ElementType("int64", 7, "I64", "i64", _DML + "INT64"),
+    ElementType("int32", 6, "I32", "i32", _DML + "INT32"),
+    ElementType("int16", 5, "I16", "i16", _DML + "INT16"),
+    ElementType("int8", 3, "I8", "i8", _DML + "INT8"),
+    ElementType("uint64", 13, "U64", "u64", _DML + "UINT64"),
+    ElementType("uint32", 12, "U32", "u32", _DML + "UINT32"),
+    ElementType("uint16", 4, "U16", "u16", _DML + "UINT16"),
+    ElementType("uint8", 2, "U8", "u8", _DML + "UINT8"),
+    ElementType("bool", 9, "BOOL", "boolean", None),
+)
+
+_BY_NAME = {row.name: row for row in TABLE}
+_BY_ONNX = {row.onnx: row for row in TABLE}
+_BY_PRECISION = {row.ir_precision: row for row in TABLE}
+_BY_IR_TYPE = {row.ir_type: row for row in TABLE}
+_BY_DML = {row.dml: row for row in TABLE if row.dml}
+
+NAMES: tuple[str, ...] = tuple(_BY_NAME)
+DML_NAMES: tuple[str, ...] = tuple(row.name for row in TABLE if row.dml)
+
+
+def row(name: str) -> ElementType:
+    """The row of a dtype name; a name ovpool does not know is an ``UnsupportedError``."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise UnsupportedError(f"element type '{name}' is not one ovpool knows ({', '.join(NAMES)})") from None
 
 
 def from_onnx(elem_type: int) -> str:
-    """ONNX TensorProto element type -> dtype name: TensorProto.FLOAT -> "float32"."""
-    try:
-        return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)).name
-    except (KeyError, TypeError) as exc:
-        raise UnsupportedError(f"ONNX element type {TensorProto.DataType.Name(elem_type)} has no numpy form") from exc
+    """ONNX ``TensorProto`` element type -> dtype name: 1 (FLOAT) -> "float32"."""
+    found = _BY_ONNX.get(elem_type)
+    if found is None:
+        raise UnsupportedError(f"ONNX element type {elem_type} ({_onnx_type_name(elem_type)}) has no numpy form ovpool handles")
+    return found.name
 
 
 def to_onnx(name: str) -> int:
-    """dtype name -> ONNX element type: "float16" -> TensorProto.FLOAT16."""
-    return helper.np_dtype_to_tensor_dtype(np_dtype(name))
+    """dtype name -> ONNX element type: "float16" -> 10 (FLOAT16)."""
+    return row(name).onnx
 
 
 def onnx_type_string(name: str) -> str:
-    """The schema spelling of a dtype: "float32" -> "tensor(float)", as in type constraints."""
-    return "tensor(" + TensorProto.DataType.Name(to_onnx(name)).lower() + ")"
+    """The schema spelling of a dtype, as in type constraints: "float32" -> "tensor(float)"."""
+    return "tensor(" + _onnx_type_name(to_onnx(name)).lower() + ")"
+
+
+def from_ir_precision(precision: str) -> str | None:
+    """IR port precision -> dtype name ("FP32" -> "float32", any case); None if unknown."""
+    found = _BY_PRECISION.get(precision.upper())
+    return found.name if found else None
+
+
+def from_ir_type(element_type: str) -> str | None:
+    """IR ``element_type`` / OpenVINO type name -> dtype name ("f32" -> "float32"); None if unknown."""
+    found = _BY_IR_TYPE.get(element_type.strip().lower())
+    return found.name if found else None
+
+
+def ir_precision(name: str) -> str:
+    """dtype name -> IR port precision: "float16" -> "FP16"."""
+    return row(name).ir_precision
+
+
+def ir_type(name: str) -> str:
+    """dtype name -> IR ``element_type`` and OpenVINO ``Type`` name: "bool" -> "boolean"."""
+    return row(name).ir_type
+
+
+def ov_type(name: str) -> Any:
+    """dtype name -> ``openvino.Type`` ("int64" -> ``Type.i64``); imports OpenVINO."""
+    import openvino
+
+    return getattr(openvino.Type, ir_type(name))
+
+
+def from_ov_type(element_type: Any) -> str | None:
+    """``openvino.Type`` -> dtype name (``Type.bf16`` -> "bfloat16", not float16); None if unknown."""
+    return from_ir_type(element_type.get_type_name())
+
+
+def dml_type(name: str) -> str | None:
+    """dtype name -> ``DML_TENSOR_DATA_TYPE_*``, None where DirectML has none (bfloat16, bool)."""
+    return row(name).dml
+
+
+def from_dml(dml_type: str) -> str | None:
+    """``DML_TENSOR_DATA_TYPE_UINT32`` -> "uint32"; None if unknown."""
+    found = _BY_DML.get(dml_type)
+    return found.name if found else None
+
+
+def np_dtype(name: str) -> np.dtype:
+    """numpy dtype for a dtype name; "bfloat16" is the type onnx's numpy helpers use (ml_dtypes',
+    which numpy itself does not know by name)."""
+    import numpy as np
+
+    if name == "bfloat16":
+        from onnx import helper
+
+        return np.dtype(helper.tensor_dtype_to_np_dtype(16))
+    return np.dtype(row(name).name)
+
+
+def _onnx_type_name(elem_type: int) -> str:
+    from onnx import TensorProto
+
+    try:
+        return str(TensorProto.DataType.Name(elem_type))
+    except ValueError:
+        return "unknown"

@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ovpool import shape
+from ovpool import dtypes, shape
 from ovpool.errors import ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.registry import DML_FEATURE_LEVELS, DML_LEVELS, DML_OPERATORS, REGISTRY, DmlOperatorLevel
 from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec
@@ -33,12 +33,6 @@ FORMAT = "ovpool-dml"
 FORMAT_VERSION = 1
 PADDING_OP = "DML_OPERATOR_PADDING"
 
-# numpy dtype name -> DML_TENSOR_DATA_TYPE (directml.h has no bfloat16)
-DATA_TYPES: dict[str, str] = {
-    name: "DML_TENSOR_DATA_TYPE_" + name.upper()
-    for name in ("float32", "float16", "uint32", "uint16", "uint8", "int32", "int16", "int8", "float64", "uint64", "int64")
-}
-_NUMPY_OF = {dml: name for name, dml in DATA_TYPES.items()}
 
 # Index dtypes of ONNX/OpenVINO -> the DirectML index type with the same bits: indices are >= 0.
 INDEX_TYPES: dict[str, str] = {"int64": "uint64", "int32": "uint32"}
@@ -74,14 +68,15 @@ def level_text(level: int) -> str:
 
 
 def tensor_desc(dtype: str, sizes: Sequence[int]) -> dict:
-    return {"DataType": DATA_TYPES[dtype], "Sizes": [int(v) for v in sizes]}
+    return {"DataType": dtypes.dml_type(dtype), "Sizes": [int(v) for v in sizes]}
 
 
 def numpy_type(dml_type: object, where: str) -> str:
     """``"DML_TENSOR_DATA_TYPE_FLOAT16"`` -> ``"float16"``; anything else is a ModelError."""
-    if not isinstance(dml_type, str) or dml_type not in _NUMPY_OF:
+    dtype = dtypes.from_dml(dml_type) if isinstance(dml_type, str) else None
+    if dtype is None:
         raise ModelError(f"{where}: DataType {dml_type!r} is not a DML_TENSOR_DATA_TYPE ovpool knows")
-    return _NUMPY_OF[dml_type]
+    return dtype
 
 
 def row_at(op_type: str, level: int) -> DmlOperatorLevel | None:
@@ -205,7 +200,7 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
     cap = DML_FEATURE_LEVELS[-1] if cap is None else cap
     if spec.dtype is None:
         raise UnsupportedError(f"{where}: its input's data type is unknown; DirectML tensor descs need one")
-    if spec.dtype not in DATA_TYPES:
+    if spec.dtype not in dtypes.DML_NAMES:
         raise UnsupportedError(f"{where}: DirectML has no {spec.dtype} tensor data type (DML_TENSOR_DATA_TYPE)")
     if any(d is None for d in input_shape):
         raise UnsupportedError(f"{where}: input shape {list(input_shape)} is not static; DirectML tensor descs need sizes")
@@ -406,7 +401,7 @@ def check_operator(op: object, position: int) -> Operator:
     if desc.get(index_member) is not None:
         index_type, index_sizes = _tensor(desc, index_member, where)
         if index_type not in row.index_types:
-            raise ModelError(f"{where}: {index_member} DataType must be {' or '.join(DATA_TYPES[t] for t in row.index_types)}")
+            raise ModelError(f"{where}: {index_member} DataType must be {' or '.join(str(dtypes.dml_type(t)) for t in row.index_types)}")
         expected = x[1] if index_member == "IndicesTensor" else y[1]
         if index_sizes != expected:
             raise ModelError(f"{where}: {index_member} Sizes {list(index_sizes)} must equal {list(expected)}")

@@ -206,8 +206,8 @@ def _check_entry(op: Operator, tensor: str, desc_type: str, desc_sizes: tuple[in
         return
     if entry[0] != desc_type and (desc_type, entry[0]) not in _SAME_BITS:
         raise ModelError(
-            f"operator '{op.name}': tensor '{tensor}' is {dml_adapter.DATA_TYPES.get(desc_type, desc_type)} in its desc "
-            f"but {dml_adapter.DATA_TYPES.get(entry[0], entry[0])} in 'tensors'"
+            f"operator '{op.name}': tensor '{tensor}' is {dtypes.dml_type(desc_type)} in its desc "
+            f"but {dtypes.dml_type(entry[0])} in 'tensors'"
         )
     viewed = shape.unit_axis_shape(entry[1]) if unit else entry[1]
     if tuple(viewed) != tuple(desc_sizes):

@@ -19,19 +19,9 @@ from typing import NamedTuple
 
 from lxml import etree
 
+from ovpool import dtypes
 from ovpool.errors import InputFileError
 
-# IR port precisions -> numpy dtype names (OpenVINO writes FP32 on ports, f32 on Parameter data).
-PRECISIONS = {
-    "FP64": "float64", "FP32": "float32", "FP16": "float16", "BF16": "bfloat16",
-    "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8",
-    "U64": "uint64", "U32": "uint32", "U16": "uint16", "U8": "uint8", "BOOL": "bool",
-}
-ELEMENT_TYPES = {
-    "f64": "float64", "f32": "float32", "f16": "float16", "bf16": "bfloat16",
-    "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8",
-    "u64": "uint64", "u32": "uint32", "u16": "uint16", "u8": "uint8", "boolean": "bool",
-}
 
 Bound = tuple[int, int | None]
 
@@ -47,7 +37,7 @@ class Port(NamedTuple):
 
     @property
     def dtype(self) -> str | None:
-        return PRECISIONS.get(self.precision.upper())
+        return dtypes.from_ir_precision(self.precision)
 
 
 class Layer(NamedTuple):

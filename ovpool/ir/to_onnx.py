@@ -30,7 +30,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
-from ovpool.ir.reader import ELEMENT_TYPES, IRDocument, Layer, dim_bounds, read_ir
+from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_ir
 from ovpool.onnx.adapter import node_from_spec
 from ovpool.registry import REGISTRY
 from ovpool.spec import Divisor, Indices, Padding, PoolKind, PoolSpec, Rounding
@@ -251,7 +251,7 @@ def _onnx_meaning(spec: PoolSpec, spatial: Sequence[int], where: str) -> tuple[P
 
 
 def _element(layer: Layer, element_type: str) -> str:
-    dtype = ELEMENT_TYPES.get(element_type.strip().lower())
+    dtype = dtypes.from_ir_type(element_type)
     if dtype is None:
         raise UnsupportedError(f"layer {layer.id} '{layer.name}' ({layer.type}): element type '{element_type}' has no ONNX form here")
     return dtype

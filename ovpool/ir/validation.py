@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
-from ovpool import shape
+from ovpool import dtypes, shape
 from ovpool.errors import SpecError, UnsupportedError
 from ovpool.ir.adapter import AttributeIssue, read_layer, template_for
 from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir
@@ -279,12 +279,11 @@ class _ContentCheck:
             if decl.element_type == "data":
                 want = input_port.precision
             else:
-                want = _INDEX_TYPES.get(out.layer.data.get(decl.element_type or "", "i64").strip().lower(), "")
+                index_type = dtypes.from_ir_type(out.layer.data.get(decl.element_type or "", "i64"))
+                want = dtypes.ir_precision(index_type) if index_type in ("int64", "int32") else ""
             if port.precision and want and port.precision.upper() != want.upper():
                 out.add("precision", f"output port {port.id} ({decl.name}) is {port.precision}; expected {want}", port=port.id)
 
-
-_INDEX_TYPES = {"i64": "I64", "i32": "I32"}
 
 
 def _port_key(ports: tuple[Port, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:

@@ -27,14 +27,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from lxml import etree
 
-from ovpool import shape
-from ovpool.errors import UnsupportedError
+from ovpool import dtypes, shape
 from ovpool.ir.adapter import layer_from_spec
-from ovpool.ir.reader import ELEMENT_TYPES, PRECISIONS
 from ovpool.spec import PoolSpec
-
-_PRECISION_OF = {dtype: precision for precision, dtype in PRECISIONS.items()}
-_ELEMENT_OF = {dtype: element for element, dtype in ELEMENT_TYPES.items()}
 
 
 @dataclass(frozen=True)
@@ -170,13 +165,11 @@ def emit_single(spec: PoolSpec, input_shape: Sequence[int | None], dtype: str = 
 
 
 def _element(dtype: str) -> str:
-    if dtype not in _ELEMENT_OF:
-        raise UnsupportedError(f"data type {dtype} has no IR element type")
-    return _ELEMENT_OF[dtype]
+    return dtypes.ir_type(dtype)
 
 
 def _port(parent: etree._Element, port_id: int, out: Output, names: str = "") -> None:
-    attrs = {"id": str(port_id), "precision": _PRECISION_OF[out.dtype]}
+    attrs = {"id": str(port_id), "precision": dtypes.ir_precision(out.dtype)}
     if names:
         attrs["names"] = names
     node = etree.SubElement(parent, "port", attrs)

@@ -43,23 +43,11 @@ from dataclasses import dataclass
 import numpy as np
 from openvino import Output, Type, opset1, opset3, opset8, opset14, opset16
 
-from ovpool import shape
+from ovpool import dtypes, shape
 from ovpool.errors import SpecError, UnsupportedError
 from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
 
 Dim = int | None
-
-# OpenVINO element type name -> ovpool dtype name, for the types pooling can see.
-OV_DTYPES = {
-    "f32": "float32",
-    "f16": "float16",
-    "bf16": "bfloat16",
-    "f64": "float64",
-    "i8": "int8",
-    "u8": "uint8",
-    "i32": "int32",
-    "i64": "int64",
-}
 
 # Data types the OpenVINO CPU plugin pools exactly (f16 is computed in f32 and rounded once).
 EXACT_DTYPES = frozenset({"float32", "float16", "bfloat16", "int8", "uint8"})
@@ -84,10 +72,10 @@ class Lowered:
 
 def dtype_of(output: Output) -> str:
     """ovpool's dtype name of an OpenVINO output: f32 -> "float32"."""
-    name = output.get_element_type().get_type_name()
-    if name not in OV_DTYPES:
-        raise UnsupportedError(f"element type {name} is not a pooling data type")
-    return OV_DTYPES[name]
+    dtype = dtypes.from_ov_type(output.get_element_type())
+    if dtype is None or dtype == "bool":
+        raise UnsupportedError(f"element type {output.get_element_type().get_type_name()} is not a pooling data type")
+    return dtype
 
 
 def check_exact(spec: PoolSpec) -> None:

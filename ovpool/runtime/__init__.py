@@ -30,8 +30,9 @@ import numpy as np
 from onnx import ModelProto
 
 from ovpool.runtime import devices
+from ovpool import dtypes
 from ovpool.dtypes import from_onnx, np_dtype
-from ovpool.errors import InputFileError, OvpoolError, UsageError
+from ovpool.errors import InputFileError, OvpoolError, UnsupportedError, UsageError
 from ovpool.runtime.tensors import TensorDecl, check_inputs
 
 DEFAULT_DEVICE = "CPU"
@@ -315,9 +316,10 @@ def _bf16_tensor(value: np.ndarray):
 
 def _ov_dtype(element_type) -> str:
     """OpenVINO element type -> numpy dtype name (bf16 is ml_dtypes' bfloat16, not float16)."""
-    if element_type.get_type_name() == "bf16":
-        return "bfloat16"
-    return np.dtype(element_type.to_dtype()).name
+    dtype = dtypes.from_ov_type(element_type)
+    if dtype is None:
+        raise UnsupportedError(f"OpenVINO element type {element_type.get_type_name()} has no numpy form ovpool handles")
+    return dtype
 
 
 def _ov_shape(partial_shape) -> tuple[int | None, ...] | None:

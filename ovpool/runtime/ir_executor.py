@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ovpool import kernels
+from ovpool import dtypes, kernels
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
-from ovpool.ir.reader import ELEMENT_TYPES, IRDocument, Layer, dim_bounds, read_ir
+from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_ir
 from ovpool.registry import REGISTRY
 from ovpool.runtime.tensors import TensorDecl
 
@@ -84,7 +84,7 @@ class IrGraph:
 def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
     """``<data shape="1,3,?,14" element_type="f32"/>`` -> TensorDecl(name, "float32", (1, 3, None, 14))."""
     element = layer.data.get("element_type", "")
-    dtype = ELEMENT_TYPES.get(element)
+    dtype = dtypes.from_ir_type(element)
     if dtype is None:
         raise ModelError(f"{document.path}: Parameter '{layer.name}' (line {layer.line}): element_type '{element}' is not readable")
     shape_text = layer.data.get("shape")
