@@ -29,10 +29,10 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
-        from ovpool.runtime.bench import bench as run_bench
         from ovpool.errors import OvpoolError
-        from ovpool.runtime.tensors import parse_shapes
         from ovpool.runtime import open_model
+        from ovpool.runtime.bench import bench as run_bench
+        from ovpool.runtime.tensors import parse_shapes
 
         loaded = open_model(model)
         with Progress(console=Console(stderr=True), transient=True) as progress:

@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Convert models between ONNX, OpenVINO IR and DirectML with exact pooling."""
         from ovpool.cli.common import batch
+
         from ovpool.conversions import convert as run_convert
 
         if output is not None and (len(sources) > 1 or output_dir is not None):

@@ -40,7 +40,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Explain a pooling: output size per axis, windows over the padded input, divisors."""
         from ovpool.errors import SpecError, UsageError
-        from ovpool.explain.explanation import explain as build, input_shape_for, render_svg, render_text
+        from ovpool.explain.explanation import explain as build
+        from ovpool.explain.explanation import input_shape_for, render_svg, render_text
         from ovpool.explain.sources import spec_from_flags, spec_from_ir, spec_from_onnx
         from ovpool.files import check_outputs, write_atomic
 

@@ -31,8 +31,15 @@ def register(app: typer.Typer) -> None:
         """Run a model on a device (falling back to numpy) and print a summary of its outputs (or save them)."""
         from ovpool.errors import InputFileError
         from ovpool.files import check_outputs
-        from ovpool.runtime.tensors import check_inputs, load_inputs, parse_shapes, random_inputs, save_outputs, summary
         from ovpool.runtime import open_model, open_session
+        from ovpool.runtime.tensors import (
+            check_inputs,
+            load_inputs,
+            parse_shapes,
+            random_inputs,
+            save_outputs,
+            summary,
+        )
 
         given = inputs is not None or bool(input_files)
         if random == given:

@@ -31,9 +31,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Rewrite ONNX models into an exact, more portable form of their pooling."""
         from ovpool.cli.common import batch
-        from ovpool.errors import InputFileError
         from ovpool.transforms.apply import transform as run_transform
         from ovpool.transforms.catalog import parse_pass
+
+        from ovpool.errors import InputFileError
 
         if not passes:
             raise typer.BadParameter("give at least one --pass NAME", param_hint="--pass")

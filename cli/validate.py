@@ -34,8 +34,8 @@ def register(app: typer.Typer) -> None:
 def run(files: Sequence[Path], fmt: str, strict: bool) -> int:
     """Validate each file, print the report in ``fmt``; the exit code (2 if any file is unreadable)."""
     from ovpool.errors import InputFileError
-    from ovpool.ir.validation import exit_code, validate_file
     from ovpool.ir.report import render
+    from ovpool.ir.validation import exit_code, validate_file
 
     reports, unreadable = [], []
     for path in files:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ovpool.errors import SpecError
-from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolSpec, Rounding
+from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolSpec, Rounding
 
 if TYPE_CHECKING:  # numpy is imported by the functions that use it: size questions need none
     import numpy as np

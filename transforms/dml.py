@@ -27,15 +27,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from onnx import ModelProto
+from ovpool.transforms import graph
+from ovpool.transforms.framework import VALID, Pass, Property
+from ovpool.transforms.graph import PoolNode, model_names
+from ovpool.transforms.pads import rewrite_ceil
 
 from ovpool import shape
 from ovpool.errors import UnsupportedError
 from ovpool.onnx.model import default_opset
 from ovpool.spec import Divisor, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
-from ovpool.transforms import graph
-from ovpool.transforms.framework import VALID, Pass, Property
-from ovpool.transforms.graph import Names, PoolNode
-from ovpool.transforms.pads import rewrite_ceil
 
 _PASS = "dml-legal"
 
@@ -84,13 +84,13 @@ def _refuse(pool: PoolNode) -> None:
 
 def _lift_1d(model: ModelProto) -> bool:
     opset = default_opset(model)
-    names = Names(model)
+    names = model_names(model)
     replacements = {p.index: _lifted(model, p, names, opset) for p in graph.pool_nodes(model) if p.rank == 1}
     graph.replace_nodes(model.graph, replacements)
     return bool(replacements)
 
 
-def _lifted(model: ModelProto, pool: PoolNode, names: Names, opset: int) -> list:
+def _lifted(model: ModelProto, pool: PoolNode, names: model_names, opset: int) -> list:
     """Unsqueeze the tensor inputs at axis 2, pool in 2-D, Squeeze the outputs back."""
     base = graph.node_label(pool.node)
     tensor_inputs = 2 if pool.spec.kind is PoolKind.UNPOOL else 1

@@ -18,9 +18,9 @@ import onnx
 from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool import dtypes, shape
-
-from ovpool.onnx import adapter as onnx_adapter
 from ovpool.errors import ModelError, UnsupportedError
+from ovpool.names import FreshNames
+from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset, value_types
 from ovpool.shape import Dim
 from ovpool.spec import PoolKind, PoolSpec
@@ -161,22 +161,12 @@ def _all_nodes(graph: GraphProto) -> Iterator[NodeProto]:
             yield from _all_nodes(sub)
 
 
-class Names:
-    """Fresh tensor and node names: ``fresh("pool1/pad")`` is that name, or ``pool1/pad_1``,
-    ``pool1/pad_2``, ... when taken."""
-
-    def __init__(self, model: ModelProto) -> None:
-        graph = model.graph
-        self._taken = {n.name for n in graph.node} | {o for n in graph.node for o in list(n.input) + list(n.output)}
-        self._taken |= {v.name for v in list(graph.input) + list(graph.output) + list(graph.initializer)}
-
-    def fresh(self, base: str) -> str:
-        name, suffix = base, 0
-        while name in self._taken:
-            suffix += 1
-            name = f"{base}_{suffix}"
-        self._taken.add(name)
-        return name
+def model_names(model: ModelProto) -> FreshNames:
+    """Fresh names for a model's graph: every node, tensor, input, output and initializer name is taken."""
+    graph = model.graph
+    taken = {n.name for n in graph.node} | {o for n in graph.node for o in list(n.input) + list(n.output)}
+    taken |= {v.name for v in list(graph.input) + list(graph.output) + list(graph.initializer)}
+    return FreshNames(taken)
 
 
 def node_label(node: NodeProto) -> str:
@@ -209,14 +199,14 @@ def replace_nodes(graph: GraphProto, replacements: dict[int, list[NodeProto]]) -
         graph.node.extend(replacements.get(index, [node]))
 
 
-def int64_initializer(graph: GraphProto, names: Names, base: str, values: Sequence[int]) -> str:
+def int64_initializer(graph: GraphProto, names: FreshNames, base: str, values: Sequence[int]) -> str:
     """Add a 1-D int64 initializer (pads, axes) and return its name."""
     name = names.fresh(base)
     graph.initializer.append(numpy_helper.from_array(np.asarray(values, dtype=np.int64), name))
     return name
 
 
-def pad_node(graph: GraphProto, names: Names, opset: int, base: str, src: str, dst: str,
+def pad_node(graph: GraphProto, names: FreshNames, opset: int, base: str, src: str, dst: str,
              begin: Sequence[int], end: Sequence[int]) -> NodeProto:
     """A zero ``Pad`` of the spatial axes of an (N, C, *spatial) tensor: attribute ``pads`` before
     opset 11, an int64 ``pads`` input from 11 on (Pad-1's ``paddings`` is not emitted)."""
@@ -229,7 +219,7 @@ def pad_node(graph: GraphProto, names: Names, opset: int, base: str, src: str, d
     return helper.make_node("Pad", [src, pads_name], [dst], name=names.fresh(f"{base}/pad"), mode="constant")
 
 
-def axes_node(graph: GraphProto, names: Names, opset: int, op_type: str, base: str, src: str, dst: str,
+def axes_node(graph: GraphProto, names: FreshNames, opset: int, op_type: str, base: str, src: str, dst: str,
               axes: Sequence[int]) -> NodeProto:
     """``Unsqueeze``/``Squeeze`` of ``axes``: attribute before opset 13, int64 input from 13 on."""
     name = names.fresh(f"{base}/{op_type.lower()}")

@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from onnx import ModelProto
+from ovpool.transforms import graph
+from ovpool.transforms.framework import VALID, Pass, Property
+from ovpool.transforms.graph import PoolNode, model_names
 
 from ovpool import shape
 from ovpool.onnx.model import default_opset
 from ovpool.spec import Divisor, Padding, PoolKind, Rounding
-from ovpool.transforms import graph
-from ovpool.transforms.framework import VALID, Pass, Property
-from ovpool.transforms.graph import Names, PoolNode
 
 
 def explicit_pads(model: ModelProto) -> bool:
@@ -56,7 +56,7 @@ def no_ceil(model: ModelProto) -> bool:
     return rewrite_ceil(model, lambda pool: True, "no-ceil")
 
 
-def ceil_to_floor(model: ModelProto, pool: PoolNode, names: Names, pass_name: str) -> list:
+def ceil_to_floor(model: ModelProto, pool: PoolNode, names: model_names, pass_name: str) -> list:
     """The nodes replacing one ceil-mode pool: the pool with floor rounding and widened end pads,
     preceded by a zero Pad for an include-pad average with padding and an overhang."""
     opset = default_opset(model)
@@ -85,7 +85,7 @@ def ceil_to_floor(model: ModelProto, pool: PoolNode, names: Names, pass_name: st
 
 def rewrite_ceil(model: ModelProto, select: Callable[[PoolNode], bool], pass_name: str) -> bool:
     """Apply ``ceil_to_floor`` to the ceil-mode pools ``select`` picks; True if any changed."""
-    names = Names(model)
+    names = model_names(model)
     replacements = {
         pool.index: ceil_to_floor(model, pool, names, pass_name)
         for pool in graph.pool_nodes(model)

@@ -26,8 +26,14 @@ from dataclasses import dataclass
 
 from ovpool import dtypes, shape
 from ovpool.errors import ModelError, OvpoolError, SpecError, UnsupportedError
-from ovpool.registry import DML_FEATURE_LEVELS, DML_LEVELS, DML_OPERATORS, REGISTRY, DmlOperatorLevel
-from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec
+from ovpool.registry import (
+    DML_FEATURE_LEVELS,
+    DML_LEVELS,
+    DML_OPERATORS,
+    REGISTRY,
+    DmlOperatorLevel,
+)
+from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec
 
 FORMAT = "ovpool-dml"
 FORMAT_VERSION = 1

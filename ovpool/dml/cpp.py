@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ovpool import shape
-
 from ovpool.dml import adapter as dml_adapter
 from ovpool.registry import DML_FEATURE_LEVELS
 

@@ -18,9 +18,9 @@ import onnx
 from onnx import ModelProto, numpy_helper
 
 from ovpool.dml import adapter as dml_adapter
-
-from ovpool.onnx import adapter as onnx_adapter
 from ovpool.errors import ModelError, SpecError, UnsupportedError
+from ovpool.names import FreshNames
+from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset, load, value_types
 from ovpool.spec import PoolKind
 
@@ -38,7 +38,7 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
     operators: list[dict] = []
     tensors: dict[str, dict] = {}
     skipped: list[dict] = []
-    taken = set(known) | {o for n in proto.graph.node for o in n.output}
+    taken = FreshNames(set(known) | {o for n in proto.graph.node for o in n.output})
     for node in proto.graph.node:
         if not onnx_adapter.is_pool_node(node):
             skipped.append({"name": node.name or (node.output[0] if node.output else ""), "op_type": node.op_type})
@@ -54,7 +54,7 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
             output_shape = _unpool_output_shape(node, constants, where)
         lowered = dml_adapter.operators_from_spec(
             spec, input_shape, list(node.input), [o for o in node.output if o], cap=cap,
-            index_dtype=index_dtype, output_shape=output_shape, pad_tensor=_unique(f"{spec.name}/pad", taken),
+            index_dtype=index_dtype, output_shape=output_shape, pad_tensor=taken.fresh(f"{spec.name}/pad"),
         )
         operators.extend(lowered.operators)
         tensors.update(lowered.tensors)
@@ -90,7 +90,7 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
     skipped: list[dict] = []
     for layer in doc.layers.values():
         for port in layer.outputs:
-            names[(layer.id, port.id)] = _ir_tensor_name(layer, port)
+            names[(layer.id, port.id)] = doc.tensor_name(layer, port.id)
         if layer.type in ("Parameter", "Result", "Const"):
             continue
         if layer.type not in pool_types:
@@ -113,7 +113,7 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
         outputs = [names[(layer.id, p.id)] for p in layer.outputs[: 2 if with_indices else 1]]
         lowered = dml_adapter.operators_from_spec(
             spec, input_shape, [names[(edge.from_layer, edge.from_port)]], outputs, cap=cap,
-            pad_tensor=_unique(f"{spec.name}/pad", set(names.values())), where=where,
+            pad_tensor=FreshNames(names.values()).fresh(f"{spec.name}/pad"), where=where,
         )
         operators.extend(lowered.operators)
         tensors.update(lowered.tensors)
@@ -129,13 +129,6 @@ class SkippedNodesWarning(UserWarning):
 def ir_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **_options: object) -> dict[str, bytes]:
     """Route ("ir", "dml")."""
     return render(document_from_ir(src, feature_level), out_suffix, src.name)
-
-
-def _ir_tensor_name(layer, port) -> str:
-    first = next((n.strip() for n in port.names.split(",") if n.strip()), "")
-    if first:
-        return first
-    return layer.name if port is layer.outputs[0] else f"{layer.name}:{port.id}"
 
 
 def render(document: Mapping[str, object], out_suffix: str, source_name: str) -> dict[str, bytes]:
@@ -180,10 +173,3 @@ def _unpool_output_shape(node, constants: Mapping[str, np.ndarray], where: str) 
         raise UnsupportedError(f"{where}: output_shape '{node.input[2]}' is computed at run time; DirectML needs it constant")
     return tuple(int(v) for v in constants[node.input[2]].reshape(-1))
 
-
-def _unique(name: str, taken: set[str]) -> str:
-    candidate, n = name, 1
-    while candidate in taken:
-        candidate, n = f"{name}_{n}", n + 1
-    taken.add(candidate)
-    return candidate

@@ -20,12 +20,10 @@ import onnx
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from ovpool import dtypes, shape
-
 from ovpool.dml import adapter as dml_adapter
-
-from ovpool.onnx import adapter as onnx_adapter
 from ovpool.dml.adapter import Operator
 from ovpool.errors import InputFileError, ModelError, UnsupportedError
+from ovpool.onnx import adapter as onnx_adapter
 from ovpool.spec import Indices, PoolKind, PoolSpec
 
 IMPORT_OPSET = 22

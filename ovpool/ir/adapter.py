@@ -20,9 +20,25 @@ from dataclasses import dataclass
 
 from ovpool import shape
 from ovpool.errors import SpecError, UnsupportedError
-from ovpool.ir.templates import AttributeDecl, AttributeValueError, Template, format_value, opset_number, parse_value, versions_of
+from ovpool.ir.templates import (
+    AttributeDecl,
+    AttributeValueError,
+    Template,
+    format_value,
+    opset_number,
+    parse_value,
+    versions_of,
+)
 from ovpool.registry import REGISTRY
-from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
+from ovpool.spec import (
+    Divisor,
+    IndexOrder,
+    Indices,
+    Padding,
+    PoolKind,
+    PoolSpec,
+    Rounding,
+)
 
 _ENUM_FIELDS = {"padding": Padding, "rounding": Rounding, "divisor": Divisor}
 _ENUM_VALUES = {(field, member.value): member for field, enum in _ENUM_FIELDS.items() for member in enum}

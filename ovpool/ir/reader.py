@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -20,8 +21,8 @@ from typing import NamedTuple
 from lxml import etree
 
 from ovpool import dtypes
-from ovpool.errors import InputFileError
-
+from ovpool.errors import InputFileError, ModelError
+from ovpool.names import port_tensor_name
 
 Bound = tuple[int, int | None]
 
@@ -144,6 +145,36 @@ class IRDocument:
     def producers(self) -> dict[tuple[str, str], Edge]:
         """(to layer, to port) -> the edge feeding it."""
         return {(e.to_layer, e.to_port): e for e in self.edges}
+
+    def execution_order(self) -> tuple[Layer, ...]:
+        """Every layer after the layers that feed it (Kahn's algorithm; ready layers in file order).
+        An edge naming a layer that does not exist, or a cycle, is a ``ModelError``."""
+        waiting = dict.fromkeys(self.layers, 0)
+        after: dict[str, list[str]] = {}
+        for edge in self.edges:
+            if edge.from_layer not in self.layers or edge.to_layer not in self.layers:
+                raise ModelError(f"{self.path}:{edge.line}: edge from layer {edge.from_layer} to {edge.to_layer}: no such layer")
+            waiting[edge.to_layer] += 1
+            after.setdefault(edge.from_layer, []).append(edge.to_layer)
+        ready = deque(lid for lid, n in waiting.items() if n == 0)
+        order = []
+        while ready:
+            lid = ready.popleft()
+            order.append(self.layers[lid])
+            for nxt in after.get(lid, ()):
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+        if len(order) < len(self.layers):
+            stuck = ", ".join(repr(self.layers[lid].name) for lid, n in waiting.items() if n)
+            raise ModelError(f"{self.path}: layers {stuck} form a cycle")
+        return tuple(order)
+
+    def tensor_name(self, layer: Layer, port_id: str) -> str:
+        """The tensor behind output port ``port_id`` of ``layer`` (``ovpool.names.port_tensor_name``)."""
+        port = layer.output(port_id)
+        first = bool(layer.outputs) and layer.outputs[0].id == port_id
+        return port_tensor_name(port.names if port else "", layer.name, port_id, first)
 
 
 _PARSER_OPTIONS = {"resolve_entities": False, "load_dtd": False, "no_network": True, "huge_tree": False, "remove_comments": True}

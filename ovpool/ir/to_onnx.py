@@ -19,7 +19,6 @@ on the layer's static input dims:
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
 from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_ir
+from ovpool.names import FreshNames
 from ovpool.onnx.adapter import node_from_spec
 from ovpool.registry import REGISTRY
 from ovpool.spec import Divisor, Indices, Padding, PoolKind, PoolSpec, Rounding
@@ -58,14 +58,16 @@ class _Converter:
         self.constants: dict[str, np.ndarray] = {}
         self.producer = doc.producers()
         self.used = {(e.from_layer, e.from_port) for e in doc.edges}
-        self._names: set[str] = set()
+        self._names = FreshNames()
 
     def model(self) -> onnx.ModelProto:
         pool_types = set(REGISTRY.op_types("ir"))
         others = [f"{l.id} '{l.name}' ({l.type} {l.version})" for l in self.doc.layers.values() if l.type not in pool_types and l.type not in _HELPERS]
         if others:
             raise UnsupportedError(f"{self.doc.path}: IR -> ONNX handles pooling, Pad, Const, Parameter and Result; not layer(s) {', '.join(others)}")
-        for layer in self._ordered():
+        for layer in self.doc.execution_order():
+            if layer.type == "Result":
+                continue
             {"Parameter": self._parameter, "Const": self._const, "Pad": self._pad}.get(layer.type, self._pool)(layer)
         for layer in self.doc.layers.values():
             if layer.type == "Result":
@@ -75,37 +77,8 @@ class _Converter:
         onnx.checker.check_model(model)
         return model
 
-    def _ordered(self) -> list[Layer]:
-        """Layers other than Result, every producer before its consumers (Kahn's algorithm)."""
-        waiting = {lid: 0 for lid in self.doc.layers}
-        after: dict[str, list[str]] = {}
-        for edge in self.doc.edges:
-            if edge.from_layer not in self.doc.layers or edge.to_layer not in self.doc.layers:
-                raise ModelError(f"{self.doc.path}:{edge.line}: edge from layer {edge.from_layer} to {edge.to_layer}: no such layer")
-            waiting[edge.to_layer] += 1
-            after.setdefault(edge.from_layer, []).append(edge.to_layer)
-        ready = deque(lid for lid, n in waiting.items() if n == 0)
-        order = []
-        while ready:
-            lid = ready.popleft()
-            if self.doc.layers[lid].type != "Result":
-                order.append(self.doc.layers[lid])
-            for nxt in after.get(lid, ()):
-                waiting[nxt] -= 1
-                if waiting[nxt] == 0:
-                    ready.append(nxt)
-        if any(waiting.values()):
-            raise ModelError(f"{self.doc.path}: the edges form a cycle")
-        return order
-
     def _name(self, layer: Layer, port: str) -> str:
-        out = layer.output(port)
-        candidates = [n.strip() for n in (out.names if out else "").split(",") if n.strip()]
-        base = candidates[0] if candidates else (layer.name if len(layer.outputs) == 1 else f"{layer.name}:{port}")
-        name, n = base, 1
-        while name in self._names:
-            name, n = f"{base}_{n}", n + 1
-        self._names.add(name)
+        name = self._names.fresh(self.doc.tensor_name(layer, port))
         self.tensor[(layer.id, port)] = name
         return name
 
@@ -184,7 +157,7 @@ class _Converter:
         values = self._name(layer, layer.outputs[0].id)
         outputs = [values]
         if with_indices:
-            outputs.append(self._fresh(f"{layer.name}/indices_onnx"))
+            outputs.append(self._names.fresh(f"{layer.name}/indices_onnx"))
         onnx_spec = spec if spec.indices is None else spec.with_(indices=Indices(spec.indices.order, 0, "int64"))
         self.nodes.append(node_from_spec(onnx_spec, OPSET, [x], outputs))
         if with_indices:
@@ -192,7 +165,7 @@ class _Converter:
 
     def _zero_pad(self, name: str, x: str, pads_begin: Sequence[int], pads_end: Sequence[int]) -> str:
         pads = self._constant(f"{name}/pads", np.asarray([0, 0, *pads_begin, 0, 0, *pads_end], dtype=np.int64))
-        out = self._fresh(f"{name}/padded")
+        out = self._names.fresh(f"{name}/padded")
         self.nodes.append(helper.make_node("Pad", [x, pads], [out], name=f"{name}/pad", mode="constant"))
         return out
 
@@ -201,7 +174,7 @@ class _Converter:
         current = onnx_indices
         if spec.indices.axis:
             size = self._constant(f"{layer.name}/index_span", np.asarray(shape.index_span(input_shape, spec.indices.axis), dtype=np.int64))
-            modded = self._fresh(f"{layer.name}/indices_axis")
+            modded = self._names.fresh(f"{layer.name}/indices_axis")
             self.nodes.append(helper.make_node("Mod", [current, size], [modded], name=f"{layer.name}/axis"))
             current = modded
         final = self._name(layer, layer.outputs[1].id)
@@ -211,16 +184,10 @@ class _Converter:
             self.nodes.append(helper.make_node("Cast", [current], [final], name=f"{layer.name}/indices", to=dtypes.to_onnx(spec.indices.dtype)))
 
     def _constant(self, name: str, value: np.ndarray) -> str:
-        name = self._fresh(name)
+        name = self._names.fresh(name)
         self.initializers.append(numpy_helper.from_array(value, name))
         return name
 
-    def _fresh(self, base: str) -> str:
-        name, n = base, 1
-        while name in self._names:
-            name, n = f"{base}_{n}", n + 1
-        self._names.add(name)
-        return name
 
 
 def _onnx_meaning(spec: PoolSpec, spatial: Sequence[int], where: str) -> tuple[PoolSpec, tuple[int, ...] | None]:

@@ -18,7 +18,15 @@ from onnx import NodeProto, helper
 from ovpool import dtypes
 from ovpool.errors import SpecError, UnsupportedError
 from ovpool.registry import ONNX_VERSIONS, REGISTRY, OnnxPoolVersion
-from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
+from ovpool.spec import (
+    Divisor,
+    IndexOrder,
+    Indices,
+    Padding,
+    PoolKind,
+    PoolSpec,
+    Rounding,
+)
 
 _AUTO_PAD = {
     "NOTSET": Padding.EXPLICIT,

@@ -22,13 +22,12 @@ import onnx
 import onnx.defs
 from onnx import GraphProto, ModelProto, NodeProto, helper
 
-from ovpool.onnx import adapter as onnx_adapter
-
-from ovpool.ov import lowering as ov_lowering
-from ovpool.runtime.devices import openvino_reason
 from ovpool.errors import ModelError, OvpoolError
+from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset
+from ovpool.ov import lowering as ov_lowering
 from ovpool.registry import ONNX_POOL_OPS
+from ovpool.runtime.devices import openvino_reason
 
 
 @dataclass

@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING
 from onnx import ModelProto
 
 from ovpool import shape
-from ovpool.runtime.devices import openvino_reason
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.onnx.model import load
 from ovpool.ov.extension import PoolExtensions
 from ovpool.ov.lowering import Lowered
+from ovpool.runtime.devices import openvino_reason
 from ovpool.spec import PoolKind
 
 if TYPE_CHECKING:

@@ -45,7 +45,15 @@ from openvino import Output, Type, opset1, opset3, opset8, opset14, opset16
 
 from ovpool import dtypes, shape
 from ovpool.errors import SpecError, UnsupportedError
-from ovpool.spec import Divisor, Indices, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
+from ovpool.spec import (
+    Divisor,
+    IndexOrder,
+    Indices,
+    Padding,
+    PoolKind,
+    PoolSpec,
+    Rounding,
+)
 
 Dim = int | None
 

@@ -29,10 +29,11 @@ from typing import Protocol
 import numpy as np
 from onnx import ModelProto
 
-from ovpool.runtime import devices
 from ovpool import dtypes
 from ovpool.dtypes import from_onnx, np_dtype
 from ovpool.errors import InputFileError, OvpoolError, UnsupportedError, UsageError
+from ovpool.names import port_tensor_name
+from ovpool.runtime import devices
 from ovpool.runtime.tensors import TensorDecl, check_inputs
 
 DEFAULT_DEVICE = "CPU"
@@ -175,11 +176,12 @@ class OpenVINOSession:
             preferred = set()
         self.compiled = core.compile_model(ov_model, device, compile_config(precision, cache))
         self.request = self.compiled.create_infer_request()
+        # Names come from the model as read: the compiled model's nodes have the plugin's names.
         self.inputs = tuple(
-            TensorDecl(_port_name(p, preferred), _ov_dtype(p.get_element_type()), _ov_shape(p.get_partial_shape()))
-            for p in self.compiled.inputs
+            TensorDecl(_port_name(named, preferred), _ov_dtype(p.get_element_type()), _ov_shape(p.get_partial_shape()))
+            for named, p in zip(ov_model.inputs, self.compiled.inputs)
         )
-        self.output_names = tuple(_port_name(p, preferred) for p in self.compiled.outputs)
+        self.output_names = tuple(_port_name(p, preferred) for p in ov_model.outputs)
         self._bf16_inputs = {d.name for d in self.inputs if d.dtype == "bfloat16"}
         self._bf16_outputs = {
             name for name, p in zip(self.output_names, self.compiled.outputs) if _ov_dtype(p.get_element_type()) == "bfloat16"
@@ -300,11 +302,18 @@ def _label(model: str | os.PathLike | ModelProto) -> str:
 
 
 def _port_name(port, preferred: set[str]) -> str:
-    """An OpenVINO port's name: the ONNX tensor name when it has one, else its smallest name, else
-    its node's friendly name."""
+    """An OpenVINO port's name: the ONNX tensor name when it has one, else the IR rule
+    (``ovpool.names.port_tensor_name``: its smallest name, else the producing layer's name, with
+    ``:<IR port id>`` for any output but the layer's first)."""
     names = port.get_names()
-    chosen = sorted(names & preferred) or sorted(names)
-    return chosen[0] if chosen else port.get_node().get_friendly_name()
+    chosen = sorted(names & preferred)
+    if chosen:
+        return chosen[0]
+    node, index = port.get_node(), 0
+    if node.get_type_name() == "Result":
+        source = node.input(0).get_source_output()
+        node, index = source.get_node(), source.get_index()
+    return port_tensor_name(names, node.get_friendly_name(), str(node.get_input_size() + index), index == 0)
 
 
 def _bf16_tensor(value: np.ndarray):

@@ -17,9 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ovpool.runtime import devices
 from ovpool.errors import OvpoolError, UnsupportedError, UsageError
-from ovpool.runtime.tensors import random_inputs
 from ovpool.runtime import (
     DEFAULT_DEVICE,
     DEFAULT_PRECISION,
@@ -28,9 +26,11 @@ from ovpool.runtime import (
     NumpySession,
     Session,
     check_precision,
+    devices,
     onnx_inputs,
     openvino_session,
 )
+from ovpool.runtime.tensors import random_inputs
 
 BACKENDS = ("openvino", "numpy", "onnxruntime")
 # start(label, total) -> advance(): a progress display, told of each backend and each inference.

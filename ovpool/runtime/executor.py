@@ -16,9 +16,8 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from ovpool import kernels
-
-from ovpool.onnx import adapter as onnx_adapter
 from ovpool.errors import ModelError
+from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset, load
 from ovpool.registry import ONNX_POOL_OPS
 

@@ -54,8 +54,7 @@ class IrGraph:
         for layer in document.layers.values():
             if layer.type == "Result":
                 edge = _feeding(document, producers, layer, layer.inputs[0].id if layer.inputs else "0")
-                port = document.layers[edge.from_layer].output(edge.from_port)
-                outputs.append((_tensor_name(port.names if port else "", layer.name), layer))
+                outputs.append((document.tensor_name(document.layers[edge.from_layer], edge.from_port), layer))
         return cls(document, inputs, tuple(outputs), _execution_order(document, producers))
 
     def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -97,14 +96,7 @@ def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
                 raise ModelError(f"{document.path}: Parameter '{layer.name}' (line {layer.line}): shape '{shape_text}' is not readable")
             dims.append(bound[0] if bound[0] == bound[1] else None)
         shape = tuple(dims)
-    port = layer.outputs[0].names if layer.outputs else ""
-    return TensorDecl(_tensor_name(port, layer.name), dtype, shape)
-
-
-def _tensor_name(names: str, fallback: str) -> str:
-    """The smallest of a port's comma-separated tensor ``names``, else ``fallback`` (the layer name)."""
-    listed = sorted(n.strip() for n in names.split(",") if n.strip())
-    return listed[0] if listed else fallback
+    return TensorDecl(document.tensor_name(layer, layer.outputs[0].id if layer.outputs else "0"), dtype, shape)
 
 
 def _feeding(document: IRDocument, producers, layer: Layer, port: str):
@@ -120,15 +112,8 @@ def _source(producers, layer: Layer, port: str) -> tuple[str, str]:
 
 
 def _execution_order(document: IRDocument, producers) -> tuple[Layer, ...]:
-    """The pooling layers, each after the layer feeding it; a cycle is a ModelError."""
-    done = {l.id for l in document.layers.values() if l.type == "Parameter"}
-    pending = [l for l in document.layers.values() if l.type not in STRUCTURAL]
-    order = []
-    while pending:
-        ready = [l for l in pending if _feeding(document, producers, l, l.inputs[0].id if l.inputs else "0").from_layer in done]
-        if not ready:
-            raise ModelError(f"{document.path}: layers {', '.join(repr(l.name) for l in pending)} form a cycle")
-        order += ready
-        done |= {l.id for l in ready}
-        pending = [l for l in pending if l.id not in done]
-    return tuple(order)
+    """The pooling layers in execution order (``IRDocument.execution_order``), each input connected."""
+    order = tuple(layer for layer in document.execution_order() if layer.type not in STRUCTURAL)
+    for layer in order:
+        _feeding(document, producers, layer, layer.inputs[0].id if layer.inputs else "0")
+    return order
