@@ -21,7 +21,7 @@ from ovpool import dtypes, shape
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.model import default_opset, value_types
+from ovpool.onnx.model import default_opset, inferred_types
 from ovpool.shape import Dim
 from ovpool.spec import PoolKind, PoolSpec
 
@@ -91,7 +91,7 @@ def tensor_types(model: ModelProto) -> dict[str, TensorType]:
     opset = default_opset(model)
     work.opset_import.append(helper.make_opsetid(_PINNED, 1))
     for _ in range(len(work.graph.node) + 1):
-        types = _infer(work)
+        types = inferred_types(work, required=True, data_prop=True)
         wrong = _first_mis_sized_pool(work, opset, types)
         if wrong is None:
             return types
@@ -125,14 +125,6 @@ def _pin(graph: GraphProto, wrong: tuple[NodeProto, list], types: dict[str, Tens
         for existing in [v for v in graph.value_info if v.name == name]:
             graph.value_info.remove(existing)
         graph.value_info.append(helper.make_tensor_value_info(name, elem, dims))
-
-
-def _infer(model: ModelProto) -> dict[str, TensorType]:
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-    except (onnx.shape_inference.InferenceError, RuntimeError) as exc:
-        raise ModelError(f"model '{model.graph.name}': shape inference failed: {exc}") from exc
-    return value_types(inferred.graph)
 
 
 def _refuse_nested_pools(graph: GraphProto) -> None:

@@ -14,14 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-import onnx
 from onnx import ModelProto, numpy_helper
 
 from ovpool.dml import adapter as dml_adapter
 from ovpool.errors import ModelError, SpecError, UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.model import default_opset, load, value_types
+from ovpool.onnx.model import default_opset, inferred_types, load
 from ovpool.spec import PoolKind
 
 Shape = tuple[int | None, ...]
@@ -33,7 +32,7 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
     cap = dml_adapter.parse_feature_level(feature_level)
     proto = load(model)
     opset = default_opset(proto)
-    known = _tensor_types(proto)
+    known = inferred_types(proto)
     constants = _constants(proto)
     operators: list[dict] = []
     tensors: dict[str, dict] = {}
@@ -143,16 +142,6 @@ def render(document: Mapping[str, object], out_suffix: str, source_name: str) ->
 
         return {".h": dml_cpp.render(document, source_name).encode()}
     return {".json": dml_adapter.dumps(document)}
-
-
-def _tensor_types(proto: ModelProto) -> dict[str, tuple[str | None, Shape | None]]:
-    """Data type and shape of every tensor ONNX shape inference knows (``onnx_model.value_types``);
-    pooling outputs are replaced by the shape engine's as nodes are lowered."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False)
-    except Exception:  # inference is a help here, not a requirement: unknown shapes are refused later
-        inferred = proto
-    return value_types(inferred.graph)
 
 
 def _constants(proto: ModelProto) -> dict[str, np.ndarray]:

@@ -54,10 +54,8 @@ def _csv(value: object) -> str:
 
 def spec_from_onnx(path: Path, node_name: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
     """The pooling node ``node_name`` of an ONNX model, and its input's static shape if inferable."""
-    import onnx
-
     from ovpool.onnx.adapter import is_pool_node, spec_from_node
-    from ovpool.onnx.model import default_opset, load, value_types
+    from ovpool.onnx.model import default_opset, inferred_types, load
 
     proto = load(path)
     node = next((n for n in proto.graph.node if n.name == node_name), None)
@@ -68,11 +66,7 @@ def spec_from_onnx(path: Path, node_name: str) -> tuple[PoolSpec, tuple[int, ...
         raise ModelError(f"{path}: node '{node_name}' is {node.op_type}, not a pooling node")
     spec = spec_from_node(node, default_opset(proto))
     _refuse_unpool(spec, f"{path}: node '{node_name}'")
-    try:
-        inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False).graph
-    except (onnx.shape_inference.InferenceError, RuntimeError):  # a help here: --input-shape can say it
-        inferred = proto.graph
-    dims = value_types(inferred).get(node.input[0], (None, None))[1]
+    dims = inferred_types(proto).get(node.input[0], (None, None))[1]  # a help here: --input-shape can say it
     return spec, (tuple(int(d) for d in dims) if dims and None not in dims else None)
 
 

@@ -11,7 +11,7 @@ from onnx import GraphProto, ModelProto
 from onnx.external_data_helper import uses_external_data
 
 from ovpool import dtypes
-from ovpool.errors import InputFileError
+from ovpool.errors import InputFileError, ModelError
 
 
 def load(model: str | os.PathLike | ModelProto, load_data: bool = True) -> ModelProto:
@@ -107,3 +107,16 @@ def value_types(graph: GraphProto) -> dict[str, tuple[str | None, tuple[int | No
     for init in graph.initializer:
         known[init.name] = (dtypes.from_onnx(init.data_type), tuple(init.dims))
     return known
+
+
+def inferred_types(proto: ModelProto, required: bool = False, data_prop: bool = False) -> dict[str, tuple[str | None, tuple[int | None, ...] | None]]:
+    """``value_types`` of the main graph after ONNX shape inference (``data_prop``: with data
+    propagation, so a Reshape fed by Shape arithmetic gets its dims). When inference fails the
+    declared types are returned, or with ``required`` it is a ``ModelError`` naming the model."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False, data_prop=data_prop)
+    except (onnx.shape_inference.InferenceError, RuntimeError, ValueError) as exc:
+        if required:
+            raise ModelError(f"model '{proto.graph.name}': shape inference failed: {exc}") from exc
+        inferred = proto
+    return value_types(inferred.graph)
