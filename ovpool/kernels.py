@@ -3,7 +3,7 @@
 A pooling window is a box, and both max and sum over a box can be taken one axis at a time:
 ``sum over (h, w) = sum over h of (sum over w)``. Each axis pass loops over the ``k`` kernel taps
 and combines *views* of its input into an output-sized accumulator, touching only the outputs
-whose tap lands inside the input (``shape.tap_span``), so padding is never materialised and nothing
+whose tap lands inside the input (``tap_span``), so padding is never materialised and nothing
 copies the input per tap. A 3x3 max pool costs 3+3 passes instead of 9.
 
 Speed: numpy's loops are fast only over contiguous memory. Outer axes are reduced first (a strided
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ovpool import shape
+from ovpool.axis import TapSpan, tap_span
 from ovpool.errors import ModelError, SpecError
 from ovpool.spec import PoolKind, PoolSpec
 
@@ -163,7 +164,7 @@ class _AxisPlan:
 
     out: int
     stride: int
-    spans: tuple[shape.TapSpan, ...]
+    spans: tuple[TapSpan, ...]
 
 
 def _windows(x: np.ndarray, spec: PoolSpec, empty_ok: bool = False) -> list[_AxisPlan]:
@@ -182,7 +183,7 @@ def _windows(x: np.ndarray, spec: PoolSpec, empty_ok: bool = False) -> list[_Axi
         _AxisPlan(
             out[a],
             spec.strides[a],
-            tuple(shape.tap_span(length, out[a], spec.strides[a], spec.dilations[a], pads_begin[a], t) for t in range(spec.kernel[a])),
+            tuple(tap_span(length, out[a], spec.strides[a], spec.dilations[a], pads_begin[a], t) for t in range(spec.kernel[a])),
         )
         for a, length in enumerate(spatial)
     ]

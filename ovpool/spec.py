@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from ovpool.axis import window_extent
 from ovpool.errors import SpecError
 
 
@@ -142,8 +143,6 @@ class PoolSpec:
     @property
     def dilated_kernel(self) -> tuple[int, ...]:
         """Extent of each window: ``d*(k-1)+1`` (kernel 3, dilation 2 spans 5 cells)."""
-        from ovpool.shape import window_extent
-
         return tuple(window_extent(k, d) for k, d in zip(self.kernel, self.dilations))
 
     def resolve_global(self, spatial: tuple[int, ...]) -> PoolSpec:
@@ -188,8 +187,6 @@ class PoolSpec:
                 self.name, "pads", pads, f"must be zero when auto_pad is {self.padding.value.upper()}"
             )
         if not unpool:
-            from ovpool.shape import window_extent
-
             for axis, (k, d, pb, pe) in enumerate(zip(kernel, dilations, pads_begin, pads_end)):
                 extent = window_extent(k, d)
                 if pb >= extent or pe >= extent:

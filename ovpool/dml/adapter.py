@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ovpool import dtypes, shape
+from ovpool.axis import unpool_window_for
 from ovpool.errors import ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.registry import (
     DML_FEATURE_LEVELS,
@@ -461,7 +462,7 @@ def spec_from_operator(op: Operator) -> PoolSpec:
     where = f"operator '{op.name}'"
     desc = op.desc
     if op.row.kind is PoolKind.UNPOOL:
-        windows = [shape.unpool_window_for(n, out) for n, out in zip(op.input_sizes[2:], op.output_sizes[2:])]
+        windows = [unpool_window_for(n, out) for n, out in zip(op.input_sizes[2:], op.output_sizes[2:])]
         kernel, strides, pads_end = (tuple(w[i] for w in windows) for i in range(3))
         if op.input_sizes[:2] != op.output_sizes[:2]:
             raise ModelError(f"{where}: InputTensor and OutputTensor must share N and C ({list(op.input_sizes)} vs {list(op.output_sizes)})")

@@ -21,6 +21,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from ovpool import shape
+from ovpool.axis import cell_region, drop_threshold, padded_range, window_taps
 from ovpool.errors import UsageError
 from ovpool.spec import Padding, PoolKind, PoolSpec, Rounding
 
@@ -78,7 +79,7 @@ def explain(spec: PoolSpec, input_shape: Sequence[int]) -> Explanation:
     out = out_shape[2:]
     pads_begin, pads_end = shape.resolved_pads(window, spatial)
     for axis, length in enumerate(spatial):
-        lo, hi = shape.padded_range(length, int(pads_begin[axis] or 0), int(pads_end[axis] or 0))
+        lo, hi = padded_range(length, int(pads_begin[axis] or 0), int(pads_end[axis] or 0))
         if hi - lo > MAX_CELLS:
             raise UsageError(f"input shape {list(input_shape)}: spatial axis {axis} has {hi - lo} cells with pads; explain draws at most {MAX_CELLS}")
     overhang = shape.ceil_overhang(window, spatial)
@@ -94,7 +95,7 @@ def explain(spec: PoolSpec, input_shape: Sequence[int]) -> Explanation:
         pb, pe = int(pads_begin[a] or 0), int(pads_end[a] or 0)
         windows = []
         for i in range(int(kept_and_dropped[a])):
-            taps = shape.window_taps(i, k, s, d, pb)
+            taps = window_taps(i, k, s, d, pb)
             dropped = i >= int(out[a])
             factor = int(divisors[a][i]) if divisors is not None and not dropped else None
             windows.append(Window(i, taps, factor, dropped, (a, i) in empty))
@@ -125,9 +126,9 @@ def _derivation(spec: PoolSpec, axis: int, length: int, pb: int, pe: int, out: i
     if spec.rounding is Rounding.CEIL_NO_DROP:
         lines.append(f"no drop rule (OpenVINO ceil): out = {out}")
     else:
-        last = shape.window_taps(before_drop - 1, k, s, d, 0)[0]
+        last = window_taps(before_drop - 1, k, s, d, 0)[0]
         verdict = f"drops it: out = {out}" if out < before_drop else f"keeps it: out = {out}"
-        lines.append(f"drop rule: last window starts at padded cell {last}, L + pb = {shape.drop_threshold(length, pb)}; {verdict}")
+        lines.append(f"drop rule: last window starts at padded cell {last}, L + pb = {drop_threshold(length, pb)}; {verdict}")
     return tuple(lines)
 
 
@@ -235,12 +236,12 @@ def _title(ex: Explanation) -> str:
 
 def _extent(ax: AxisExplanation) -> tuple[int, int]:
     """Cells drawn: from the first pad to the end of the last window (dropped ones included)."""
-    lo, hi = shape.padded_range(ax.length, ax.pad_begin, ax.pad_end)
+    lo, hi = padded_range(ax.length, ax.pad_begin, ax.pad_end)
     return lo, max([hi] + [w.taps[-1] + 1 for w in ax.windows])
 
 
 def _cell_kind(ax: AxisExplanation, c: int) -> str:
-    return shape.cell_region(c, ax.length, ax.pad_begin, ax.pad_end)
+    return cell_region(c, ax.length, ax.pad_begin, ax.pad_end)
 
 
 def input_shape_for(spec: PoolSpec, dims: Sequence[int]) -> tuple[int, ...]:
