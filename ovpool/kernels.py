@@ -171,12 +171,9 @@ def _windows(x: np.ndarray, spec: PoolSpec, empty_ok: bool = False) -> list[_Axi
     """Per spatial axis, the output length, stride and tap spans. A window with no input cell is
     refused unless ``empty_ok`` (an average that counts pads: its value is 0)."""
     spatial = x.shape[2:]
-    empty = [] if empty_ok else shape.empty_windows(spec, spatial)
-    if empty:
-        axis, index = empty[0]
-        raise SpecError(
-            spec.name, "pads", spec.pads_begin + spec.pads_end, f"output {index} of axis {axis} has no input cell in its window"
-        )
+    error = None if empty_ok else shape.empty_window_error(spec, spatial)
+    if error is not None:
+        raise error
     pads_begin, _ = shape.resolved_pads(spec, spatial)
     out = shape.output_spatial(spec, spatial)
     return [

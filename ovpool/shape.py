@@ -188,6 +188,17 @@ def empty_windows(spec: PoolSpec, spatial: Sequence[int]) -> list[tuple[int, int
     return found
 
 
+def empty_window_error(spec: PoolSpec, spatial: Sequence[int]) -> SpecError | None:
+    """The error for the first window with no input cell (``empty_windows``), or None when every
+    window reads the input: L=4, k=1, s=2, pe=1 with OpenVINO ``ceil`` gives
+    ``attribute 'pads' = [0, 1]: output 2 of axis 0 has no input cell in its window``."""
+    empty = empty_windows(spec, spatial)
+    if not empty:
+        return None
+    axis, index = empty[0]
+    return SpecError(spec.name, "pads", spec.pads_begin + spec.pads_end, f"output {index} of axis {axis} has no input cell in its window")
+
+
 def ceil_overhang(spec: PoolSpec, spatial: Sequence[int], out: Sequence[int] | None = None) -> tuple[int, ...]:
     """Per axis, how many cells the last window reaches past the end pad (ceil rounding only).
     ``out`` overrides the window counts (a DirectML OutputTensor's spatial sizes).

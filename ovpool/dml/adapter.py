@@ -236,13 +236,7 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
                 f"{where}: indices counted from axis {spec.indices.axis} have no DirectML form; "
                 "OutputIndicesTensor counts over the whole tensor (axis 0)"
             )
-    empty = shape.empty_windows(window, spatial)
-    if empty:
-        axis, index = empty[0]
-        raise UnsupportedError(
-            f"{where}: window {index} on spatial axis {axis} has no input cell (it lies wholly in "
-            "padding); DirectML's result for it is undocumented"
-        )
+    _refuse_empty_windows(window, spatial, where)
     out_shape = shape.output_shape(spec, input_shape)
     pads_begin, pads_end = shape.resolved_pads(window, spatial)
     explicit = window.with_(padding=Padding.EXPLICIT, pads_begin=pads_begin, pads_end=pads_end)
@@ -483,8 +477,7 @@ def spec_from_operator(op: Operator) -> PoolSpec:
         spec = base.with_(rounding=rounding)
     else:
         spec = _floor_with_end_pads(base, spatial, out_spatial, where)
-    if shape.empty_windows(spec, spatial):
-        raise UnsupportedError(f"{where}: a window lies wholly in padding; DirectML's result for it is undocumented")
+    _refuse_empty_windows(spec, spatial, where)
     if include and tuple(shape.floor_end_pads(spec, spatial)) != spec.pads_end:
         raise UnsupportedError(
             f"{where}: IncludePadding=TRUE with a window overhanging EndPadding has an undocumented "
@@ -596,3 +589,10 @@ def loads(data: bytes, source: str) -> dict:
     if not isinstance(document.get("tensors", {}), dict):
         raise ModelError(f"{source}: 'tensors' must be an object of tensor name -> {{DataType, Sizes}}")
     return document
+
+
+def _refuse_empty_windows(spec: PoolSpec, spatial: Sequence[int], where: str) -> None:
+    """DirectML documents no result for a window with no input cell (``shape.empty_window_error``)."""
+    empty = shape.empty_window_error(spec, spatial)
+    if empty is not None:
+        raise UnsupportedError(f"{where}: {empty.message} (it lies wholly in padding); DirectML's result for it is undocumented")

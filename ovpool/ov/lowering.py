@@ -44,7 +44,7 @@ import numpy as np
 from openvino import Output, Type, opset1, opset3, opset8, opset14, opset16
 
 from ovpool import dtypes, shape
-from ovpool.errors import SpecError, UnsupportedError
+from ovpool.errors import UnsupportedError
 from ovpool.spec import (
     Divisor,
     IndexOrder,
@@ -135,12 +135,9 @@ def _check_windows(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
     OpenVINO would give -FLT_MAX or NaN where ONNX has no defined value."""
     if any(d is None for d in spatial):
         return
-    empty = shape.empty_windows(spec, spatial)
-    if empty:
-        axis, index = empty[0]
-        raise SpecError(
-            spec.name, "pads", spec.pads_begin + spec.pads_end, f"output {index} of axis {axis} has no input cell in its window"
-        )
+    error = shape.empty_window_error(spec, spatial)
+    if error is not None:
+        raise error
 
 
 def _normalise(spec: PoolSpec, spatial: Sequence[Dim]) -> PoolSpec:
