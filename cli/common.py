@@ -59,8 +59,7 @@ def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> 
             except OvpoolError as exc:
                 failed += 1
                 worst = max(worst, exc.exit_code)
-                named = str(exc) if str(src) in str(exc) else f"{src}: {exc}"
-                err.print(f"error: {named}", markup=False, highlight=False, soft_wrap=True)
+                err.print(f"error: {exc.located(src)}", markup=False, highlight=False, soft_wrap=True)
             progress.advance(task)
     if len(sources) > 1:
         err.print(f"{verb}: {len(sources) - failed} of {len(sources)} succeeded, {failed} failed", markup=False, highlight=False, soft_wrap=True)

@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
 
         def one(src: Path) -> str:
             if src.suffix.lower() != ".onnx":
-                raise InputFileError(f"{src}: ovpool transform takes ONNX models (.onnx)")
+                raise InputFileError.in_file(src, "ovpool transform takes ONNX models (.onnx)")
             dest = output_for(src, output, output_dir)
             result = run_transform(src, chosen, dest, force)
             what = "changed by " + ", ".join(result.changed) if result.changed else "no pass changed anything"

@@ -39,7 +39,7 @@ Route = Callable[..., Mapping[str, bytes]]
 def source_format(path: Path) -> str:
     fmt = FORMAT_OF_SUFFIX.get(path.suffix.lower())
     if fmt is None or path.suffix.lower() == ".h":
-        raise InputFileError(f"{path}: unknown source format (expected .onnx, .xml or .json)")
+        raise InputFileError.in_file(path, "unknown source format (expected .onnx, .xml or .json)")
     return fmt
 
 
@@ -79,7 +79,7 @@ def convert(
     """Convert one file; returns the files written (IR: the .xml and its .bin)."""
     src = Path(src)
     if not src.is_file():
-        raise InputFileError(f"{src}: no such file")
+        raise InputFileError.in_file(src, "no such file")
     source = source_format(src)
     out_path = Path(out) if out is not None else None
     target = target_format(source, to, out_path)

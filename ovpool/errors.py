@@ -6,11 +6,38 @@ The CLI turns these into one-line messages and exit codes; nothing in the librar
 
 from __future__ import annotations
 
+import os
+from typing import Self
+
 
 class OvpoolError(Exception):
-    """Base class. ``exit_code`` is what the command line returns for it (1: bad model/unsupported)."""
+    """Base class. ``exit_code`` is what the command line returns for it (1: bad model/unsupported).
+
+    ``file`` is the file (or model label) the error is in, kept apart from the message and shown
+    first: ``ModelError.in_file("m.onnx", "node 'p': ...")`` reads ``m.onnx: node 'p': ...``. A
+    caller that knows the file names it with ``located`` only if the error does not already.
+    """
 
     exit_code: int = 1
+
+    def __init__(self, message: str = "", file: str | os.PathLike[str] | None = None) -> None:
+        super().__init__(message)
+        self.file = str(file) if file is not None else None
+
+    @classmethod
+    def in_file(cls, file: str | os.PathLike[str], message: str) -> Self:
+        """The error ``message`` in ``file``."""
+        return cls(message, file=file)
+
+    def located(self, file: str | os.PathLike[str]) -> Self:
+        """This error, in ``file`` unless it already names its file."""
+        if self.file is None:
+            self.file = str(file)
+        return self
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{self.file}: {text}" if self.file else text
 
 
 class SpecError(OvpoolError):

@@ -55,8 +55,8 @@ class PoolNode:
         """The input's spatial dims, or an error naming the node and the dynamic axis."""
         if self.spatial is None or any(d is None for d in self.spatial):
             shown = "unknown" if self.spatial is None else "[" + ", ".join("?" if d is None else str(d) for d in self.spatial) + "]"
-            raise UnsupportedError(
-                f"{self.label}: pass '{pass_name}' needs the static spatial dims of input "
+            raise UnsupportedError.in_file(self.label, 
+                f"pass '{pass_name}' needs the static spatial dims of input "
                 f"'{self.node.input[0]}' {why}, and they are {shown}; give the model static input shapes first"
             )
         return tuple(int(d) for d in self.spatial)

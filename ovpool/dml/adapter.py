@@ -579,15 +579,15 @@ def loads(data: bytes, source: str) -> dict:
     try:
         document = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputFileError(f"{source}: not a JSON file ({exc})") from exc
+        raise InputFileError.in_file(source, f"not a JSON file ({exc})") from exc
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise InputFileError(f"{source}: not an ovpool DirectML document (expected \"format\": \"{FORMAT}\")")
+        raise InputFileError.in_file(source, f"not an ovpool DirectML document (expected \"format\": \"{FORMAT}\")")
     if document.get("version") != FORMAT_VERSION:
-        raise InputFileError(f"{source}: DirectML document version {document.get('version')!r} is not {FORMAT_VERSION}")
+        raise InputFileError.in_file(source, f"DirectML document version {document.get('version')!r} is not {FORMAT_VERSION}")
     if not isinstance(document.get("operators"), list) or not document["operators"]:
-        raise ModelError(f"{source}: 'operators' must be a non-empty list")
+        raise ModelError.in_file(source, "'operators' must be a non-empty list")
     if not isinstance(document.get("tensors", {}), dict):
-        raise ModelError(f"{source}: 'tensors' must be an object of tensor name -> {{DataType, Sizes}}")
+        raise ModelError.in_file(source, "'tensors' must be an object of tensor name -> {DataType, Sizes}")
     return document
 
 

@@ -98,7 +98,7 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
         where = f"layer {layer.id} '{layer.name}' ({layer.type} {layer.version})"
         edge = producers.get((layer.id, layer.inputs[0].id)) if layer.inputs else None
         if edge is None or (edge.from_layer, edge.from_port) not in names or not layer.outputs:
-            raise ModelError(f"{doc.path}: {where}: its input is not produced by an earlier layer")
+            raise ModelError.in_file(doc.path, f"{where}: its input is not produced by an earlier layer")
         bounds = [dim_bounds(d) for d in layer.inputs[0].dims]
         if any(b is None or b[0] != b[1] for b in bounds):
             raise UnsupportedError(f"{where}: input dims [{', '.join(layer.inputs[0].dims)}] are not static; DirectML tensor descs need sizes")
@@ -117,7 +117,7 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
         operators.extend(lowered.operators)
         tensors.update(lowered.tensors)
     if not operators:
-        raise UnsupportedError(f"{doc.path}: no pooling layer to convert to DirectML")
+        raise UnsupportedError.in_file(doc.path, "no pooling layer to convert to DirectML")
     return dml_adapter.new_document(operators, tensors, skipped)
 
 

@@ -34,7 +34,7 @@ def read_document(src: str | Path) -> dict:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise InputFileError(f"{path}: cannot be read ({exc.strerror})") from exc
+        raise InputFileError.in_file(path, f"cannot be read ({exc.strerror})") from exc
     return dml_adapter.loads(data, str(path))
 
 

@@ -61,9 +61,9 @@ def spec_from_onnx(path: Path, node_name: str) -> tuple[PoolSpec, tuple[int, ...
     node = next((n for n in proto.graph.node if n.name == node_name), None)
     if node is None:
         names = ", ".join(n.name for n in proto.graph.node if is_pool_node(n)) or "none"
-        raise ModelError(f"{path}: no node named '{node_name}' (pooling nodes: {names})")
+        raise ModelError.in_file(path, f"no node named '{node_name}' (pooling nodes: {names})")
     if not is_pool_node(node):
-        raise ModelError(f"{path}: node '{node_name}' is {node.op_type}, not a pooling node")
+        raise ModelError.in_file(path, f"node '{node_name}' is {node.op_type}, not a pooling node")
     spec = spec_from_node(node, default_opset(proto))
     _refuse_unpool(spec, f"{path}: node '{node_name}'")
     dims = inferred_types(proto).get(node.input[0], (None, None))[1]  # a help here: --input-shape can say it
@@ -83,7 +83,7 @@ def spec_from_ir(path: Path, layer_key: str) -> tuple[PoolSpec, tuple[int, ...] 
     doc = read_ir(path)
     layer = doc.layers.get(layer_key) or next((l for l in doc.layers.values() if l.name == layer_key), None)
     if layer is None:
-        raise ModelError(f"{path}: no layer with id or name '{layer_key}'")
+        raise ModelError.in_file(path, f"no layer with id or name '{layer_key}'")
     where = f"layer {layer.id} '{layer.name}' ({layer.type} {layer.version})"
     template = template_for(layer.type, layer.version, where)
     bounds = [dim_bounds(d) for d in layer.inputs[0].dims] if layer.inputs else []

@@ -153,7 +153,7 @@ class IRDocument:
         after: dict[str, list[str]] = {}
         for edge in self.edges:
             if edge.from_layer not in self.layers or edge.to_layer not in self.layers:
-                raise ModelError(f"{self.path}:{edge.line}: edge from layer {edge.from_layer} to {edge.to_layer}: no such layer")
+                raise ModelError.in_file(f"{self.path}:{edge.line}", f"edge from layer {edge.from_layer} to {edge.to_layer}: no such layer")
             waiting[edge.to_layer] += 1
             after.setdefault(edge.from_layer, []).append(edge.to_layer)
         ready = deque(lid for lid, n in waiting.items() if n == 0)
@@ -167,7 +167,7 @@ class IRDocument:
                     ready.append(nxt)
         if len(order) < len(self.layers):
             stuck = ", ".join(repr(self.layers[lid].name) for lid, n in waiting.items() if n)
-            raise ModelError(f"{self.path}: layers {stuck} form a cycle")
+            raise ModelError.in_file(self.path, f"layers {stuck} form a cycle")
         return tuple(order)
 
     def tensor_name(self, layer: Layer, port_id: str) -> str:
@@ -201,15 +201,15 @@ def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDoc
     except etree.XMLSyntaxError as exc:
         line, column = exc.position if exc.position else (exc.lineno, 0)
         message = re.sub(r", line \d+, column \d+$", "", exc.msg)
-        raise InputFileError(f"{label}:{line}:{column}: malformed XML: {message}") from None
+        raise InputFileError.in_file(f"{label}:{line}:{column}", f"malformed XML: {message}") from None
     finally:
         read = target.release()
     if read.doctype_seen:
-        raise InputFileError(f"{label}: refusing XML with a DOCTYPE (an IR has none)")
+        raise InputFileError.in_file(label, "refusing XML with a DOCTYPE (an IR has none)")
     if read.root_tag != "net":
-        raise InputFileError(f"{label}: not an OpenVINO IR (root element <{read.root_tag}>, expected <net>)")
+        raise InputFileError.in_file(label, f"not an OpenVINO IR (root element <{read.root_tag}>, expected <net>)")
     if not read.has_layers:
-        raise InputFileError(f"{label}: not an OpenVINO IR (no <layers>)")
+        raise InputFileError.in_file(label, "not an OpenVINO IR (no <layers>)")
     version_text = read.root_attributes.get("version", "")
     version = int(version_text) if version_text.isdigit() else None
     return IRDocument(label, read.root_attributes.get("name", ""), version, read.layers, tuple(read.edges))
@@ -235,9 +235,9 @@ def _source_bytes(source: str | os.PathLike | bytes, name: str | None) -> tuple[
     try:
         return path.read_bytes(), label
     except FileNotFoundError:
-        raise InputFileError(f"{label}: no such file") from None
+        raise InputFileError.in_file(label, "no such file") from None
     except OSError as exc:
-        raise InputFileError(f"{label}: cannot read ({exc.strerror})") from None
+        raise InputFileError.in_file(label, f"cannot read ({exc.strerror})") from None
 
 
 def dim_bounds(text: str) -> Bound | None:
@@ -272,7 +272,7 @@ def _refuse_doctype(data: bytes, label: str) -> None:
     root_at = data.find(b"<net")
     head = data[: root_at if root_at >= 0 else len(data)]
     if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
-        raise InputFileError(f"{label}: refusing XML with a DOCTYPE or entity declarations (an IR has none)")
+        raise InputFileError.in_file(label, "refusing XML with a DOCTYPE or entity declarations (an IR has none)")
 
 
 class _IRTarget:
@@ -372,7 +372,7 @@ class _IRTarget:
                 get = self._layer.get
                 layer = Layer(get("id", ""), get("name", ""), get("type", ""), get("version", ""), self._layer_data, self._inputs, self._outputs, len(self.layers), self.lines)
                 if layer.id in self.layers:
-                    raise InputFileError(f"{self.label}:{layer.line}: layer id {layer.id} appears twice")
+                    raise InputFileError.in_file(f"{self.label}:{layer.line}", f"layer id {layer.id} appears twice")
                 self.layers[layer.id] = layer
                 self._layer = None
 

@@ -64,7 +64,7 @@ class _Converter:
         pool_types = set(REGISTRY.op_types("ir"))
         others = [f"{l.id} '{l.name}' ({l.type} {l.version})" for l in self.doc.layers.values() if l.type not in pool_types and l.type not in _HELPERS]
         if others:
-            raise UnsupportedError(f"{self.doc.path}: IR -> ONNX handles pooling, Pad, Const, Parameter and Result; not layer(s) {', '.join(others)}")
+            raise UnsupportedError.in_file(self.doc.path, f"IR -> ONNX handles pooling, Pad, Const, Parameter and Result; not layer(s) {', '.join(others)}")
         for layer in self.doc.execution_order():
             if layer.type == "Result":
                 continue
@@ -86,7 +86,7 @@ class _Converter:
         port = layer.inputs[index].id if index < len(layer.inputs) else str(index)
         edge = self.producer.get((layer.id, port))
         if edge is None:
-            raise ModelError(f"{self.doc.path}: layer {layer.id} '{layer.name}' input port {port} has no incoming edge")
+            raise ModelError.in_file(self.doc.path, f"layer {layer.id} '{layer.name}' input port {port} has no incoming edge")
         return self.tensor[(edge.from_layer, edge.from_port)]
 
     def _parameter(self, layer: Layer) -> None:
@@ -103,7 +103,7 @@ class _Converter:
         except (KeyError, ValueError):
             raise ModelError(f"layer {layer.id} '{layer.name}' (Const): offset, size and shape must be integers") from None
         if offset < 0 or offset + size > len(self.weights):
-            raise InputFileError(f"{self.doc.path}: layer {layer.id} '{layer.name}' reads bytes {offset}..{offset + size} of a {len(self.weights)}-byte .bin")
+            raise InputFileError.in_file(self.doc.path, f"layer {layer.id} '{layer.name}' reads bytes {offset}..{offset + size} of a {len(self.weights)}-byte .bin")
         value = np.frombuffer(self.weights[offset : offset + size], dtype=dtypes.np_dtype(dtype))
         if value.size != int(np.prod(dims)):
             raise ModelError(f"layer {layer.id} '{layer.name}' (Const): {size} bytes do not hold shape {dims} of {dtype}")

@@ -22,20 +22,20 @@ def load(model: str | os.PathLike | ModelProto, load_data: bool = True) -> Model
         return model
     path = Path(model)
     if not path.is_file():
-        raise InputFileError(f"{path}: no such file")
+        raise InputFileError.in_file(path, "no such file")
     try:
         proto = onnx.load(str(path), load_external_data=False)
     except Exception as exc:  # protobuf raises DecodeError, RuntimeError or ValueError
-        raise InputFileError(f"{path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from exc
+        raise InputFileError.in_file(path, f"not a readable ONNX model ({type(exc).__name__}: {exc})") from exc
     if not proto.graph.node and not proto.graph.output:
-        raise InputFileError(f"{path}: not an ONNX model (no graph)")
+        raise InputFileError.in_file(path, "not an ONNX model (no graph)")
     check_external_data(proto, path)
     if not load_data:
         return proto
     try:
         onnx.load_external_data_for_model(proto, str(path.parent))
     except Exception as exc:
-        raise InputFileError(f"{path}: external data could not be read ({exc})") from exc
+        raise InputFileError.in_file(path, f"external data could not be read ({exc})") from exc
     return proto
 
 
@@ -49,11 +49,11 @@ def check_external_data(proto: ModelProto, path: Path) -> None:
         location = _location(tensor)
         target = (root / location).resolve()
         if os.path.isabs(location) or root not in target.parents:
-            raise InputFileError(
-                f"{path}: tensor '{tensor.name}' points its external data at '{location}', outside the model's folder"
+            raise InputFileError.in_file(path, 
+                f"tensor '{tensor.name}' points its external data at '{location}', outside the model's folder"
             )
         if not target.is_file():
-            raise InputFileError(f"{path}: tensor '{tensor.name}' needs external data '{location}', which is missing")
+            raise InputFileError.in_file(path, f"tensor '{tensor.name}' needs external data '{location}', which is missing")
 
 
 def external_data_files(path: str | os.PathLike) -> list[Path]:

@@ -68,7 +68,7 @@ def onnx_to_ir(src: Path, out_suffix: str = ".xml", **options: object) -> Mappin
     import openvino as ov
 
     if options:
-        raise UnsupportedError(f"{src}: option(s) {', '.join(sorted(options))} do not apply to ONNX -> IR")
+        raise UnsupportedError.in_file(src, f"option(s) {', '.join(sorted(options))} do not apply to ONNX -> IR")
     converted = onnx_to_ov_model(src)
     with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
         xml = Path(folder) / "model.xml"
@@ -110,30 +110,27 @@ def _convert(proto: ModelProto, source: object, label: str) -> openvino.Model:
         converted = frontend.convert(frontend.load(source))
     except Exception as exc:  # OpenVINO's OpConversionFailure/GeneralFailure derive from Exception
         if pools.errors:
-            raise _in_model(label, pools.errors[0]) from None
+            raise pools.errors[0].located(label) from None
         raise _conversion_error(label, exc) from None
     if pools.errors:
-        raise _in_model(label, pools.errors[0])
+        raise pools.errors[0].located(label)
     try:
         check_shapes(pools.lowered)
     except ModelError as exc:
-        raise _in_model(label, exc) from None
+        raise exc.located(label) from None
     if proto.graph.name:
         converted.set_friendly_name(proto.graph.name)
     return converted
 
 
-def _in_model(label: str, error: OvpoolError) -> OvpoolError:
-    """The error of a pooling node with the model named first: ``m.onnx: node 'pool': ...``."""
-    error.args = (f"{label}: {error}",)
-    return error
+
 
 
 def _conversion_error(label: str, exc: Exception) -> OvpoolError:
     text = str(exc)
     missing = _NO_RULE.search(text)
     if missing:
-        return UnsupportedError(f"{label}: no OpenVINO conversion rule for {missing.group(1).strip()}")
+        return UnsupportedError.in_file(label, f"no OpenVINO conversion rule for {missing.group(1).strip()}")
     if "Cannot recognize" in text or "Unable to read" in text:
-        return InputFileError(f"{label}: OpenVINO cannot read the model")
-    return ModelError(f"{label}: OpenVINO could not convert the model: {openvino_reason(exc)}")
+        return InputFileError.in_file(label, "OpenVINO cannot read the model")
+    return ModelError.in_file(label, f"OpenVINO could not convert the model: {openvino_reason(exc)}")

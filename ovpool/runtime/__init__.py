@@ -103,7 +103,7 @@ def open_model(model: str | os.PathLike | ModelProto) -> Model:
 
         read_ir(path)
         return Model("ir", str(path), path=path)
-    raise InputFileError(f"{path}: unknown model format (expected .onnx or OpenVINO IR .xml)")
+    raise InputFileError.in_file(path, "unknown model format (expected .onnx or OpenVINO IR .xml)")
 
 
 def cache_dir() -> Path:
@@ -259,8 +259,7 @@ def openvino_session(model: Model, device: str, precision: str = DEFAULT_PRECISI
     try:
         return OpenVINOSession(model, device, precision, cache, core=core)
     except OvpoolError as exc:
-        named = str(exc) if str(exc).startswith(model.label) else f"{model.label}: {exc}"
-        raise DeviceError(f"OpenVINO cannot take {named}") from exc
+        raise DeviceError(f"OpenVINO cannot take {exc.located(model.label)}") from exc
     except Exception as exc:  # OpenVINO raises RuntimeError, OpConversionFailure, GeneralFailure (not RuntimeError)
         raise DeviceError(f"device '{device}' cannot compile {model.label}: {devices.openvino_reason(exc)}") from exc
 

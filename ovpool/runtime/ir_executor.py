@@ -43,8 +43,8 @@ class IrGraph:
         others = [l for l in document.layers.values() if l.type not in STRUCTURAL and l.type not in pool_types]
         if others:
             listed = ", ".join(f"{l.type} '{l.name}' (line {l.line})" for l in others)
-            raise UnsupportedError(
-                f"{document.path}: the numpy backend runs IR pooling layers only "
+            raise UnsupportedError.in_file(document.path, 
+                f"the numpy backend runs IR pooling layers only "
                 f"({', '.join(pool_types)}); unsupported: {listed}"
             )
         producers = document.producers()
@@ -85,7 +85,7 @@ def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
     element = layer.data.get("element_type", "")
     dtype = dtypes.from_ir_type(element)
     if dtype is None:
-        raise ModelError(f"{document.path}: Parameter '{layer.name}' (line {layer.line}): element_type '{element}' is not readable")
+        raise ModelError.in_file(document.path, f"Parameter '{layer.name}' (line {layer.line}): element_type '{element}' is not readable")
     shape_text = layer.data.get("shape")
     shape: tuple[int | None, ...] | None = None
     if shape_text is not None and shape_text.strip() not in ("...", "?"):
@@ -93,7 +93,7 @@ def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
         for text in (t for t in shape_text.split(",") if t.strip()):
             bound = dim_bounds(text)
             if bound is None:
-                raise ModelError(f"{document.path}: Parameter '{layer.name}' (line {layer.line}): shape '{shape_text}' is not readable")
+                raise ModelError.in_file(document.path, f"Parameter '{layer.name}' (line {layer.line}): shape '{shape_text}' is not readable")
             dims.append(bound[0] if bound[0] == bound[1] else None)
         shape = tuple(dims)
     return TensorDecl(document.tensor_name(layer, layer.outputs[0].id if layer.outputs else "0"), dtype, shape)
@@ -102,7 +102,7 @@ def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
 def _feeding(document: IRDocument, producers, layer: Layer, port: str):
     edge = producers.get((layer.id, port))
     if edge is None or edge.from_layer not in document.layers:
-        raise ModelError(f"{document.path}: layer '{layer.name}' (line {layer.line}) input port {port} is not connected")
+        raise ModelError.in_file(document.path, f"layer '{layer.name}' (line {layer.line}) input port {port} is not connected")
     return edge
 
 
