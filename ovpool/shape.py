@@ -199,6 +199,22 @@ def empty_window_error(spec: PoolSpec, spatial: Sequence[int]) -> SpecError | No
     return SpecError(spec.name, "pads", spec.pads_begin + spec.pads_end, f"output {index} of axis {axis} has no input cell in its window")
 
 
+def simplest_form(spec: PoolSpec, spatial: Sequence[Dim]) -> PoolSpec:
+    """The same windows, in the form with the fewest features: SAME/VALID pads made explicit when
+    the dims are known (floor: auto padding never rounds), a ceil that adds no window made floor.
+    L=6, k=2, s=2 with ceil: 3 windows either way, so floor (IR ``rounding_type="floor"``, opset1)."""
+    static = all(d is not None for d in spatial)
+    if spec.padding is not Padding.EXPLICIT:
+        if not static and spec.padding is not Padding.VALID:
+            return spec.with_(rounding=Rounding.FLOOR)
+        begin, end = resolved_pads(spec, spatial)
+        spec = spec.with_(padding=Padding.EXPLICIT, pads_begin=begin, pads_end=end, rounding=Rounding.FLOOR)
+    if static and spec.rounding is not Rounding.FLOOR:
+        if output_spatial(spec, spatial) == output_spatial(spec.with_(rounding=Rounding.FLOOR), spatial):
+            spec = spec.with_(rounding=Rounding.FLOOR)
+    return spec
+
+
 def ceil_overhang(spec: PoolSpec, spatial: Sequence[int], out: Sequence[int] | None = None) -> tuple[int, ...]:
     """Per axis, how many cells the last window reaches past the end pad (ceil rounding only).
     ``out`` overrides the window counts (a DirectML OutputTensor's spatial sizes).

@@ -123,7 +123,9 @@ def test_emitted_ir_reads_back_in_openvino_identically(spec):
     assert ours == theirs
     for index, port in enumerate(layer.outputs):
         assert str(op.get_output_partial_shape(index)) == "[" + ",".join(port.dims) + "]"
-    assert spec_from_layer(template_for(layer.type, layer.version), layer.data, len(input_shape), with_indices=spec.indices is not None) == spec
+    assert spec_from_layer(template_for(layer.type, layer.version), layer.data, len(input_shape), with_indices=spec.indices is not None) == shape.simplest_form(
+        spec, input_shape[2:]
+    )  # the emitter writes the simplest form of the same windows
 
 
 @pytest.mark.openvino

@@ -224,6 +224,8 @@ def layer_from_spec(spec: PoolSpec, spatial: Sequence[int] | None = None, min_op
         raise UnsupportedError(f"{where}: {spec.kind.value} pooling has no IR pooling layer")
     if spec.indices is not None and spec.indices.order is IndexOrder.COLUMN_MAJOR:
         raise UnsupportedError(f"{where}: IR MaxPool indices are row-major; column-major (storage_order=1) has no IR form")
+    if spatial is not None:
+        spec = shape.simplest_form(spec, spatial)
     wanted = _field_values(spec, spatial, where)
     reasons = []
     for template in versions_of(layer_type):

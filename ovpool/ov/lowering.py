@@ -45,6 +45,7 @@ from openvino import Output, Type, opset1, opset3, opset8, opset14, opset16
 
 from ovpool import dtypes, shape
 from ovpool.errors import UnsupportedError
+from ovpool.ir.adapter import layer_from_spec
 from ovpool.spec import (
     Divisor,
     IndexOrder,
@@ -124,7 +125,7 @@ def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_sh
         )
     shape.output_spatial(spec, spatial)  # raises a SpecError naming the node for a too-small input
     _check_windows(spec, spatial)
-    window = _normalise(spec, spatial)
+    window = shape.simplest_form(spec, spatial)
     if window.kind is PoolKind.MAX:
         return Lowered(spec, data, _max_pool(window, data, spatial))
     return Lowered(spec, data, (_avg_pool(window, data, spatial),))
@@ -140,19 +141,16 @@ def _check_windows(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
         raise error
 
 
-def _normalise(spec: PoolSpec, spatial: Sequence[Dim]) -> PoolSpec:
-    """The same windows, in the form with the fewest features: SAME/VALID pads made explicit when
-    the dims are known (floor: auto padding never rounds), a ceil that adds no window made floor."""
-    static = all(d is not None for d in spatial)
-    if spec.padding is not Padding.EXPLICIT:
-        if not static and spec.padding is not Padding.VALID:
-            return spec.with_(rounding=Rounding.FLOOR)
-        begin, end = shape.resolved_pads(spec, spatial)
-        spec = spec.with_(padding=Padding.EXPLICIT, pads_begin=begin, pads_end=end, rounding=Rounding.FLOOR)
-    if static and spec.rounding is not Rounding.FLOOR:
-        if shape.output_spatial(spec, spatial) == shape.output_spatial(spec.with_(rounding=Rounding.FLOOR), spatial):
-            spec = spec.with_(rounding=Rounding.FLOOR)
-    return spec
+# The OpenVINO op of each IR version; which version a spec gets is the IR templates' rule.
+_MAX_POOL = {"opset8": opset8.max_pool, "opset14": opset14.max_pool}
+_AVG_POOL = {"opset1": opset1.avg_pool, "opset14": opset14.avg_pool}
+
+
+def ir_version(spec: PoolSpec) -> str:
+    """The IR op version a pooling spec is lowered to: the oldest whose template can say it
+    (``ovpool.ir.adapter.layer_from_spec``, the rule the IR emitter uses too): MaxPool with
+    dilations or indices ``opset8``, ``ceil_torch`` rounding ``opset14``, AvgPool dilations ``opset16``."""
+    return layer_from_spec(spec).version
 
 
 def _auto_pad(spec: PoolSpec) -> str:
@@ -168,12 +166,11 @@ def _max_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> tuple[Out
             f"node '{spec.name}': auto_pad {spec.padding.value.upper()} with indices needs static spatial dims "
             f"(they are {list(spatial)}): OpenVINO 2026.4 CPU pads such a MaxPool wrongly on dynamic shapes"
         )
-    if spec.rounding is Rounding.CEIL:
-        node = opset14.max_pool(data, *args, list(spec.dilations), *window, rounding, auto_pad, "i64", 0)
-    elif spec.indices is not None or any(d != 1 for d in spec.dilations):
-        node = opset8.max_pool(data, *args, list(spec.dilations), *window, rounding, auto_pad, "i64", 0)
-    else:
+    indices = Indices(IndexOrder.ROW_MAJOR, axis=0, dtype="int64") if spec.indices is not None else None
+    version = ir_version(spec.with_(indices=indices))
+    if version == "opset1":
         return (opset1.max_pool(data, *args, *window, rounding, auto_pad).output(0),)
+    node = _MAX_POOL[version](data, *args, list(spec.dilations), *window, rounding, auto_pad, "i64", 0)
     if spec.indices is None:
         return (node.output(0),)
     return node.output(0), _index_layout(spec, node.output(1), data, spatial)
@@ -211,11 +208,11 @@ def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
 
 def _avg_node(spec: PoolSpec, data: Output, begin: Sequence[int], end: Sequence[int], exclude: bool, rounding: Rounding) -> Output:
     args = (data, list(spec.strides), list(begin), list(end), list(spec.kernel), exclude, _ROUNDING[rounding], _auto_pad(spec))
-    if any(d != 1 for d in spec.dilations):
+    divisor = Divisor.EXCLUDE_PAD if exclude else Divisor.FULL_KERNEL_IF_PADDED
+    version = ir_version(spec.with_(pads_begin=tuple(begin), pads_end=tuple(end), divisor=divisor, rounding=rounding))
+    if version == "opset16":
         return opset16.avg_pool(*args, dilations=list(spec.dilations)).output(0)
-    if rounding is Rounding.CEIL:
-        return opset14.avg_pool(*args).output(0)
-    return opset1.avg_pool(*args).output(0)
+    return _AVG_POOL[version](*args).output(0)
 
 
 def _padded_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
