@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 # Opsets that select each schema version of the ops, and what each version accepts; written from
-# the ONNX operator changelog, independently of ovpool's registry.
+# the ONNX operator changelog, independently of ovpool's versions table.
 AVERAGE_OPSETS = {1: 1, 7: 7, 10: 10, 11: 11, 19: 19, 22: 22}
 MAX_OPSETS = {1: 1, 8: 8, 10: 10, 11: 11, 12: 12, 22: 22}
 FLOATS = ["float32", "float64", "float16"]

@@ -5,10 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from runtime_support import (
+    EXAMPLE,
+    invoke,
+    ir_pools,
+    pool_model,
+    private_cache,  # noqa: F401  (autouse: a temporary compiled-model cache)
+    save,
+)
 
 from ovpool.runtime.bench import summarize
-from runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
-from runtime_support import EXAMPLE, invoke, ir_pools, pool_model, save
 
 RECORD_KEYS = {"backend", "device", "median_ms", "min_ms", "max_ms", "runs"}
 
@@ -72,9 +78,9 @@ def test_summary_statistics():
 
 
 def test_library_bench_and_progress_calls():
-    from ovpool.runtime.bench import bench
     from ovpool.errors import UsageError
     from ovpool.runtime import open_model
+    from ovpool.runtime.bench import bench
 
     ticks = []
     timings, failures = bench(open_model(EXAMPLE), ["numpy"], runs=2, warmup=1,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from runtime_support import fake_gpu, invoke, invoke_without_openvino
 
 from ovpool.runtime import devices
-from runtime_support import fake_gpu, invoke, invoke_without_openvino
 
 
 def test_cpu_and_numpy_are_listed_with_capabilities():

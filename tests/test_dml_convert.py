@@ -9,17 +9,17 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import dml_emulator
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-import dml_emulator
 import ovpool
 from ovpool.dml import cpp as dml_cpp
 from ovpool.dml import export as dml_export
 from ovpool.dml import importer as dml_import
+from ovpool.dml.levels import DML_LEVELS
 from ovpool.errors import UnsupportedError
-from ovpool.registry import DML_LEVELS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -203,11 +203,11 @@ def test_header_compiles_against_the_directml_declarations(tmp_path):
     assert result.returncode == 0, result.stderr
 
 
-def test_readme_feature_level_table_matches_the_registry():
+def test_readme_feature_level_table_matches_the_levels():
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## DirectML", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `(DML_OPERATOR_\w+)` \| (\d)\.(\d) \| ([^|]+) \| ([^|]*) \| ([^|]+) \|$", section, re.M)
     documented = {(op, int(a) * 10 + int(b), tuple(t.split(", ")), tuple(i.split(", ")) if i.strip() else (), tuple(int(r) for r in d.split(", ")))
                   for op, a, b, t, i, d in [(r[0], r[1], r[2], r[3].strip(), r[4].strip(), r[5].strip()) for r in rows]}
-    registry = {(r.op_type, r.since, r.data_types, r.index_types, r.tensor_ranks) for r in DML_LEVELS}
-    assert documented == registry
+    levels = {(r.op_type, r.since, r.data_types, r.index_types, r.tensor_ranks) for r in DML_LEVELS}
+    assert documented == levels

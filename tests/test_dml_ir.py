@@ -4,16 +4,16 @@ DirectML -> IR run on OpenVINO (f32) gives the emulator's outputs."""
 
 from __future__ import annotations
 
+import dml_emulator
 import numpy as np
+import oracle
 import pytest
 
-import dml_emulator
-import oracle
 import ovpool
 from ovpool.dml import export as dml_export
 from ovpool.dml import importer as dml_import
-from ovpool.ir import writer as ir_emit
 from ovpool.errors import UnsupportedError
+from ovpool.ir import writer as ir_emit
 from ovpool.spec import Divisor, Indices, PoolKind, PoolSpec, Rounding
 
 CASES = [

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import dml_emulator
 import numpy as np
+import oracle
 import pytest
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
+from strategies import PoolCase, pool_cases
 
-import dml_emulator
-import oracle
 import ovpool
 from ovpool.dml import export as dml_export
 from ovpool.dml import importer as dml_import
 from ovpool.errors import UnsupportedError
-from strategies import PoolCase, pool_cases
 
 
 def expected_refusal(case) -> str | None:

@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 from lxml import etree
 from onnx import TensorProto, helper
+from ovpool.cli.app import app
 from typer.testing import CliRunner
 
 import ovpool
-
-from ovpool.cli.app import app
 from ovpool.explain.explanation import explain, render_svg
 from ovpool.ir.writer import emit_single
 from ovpool.spec import Divisor, PoolKind, PoolSpec, Rounding

@@ -8,8 +8,8 @@ import pytest
 from onnx import TensorProto, helper
 
 import ovpool
-from ovpool.onnx import adapter as onnx_adapter
 from ovpool.errors import SpecError, UnsupportedError
+from ovpool.onnx import adapter as onnx_adapter
 from ovpool.spec import Divisor, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
 
 OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool")
@@ -25,7 +25,7 @@ def _schema_versions():
 
 @pytest.mark.parametrize("op_type,version", _schema_versions())
 def test_every_schema_version_is_handled_explicitly(op_type, version):
-    """A version the registry does not list must be refused by name, never guessed; today all are listed."""
+    """A version the versions table does not list must be refused by name, never guessed; today all are listed."""
     row = onnx_adapter.version_row(op_type, version)
     assert (row.op_type, row.since) == (op_type, version)
     node = helper.make_node(op_type, ["x", "i"][: 2 if op_type == "MaxUnpool" else 1], ["y"], name="n",
@@ -40,8 +40,8 @@ def test_unknown_version_is_refused_by_name(monkeypatch):
         onnx_adapter.version_row("AveragePool", 26)
 
 
-def test_versions_of_the_registry_match_onnx_defs():
-    from ovpool.registry import ONNX_VERSIONS
+def test_versions_table_matches_onnx_defs():
+    from ovpool.onnx.versions import ONNX_VERSIONS
 
     assert sorted((r.op_type, r.since) for r in ONNX_VERSIONS) == _schema_versions()
 

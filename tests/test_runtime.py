@@ -10,12 +10,19 @@ import warnings
 
 import numpy as np
 import pytest
+from runtime_support import (
+    EXAMPLE,
+    fake_gpu,
+    ir_pools,
+    ir_with_relu,
+    pool_model,
+    private_cache,  # noqa: F401  (autouse: a temporary compiled-model cache)
+    random_input,
+)
 
 import ovpool
 from ovpool import runtime
 from ovpool.errors import UnsupportedError, UsageError
-from runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
-from runtime_support import EXAMPLE, fake_gpu, ir_pools, ir_with_relu, pool_model, random_input
 
 pytestmark = pytest.mark.openvino
 

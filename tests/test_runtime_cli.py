@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from runtime_support import private_cache  # noqa: F401  (autouse: a temporary compiled-model cache)
-from runtime_support import EXAMPLE, fake_gpu, invoke, invoke_without_openvino, ir_with_relu, pool_model, random_input, save
+from runtime_support import (
+    EXAMPLE,
+    fake_gpu,
+    invoke,
+    invoke_without_openvino,
+    ir_with_relu,
+    pool_model,
+    private_cache,  # noqa: F401  (autouse: a temporary compiled-model cache)
+    random_input,
+    save,
+)
 
 
 def test_readme_first_command(capsys):

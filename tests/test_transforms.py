@@ -11,12 +11,12 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
-
-import ovpool
-from ovpool.errors import UnsupportedError
 from ovpool.transforms.catalog import parse_pass
 from ovpool.transforms.framework import run_passes
 from transform_models import integer_input, pool_model, windowed_cases
+
+import ovpool
+from ovpool.errors import UnsupportedError
 
 RNG_SEED = 20260
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 import onnx
 import pytest
 from onnx import TensorProto, helper
-
-import ovpool
 from ovpool.cli.app import main
-from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.transforms.framework import VALID, Pass, UnknownPassError, run_passes
 from transform_models import pool_model
+
+import ovpool
+from ovpool.errors import OvpoolError, UnsupportedError
 
 SAME = {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"}
 

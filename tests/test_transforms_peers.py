@@ -4,12 +4,12 @@ by the naive oracle (tests/oracle.py), never by onnxruntime or onnx.reference al
 from __future__ import annotations
 
 import numpy as np
+import oracle
 import pytest
 from hypothesis import given
+from transform_models import integer_input, pool_model, windowed_cases
 
 import ovpool
-import oracle
-from transform_models import integer_input, pool_model, windowed_cases
 
 ort = pytest.importorskip("onnxruntime")
 

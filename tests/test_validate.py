@@ -8,15 +8,15 @@ import sys
 import time
 
 import pytest
+from ir_fixtures import pool_ir, write
 from lxml import etree
+from ovpool.cli import validate as validate_cli
+from ovpool.cli.app import app
 from typer.testing import CliRunner
 
 import ovpool
-from ovpool.cli import validate as validate_cli
-from ovpool.cli.app import app
 from ovpool.errors import InputFileError
 from ovpool.ir.validation import validate_file
-from ir_fixtures import pool_ir, write
 
 runner = CliRunner()
 N32 = (1, 3, 32, 32)

@@ -6,7 +6,7 @@ desc members in the struct's order, tensors as ``{"DataType": "DML_TENSOR_DATA_T
 "Sizes": [...]}``, BOOL as true/false, a null pointer as null.
 
 Emission picks, per pooling spec, the operator with the lowest feature level that says it exactly
-(``registry.DML_LEVELS`` is the only feature-level table) and legalises:
+(``ovpool.dml.levels`` is the only feature-level table) and legalises:
 - a 1-D pool gets a unit spatial axis (``shape.unit_axis_spec``): DimensionCount 2, 4-D tensor
   descs over the same buffers (a 1x3x8 tensor is bound as 1x3x1x8; flat indices are unchanged);
 - ceil rounding is the OutputTensor size (DirectML has no rounding field; windows start at
@@ -26,14 +26,14 @@ from dataclasses import dataclass
 
 from ovpool import dtypes, shape
 from ovpool.axis import unpool_window_for
-from ovpool.errors import ModelError, OvpoolError, SpecError, UnsupportedError
-from ovpool.registry import (
+from ovpool.dml.levels import (
     DML_FEATURE_LEVELS,
     DML_LEVELS,
     DML_OPERATORS,
-    REGISTRY,
     DmlOperatorLevel,
+    row_at,
 )
+from ovpool.errors import ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec
 
 FORMAT = "ovpool-dml"
@@ -84,20 +84,6 @@ def numpy_type(dml_type: object, where: str) -> str:
     if dtype is None:
         raise ModelError(f"{where}: DataType {dml_type!r} is not a DML_TENSOR_DATA_TYPE ovpool knows")
     return dtype
-
-
-def row_at(op_type: str, level: int) -> DmlOperatorLevel | None:
-    """The registry row for ``op_type`` at ``level``, or None before the operator exists."""
-    try:
-        row = REGISTRY.lookup("dml", op_type, level)
-    except UnsupportedError:
-        return None
-    assert isinstance(row, DmlOperatorLevel)
-    return row
-
-
-def introduced(op_type: str) -> int:
-    return min(r.since for r in DML_LEVELS if r.op_type == op_type)
 
 
 @dataclass(frozen=True)
@@ -346,7 +332,7 @@ def _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, outpu
 
 @dataclass(frozen=True)
 class Operator:
-    """A checked operator of a DirectML document: its registry row and desc values.
+    """A checked operator of a DirectML document: its levels row and desc values.
 
     ``input_sizes``/``output_sizes`` are the desc's InputTensor/OutputTensor Sizes; ``dtype`` the
     InputTensor's data type as a numpy name; ``index_type`` the indices tensor's (or None).

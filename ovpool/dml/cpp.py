@@ -17,7 +17,7 @@ import numpy as np
 
 from ovpool import shape
 from ovpool.dml import adapter as dml_adapter
-from ovpool.registry import DML_FEATURE_LEVELS
+from ovpool.dml.levels import DML_FEATURE_LEVELS
 
 # Member order of the directml.h structs the header fills besides the operator descs.
 BUFFER_TENSOR_MEMBERS = (

@@ -76,13 +76,13 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
     output). Layers must be in execution order, as OpenVINO writes them."""
     from ovpool.ir.adapter import spec_from_layer, template_for
     from ovpool.ir.reader import dim_bounds, read_ir
-    from ovpool.registry import REGISTRY
+    from ovpool.ir.templates import POOL_LAYER_TYPES
 
     cap = dml_adapter.parse_feature_level(feature_level)
     doc = read_ir(Path(src))
     producers = doc.producers()
     used = {(e.from_layer, e.from_port) for e in doc.edges}
-    pool_types = set(REGISTRY.op_types("ir"))
+    pool_types = POOL_LAYER_TYPES
     names: dict[tuple[str, str], str] = {}
     operators: list[dict] = []
     tensors: dict[str, dict] = {}

@@ -27,9 +27,9 @@ from ovpool.ir.templates import (
     format_value,
     opset_number,
     parse_value,
+    template_at,
     versions_of,
 )
-from ovpool.registry import REGISTRY
 from ovpool.spec import (
     Divisor,
     IndexOrder,
@@ -75,9 +75,7 @@ def template_for(layer_type: str, version: str, where: str = "") -> Template:
     if number is None:
         prefix = f"{where}: " if where else ""
         raise UnsupportedError(f"{prefix}version '{version}' is not an opset (expected e.g. opset14)")
-    found = REGISTRY.lookup("ir", layer_type, number, where)
-    assert isinstance(found, Template)
-    return found
+    return template_at(layer_type, number, where)
 
 
 def check_layer(template: Template, data: Mapping[str, str], input_rank: int | None = None) -> list[AttributeIssue]:

@@ -9,8 +9,7 @@ emitter, the IR adapter and the validator read these and nothing else; this modu
 text form of attribute values: lists are ``"2, 2"`` when written and ``"2,2"`` or ``"2, 2"`` when
 read, booleans ``true``/``false`` (OpenVINO also reads ``1``/``0`` and any letter case).
 
-The module is loaded by ``ovpool.registry``, which registers every template under format ``"ir"``
-with its opset range, so ``REGISTRY.lookup("ir", "AvgPool", 15)`` is the AvgPool-14 template.
+``template_at("AvgPool", 15)`` is the AvgPool-14 template (its file covers opsets 14 and 15).
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from importlib import resources
 
+from ovpool.errors import UnsupportedError
 from ovpool.spec import PoolKind
 
 _BOOL_TEXT = {"true": True, "1": True, "false": False, "0": False}
@@ -123,19 +123,37 @@ class Template:
         return next((a for a in self.attributes if a.field == field), None)
 
 
-@lru_cache(maxsize=1)
+POOL_LAYER_TYPES: tuple[str, ...] = ("AvgPool", "MaxPool")
+
+
 def templates() -> tuple[Template, ...]:
     """Every template, sorted by type then opset."""
+    return tuple(t for layer_type in POOL_LAYER_TYPES for t in versions_of(layer_type))
+
+
+@lru_cache(maxsize=None)
+def versions_of(layer_type: str) -> tuple[Template, ...]:
+    """The templates of one layer type, oldest first (empty for a type that is not pooling); only
+    that type's files (``AvgPool-opset*.json``) are read, on first use."""
     found = []
     for entry in resources.files("ovpool.ir_templates").iterdir():
-        if entry.name.endswith(".json"):
+        if entry.name.startswith(f"{layer_type}-opset") and entry.name.endswith(".json"):
             found.append(_template(json.loads(entry.read_text(encoding="utf-8"))))
-    return tuple(sorted(found, key=lambda t: (t.type, t.since)))
+    return tuple(sorted(found, key=lambda t: t.since))
 
 
-def versions_of(layer_type: str) -> tuple[Template, ...]:
-    """The templates of one layer type, oldest first (empty for a type that is not pooling)."""
-    return tuple(t for t in templates() if t.type == layer_type)
+def template_at(layer_type: str, opset: int, where: str = "") -> Template:
+    """The template that ``version="opset{opset}"`` selects (AvgPool opset15 is AvgPool-14); a type
+    that is not pooling or an opset no template covers is an ``UnsupportedError`` naming them."""
+    prefix = f"{where}: " if where else ""
+    versions = versions_of(layer_type)
+    if not versions:
+        raise UnsupportedError(f"{prefix}ir op '{layer_type}' is not a pooling op ovpool handles")
+    for template in versions:
+        if template.since <= opset <= template.until:
+            return template
+    known = ", ".join(str(v.since) if v.since == v.until else f"{v.since}-{v.until}" for v in versions)
+    raise UnsupportedError(f"{prefix}ir {layer_type} version {opset} is not supported (known: {known})")
 
 
 def opset_number(version: str) -> int | None:

@@ -30,9 +30,9 @@ from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
 from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_ir
+from ovpool.ir.templates import POOL_LAYER_TYPES
 from ovpool.names import FreshNames
 from ovpool.onnx.adapter import node_from_spec
-from ovpool.registry import REGISTRY
 from ovpool.spec import Divisor, Indices, Padding, PoolKind, PoolSpec, Rounding
 
 OPSET = 19
@@ -61,7 +61,7 @@ class _Converter:
         self._names = FreshNames()
 
     def model(self) -> onnx.ModelProto:
-        pool_types = set(REGISTRY.op_types("ir"))
+        pool_types = POOL_LAYER_TYPES
         others = [f"{l.id} '{l.name}' ({l.type} {l.version})" for l in self.doc.layers.values() if l.type not in pool_types and l.type not in _HELPERS]
         if others:
             raise UnsupportedError.in_file(self.doc.path, f"IR -> ONNX handles pooling, Pad, Const, Parameter and Result; not layer(s) {', '.join(others)}")

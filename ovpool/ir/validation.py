@@ -55,8 +55,7 @@ from ovpool.ir.reader import (
     format_bound,
     read_ir,
 )
-from ovpool.ir.templates import Template
-from ovpool.registry import REGISTRY
+from ovpool.ir.templates import POOL_LAYER_TYPES, Template
 from ovpool.spec import PoolSpec
 
 CODES = {
@@ -151,7 +150,7 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
     consumers: dict[tuple[str, str], list[Edge]] = {}
     for edge in doc.edges:
         consumers.setdefault((edge.from_layer, edge.from_port), []).append(edge)
-    pool_types = frozenset(REGISTRY.op_types("ir"))
+    pool_types = POOL_LAYER_TYPES
     content = _ContentCheck()
     for layer in doc.layers.values():
         if layer.type not in pool_types:

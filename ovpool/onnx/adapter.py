@@ -1,4 +1,4 @@
-"""ONNX pooling nodes <-> PoolSpec, for every schema version in ``registry.ONNX_VERSIONS``.
+"""ONNX pooling nodes <-> PoolSpec, for every schema version in ``ovpool.onnx.versions``.
 
 The node's version is the schema version its model's opset selects (opset 13 runs AveragePool-11).
 Attributes are checked against that schema: one the version does not have is an error, as is a
@@ -17,7 +17,7 @@ from onnx import NodeProto, helper
 
 from ovpool import dtypes
 from ovpool.errors import SpecError, UnsupportedError
-from ovpool.registry import ONNX_VERSIONS, REGISTRY, OnnxPoolVersion
+from ovpool.onnx.versions import ONNX_VERSIONS, POOL_OPS, OnnxPoolVersion, row_for
 from ovpool.spec import (
     Divisor,
     IndexOrder,
@@ -50,14 +50,12 @@ def schema_version(op_type: str, opset: int, where: str = "") -> int:
 
 
 def version_row(op_type: str, opset: int, where: str = "") -> OnnxPoolVersion:
-    """The registry row for the version of ``op_type`` that ``opset`` selects."""
-    row = REGISTRY.lookup("onnx", op_type, schema_version(op_type, opset, where), where)
-    assert isinstance(row, OnnxPoolVersion)
-    return row
+    """The ``ovpool.onnx.versions`` row for the version of ``op_type`` that ``opset`` selects."""
+    return row_for(op_type, schema_version(op_type, opset, where), where)
 
 
 def is_pool_node(node: NodeProto) -> bool:
-    return node.domain in ("", "ai.onnx") and node.op_type in REGISTRY.op_types("onnx")
+    return node.domain in ("", "ai.onnx") and node.op_type in POOL_OPS
 
 
 def spec_from_node(node: NodeProto, opset: int, dtype: str | None = None) -> PoolSpec:

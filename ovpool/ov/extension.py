@@ -25,8 +25,8 @@ from onnx import GraphProto, ModelProto, NodeProto, helper
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset
+from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import lowering as ov_lowering
-from ovpool.registry import ONNX_POOL_OPS
 from ovpool.runtime.devices import openvino_reason
 
 
@@ -49,7 +49,7 @@ class PoolExtensions:
         """One ``ConversionExtension`` per ONNX pooling op type."""
         from openvino.frontend.onnx import ConversionExtension
 
-        return [ConversionExtension(op_type, self._converter(op_type)) for op_type in ONNX_POOL_OPS]
+        return [ConversionExtension(op_type, self._converter(op_type)) for op_type in POOL_OPS]
 
     def _converter(self, op_type: str):
         def convert(context) -> list:

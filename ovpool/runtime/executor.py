@@ -19,7 +19,7 @@ from ovpool import kernels
 from ovpool.errors import ModelError
 from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset, load
-from ovpool.registry import ONNX_POOL_OPS
+from ovpool.onnx.versions import POOL_OPS
 
 
 class NumpySession:
@@ -28,7 +28,7 @@ class NumpySession:
     def __init__(self, model: str | os.PathLike | ModelProto) -> None:
         self.proto = load(model)
         opset = default_opset(self.proto)
-        self._evaluator = ReferenceEvaluator(self.proto, new_ops=[_pool_op(op_type, opset) for op_type in ONNX_POOL_OPS])
+        self._evaluator = ReferenceEvaluator(self.proto, new_ops=[_pool_op(op_type, opset) for op_type in POOL_OPS])
         self.output_names = [o.name for o in self.proto.graph.output]
 
     def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

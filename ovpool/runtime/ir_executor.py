@@ -21,7 +21,7 @@ from ovpool import dtypes, kernels
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
 from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_ir
-from ovpool.registry import REGISTRY
+from ovpool.ir.templates import POOL_LAYER_TYPES
 from ovpool.runtime.tensors import TensorDecl
 
 STRUCTURAL = ("Parameter", "Result")
@@ -39,7 +39,7 @@ class IrGraph:
     @classmethod
     def read(cls, path: str | os.PathLike) -> IrGraph:
         document = read_ir(Path(path))
-        pool_types = REGISTRY.op_types("ir")
+        pool_types = POOL_LAYER_TYPES
         others = [l for l in document.layers.values() if l.type not in STRUCTURAL and l.type not in pool_types]
         if others:
             listed = ", ".join(f"{l.type} '{l.name}' (line {l.line})" for l in others)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 LOWEST, HIGHEST = 7, 22
 

@@ -1,0 +1,84 @@
+"""DirectML feature levels and what each pooling operator accepts from which level on.
+
+Sources: the learn.microsoft.com ``DML_*_OPERATOR_DESC`` pages (Availability, Tensor support) and
+the DirectML feature level history. ``row_at("DML_OPERATOR_MAX_POOLING1", 50)`` is the 5.0 row
+(uint64 indices); ``row_at`` of a level before the operator exists is None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ovpool.spec import PoolKind
+
+# DirectML: feature levels are versions written ``10 * major + minor`` (DML_FEATURE_LEVEL_2_1 is 21).
+DML_FEATURE_LEVELS: tuple[int, ...] = (10, 20, 21, 30, 31, 40, 41, 50, 51, 52, 60, 61, 62, 63, 64)
+
+
+@dataclass(frozen=True)
+class DmlOperatorLevel:
+    """What one DirectML operator accepts from feature level ``since`` on (the operator page's
+    "Tensor support" table for that level).
+
+    ``members`` are the ``DML_*_OPERATOR_DESC`` struct members in directml.h order; which
+    ones are present says what the operator can express (``Dilations``, ``OutputIndicesTensor``,
+    ``IncludePadding``). ``data_types``/``index_types`` are numpy names of the tensor data types;
+    ``tensor_ranks`` the allowed DimensionCount of its tensors. ``kind`` is the pooling it
+    computes (None for PADDING). MAX_POOLING1 at 2.0 takes float32/float16 with uint32 indices;
+    from 5.0 also uint64 indices, so ONNX's int64 indices need 5.0.
+    """
+
+    op_type: str
+    since: int
+    kind: PoolKind | None
+    members: tuple[str, ...]
+    data_types: tuple[str, ...]
+    index_types: tuple[str, ...] = ()
+    tensor_ranks: tuple[int, ...] = (4, 5)
+
+
+_IO = ("InputTensor", "OutputTensor")
+_WINDOW = ("DimensionCount", "Strides", "WindowSize", "StartPadding", "EndPadding")
+_F = ("float32", "float16")
+_F8 = _F + ("int8", "uint8")
+_ALL = _F + ("int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8")
+_AVG, _MAX = PoolKind.AVERAGE, PoolKind.MAX
+_MAX1 = _IO + ("OutputIndicesTensor",) + _WINDOW
+_PAD = _IO + ("PaddingMode", "PaddingValue", "DimensionCount", "StartPadding", "EndPadding")
+_INTS = ("int32", "int16", "int8", "uint32", "uint16", "uint8")
+
+# Sources: the learn.microsoft.com DML_*_OPERATOR_DESC pages (Availability, Tensor support) and
+# the DirectML feature level history; MAX_UNPOOLING is in directml.h's 0x2000 block but its page
+# says 3.0, which is what ovpool requires.
+DML_LEVELS: tuple[DmlOperatorLevel, ...] = (
+    DmlOperatorLevel("DML_OPERATOR_AVERAGE_POOLING", 10, _AVG, _IO + _WINDOW + ("IncludePadding",), _F),
+    DmlOperatorLevel("DML_OPERATOR_AVERAGE_POOLING1", 62, _AVG, _IO + _WINDOW + ("Dilations", "IncludePadding"), _F),
+    DmlOperatorLevel("DML_OPERATOR_MAX_POOLING", 10, _MAX, _IO + _WINDOW, _F),
+    DmlOperatorLevel("DML_OPERATOR_MAX_POOLING", 30, _MAX, _IO + _WINDOW, _F8),
+    DmlOperatorLevel("DML_OPERATOR_MAX_POOLING", 50, _MAX, _IO + _WINDOW, _ALL),
+    DmlOperatorLevel("DML_OPERATOR_MAX_POOLING1", 20, _MAX, _MAX1, _F, ("uint32",)),
+    DmlOperatorLevel("DML_OPERATOR_MAX_POOLING1", 30, _MAX, _MAX1, _F8, ("uint32",)),
+    DmlOperatorLevel("DML_OPERATOR_MAX_POOLING1", 50, _MAX, _MAX1, _ALL, ("uint64", "uint32")),
+    DmlOperatorLevel("DML_OPERATOR_MAX_POOLING2", 21, _MAX, _MAX1 + ("Dilations",), _F, ("uint32",)),
+    DmlOperatorLevel("DML_OPERATOR_MAX_POOLING2", 30, _MAX, _MAX1 + ("Dilations",), _F8, ("uint32",)),
+    DmlOperatorLevel("DML_OPERATOR_MAX_POOLING2", 50, _MAX, _MAX1 + ("Dilations",), _ALL, ("uint64", "uint32")),
+    DmlOperatorLevel("DML_OPERATOR_MAX_UNPOOLING", 30, PoolKind.UNPOOL, ("InputTensor", "IndicesTensor", "OutputTensor"), _F, ("uint32",), (4,)),
+    DmlOperatorLevel("DML_OPERATOR_MAX_UNPOOLING", 50, PoolKind.UNPOOL, ("InputTensor", "IndicesTensor", "OutputTensor"), _ALL, ("uint64", "uint32"), (4,)),
+    DmlOperatorLevel("DML_OPERATOR_PADDING", 10, None, _PAD, _F),
+    DmlOperatorLevel("DML_OPERATOR_PADDING", 21, None, _PAD, _F + _INTS),
+    DmlOperatorLevel("DML_OPERATOR_PADDING", 31, None, _PAD, _F + _INTS, (), tuple(range(1, 9))),
+    DmlOperatorLevel("DML_OPERATOR_PADDING", 50, None, _PAD, _ALL + ("float64",), (), tuple(range(1, 9))),
+)
+
+DML_OPERATORS: tuple[str, ...] = tuple(dict.fromkeys(row.op_type for row in DML_LEVELS))
+
+
+def row_at(op_type: str, level: int) -> DmlOperatorLevel | None:
+    """The newest row of ``op_type`` at or below ``level``, or None before the operator exists."""
+    rows = [r for r in DML_LEVELS if r.op_type == op_type and r.since <= level]
+    return rows[-1] if rows else None
+
+
+def introduced(op_type: str) -> int:
+    """The level an operator first appears at (MAX_POOLING2: 21)."""
+    return min(r.since for r in DML_LEVELS if r.op_type == op_type)
