@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ovpool.errors import InputFileError, UnsupportedError, UsageError
 from ovpool.files import check_outputs, write_atomic
+from ovpool.onnx.model import external_data_files
 
 FORMAT_OF_SUFFIX = {".onnx": "onnx", ".xml": "ir", ".json": "dml", ".h": "dml"}
 MAIN_SUFFIX = {"onnx": ".onnx", "ir": ".xml", "dml": ".json"}
@@ -99,7 +100,5 @@ def input_files(src: Path, source: str, with_external_data: bool = True) -> list
     if source == "ir":
         return [src, src.with_suffix(".bin")]
     if source == "onnx" and with_external_data:
-        from ovpool.onnx.model import external_data_files
-
         return [src, *external_data_files(src)]
     return [src]

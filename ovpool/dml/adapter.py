@@ -33,7 +33,13 @@ from ovpool.dml.levels import (
     DmlOperatorLevel,
     row_at,
 )
-from ovpool.errors import ModelError, OvpoolError, SpecError, UnsupportedError
+from ovpool.errors import (
+    InputFileError,
+    ModelError,
+    OvpoolError,
+    SpecError,
+    UnsupportedError,
+)
 from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec
 
 FORMAT = "ovpool-dml"
@@ -560,8 +566,6 @@ def _scalars(value: object) -> bool:
 def loads(data: bytes, source: str) -> dict:
     """Parse and check the top level of a DirectML document; per-operator checks are
     ``check_operator``'s."""
-    from ovpool.errors import InputFileError
-
     try:
         document = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -17,7 +17,11 @@ import numpy as np
 from onnx import ModelProto, numpy_helper
 
 from ovpool.dml import adapter as dml_adapter
+from ovpool.dml import cpp as dml_cpp
 from ovpool.errors import ModelError, SpecError, UnsupportedError
+from ovpool.ir.adapter import spec_from_layer, template_for
+from ovpool.ir.reader import dim_bounds, read_ir
+from ovpool.ir.templates import POOL_LAYER_TYPES
 from ovpool.names import FreshNames
 from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset, inferred_types, load
@@ -74,10 +78,6 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
     ``ceil`` without the drop rule and ``exclude-pad="false"`` keep OpenVINO's meaning). Tensor
     names are the ports' first ``names`` entry, else the layer's name (``name:port`` for a second
     output). Layers must be in execution order, as OpenVINO writes them."""
-    from ovpool.ir.adapter import spec_from_layer, template_for
-    from ovpool.ir.reader import dim_bounds, read_ir
-    from ovpool.ir.templates import POOL_LAYER_TYPES
-
     cap = dml_adapter.parse_feature_level(feature_level)
     doc = read_ir(Path(src))
     producers = doc.producers()
@@ -138,8 +138,6 @@ def render(document: Mapping[str, object], out_suffix: str, source_name: str) ->
         names = ", ".join(f"{s['op_type']} '{s['name']}'" for s in skipped)
         warnings.warn(f"{source_name}: skipped {len(skipped)} non-pooling node(s): {names}", SkippedNodesWarning, stacklevel=2)
     if out_suffix == ".h":
-        from ovpool.dml import cpp as dml_cpp
-
         return {".h": dml_cpp.render(document, source_name).encode()}
     return {".json": dml_adapter.dumps(document)}
 

@@ -23,6 +23,7 @@ from ovpool import dtypes, shape
 from ovpool.dml import adapter as dml_adapter
 from ovpool.dml.adapter import Operator
 from ovpool.errors import InputFileError, ModelError, UnsupportedError
+from ovpool.ir.writer import IRGraph
 from ovpool.onnx import adapter as onnx_adapter
 from ovpool.spec import Indices, PoolKind, PoolSpec
 
@@ -132,8 +133,6 @@ def ir_from_document(document: Mapping[str, object], name: str = "dml") -> dict[
     """OpenVINO IR v11 (``{".xml", ".bin"}``) computing the document's operators: PADDING as Pad-12,
     pooling as the oldest AvgPool/MaxPool version that says it. OpenVINO has no MaxUnpool, so
     MAX_UNPOOLING is refused; MaxPool indices are i64 (i32 for UINT32 descs), the same bits."""
-    from ovpool.ir.writer import IRGraph
-
     graph = read_graph(document)
     ir = IRGraph(name)
     tensors = {}

@@ -8,6 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ovpool.errors import ModelError, SpecError, UnsupportedError, UsageError
+from ovpool.ir.adapter import spec_from_layer, template_for
+from ovpool.ir.reader import dim_bounds, read_ir
+from ovpool.onnx.adapter import is_pool_node, spec_from_node
+from ovpool.onnx.model import default_opset, inferred_types, load
 from ovpool.spec import Divisor, Padding, PoolKind, PoolSpec, Rounding
 
 _AUTO_PAD = {"NOTSET": Padding.EXPLICIT, "SAME_UPPER": Padding.SAME_UPPER, "SAME_LOWER": Padding.SAME_LOWER, "VALID": Padding.VALID}
@@ -54,9 +58,6 @@ def _csv(value: object) -> str:
 
 def spec_from_onnx(path: Path, node_name: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
     """The pooling node ``node_name`` of an ONNX model, and its input's static shape if inferable."""
-    from ovpool.onnx.adapter import is_pool_node, spec_from_node
-    from ovpool.onnx.model import default_opset, inferred_types, load
-
     proto = load(path)
     node = next((n for n in proto.graph.node if n.name == node_name), None)
     if node is None:
@@ -77,9 +78,6 @@ def _refuse_unpool(spec: PoolSpec, where: str) -> None:
 
 def spec_from_ir(path: Path, layer_key: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
     """The pooling layer with this name or id in an IR, and its input port's static dims."""
-    from ovpool.ir.adapter import spec_from_layer, template_for
-    from ovpool.ir.reader import dim_bounds, read_ir
-
     doc = read_ir(path)
     layer = doc.layers.get(layer_key) or next((l for l in doc.layers.values() if l.name == layer_key), None)
     if layer is None:

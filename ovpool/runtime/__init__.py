@@ -32,8 +32,11 @@ from onnx import ModelProto
 from ovpool import dtypes
 from ovpool.dtypes import from_onnx, np_dtype
 from ovpool.errors import InputFileError, OvpoolError, UnsupportedError, UsageError
+from ovpool.ir.reader import read_ir
 from ovpool.names import port_tensor_name
+from ovpool.onnx.model import load
 from ovpool.runtime import devices
+from ovpool.runtime.ir_executor import IrGraph
 from ovpool.runtime.tensors import TensorDecl, check_inputs
 
 DEFAULT_DEVICE = "CPU"
@@ -64,8 +67,6 @@ class Model:
 
     def onnx_with_data(self) -> ModelProto:
         """The ONNX proto with its external data loaded (the proto itself when it has none)."""
-        from ovpool.onnx.model import load
-
         return load(self.path) if self.path is not None else self.proto
 
 
@@ -90,8 +91,6 @@ def open_model(model: str | os.PathLike | ModelProto) -> Model:
     """Classify a model by its extension (.onnx, .xml) and check it can be read: an ONNX file is
     loaded, an IR file parsed by ovpool's safe XML reader, so a broken file (or an entity bomb) is
     an ``InputFileError`` naming it whatever the device, before OpenVINO opens anything."""
-    from ovpool.onnx.model import load
-
     if isinstance(model, ModelProto):
         return Model("onnx", model.graph.name or "model", proto=model)
     path = Path(model)
@@ -99,8 +98,6 @@ def open_model(model: str | os.PathLike | ModelProto) -> Model:
     if suffix == ".onnx":
         return Model("onnx", str(path), path=path, proto=load(path, load_data=False))
     if suffix == ".xml":
-        from ovpool.ir.reader import read_ir
-
         read_ir(path)
         return Model("ir", str(path), path=path)
     raise InputFileError.in_file(path, "unknown model format (expected .onnx or OpenVINO IR .xml)")
@@ -149,8 +146,6 @@ class NumpySession:
             self.inputs = onnx_inputs(model.proto)
             self._run = OnnxSession(model.onnx_with_data()).run
         else:
-            from ovpool.runtime.ir_executor import IrGraph
-
             graph = IrGraph.read(model.path)
             self.inputs = graph.inputs
             self._run = graph.run
