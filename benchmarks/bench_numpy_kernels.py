@@ -21,7 +21,12 @@ from onnx import TensorProto, helper
 from ovpool.runtime.executor import NumpySession
 
 LAYERS = [
-    ("MaxPool 3x3 s2 p1, 8x64x112x112", "MaxPool", (8, 64, 112, 112), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    (
+        "MaxPool 3x3 s2 p1, 8x64x112x112",
+        "MaxPool",
+        (8, 64, 112, 112),
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+    ),
     ("AveragePool 2x2 s2, 8x256x56x56", "AveragePool", (8, 256, 56, 56), {"kernel_shape": [2, 2], "strides": [2, 2]}),
     (
         "AveragePool 3x3 s1 p1 exclude-pad, 8x64x56x56",

@@ -80,7 +80,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         models = {
             "tiny_pool (bundled example, converted by ovpool)": convert(EXAMPLE, Path(tmp) / "tiny_pool.xml")[0],
-            "pooling 1x16x56x56 (converted by ovpool)": convert(pooling_onnx(Path(tmp) / "pooling.onnx"), Path(tmp) / "pooling.xml")[0],
+            "pooling 1x16x56x56 (converted by ovpool)": convert(
+                pooling_onnx(Path(tmp) / "pooling.onnx"), Path(tmp) / "pooling.xml"
+            )[0],
         }
         print(f"{'model':<50} {'raw ms':>9} {'ovpool ms':>10} {'ratio':>7}")
         for label, xml in models.items():

@@ -31,9 +31,9 @@ from pathlib import Path
 
 from ovpool import shape
 from ovpool.errors import SpecError
+from ovpool.ir.validation import validate_file
 from ovpool.ir.writer import IRGraph
 from ovpool.spec import Divisor, Indices, Padding, PoolKind, PoolSpec, Rounding
-from ovpool.ir.validation import validate_file
 
 OVPOOL = "import sys; from ovpool.cli.app import main; sys.argv = ['ovpool'] + sys.argv[1:]; main()"
 OPENVINO = "import sys, openvino as ov; ov.Core().read_model(sys.argv[1])"
@@ -41,7 +41,9 @@ OPENVINO = "import sys, openvino as ov; ov.Core().read_model(sys.argv[1])"
 
 def make_ir(path: Path, layers: int) -> None:
     """Parameter -> ``layers`` identical pooling layers (AvgPool-14 and MaxPool-8 alternating) -> Result."""
-    avg = PoolSpec(PoolKind.AVERAGE, (3, 3), (1, 1), pads_begin=(1, 1), pads_end=(1, 1), rounding=Rounding.CEIL, divisor=Divisor.EXCLUDE_PAD)
+    avg = PoolSpec(
+        PoolKind.AVERAGE, (3, 3), (1, 1), pads_begin=(1, 1), pads_end=(1, 1), rounding=Rounding.CEIL, divisor=Divisor.EXCLUDE_PAD
+    )
     mx = PoolSpec(PoolKind.MAX, (3, 3), (1, 1), dilations=(1, 1), pads_begin=(1, 1), pads_end=(1, 1), indices=Indices())
     _write_chain(path, (1, 8, 16, 16), [(avg if i % 2 == 0 else mx).with_(name=f"pool{i}") for i in range(layers)])
 
@@ -74,7 +76,9 @@ def _varied_spec(rng: random.Random, name: str, spatial: tuple[int, ...]) -> tup
             extra["divisor"] = rng.choice((Divisor.EXCLUDE_PAD, Divisor.FULL_KERNEL_IF_PADDED))
         elif rng.random() < 0.5:
             extra["indices"] = Indices(axis=rng.choice((0, 1, 2)), dtype=rng.choice(("int64", "int32")))
-        spec = PoolSpec(kind, kernel, strides, dilations, *pads, padding=padding, rounding=rng.choice(tuple(Rounding)), name=name, **extra)  # type: ignore[arg-type]
+        spec = PoolSpec(
+            kind, kernel, strides, dilations, *pads, padding=padding, rounding=rng.choice(tuple(Rounding)), name=name, **extra
+        )  # type: ignore[arg-type]
         try:
             out = shape.output_spatial(spec, spatial)
         except SpecError:
@@ -99,8 +103,10 @@ def make_mixed_ir(path: Path, layers: int, every: int = 10) -> None:
     closer to real networks (written as text: ovpool's emitter only writes what ovpool needs)."""
     dims = "<dim>1</dim><dim>8</dim><dim>16</dim><dim>16</dim>"
     port = '<port id="{id}" precision="FP32">' + dims + "</port>"
-    body = ['<?xml version="1.0"?>\n<net name="mixed" version="11">\n<layers>',
-            f'<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,8,16,16" element_type="f32"/><output>{port.format(id=0)}</output></layer>']
+    body = [
+        '<?xml version="1.0"?>\n<net name="mixed" version="11">\n<layers>',
+        f'<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,8,16,16" element_type="f32"/><output>{port.format(id=0)}</output></layer>',
+    ]
     edges = []
     for i in range(1, layers + 1):
         if i % every == 0:
@@ -128,11 +134,18 @@ def process_times(commands: dict[str, list[str]], repeat: int) -> dict[str, tupl
 
 def compare(label: str, path: Path, repeat: int) -> None:
     findings = validate_file(path).findings
-    times = process_times({"ovpool": [sys.executable, "-c", OVPOOL, "validate", str(path)],
-                           "openvino": [sys.executable, "-c", OPENVINO, str(path)]}, repeat)
+    times = process_times(
+        {
+            "ovpool": [sys.executable, "-c", OVPOOL, "validate", str(path)],
+            "openvino": [sys.executable, "-c", OPENVINO, str(path)],
+        },
+        repeat,
+    )
     (ours_wall, ours_cpu), (ov_wall, ov_cpu) = times["ovpool"], times["openvino"]
-    print(f"{label}: {path.stat().st_size / 1e6:.1f} MB, {len(findings)} findings; whole process, median of {repeat}: "
-          f"ovpool validate {ours_wall:.2f} s (CPU {ours_cpu:.2f} s), import openvino + read_model {ov_wall:.2f} s (CPU {ov_cpu:.2f} s)")
+    print(
+        f"{label}: {path.stat().st_size / 1e6:.1f} MB, {len(findings)} findings; whole process, median of {repeat}: "
+        f"ovpool validate {ours_wall:.2f} s (CPU {ours_cpu:.2f} s), import openvino + read_model {ov_wall:.2f} s (CPU {ov_cpu:.2f} s)"
+    )
 
 
 def main() -> None:
@@ -153,10 +166,17 @@ def main() -> None:
         compare(f"{args.layers} layers, all pooling, identical", paths["identical", args.layers], args.repeat)
         compare(f"{args.layers} layers, all pooling, every layer different", paths["varied", args.layers], args.repeat)
         compare(f"{args.layers} layers, 1 in 10 pooling", mixed, args.repeat)
-        startup = process_times({"--help": [sys.executable, "-c", OVPOOL, "--help"],
-                                 "validate": [sys.executable, "-c", OVPOOL, "validate", str(one)]}, args.repeat)
-        print(f"start-up, median of {args.repeat}: ovpool --help {startup['--help'][0]:.2f} s, "
-              f"ovpool validate (one layer) {startup['validate'][0]:.2f} s")
+        startup = process_times(
+            {
+                "--help": [sys.executable, "-c", OVPOOL, "--help"],
+                "validate": [sys.executable, "-c", OVPOOL, "validate", str(one)],
+            },
+            args.repeat,
+        )
+        print(
+            f"start-up, median of {args.repeat}: ovpool --help {startup['--help'][0]:.2f} s, "
+            f"ovpool validate (one layer) {startup['validate'][0]:.2f} s"
+        )
         for (kind, n), path in paths.items():
             start = time.perf_counter()
             validate_file(path)

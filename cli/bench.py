@@ -60,10 +60,15 @@ def _table(model: Path, timings) -> str:
     if not timings:
         return f"{model}: no backend ran"
     fastest = min(t.median_ms for t in timings)
-    lines = [f"{model}", f"{'backend':<12} {'device':<8} {'median ms':>10} {'min ms':>10} {'max ms':>10} {'runs':>5} "
-             f"{'per s':>9} {'x fastest':>9}"]
+    lines = [
+        f"{model}",
+        f"{'backend':<12} {'device':<8} {'median ms':>10} {'min ms':>10} {'max ms':>10} {'runs':>5} "
+        f"{'per s':>9} {'x fastest':>9}",
+    ]
     for t in timings:
         ratio = t.median_ms / fastest if fastest > 0 else 1.0
-        lines.append(f"{t.backend:<12} {t.device:<8} {t.median_ms:>10.3f} {t.min_ms:>10.3f} {t.max_ms:>10.3f} "
-                     f"{t.runs:>5} {t.throughput:>9.1f} {ratio:>9.2f}")
+        lines.append(
+            f"{t.backend:<12} {t.device:<8} {t.median_ms:>10.3f} {t.min_ms:>10.3f} {t.max_ms:>10.3f} "
+            f"{t.runs:>5} {t.throughput:>9.1f} {ratio:>9.2f}"
+        )
     return "\n".join(lines)

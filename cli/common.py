@@ -62,5 +62,10 @@ def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> 
                 err.print(f"error: {exc.located(src)}", markup=False, highlight=False, soft_wrap=True)
             progress.advance(task)
     if len(sources) > 1:
-        err.print(f"{verb}: {len(sources) - failed} of {len(sources)} succeeded, {failed} failed", markup=False, highlight=False, soft_wrap=True)
+        err.print(
+            f"{verb}: {len(sources) - failed} of {len(sources)} succeeded, {failed} failed",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     return worst

@@ -20,7 +20,9 @@ def _ints(text: str | None, flag: str) -> tuple[int, ...]:
 def register(app: typer.Typer) -> None:
     @app.command()
     def explain(
-        input_shape: str | None = typer.Option(None, "--input-shape", help="N,C,spatial... or only the spatial dims, e.g. 1,1,7,7 or 7,7."),
+        input_shape: str | None = typer.Option(
+            None, "--input-shape", help="N,C,spatial... or only the spatial dims, e.g. 1,1,7,7 or 7,7."
+        ),
         op: str = typer.Option("avg", "--op", help="avg or max (flags mode)."),
         kernel: str | None = typer.Option(None, "--kernel", help="Kernel per spatial axis, e.g. 3,3."),
         strides: str | None = typer.Option(None, "--strides", help="Strides, e.g. 2,2 (default 1)."),
@@ -49,9 +51,16 @@ def register(app: typer.Typer) -> None:
             check_outputs([svg], [], force)
         shape_dims = _ints(input_shape, "--input-shape")
         flags = {
-            "--op": op != "avg", "--kernel": kernel, "--strides": strides, "--pads": pads, "--dilations": dilations,
-            "--auto-pad": auto_pad != "NOTSET", "--ceil": ceil, "--rounding": rounding,
-            "--count-include-pad": count_include_pad, "--divisor": divisor,
+            "--op": op != "avg",
+            "--kernel": kernel,
+            "--strides": strides,
+            "--pads": pads,
+            "--dilations": dilations,
+            "--auto-pad": auto_pad != "NOTSET",
+            "--ceil": ceil,
+            "--rounding": rounding,
+            "--count-include-pad": count_include_pad,
+            "--divisor": divisor,
         }
         given = [flag for flag, value in flags.items() if value]
         if onnx_model is not None and ir_model is not None:
@@ -74,8 +83,14 @@ def register(app: typer.Typer) -> None:
             if not kernel:
                 raise typer.BadParameter("give --kernel (or --onnx/--ir)")
             spec = spec_from_flags(
-                op, _ints(kernel, "--kernel"), _ints(strides, "--strides"), _ints(pads, "--pads"), _ints(dilations, "--dilations"),
-                auto_pad, rounding or ("ceil" if ceil else "floor"), divisor or ("include_pad" if count_include_pad else "exclude_pad"),
+                op,
+                _ints(kernel, "--kernel"),
+                _ints(strides, "--strides"),
+                _ints(pads, "--pads"),
+                _ints(dilations, "--dilations"),
+                auto_pad,
+                rounding or ("ceil" if ceil else "floor"),
+                divisor or ("include_pad" if count_include_pad else "exclude_pad"),
             )
             found_shape = None
         if shape_dims:

@@ -22,7 +22,10 @@ def register(app: typer.Typer) -> None:
     def transform(
         sources: list[Path] = typer.Argument(..., metavar="SRC...", help="ONNX models."),
         passes: list[str] = typer.Option(
-            [], "--pass", "-p", metavar="NAME",
+            [],
+            "--pass",
+            "-p",
+            metavar="NAME",
             help="Pass to run, repeatable, in order: explicit-pads, no-ceil, opset=N, dml-legal, expand-global.",
         ),
         output: Path | None = typer.Option(None, "-o", "--output", help="Output file (one source only)."),
@@ -31,10 +34,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Rewrite ONNX models into an exact, more portable form of their pooling."""
         from ovpool.cli.common import batch
+        from ovpool.errors import InputFileError
         from ovpool.transforms.apply import transform as run_transform
         from ovpool.transforms.catalog import parse_pass
-
-        from ovpool.errors import InputFileError
 
         if not passes:
             raise typer.BadParameter("give at least one --pass NAME", param_hint="--pass")

@@ -56,7 +56,9 @@ def average_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
     for axis, counts in enumerate(shape.divisor_counts(spec, x.shape[2:])):
         if not counts.all():
             raise SpecError(
-                spec.name, "pads", spec.pads_begin + spec.pads_end,
+                spec.name,
+                "pads",
+                spec.pads_begin + spec.pads_end,
                 f"output {int(np.argmin(counts))} of axis {axis} has no input cell in its window and nothing to divide by",
             )
         divisor = np.multiply.outer(divisor, counts.astype(acc_dtype))
@@ -115,7 +117,7 @@ def _over_planes(x: np.ndarray, planes):
     if count <= step:
         results = [planes(flat)]
     else:
-        results = list(_executor().map(planes, [flat[:, i:i + step] for i in range(0, count, step)]))
+        results = list(_executor().map(planes, [flat[:, i : i + step] for i in range(0, count, step)]))
     if isinstance(results[0], tuple):
         return tuple(_join(x, [r[k] for r in results]) for k in range(len(results[0])))
     return _join(x, results)
@@ -199,7 +201,7 @@ def _tap_views(res: np.ndarray, a: np.ndarray, axis: int, plan: _AxisPlan):
             src = a[lead + (span.input_slice(plan.stride),)]
         else:
             start = span.first_input // plan.stride
-            src = phases[span.first_input % plan.stride][..., start:start + n]
+            src = phases[span.first_input % plan.stride][..., start : start + n]
         yield res[lead + (slice(span.first, span.stop),)], src, span
 
 
@@ -214,7 +216,7 @@ def _phases(a: np.ndarray, axis: int, stride: int) -> list[np.ndarray] | None:
 def _reduce_axis(a: np.ndarray, axis: int, plan: _AxisPlan, combine, fill, dtype) -> np.ndarray:
     """Combine the taps of one axis; the accumulator starts as a copy of a tap that covers every
     output when there is one (saving a pass), else as ``fill``."""
-    res = np.empty(a.shape[:axis] + (plan.out,) + a.shape[axis + 1:], dtype=dtype)
+    res = np.empty(a.shape[:axis] + (plan.out,) + a.shape[axis + 1 :], dtype=dtype)
     started = False
     for dst, src, span in _tap_views(res, a, axis, plan):
         if not started and span.first == 0 and span.stop == plan.out:
@@ -230,10 +232,12 @@ def _reduce_axis(a: np.ndarray, axis: int, plan: _AxisPlan, combine, fill, dtype
     return res
 
 
-def _argmax_axis(a: np.ndarray, where: np.ndarray, axis: int, plan: _AxisPlan, step: int, lowest) -> tuple[np.ndarray, np.ndarray]:
+def _argmax_axis(
+    a: np.ndarray, where: np.ndarray, axis: int, plan: _AxisPlan, step: int, lowest
+) -> tuple[np.ndarray, np.ndarray]:
     """Max along one axis, carrying the flat spatial index of the winner: ``where`` holds the part
     from axes already reduced; this axis adds ``coordinate * step``."""
-    out_shape = a.shape[:axis] + (plan.out,) + a.shape[axis + 1:]
+    out_shape = a.shape[:axis] + (plan.out,) + a.shape[axis + 1 :]
     res = np.full(out_shape, lowest, dtype=a.dtype)
     res_at = np.full(out_shape, -1, dtype=np.int64)
     where = np.broadcast_to(where, a.shape)

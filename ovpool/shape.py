@@ -107,8 +107,7 @@ def output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
                 spec.name,
                 "kernel_shape",
                 spec.kernel,
-                f"axis {axis}: input length {length} plus pads is smaller than the window extent "
-                f"{window_extent(k, d)}",
+                f"axis {axis}: input length {length} plus pads is smaller than the window extent {window_extent(k, d)}",
             )
         out.append(n)
     return tuple(out)
@@ -141,9 +140,7 @@ def unpool_output_affine(spec: PoolSpec) -> tuple[tuple[int, int], ...]:
     """MaxUnpool's inferred output per axis as ``in*scale + offset``, for a graph that computes it
     from a dynamic input length at run time: ``(in-1)*s + k - pb - pe`` is scale ``s`` and offset
     ``k - pb - pe - s``. k=3, s=2, pads (1, 1): (2, -1), so in=3 gives 5."""
-    return tuple(
-        (s, k - pb - pe - s) for k, s, pb, pe in zip(spec.kernel, spec.strides, spec.pads_begin, spec.pads_end)
-    )
+    return tuple((s, k - pb - pe - s) for k, s, pb, pe in zip(spec.kernel, spec.strides, spec.pads_begin, spec.pads_end))
 
 
 def divisor_counts(spec: PoolSpec, spatial: Sequence[int]) -> list[np.ndarray]:
@@ -183,7 +180,9 @@ def empty_windows(spec: PoolSpec, spatial: Sequence[int]) -> list[tuple[int, int
     out = output_spatial(window, spatial)
     found = []
     for axis, length in enumerate(spatial):
-        counts = tap_counts(length, out[axis], window.kernel[axis], window.strides[axis], window.dilations[axis], pads_begin[axis], 0, length)
+        counts = tap_counts(
+            length, out[axis], window.kernel[axis], window.strides[axis], window.dilations[axis], pads_begin[axis], 0, length
+        )
         found.extend((axis, int(i)) for i in np.flatnonzero(counts == 0))
     return found
 
@@ -196,7 +195,9 @@ def empty_window_error(spec: PoolSpec, spatial: Sequence[int]) -> SpecError | No
     if not empty:
         return None
     axis, index = empty[0]
-    return SpecError(spec.name, "pads", spec.pads_begin + spec.pads_end, f"output {index} of axis {axis} has no input cell in its window")
+    return SpecError(
+        spec.name, "pads", spec.pads_begin + spec.pads_end, f"output {index} of axis {axis} has no input cell in its window"
+    )
 
 
 def simplest_form(spec: PoolSpec, spatial: Sequence[Dim]) -> PoolSpec:
@@ -274,7 +275,7 @@ def index_strides(shape: Sequence[int], indices: Indices) -> tuple[int, int, tup
     channels, spatial = shape[1], tuple(shape[2:])
     plane = int(math.prod(spatial))
     if indices.order is IndexOrder.ROW_MAJOR:
-        steps = tuple(int(math.prod(spatial[a + 1:])) for a in range(len(spatial)))
+        steps = tuple(int(math.prod(spatial[a + 1 :])) for a in range(len(spatial)))
     else:
         steps = tuple(int(math.prod(spatial[:a])) for a in range(len(spatial)))
     n_step = channels * plane if indices.axis == 0 else 0

@@ -165,7 +165,13 @@ class PoolSpec:
             raise SpecError(self.name, "indices", "requested", "a global pool has no indices output")
 
     def _check_values(self) -> None:
-        kernel, strides, dilations, pads_begin, pads_end = self.kernel, self.strides, self.dilations, self.pads_begin, self.pads_end
+        kernel, strides, dilations, pads_begin, pads_end = (
+            self.kernel,
+            self.strides,
+            self.dilations,
+            self.pads_begin,
+            self.pads_end,
+        )
         rank = len(kernel)
         for attr, values in (("strides", strides), ("dilations", dilations), ("pads", pads_begin), ("pads", pads_end)):
             if len(values) != rank:
@@ -183,9 +189,7 @@ class PoolSpec:
             raise SpecError(self.name, "pads", pads, "must be >= 0")
         unpool = self.kind is PoolKind.UNPOOL
         if self.padding is not Padding.EXPLICIT and max(pads) > 0 and not unpool:
-            raise SpecError(
-                self.name, "pads", pads, f"must be zero when auto_pad is {self.padding.value.upper()}"
-            )
+            raise SpecError(self.name, "pads", pads, f"must be zero when auto_pad is {self.padding.value.upper()}")
         if not unpool:
             for axis, (k, d, pb, pe) in enumerate(zip(kernel, dilations, pads_begin, pads_end)):
                 extent = window_extent(k, d)

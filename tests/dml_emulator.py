@@ -45,10 +45,7 @@ def run(document: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             buffers[name] = typed.ravel()
             written[name] = tuple(desc[member]["Sizes"])
     logical = document.get("tensors", {})
-    return {
-        name: buffers[name].reshape(logical[name]["Sizes"] if name in logical else sizes)
-        for name, sizes in written.items()
-    }
+    return {name: buffers[name].reshape(logical[name]["Sizes"] if name in logical else sizes) for name, sizes in written.items()}
 
 
 def _view(buffer: np.ndarray, tensor: dict) -> np.ndarray:
@@ -65,9 +62,7 @@ def _windows(desc: dict, in_sizes, out_sizes):
         for pos in itertools.product(*[range(v) for v in out_sizes[2:]]):
             cells = []
             for tap in itertools.product(*[range(k) for k in desc["WindowSize"]]):
-                coords = [
-                    pos[a] * desc["Strides"][a] - desc["StartPadding"][a] + tap[a] * dilations[a] for a in range(count)
-                ]
+                coords = [pos[a] * desc["Strides"][a] - desc["StartPadding"][a] + tap[a] * dilations[a] for a in range(count)]
                 inside = all(0 <= coords[a] < in_sizes[2 + a] for a in range(count))
                 in_pads = all(
                     -desc["StartPadding"][a] <= coords[a] < in_sizes[2 + a] + desc["EndPadding"][a] for a in range(count)
@@ -93,7 +88,7 @@ def _max(desc: dict, x: np.ndarray):
     out_sizes = desc["OutputTensor"]["Sizes"]
     y = np.zeros(out_sizes, dtype=np.float64)
     idx = np.zeros(out_sizes, dtype=np.int64)
-    strides = [int(np.prod(x.shape[a + 1:])) for a in range(x.ndim)]
+    strides = [int(np.prod(x.shape[a + 1 :])) for a in range(x.ndim)]
     for n, c, pos, cells in _windows(desc, x.shape, out_sizes):
         best, best_at = None, None
         for coords, _ in cells:

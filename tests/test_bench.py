@@ -83,8 +83,9 @@ def test_library_bench_and_progress_calls():
     from ovpool.runtime.bench import bench
 
     ticks = []
-    timings, failures = bench(open_model(EXAMPLE), ["numpy"], runs=2, warmup=1,
-                              progress=lambda label, total: lambda: ticks.append((label, total)))
+    timings, failures = bench(
+        open_model(EXAMPLE), ["numpy"], runs=2, warmup=1, progress=lambda label, total: lambda: ticks.append((label, total))
+    )
     assert failures == [] and [(t.backend, t.runs) for t in timings] == [("numpy", 2)]
     assert ticks == [("numpy on numpy", 3)] * 3
     with pytest.raises(UsageError, match="--backend tensorrt"):

@@ -39,13 +39,43 @@ def only_operator(document):
 @pytest.mark.parametrize(
     "op_type, attrs, outputs, dtype, expected",
     [
-        ("AveragePool", {"kernel_shape": [2, 2]}, ("y",), TensorProto.FLOAT, ("DML_OPERATOR_AVERAGE_POOLING", "DML_FEATURE_LEVEL_1_0")),
-        ("AveragePool", {"kernel_shape": [2, 2], "dilations": [2, 1]}, ("y",), TensorProto.FLOAT, ("DML_OPERATOR_AVERAGE_POOLING1", "DML_FEATURE_LEVEL_6_2")),
+        (
+            "AveragePool",
+            {"kernel_shape": [2, 2]},
+            ("y",),
+            TensorProto.FLOAT,
+            ("DML_OPERATOR_AVERAGE_POOLING", "DML_FEATURE_LEVEL_1_0"),
+        ),
+        (
+            "AveragePool",
+            {"kernel_shape": [2, 2], "dilations": [2, 1]},
+            ("y",),
+            TensorProto.FLOAT,
+            ("DML_OPERATOR_AVERAGE_POOLING1", "DML_FEATURE_LEVEL_6_2"),
+        ),
         ("MaxPool", {"kernel_shape": [3, 3]}, ("y",), TensorProto.FLOAT16, ("DML_OPERATOR_MAX_POOLING", "DML_FEATURE_LEVEL_1_0")),
         ("MaxPool", {"kernel_shape": [3, 3]}, ("y",), TensorProto.INT8, ("DML_OPERATOR_MAX_POOLING", "DML_FEATURE_LEVEL_3_0")),
-        ("MaxPool", {"kernel_shape": [2, 2], "dilations": [2, 2]}, ("y",), TensorProto.FLOAT, ("DML_OPERATOR_MAX_POOLING2", "DML_FEATURE_LEVEL_2_1")),
-        ("MaxPool", {"kernel_shape": [2, 2]}, ("y", "indices"), TensorProto.FLOAT, ("DML_OPERATOR_MAX_POOLING1", "DML_FEATURE_LEVEL_5_0")),
-        ("MaxPool", {"kernel_shape": [2, 2], "dilations": [1, 2]}, ("y", "indices"), TensorProto.FLOAT, ("DML_OPERATOR_MAX_POOLING2", "DML_FEATURE_LEVEL_5_0")),
+        (
+            "MaxPool",
+            {"kernel_shape": [2, 2], "dilations": [2, 2]},
+            ("y",),
+            TensorProto.FLOAT,
+            ("DML_OPERATOR_MAX_POOLING2", "DML_FEATURE_LEVEL_2_1"),
+        ),
+        (
+            "MaxPool",
+            {"kernel_shape": [2, 2]},
+            ("y", "indices"),
+            TensorProto.FLOAT,
+            ("DML_OPERATOR_MAX_POOLING1", "DML_FEATURE_LEVEL_5_0"),
+        ),
+        (
+            "MaxPool",
+            {"kernel_shape": [2, 2], "dilations": [1, 2]},
+            ("y", "indices"),
+            TensorProto.FLOAT,
+            ("DML_OPERATOR_MAX_POOLING2", "DML_FEATURE_LEVEL_5_0"),
+        ),
         ("GlobalAveragePool", {}, ("y",), TensorProto.FLOAT, ("DML_OPERATOR_AVERAGE_POOLING", "DML_FEATURE_LEVEL_1_0")),
         ("GlobalMaxPool", {}, ("y",), TensorProto.FLOAT16, ("DML_OPERATOR_MAX_POOLING", "DML_FEATURE_LEVEL_1_0")),
     ],
@@ -57,7 +87,9 @@ def test_lowest_feature_level_operator(op_type, attrs, outputs, dtype, expected)
 
 def test_feature_level_caps_the_choice_and_names_what_is_needed():
     m = model("MaxPool", (1, 1, 6, 6), ("y", "indices"), kernel_shape=[2, 2])
-    with pytest.raises(UnsupportedError, match=r"node 'pool'.*int64 indices.*DML_OPERATOR_MAX_POOLING1 at DML_FEATURE_LEVEL_5_0.*4\.0"):
+    with pytest.raises(
+        UnsupportedError, match=r"node 'pool'.*int64 indices.*DML_OPERATOR_MAX_POOLING1 at DML_FEATURE_LEVEL_5_0.*4\.0"
+    ):
         dml_export.document_from_onnx(m, "4.0")
     avg = model("AveragePool", (1, 1, 6, 6), kernel_shape=[2, 2], dilations=[2, 2])
     with pytest.raises(UnsupportedError, match=r"AVERAGE_POOLING1 at DML_FEATURE_LEVEL_6_2"):
@@ -86,7 +118,9 @@ def test_include_pad_with_ceil_overhang_becomes_padding_then_exclude_pad_average
     """SEMANTICS.md's case: 4x4, k3 s2 p1, ceil, count_include_pad=1. On all ones, the last
     window per axis covers input cell 3, end pad 4 and overhang 5: 1 input cell over 2x2 counted
     cells gives 1/4; the first covers pad -1 and cells 0, 1: 4 over 3x3 = 4/9."""
-    m = model("AveragePool", (1, 1, 4, 4), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1)
+    m = model(
+        "AveragePool", (1, 1, 4, 4), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1
+    )
     document = dml_export.document_from_onnx(m)
     pad, pool = document["operators"]
     assert pad["type"] == "DML_OPERATOR_PADDING" and pad["name"] == "pool/pad" and pad["outputs"] == ["pool/pad"]
@@ -95,7 +129,9 @@ def test_include_pad_with_ceil_overhang_becomes_padding_then_exclude_pad_average
     assert pool["desc"]["OutputTensor"]["Sizes"] == [1, 1, 3, 3]
     y = dml_emulator.run(document, {"x": np.ones((1, 1, 4, 4), np.float32)})["y"]
     assert y[0, 0, 2, 2] == pytest.approx(1 / 4) and y[0, 0, 0, 0] == pytest.approx(4 / 9)
-    no_overhang = model("AveragePool", (1, 1, 5, 5), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1)
+    no_overhang = model(
+        "AveragePool", (1, 1, 5, 5), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1
+    )
     (op,) = dml_export.document_from_onnx(no_overhang)["operators"]
     assert op["desc"]["IncludePadding"] is True
 
@@ -153,13 +189,17 @@ def test_cli_round_trip_and_exit_codes(tmp_path):
     want, got = ovpool.run(src, {"x": x}, device="numpy"), ovpool.run(tmp_path / "back.onnx", {"x": x}, device="numpy")
     np.testing.assert_array_equal(got["indices"], want["indices"])
     broken = tmp_path / "broken.json"
-    broken.write_text('{"format": "ovpool-dml", "version": 1, "operators": [{"name": "p", "type": "DML_OPERATOR_MAX_POOLING", "desc": {}}]}')
+    broken.write_text(
+        '{"format": "ovpool-dml", "version": 1, "operators": [{"name": "p", "type": "DML_OPERATOR_MAX_POOLING", "desc": {}}]}'
+    )
     result = run_cli("convert", broken, "--to", "onnx", "-o", tmp_path / "b.onnx")
     assert result.returncode == 1 and "operator 'p'" in result.stderr and "missing InputTensor" in result.stderr
 
 
 def test_import_refuses_an_undocumented_include_padding_divisor():
-    document = dml_export.document_from_onnx(model("AveragePool", (1, 1, 5, 5), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1))
+    document = dml_export.document_from_onnx(
+        model("AveragePool", (1, 1, 5, 5), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1)
+    )
     op = document["operators"][0]
     op["desc"]["OutputTensor"]["Sizes"] = [1, 1, 4, 4]  # a ceil overhang past EndPadding would need 6x6 input: not 5x5
     op["desc"]["InputTensor"]["Sizes"] = op["desc"]["InputTensor"]["Sizes"][:2] + [6, 6]
@@ -173,7 +213,17 @@ def test_header_compiles_against_the_directml_declarations(tmp_path):
     relu = helper.make_node("Relu", ["x"], ["r"], name="relu")
     nodes = [
         relu,
-        helper.make_node("AveragePool", ["r"], ["a"], name="avg/ceil", kernel_shape=[3], strides=[2], pads=[1, 1], ceil_mode=1, count_include_pad=1),
+        helper.make_node(
+            "AveragePool",
+            ["r"],
+            ["a"],
+            name="avg/ceil",
+            kernel_shape=[3],
+            strides=[2],
+            pads=[1, 1],
+            ceil_mode=1,
+            count_include_pad=1,
+        ),
         helper.make_node("MaxPool", ["r"], ["m", "i"], name="max", kernel_shape=[2], dilations=[2]),
         helper.make_node("MaxPool", ["r"], ["d"], name="dilated", kernel_shape=[2], dilations=[2]),
         helper.make_node("AveragePool", ["r"], ["e"], name="avg1", kernel_shape=[2], dilations=[2]),
@@ -185,7 +235,12 @@ def test_header_compiles_against_the_directml_declarations(tmp_path):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)], ir_version=8)
     document = dml_export.document_from_onnx(m)
     types = {op["type"] for op in document["operators"]}
-    assert {"DML_OPERATOR_PADDING", "DML_OPERATOR_MAX_POOLING2", "DML_OPERATOR_AVERAGE_POOLING1", "DML_OPERATOR_MAX_UNPOOLING"} <= types
+    assert {
+        "DML_OPERATOR_PADDING",
+        "DML_OPERATOR_MAX_POOLING2",
+        "DML_OPERATOR_AVERAGE_POOLING1",
+        "DML_OPERATOR_MAX_UNPOOLING",
+    } <= types
     header = dml_cpp.render(document, "m.onnx")
     assert header.count("static const DML_OPERATOR_DESC op") == len(document["operators"])
     (tmp_path / "DirectML.h").write_text(f'#include "{ROOT / "tests" / "data" / "directml_decls.h"}"\n')
@@ -193,12 +248,25 @@ def test_header_compiles_against_the_directml_declarations(tmp_path):
     (tmp_path / "main.cpp").write_text(
         '#include "generated.h"\n'
         "static_assert(sizeof(ovpool_dml::kOperators) / sizeof(ovpool_dml::kOperators[0]) == "
-        f"{len(document['operators'])}, \"one DML_OPERATOR_DESC per operator\");\n"
+        f'{len(document["operators"])}, "one DML_OPERATOR_DESC per operator");\n'
         "int main() { return ovpool_dml::kOperators[0]->Type == DML_OPERATOR_PADDING ? 0 : 1; }\n"
     )
     result = subprocess.run(
-        ["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I", str(tmp_path), str(tmp_path / "main.cpp")],
-        capture_output=True, text=True, timeout=120,
+        [
+            "g++",
+            "-std=c++17",
+            "-fsyntax-only",
+            "-Wall",
+            "-Wextra",
+            "-pedantic",
+            "-Werror",
+            "-I",
+            str(tmp_path),
+            str(tmp_path / "main.cpp"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
 
@@ -207,7 +275,15 @@ def test_readme_feature_level_table_matches_the_levels():
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## DirectML", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `(DML_OPERATOR_\w+)` \| (\d)\.(\d) \| ([^|]+) \| ([^|]*) \| ([^|]+) \|$", section, re.M)
-    documented = {(op, int(a) * 10 + int(b), tuple(t.split(", ")), tuple(i.split(", ")) if i.strip() else (), tuple(int(r) for r in d.split(", ")))
-                  for op, a, b, t, i, d in [(r[0], r[1], r[2], r[3].strip(), r[4].strip(), r[5].strip()) for r in rows]}
+    documented = {
+        (
+            op,
+            int(a) * 10 + int(b),
+            tuple(t.split(", ")),
+            tuple(i.split(", ")) if i.strip() else (),
+            tuple(int(r) for r in d.split(", ")),
+        )
+        for op, a, b, t, i, d in [(r[0], r[1], r[2], r[3].strip(), r[4].strip(), r[5].strip()) for r in rows]
+    }
     levels = {(r.op_type, r.since, r.data_types, r.index_types, r.tensor_ranks) for r in DML_LEVELS}
     assert documented == levels

@@ -26,9 +26,22 @@ def chain() -> dict:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 8])
     nodes = [
         helper.make_node("MaxPool", ["x"], ["m", "mi"], name="mp", kernel_shape=[2, 2], strides=[2, 2]),
-        helper.make_node("AveragePool", ["m"], ["y"], name="ap", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1),
+        helper.make_node(
+            "AveragePool",
+            ["m"],
+            ["y"],
+            name="ap",
+            kernel_shape=[3, 3],
+            strides=[2, 2],
+            pads=[1, 1, 1, 1],
+            ceil_mode=1,
+            count_include_pad=1,
+        ),
     ]
-    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None), helper.make_tensor_value_info("mi", TensorProto.INT64, None)]
+    outs = [
+        helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+        helper.make_tensor_value_info("mi", TensorProto.INT64, None),
+    ]
     proto = helper.make_model(helper.make_graph(nodes, "g", [x], outs), opset_imports=[helper.make_opsetid("", 22)])
     return dml_export.document_from_onnx(proto)
 
@@ -58,27 +71,56 @@ def field(op: int, name: str, value):
 
 CASES = {
     "name not a string": (field(0, "name", ["mp"]), r"operator 0: 'name' must be a non-empty string"),
-    "unknown operator type": (field(0, "type", "DML_OPERATOR_CONVOLUTION"), r"operator 'mp': type 'DML_OPERATOR_CONVOLUTION' is not"),
-    "unknown feature level": (field(0, "min_feature_level", "DML_FEATURE_LEVEL_9_9"), r"operator 'mp': min_feature_level 'DML_FEATURE_LEVEL_9_9'"),
-    "DataType not a string": (lambda d: d["operators"][0]["desc"]["InputTensor"].__setitem__("DataType", ["FLOAT"]), r"operator 'mp': InputTensor: DataType \['FLOAT'\]"),
-    "negative size": (lambda d: d["operators"][0]["desc"]["InputTensor"].__setitem__("Sizes", [1, 1, -8, 8]), r"operator 'mp': InputTensor.Sizes must be a list of integers >= 1"),
+    "unknown operator type": (
+        field(0, "type", "DML_OPERATOR_CONVOLUTION"),
+        r"operator 'mp': type 'DML_OPERATOR_CONVOLUTION' is not",
+    ),
+    "unknown feature level": (
+        field(0, "min_feature_level", "DML_FEATURE_LEVEL_9_9"),
+        r"operator 'mp': min_feature_level 'DML_FEATURE_LEVEL_9_9'",
+    ),
+    "DataType not a string": (
+        lambda d: d["operators"][0]["desc"]["InputTensor"].__setitem__("DataType", ["FLOAT"]),
+        r"operator 'mp': InputTensor: DataType \['FLOAT'\]",
+    ),
+    "negative size": (
+        lambda d: d["operators"][0]["desc"]["InputTensor"].__setitem__("Sizes", [1, 1, -8, 8]),
+        r"operator 'mp': InputTensor.Sizes must be a list of integers >= 1",
+    ),
     "zero stride": (member(0, "Strides", [0, 2]), r"operator 'mp': attribute 'Strides' = \[0, 2\]: must be >= 1"),
     "zero window": (member(0, "WindowSize", [2, 0]), r"operator 'mp': attribute 'WindowSize' = \[2, 0\]: must be >= 1"),
     "DimensionCount a string": (member(0, "DimensionCount", "2"), r"operator 'mp': DimensionCount '2' must be the integer 2"),
-    "float indices": (lambda d: d["operators"][0]["desc"]["OutputIndicesTensor"].__setitem__("DataType", "DML_TENSOR_DATA_TYPE_FLOAT32"),
-                      r"operator 'mp': OutputIndicesTensor DataType must be DML_TENSOR_DATA_TYPE_UINT64 or DML_TENSOR_DATA_TYPE_UINT32"),
+    "float indices": (
+        lambda d: d["operators"][0]["desc"]["OutputIndicesTensor"].__setitem__("DataType", "DML_TENSOR_DATA_TYPE_FLOAT32"),
+        r"operator 'mp': OutputIndicesTensor DataType must be DML_TENSOR_DATA_TYPE_UINT64 or DML_TENSOR_DATA_TYPE_UINT32",
+    ),
     "IncludePadding a string": (member(2, "IncludePadding", 0), r"operator 'ap': IncludePadding must be true or false, got 0"),
     "cycle": (field(0, "inputs", ["y"]), r"operator 'mp': reads tensor 'y', which operator 'ap' writes at or after it"),
-    "reads its own output": (field(1, "inputs", ["ap/pad"]), r"operator 'ap/pad': reads tensor 'ap/pad', which operator 'ap/pad' writes"),
+    "reads its own output": (
+        field(1, "inputs", ["ap/pad"]),
+        r"operator 'ap/pad': reads tensor 'ap/pad', which operator 'ap/pad' writes",
+    ),
     "tensor written twice": (field(2, "outputs", ["m"]), r"operator 'ap': writes tensor 'm', already written by operator 'mp'"),
-    "tensors entry of another type": (lambda d: d["tensors"]["x"].__setitem__("DataType", "DML_TENSOR_DATA_TYPE_FLOAT16"),
-                                      r"operator 'mp': tensor 'x' is DML_TENSOR_DATA_TYPE_FLOAT32 in its desc but DML_TENSOR_DATA_TYPE_FLOAT16 in 'tensors'"),
-    "tensors entry of another size": (lambda d: d["tensors"]["x"].__setitem__("Sizes", [1, 1, 9, 8]), r"operator 'mp': InputTensor Sizes \[1, 1, 8, 8\] do not view tensor 'x'"),
-    "output entry of another size": (lambda d: d["tensors"]["y"].__setitem__("Sizes", [1, 1, 2, 2]),
-                                     r"operator 'ap': tensor 'y' has Sizes \[1, 1, 2, 2\] in 'tensors' but \[1, 1, 3, 3\] in its desc"),
-    "tensors entry without Sizes": (lambda d: d["tensors"]["x"].pop("Sizes"), r"tensors\['x'\]: expected an object with DataType and Sizes"),
-    "OutputTensor no rounding gives": (lambda d: (d["operators"][2]["desc"]["OutputTensor"].__setitem__("Sizes", [1, 1, 1, 1]), d.pop("tensors")),
-                                       r"operator 'ap': OutputTensor spatial sizes \[1, 1\] match neither floor nor ceil"),
+    "tensors entry of another type": (
+        lambda d: d["tensors"]["x"].__setitem__("DataType", "DML_TENSOR_DATA_TYPE_FLOAT16"),
+        r"operator 'mp': tensor 'x' is DML_TENSOR_DATA_TYPE_FLOAT32 in its desc but DML_TENSOR_DATA_TYPE_FLOAT16 in 'tensors'",
+    ),
+    "tensors entry of another size": (
+        lambda d: d["tensors"]["x"].__setitem__("Sizes", [1, 1, 9, 8]),
+        r"operator 'mp': InputTensor Sizes \[1, 1, 8, 8\] do not view tensor 'x'",
+    ),
+    "output entry of another size": (
+        lambda d: d["tensors"]["y"].__setitem__("Sizes", [1, 1, 2, 2]),
+        r"operator 'ap': tensor 'y' has Sizes \[1, 1, 2, 2\] in 'tensors' but \[1, 1, 3, 3\] in its desc",
+    ),
+    "tensors entry without Sizes": (
+        lambda d: d["tensors"]["x"].pop("Sizes"),
+        r"tensors\['x'\]: expected an object with DataType and Sizes",
+    ),
+    "OutputTensor no rounding gives": (
+        lambda d: (d["operators"][2]["desc"]["OutputTensor"].__setitem__("Sizes", [1, 1, 1, 1]), d.pop("tensors")),
+        r"operator 'ap': OutputTensor spatial sizes \[1, 1\] match neither floor nor ceil",
+    ),
 }
 
 
@@ -126,7 +168,12 @@ def test_cli_gives_one_line_and_the_exit_code(tmp_path):
         src = tmp_path / name
         src.write_bytes(data)
         for to, suffix in (("onnx", ".onnx"), ("ir", ".xml")):
-            result = subprocess.run(["ovpool", "convert", str(src), "--to", to, "-o", str(tmp_path / f"out{suffix}")], capture_output=True, text=True, timeout=120)
+            result = subprocess.run(
+                ["ovpool", "convert", str(src), "--to", to, "-o", str(tmp_path / f"out{suffix}")],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert result.returncode == code, result.stderr
             assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
             assert not (tmp_path / f"out{suffix}").exists()

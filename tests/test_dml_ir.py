@@ -18,25 +18,85 @@ from ovpool.spec import Divisor, Indices, PoolKind, PoolSpec, Rounding
 
 CASES = [
     # spec, input shape, oracle rounding, oracle divisor
-    (PoolSpec(PoolKind.AVERAGE, (3, 3), (2, 2), pads_begin=(1, 1), pads_end=(1, 1), rounding=Rounding.CEIL_NO_DROP,
-              divisor=Divisor.FULL_KERNEL_IF_PADDED, name="p"), (1, 2, 4, 4), "ceil_no_drop", "full_if_padded"),
-    (PoolSpec(PoolKind.AVERAGE, (3,), (2,), pads_begin=(1,), pads_end=(1,), rounding=Rounding.CEIL,
-              divisor=Divisor.FULL_KERNEL_IF_PADDED, name="p"), (1, 2, 6), "ceil", "full_if_padded"),
-    (PoolSpec(PoolKind.AVERAGE, (2, 2, 2), (1, 2, 2), dilations=(1, 2, 1), pads_end=(1, 0, 1), rounding=Rounding.CEIL,
-              name="p"), (1, 1, 3, 5, 4), "ceil", "exclude"),
+    (
+        PoolSpec(
+            PoolKind.AVERAGE,
+            (3, 3),
+            (2, 2),
+            pads_begin=(1, 1),
+            pads_end=(1, 1),
+            rounding=Rounding.CEIL_NO_DROP,
+            divisor=Divisor.FULL_KERNEL_IF_PADDED,
+            name="p",
+        ),
+        (1, 2, 4, 4),
+        "ceil_no_drop",
+        "full_if_padded",
+    ),
+    (
+        PoolSpec(
+            PoolKind.AVERAGE,
+            (3,),
+            (2,),
+            pads_begin=(1,),
+            pads_end=(1,),
+            rounding=Rounding.CEIL,
+            divisor=Divisor.FULL_KERNEL_IF_PADDED,
+            name="p",
+        ),
+        (1, 2, 6),
+        "ceil",
+        "full_if_padded",
+    ),
+    (
+        PoolSpec(
+            PoolKind.AVERAGE, (2, 2, 2), (1, 2, 2), dilations=(1, 2, 1), pads_end=(1, 0, 1), rounding=Rounding.CEIL, name="p"
+        ),
+        (1, 1, 3, 5, 4),
+        "ceil",
+        "exclude",
+    ),
     # full kernel, pads and no overhang: IncludePadding=TRUE; no pads but a ceil overhang: divide by the cells inside
-    (PoolSpec(PoolKind.AVERAGE, (3, 3), (2, 2), pads_begin=(1, 1), pads_end=(1, 1), divisor=Divisor.FULL_KERNEL_IF_PADDED,
-              name="p"), (1, 1, 5, 5), "floor", "full_if_padded"),
-    (PoolSpec(PoolKind.AVERAGE, (2, 2), (2, 2), rounding=Rounding.CEIL_NO_DROP, divisor=Divisor.FULL_KERNEL_IF_PADDED,
-              name="p"), (1, 1, 5, 5), "ceil_no_drop", "full_if_padded"),
-    (PoolSpec(PoolKind.MAX, (2, 2), (2, 2), pads_begin=(1, 0), rounding=Rounding.CEIL_NO_DROP,
-              indices=Indices(dtype="int32"), name="p"), (2, 2, 5, 5), "ceil_no_drop", None),
+    (
+        PoolSpec(
+            PoolKind.AVERAGE, (3, 3), (2, 2), pads_begin=(1, 1), pads_end=(1, 1), divisor=Divisor.FULL_KERNEL_IF_PADDED, name="p"
+        ),
+        (1, 1, 5, 5),
+        "floor",
+        "full_if_padded",
+    ),
+    (
+        PoolSpec(
+            PoolKind.AVERAGE, (2, 2), (2, 2), rounding=Rounding.CEIL_NO_DROP, divisor=Divisor.FULL_KERNEL_IF_PADDED, name="p"
+        ),
+        (1, 1, 5, 5),
+        "ceil_no_drop",
+        "full_if_padded",
+    ),
+    (
+        PoolSpec(
+            PoolKind.MAX,
+            (2, 2),
+            (2, 2),
+            pads_begin=(1, 0),
+            rounding=Rounding.CEIL_NO_DROP,
+            indices=Indices(dtype="int32"),
+            name="p",
+        ),
+        (2, 2, 5, 5),
+        "ceil_no_drop",
+        None,
+    ),
 ]
 
 
 def oracle_attrs(spec: PoolSpec) -> dict:
-    return {"kernel_shape": list(spec.kernel), "strides": list(spec.strides), "dilations": list(spec.dilations),
-            "pads": list(spec.pads_begin + spec.pads_end)}
+    return {
+        "kernel_shape": list(spec.kernel),
+        "strides": list(spec.strides),
+        "dilations": list(spec.dilations),
+        "pads": list(spec.pads_begin + spec.pads_end),
+    }
 
 
 def write_ir(tmp_path, spec, shape):
@@ -88,11 +148,23 @@ def test_dml_to_ir_runs_on_openvino_like_the_emulator(tmp_path, spec, shape, rou
 
 
 def test_dml_to_ir_refuses_unpool():
-    document = {"format": "ovpool-dml", "version": 1, "operators": [{
-        "name": "u", "type": "DML_OPERATOR_MAX_UNPOOLING", "min_feature_level": "DML_FEATURE_LEVEL_5_0",
-        "inputs": ["x", "i"], "outputs": ["y"],
-        "desc": {"InputTensor": {"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32", "Sizes": [1, 1, 2, 2]},
-                 "IndicesTensor": {"DataType": "DML_TENSOR_DATA_TYPE_UINT64", "Sizes": [1, 1, 2, 2]},
-                 "OutputTensor": {"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32", "Sizes": [1, 1, 4, 4]}}}]}
+    document = {
+        "format": "ovpool-dml",
+        "version": 1,
+        "operators": [
+            {
+                "name": "u",
+                "type": "DML_OPERATOR_MAX_UNPOOLING",
+                "min_feature_level": "DML_FEATURE_LEVEL_5_0",
+                "inputs": ["x", "i"],
+                "outputs": ["y"],
+                "desc": {
+                    "InputTensor": {"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32", "Sizes": [1, 1, 2, 2]},
+                    "IndicesTensor": {"DataType": "DML_TENSOR_DATA_TYPE_UINT64", "Sizes": [1, 1, 2, 2]},
+                    "OutputTensor": {"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32", "Sizes": [1, 1, 4, 4]},
+                },
+            }
+        ],
+    }
     with pytest.raises(UnsupportedError, match=r"operator 'u'.*no MaxUnpool"):
         dml_import.ir_from_document(document)

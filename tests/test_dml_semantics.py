@@ -42,7 +42,9 @@ def expected_refusal(case) -> str | None:
 
 def close(got: np.ndarray, want: np.ndarray, dtype: str) -> None:
     tolerance = 2e-3 if dtype == "float16" else 1e-6
-    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(
+        np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64), rtol=tolerance, atol=tolerance
+    )
 
 
 @given(pool_cases(max_len=5), st.integers(0, 2**16))

@@ -37,8 +37,13 @@ def test_input_names_are_checked():
 
 
 def _unpool_model(shape, out_shape=None):
-    node = helper.make_node("MaxUnpool", ["x", "i"] + (["s"] if out_shape else []), ["y"], name="up", kernel_shape=[2, 2], strides=[2, 2])
-    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape), helper.make_tensor_value_info("i", TensorProto.INT64, shape)]
+    node = helper.make_node(
+        "MaxUnpool", ["x", "i"] + (["s"] if out_shape else []), ["y"], name="up", kernel_shape=[2, 2], strides=[2, 2]
+    )
+    inputs = [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, shape),
+        helper.make_tensor_value_info("i", TensorProto.INT64, shape),
+    ]
     if out_shape:
         inputs.append(helper.make_tensor_value_info("s", TensorProto.INT64, [4]))
     graph = helper.make_graph([node], "u", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
@@ -55,7 +60,9 @@ def test_unpool_index_outside_the_output_names_the_node(bad):
 def test_unpool_output_shape_with_odd_size():
     x = np.array([[[[5.0, 7.0]]]], np.float32)
     indices = np.array([[[[4, 8]]]], np.int64)
-    got = ovpool.run(_unpool_model([1, 1, 1, 2], True), {"x": x, "i": indices, "s": np.array([1, 1, 3, 5], np.int64)}, device="numpy")["y"]
+    got = ovpool.run(
+        _unpool_model([1, 1, 1, 2], True), {"x": x, "i": indices, "s": np.array([1, 1, 3, 5], np.int64)}, device="numpy"
+    )["y"]
     want = np.zeros(15, np.float32)
     want[[4, 8]] = [5, 7]
     np.testing.assert_array_equal(got, want.reshape(1, 1, 3, 5))
@@ -64,8 +71,10 @@ def test_unpool_output_shape_with_odd_size():
 def test_average_pool_1_excludes_pads():
     """AveragePool-1 has no count_include_pad: a corner of ones stays 1.0."""
     graph = helper.make_graph(
-        [helper.make_node("AveragePool", ["x"], ["y"], name="a", kernel_shape=[3, 3], pads=[1, 1, 1, 1])], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 3])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_node("AveragePool", ["x"], ["y"], name="a", kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 1)], ir_version=3)
     y = ovpool.run(model, {"x": np.ones((1, 1, 3, 3), np.float32)}, device="numpy")["y"]
@@ -95,10 +104,15 @@ def test_external_data_outside_the_model_folder_is_refused(tmp_path):
 
 def _dilated_same_average(include: int):
     """L=1, k=2, d=2, SAME_UPPER: pads 1/1, the one window reads cells -1 and 1, both padding."""
-    node = helper.make_node("AveragePool", ["x"], ["y"], name="gap", kernel_shape=[2], dilations=[2],
-                            auto_pad="SAME_UPPER", count_include_pad=include)
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 1])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    node = helper.make_node(
+        "AveragePool", ["x"], ["y"], name="gap", kernel_shape=[2], dilations=[2], auto_pad="SAME_UPPER", count_include_pad=include
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=8)
 
 
@@ -110,4 +124,3 @@ def test_window_of_padding_only_averages_to_zero_when_pads_count():
 def test_window_of_padding_only_is_refused_when_nothing_counts():
     with pytest.raises(ovpool.SpecError, match="node 'gap'.*no input cell in its window and nothing to divide by"):
         ovpool.run(_dilated_same_average(0), {"x": np.full((1, 1, 1), 7.0, np.float32)}, device="numpy")
-

@@ -71,7 +71,10 @@ def unpool_cases(draw):
 def test_max_unpool_matches_the_naive_oracle(case, seed):
     opset, attrs, shape = case
     rank = len(shape) - 2
-    out_spatial = [(shape[2 + a] - 1) * attrs["strides"][a] + attrs["kernel_shape"][a] - attrs["pads"][a] - attrs["pads"][rank + a] for a in range(rank)]
+    out_spatial = [
+        (shape[2 + a] - 1) * attrs["strides"][a] + attrs["kernel_shape"][a] - attrs["pads"][a] - attrs["pads"][rank + a]
+        for a in range(rank)
+    ]
     if min(out_spatial) < 1:
         return
     rng = np.random.default_rng(seed)
@@ -82,8 +85,12 @@ def test_max_unpool_matches_the_naive_oracle(case, seed):
     indices = rng.choice(size, x.size, replace=False).reshape(shape).astype(np.int64)
     node = helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="unpool", **attrs)
     graph = helper.make_graph(
-        [node], "u",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape)), helper.make_tensor_value_info("i", TensorProto.INT64, list(shape))],
+        [node],
+        "u",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape)),
+            helper.make_tensor_value_info("i", TensorProto.INT64, list(shape)),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
@@ -98,8 +105,10 @@ def test_global_pools(op, rank, dtype):
     x = np.random.default_rng(rank).standard_normal((2, 3) + (3,) * rank).astype(dtype)
     elem = helper.np_dtype_to_tensor_dtype(x.dtype)
     graph = helper.make_graph(
-        [helper.make_node(op, ["x"], ["y"], name="g")], "g",
-        [helper.make_tensor_value_info("x", elem, list(x.shape))], [helper.make_tensor_value_info("y", elem, None)],
+        [helper.make_node(op, ["x"], ["y"], name="g")],
+        "g",
+        [helper.make_tensor_value_info("x", elem, list(x.shape))],
+        [helper.make_tensor_value_info("y", elem, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     got = ovpool.run(model, {"x": x}, device="numpy")["y"]

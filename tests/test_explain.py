@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from lxml import etree
 from onnx import TensorProto, helper
-from ovpool.cli.app import app
 from typer.testing import CliRunner
 
 import ovpool
+from ovpool.cli.app import app
 from ovpool.explain.explanation import explain, render_svg
 from ovpool.ir.writer import emit_single
 from ovpool.spec import Divisor, PoolKind, PoolSpec, Rounding
@@ -21,7 +21,9 @@ runner = CliRunner()
 
 
 def test_drop_rule_and_overhang_are_shown():
-    result = runner.invoke(app, ["explain", "--op", "max", "--kernel", "3", "--strides", "2", "--pads", "0,2", "--ceil", "--input-shape", "1,1,4"])
+    result = runner.invoke(
+        app, ["explain", "--op", "max", "--kernel", "3", "--strides", "2", "--pads", "0,2", "--ceil", "--input-shape", "1,1,4"]
+    )
     assert result.exit_code == 0, result.output
     assert "ceil((4 + 0 + 2 - 3)/2) + 1 = 3" in result.output
     assert "drops it: out = 2" in result.output
@@ -32,7 +34,9 @@ def test_drop_rule_and_overhang_are_shown():
 def test_counts_and_divisors_agree_with_the_oracle():
     """Window count per axis and the divisor grid equal the naive oracle's (average of ones
     with divisor d is taps_inside/d, so the oracle's divisor is taps_inside / value)."""
-    spec = PoolSpec(PoolKind.AVERAGE, (3, 2), (2, 2), pads_begin=(1, 0), pads_end=(1, 1), rounding=Rounding.CEIL, divisor=Divisor.INCLUDE_PAD)
+    spec = PoolSpec(
+        PoolKind.AVERAGE, (3, 2), (2, 2), pads_begin=(1, 0), pads_end=(1, 1), rounding=Rounding.CEIL, divisor=Divisor.INCLUDE_PAD
+    )
     ex = explain(spec, (1, 1, 6, 5))
     ones = np.ones((1, 1, 6, 5))
     attrs = {"kernel_shape": [3, 2], "strides": [2, 2], "pads": [1, 0, 1, 1], "ceil_mode": 1, "count_include_pad": 1}
@@ -44,13 +48,25 @@ def test_counts_and_divisors_agree_with_the_oracle():
 
 
 def test_ceil_no_drop_window_wholly_in_padding(tmp_path):
-    result = runner.invoke(app, ["explain", "--op", "max", "--kernel", "2", "--strides", "3", "--rounding", "ceil_no_drop", "--input-shape", "6"])
+    result = runner.invoke(
+        app, ["explain", "--op", "max", "--kernel", "2", "--strides", "3", "--rounding", "ceil_no_drop", "--input-shape", "6"]
+    )
     assert result.exit_code == 0
     assert "wholly in padding" in result.output and "output [1, 1, 3]" in result.output
 
 
 def test_svg_from_ir_layer_is_written_atomically(tmp_path):
-    spec = PoolSpec(PoolKind.AVERAGE, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), rounding=Rounding.CEIL_NO_DROP, divisor=Divisor.FULL_KERNEL_IF_PADDED, name="p")
+    spec = PoolSpec(
+        PoolKind.AVERAGE,
+        (3, 3),
+        (2, 2),
+        (1, 1),
+        (1, 1),
+        (1, 1),
+        rounding=Rounding.CEIL_NO_DROP,
+        divisor=Divisor.FULL_KERNEL_IF_PADDED,
+        name="p",
+    )
     files = emit_single(spec, (1, 2, 5, 4))
     (tmp_path / "m.xml").write_bytes(files[".xml"])
     svg = tmp_path / "p.svg"
@@ -79,7 +95,11 @@ def usage_error(args: list[str]) -> str:
     """The one-line message of a command that must fail with exit 2 (typer's BadParameter or
     ovpool's UsageError, which ``main()`` prints as ``error: ...``)."""
     result = runner.invoke(app, ["explain", *args])
-    code = result.exit_code if result.exception is None or isinstance(result.exception, SystemExit) else getattr(result.exception, "exit_code", None)
+    code = (
+        result.exit_code
+        if result.exception is None or isinstance(result.exception, SystemExit)
+        else getattr(result.exception, "exit_code", None)
+    )
     assert code == 2, (args, result.output, result.exception)
     return result.output + str(result.exception or "")
 
@@ -111,7 +131,11 @@ def test_max_unpool_is_refused_not_drawn_as_a_pool(tmp_path):
     ]
     z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 1, 4, 4])
     path = tmp_path / "u.onnx"
-    path.write_bytes(helper.make_model(helper.make_graph(nodes, "g", [x], [z]), opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    path.write_bytes(
+        helper.make_model(
+            helper.make_graph(nodes, "g", [x], [z]), opset_imports=[helper.make_opsetid("", 13)]
+        ).SerializeToString()
+    )
     result = runner.invoke(app, ["explain", "--onnx", str(path), "--node", "up"])
     assert result.exception.exit_code == 1 and "node 'up' is MaxUnpool" in str(result.exception)
     assert runner.invoke(app, ["explain", "--onnx", str(path), "--node", "mp"]).exit_code == 0

@@ -21,8 +21,12 @@ A, M = PoolKind.AVERAGE, PoolKind.MAX
 
 def test_templates_cover_every_opset_once():
     assert [(t.type, t.version, t.since, t.until) for t in templates()] == [
-        ("AvgPool", "opset1", 1, 13), ("AvgPool", "opset14", 14, 15), ("AvgPool", "opset16", 16, 16),
-        ("MaxPool", "opset1", 1, 7), ("MaxPool", "opset8", 8, 13), ("MaxPool", "opset14", 14, 16),
+        ("AvgPool", "opset1", 1, 13),
+        ("AvgPool", "opset14", 14, 15),
+        ("AvgPool", "opset16", 16, 16),
+        ("MaxPool", "opset1", 1, 7),
+        ("MaxPool", "opset8", 8, 13),
+        ("MaxPool", "opset14", 14, 16),
     ]
     assert template_at("AvgPool", 15).label == "AvgPool-14"
     with pytest.raises(UnsupportedError, match="known: 1-13, 14-15, 16"):
@@ -31,7 +35,18 @@ def test_templates_cover_every_opset_once():
 
 def test_bad_layer_raises_spec_error_naming_layer_and_attribute():
     with pytest.raises(SpecError, match=r"node 'p1': attribute 'rounding_type' = 'ceil_torch'.*AvgPool-14 has it"):
-        spec_from_layer(template_for("AvgPool", "opset1"), {"kernel": "2,2", "strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0", "exclude-pad": "true", "rounding_type": "ceil_torch"}, name="p1")
+        spec_from_layer(
+            template_for("AvgPool", "opset1"),
+            {
+                "kernel": "2,2",
+                "strides": "1,1",
+                "pads_begin": "0,0",
+                "pads_end": "0,0",
+                "exclude-pad": "true",
+                "rounding_type": "ceil_torch",
+            },
+            name="p1",
+        )
 
 
 def test_oldest_version_that_expresses_a_spec():
@@ -64,9 +79,13 @@ def _saved_layers(tmp_path):
     built = [
         opset1.avg_pool(p, [2, 2], [1, 1], [0, 1], [3, 3], exclude_pad=False, rounding_type="ceil", name="ap1"),
         opset14.avg_pool(p, [2, 2], [1, 1], [0, 1], [3, 3], exclude_pad=True, rounding_type="ceil_torch", name="ap14"),
-        opset16.avg_pool(p, [2, 1], [0, 0], [0, 0], [3, 3], exclude_pad=False, auto_pad="same_upper", dilations=[2, 1], name="ap16"),
+        opset16.avg_pool(
+            p, [2, 1], [0, 0], [0, 0], [3, 3], exclude_pad=False, auto_pad="same_upper", dilations=[2, 1], name="ap16"
+        ),
         opset1.max_pool(p, [2, 2], [1, 1], [1, 1], [3, 3], rounding_type="ceil", auto_pad="same_lower", name="mp1"),
-        opset8.max_pool(p, [2, 1], [1, 2], [1, 1], [1, 1], [3, 2], auto_pad="valid", index_element_type="i32", axis=-2, name="mp8"),
+        opset8.max_pool(
+            p, [2, 1], [1, 2], [1, 1], [1, 1], [3, 2], auto_pad="valid", index_element_type="i32", axis=-2, name="mp8"
+        ),
         opset14.max_pool(p, [2, 2], [1, 1], [1, 1], [0, 0], [3, 3], rounding_type="ceil_torch", name="mp14"),
     ]
     outputs = [o for node in built for o in node.outputs()]
@@ -79,8 +98,18 @@ def _saved_layers(tmp_path):
 def test_every_layer_openvino_writes_parses_through_the_templates(tmp_path):
     layers = _saved_layers(tmp_path)
     expected = {
-        "ap1": PoolSpec(A, (3, 3), (2, 2), pads_begin=(1, 1), pads_end=(0, 1), rounding=Rounding.CEIL_NO_DROP, divisor=Divisor.FULL_KERNEL_IF_PADDED),
-        "ap14": PoolSpec(A, (3, 3), (2, 2), pads_begin=(1, 1), pads_end=(0, 1), rounding=Rounding.CEIL, divisor=Divisor.EXCLUDE_PAD),
+        "ap1": PoolSpec(
+            A,
+            (3, 3),
+            (2, 2),
+            pads_begin=(1, 1),
+            pads_end=(0, 1),
+            rounding=Rounding.CEIL_NO_DROP,
+            divisor=Divisor.FULL_KERNEL_IF_PADDED,
+        ),
+        "ap14": PoolSpec(
+            A, (3, 3), (2, 2), pads_begin=(1, 1), pads_end=(0, 1), rounding=Rounding.CEIL, divisor=Divisor.EXCLUDE_PAD
+        ),
         "ap16": PoolSpec(A, (3, 3), (2, 1), dilations=(2, 1), padding=Padding.SAME_UPPER, divisor=Divisor.FULL_KERNEL_IF_PADDED),
         "mp1": PoolSpec(M, (3, 3), (2, 2), padding=Padding.SAME_LOWER, rounding=Rounding.CEIL_NO_DROP),
         "mp8": PoolSpec(M, (3, 2), (2, 1), dilations=(1, 2), padding=Padding.VALID, indices=Indices(axis=2, dtype="int32")),
@@ -93,7 +122,15 @@ def test_every_layer_openvino_writes_parses_through_the_templates(tmp_path):
 
 
 SPECS = [
-    PoolSpec(A, (3, 3), (2, 2), pads_begin=(1, 0), pads_end=(1, 1), rounding=Rounding.CEIL_NO_DROP, divisor=Divisor.FULL_KERNEL_IF_PADDED),
+    PoolSpec(
+        A,
+        (3, 3),
+        (2, 2),
+        pads_begin=(1, 0),
+        pads_end=(1, 1),
+        rounding=Rounding.CEIL_NO_DROP,
+        divisor=Divisor.FULL_KERNEL_IF_PADDED,
+    ),
     PoolSpec(A, (3, 2), (2, 2), pads_begin=(1, 1), pads_end=(0, 1), rounding=Rounding.CEIL),
     PoolSpec(A, (2, 3), (1, 2), dilations=(2, 2), padding=Padding.SAME_LOWER, divisor=Divisor.FULL_KERNEL_IF_PADDED),
     PoolSpec(M, (3, 3), (2, 2), pads_begin=(1, 1), pads_end=(1, 1), rounding=Rounding.CEIL_NO_DROP),
@@ -122,9 +159,9 @@ def test_emitted_ir_reads_back_in_openvino_identically(spec):
     assert ours == theirs
     for index, port in enumerate(layer.outputs):
         assert str(op.get_output_partial_shape(index)) == "[" + ",".join(port.dims) + "]"
-    assert spec_from_layer(template_for(layer.type, layer.version), layer.data, len(input_shape), with_indices=spec.indices is not None) == shape.simplest_form(
-        spec, input_shape[2:]
-    )  # the emitter writes the simplest form of the same windows
+    assert spec_from_layer(
+        template_for(layer.type, layer.version), layer.data, len(input_shape), with_indices=spec.indices is not None
+    ) == shape.simplest_form(spec, input_shape[2:])  # the emitter writes the simplest form of the same windows
 
 
 @pytest.mark.openvino
@@ -141,10 +178,23 @@ def test_openvino_exclude_pad_false_divisor_is_full_kernel_if_padded(pads_begin,
     p = opset1.parameter(list(x.shape), ov.Type.f32)
     node = opset14.avg_pool(p, [2, 2], pads_begin, pads_end, [3, 2], exclude_pad=False, rounding_type=rounding)
     got = ov.Core().compile_model(ov.Model([node], [p]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(x)[0]
-    ir_layer = {"kernel": "3,2", "strides": "2,2", "pads_begin": ",".join(map(str, pads_begin)), "pads_end": ",".join(map(str, pads_end)), "exclude-pad": "false", "rounding_type": rounding}
+    ir_layer = {
+        "kernel": "3,2",
+        "strides": "2,2",
+        "pads_begin": ",".join(map(str, pads_begin)),
+        "pads_end": ",".join(map(str, pads_end)),
+        "exclude-pad": "false",
+        "rounding_type": rounding,
+    }
     spec = spec_from_layer(template_for("AvgPool", "opset14"), ir_layer, 4)
     assert spec.divisor is Divisor.FULL_KERNEL_IF_PADDED
     np.testing.assert_allclose(kernels.pool(x, spec), got, rtol=1e-5, atol=1e-6)
     attrs = {"kernel_shape": [3, 2], "strides": [2, 2], "pads": list(pads_begin + pads_end)}
-    naive = oracle.pool(x, "avg", attrs, rounding={"ceil": "ceil_no_drop", "ceil_torch": "ceil", "floor": "floor"}[rounding], divisor="full_if_padded")
+    naive = oracle.pool(
+        x,
+        "avg",
+        attrs,
+        rounding={"ceil": "ceil_no_drop", "ceil_torch": "ceil", "floor": "floor"}[rounding],
+        divisor="full_if_padded",
+    )
     np.testing.assert_allclose(naive, got, rtol=1e-5, atol=1e-6)

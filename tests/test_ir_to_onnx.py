@@ -27,48 +27,100 @@ def _build(case, shape):
         node = builder(p, kw.pop("strides"), kw.pop("pads_begin"), kw.pop("pads_end"), kw.pop("kernel"), **kw, name="pool")
         return ov.Model([node.output(0)], [p])
     if version == 1:
-        node = opset1.max_pool(p, kw.pop("strides"), kw.pop("pads_begin"), kw.pop("pads_end"), kw.pop("kernel"), **kw, name="pool")
+        node = opset1.max_pool(
+            p, kw.pop("strides"), kw.pop("pads_begin"), kw.pop("pads_end"), kw.pop("kernel"), **kw, name="pool"
+        )
         return ov.Model([node.output(0)], [p])
     builder = {8: opset8, 14: opset14}[version].max_pool
-    node = builder(p, kw.pop("strides"), kw.pop("dilations"), kw.pop("pads_begin"), kw.pop("pads_end"), kw.pop("kernel"), **kw, name="pool")
+    node = builder(
+        p, kw.pop("strides"), kw.pop("dilations"), kw.pop("pads_begin"), kw.pop("pads_end"), kw.pop("kernel"), **kw, name="pool"
+    )
     return ov.Model(list(node.outputs()), [p])
 
 
 # "oracle": ONNX-style attributes plus the rounding/divisor/index axis the IR layer means.
 CASES = {
     "avg1_full_kernel_ceil_overhang": dict(
-        op="avg", version=1, shape=(1, 2, 6, 6),
+        op="avg",
+        version=1,
+        shape=(1, 2, 6, 6),
         ov=dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], kernel=[3, 3], exclude_pad=False, rounding_type="ceil"),
-        oracle=dict(attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, rounding="ceil_no_drop", divisor="full_if_padded"),
+        oracle=dict(
+            attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+            rounding="ceil_no_drop",
+            divisor="full_if_padded",
+        ),
     ),
     "avg14_ceil_torch": dict(
-        op="avg", version=14, shape=(1, 2, 11, 9),
+        op="avg",
+        version=14,
+        shape=(1, 2, 11, 9),
         ov=dict(strides=[2, 2], pads_begin=[1, 0], pads_end=[0, 1], kernel=[3, 3], exclude_pad=True, rounding_type="ceil_torch"),
         oracle=dict(attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 0, 0, 1]}, rounding="ceil", divisor="exclude"),
     ),
     "avg16_same_upper_dilated_full_kernel": dict(
-        op="avg", version=16, shape=(1, 1, 9, 8),
-        ov=dict(strides=[2, 2], pads_begin=[0, 0], pads_end=[0, 0], kernel=[3, 2], exclude_pad=False, auto_pad="same_upper", dilations=[2, 1]),
-        oracle=dict(attrs={"kernel_shape": [3, 2], "strides": [2, 2], "dilations": [2, 1], "auto_pad": "SAME_UPPER"}, divisor="full_if_padded"),
+        op="avg",
+        version=16,
+        shape=(1, 1, 9, 8),
+        ov=dict(
+            strides=[2, 2],
+            pads_begin=[0, 0],
+            pads_end=[0, 0],
+            kernel=[3, 2],
+            exclude_pad=False,
+            auto_pad="same_upper",
+            dilations=[2, 1],
+        ),
+        oracle=dict(
+            attrs={"kernel_shape": [3, 2], "strides": [2, 2], "dilations": [2, 1], "auto_pad": "SAME_UPPER"},
+            divisor="full_if_padded",
+        ),
     ),
     "max1_ceil_no_drop": dict(
-        op="max", version=1, shape=(1, 2, 7, 7),
+        op="max",
+        version=1,
+        shape=(1, 2, 7, 7),
         ov=dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], kernel=[3, 3], rounding_type="ceil"),
         oracle=dict(attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, rounding="ceil_no_drop"),
     ),
     "max8_valid_axis2_i32": dict(
-        op="max", version=8, shape=(2, 3, 7, 6),
-        ov=dict(strides=[2, 1], dilations=[1, 2], pads_begin=[0, 0], pads_end=[0, 0], kernel=[3, 2], auto_pad="valid", index_element_type="i32", axis=-2),
+        op="max",
+        version=8,
+        shape=(2, 3, 7, 6),
+        ov=dict(
+            strides=[2, 1],
+            dilations=[1, 2],
+            pads_begin=[0, 0],
+            pads_end=[0, 0],
+            kernel=[3, 2],
+            auto_pad="valid",
+            index_element_type="i32",
+            axis=-2,
+        ),
         oracle=dict(attrs={"kernel_shape": [3, 2], "strides": [2, 1], "dilations": [1, 2]}, index_axis=2),
     ),
     "max8_axis1": dict(
-        op="max", version=8, shape=(2, 3, 5, 5),
-        ov=dict(strides=[2, 2], dilations=[1, 1], pads_begin=[1, 1], pads_end=[1, 1], kernel=[2, 2], index_element_type="i64", axis=1),
+        op="max",
+        version=8,
+        shape=(2, 3, 5, 5),
+        ov=dict(
+            strides=[2, 2], dilations=[1, 1], pads_begin=[1, 1], pads_end=[1, 1], kernel=[2, 2], index_element_type="i64", axis=1
+        ),
         oracle=dict(attrs={"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 1, 1]}, index_axis=1),
     ),
     "max14_ceil_torch_same_lower": dict(
-        op="max", version=14, shape=(1, 2, 8, 7),
-        ov=dict(strides=[3, 2], dilations=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], kernel=[3, 3], rounding_type="ceil_torch", auto_pad="same_lower"),
+        op="max",
+        version=14,
+        shape=(1, 2, 8, 7),
+        ov=dict(
+            strides=[3, 2],
+            dilations=[1, 1],
+            pads_begin=[0, 0],
+            pads_end=[0, 0],
+            kernel=[3, 3],
+            rounding_type="ceil_torch",
+            auto_pad="same_lower",
+        ),
         oracle=dict(attrs={"kernel_shape": [3, 3], "strides": [3, 2], "auto_pad": "SAME_LOWER"}, index_axis=0),
     ),
 }
@@ -115,7 +167,9 @@ def test_bad_layer_attribute_names_the_layer(tmp_path):
     from ovpool.spec import PoolKind, PoolSpec
 
     files = emit_single(PoolSpec(PoolKind.AVERAGE, (2, 2), (2, 2), name="pool"), (1, 1, 4, 4))
-    (tmp_path / "m.xml").write_bytes(files[".xml"].replace(b'strides="2, 2"', b'strides="0, 2"').replace(b'strides="2,2"', b'strides="0,2"'))
+    (tmp_path / "m.xml").write_bytes(
+        files[".xml"].replace(b'strides="2, 2"', b'strides="0, 2"').replace(b'strides="2,2"', b'strides="0,2"')
+    )
     (tmp_path / "m.bin").write_bytes(files[".bin"])
     with pytest.raises(SpecError, match=r"^layer 1 'pool' \(AvgPool opset1\): attribute 'strides'"):
         ovpool.convert(tmp_path / "m.xml", tmp_path / "m.onnx")
@@ -146,7 +200,9 @@ def test_ovpool_pad_lowering_round_trips(tmp_path):
     [onnx_path] = ovpool.convert(tmp_path / "m.xml", tmp_path / "m.onnx")
     data = np.random.default_rng(3).standard_normal((1, 2, 4, 5)).astype(np.float32)
     got = ovpool.run(onnx_path, {"x": data})["y"]
-    want = oracle.pool(data, "avg", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1})
+    want = oracle.pool(
+        data, "avg", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1}
+    )
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -158,9 +214,24 @@ def test_ovpool_onnx_to_ir_output_validates_and_converts_back(tmp_path):
 
     nodes = [
         helper.make_node("MaxPool", ["x"], ["m"], name="mp", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
-        helper.make_node("AveragePool", ["m"], ["y"], name="ap", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1),
+        helper.make_node(
+            "AveragePool",
+            ["m"],
+            ["y"],
+            name="ap",
+            kernel_shape=[3, 3],
+            strides=[2, 2],
+            pads=[1, 1, 1, 1],
+            ceil_mode=1,
+            count_include_pad=1,
+        ),
     ]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 9, 8])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 9, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
     source = tmp_path / "pools.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9), source)
     [xml, _] = ovpool.convert(source, tmp_path / "pools.xml")

@@ -28,8 +28,13 @@ def test_every_schema_version_is_handled_explicitly(op_type, version):
     """A version the versions table does not list must be refused by name, never guessed; today all are listed."""
     row = onnx_adapter.version_row(op_type, version)
     assert (row.op_type, row.since) == (op_type, version)
-    node = helper.make_node(op_type, ["x", "i"][: 2 if op_type == "MaxUnpool" else 1], ["y"], name="n",
-                            **({} if op_type.startswith("Global") else {"kernel_shape": [2, 2]}))
+    node = helper.make_node(
+        op_type,
+        ["x", "i"][: 2 if op_type == "MaxUnpool" else 1],
+        ["y"],
+        name="n",
+        **({} if op_type.startswith("Global") else {"kernel_shape": [2, 2]}),
+    )
     spec = onnx_adapter.spec_from_node(node, version)
     assert spec.name == "n"
 
@@ -123,11 +128,23 @@ def test_include_pad_without_pads_needs_no_attribute():
 @pytest.mark.parametrize("opset", [1, 7, 8, 10, 11, 12, 19, 22])
 def test_round_trip_spec_node_spec(opset):
     specs = [
-        PoolSpec(PoolKind.AVERAGE, kernel=(3, 3), strides=(2, 1), pads_begin=(1, 0), pads_end=(0, 1), name="a",
-                 divisor=Divisor.INCLUDE_PAD if opset >= 7 else Divisor.EXCLUDE_PAD,
-                 rounding=Rounding.CEIL if opset >= 10 else Rounding.FLOOR),
-        PoolSpec(PoolKind.MAX, kernel=(2,), padding=Padding.SAME_UPPER, name="m",
-                 indices=ovpool.Indices(order=IndexOrder.COLUMN_MAJOR) if opset >= 8 else None),
+        PoolSpec(
+            PoolKind.AVERAGE,
+            kernel=(3, 3),
+            strides=(2, 1),
+            pads_begin=(1, 0),
+            pads_end=(0, 1),
+            name="a",
+            divisor=Divisor.INCLUDE_PAD if opset >= 7 else Divisor.EXCLUDE_PAD,
+            rounding=Rounding.CEIL if opset >= 10 else Rounding.FLOOR,
+        ),
+        PoolSpec(
+            PoolKind.MAX,
+            kernel=(2,),
+            padding=Padding.SAME_UPPER,
+            name="m",
+            indices=ovpool.Indices(order=IndexOrder.COLUMN_MAJOR) if opset >= 8 else None,
+        ),
         PoolSpec(PoolKind.GLOBAL_MAX, name="g"),
     ]
     for spec in specs:
@@ -138,8 +155,10 @@ def test_round_trip_spec_node_spec(opset):
 
 def test_dtype_outside_the_type_constraint_is_refused_at_run_time():
     graph = helper.make_graph(
-        [helper.make_node("MaxPool", ["x"], ["y"], name="q", kernel_shape=[2])], "g",
-        [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 1, 4])], [helper.make_tensor_value_info("y", TensorProto.INT8, None)],
+        [helper.make_node("MaxPool", ["x"], ["y"], name="q", kernel_shape=[2])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT8, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
     with pytest.raises(UnsupportedError, match=r"node 'q' \(MaxPool-11\): data type int8 .*MaxPool-12 has it"):
@@ -149,5 +168,7 @@ def test_dtype_outside_the_type_constraint_is_refused_at_run_time():
 def test_opset_newer_than_onnx_knows_is_refused():
     node = helper.make_node("MaxPool", ["x"], ["y"], name="m", kernel_shape=[2])
     newest = onnx.defs.onnx_opset_version()
-    with pytest.raises(UnsupportedError, match=f"node 'm' \\(MaxPool\\): opset {newest + 1} is newer than the newest this onnx knows"):
+    with pytest.raises(
+        UnsupportedError, match=f"node 'm' \\(MaxPool\\): opset {newest + 1} is newer than the newest this onnx knows"
+    ):
         onnx_adapter.spec_from_node(node, newest + 1)

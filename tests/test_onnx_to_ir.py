@@ -88,6 +88,7 @@ def test_backend_cases_are_all_there():
 
 # --- stock OpenVINO versus ovpool ---------------------------------------------------------------
 
+
 def _ceil_maxpool() -> onnx.ModelProto:
     node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[3, 3], ceil_mode=1)
     return single_op(node, [_value("x", [1, 1, 6, 6])], [_value("y", None)], 13)
@@ -121,7 +122,10 @@ def test_include_pad_ceil_divisor():
 DYNAMIC = [
     ("AveragePool", {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [0, 0, 1, 1], "ceil_mode": 1, "count_include_pad": 1}),
     ("AveragePool", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1}),
-    ("AveragePool", {"kernel_shape": [3, 2], "strides": [2, 1], "dilations": [2, 1], "auto_pad": "SAME_LOWER", "count_include_pad": 1}),
+    (
+        "AveragePool",
+        {"kernel_shape": [3, 2], "strides": [2, 1], "dilations": [2, 1], "auto_pad": "SAME_LOWER", "count_include_pad": 1},
+    ),
     ("MaxPool", {"kernel_shape": [3, 3], "strides": [2, 2], "dilations": [2, 2], "auto_pad": "SAME_UPPER"}),
     ("MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}),
 ]
@@ -151,11 +155,10 @@ def test_storage_order_needs_static_dims():
 
 # --- MaxUnpool -----------------------------------------------------------------------------------
 
+
 def test_unpool_out_of_range_indices_are_dropped():
     node = helper.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
-    model = single_op(
-        node, [_value("x", [1, 1, 2, 2]), _value("i", [1, 1, 2, 2], TensorProto.INT64)], [_value("y", None)], 11
-    )
+    model = single_op(node, [_value("x", [1, 1, 2, 2]), _value("i", [1, 1, 2, 2], TensorProto.INT64)], [_value("y", None)], 11)
     x = np.array([1, 2, 3, 4], np.float32).reshape(1, 1, 2, 2)
     indices = np.array([0, 99, -1, 15], np.int64).reshape(1, 1, 2, 2)
     got = run_ov(model, {"x": x, "i": indices})["y"]
@@ -165,6 +168,7 @@ def test_unpool_out_of_range_indices_are_dropped():
 
 
 # --- shape check, data types ---------------------------------------------------------------------
+
 
 def test_shape_check_names_the_node():
     from ovpool.ov import extension as ov_extension
@@ -190,7 +194,9 @@ def test_float64_is_refused_naming_the_node():
 def test_float16_and_int8():
     for elem, dtype in ((TensorProto.FLOAT16, np.float16), (TensorProto.INT8, np.int8)):
         node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
-        model = single_op(node, [_value("x", [1, 2, 5, 5], elem)], [_value("y", None, elem), _value("i", None, TensorProto.INT64)], 12)
+        model = single_op(
+            node, [_value("x", [1, 2, 5, 5], elem)], [_value("y", None, elem), _value("i", None, TensorProto.INT64)], 12
+        )
         x = np.random.default_rng(0).integers(-100, 100, (1, 2, 5, 5)).astype(dtype)
         want, want_i = oracle.pool(x, "max", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1})
         got = run_ov(model, {"x": x})
@@ -200,6 +206,7 @@ def test_float16_and_int8():
 
 
 # --- files, bad input, external data, command line -----------------------------------------------
+
 
 def test_example_matches_numpy_executor_and_keeps_names(tmp_path):
     written = convert(EXAMPLE, tmp_path / "tiny.xml")

@@ -35,7 +35,11 @@ def test_generated_pool_matches_oracle(case, dynamic):
     if dynamic:
         model = _with_dynamic_spatial(model)
     refused = case.dtype == "float64" or (case.dtype == "bfloat16" and case.with_indices)
-    refused |= dynamic and case.with_indices and (case.attrs.get("storage_order") == 1 or "auto_pad" in case.attrs and case.attrs["auto_pad"] != "VALID")
+    refused |= (
+        dynamic
+        and case.with_indices
+        and (case.attrs.get("storage_order") == 1 or "auto_pad" in case.attrs and case.attrs["auto_pad"] != "VALID")
+    )
     if refused:
         with pytest.raises(UnsupportedError, match="node 'pool'"):
             onnx_to_ov_model(model)
@@ -104,6 +108,11 @@ def test_generated_pool_then_unpool_matches_oracle(spatial, kernel, stride, pad,
 
 def test_single_op_helper_builds_a_valid_model():
     node = helper.make_node("GlobalMaxPool", ["x"], ["y"])
-    model = single_op(node, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], 22)
+    model = single_op(
+        node,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        22,
+    )
     x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
     np.testing.assert_array_equal(run_ov(model, {"x": x})["y"], x.max(axis=2, keepdims=True))

@@ -27,8 +27,9 @@ pytestmark = [pytest.mark.openvino, pytest.mark.torch]
 def export(module: nn.Module, x: torch.Tensor, opset: int = 13, dynamic: bool = False) -> onnx.ModelProto:
     buffer = io.BytesIO()
     axes = {"x": {i: f"d{i}" for i in range(2, x.dim())}} if dynamic else None
-    torch.onnx.export(module.eval(), (x,), buffer, dynamo=False, input_names=["x"], output_names=["y"],
-                      opset_version=opset, dynamic_axes=axes)
+    torch.onnx.export(
+        module.eval(), (x,), buffer, dynamo=False, input_names=["x"], output_names=["y"], opset_version=opset, dynamic_axes=axes
+    )
     return onnx.load_from_string(buffer.getvalue())
 
 
@@ -98,8 +99,10 @@ def _segnet_onnx(block: SegNetBlock, spatial: list) -> onnx.ModelProto:
     weights = []
     for name in ("enc", "mid", "dec"):
         conv = getattr(block, name)
-        weights += [numpy_helper.from_array(conv.weight.detach().numpy(), f"{name}.w"),
-                    numpy_helper.from_array(conv.bias.detach().numpy(), f"{name}.b")]
+        weights += [
+            numpy_helper.from_array(conv.weight.detach().numpy(), f"{name}.w"),
+            numpy_helper.from_array(conv.bias.detach().numpy(), f"{name}.b"),
+        ]
     conv = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
     nodes = [
         helper.make_node("Conv", ["x", "enc.w", "enc.b"], ["e0"], **conv),
@@ -111,8 +114,13 @@ def _segnet_onnx(block: SegNetBlock, spatial: list) -> onnx.ModelProto:
         helper.make_node("MaxUnpool", ["m", "i", "e_shape"], ["u"], name="unpool", kernel_shape=[2, 2], strides=[2, 2]),
         helper.make_node("Conv", ["u", "dec.w", "dec.b"], ["y"], **conv),
     ]
-    graph = helper.make_graph(nodes, "segnet", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, *spatial])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], weights)
+    graph = helper.make_graph(
+        nodes,
+        "segnet",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, *spatial])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        weights,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
@@ -132,8 +140,14 @@ class TinyCNN(nn.Module):
     def __init__(self):
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(3, 2, 1, ceil_mode=True),
-            nn.Conv2d(8, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.AvgPool2d(3, 2, 1, ceil_mode=True),
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.BatchNorm2d(8),
+            nn.ReLU(),
+            nn.MaxPool2d(3, 2, 1, ceil_mode=True),
+            nn.Conv2d(8, 8, 3, padding=1),
+            nn.BatchNorm2d(8),
+            nn.ReLU(),
+            nn.AvgPool2d(3, 2, 1, ceil_mode=True),
         )
         self.head = nn.Linear(8, 5)
 

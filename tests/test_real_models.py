@@ -57,7 +57,9 @@ def test_converts_validates_and_matches_onnxruntime_on_openvino(name, tmp_path):
     _close(got, _onnxruntime(path, inputs))
 
 
-@pytest.mark.filterwarnings("ignore:overflow encountered in exp:RuntimeWarning", "ignore:invalid value encountered in divide:RuntimeWarning")
+@pytest.mark.filterwarnings(
+    "ignore:overflow encountered in exp:RuntimeWarning", "ignore:invalid value encountered in divide:RuntimeWarning"
+)
 def test_yolov8_runs_exactly_on_the_numpy_executor():
     path = _model("320n.onnx")
     inputs = _inputs(MODELS["320n.onnx"])

@@ -143,12 +143,20 @@ def test_external_data_model_runs_on_every_backend(tmp_path):
     bias = numpy_helper.from_array(np.arange(2 * 4 * 4, dtype=np.float32).reshape(1, 2, 4, 4), "bias")
     nodes = [helper.make_node("Add", ["x", "bias"], ["s"]), helper.make_node("MaxPool", ["s"], ["y"], kernel_shape=[2, 2])]
     graph = helper.make_graph(
-        nodes, "ext", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [bias],
+        nodes,
+        "ext",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [bias],
     )
     path = tmp_path / "ext.onnx"
-    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), str(path),
-                    save_as_external_data=True, location="ext.data", size_threshold=0)
+    onnx.save_model(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+        str(path),
+        save_as_external_data=True,
+        location="ext.data",
+        size_threshold=0,
+    )
     x = {"x": random_input((1, 2, 4, 4))}
     cpu, exact = _both(path, x)
     _assert_close(cpu, exact)
@@ -162,8 +170,12 @@ def test_bfloat16_crosses_openvino_as_bfloat16(op_type):
     from onnx import TensorProto, helper
 
     node = helper.make_node(op_type, ["x"], ["y"], name="p", kernel_shape=[2], pads=[1, 0])
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [1, 2, 5])],
-                              [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, None)])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [1, 2, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)], ir_version=10)
     x = (np.arange(10).reshape(1, 2, 5) / 4 - 1).astype(ml_dtypes.bfloat16)
     got = ovpool.run(model, {"x": x}, device="CPU", fallback=False)["y"]

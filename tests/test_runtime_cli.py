@@ -132,7 +132,11 @@ def test_hostile_inputs_are_one_line_errors(tmp_path, capsys):
         (2, ["run", EXAMPLE, "-i", f"input={tmp_path / 'in.npz'}"], "in.npz is an .npz archive, not one .npy array"),
         (2, ["run", EXAMPLE, "-i", f"input={tmp_path / 'none.npy'}"], "none.npy: not a readable .npy"),
         (2, ["run", EXAMPLE, "--random-inputs", "--precision", "f64"], "precision 'f64': expected one of"),
-        (2, ["run", EXAMPLE, "--random-inputs", "--device", "numpy", "--precision", "f16"], "precision 'f16' applies to OpenVINO"),
+        (
+            2,
+            ["run", EXAMPLE, "--random-inputs", "--device", "numpy", "--precision", "f16"],
+            "precision 'f16' applies to OpenVINO",
+        ),
         (2, ["run", EXAMPLE, "--random-inputs", "--output", tmp_path / "folder.npz", "--force"], "is a folder"),
         (2, ["run", EXAMPLE, "--random-inputs", "--output", tmp_path / "empty.onnx" / "o.npz"], "a parent of it is a file"),
         (2, ["run", EXAMPLE, "--random-inputs", "--output", EXAMPLE, "--force"], "refusing to overwrite an input file"),

@@ -104,7 +104,9 @@ def test_divisor_rules():
     assert shape.divisor_counts(spec, (4,))[0].tolist() == [2, 3, 1]
     assert shape.divisor_counts(spec.with_(divisor=Divisor.INCLUDE_PAD), (4,))[0].tolist() == [3, 3, 2]
     assert shape.divisor_counts(spec.with_(divisor=Divisor.FULL_KERNEL_IF_PADDED), (4,))[0].tolist() == [3, 3, 3]
-    unpadded = PoolSpec(PoolKind.AVERAGE, kernel=(2,), strides=(2,), rounding=Rounding.CEIL, divisor=Divisor.FULL_KERNEL_IF_PADDED)
+    unpadded = PoolSpec(
+        PoolKind.AVERAGE, kernel=(2,), strides=(2,), rounding=Rounding.CEIL, divisor=Divisor.FULL_KERNEL_IF_PADDED
+    )
     assert shape.divisor_counts(unpadded, (5,))[0].tolist() == [2, 2, 1]
 
 

@@ -32,7 +32,9 @@ def torch_cases(draw):
 def _model(op, attrs, shape, outputs=("y",), opset=22):
     node = helper.make_node(op, ["x"], list(outputs), name="p", **attrs)
     graph = helper.make_graph(
-        [node], "t", [helper.make_tensor_value_info("x", TensorProto.DOUBLE, list(shape))],
+        [node],
+        "t",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, list(shape))],
         [helper.make_tensor_value_info(o, TensorProto.DOUBLE if o == "y" else TensorProto.INT64, None) for o in outputs],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
@@ -74,7 +76,13 @@ def test_average_pool_matches_pytorch(case):
         want = getattr(F, f"avg_pool{rank}d")(x, kernel, stride, pad, ceil_mode=ceil, count_include_pad=include)
     except RuntimeError:
         return
-    attrs = {"kernel_shape": kernel, "strides": stride, "pads": pad * 2, "ceil_mode": int(ceil), "count_include_pad": int(include)}
+    attrs = {
+        "kernel_shape": kernel,
+        "strides": stride,
+        "pads": pad * 2,
+        "ceil_mode": int(ceil),
+        "count_include_pad": int(include),
+    }
     got = ovpool.run(_model("AveragePool", attrs, shape), {"x": x.numpy()}, device="numpy")
     np.testing.assert_allclose(got["y"], want.numpy(), rtol=1e-12, atol=1e-12)
 
@@ -103,10 +111,13 @@ def test_max_unpool_inverts_pytorch_max_pool(rank, seed):
     attrs = {"kernel_shape": [2] * rank, "strides": [2] * rank}
     node = helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], name="u", **attrs)
     graph = helper.make_graph(
-        [node], "u",
-        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, list(pooled.shape)),
-         helper.make_tensor_value_info("i", TensorProto.INT64, list(pooled.shape)),
-         helper.make_tensor_value_info("s", TensorProto.INT64, [rank + 2])],
+        [node],
+        "u",
+        [
+            helper.make_tensor_value_info("x", TensorProto.DOUBLE, list(pooled.shape)),
+            helper.make_tensor_value_info("i", TensorProto.INT64, list(pooled.shape)),
+            helper.make_tensor_value_info("s", TensorProto.INT64, [rank + 2]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)

@@ -11,22 +11,18 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
-from ovpool.transforms.catalog import parse_pass
-from ovpool.transforms.framework import run_passes
 from transform_models import integer_input, pool_model, windowed_cases
 
 import ovpool
 from ovpool.errors import UnsupportedError
+from ovpool.transforms.catalog import parse_pass
+from ovpool.transforms.framework import run_passes
 
 RNG_SEED = 20260
 
 
 def _attrs(model, op_types=("AveragePool", "MaxPool")):
-    return [
-        {a.name: helper.get_attribute_value(a) for a in n.attribute}
-        for n in model.graph.node
-        if n.op_type in op_types
-    ]
+    return [{a.name: helper.get_attribute_value(a) for a in n.attribute} for n in model.graph.node if n.op_type in op_types]
 
 
 def check_exact(model, passes, x):
@@ -121,8 +117,15 @@ def test_opset_is_exact_or_refused_naming_the_node(case, target):
         ("MaxPool", {"kernel_shape": [2]}, 12, 7, True, TensorProto.FLOAT, "indices"),
         ("MaxPool", {"kernel_shape": [2]}, 12, 11, False, TensorProto.INT8, "int8"),
         ("MaxPool", {"kernel_shape": [2], "ceil_mode": 1}, 12, 9, False, TensorProto.FLOAT, "ceil_mode"),
-        ("AveragePool", {"kernel_shape": [2], "pads": [1, 1], "count_include_pad": 1}, 11, 6, False, TensorProto.FLOAT,
-         "count_include_pad"),
+        (
+            "AveragePool",
+            {"kernel_shape": [2], "pads": [1, 1], "count_include_pad": 1},
+            11,
+            6,
+            False,
+            TensorProto.FLOAT,
+            "count_include_pad",
+        ),
     ],
 )
 def test_opset_refuses_what_the_target_cannot_say(op, attrs, opset, target, indices, elem, words):
@@ -170,8 +173,14 @@ def test_dml_legal_lifts_1d_with_named_helpers_and_maxunpool():
     out = check_exact(model, ["dml-legal"], integer_input(np.random.default_rng(3), [1, 2, 6]))
     names = [n.name for n in out.graph.node]
     assert names == [
-        "pool/unsqueeze", "pool", "pool/squeeze", "pool/squeeze_1",
-        "unpool/unsqueeze", "unpool/unsqueeze_1", "unpool", "unpool/squeeze",
+        "pool/unsqueeze",
+        "pool",
+        "pool/squeeze",
+        "pool/squeeze_1",
+        "unpool/unsqueeze",
+        "unpool/unsqueeze_1",
+        "unpool",
+        "unpool/squeeze",
     ]
 
 

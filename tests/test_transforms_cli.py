@@ -9,12 +9,12 @@ from dataclasses import dataclass
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from ovpool.cli.app import main
-from ovpool.transforms.framework import VALID, Pass, UnknownPassError, run_passes
 from transform_models import pool_model
 
 import ovpool
+from ovpool.cli.app import main
 from ovpool.errors import OvpoolError, UnsupportedError
+from ovpool.transforms.framework import VALID, Pass, UnknownPassError, run_passes
 
 SAME = {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"}
 
@@ -116,7 +116,12 @@ def test_cli_batch_never_overwrites_a_source(cli, model_file, tmp_path):
 
 def test_cli_usage_errors(cli, model_file, tmp_path):
     assert cli("transform", model_file).returncode == 2
-    for name, words in (("opset=x", "must be a whole number"), ("opset=0", "knows opsets 1 to"), ("opset=999", "knows opsets 1 to"), ("bogus", "unknown pass")):
+    for name, words in (
+        ("opset=x", "must be a whole number"),
+        ("opset=0", "knows opsets 1 to"),
+        ("opset=999", "knows opsets 1 to"),
+        ("bogus", "unknown pass"),
+    ):
         result = cli("transform", model_file, "-p", name, "-o", tmp_path / "never.onnx")
         assert result.returncode == 2 and words in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert not (tmp_path / "never.onnx").exists()

@@ -10,11 +10,11 @@ import time
 import pytest
 from ir_fixtures import pool_ir, write
 from lxml import etree
-from ovpool.cli import validate as validate_cli
-from ovpool.cli.app import app
 from typer.testing import CliRunner
 
 import ovpool
+from ovpool.cli import validate as validate_cli
+from ovpool.cli.app import app
 from ovpool.errors import InputFileError
 from ovpool.ir.validation import validate_file
 
@@ -24,8 +24,16 @@ N32 = (1, 3, 32, 32)
 # The five <layer> examples of the OpenVINO AvgPool-1 specification (avg-pool-1.rst), as printed:
 # the first two declare 32x32 where same_upper with stride 2 gives 16x16.
 SPEC_EXAMPLES = [
-    ('auto_pad="same_upper" exclude-pad="true" kernel="2,2" pads_begin="0,0" pads_end="1,1" strides="2,2"', (1, 3, 32, 32), [1, 3, 16, 16]),
-    ('auto_pad="same_upper" exclude-pad="false" kernel="5,5" pads_begin="0,0" pads_end="1,1" strides="2,2"', (1, 3, 32, 32), [1, 3, 16, 16]),
+    (
+        'auto_pad="same_upper" exclude-pad="true" kernel="2,2" pads_begin="0,0" pads_end="1,1" strides="2,2"',
+        (1, 3, 32, 32),
+        [1, 3, 16, 16],
+    ),
+    (
+        'auto_pad="same_upper" exclude-pad="false" kernel="5,5" pads_begin="0,0" pads_end="1,1" strides="2,2"',
+        (1, 3, 32, 32),
+        [1, 3, 16, 16],
+    ),
     ('auto_pad="explicit" exclude-pad="true" kernel="5,5" pads_begin="1,1" pads_end="1,1" strides="3,3"', (1, 3, 10, 10), None),
     ('auto_pad="explicit" exclude-pad="false" kernel="5,5" pads_begin="1,1" pads_end="1,1" strides="2,2"', (1, 3, 15, 15), None),
     ('auto_pad="valid" exclude-pad="true" kernel="5,5" pads_begin="1,1" pads_end="1,1" strides="2,2"', (1, 3, 14, 14), None),
@@ -43,19 +51,75 @@ def test_avgpool1_spec_examples(tmp_path, data, declared, expected):
 
 TRAPS = [
     # (type, version, data, outputs, expected code, attribute)
-    ("AvgPool", "opset14", 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true" dilations="2,2"', 1, "OVP102", "dilations"),
-    ("AvgPool", "opset1", 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true" rounding_type="ceil_torch"', 1, "OVP104", "rounding_type"),
-    ("MaxPool", "opset8", 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" rounding_type="ceil_torch"', 2, "OVP104", "rounding_type"),
+    (
+        "AvgPool",
+        "opset14",
+        'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true" dilations="2,2"',
+        1,
+        "OVP102",
+        "dilations",
+    ),
+    (
+        "AvgPool",
+        "opset1",
+        'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true" rounding_type="ceil_torch"',
+        1,
+        "OVP104",
+        "rounding_type",
+    ),
+    (
+        "MaxPool",
+        "opset8",
+        'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" rounding_type="ceil_torch"',
+        2,
+        "OVP104",
+        "rounding_type",
+    ),
     ("MaxPool", "opset1", 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" dilations="1,1"', 1, "OVP102", "dilations"),
     ("MaxPool", "opset1", 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" axis="0"', 1, "OVP102", "axis"),
     ("AvgPool", "opset16", 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0"', 1, "OVP103", "exclude-pad"),
-    ("AvgPool", "opset14", 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true" auto_pad="notset"', 1, "OVP104", "auto_pad"),
-    ("AvgPool", "opset14", 'kernel="2,2" strides="0,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true"', 1, "OVP104", "strides"),
-    ("AvgPool", "opset14", 'kernel="2,2" strides="1,1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true"', 1, "OVP105", "strides"),
+    (
+        "AvgPool",
+        "opset14",
+        'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true" auto_pad="notset"',
+        1,
+        "OVP104",
+        "auto_pad",
+    ),
+    (
+        "AvgPool",
+        "opset14",
+        'kernel="2,2" strides="0,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true"',
+        1,
+        "OVP104",
+        "strides",
+    ),
+    (
+        "AvgPool",
+        "opset14",
+        'kernel="2,2" strides="1,1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true"',
+        1,
+        "OVP105",
+        "strides",
+    ),
     ("AvgPool", "opset14", 'kernel="2,2" strides="1,1" pads_begin="2,0" pads_end="0,0" exclude-pad="true"', 1, "OVP105", "pads"),
     ("MaxPool", "opset14", 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" axis="4"', 2, "OVP104", "axis"),
-    ("AvgPool", "opset17", 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true"', 1, "OVP101", "version"),
-    ("AvgPool", "experimental", 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true"', 1, "OVP101", "version"),
+    (
+        "AvgPool",
+        "opset17",
+        'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true"',
+        1,
+        "OVP101",
+        "version",
+    ),
+    (
+        "AvgPool",
+        "experimental",
+        'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true"',
+        1,
+        "OVP101",
+        "version",
+    ),
 ]
 
 
@@ -153,7 +217,9 @@ def test_truncated_and_unreadable(tmp_path):
     truncated = write(tmp_path, good[: len(good) // 2], "t.xml")
     with pytest.raises(InputFileError, match=r"t\.xml:\d+:\d+: malformed XML"):
         validate_file(truncated)
-    result = runner.invoke(app, ["validate", str(truncated), str(tmp_path / "missing.xml"), str(write(tmp_path, "<onnx/>", "o.xml"))])
+    result = runner.invoke(
+        app, ["validate", str(truncated), str(tmp_path / "missing.xml"), str(write(tmp_path, "<onnx/>", "o.xml"))]
+    )
     assert result.exit_code == 2
     assert "malformed XML" in result.output and "no such file" in result.output and "not an OpenVINO IR" in result.output
 
@@ -171,8 +237,14 @@ def test_cli_formats_and_exit_codes(tmp_path):
     assert doc["summary"] == {"files": 2, "pooling_layers": 2, "findings": 1}
     [finding] = doc["files"][1]["findings"]
     assert {k: finding[k] for k in ("code", "rule", "layer_id", "name", "type", "version", "declared", "expected")} == {
-        "code": "OVP201", "rule": "output-shape", "layer_id": "1", "name": "pool", "type": "AvgPool",
-        "version": "opset1", "declared": [1, 3, 32, 32], "expected": [1, 3, 16, 16],
+        "code": "OVP201",
+        "rule": "output-shape",
+        "layer_id": "1",
+        "name": "pool",
+        "type": "AvgPool",
+        "version": "opset1",
+        "declared": [1, 3, 32, 32],
+        "expected": [1, 3, 16, 16],
     }
     result = runner.invoke(app, ["validate", "--format", "junit", str(clean), str(bad)])
     suites = etree.fromstring(result.output.encode())
@@ -206,7 +278,11 @@ def test_plain_validate_skips_typer_argument_processing_and_answers_alike(tmp_pa
         "import sys\nfrom ovpool.cli.app import main\nsys.argv = ['ovpool'] + sys.argv[1:]\n"
         "try:\n    main()\nfinally:\n    print('MODULES', 'pydantic' in sys.modules, 'numpy' in sys.modules)\n"
     )
-    for args in (["validate", str(clean)], ["validate", str(bad), "--format", "json", str(clean)], ["validate", "--format=junit", str(bad)]):
+    for args in (
+        ["validate", str(clean)],
+        ["validate", str(bad), "--format", "json", str(clean)],
+        ["validate", "--format=junit", str(bad)],
+    ):
         assert validate_cli.quick(args) is not None
         done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
         output, modules = done.stdout.rsplit("MODULES", 1)
@@ -215,7 +291,18 @@ def test_plain_validate_skips_typer_argument_processing_and_answers_alike(tmp_pa
         assert (done.returncode, output) == (expected.exit_code, expected.output)
 
 
-@pytest.mark.parametrize("args", [["validate"], ["validate", "--help"], ["validate", "a.xml", "--format", "yaml"], ["validate", "--", "a.xml"], ["validate", "-x", "a.xml"], ["convert", "a.xml"], ["validate", "a.xml", "--format"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate"],
+        ["validate", "--help"],
+        ["validate", "a.xml", "--format", "yaml"],
+        ["validate", "--", "a.xml"],
+        ["validate", "-x", "a.xml"],
+        ["convert", "a.xml"],
+        ["validate", "a.xml", "--format"],
+    ],
+)
 def test_anything_but_plain_validate_is_left_to_typer(args):
     assert validate_cli.quick(args) is None
 
@@ -246,14 +333,19 @@ def test_layers_that_differ_only_in_dims_are_each_checked(tmp_path):
         '<layer id="6" name="x2" type="Parameter" version="opset1"><data shape="1,1,8,8" element_type="f32"/>'
         '<output><port id="0" precision="FP32"><dim>1</dim><dim>1</dim><dim>8</dim><dim>8</dim></port></output></layer>'
     )
-    text = text.replace("  </layers>", second + "\n  </layers>").replace("</edges>", '<edge from-layer="6" from-port="0" to-layer="5" to-port="0"/></edges>')
+    text = text.replace("  </layers>", second + "\n  </layers>").replace(
+        "</edges>", '<edge from-layer="6" from-port="0" to-layer="5" to-port="0"/></edges>'
+    )
     findings = validate_file(write(tmp_path, text)).findings
     assert [(f.name, f.code, f.expected) for f in findings] == [("pool2", "OVP201", [1, 1, 4, 4])]
 
 
 def test_a_max_pool_on_a_dimless_input_is_a_finding_not_a_crash(tmp_path):
     # No <dim> on the input: rank 0, where even MaxPool-8's default axis 0 is out of range.
-    path = write(tmp_path, pool_ir('kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0"', (), (1, 3, 4, 4), "MaxPool", "opset8", outputs=2))
+    path = write(
+        tmp_path,
+        pool_ir('kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0"', (), (1, 3, 4, 4), "MaxPool", "opset8", outputs=2),
+    )
     assert [(f.code, f.attribute) for f in validate_file(path).findings] == [("OVP104", "axis")]
 
 

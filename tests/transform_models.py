@@ -10,8 +10,17 @@ from onnx import ModelProto, TensorProto, helper
 ORT_IR_VERSION = 8  # onnxruntime 1.31 loads IR <= 10; 8 covers every opset used here
 
 
-def pool_model(op_type: str, attrs: dict, shape: list, opset: int, *, indices: bool = False,
-               elem: int = TensorProto.FLOAT, relu: bool = False, name: str = "pool") -> ModelProto:
+def pool_model(
+    op_type: str,
+    attrs: dict,
+    shape: list,
+    opset: int,
+    *,
+    indices: bool = False,
+    elem: int = TensorProto.FLOAT,
+    relu: bool = False,
+    name: str = "pool",
+) -> ModelProto:
     rank = len(shape)
     x = helper.make_tensor_value_info("x", elem, shape)
     outputs = [helper.make_tensor_value_info("y", elem, [None] * rank)]

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from onnx import ModelProto
-from ovpool.transforms.catalog import parse_pass
-from ovpool.transforms.framework import Pass, Transformed, UnknownPassError, run_passes
 
 from ovpool.errors import UnsupportedError
 from ovpool.files import write_atomic
 from ovpool.onnx.model import load
+from ovpool.transforms.catalog import parse_pass
+from ovpool.transforms.framework import Pass, Transformed, UnknownPassError, run_passes
 
 
 def transform(

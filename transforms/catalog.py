@@ -8,9 +8,7 @@ from ovpool.transforms.global_pools import EXPAND_GLOBAL_PASS
 from ovpool.transforms.opset import opset_pass
 from ovpool.transforms.pads import EXPLICIT_PADS_PASS, NO_CEIL_PASS
 
-FIXED_PASSES: dict[str, Pass] = {
-    p.name: p for p in (EXPLICIT_PADS_PASS, NO_CEIL_PASS, EXPAND_GLOBAL_PASS, DML_LEGAL_PASS)
-}
+FIXED_PASSES: dict[str, Pass] = {p.name: p for p in (EXPLICIT_PADS_PASS, NO_CEIL_PASS, EXPAND_GLOBAL_PASS, DML_LEGAL_PASS)}
 
 
 def pass_names() -> list[str]:

@@ -27,15 +27,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from onnx import ModelProto
-from ovpool.transforms import graph
-from ovpool.transforms.framework import VALID, Pass, Property
-from ovpool.transforms.graph import PoolNode, model_names
-from ovpool.transforms.pads import rewrite_ceil
 
 from ovpool import shape
 from ovpool.errors import UnsupportedError
 from ovpool.onnx.model import default_opset
 from ovpool.spec import Divisor, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
+from ovpool.transforms import graph
+from ovpool.transforms.framework import VALID, Pass, Property
+from ovpool.transforms.graph import PoolNode, model_names
+from ovpool.transforms.pads import rewrite_ceil
 
 _PASS = "dml-legal"
 
@@ -52,8 +52,12 @@ def _include_pad_overhang(pool: PoolNode, strict: bool) -> bool:
     """An include-pad average whose ceil windows run past the end pads (dynamic dims: refused
     when ``strict``, else counted as a violation)."""
     spec = pool.spec
-    if not (spec.kind is PoolKind.AVERAGE and spec.divisor is Divisor.INCLUDE_PAD and spec.rounding is Rounding.CEIL
-            and spec.padding is Padding.EXPLICIT):
+    if not (
+        spec.kind is PoolKind.AVERAGE
+        and spec.divisor is Divisor.INCLUDE_PAD
+        and spec.rounding is Rounding.CEIL
+        and spec.padding is Padding.EXPLICIT
+    ):
         return False
     if not strict and (pool.spatial is None or None in pool.spatial):
         return True

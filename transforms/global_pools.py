@@ -8,10 +8,10 @@ on a dynamic input is refused with its name and axis, not left behind.
 from __future__ import annotations
 
 from onnx import ModelProto
-from ovpool.transforms import graph
-from ovpool.transforms.framework import VALID, Pass, Property
 
 from ovpool.onnx.model import default_opset
+from ovpool.transforms import graph
+from ovpool.transforms.framework import VALID, Pass, Property
 
 
 def expand_global(model: ModelProto) -> bool:

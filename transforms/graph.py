@@ -54,10 +54,13 @@ class PoolNode:
     def static_spatial(self, pass_name: str, why: str) -> tuple[int, ...]:
         """The input's spatial dims, or an error naming the node and the dynamic axis."""
         if self.spatial is None or any(d is None for d in self.spatial):
-            shown = "unknown" if self.spatial is None else "[" + ", ".join("?" if d is None else str(d) for d in self.spatial) + "]"
-            raise UnsupportedError.in_file(self.label, 
+            shown = (
+                "unknown" if self.spatial is None else "[" + ", ".join("?" if d is None else str(d) for d in self.spatial) + "]"
+            )
+            raise UnsupportedError.in_file(
+                self.label,
                 f"pass '{pass_name}' needs the static spatial dims of input "
-                f"'{self.node.input[0]}' {why}, and they are {shown}; give the model static input shapes first"
+                f"'{self.node.input[0]}' {why}, and they are {shown}; give the model static input shapes first",
             )
         return tuple(int(d) for d in self.spatial)
 
@@ -166,8 +169,9 @@ def node_label(node: NodeProto) -> str:
     return node.name or node.output[0]
 
 
-def emit(pool: PoolNode, spec: PoolSpec, opset: int, inputs: Sequence[str] | None = None,
-         outputs: Sequence[str] | None = None) -> NodeProto:
+def emit(
+    pool: PoolNode, spec: PoolSpec, opset: int, inputs: Sequence[str] | None = None, outputs: Sequence[str] | None = None
+) -> NodeProto:
     """The node computing ``spec`` at ``opset`` in place of ``pool.node``: same name, doc string
     and (unless given) tensors; windowed kinds keep the op type, global ones become windowed."""
     op_type = pool.node.op_type if not spec.is_global and pool.spec.kind is spec.kind else None
@@ -198,8 +202,9 @@ def int64_initializer(graph: GraphProto, names: FreshNames, base: str, values: S
     return name
 
 
-def pad_node(graph: GraphProto, names: FreshNames, opset: int, base: str, src: str, dst: str,
-             begin: Sequence[int], end: Sequence[int]) -> NodeProto:
+def pad_node(
+    graph: GraphProto, names: FreshNames, opset: int, base: str, src: str, dst: str, begin: Sequence[int], end: Sequence[int]
+) -> NodeProto:
     """A zero ``Pad`` of the spatial axes of an (N, C, *spatial) tensor: attribute ``pads`` before
     opset 11, an int64 ``pads`` input from 11 on (Pad-1's ``paddings`` is not emitted)."""
     pads = [0, 0, *begin, 0, 0, *end]
@@ -211,8 +216,9 @@ def pad_node(graph: GraphProto, names: FreshNames, opset: int, base: str, src: s
     return helper.make_node("Pad", [src, pads_name], [dst], name=names.fresh(f"{base}/pad"), mode="constant")
 
 
-def axes_node(graph: GraphProto, names: FreshNames, opset: int, op_type: str, base: str, src: str, dst: str,
-              axes: Sequence[int]) -> NodeProto:
+def axes_node(
+    graph: GraphProto, names: FreshNames, opset: int, op_type: str, base: str, src: str, dst: str, axes: Sequence[int]
+) -> NodeProto:
     """``Unsqueeze``/``Squeeze`` of ``axes``: attribute before opset 13, int64 input from 13 on."""
     name = names.fresh(f"{base}/{op_type.lower()}")
     if opset < 13:

@@ -16,11 +16,11 @@ import re
 
 import onnx
 from onnx import ModelProto, helper, version_converter
-from ovpool.transforms import graph
-from ovpool.transforms.framework import VALID, Pass, Property, UnknownPassError
 
 from ovpool.errors import UnsupportedError
 from ovpool.onnx.model import default_opset
+from ovpool.transforms import graph
+from ovpool.transforms.framework import VALID, Pass, Property, UnknownPassError
 
 _HELD = "ovpool.held"
 

@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from onnx import ModelProto
-from ovpool.transforms import graph
-from ovpool.transforms.framework import VALID, Pass, Property
-from ovpool.transforms.graph import PoolNode, model_names
 
 from ovpool import shape
 from ovpool.onnx.model import default_opset
 from ovpool.spec import Divisor, Padding, PoolKind, Rounding
+from ovpool.transforms import graph
+from ovpool.transforms.framework import VALID, Pass, Property
+from ovpool.transforms.graph import PoolNode, model_names
 
 
 def explicit_pads(model: ModelProto) -> bool:

@@ -149,7 +149,9 @@ def _describe(kind: str, dtype: str, rank: int, extras: Sequence[str]) -> str:
     return f"{kind}{extra} on a {rank}-D {dtype} tensor"
 
 
-def _operator(name: str, row: DmlOperatorLevel, level: int, inputs: Sequence[str], outputs: Sequence[str], values: Mapping[str, object]) -> dict:
+def _operator(
+    name: str, row: DmlOperatorLevel, level: int, inputs: Sequence[str], outputs: Sequence[str], values: Mapping[str, object]
+) -> dict:
     return {
         "name": name,
         "type": row.op_type,
@@ -263,8 +265,14 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
     if index_type is not None:
         members.add("OutputIndicesTensor")
     extras = (["dilations"] if dilated else []) + ([f"{spec.indices.dtype} indices"] if spec.indices else [])
-    need = Need(explicit.kind, frozenset(members), explicit.dtype, len(in_shape), index_type,
-                _describe(kind, explicit.dtype, len(in_shape), extras))
+    need = Need(
+        explicit.kind,
+        frozenset(members),
+        explicit.dtype,
+        len(in_shape),
+        index_type,
+        _describe(kind, explicit.dtype, len(in_shape), extras),
+    )
     row, level = choose(need, cap, where)
     values = {
         "InputTensor": tensor_desc(spec.dtype, in_shape),
@@ -290,8 +298,14 @@ def _padding_operator(spec, input_shape, begin, end, source, target, cap, where)
     if len(input_shape) == 3:
         in_sizes, out_sizes = shape.unit_axis_shape(input_shape), shape.unit_axis_shape(padded)
         full_begin, full_end = (0, 0, 0) + tuple(begin), (0, 0, 0) + tuple(end)
-    need = Need(None, frozenset(), spec.dtype, len(in_sizes), None,
-                _describe("zero padding (for an include-pad average)", spec.dtype, len(in_sizes), []))
+    need = Need(
+        None,
+        frozenset(),
+        spec.dtype,
+        len(in_sizes),
+        None,
+        _describe("zero padding (for an include-pad average)", spec.dtype, len(in_sizes), []),
+    )
     row, level = choose(need, cap, where)
     values = {
         "InputTensor": tensor_desc(spec.dtype, in_sizes),
@@ -320,8 +334,14 @@ def _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, outpu
     in_sizes, out_sizes = input_shape, output_shape
     if len(input_shape) == 3:
         in_sizes, out_sizes = shape.unit_axis_shape(input_shape), shape.unit_axis_shape(output_shape)
-    need = Need(PoolKind.UNPOOL, frozenset(), spec.dtype, len(in_sizes), index_type,
-                _describe("max unpooling", spec.dtype, len(in_sizes), [f"{index_dtype} indices"]))
+    need = Need(
+        PoolKind.UNPOOL,
+        frozenset(),
+        spec.dtype,
+        len(in_sizes),
+        index_type,
+        _describe("max unpooling", spec.dtype, len(in_sizes), [f"{index_dtype} indices"]),
+    )
     row, level = choose(need, cap, where)
     values = {
         "InputTensor": tensor_desc(spec.dtype, in_sizes),
@@ -366,7 +386,9 @@ def check_operator(op: object, position: int) -> Operator:
     where = f"operator '{name}'"
     op_type = op.get("type")
     if op_type not in DML_OPERATORS:
-        raise UnsupportedError(f"{where}: type {op_type!r} is not a DirectML operator ovpool handles ({', '.join(DML_OPERATORS)})")
+        raise UnsupportedError(
+            f"{where}: type {op_type!r} is not a DirectML operator ovpool handles ({', '.join(DML_OPERATORS)})"
+        )
     row = row_at(op_type, DML_FEATURE_LEVELS[-1])
     level = op.get("min_feature_level")
     if level is not None and (not isinstance(level, str) or level not in {level_name(v) for v in DML_FEATURE_LEVELS}):
@@ -394,7 +416,9 @@ def check_operator(op: object, position: int) -> Operator:
     if desc.get(index_member) is not None:
         index_type, index_sizes = _tensor(desc, index_member, where)
         if index_type not in row.index_types:
-            raise ModelError(f"{where}: {index_member} DataType must be {' or '.join(str(dtypes.dml_type(t)) for t in row.index_types)}")
+            raise ModelError(
+                f"{where}: {index_member} DataType must be {' or '.join(str(dtypes.dml_type(t)) for t in row.index_types)}"
+            )
         expected = x[1] if index_member == "IndicesTensor" else y[1]
         if index_sizes != expected:
             raise ModelError(f"{where}: {index_member} Sizes {list(index_sizes)} must equal {list(expected)}")
@@ -423,13 +447,21 @@ def _tensor(desc: Mapping[str, object], member: str, where: str) -> tuple[str, t
     if not isinstance(value, dict) or "DataType" not in value or "Sizes" not in value:
         raise ModelError(f"{where}: {member} must be an object with DataType and Sizes")
     sizes = value["Sizes"]
-    if not isinstance(sizes, list) or not sizes or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in sizes):
+    if (
+        not isinstance(sizes, list)
+        or not sizes
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in sizes)
+    ):
         raise ModelError(f"{where}: {member}.Sizes must be a list of integers >= 1, got {sizes!r}")
     return numpy_type(value["DataType"], f"{where}: {member}"), tuple(sizes)
 
 
 def _uints(values: object, count: int, member: str, where: str) -> None:
-    if not isinstance(values, list) or len(values) != count or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+    if (
+        not isinstance(values, list)
+        or len(values) != count
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values)
+    ):
         raise ModelError(f"{where}: {member} must be {count} unsigned integers, got {values!r}")
 
 
@@ -451,7 +483,9 @@ def spec_from_operator(op: Operator) -> PoolSpec:
         windows = [unpool_window_for(n, out) for n, out in zip(op.input_sizes[2:], op.output_sizes[2:])]
         kernel, strides, pads_end = (tuple(w[i] for w in windows) for i in range(3))
         if op.input_sizes[:2] != op.output_sizes[:2]:
-            raise ModelError(f"{where}: InputTensor and OutputTensor must share N and C ({list(op.input_sizes)} vs {list(op.output_sizes)})")
+            raise ModelError(
+                f"{where}: InputTensor and OutputTensor must share N and C ({list(op.input_sizes)} vs {list(op.output_sizes)})"
+            )
         return PoolSpec(PoolKind.UNPOOL, kernel, strides, pads_end=pads_end, dtype=op.dtype, name=op.name)
     if op.row.kind is None:
         raise ModelError(f"{where}: {op.row.op_type} is not a pooling operator")
@@ -463,7 +497,9 @@ def spec_from_operator(op: Operator) -> PoolSpec:
         raise SpecError(op.name, _MEMBER_OF.get(exc.attribute, exc.attribute), exc.value, exc.message, where) from None
     spatial, out_spatial = op.input_sizes[2:], op.output_sizes[2:]
     if op.input_sizes[:2] != op.output_sizes[:2]:
-        raise ModelError(f"{where}: InputTensor and OutputTensor must share N and C ({list(op.input_sizes)} vs {list(op.output_sizes)})")
+        raise ModelError(
+            f"{where}: InputTensor and OutputTensor must share N and C ({list(op.input_sizes)} vs {list(op.output_sizes)})"
+        )
     rounding = shape.rounding_for(base, spatial, out_spatial)
     if rounding is not None:
         spec = base.with_(rounding=rounding)
@@ -532,7 +568,9 @@ def padding_of(op: Operator) -> tuple[tuple[int, ...], tuple[int, ...], float]:
         raise ModelError(f"{where}: PaddingValue must be a number, got {value!r}")
     begin, end = tuple(desc["StartPadding"]), tuple(desc["EndPadding"])
     if shape.padded_shape(op.input_sizes, begin, end) != op.output_sizes:
-        raise ModelError(f"{where}: OutputTensor Sizes {list(op.output_sizes)} are not InputTensor's padded by {list(begin)}/{list(end)}")
+        raise ModelError(
+            f"{where}: OutputTensor Sizes {list(op.output_sizes)} are not InputTensor's padded by {list(begin)}/{list(end)}"
+        )
     return begin, end, float(value)
 
 
@@ -571,7 +609,7 @@ def loads(data: bytes, source: str) -> dict:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputFileError.in_file(source, f"not a JSON file ({exc})") from exc
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise InputFileError.in_file(source, f"not an ovpool DirectML document (expected \"format\": \"{FORMAT}\")")
+        raise InputFileError.in_file(source, f'not an ovpool DirectML document (expected "format": "{FORMAT}")')
     if document.get("version") != FORMAT_VERSION:
         raise InputFileError.in_file(source, f"DirectML document version {document.get('version')!r} is not {FORMAT_VERSION}")
     if not isinstance(document.get("operators"), list) or not document["operators"]:

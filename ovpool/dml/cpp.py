@@ -21,7 +21,13 @@ from ovpool.dml.levels import DML_FEATURE_LEVELS
 
 # Member order of the directml.h structs the header fills besides the operator descs.
 BUFFER_TENSOR_MEMBERS = (
-    "DataType", "Flags", "DimensionCount", "Sizes", "Strides", "TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment",
+    "DataType",
+    "Flags",
+    "DimensionCount",
+    "Sizes",
+    "Strides",
+    "TotalTensorSizeInBytes",
+    "GuaranteedBaseOffsetAlignment",
 )
 TENSOR_MEMBERS = ("Type", "Desc")
 OPERATOR_MEMBERS = ("Type", "Desc")
@@ -44,7 +50,11 @@ def render(document: Mapping[str, object], source_name: str) -> str:
     if skipped:
         lines.append("// Skipped (not pooling): " + ", ".join(f"{s['op_type']} '{s['name']}'" for s in skipped))
     lines += ["#pragma once", "", "#include <cstddef>", "", "#include <DirectML.h>", "", "namespace ovpool_dml {", ""]
-    structs = {"DML_BUFFER_TENSOR_DESC": BUFFER_TENSOR_MEMBERS, "DML_TENSOR_DESC": TENSOR_MEMBERS, "DML_OPERATOR_DESC": OPERATOR_MEMBERS}
+    structs = {
+        "DML_BUFFER_TENSOR_DESC": BUFFER_TENSOR_MEMBERS,
+        "DML_TENSOR_DESC": TENSOR_MEMBERS,
+        "DML_OPERATOR_DESC": OPERATOR_MEMBERS,
+    }
     for op in operators:
         structs[dml_adapter.struct_name(op.row.op_type)] = op.row.members
     for struct, members in structs.items():
@@ -122,7 +132,7 @@ def _aggregate(struct: str, name: str, values: Sequence[tuple[str, str]]) -> lis
 
 def _order_asserts(struct: str, members: Sequence[str]) -> list[str]:
     return [
-        f"static_assert(offsetof({struct}, {a}) < offsetof({struct}, {b}), \"{struct}: {a} before {b}\");"
+        f'static_assert(offsetof({struct}, {a}) < offsetof({struct}, {b}), "{struct}: {a} before {b}");'
         for a, b in zip(members, members[1:])
     ]
 

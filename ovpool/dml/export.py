@@ -56,8 +56,14 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
             index_dtype = known.get(node.input[1], ("int64", None))[0]
             output_shape = _unpool_output_shape(node, constants, where)
         lowered = dml_adapter.operators_from_spec(
-            spec, input_shape, list(node.input), [o for o in node.output if o], cap=cap,
-            index_dtype=index_dtype, output_shape=output_shape, pad_tensor=taken.fresh(f"{spec.name}/pad"),
+            spec,
+            input_shape,
+            list(node.input),
+            [o for o in node.output if o],
+            cap=cap,
+            index_dtype=index_dtype,
+            output_shape=output_shape,
+            pad_tensor=taken.fresh(f"{spec.name}/pad"),
         )
         operators.extend(lowered.operators)
         tensors.update(lowered.tensors)
@@ -101,7 +107,9 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
             raise ModelError.in_file(doc.path, f"{where}: its input is not produced by an earlier layer")
         bounds = [dim_bounds(d) for d in layer.inputs[0].dims]
         if any(b is None or b[0] != b[1] for b in bounds):
-            raise UnsupportedError(f"{where}: input dims [{', '.join(layer.inputs[0].dims)}] are not static; DirectML tensor descs need sizes")
+            raise UnsupportedError(
+                f"{where}: input dims [{', '.join(layer.inputs[0].dims)}] are not static; DirectML tensor descs need sizes"
+            )
         input_shape = tuple(b[0] for b in bounds)
         with_indices = len(layer.outputs) > 1 and (layer.id, layer.outputs[1].id) in used
         template = template_for(layer.type, layer.version, where)
@@ -111,8 +119,13 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
             raise exc.at(where) from None
         outputs = [names[(layer.id, p.id)] for p in layer.outputs[: 2 if with_indices else 1]]
         lowered = dml_adapter.operators_from_spec(
-            spec, input_shape, [names[(edge.from_layer, edge.from_port)]], outputs, cap=cap,
-            pad_tensor=FreshNames(names.values()).fresh(f"{spec.name}/pad"), where=where,
+            spec,
+            input_shape,
+            [names[(edge.from_layer, edge.from_port)]],
+            outputs,
+            cap=cap,
+            pad_tensor=FreshNames(names.values()).fresh(f"{spec.name}/pad"),
+            where=where,
         )
         operators.extend(lowered.operators)
         tensors.update(lowered.tensors)
@@ -159,4 +172,3 @@ def _unpool_output_shape(node, constants: Mapping[str, np.ndarray], where: str) 
     if node.input[2] not in constants:
         raise UnsupportedError(f"{where}: output_shape '{node.input[2]}' is computed at run time; DirectML needs it constant")
     return tuple(int(v) for v in constants[node.input[2]].reshape(-1))
-

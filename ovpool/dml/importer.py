@@ -184,7 +184,9 @@ def _writers(operators: list[Operator]) -> dict[str, tuple[int, str]]:
     for position, op in enumerate(operators):
         for tensor in op.outputs:
             if tensor in writer:
-                raise ModelError(f"operator '{op.name}': writes tensor '{tensor}', already written by operator '{writer[tensor][1]}'")
+                raise ModelError(
+                    f"operator '{op.name}': writes tensor '{tensor}', already written by operator '{writer[tensor][1]}'"
+                )
             writer[tensor] = (position, op.name)
     return writer
 
@@ -193,8 +195,14 @@ def _writers(operators: list[Operator]) -> dict[str, tuple[int, str]]:
 _SAME_BITS = {("uint64", "int64"), ("uint32", "int32")}
 
 
-def _check_entry(op: Operator, tensor: str, desc_type: str, desc_sizes: tuple[int, ...], unit: bool,
-                 logical: Mapping[str, tuple[str, tuple[int, ...]]]) -> None:
+def _check_entry(
+    op: Operator,
+    tensor: str,
+    desc_type: str,
+    desc_sizes: tuple[int, ...],
+    unit: bool,
+    logical: Mapping[str, tuple[str, tuple[int, ...]]],
+) -> None:
     """A ``tensors`` entry must be the desc's tensor: the same DataType (or the signed type of the
     same bits for indices) and the desc's Sizes, or for a unit-axis operator the Sizes the desc
     views with a unit axis (1x3x8 for a 1x3x1x8 desc)."""
@@ -269,7 +277,11 @@ def _pool_nodes(step: Step, types: Mapping[str, tuple[str, object]]) -> tuple[li
             outputs[1] = cast_after[0]
     nodes.append(onnx_adapter.node_from_spec(spec, IMPORT_OPSET, inputs, outputs))
     if cast_after:
-        nodes.append(helper.make_node("Cast", [cast_after[0]], [cast_after[1]], name=f"{op.name}/indices", to=dtypes.to_onnx(cast_after[2])))
+        nodes.append(
+            helper.make_node(
+                "Cast", [cast_after[0]], [cast_after[1]], name=f"{op.name}/indices", to=dtypes.to_onnx(cast_after[2])
+            )
+        )
     return nodes, []
 
 

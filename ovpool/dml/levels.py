@@ -62,8 +62,18 @@ DML_LEVELS: tuple[DmlOperatorLevel, ...] = (
     DmlOperatorLevel("DML_OPERATOR_MAX_POOLING2", 21, _MAX, _MAX1 + ("Dilations",), _F, ("uint32",)),
     DmlOperatorLevel("DML_OPERATOR_MAX_POOLING2", 30, _MAX, _MAX1 + ("Dilations",), _F8, ("uint32",)),
     DmlOperatorLevel("DML_OPERATOR_MAX_POOLING2", 50, _MAX, _MAX1 + ("Dilations",), _ALL, ("uint64", "uint32")),
-    DmlOperatorLevel("DML_OPERATOR_MAX_UNPOOLING", 30, PoolKind.UNPOOL, ("InputTensor", "IndicesTensor", "OutputTensor"), _F, ("uint32",), (4,)),
-    DmlOperatorLevel("DML_OPERATOR_MAX_UNPOOLING", 50, PoolKind.UNPOOL, ("InputTensor", "IndicesTensor", "OutputTensor"), _ALL, ("uint64", "uint32"), (4,)),
+    DmlOperatorLevel(
+        "DML_OPERATOR_MAX_UNPOOLING", 30, PoolKind.UNPOOL, ("InputTensor", "IndicesTensor", "OutputTensor"), _F, ("uint32",), (4,)
+    ),
+    DmlOperatorLevel(
+        "DML_OPERATOR_MAX_UNPOOLING",
+        50,
+        PoolKind.UNPOOL,
+        ("InputTensor", "IndicesTensor", "OutputTensor"),
+        _ALL,
+        ("uint64", "uint32"),
+        (4,),
+    ),
     DmlOperatorLevel("DML_OPERATOR_PADDING", 10, None, _PAD, _F),
     DmlOperatorLevel("DML_OPERATOR_PADDING", 21, None, _PAD, _F + _INTS),
     DmlOperatorLevel("DML_OPERATOR_PADDING", 31, None, _PAD, _F + _INTS, (), tuple(range(1, 9))),

@@ -81,7 +81,9 @@ def explain(spec: PoolSpec, input_shape: Sequence[int]) -> Explanation:
     for axis, length in enumerate(spatial):
         lo, hi = padded_range(length, int(pads_begin[axis] or 0), int(pads_end[axis] or 0))
         if hi - lo > MAX_CELLS:
-            raise UsageError(f"input shape {list(input_shape)}: spatial axis {axis} has {hi - lo} cells with pads; explain draws at most {MAX_CELLS}")
+            raise UsageError(
+                f"input shape {list(input_shape)}: spatial axis {axis} has {hi - lo} cells with pads; explain draws at most {MAX_CELLS}"
+            )
     overhang = shape.ceil_overhang(window, spatial)
     empty = set(shape.empty_windows(window, spatial))
     divisors = shape.divisor_counts(window, spatial) if window.kind is PoolKind.AVERAGE else None
@@ -100,7 +102,23 @@ def explain(spec: PoolSpec, input_shape: Sequence[int]) -> Explanation:
             factor = int(divisors[a][i]) if divisors is not None and not dropped else None
             windows.append(Window(i, taps, factor, dropped, (a, i) in empty))
         derivation = _derivation(window, a, length, pb, pe, int(out[a]), int(kept_and_dropped[a]))
-        axes.append(AxisExplanation(a, names[a], length, k, s, d, window.dilated_kernel[a], pb, pe, overhang[a], int(out[a]), derivation, tuple(windows)))
+        axes.append(
+            AxisExplanation(
+                a,
+                names[a],
+                length,
+                k,
+                s,
+                d,
+                window.dilated_kernel[a],
+                pb,
+                pe,
+                overhang[a],
+                int(out[a]),
+                derivation,
+                tuple(windows),
+            )
+        )
     grid = None
     if divisors is not None and len(spatial) >= 2:
         grid = np.outer(divisors[0], divisors[1])
@@ -113,7 +131,9 @@ def _derivation(spec: PoolSpec, axis: int, length: int, pb: int, pe: int, out: i
     lines = [f"L={length}, k={k}, s={s}, d={d}: window extent d*(k-1)+1 = {d}*({k}-1)+1 = {extent}"]
     if spec.padding in (Padding.SAME_UPPER, Padding.SAME_LOWER):
         lines.append(f"{spec.padding.value.upper()}: out = ceil(L/s) = ceil({length}/{s}) = {out}")
-        lines.append(f"pads = max(0, (out-1)*s + extent - L) = max(0, ({out}-1)*{s} + {extent} - {length}), split {pb} begin / {pe} end")
+        lines.append(
+            f"pads = max(0, (out-1)*s + extent - L) = max(0, ({out}-1)*{s} + {extent} - {length}), split {pb} begin / {pe} end"
+        )
         return tuple(lines)
     if spec.padding is Padding.VALID:
         lines.append(f"VALID: no pads; out = floor((L - extent)/s) + 1 = floor(({length} - {extent})/{s}) + 1 = {out}")
@@ -149,7 +169,9 @@ def render_text(ex: Explanation) -> str:
             lines.append(f"  ceil overhang: the last window reaches {ax.overhang} cell(s) past the end pad")
         lo, hi = _extent(ax)
         cells = [_cell_kind(ax, c) for c in range(lo, hi)]
-        header = "".join(f"{c:>3}" if kind == "input" else {"pad": "  P", "overhang": "  ~"}[kind] for c, kind in zip(range(lo, hi), cells))
+        header = "".join(
+            f"{c:>3}" if kind == "input" else {"pad": "  P", "overhang": "  ~"}[kind] for c, kind in zip(range(lo, hi), cells)
+        )
         lines.append(f"  {'cells':<12}{header}")
         for w in ax.windows:
             row = [" " * 3] * (hi - lo)
@@ -159,7 +181,11 @@ def render_text(ex: Explanation) -> str:
             lines.append(f"  {label:<12}{''.join(row)}   {'; '.join(_notes(w))}".rstrip())
     if ex.divisor_grid is not None:
         lines.append("")
-        lines.append(f"divisor per output position ({ex.axes[0].name} x {ex.axes[1].name}" + (", times the other axes' factors" if len(ex.axes) > 2 else "") + "):")
+        lines.append(
+            f"divisor per output position ({ex.axes[0].name} x {ex.axes[1].name}"
+            + (", times the other axes' factors" if len(ex.axes) > 2 else "")
+            + "):"
+        )
         for row in ex.divisor_grid:
             lines.append("  " + " ".join(f"{int(v):>3}" for v in row))
     return "\n".join(lines) + "\n"
@@ -251,5 +277,7 @@ def input_shape_for(spec: PoolSpec, dims: Sequence[int]) -> tuple[int, ...]:
     if rank is not None and len(dims) == rank:
         return (1, 1) + dims
     if len(dims) < 3:
-        raise UsageError(f"--input-shape {','.join(map(str, dims))}: give N,C and {rank or 'the'} spatial dims, or only the spatial dims")
+        raise UsageError(
+            f"--input-shape {','.join(map(str, dims))}: give N,C and {rank or 'the'} spatial dims, or only the spatial dims"
+        )
     return dims

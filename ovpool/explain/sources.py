@@ -14,7 +14,12 @@ from ovpool.onnx.adapter import is_pool_node, spec_from_node
 from ovpool.onnx.model import default_opset, inferred_types, load
 from ovpool.spec import Divisor, Padding, PoolKind, PoolSpec, Rounding
 
-_AUTO_PAD = {"NOTSET": Padding.EXPLICIT, "SAME_UPPER": Padding.SAME_UPPER, "SAME_LOWER": Padding.SAME_LOWER, "VALID": Padding.VALID}
+_AUTO_PAD = {
+    "NOTSET": Padding.EXPLICIT,
+    "SAME_UPPER": Padding.SAME_UPPER,
+    "SAME_LOWER": Padding.SAME_LOWER,
+    "VALID": Padding.VALID,
+}
 # PoolSpec's attribute names -> the flags they come from, for errors.
 _FLAG_OF = {"kernel_shape": "--kernel", "strides": "--strides", "dilations": "--dilations", "pads": "--pads"}
 
@@ -45,7 +50,16 @@ def spec_from_flags(
     begin, end = pads[:rank], pads[rank:]
     try:
         return PoolSpec(
-            kinds[op], kernel, strides, dilations, begin, end, _AUTO_PAD[auto_pad.upper()], Rounding(rounding), Divisor(divisor), name="flags"
+            kinds[op],
+            kernel,
+            strides,
+            dilations,
+            begin,
+            end,
+            _AUTO_PAD[auto_pad.upper()],
+            Rounding(rounding),
+            Divisor(divisor),
+            name="flags",
         )
     except SpecError as exc:
         flag = _FLAG_OF.get(exc.attribute or "", exc.attribute)

@@ -155,7 +155,9 @@ def spec_from_layer(
     return spec
 
 
-def _read_data(template: Template, data: Mapping[str, str], input_rank: int | None) -> tuple[list[AttributeIssue], dict[str, object]]:
+def _read_data(
+    template: Template, data: Mapping[str, str], input_rank: int | None
+) -> tuple[list[AttributeIssue], dict[str, object]]:
     """The issues of ``data`` (unknown attributes first, then per attribute in template order) and
     the field value of each attribute, its default when absent (``rounding`` -> Rounding.CEIL for
     ``ceil_torch``; ``indices.dtype`` -> "int64" for ``i64``)."""
@@ -203,7 +205,9 @@ def _unknown_attributes(template: Template, data: Mapping[str, str]) -> list[Att
             later = _first_version_with(template.type, name)
             hint = f"; {later.label} has it" if later and later.since > template.since else ""
             issues.append(
-                AttributeIssue("unknown-attribute", name, text, f"{template.label} has no attribute '{name}' (OpenVINO ignores it){hint}")
+                AttributeIssue(
+                    "unknown-attribute", name, text, f"{template.label} has no attribute '{name}' (OpenVINO ignores it){hint}"
+                )
             )
     return issues
 

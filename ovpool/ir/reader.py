@@ -153,7 +153,9 @@ class IRDocument:
         after: dict[str, list[str]] = {}
         for edge in self.edges:
             if edge.from_layer not in self.layers or edge.to_layer not in self.layers:
-                raise ModelError.in_file(f"{self.path}:{edge.line}", f"edge from layer {edge.from_layer} to {edge.to_layer}: no such layer")
+                raise ModelError.in_file(
+                    f"{self.path}:{edge.line}", f"edge from layer {edge.from_layer} to {edge.to_layer}: no such layer"
+                )
             waiting[edge.to_layer] += 1
             after.setdefault(edge.from_layer, []).append(edge.to_layer)
         ready = deque(lid for lid, n in waiting.items() if n == 0)
@@ -338,7 +340,16 @@ class _IRTarget:
                 self._layer_data, self._inputs, self._outputs = _NO_DATA, (), ()
             elif tag == "edge" and self._section == "edges":
                 get = attrib.get
-                self.edges.append(Edge(get("from-layer", ""), get("from-port", ""), get("to-layer", ""), get("to-port", ""), len(self.edges), self.lines))
+                self.edges.append(
+                    Edge(
+                        get("from-layer", ""),
+                        get("from-port", ""),
+                        get("to-layer", ""),
+                        get("to-port", ""),
+                        len(self.edges),
+                        self.lines,
+                    )
+                )
         elif depth == 2:
             self._section = tag
             self.has_layers = self.has_layers or tag == "layers"
@@ -358,7 +369,9 @@ class _IRTarget:
             if self._port is not None:
                 get = self._port.get
                 dims = tuple(self._port_dims)
-                self._ports.append(Port(get("id", ""), get("precision", ""), self._shared_dims.setdefault(dims, dims), get("names", "")))  # type: ignore[union-attr]
+                self._ports.append(
+                    Port(get("id", ""), get("precision", ""), self._shared_dims.setdefault(dims, dims), get("names", ""))
+                )  # type: ignore[union-attr]
                 self._port = None
         elif depth == 4:
             if self._ports is not None:
@@ -370,7 +383,17 @@ class _IRTarget:
         elif depth == 3:
             if self._layer is not None:
                 get = self._layer.get
-                layer = Layer(get("id", ""), get("name", ""), get("type", ""), get("version", ""), self._layer_data, self._inputs, self._outputs, len(self.layers), self.lines)
+                layer = Layer(
+                    get("id", ""),
+                    get("name", ""),
+                    get("type", ""),
+                    get("version", ""),
+                    self._layer_data,
+                    self._inputs,
+                    self._outputs,
+                    len(self.layers),
+                    self.lines,
+                )
                 if layer.id in self.layers:
                     raise InputFileError.in_file(f"{self.label}:{layer.line}", f"layer id {layer.id} appears twice")
                 self.layers[layer.id] = layer

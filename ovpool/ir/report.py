@@ -26,7 +26,15 @@ def text(reports: Sequence[FileReport], unreadable: Sequence[tuple[str, str]]) -
     """A table: ``file:line  layer  type  code  message``, then a summary line."""
     rows = [("LOCATION", "LAYER", "TYPE", "CODE", "MESSAGE")]
     for finding in (f for r in reports for f in r.findings):
-        rows.append((f"{finding.file}:{finding.line}", _layer(finding), f"{finding.type} {finding.version}".strip(), finding.code, finding.message))
+        rows.append(
+            (
+                f"{finding.file}:{finding.line}",
+                _layer(finding),
+                f"{finding.type} {finding.version}".strip(),
+                finding.code,
+                finding.message,
+            )
+        )
     lines = []
     if len(rows) > 1:
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
@@ -34,14 +42,18 @@ def text(reports: Sequence[FileReport], unreadable: Sequence[tuple[str, str]]) -
     lines.extend(f"{path}: unreadable: {error}" for path, error in unreadable)
     layers = sum(len(r.pooling_layers) for r in reports)
     findings = sum(len(r.findings) for r in reports)
-    lines.append(f"{len(reports)} file(s), {layers} pooling layer(s), {findings} finding(s)" + (f", {len(unreadable)} unreadable" if unreadable else ""))
+    lines.append(
+        f"{len(reports)} file(s), {layers} pooling layer(s), {findings} finding(s)"
+        + (f", {len(unreadable)} unreadable" if unreadable else "")
+    )
     return "\n".join(lines) + "\n"
 
 
 def as_json(reports: Sequence[FileReport], unreadable: Sequence[tuple[str, str]]) -> str:
     doc = {
         "files": [
-            {"file": r.file, "pooling_layers": len(r.pooling_layers), "findings": [f.as_dict() for f in r.findings]} for r in reports
+            {"file": r.file, "pooling_layers": len(r.pooling_layers), "findings": [f.as_dict() for f in r.findings]}
+            for r in reports
         ],
         "unreadable": [{"file": path, "error": error} for path, error in unreadable],
         "summary": {
@@ -65,7 +77,9 @@ def junit(reports: Sequence[FileReport], unreadable: Sequence[tuple[str, str]]) 
         if "" in by_layer:
             cases.append(("", "model"))
         for layer_id, name in cases:
-            case = etree.SubElement(suite, "testcase", classname=report.file, name=f"{name} (layer {layer_id})" if layer_id else name)
+            case = etree.SubElement(
+                suite, "testcase", classname=report.file, name=f"{name} (layer {layer_id})" if layer_id else name
+            )
             for finding in by_layer.get(layer_id, ()):
                 failures += 1
                 failure = etree.SubElement(case, "failure", type=finding.code, message=finding.message)

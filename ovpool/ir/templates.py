@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cache, cached_property
 from importlib import resources
 
 from ovpool.errors import UnsupportedError
@@ -131,7 +131,7 @@ def templates() -> tuple[Template, ...]:
     return tuple(t for layer_type in POOL_LAYER_TYPES for t in versions_of(layer_type))
 
 
-@lru_cache(maxsize=None)
+@cache
 def versions_of(layer_type: str) -> tuple[Template, ...]:
     """The templates of one layer type, oldest first (empty for a type that is not pooling); only
     that type's files (``AvgPool-opset*.json``) are read, on first use."""

@@ -62,9 +62,15 @@ class _Converter:
 
     def model(self) -> onnx.ModelProto:
         pool_types = POOL_LAYER_TYPES
-        others = [f"{l.id} '{l.name}' ({l.type} {l.version})" for l in self.doc.layers.values() if l.type not in pool_types and l.type not in _HELPERS]
+        others = [
+            f"{l.id} '{l.name}' ({l.type} {l.version})"
+            for l in self.doc.layers.values()
+            if l.type not in pool_types and l.type not in _HELPERS
+        ]
         if others:
-            raise UnsupportedError.in_file(self.doc.path, f"IR -> ONNX handles pooling, Pad, Const, Parameter and Result; not layer(s) {', '.join(others)}")
+            raise UnsupportedError.in_file(
+                self.doc.path, f"IR -> ONNX handles pooling, Pad, Const, Parameter and Result; not layer(s) {', '.join(others)}"
+            )
         for layer in self.doc.execution_order():
             if layer.type == "Result":
                 continue
@@ -103,7 +109,10 @@ class _Converter:
         except (KeyError, ValueError):
             raise ModelError(f"layer {layer.id} '{layer.name}' (Const): offset, size and shape must be integers") from None
         if offset < 0 or offset + size > len(self.weights):
-            raise InputFileError.in_file(self.doc.path, f"layer {layer.id} '{layer.name}' reads bytes {offset}..{offset + size} of a {len(self.weights)}-byte .bin")
+            raise InputFileError.in_file(
+                self.doc.path,
+                f"layer {layer.id} '{layer.name}' reads bytes {offset}..{offset + size} of a {len(self.weights)}-byte .bin",
+            )
         value = np.frombuffer(self.weights[offset : offset + size], dtype=dtypes.np_dtype(dtype))
         if value.size != int(np.prod(dims)):
             raise ModelError(f"layer {layer.id} '{layer.name}' (Const): {size} bytes do not hold shape {dims} of {dtype}")
@@ -123,7 +132,9 @@ class _Converter:
         inputs = [self._input(layer, 0), pads]
         if len(layer.inputs) > 3:
             inputs.append(self._input(layer, 3))
-        self.nodes.append(helper.make_node("Pad", inputs, [self._name(layer, layer.outputs[0].id)], name=layer.name, mode="constant"))
+        self.nodes.append(
+            helper.make_node("Pad", inputs, [self._name(layer, layer.outputs[0].id)], name=layer.name, mode="constant")
+        )
 
     def _result(self, layer: Layer) -> None:
         name = self._input(layer, 0)
@@ -141,7 +152,9 @@ class _Converter:
         in_port = layer.inputs[0]
         dims = [dim_bounds(d) for d in in_port.dims]
         if any(b is None or b[0] != b[1] for b in dims):
-            raise UnsupportedError(f"{where}: input dims [{', '.join(in_port.dims)}] are not static; IR -> ONNX needs them to restate ceil and divisor rules")
+            raise UnsupportedError(
+                f"{where}: input dims [{', '.join(in_port.dims)}] are not static; IR -> ONNX needs them to restate ceil and divisor rules"
+            )
         input_shape = tuple(b[0] for b in dims)  # type: ignore[index]
         indices_port = layer.outputs[1].id if len(layer.outputs) > 1 else None
         with_indices = indices_port is not None and (layer.id, indices_port) in self.used
@@ -153,7 +166,12 @@ class _Converter:
         x = self._input(layer, 0)
         if padded_end is not None:
             x = self._zero_pad(layer.name, x, spec.pads_begin, padded_end)
-            spec = spec.with_(pads_begin=(0,) * len(spec.kernel), pads_end=(0,) * len(spec.kernel), rounding=Rounding.FLOOR, divisor=Divisor.EXCLUDE_PAD)
+            spec = spec.with_(
+                pads_begin=(0,) * len(spec.kernel),
+                pads_end=(0,) * len(spec.kernel),
+                rounding=Rounding.FLOOR,
+                divisor=Divisor.EXCLUDE_PAD,
+            )
         values = self._name(layer, layer.outputs[0].id)
         outputs = [values]
         if with_indices:
@@ -173,7 +191,9 @@ class _Converter:
         assert spec.indices is not None
         current = onnx_indices
         if spec.indices.axis:
-            size = self._constant(f"{layer.name}/index_span", np.asarray(shape.index_span(input_shape, spec.indices.axis), dtype=np.int64))
+            size = self._constant(
+                f"{layer.name}/index_span", np.asarray(shape.index_span(input_shape, spec.indices.axis), dtype=np.int64)
+            )
             modded = self._names.fresh(f"{layer.name}/indices_axis")
             self.nodes.append(helper.make_node("Mod", [current, size], [modded], name=f"{layer.name}/axis"))
             current = modded
@@ -181,13 +201,14 @@ class _Converter:
         if spec.indices.dtype == "int64":
             self.nodes.append(helper.make_node("Identity", [current], [final], name=f"{layer.name}/indices"))
         else:
-            self.nodes.append(helper.make_node("Cast", [current], [final], name=f"{layer.name}/indices", to=dtypes.to_onnx(spec.indices.dtype)))
+            self.nodes.append(
+                helper.make_node("Cast", [current], [final], name=f"{layer.name}/indices", to=dtypes.to_onnx(spec.indices.dtype))
+            )
 
     def _constant(self, name: str, value: np.ndarray) -> str:
         name = self._names.fresh(name)
         self.initializers.append(numpy_helper.from_array(value, name))
         return name
-
 
 
 def _onnx_meaning(spec: PoolSpec, spatial: Sequence[int], where: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
@@ -220,7 +241,9 @@ def _onnx_meaning(spec: PoolSpec, spatial: Sequence[int], where: str) -> tuple[P
 def _element(layer: Layer, element_type: str) -> str:
     dtype = dtypes.from_ir_type(element_type)
     if dtype is None:
-        raise UnsupportedError(f"layer {layer.id} '{layer.name}' ({layer.type}): element type '{element_type}' has no ONNX form here")
+        raise UnsupportedError(
+            f"layer {layer.id} '{layer.name}' ({layer.type}): element type '{element_type}' has no ONNX form here"
+        )
     return dtype
 
 

@@ -225,7 +225,11 @@ class _ContentCheck:
         if in_bounds is None or spec is None:
             return out.items
         if len(in_bounds) != len(spec.kernel) + 2 or rank not in template.inputs[0].ranks:
-            out.add("input-rank", f"input rank {rank} does not fit a {len(spec.kernel)}-D kernel (expected rank {len(spec.kernel) + 2}, 3 to 5)", port=input_port.id)  # type: ignore[union-attr]
+            out.add(
+                "input-rank",
+                f"input rank {rank} does not fit a {len(spec.kernel)}-D kernel (expected rank {len(spec.kernel) + 2}, 3 to 5)",
+                port=input_port.id,
+            )  # type: ignore[union-attr]
             return out.items
         self._check_outputs(out, template, spec, in_bounds, input_port)  # type: ignore[arg-type]
         return out.items
@@ -258,11 +262,17 @@ class _ContentCheck:
             read = tuple(dim_bounds(text) for text in port.dims)
             bounds = self._dims[port.dims] = read.index(None) if None in read else read  # type: ignore[assignment]
         if isinstance(bounds, int):
-            out.add("bad-dim", f"{what} port {port.id} dim {bounds} is '{port.dims[bounds]}' (expected an int >= 0, -1, ? or a range like 1..10)", port=port.id)
+            out.add(
+                "bad-dim",
+                f"{what} port {port.id} dim {bounds} is '{port.dims[bounds]}' (expected an int >= 0, -1, ? or a range like 1..10)",
+                port=port.id,
+            )
             return None
         return bounds
 
-    def _check_outputs(self, out: _Layer, template: Template, spec: PoolSpec, in_bounds: tuple[Bound, ...], input_port: Port) -> None:
+    def _check_outputs(
+        self, out: _Layer, template: Template, spec: PoolSpec, in_bounds: tuple[Bound, ...], input_port: Port
+    ) -> None:
         try:
             spatial = shape.output_spatial_bounds(spec, in_bounds[2:])
         except SpecError as exc:
@@ -273,7 +283,9 @@ class _ContentCheck:
             declared = self._bounds(out, port, "output")
             if declared is None:
                 continue
-            if declared != expected and (len(declared) != len(expected) or any(d != e and d != (0, None) for d, e in zip(declared, expected))):
+            if declared != expected and (
+                len(declared) != len(expected) or any(d != e and d != (0, None) for d, e in zip(declared, expected))
+            ):
                 out.add(
                     "output-shape",
                     f"output port {port.id} ({decl.name}) declares [{', '.join(port.dims)}]; the rules give "
@@ -291,7 +303,6 @@ class _ContentCheck:
                 want = dtypes.ir_precision(index_type) if index_type in ("int64", "int32") else ""
             if port.precision and want and port.precision.upper() != want.upper():
                 out.add("precision", f"output port {port.id} ({decl.name}) is {port.precision}; expected {want}", port=port.id)
-
 
 
 def _port_key(ports: tuple[Port, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
@@ -329,9 +340,15 @@ def _check_edge(out: _Layer, doc: IRDocument, port: Port, direction: str, other_
     if other_layer is not None:
         other = other_layer.output(other_port) if side == "output" else other_layer.input(other_port)
     if other_layer is None or other is None:
-        out.add("edge-missing", f"{direction} port {port.id}: its edge names layer {other_id} {side} port {other_port}, which does not exist", port=port.id)
+        out.add(
+            "edge-missing",
+            f"{direction} port {port.id}: its edge names layer {other_id} {side} port {other_port}, which does not exist",
+            port=port.id,
+        )
     elif port.dims != other.dims or port.precision != other.precision:
-        _compare_ports(out, port, other, f"{direction} port {port.id}", f"layer {other_layer.id} '{other_layer.name}' {side} port {other.id}")
+        _compare_ports(
+            out, port, other, f"{direction} port {port.id}", f"layer {other_layer.id} '{other_layer.name}' {side} port {other.id}"
+        )
 
 
 def _compare_ports(out: _Layer, port: Port, other: Port, mine: str, theirs: str) -> None:
@@ -366,7 +383,9 @@ def _check_with_openvino(doc: IRDocument, pool_types: Iterable[str]) -> list[Fin
         model = ov.Core().read_model(doc.path)
     except Exception as exc:  # OpenVINO raises RuntimeError and its own classes
         last = [line for line in str(exc).splitlines() if line.strip()]
-        found.append(Finding(doc.path, "", "", "", "", "openvino-refuses", f"OpenVINO cannot read the model: {last[-1] if last else exc}"))
+        found.append(
+            Finding(doc.path, "", "", "", "", "openvino-refuses", f"OpenVINO cannot read the model: {last[-1] if last else exc}")
+        )
         return found
     by_name = {layer.name: layer for layer in doc.layers.values() if layer.type in set(pool_types)}
     for op in model.get_ops():
@@ -380,11 +399,19 @@ def _check_with_openvino(doc: IRDocument, pool_types: Iterable[str]) -> list[Fin
             if len(declared) != len(ov_bounds) or any(d != o and d != (0, None) for d, o in zip(declared, ov_bounds)):
                 found.append(
                     Finding(
-                        doc.path, layer.id, layer.name, layer.type, layer.version, "openvino-shape",
+                        doc.path,
+                        layer.id,
+                        layer.name,
+                        layer.type,
+                        layer.version,
+                        "openvino-shape",
                         f"output port {port.id} declares [{', '.join(port.dims)}]; OpenVINO infers {inferred}",
-                        layer.line, port=port.id,
-                        declared=[_static(b) for b in declared], expected=[_static(b) for b in ov_bounds],
-                        declared_dims=list(port.dims), expected_dims=[format_bound(b) for b in ov_bounds],
+                        layer.line,
+                        port=port.id,
+                        declared=[_static(b) for b in declared],
+                        expected=[_static(b) for b in ov_bounds],
+                        declared_dims=list(port.dims),
+                        expected_dims=[format_bound(b) for b in ov_bounds],
                     )
                 )
     return found
@@ -395,4 +422,3 @@ def exit_code(reports: Sequence[FileReport], unreadable: int) -> int:
     if unreadable:
         return 2
     return 1 if any(r.findings for r in reports) else 0
-

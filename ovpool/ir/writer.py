@@ -133,7 +133,14 @@ class IRGraph:
                 for index, source in enumerate(layer.inputs):
                     _port(ports, index, source)
                     etree.SubElement(
-                        edges, "edge", {"from-layer": str(source.layer), "from-port": str(source.port), "to-layer": str(layer.id), "to-port": str(index)}
+                        edges,
+                        "edge",
+                        {
+                            "from-layer": str(source.layer),
+                            "from-port": str(source.port),
+                            "to-layer": str(layer.id),
+                            "to-port": str(index),
+                        },
                     )
             if layer.outputs:
                 ports = etree.SubElement(node, "output")
@@ -154,7 +161,9 @@ class IRGraph:
         return out
 
 
-def emit_single(spec: PoolSpec, input_shape: Sequence[int | None], dtype: str = "float32", min_opset: int = 1) -> dict[str, bytes]:
+def emit_single(
+    spec: PoolSpec, input_shape: Sequence[int | None], dtype: str = "float32", min_opset: int = 1
+) -> dict[str, bytes]:
     """Parameter ``x`` -> the pooling layer -> Result ``y`` (and ``indices`` for a MaxPool with indices)."""
     graph = IRGraph(spec.name or "pool")
     outputs = graph.pool(spec, graph.parameter("x", input_shape, dtype), min_opset)

@@ -165,8 +165,7 @@ def check_dtype(op_type: str, version: int, dtype: str, node: str) -> None:
         first = _first_version_allowing(op_type, dtype)
         hint = f"; {op_type}-{first} has it" if first else ""
         raise UnsupportedError(
-            f"node '{node}' ({op_type}-{version}): data type {dtype} is not allowed "
-            f"(allowed: {', '.join(sorted(allowed))}){hint}"
+            f"node '{node}' ({op_type}-{version}): data type {dtype} is not allowed (allowed: {', '.join(sorted(allowed))}){hint}"
         )
 
 

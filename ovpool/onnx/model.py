@@ -49,8 +49,8 @@ def check_external_data(proto: ModelProto, path: Path) -> None:
         location = _location(tensor)
         target = (root / location).resolve()
         if os.path.isabs(location) or root not in target.parents:
-            raise InputFileError.in_file(path, 
-                f"tensor '{tensor.name}' points its external data at '{location}', outside the model's folder"
+            raise InputFileError.in_file(
+                path, f"tensor '{tensor.name}' points its external data at '{location}', outside the model's folder"
             )
         if not target.is_file():
             raise InputFileError.in_file(path, f"tensor '{tensor.name}' needs external data '{location}', which is missing")
@@ -61,11 +61,7 @@ def external_data_files(path: str | os.PathLike) -> list[Path]:
     gives ``[<folder>/m.bin]``), for writers that must never overwrite an input."""
     path = Path(path)
     proto = load(path, load_data=False)
-    locations = {
-        _location(tensor)
-        for tensor in _tensors(proto)
-        if uses_external_data(tensor)
-    }
+    locations = {_location(tensor) for tensor in _tensors(proto) if uses_external_data(tensor)}
     return sorted(path.parent / location for location in locations if location)
 
 
@@ -109,7 +105,9 @@ def value_types(graph: GraphProto) -> dict[str, tuple[str | None, tuple[int | No
     return known
 
 
-def inferred_types(proto: ModelProto, required: bool = False, data_prop: bool = False) -> dict[str, tuple[str | None, tuple[int | None, ...] | None]]:
+def inferred_types(
+    proto: ModelProto, required: bool = False, data_prop: bool = False
+) -> dict[str, tuple[str | None, tuple[int | None, ...] | None]]:
     """``value_types`` of the main graph after ONNX shape inference (``data_prop``: with data
     propagation, so a Reshape fed by Shape arithmetic gets its dims). When inference fails the
     declared types are returned, or with ``required`` it is a ``ModelError`` naming the model."""

@@ -108,11 +108,7 @@ def _pool_nodes(graph: GraphProto) -> Iterator[NodeProto]:
 def _context_attributes(op_type: str, opset: int, context) -> dict[str, object]:
     """The attributes a NodeContext carries, for every attribute the node's schema version has."""
     schema = onnx.defs.get_schema(op_type, opset, "")
-    return {
-        name: _plain(context.get_attribute(name))
-        for name in schema.attributes
-        if context.has_attribute(name)
-    }
+    return {name: _plain(context.get_attribute(name)) for name in schema.attributes if context.has_attribute(name)}
 
 
 def _has_indices(op_type: str, opset: int) -> bool:

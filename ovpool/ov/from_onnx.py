@@ -123,9 +123,6 @@ def _convert(proto: ModelProto, source: object, label: str) -> openvino.Model:
     return converted
 
 
-
-
-
 def _conversion_error(label: str, exc: Exception) -> OvpoolError:
     text = str(exc)
     missing = _NO_RULE.search(text)

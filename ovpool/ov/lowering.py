@@ -120,9 +120,7 @@ def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_sh
         return Lowered(spec, data, (reduce(data, axes, True).output(0),))
     spatial = spatial_dims(data)
     if len(spatial) not in SPATIAL_RANKS:
-        raise UnsupportedError(
-            f"node '{spec.name}': OpenVINO pools 1 to 3 spatial axes; the input has {len(spatial)}"
-        )
+        raise UnsupportedError(f"node '{spec.name}': OpenVINO pools 1 to 3 spatial axes; the input has {len(spatial)}")
     shape.output_spatial(spec, spatial)  # raises a SpecError naming the node for a too-small input
     _check_windows(spec, spatial)
     window = shape.simplest_form(spec, spatial)
@@ -184,9 +182,7 @@ def _index_layout(spec: PoolSpec, flat: Output, data: Output, spatial: Sequence[
     if spec.indices.order is IndexOrder.ROW_MAJOR:
         return flat
     if any(d is None for d in spatial):
-        raise UnsupportedError(
-            f"node '{spec.name}': storage_order=1 indices need static spatial dims (they are {list(spatial)})"
-        )
+        raise UnsupportedError(f"node '{spec.name}': storage_order=1 indices need static spatial dims (they are {list(spatial)})")
     layout = (None, None) + tuple(spatial)
     _, plane, rows = shape.index_strides(layout, Indices(IndexOrder.ROW_MAJOR, axis=1))
     _, _, columns = shape.index_strides(layout, Indices(IndexOrder.COLUMN_MAJOR, axis=1))
@@ -206,7 +202,9 @@ def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
     return _avg_node(spec, data, spec.pads_begin, spec.pads_end, exclude, spec.rounding)
 
 
-def _avg_node(spec: PoolSpec, data: Output, begin: Sequence[int], end: Sequence[int], exclude: bool, rounding: Rounding) -> Output:
+def _avg_node(
+    spec: PoolSpec, data: Output, begin: Sequence[int], end: Sequence[int], exclude: bool, rounding: Rounding
+) -> Output:
     args = (data, list(spec.strides), list(begin), list(end), list(spec.kernel), exclude, _ROUNDING[rounding], _auto_pad(spec))
     divisor = Divisor.EXCLUDE_PAD if exclude else Divisor.FULL_KERNEL_IF_PADDED
     version = ir_version(spec.with_(pads_begin=tuple(begin), pads_end=tuple(end), divisor=divisor, rounding=rounding))
@@ -233,8 +231,16 @@ def _padded_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Ou
     rank = len(spec.kernel)
     corner = opset8.slice(data, _i64([0, 0]), _i64([1, 1]), _i64([1, 1]), _i64([0, 1]))
     reference = opset14.max_pool(
-        corner, list(spec.strides), list(spec.dilations), list(spec.pads_begin), list(spec.pads_end),
-        list(spec.kernel), "ceil_torch", "explicit", "i64", 0,
+        corner,
+        list(spec.strides),
+        list(spec.dilations),
+        list(spec.pads_begin),
+        list(spec.pads_end),
+        list(spec.kernel),
+        "ceil_torch",
+        "explicit",
+        "i64",
+        0,
     )
     stop = opset8.gather(opset3.shape_of(reference.output(0), "i64"), _i64(list(range(2, 2 + rank))), _i64(0))
     return opset8.slice(pooled, _i64(zeros), stop, _i64([1] * rank), _i64(list(range(2, 2 + rank)))).output(0)

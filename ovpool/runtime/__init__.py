@@ -157,8 +157,7 @@ class NumpySession:
 class OpenVINOSession:
     """One compiled model and one infer request on an OpenVINO device, reused by every ``infer``."""
 
-    def __init__(self, model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True,
-                 core=None) -> None:
+    def __init__(self, model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True, core=None) -> None:
         core = core if core is not None else devices.new_core()
         self.device = device
         if model.format == "onnx":
@@ -222,9 +221,7 @@ def open_session(
     check_precision(precision)
     if device.lower() == devices.NUMPY:
         if precision not in ("f32", "default"):
-            raise UsageError(
-                f"precision '{precision}' applies to OpenVINO devices; numpy computes in the model's own types"
-            )
+            raise UsageError(f"precision '{precision}' applies to OpenVINO devices; numpy computes in the model's own types")
         return Opened(NumpySession(model))
     try:
         return Opened(openvino_session(model, device, precision, cache))

@@ -93,8 +93,9 @@ def default_backends(model: Model) -> tuple[str, ...]:
     return BACKENDS if model.format == "onnx" else ("openvino", "numpy")
 
 
-def open_backend(backend: str, model: Model, device: str = DEFAULT_DEVICE, precision: str = DEFAULT_PRECISION,
-                 cache: bool = True) -> Session:
+def open_backend(
+    backend: str, model: Model, device: str = DEFAULT_DEVICE, precision: str = DEFAULT_PRECISION, cache: bool = True
+) -> Session:
     """A session for ``backend``; OvpoolError when it cannot take the model (no fallback here)."""
     if backend == "numpy":
         return NumpySession(model)
@@ -109,7 +110,10 @@ def open_backend(backend: str, model: Model, device: str = DEFAULT_DEVICE, preci
 
 
 def time_session(
-    session: Session, inputs: Mapping[str, np.ndarray], runs: int, warmup: int,
+    session: Session,
+    inputs: Mapping[str, np.ndarray],
+    runs: int,
+    warmup: int,
     advance: Callable[[], None] = lambda: None,
 ) -> list[float]:
     """Latencies in ms of ``runs`` timed inferences after ``warmup`` untimed ones; ``advance`` is

@@ -43,9 +43,8 @@ class IrGraph:
         others = [l for l in document.layers.values() if l.type not in STRUCTURAL and l.type not in pool_types]
         if others:
             listed = ", ".join(f"{l.type} '{l.name}' (line {l.line})" for l in others)
-            raise UnsupportedError.in_file(document.path, 
-                f"the numpy backend runs IR pooling layers only "
-                f"({', '.join(pool_types)}); unsupported: {listed}"
+            raise UnsupportedError.in_file(
+                document.path, f"the numpy backend runs IR pooling layers only ({', '.join(pool_types)}); unsupported: {listed}"
             )
         producers = document.producers()
         params = [l for l in document.layers.values() if l.type == "Parameter"]
@@ -68,8 +67,9 @@ class IrGraph:
             x = values[_source(producers, layer, layer.inputs[0].id)]
             where = f"{self.document.path}: layer '{layer.name}'"
             template = template_for(layer.type, layer.version, where)
-            wanted = len(layer.outputs) > 1 and any((layer.id, layer.outputs[1].id) == (e.from_layer, e.from_port)
-                                                    for e in self.document.edges)
+            wanted = len(layer.outputs) > 1 and any(
+                (layer.id, layer.outputs[1].id) == (e.from_layer, e.from_port) for e in self.document.edges
+            )
             spec = spec_from_layer(template, layer.data, x.ndim, x.dtype.name, layer.name, with_indices=wanted)
             result = kernels.pool(x, spec)
             for port, value in zip(layer.outputs, result if isinstance(result, tuple) else (result,)):
@@ -85,7 +85,9 @@ def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
     element = layer.data.get("element_type", "")
     dtype = dtypes.from_ir_type(element)
     if dtype is None:
-        raise ModelError.in_file(document.path, f"Parameter '{layer.name}' (line {layer.line}): element_type '{element}' is not readable")
+        raise ModelError.in_file(
+            document.path, f"Parameter '{layer.name}' (line {layer.line}): element_type '{element}' is not readable"
+        )
     shape_text = layer.data.get("shape")
     shape: tuple[int | None, ...] | None = None
     if shape_text is not None and shape_text.strip() not in ("...", "?"):
@@ -93,7 +95,9 @@ def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
         for text in (t for t in shape_text.split(",") if t.strip()):
             bound = dim_bounds(text)
             if bound is None:
-                raise ModelError.in_file(document.path, f"Parameter '{layer.name}' (line {layer.line}): shape '{shape_text}' is not readable")
+                raise ModelError.in_file(
+                    document.path, f"Parameter '{layer.name}' (line {layer.line}): shape '{shape_text}' is not readable"
+                )
             dims.append(bound[0] if bound[0] == bound[1] else None)
         shape = tuple(dims)
     return TensorDecl(document.tensor_name(layer, layer.outputs[0].id if layer.outputs else "0"), dtype, shape)

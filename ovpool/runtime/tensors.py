@@ -58,9 +58,7 @@ def check_inputs(model: str, decls: Sequence[TensorDecl], arrays: Mapping[str, n
             )
         for axis, (got, want) in enumerate(zip(array.shape, decl.shape)):
             if want is not None and got != want:
-                raise ModelError(
-                    f"{model}: input '{decl.name}' axis {axis} is {got}, the model declares {want} ({decl.shown()})"
-                )
+                raise ModelError(f"{model}: input '{decl.name}' axis {axis} is {got}, the model declares {want} ({decl.shown()})")
 
 
 def parse_shapes(pairs: Sequence[str]) -> dict[str, tuple[int, ...]]:
@@ -86,8 +84,9 @@ def random_inputs(
     (``--shape``) filling dynamic dims; a dynamic dim without a ``--shape`` is an error."""
     unknown = [n for n in shapes if n not in {d.name for d in decls}]
     if unknown:
-        raise ModelError(f"{model}: --shape for unknown input(s) {', '.join(unknown)} (the model takes "
-                         f"{'; '.join(d.shown() for d in decls)})")
+        raise ModelError(
+            f"{model}: --shape for unknown input(s) {', '.join(unknown)} (the model takes {'; '.join(d.shown() for d in decls)})"
+        )
     rng = np.random.default_rng(seed)
     arrays = {}
     for decl in decls:

@@ -141,5 +141,3 @@ def check(
         else:
             np.testing.assert_array_equal(a, e, err_msg=f"output {i}")
     return actual
-
-
