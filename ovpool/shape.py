@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from ovpool.axis import ceil_div, tap_counts, window_extent
 from ovpool.errors import SpecError
@@ -37,6 +37,10 @@ def auto_pads(length: int, kernel: int, stride: int, dilation: int, padding: Pad
     return (small, large) if padding is Padding.SAME_UPPER else (large, small)
 
 
+@overload
+def resolved_pads(spec: PoolSpec, spatial: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]: ...
+@overload
+def resolved_pads(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[tuple[Dim, ...], tuple[Dim, ...]]: ...
 def resolved_pads(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[tuple[Dim, ...], tuple[Dim, ...]]:
     """Explicit (pads_begin, pads_end) of ``spec`` on an input with these spatial dims.
 
@@ -76,6 +80,10 @@ def axis_output(length: int, kernel: int, stride: int, dilation: int, pad_begin:
     return out
 
 
+@overload
+def output_spatial(spec: PoolSpec, spatial: Sequence[int]) -> tuple[int, ...]: ...
+@overload
+def output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]: ...
 def output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
     """Output spatial dims of a windowed or global pool (not unpool: see ``unpool_output_spatial``).
 
@@ -87,6 +95,8 @@ def output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
     if len(spatial) != len(spec.kernel):
         _check_rank(spec, spatial)
     padding, rounding = spec.padding, spec.rounding
+    pads_begin: tuple[Dim, ...]
+    pads_end: tuple[Dim, ...]
     if padding is Padding.EXPLICIT:  # pads as given: no need to resolve them (validating IR asks ~20,000 times)
         pads_begin, pads_end = spec.pads_begin, spec.pads_end
     else:
@@ -113,6 +123,10 @@ def output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
     return tuple(out)
 
 
+@overload
+def output_shape(spec: PoolSpec, input_shape: Sequence[int]) -> tuple[int, ...]: ...
+@overload
+def output_shape(spec: PoolSpec, input_shape: Sequence[Dim]) -> tuple[Dim, ...]: ...
 def output_shape(spec: PoolSpec, input_shape: Sequence[Dim]) -> tuple[Dim, ...]:
     """Full output shape ``(N, C, *spatial)`` of a pool on an ``(N, C, *spatial)`` input."""
     if len(input_shape) < 3:
@@ -120,6 +134,10 @@ def output_shape(spec: PoolSpec, input_shape: Sequence[Dim]) -> tuple[Dim, ...]:
     return tuple(input_shape[:2]) + output_spatial(spec, input_shape[2:])
 
 
+@overload
+def unpool_output_spatial(spec: PoolSpec, spatial: Sequence[int]) -> tuple[int, ...]: ...
+@overload
+def unpool_output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]: ...
 def unpool_output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
     """MaxUnpool's inferred output dims: ``(in-1)*s + k - pb - pe`` per axis (the inverse of the
     floor rule). in=2, k=2, s=2, no pads: 4; in=3, k=3, s=2, pads (1, 1): 5."""
@@ -178,7 +196,7 @@ def empty_windows(spec: PoolSpec, spatial: Sequence[int]) -> list[tuple[int, int
     window = spec.resolve_global(tuple(spatial))
     pads_begin, _ = resolved_pads(window, spatial)
     out = output_spatial(window, spatial)
-    found = []
+    found: list[tuple[int, int]] = []
     for axis, length in enumerate(spatial):
         counts = tap_counts(
             length, out[axis], window.kernel[axis], window.strides[axis], window.dilations[axis], pads_begin[axis], 0, length
@@ -246,14 +264,20 @@ def output_spatial_bounds(spec: PoolSpec, bounds: Sequence[Bound]) -> tuple[Boun
     """
     lengths = [low for low, high in bounds if low == high]
     if len(lengths) == len(bounds):
-        return tuple([(n, n) for n in output_spatial(spec, lengths)])  # type: ignore[misc]
+        return tuple([(n, n) for n in output_spatial(spec, lengths)])
     result: list[Bound] = []
     for axis, (low, high) in enumerate(bounds):
         result.append((_axis_count(spec, len(bounds), axis, low, floor_at_one=True), _axis_count(spec, len(bounds), axis, high)))
     return tuple(result)
 
 
+@overload
+def _axis_count(spec: PoolSpec, rank: int, axis: int, length: int, floor_at_one: bool = False) -> int: ...
+@overload
+def _axis_count(spec: PoolSpec, rank: int, axis: int, length: int | None, floor_at_one: bool = False) -> int | None: ...
 def _axis_count(spec: PoolSpec, rank: int, axis: int, length: int | None, floor_at_one: bool = False) -> int | None:
+    """Output length of ``axis`` for input ``length`` there (the other axes dynamic): an int for an
+    int length (only dynamic inputs give dynamic outputs), None for None."""
     if length is None:
         return None
     spatial: list[Dim] = [None] * rank
