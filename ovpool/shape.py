@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, cast, overload
 
 from ovpool.axis import ceil_div, tap_counts, window_extent
 from ovpool.errors import SpecError
@@ -226,7 +226,8 @@ def simplest_form(spec: PoolSpec, spatial: Sequence[Dim]) -> PoolSpec:
     if spec.padding is not Padding.EXPLICIT:
         if not static and spec.padding is not Padding.VALID:
             return spec.with_(rounding=Rounding.FLOOR)
-        begin, end = resolved_pads(spec, spatial)
+        # Static dims, or VALID (pads 0 whatever the length): no pad is None.
+        begin, end = cast("tuple[tuple[int, ...], tuple[int, ...]]", resolved_pads(spec, spatial))
         spec = spec.with_(padding=Padding.EXPLICIT, pads_begin=begin, pads_end=end, rounding=Rounding.FLOOR)
     if static and spec.rounding is not Rounding.FLOOR:
         if output_spatial(spec, spatial) == output_spatial(spec.with_(rounding=Rounding.FLOOR), spatial):

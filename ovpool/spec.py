@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import TypedDict, Unpack
 
 from ovpool.axis import window_extent
 from ovpool.errors import SpecError
@@ -83,6 +84,23 @@ class Indices:
     dtype: str = "int64"
 
 
+class SpecChanges(TypedDict, total=False):
+    """The fields of a ``PoolSpec``, any of them, for ``PoolSpec.with_``."""
+
+    kind: PoolKind
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pads_begin: tuple[int, ...]
+    pads_end: tuple[int, ...]
+    padding: Padding
+    rounding: Rounding
+    divisor: Divisor
+    indices: Indices | None
+    dtype: str | None
+    name: str
+
+
 @dataclass(frozen=True)
 class PoolSpec:
     """One pooling operation, independent of any format.
@@ -152,7 +170,7 @@ class PoolSpec:
         kind = PoolKind.AVERAGE if self.kind is PoolKind.GLOBAL_AVERAGE else PoolKind.MAX
         return replace(self, kind=kind, kernel=tuple(spatial))
 
-    def with_(self, **changes: object) -> PoolSpec:
+    def with_(self, **changes: Unpack[SpecChanges]) -> PoolSpec:
         """A copy with some fields changed, validated again."""
         return replace(self, **changes)
 
