@@ -26,9 +26,9 @@ def guarded(app: typer.Typer) -> None:
         typer.echo("aborted", err=True)
         sys.exit(130)
     except Exception as exc:  # click usage errors and anything unforeseen: one line, never a traceback
-        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()  # a click.ClickException (typer vendors click, so no isinstance check)
-            sys.exit(exc.exit_code)
+        if callable(show := getattr(exc, "show", None)) and isinstance(exit_code := getattr(exc, "exit_code", None), int):
+            show()  # a click.ClickException (typer vendors click, so no isinstance check)
+            sys.exit(exit_code)
         if os.environ.get("OVPOOL_DEBUG"):
             raise
         typer.echo(f"error: internal error, please report it (OVPOOL_DEBUG=1 shows where): {type(exc).__name__}: {exc}", err=True)

@@ -15,8 +15,10 @@ dilations needs opset16, ``ceil_torch`` opset14, MaxPool indices opset8) and ren
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
+from typing import cast
 
 from ovpool import shape
 from ovpool.errors import SpecError, UnsupportedError
@@ -40,7 +42,7 @@ from ovpool.spec import (
     Rounding,
 )
 
-_ENUM_FIELDS = {"padding": Padding, "rounding": Rounding, "divisor": Divisor}
+_ENUM_FIELDS: dict[str, type[Enum]] = {"padding": Padding, "rounding": Rounding, "divisor": Divisor}
 _ENUM_VALUES = {(field, member.value): member for field, enum in _ENUM_FIELDS.items() for member in enum}
 _TUPLE_FIELDS = ("kernel", "strides", "dilations", "pads_begin", "pads_end")
 _UNREAD = object()
@@ -104,7 +106,7 @@ def read_layer(
     kernel = values["kernel"]
     dilations = values.get("dilations", ())
     if dilations == (1,):
-        dilations = dilations * len(kernel)  # type: ignore[operator,arg-type]
+        dilations = dilations * len(kernel)  # type: ignore[arg-type]
     padding = values.get("padding", Padding.EXPLICIT)
     explicit = padding is Padding.EXPLICIT
     indices = None
@@ -299,7 +301,8 @@ def _default_value(decl: AttributeDecl, wanted: Mapping[str, object]) -> object:
 
 def _is_default(field: str, value: object) -> bool:
     """Fields an older version lacks but whose value it implies: dilations of all ones."""
-    return field == "dilations" and all(v == 1 for v in value)  # type: ignore[union-attr]
+    # The wanted dilations are the spec's, a tuple.
+    return field == "dilations" and all(v == 1 for v in cast("Iterable[object]", value))
 
 
 def _first_version_with(layer_type: str, attribute: str) -> Template | None:

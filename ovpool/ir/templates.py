@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
+from typing import cast
 
 from ovpool.errors import UnsupportedError
 from ovpool.spec import PoolKind
@@ -214,7 +216,8 @@ def _parse(decl: AttributeDecl, text: str, input_rank: int | None) -> object:
 def format_value(decl: AttributeDecl, value: object) -> str:
     """The text OpenVINO writes: (2, 2) -> "2, 2", True -> "true", 0 -> "0", "ceil" -> "ceil"."""
     if decl.type == "ints":
-        return ", ".join(str(int(v)) for v in value)  # type: ignore[union-attr]
+        # An "ints" field's value is a tuple of ints (a PoolSpec field or the template default).
+        return ", ".join(str(int(v)) for v in cast("Iterable[int]", value))
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
