@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
     from onnx import ModelProto
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 __all__ = [
     "Divisor",
@@ -79,12 +79,13 @@ def convert(
     out: str | os.PathLike | None = None,
     to: str | None = None,
     force: bool = False,
+    output_dir: str | os.PathLike | None = None,
     **options: object,
 ) -> list:
     """Convert a model file (ONNX, IR or DirectML JSON); returns the paths written."""
     from ovpool.conversions import convert as _convert
 
-    return _convert(src, out, to=to, force=force, **options)
+    return _convert(src, out, to=to, force=force, output_dir=output_dir, **options)
 
 
 def transform(
