@@ -1,0 +1,126 @@
+"""Real third-party models, whole, on ovpool's numpy executor against onnxruntime.
+
+The models and their inputs are listed in ``real_models.py`` and fetched by
+``python tests/fetch_real_models.py``; a model whose file is absent is skipped with that command
+as the reason. The oracle is onnxruntime on one thread with graph optimisations off (no fusion:
+each node as the model states it). Every output must have onnxruntime's dtype and shape, and
+``|ovpool - onnxruntime| <= rtol * max|onnxruntime|`` (rtol 1e-4 unless the model says otherwise).
+
+When a model disagrees, the failure names the first node that diverges: every node output of the
+top-level graph is made a graph output, both runtimes run that model, and node outputs are compared
+in graph order with the same rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+from real_models import FILES, MODELS, RealModel
+
+from ovpool.onnx_model import load
+
+
+def run_onnxruntime(proto: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """onnxruntime, one thread, optimisations off: ``{output name: array}``."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, dict(feeds))))
+
+
+def run_numpy(proto: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """ovpool's numpy executor: ``GraphSession`` when the branch has it, else the numpy device of
+    ``ovpool.runtime`` (the session ``ovpool.run(..., device="numpy")`` opens, without its check of
+    the inputs against declared dims, which refuses the ``-1`` dims of paddle2onnx exports)."""
+    try:
+        from ovpool.runtime.graph import GraphSession
+    except ImportError:
+        from ovpool.runtime import open_model, open_session
+
+        return open_session(open_model(proto), "numpy").session.infer(feeds)
+    return dict(GraphSession(proto).run(dict(feeds)))
+
+
+def mismatch(actual: np.ndarray, expected: np.ndarray, rtol: float) -> str | None:
+    """Why ``actual`` is not ``expected`` within ``rtol`` of ``max|expected|``, or None. NaN must
+    meet NaN; integers and booleans must be equal."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    if actual.dtype != expected.dtype:
+        return f"dtype {actual.dtype}, onnxruntime gives {expected.dtype}"
+    if actual.shape != expected.shape:
+        return f"shape {actual.shape}, onnxruntime gives {expected.shape}"
+    if actual.dtype.kind not in "fc":
+        wrong = int(np.count_nonzero(actual != expected))
+        return f"{wrong} of {actual.size} values differ" if wrong else None
+    a, e = actual.astype(np.float64), expected.astype(np.float64)
+    nan = np.isnan(e)
+    if not np.array_equal(np.isnan(a), nan):
+        return f"NaN at {int(np.count_nonzero(np.isnan(a) != nan))} positions where onnxruntime disagrees"
+    finite = ~nan
+    if not finite.any():
+        return None
+    scale = float(np.abs(e[finite]).max())
+    error = float(np.abs(a[finite] - e[finite]).max())
+    if error > rtol * scale:
+        return f"max |error| {error:.3g} = {error / scale if scale else np.inf:.3g} of max|onnxruntime| {scale:.3g}"
+    return None
+
+
+def first_divergence(proto: onnx.ModelProto, feeds: Mapping[str, np.ndarray], rtol: float) -> str:
+    """The first top-level node (graph order) whose output differs from onnxruntime's, found by
+    exposing every node output as a graph output on both sides."""
+    probe = onnx.ModelProto()
+    probe.CopyFrom(proto)
+    declared = {o.name for o in probe.graph.output}
+    for node in probe.graph.node:
+        probe.graph.output.extend(helper.make_empty_tensor_value_info(n) for n in node.output if n and n not in declared)
+    expected = run_onnxruntime(probe, feeds)
+    try:
+        actual = run_numpy(probe, feeds)
+    except Exception as exc:  # noqa: BLE001 - the executor's own error names the node it stopped at
+        return f"the executor fails on the probe model: {type(exc).__name__}: {exc}"
+    opsets = {o.domain: o.version for o in proto.opset_import}
+    for node in probe.graph.node:
+        for name in node.output:
+            if not name or name not in expected:
+                continue
+            why = "absent from the executor's results" if name not in actual else mismatch(actual[name], expected[name], rtol)
+            if why:
+                domain = node.domain if node.domain != "ai.onnx" else ""
+                since = onnx.defs.get_schema(node.op_type, opsets.get(domain, 1), domain).since_version
+                return f"first divergence at node '{node.name}' ({node.op_type}-{since}), output '{name}': {why}"
+    return "no node output diverges when all are exposed (only the final outputs differ)"
+
+
+def test_every_fetched_model_is_checked():
+    """Each .onnx file that fetch_real_models.py fetches is run by at least one case."""
+    assert set(FILES) <= {m.file for m in MODELS}
+
+
+@pytest.mark.parametrize("model", MODELS, ids=[m.name for m in MODELS])
+def test_model_matches_onnxruntime(model: RealModel):
+    if not model.path.is_file():
+        pytest.skip(f"{model.path} absent: run python tests/fetch_real_models.py")
+    proto = load(model.path)
+    feeds = model.feeds()
+    expected = run_onnxruntime(proto, feeds)
+    try:
+        actual = run_numpy(proto, feeds)
+    except Exception as exc:  # noqa: BLE001 - any failure of the executor is the finding
+        pytest.fail(f"{model.name}: the numpy executor fails: {type(exc).__name__}: {exc}")
+    assert set(actual) == set(expected), f"outputs {sorted(actual)}, onnxruntime gives {sorted(expected)}"
+    problems = {name: mismatch(actual[name], value, model.rtol) for name, value in expected.items()}
+    problems = {name: why for name, why in problems.items() if why}
+    if problems:
+        details = "; ".join(f"output '{name}': {why}" for name, why in problems.items())
+        pytest.fail(f"{model.name}: {details}\n{first_divergence(proto, feeds, model.rtol)}")
