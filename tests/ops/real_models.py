@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import onnx
 from fetch_real_models import WHEELS, default_dir
+
+Runner = Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -129,3 +132,35 @@ MODELS: tuple[RealModel, ...] = (
 )
 
 FILES = sorted({Path(member).name for members in WHEELS.values() for member in members})
+
+
+def onnxruntime_runner(proto: onnx.ModelProto, optimize: bool = False) -> Runner:
+    """The model prepared on onnxruntime, one thread (intra and inter op), CPU: ``run(feeds) ->
+    {output name: array}``. ``optimize=False`` turns graph optimisations off (the oracle: each node
+    as the model states it); ``True`` keeps onnxruntime's default (what a user gets, for timing)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return lambda feeds: dict(zip(names, session.run(names, dict(feeds))))
+
+
+def numpy_runner(proto: onnx.ModelProto) -> Runner:
+    """The model prepared once on ovpool's numpy executor: ``GraphSession`` when the branch has it,
+    else the numpy device of ``ovpool.runtime`` (the session ``ovpool.run(..., device="numpy")``
+    opens, without its check of the inputs against declared dims, which refuses the ``-1`` dims of
+    paddle2onnx exports)."""
+    try:
+        from ovpool.runtime.graph import GraphSession
+    except ImportError:
+        from ovpool.runtime import open_model, open_session
+
+        return open_session(open_model(proto), "numpy").session.infer
+    session = GraphSession(proto)
+    return lambda feeds: dict(session.run(dict(feeds)))
