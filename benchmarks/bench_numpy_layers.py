@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 import onnx
 
-TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path[:0] = [str(TESTS), str(TESTS / "ops")]
+# this checkout's ovpool (not another installed one) and the tests' helpers
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "ops")]
 
 from harness import feeds_of, make_model
 from real_models import Runner, numpy_runner, onnxruntime_runner
