@@ -152,15 +152,9 @@ def onnxruntime_runner(proto: onnx.ModelProto, optimize: bool = False) -> Runner
 
 
 def numpy_runner(proto: onnx.ModelProto) -> Runner:
-    """The model prepared once on ovpool's numpy executor: ``GraphSession`` when the branch has it,
-    else the numpy device of ``ovpool.runtime`` (the session ``ovpool.run(..., device="numpy")``
-    opens, without its check of the inputs against declared dims, which refuses the ``-1`` dims of
-    paddle2onnx exports)."""
-    try:
-        from ovpool.runtime.graph import GraphSession
-    except ImportError:
-        from ovpool.runtime import open_model, open_session
+    """The model prepared once on ovpool's numpy executor (``GraphSession``): ``run(feeds) ->
+    {output name: array}``."""
+    from ovpool.runtime.graph import GraphSession
 
-        return open_session(open_model(proto), "numpy").session.infer
     session = GraphSession(proto)
-    return lambda feeds: dict(session.run(dict(feeds)))
+    return lambda feeds: session.run(feeds)
