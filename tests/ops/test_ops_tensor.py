@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
+from ovpool.runtime.ops.base import covered
 
 INT64_MAX, INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
@@ -537,9 +538,7 @@ def test_range_27_stash_type() -> None:
 # ---------------------------------------------------------------------------------------------
 # ONNX's own node test cases
 
-OPS = frozenset(
-    "Concat Reshape Flatten Transpose Slice Split Squeeze Unsqueeze Expand Tile Pad DepthToSpace SpaceToDepth Trilu Range".split()
-)
+OPS = frozenset(r.op_type for r in covered() if r.factory.__module__ == "ovpool.runtime.ops.tensor")
 
 
 @functools.lru_cache(maxsize=1)
