@@ -253,30 +253,40 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
     return y.reshape((n, -1) + plan.out)
 
 
-def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...]) -> np.ndarray:
-    """One input channel per group: ``acc[r] += w_tap[r] * x_tap[r]`` over rows r = (image, group),
-    a broadcast multiply per kernel tap, done over tiles of rows that fit in cache.
+def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None) -> np.ndarray:
+    """One input channel per group: ``y[r] = sum over taps of w_tap[r] * x_tap[r]`` over rows
+    r = (image, group), one broadcast multiply and add per kernel tap. The rows go through in tiles
+    of about TILE_BYTES: each tile is copied into a zero-bordered buffer (padding done in cache),
+    its taps are summed there and the tile's result (plus bias) written once to the output.
 
-    With every stride 1, a tap is a flat shift of the padded planes: output (o1, o2) of a 2-D
-    plane of padded width Wp is flat position ``o1 * Wp + o2``, its tap (i, j) reads flat
-    ``o1 * Wp + o2 + i * d1 * Wp + j * d2``; the columns o2 >= out2 are computed and dropped."""
+    With every stride 1, a tap is a flat shift of a padded plane: output (o1, o2) of a 2-D plane of
+    padded width Wp is flat position ``o1 * Wp + o2`` and its tap (i, j) reads flat
+    ``o1 * Wp + o2 + i * d1 * Wp + j * d2`` (3x3 over 114x114 padded: 9 shifted rows of 12,768);
+    the columns o2 >= out2 are computed and dropped."""
     n, g = x.shape[0], plan.group
     mg = wl.shape[2]
     rows = n * g
     taps = list(product(*(range(k) for k in kernel)))
     padded = _padded_shape(x.shape, plan.begin, plan.end)[2:]
+    plane = math.prod(padded)
     flat = all(s == 1 for s in plan.strides)
     if flat:
-        plane = math.prod(padded)
-        grid: tuple[int, ...] = (plan.out[0] * math.prod(padded[1:]),)
         steps = [math.prod(padded[i + 1 :]) for i in range(len(kernel))]
         offsets = [sum(t * d * e for t, d, e in zip(tap, plan.dilations, steps)) for tap in taps]
-        base = _pad_buffer(x, plan.begin, plan.end, max(0, max(offsets) + grid[0] - plane))
-        item = base.itemsize
-        views = [as_strided(base[o:], (rows, 1) + grid, (plane * item, 0, item), writeable=False) for o in offsets]
+        grid: tuple[int, ...] = (plan.out[0] * math.prod(padded[1:]),)
+        tail = max(0, max(offsets) + grid[0] - plane)
     else:
-        grid = plan.out
-        planes = _padded(x, plan.begin, plan.end).reshape((rows, 1) + padded)
+        grid, tail = plan.out, 0
+    tile = min(rows, max(1, TILE_BYTES // (max(plane, mg * math.prod(grid)) * x.itemsize)))
+    buffer = np.zeros(tile * plane + tail, dtype=x.dtype)
+    inner = buffer[: tile * plane].reshape((tile,) + padded)[
+        (slice(None),) + tuple(slice(b, b + n) for b, n in zip(plan.begin, x.shape[2:]))
+    ]
+    item = buffer.itemsize
+    if flat:
+        views = [as_strided(buffer[o:], (tile, 1) + grid, (plane * item, 0, item), writeable=False) for o in offsets]
+    else:
+        planes = buffer[: tile * plane].reshape((tile, 1) + padded)
         views = [
             planes[
                 (slice(None), slice(None))
@@ -284,21 +294,27 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
             ]
             for tap in taps
         ]
-    weights = np.broadcast_to(wl[:, None], (len(taps), n) + wl.shape[1:]).reshape((len(taps), rows, mg) + (1,) * len(grid))
-    acc = np.empty((rows, mg) + grid, dtype=x.dtype)
-    tile = max(1, TILE_BYTES // max(1, mg * math.prod(grid) * x.itemsize))
-    scratch = np.empty((min(tile, rows), mg) + grid, dtype=x.dtype)
+    ones = (1,) * len(grid)
+    weights = np.broadcast_to(wl[:, None], (len(taps), n) + wl.shape[1:]).reshape((len(taps), rows, mg) + ones)
+    biases = None if bias is None else np.broadcast_to(bias.reshape(1, g, mg), (n, g, mg)).reshape((rows, mg) + ones)
+    source = x.reshape((rows,) + x.shape[2:])
+    y = np.empty((rows, mg) + plan.out, dtype=x.dtype)
+    acc = np.empty((tile, mg) + grid, dtype=x.dtype) if flat else y
+    tmp = np.empty((tile, mg) + grid, dtype=x.dtype)
+    crop = (slice(None), slice(None)) + tuple(slice(0, o) for o in plan.out)
     for first in range(0, rows, tile):
-        last = min(rows, first + tile)
-        part, tmp = acc[first:last], scratch[: last - first]
-        np.multiply(views[0][first:last], weights[0, first:last], out=part)
+        count = min(tile, rows - first)
+        inner[:count] = source[first : first + count]
+        part, scratch = acc[:count] if flat else y[first : first + count], tmp[:count]
+        np.multiply(views[0][:count], weights[0, first : first + count], out=part)
         for view, w in zip(views[1:], weights[1:]):
-            np.multiply(view[first:last], w[first:last], out=tmp)
-            part += tmp
-    if flat and len(kernel) > 1:
-        full = acc.reshape((n, g * mg, plan.out[0]) + padded[1:])
-        return np.ascontiguousarray(full[(slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in plan.out[1:])])
-    return acc.reshape((n, g * mg) + plan.out)
+            np.multiply(view[:count], w[first : first + count], out=scratch)
+            part += scratch
+        if biases is not None:
+            part += biases[first : first + count]
+        if flat:
+            y[first : first + count] = part.reshape((count, mg, plan.out[0]) + padded[1:])[crop]
+    return y.reshape((n, g * mg) + plan.out)
 
 
 def _conv_factory(node: OpNode) -> Kernel:
@@ -331,14 +347,15 @@ def _conv_factory(node: OpNode) -> Kernel:
             wl = conv_weights(plan.method, w, plan.group, dtype)
         xc = x.astype(dtype, copy=False)
         spatial = tuple(w.shape[2:])
+        bias = None if b is None else b.astype(dtype, copy=False)
         if plan.method == "taps":
-            y = _conv_taps(xc, wl, plan, spatial)
-        elif plan.method == "pointwise":
+            return (_conv_taps(xc, wl, plan, spatial, bias).astype(x.dtype, copy=False),)
+        if plan.method == "pointwise":
             y = _conv_pointwise(xc, wl, plan)
         else:
             y = _conv_im2col(xc, wl, plan, spatial)
-        if b is not None:
-            y += b.astype(dtype, copy=False).reshape((-1,) + (1,) * len(spatial))
+        if bias is not None:
+            y += bias.reshape((-1,) + (1,) * len(spatial))
         return (y.astype(x.dtype, copy=False),)
 
     return kernel
