@@ -119,7 +119,8 @@ def test_batch_normalization_training_mode(opset: int, data: st.DataObject) -> N
     with momentum; onnxruntime and the schema formula (computed here) agree."""
     rng = _rng(data)
     rank = data.draw(st.integers(1, 4))
-    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
+    # N >= 2: a channel of one value has variance 0, where onnxruntime's rounding noise is amplified by 1/sqrt(epsilon)
+    shape = (data.draw(st.integers(2, 4)),) + tuple(data.draw(st.lists(st.integers(1, 4), min_size=rank - 1, max_size=rank - 1)))
     x_type = data.draw(st.sampled_from([np.float32, np.float16, np.float64]))
     stat_type = data.draw(st.sampled_from([np.float32, np.float16])) if opset >= 15 and x_type != np.float64 else x_type
     c = shape[1] if rank > 1 else 1

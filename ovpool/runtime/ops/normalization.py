@@ -162,14 +162,16 @@ def batch_normalization_training_mode(node: OpNode) -> Kernel:
     return _inference(node, epsilon, per_activation=False)
 
 
-def _standardize(x2: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows of the 2-D ``x2`` to zero mean, unit population variance: ``(normalized, mean, 1/std)``."""
-    mean = x2.mean(axis=1, keepdims=True)
-    centred = x2 - mean
-    var = np.einsum("ij,ij->i", centred, centred)[:, None] / max(x2.shape[1], 1)
-    inv_std = 1.0 / np.sqrt(var + epsilon)
-    centred *= inv_std
-    return centred, mean, inv_std.astype(x2.dtype, copy=False)
+def _moments(x2: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of the 2-D ``x2``: ``(x2 - mean, mean, 1 / sqrt(population variance + epsilon))``, the
+    last two of shape (rows, 1); the centred rows are a new array the caller may scale in place."""
+    count = max(x2.shape[1], 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.einsum("ij->i", x2)[:, None] / x2.dtype.type(count)
+        centred = x2 - mean
+        var = np.einsum("ij,ij->i", centred, centred)[:, None] / x2.dtype.type(count)
+        inv_std = 1 / np.sqrt(var + x2.dtype.type(epsilon))
+    return centred, mean, inv_std
 
 
 @register("InstanceNormalization", 1, LATEST)
@@ -188,9 +190,9 @@ def instance_normalization(node: OpNode) -> Kernel:
         b = _per_channel(node, "B", bias, shape)
         if x.size == 0:
             return (x.copy(),)
-        normalized, _, _ = _standardize(_work(x).reshape(n * c, -1), epsilon)
-        y = normalized.reshape(n, c, -1)
-        y *= s.astype(y.dtype)[:, None]
+        centred, _, inv_std = _moments(_work(x).reshape(n * c, -1), epsilon)
+        y = centred.reshape(n, c, -1)
+        y *= inv_std.reshape(n, c, 1) * s.astype(y.dtype)[:, None]
         y += b.astype(y.dtype)[:, None]
         return (y.reshape(x.shape).astype(x.dtype, copy=False),)
 
@@ -222,13 +224,14 @@ def layer_normalization(node: OpNode) -> Kernel:
                 raise node.fail(f"input '{name}' of shape {np.shape(value)} does not broadcast to X's {x.shape}")
         outer = int(np.prod(x.shape[:axis], dtype=np.int64))
         inner = int(np.prod(x.shape[axis:], dtype=np.int64))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            normalized, mean, inv_std = _standardize(x.astype(np.float32).reshape(outer, inner), epsilon)
-        y = normalized.reshape(x.shape).astype(x.dtype, copy=False) * scale.astype(x.dtype, copy=False)
+        centred, mean, inv_std = _moments(x.astype(np.float32, copy=False).reshape(outer, inner), epsilon)
+        centred *= inv_std
+        y = centred.reshape(x.shape).astype(x.dtype, copy=False)
+        y *= scale.astype(x.dtype, copy=False)
         if bias is not None:
             y += bias.astype(x.dtype, copy=False)
         stats_shape = x.shape[:axis] + (1,) * (x.ndim - axis)
-        return outputs(y.astype(x.dtype, copy=False), mean.reshape(stats_shape), inv_std.reshape(stats_shape))[: node.n_outputs]
+        return outputs(y, mean.reshape(stats_shape), inv_std.reshape(stats_shape))[: node.n_outputs]
 
     return kernel
 
@@ -256,11 +259,12 @@ def _group_normalization(node: OpNode, per_channel: bool, float32_stash: bool) -
             s, b = np.repeat(s, c // groups), np.repeat(b, c // groups)
         if x.size == 0:
             return (x.copy(),)
-        work = x.astype(np.float32) if float32_stash else _work(x)
-        normalized, _, _ = _standardize(work.reshape(n * groups, -1), epsilon)
-        y = normalized.reshape(n, c, -1).astype(x.dtype, copy=False)
-        y = y * s.astype(x.dtype)[:, None] + b.astype(x.dtype)[:, None]
-        return (y.reshape(x.shape),)
+        work = x.astype(np.float32, copy=False) if float32_stash else _work(x)
+        centred, _, inv_std = _moments(work.reshape(n * groups, -1), epsilon)
+        y = centred.reshape(n, c, -1)
+        y *= np.repeat(inv_std.reshape(n, groups), c // groups, axis=1)[:, :, None] * s.astype(y.dtype)[:, None]
+        y += b.astype(y.dtype)[:, None]
+        return (y.reshape(x.shape).astype(x.dtype, copy=False),)
 
     return kernel
 

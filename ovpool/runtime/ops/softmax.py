@@ -23,15 +23,24 @@ from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, register
 Rule = Callable[[np.ndarray, int], np.ndarray]
 
 
+def _sum(x: np.ndarray, axis: int) -> np.ndarray:
+    """Sum along ``axis`` keeping it; along the last axis through einsum (much faster on short rows)."""
+    if axis == x.ndim - 1:
+        return np.einsum("...i->...", x)[..., None]
+    return x.sum(axis=axis, keepdims=True)
+
+
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    e /= e.sum(axis=axis, keepdims=True)
+    e = np.subtract(x, x.max(axis=axis, keepdims=True))
+    np.exp(e, out=e)
+    e *= 1 / _sum(e, axis)
     return e
 
 
 def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    shifted = x - x.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    shifted = np.subtract(x, x.max(axis=axis, keepdims=True))
+    shifted -= np.log(_sum(np.exp(shifted), axis))
+    return shifted
 
 
 def _hardmax(x: np.ndarray, axis: int) -> np.ndarray:
