@@ -137,9 +137,7 @@ def non_max_suppression(node: OpNode) -> Kernel:
 _GATHER_BUDGET = 1 << 22  # gathered feature values per chunk of regions (16 MB of float32)
 
 
-def _axis_samples(
-    start: np.ndarray, size: np.ndarray, bins: int, grid: int, length: int, dtype: type
-) -> tuple[np.ndarray, np.ndarray]:
+def _axis_samples(start: np.ndarray, size: np.ndarray, bins: int, grid: int, length: int) -> tuple[np.ndarray, np.ndarray]:
     """Bilinear taps of the sample points along one axis for regions sharing one ``grid``.
 
     Sample ``i`` of bin ``p`` lies at ``start + p*bin + (i + 0.5)*bin/grid`` (``bin = size/bins``).
@@ -147,19 +145,19 @@ def _axis_samples(
     a point below -1 or beyond ``length`` has zero weights (it samples 0), a point in [-1, 0] reads
     cell 0 and one at or beyond ``length - 1`` reads the last cell.
     """
-    bin_size = size / dtype(bins)
-    p = np.arange(bins, dtype=dtype)[:, None]
-    i = np.arange(grid, dtype=dtype)[None, :]
-    pos = start[:, None, None] + p * bin_size[:, None, None] + (i + dtype(0.5)) * bin_size[:, None, None] / dtype(grid)
+    dtype = start.dtype
+    bin_size = (size / bins)[:, None, None]
+    p: np.ndarray = np.arange(bins, dtype=dtype)[:, None]
+    i: np.ndarray = np.arange(grid, dtype=dtype)[None, :]
+    pos = start[:, None, None] + p * bin_size + (i + 0.5) * bin_size / grid
     inside = (pos >= -1) & (pos <= length)
-    pos = np.where(inside, np.maximum(pos, 0), dtype(0))
+    pos = np.where(inside, np.maximum(pos, 0), 0).astype(dtype, copy=False)
     low = pos.astype(np.int64)
     at_end = low >= length - 1
     low = np.where(at_end, length - 1, low)
     high = np.where(at_end, length - 1, low + 1)
-    frac = np.where(at_end, dtype(0), pos - low.astype(dtype))
-    frac = np.where(inside, frac, dtype(0))
-    weights = np.stack([np.where(inside, 1 - frac, dtype(0)), frac], axis=-1)
+    frac = np.where(at_end | ~inside, 0, pos - low.astype(dtype)).astype(dtype, copy=False)
+    weights = np.stack([np.where(inside, 1 - frac, 0).astype(dtype, copy=False), frac], axis=-1)
     return np.stack([low, high], axis=-1), weights
 
 
@@ -202,15 +200,15 @@ def _roi_align_kernel(node: OpNode, half_pixel: bool) -> Kernel:
         if num == 0 or channels == 0 or height == 0 or width == 0:
             return (result.transpose(0, 3, 1, 2).astype(x.dtype),)
 
-        r = rois.astype(work, copy=False)
-        start_x, start_y = r[:, 0] * work(scale) - work(offset), r[:, 1] * work(scale) - work(offset)
-        size_x, size_y = r[:, 2] * work(scale) - work(offset) - start_x, r[:, 3] * work(scale) - work(offset) - start_y
+        r: np.ndarray = rois.astype(work, copy=False)
+        start_x, start_y = r[:, 0] * scale - offset, r[:, 1] * scale - offset
+        size_x, size_y = r[:, 2] * scale - offset - start_x, r[:, 3] * scale - offset - start_y
         if not half_pixel:
-            size_x, size_y = np.maximum(size_x, work(1)), np.maximum(size_y, work(1))
+            size_x, size_y = np.maximum(size_x, 1.0), np.maximum(size_y, 1.0)
         if ratio > 0:
             grid_y = grid_x = np.full(num, ratio, np.int64)
         else:
-            grid_y, grid_x = _adaptive_grid(size_y / work(out_h)), _adaptive_grid(size_x / work(out_w))
+            grid_y, grid_x = _adaptive_grid(size_y / out_h), _adaptive_grid(size_x / out_w)
 
         pixels = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).astype(work, copy=False)  # [N, H, W, C]
         groups, group_of = np.unique(np.stack([grid_y, grid_x], axis=1), axis=0, return_inverse=True)
@@ -222,8 +220,8 @@ def _roi_align_kernel(node: OpNode, half_pixel: bool) -> Kernel:
             step = max(1, _GATHER_BUDGET // per_region)
             for first in range(0, members.size, step):
                 chunk = members[first : first + step]
-                rows, wy = _axis_samples(start_y[chunk], size_y[chunk], out_h, gy, height, work)
-                cols, wx = _axis_samples(start_x[chunk], size_x[chunk], out_w, gx, width, work)
+                rows, wy = _axis_samples(start_y[chunk], size_y[chunk], out_h, gy, height)
+                cols, wx = _axis_samples(start_x[chunk], size_x[chunk], out_w, gx, width)
                 # values [regions, out_h, out_w, gy, 2, gx, 2, C]: the four neighbours of every sample point
                 values = pixels[
                     batch[chunk][:, None, None, None, None, None, None],
@@ -233,7 +231,7 @@ def _roi_align_kernel(node: OpNode, half_pixel: bool) -> Kernel:
                 weights = wy[:, :, None, :, :, None, None] * wx[:, None, :, None, None, :, :]
                 if mode == "avg":
                     m = len(chunk) * out_h * out_w
-                    flat_w = (weights / work(gy * gx)).reshape(m, 1, gy * 2 * gx * 2)
+                    flat_w = (weights / (gy * gx)).reshape(m, 1, gy * 2 * gx * 2)
                     pooled = np.matmul(flat_w, values.reshape(m, gy * 2 * gx * 2, channels)).reshape(
                         len(chunk), out_h, out_w, channels
                     )
