@@ -72,22 +72,28 @@ def _affine(
 
 
 def _inference(node: OpNode, epsilon: float, per_activation: bool) -> Kernel:
-    """The inference kernel; when scale, B, mean and var are constants their affine form is computed once."""
-    constants = node.constants[1:5]
-    folded: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
+    """The inference kernel. The affine form is laid out like one sample (C, D1, ..., Dn): numpy
+    multiplies an (N, C, H, W) input by a (C, H, W) array about twice as fast as by a (C, 1, 1) one.
+    When scale, B, mean and var are constants it is kept for the last sample shape seen."""
+    constant = all(c is not None for c in node.constants[1:5]) and len(node.constants) == 5
+    cache: dict[tuple[tuple[int, ...], np.dtype], tuple[np.ndarray, np.ndarray]] = {}
 
     def kernel(x: np.ndarray, *params: np.ndarray) -> tuple[np.ndarray, ...]:
         _check_float(node, "X", x)
-        if len(constants) == 4 and all(c is not None for c in constants):
-            key = (x.ndim, _stats_shape(x, per_activation))
-            if key not in folded:
-                folded[key] = _affine(node, x, params, epsilon, per_activation)
-            multiplier, offset = folded[key]
+        work = _work(x)
+        key = (work.shape[1:], work.dtype)
+        if key in cache:
+            multiplier, offset = cache[key]
         else:
             multiplier, offset = _affine(node, x, params, epsilon, per_activation)
-        work = _work(x)
-        y = work * multiplier.astype(work.dtype)
-        y += offset.astype(work.dtype)
+            if x.ndim >= 2:
+                multiplier, offset = (np.ascontiguousarray(np.broadcast_to(a, x.shape[1:])) for a in (multiplier, offset))
+            multiplier, offset = multiplier.astype(work.dtype), offset.astype(work.dtype)
+            if constant:
+                cache.clear()
+                cache[key] = multiplier, offset
+        y = work * multiplier
+        y += offset
         return (y.astype(x.dtype, copy=False),)
 
     return kernel
