@@ -288,6 +288,8 @@ def _taps(rule: _Rule, axis: _Axis, c: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def _step(rule: _Rule, a: int, axis: _Axis, rank: int, compute: np.dtype | None) -> _Step | None:
     """The table of one axis, or None when it maps every element to itself."""
+    if axis.n_out == 0:
+        return _Step(a, (np.zeros(0, np.intp),), None, None)
     c32 = _coordinates(rule.transform, axis)
     outside = None
     if rule.transform == "tf_crop_and_resize":
@@ -347,15 +349,23 @@ def _apply(plan: _Plan, rule: _Rule, x: np.ndarray) -> np.ndarray:
         y = total
     if y is x:
         y = x.copy()
-    for step in plan.steps:
-        if step.outside is not None:
-            y[(slice(None),) * step.axis + (step.outside,)] = rule.extrapolation
-    if plan.compute is not None and y.dtype != x.dtype:
+    if y.dtype != x.dtype:
         if x.dtype.kind in "iu":
             info = np.iinfo(x.dtype)
             y = np.clip(np.trunc(y), info.min, info.max)
         y = y.astype(x.dtype)
+    for step in plan.steps:
+        if step.outside is not None:
+            y[(slice(None),) * step.axis + (step.outside,)] = _fill(rule.extrapolation, y.dtype)
     return y
+
+
+def _fill(value: float, dtype: np.dtype) -> np.ndarray:
+    """extrapolation_value in the output type; an integer type takes it truncated toward zero and
+    wrapped like a C cast through a wide integer, as onnxruntime does: -1.0 is 255 in uint8, 2.7 is 2."""
+    if dtype.kind in "iu":
+        return np.array(np.clip(np.trunc(value), -(2.0**63), 2.0**63 - 1024)).astype(np.int64).astype(dtype)
+    return np.array(value).astype(dtype)
 
 
 def _key(array: Any) -> Any:
