@@ -315,9 +315,9 @@ def onnxruntime_follows_schema(shape: tuple[int, ...], case: Case) -> bool:
     if all(ax.out == ax.n_in for ax in axes.values()):
         return False  # the input comes back unchanged
     kept = [ax for ax in axes.values() if ax.out == ax.n_in]
-    if case.transform == "tf_crop_and_resize":
-        if case.scales is not None or case.antialias or any((ax.start, ax.end) != (0, 1) for ax in kept):
-            return False
+    crop = case.transform == "tf_crop_and_resize"
+    if crop and (case.scales is not None or case.antialias or any((ax.start, ax.end) != (0, 1) for ax in kept)):
+        return False
     if case.transform == "tf_half_pixel_for_nn" and case.nearest_mode in ("ceil", "round_prefer_ceil"):
         return False
     if case.policy in ("not_larger", "not_smaller") and any(a < 0 for a in case.axes or ()):
