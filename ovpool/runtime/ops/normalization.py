@@ -34,7 +34,7 @@ def _work(x: np.ndarray) -> np.ndarray:
 
 
 def _check_float(node: OpNode, name: str, value: np.ndarray) -> None:
-    if value.dtype.kind in "iub?":
+    if value.dtype.kind in "iub":
         raise node.fail(f"input '{name}' of type {value.dtype} is not a floating-point tensor")
 
 
