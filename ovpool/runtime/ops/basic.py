@@ -1,4 +1,5 @@
-"""The basic operators: Constant, Identity, Dropout (inference), Cast, CastLike, Shape, Size, ConstantOfShape.
+"""The basic operators: Constant, Identity, Dropout (inference), Cast, CastLike, Shape, Size, ConstantOfShape,
+and the optional-type ops (Optional, OptionalHasElement, OptionalGetElement).
 
 Values here are exact: these ops move or re-type data, they do not compute. Cast follows the
 schema's conversion rules: float to integer truncates toward zero (2.7 -> 2, -2.7 -> -2), integer
@@ -95,7 +96,7 @@ def constant(node: OpNode) -> Kernel:
     return kernel
 
 
-# ---------------------------------------------------------------- Identity, Dropout
+# ---------------------------------------------------------------- Identity, optionals, Dropout
 
 
 @register("Identity", 1)
@@ -103,6 +104,44 @@ def identity(node: OpNode) -> Kernel:
     """Identity: the input itself (a tensor, or from Identity-14 a sequence or optional)."""
 
     def kernel(x: Any) -> tuple[Any, ...]:
+        return (x,)
+
+    return kernel
+
+
+# An optional value is its element, or None when empty (onnx.reference wraps elements in a list;
+# the session never sees that form: these ops are ovpool's own).
+
+
+@register("Optional", 15)
+def optional(node: OpNode) -> Kernel:
+    """Optional: the input as an optional value (the input itself), or the empty optional (None)
+    of the ``type`` attribute when there is no input."""
+
+    def kernel(x: Any = None) -> tuple[Any, ...]:
+        return (x,)
+
+    return kernel
+
+
+@register("OptionalHasElement", 15)
+def optional_has_element(node: OpNode) -> Kernel:
+    """OptionalHasElement: bool scalar, true unless the input is empty or (from 18) omitted."""
+
+    def kernel(x: Any = None) -> tuple[np.ndarray, ...]:
+        return (np.array(x is not None),)
+
+    return kernel
+
+
+@register("OptionalGetElement", 15)
+def optional_get_element(node: OpNode) -> Kernel:
+    """OptionalGetElement: the element of a non-empty optional (from 18 a tensor or sequence passes
+    through); an empty optional is the model's error."""
+
+    def kernel(x: Any) -> tuple[Any, ...]:
+        if x is None:
+            raise node.fail("the optional input is empty")
         return (x,)
 
     return kernel
