@@ -17,18 +17,18 @@ import os
 for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = "1"
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from typing import Any  # noqa: E402
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
 
-import numpy as np  # noqa: E402
-import onnx  # noqa: E402
-from onnx import helper, numpy_helper  # noqa: E402
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
 
-from ovpool.runtime.ops.base import OpNode, lookup  # noqa: E402
+from ovpool.runtime.ops.base import OpNode, lookup
 
 OPSET = 13
 LAYERS: list[tuple[str, str, tuple[int, ...], tuple[int, ...], dict[str, Any]]] = [

@@ -12,7 +12,7 @@ taps) with pads and output sizes worked out from each version's text (``same_pad
   onnxruntime clamps the padding at 0 and gives ``L * s - (s - kd)``.
 - Conv SAME with dilation: onnxruntime refuses it, the text counts dilation in the kernel.
 - output_padding at least the stride but below the dilation (allowed by the text), output_shape
-  more than ``stride - 1`` beyond the full output: onnxruntime refuses them.
+  more than ``stride - 1`` beyond the full output (output_padding not counted): onnxruntime refuses them.
 - float64: onnxruntime has no double Conv/ConvTranspose; bfloat16 (version 22): none either.
 """
 
@@ -59,8 +59,12 @@ def transpose_crop(version: int, full: int, out: int, auto_pad: str, output_shap
     Else: pads[start_i] = total_padding[i] - (total_padding[i]/2)``. Version 1 text, for
     output_shape: ``If (auto_pads != SAME_UPPER): pads[start_i] = total_padding[i]/2 ... Else:
     pads[start_i] = total_padding[i] - (total_padding[i]/2)``; for SAME alone its auto_pad text:
-    "the extra padding at the end for SAME_UPPER and at the beginning for SAME_LOWER"."""
+    "the extra padding at the end for SAME_UPPER and at the beginning for SAME_LOWER". A negative
+    total would give negative pads, which "pads" cannot be: nothing is cut at the start then, the
+    output only grows at the high end (as with output_padding; onnxruntime does the same)."""
     total = full - out
+    if total < 0:
+        return 0
     half = total // 2
     if version >= 11 or not output_shape_given:
         return half if auto_pad == "SAME_UPPER" else total - half
@@ -213,7 +217,7 @@ def transpose_cases(
 ) -> tuple[list[np.ndarray | None], dict[str, Any], tuple[int, ...]]:
     """X, W (C, M/g, *k), optional B, attributes, initializers. ``ort_safe`` keeps to what
     onnxruntime runs per the text: output_padding < stride, output_shape within stride - 1 beyond
-    the full output, SAME only with kd + output_padding >= stride, and at opset 7 output_shape only
+    the full output without output_padding, SAME only with kd + output_padding >= stride, and at opset 7 output_shape only
     with an even total padding (where versions 1 and 11 agree)."""
     rank = draw(st.integers(1, 3))
     group = draw(st.sampled_from([1, 1, 2, 3]))
@@ -240,7 +244,7 @@ def transpose_cases(
         end = [min(draw(st.integers(0, 2)), f - 1 - b) for f, b in zip(full, begin)]
         attrs["pads"] = begin + end
     elif mode == "output_shape":
-        out = [draw(st.integers(1, f + s - 1)) for f, s in zip(full, strides)]
+        out = [draw(st.integers(1, f + s - 1 - (p if ort_safe else 0))) for f, s, p in zip(full, strides, padding)]
         if ort_safe and opset < 11:
             out = [o - ((f - o) % 2) if o > 1 else o + ((f - o) % 2) for o, f in zip(out, full)]
         attrs["output_shape"] = out
@@ -335,6 +339,7 @@ FULL = [1, 10, 102, 20, 203, 30, 304, 40, 400]  # X4 spread by W3 at stride 2
         (11, {"pads": [1, 2]}, FULL[1:7]),
         (11, {"output_padding": [1]}, [*FULL, 0]),
         (11, {"output_shape": [10]}, [*FULL, 0]),
+        (7, {"output_shape": [11], "auto_pad": "SAME_UPPER"}, [*FULL, 0, 0]),
     ],
 )
 def test_conv_transpose_crop_by_version(opset: int, attrs: dict[str, Any], expected: list[int]) -> None:
@@ -348,13 +353,12 @@ def test_conv_transpose_crop_by_version(opset: int, attrs: dict[str, Any], expec
 @pytest.mark.parametrize("opset", TRANSPOSE_OPSETS)
 def test_conv_transpose_same_kernel_smaller_than_stride(opset: int) -> None:
     """k=1, s=2, L=4, SAME: the text's ``out = L * s`` is 8 (onnxruntime gives 7). Full output
-    [1, 0, 2, 0, 3, 0, 4] has total -1: SAME_UPPER starts at -1 // 2 = -1 (one empty position
-    first), SAME_LOWER at 0 (one at the end)."""
+    [1, 0, 2, 0, 3, 0, 4] is one short: the extra position goes at the high end for both SAME
+    modes (a negative pad is no pad)."""
     w = np.ones((1, 1, 1), dtype=np.float32)
-    upper = ovpool_run("ConvTranspose", opset, [X4, w], {"strides": [2], "auto_pad": "SAME_UPPER"})
-    lower = ovpool_run("ConvTranspose", opset, [X4, w], {"strides": [2], "auto_pad": "SAME_LOWER"})
-    np.testing.assert_array_equal(upper[0, 0], [0, 1, 0, 2, 0, 3, 0, 4])
-    np.testing.assert_array_equal(lower[0, 0], [1, 0, 2, 0, 3, 0, 4, 0])
+    for auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        y = ovpool_run("ConvTranspose", opset, [X4, w], {"strides": [2], "auto_pad": auto_pad})
+        np.testing.assert_array_equal(y[0, 0], [1, 0, 2, 0, 3, 0, 4, 0])
 
 
 @pytest.mark.parametrize("opset", TRANSPOSE_OPSETS)

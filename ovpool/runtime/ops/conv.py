@@ -24,9 +24,11 @@ s=2: F=9); ``pads`` crop it: ``out = F - pb - pe``. With ``output_shape`` (pads 
 
 L=4, k=3, s=2, output_shape [8]: total 1, version 1 keeps full[0:8], version 11 full[1:9].
 Version 1's SAME text ("match the input") is the stride-1 case of ``L * s``, which its shape
-inference gives. A negative total (k < s with SAME, or output_shape beyond F) extends the output
-with positions no input reaches (bias only); halves use floor division (total -1: (0, -1) for
-NOTSET-11). Versions 11 and 22 require each output_padding < max(stride, dilation).
+inference gives. A negative total (k < s with SAME, or output_shape beyond F) would make negative
+pads, which pads cannot be: the output is extended at the high end only, like output_padding, with
+positions no input reaches (bias only). L=4, k=1, s=2, SAME: full [x0, 0, x1, 0, x2, 0, x3],
+output [x0, 0, x1, 0, x2, 0, x3, 0]. Versions 11 and 22 require each output_padding < max(stride,
+dilation).
 Bias: one value per output channel across groups (group 2, W of shape (4, 3, k): output channel 4
 is group 1's channel 1 and gets B[4]).
 
@@ -421,7 +423,7 @@ def transpose_plan(node: OpNode, attrs: Attrs, split: Split, x_shape: tuple[int,
     full = [s * (n - 1) + (k - 1) * d + 1 + p for s, n, k, d, p in zip(strides, sizes, w_shape[2:], dilations, padding)]
     if attrs.output_shape is not None or attrs.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         out = attrs.output_shape or tuple(n * s for n, s in zip(sizes, strides))
-        begin = tuple(split(f - o, attrs.auto_pad, attrs.output_shape is not None) for f, o in zip(full, out))
+        begin = tuple(max(0, split(f - o, attrs.auto_pad, attrs.output_shape is not None)) for f, o in zip(full, out))
     elif attrs.auto_pad == "VALID":
         out, begin = tuple(full), (0,) * rank
     else:
