@@ -219,6 +219,8 @@ def one_hot(node: OpNode) -> Kernel:
             raise node.fail(f"input 'depth' is {classes}, must be >= 1")
         if values.shape != (2,):
             raise node.fail(f"input 'values' must be [off, on], got shape {values.shape}")
+        if indices.ndim < 1:
+            raise node.fail("input 'indices' must have rank >= 1")
         a = normalize_axis(node, axis, indices.ndim + 1)
         index = indices.astype(np.int64, copy=False)
         if negative:
@@ -266,8 +268,8 @@ def top_k(node: OpNode) -> Kernel:
     [3,3], indices [0,2]; smallest k=2: [1,2], indices [1,3]."""
     axis = int(node.attr("axis", -1))
     largest = bool(node.attr("largest", 1)) if node.since >= 11 else True
-    if node.since < 10 and node.attr("k") is None:
-        raise node.fail("is required", "k")
+    if node.since < 10 and (node.attr("k") is None or int(node.attrs["k"]) < 1):
+        raise node.fail(f"must be given and >= 1, got {node.attr('k')}", "k")
     fixed_k = int(node.attrs["k"]) if node.since < 10 else None
 
     def kernel(x: np.ndarray, k_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
