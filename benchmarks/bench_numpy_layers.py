@@ -6,7 +6,8 @@ Each layer is a single-node ONNX model (weights as initializers), prepared once 
 numpy executor's session and an onnxruntime ``InferenceSession`` with one intra- and one inter-op
 thread and its default graph optimisations. numpy's BLAS is held to one thread too
 (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` are set to 1 before numpy is
-imported). Reported: the median ms of ``--runs`` runs after ``--warmup`` runs, the ratio
+imported). Reported: the median ms of ``--runs`` runs after ``--warmup`` runs (the two runtimes
+take turns, run by run, so that load from other processes falls on both), the ratio
 numpy/onnxruntime (target: at most 3) and its geometric mean, as a markdown table headed by the
 versions and numpy's BLAS. Each layer's outputs are compared first (1e-4 of the output's max-abs):
 a layer whose result differs is marked, not timed as if it were right.
@@ -120,16 +121,20 @@ def _layers() -> list[Layer]:
     ]
 
 
-def median_ms(run: Callable[[], object], runs: int, warmup: int) -> float:
-    """The median wall time of ``runs`` calls of ``run``, in ms, after ``warmup`` untimed calls."""
+def median_ms(runs: int, warmup: int, *calls: Callable[[], object]) -> list[float]:
+    """The median wall time in ms of each of ``calls`` over ``runs`` rounds, after ``warmup``
+    untimed rounds. A round calls each once, in turn, so that load from other processes on the
+    machine falls on all of them alike."""
     for _ in range(warmup):
-        run()
-    times = []
+        for call in calls:
+            call()
+    times: list[list[float]] = [[] for _ in calls]
     for _ in range(runs):
-        start = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        for call, spent in zip(calls, times):
+            start = time.perf_counter()
+            call()
+            spent.append((time.perf_counter() - start) * 1000)
+    return [statistics.median(spent) for spent in times]
 
 
 def agree(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray], rtol: float = 1e-4) -> bool:
@@ -154,16 +159,14 @@ def time_pair(proto: onnx.ModelProto, feeds: Mapping[str, np.ndarray], runs: int
     ``error``, the numpy executor's, when it cannot run the model)."""
     reference: Runner = onnxruntime_runner(proto, optimize=True)
     expected = reference(feeds)
-    row: dict[str, Any] = {"onnxruntime_ms": median_ms(lambda: reference(feeds), runs, warmup)}
     try:
         ours = numpy_runner(proto)
-        row["agrees"] = agree(ours(feeds), expected)
+        agrees = agree(ours(feeds), expected)
     except Exception as exc:  # noqa: BLE001 - a model the executor cannot run is a row of the table
-        row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
-        return row
-    row["numpy_ms"] = median_ms(lambda: ours(feeds), runs, warmup)
-    row["ratio"] = row["numpy_ms"] / row["onnxruntime_ms"]
-    return row
+        (ms,) = median_ms(runs, warmup, lambda: reference(feeds))
+        return {"onnxruntime_ms": ms, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"}
+    numpy_ms, onnxruntime_ms = median_ms(runs, warmup, lambda: ours(feeds), lambda: reference(feeds))
+    return {"numpy_ms": numpy_ms, "onnxruntime_ms": onnxruntime_ms, "ratio": numpy_ms / onnxruntime_ms, "agrees": agrees}
 
 
 def environment() -> str:
