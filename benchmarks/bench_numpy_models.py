@@ -11,7 +11,9 @@ most 3) and its geometric mean, as a markdown table. A model whose result differ
 onnxruntime's (1e-4 of an output's max-abs) is marked; one the executor cannot run shows its error;
 one whose file is absent is left out and named. ``--profile`` adds, per model, where the numpy
 executor's time goes: ms per op type over ``--runs`` observed runs (``GraphSession.run(...,
-observe=...)``: the time from one node's end to the next one's), the five largest.
+observe=...)``: the time from one node's end to the next one's, so the freeing of the values the
+previous node was last to read counts for the next node, often a folded ``Constant``), the five
+largest.
 """
 
 from __future__ import annotations
