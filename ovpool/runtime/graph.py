@@ -136,6 +136,7 @@ class CompiledGraph:
             kernel, inputs, folded = self._prepare(node, model, known, unshadowed, visible)
             prepared.append((node, kernel, inputs, tuple(node.output), folded))
         self.outer_names = tuple(outer_runtime)
+        self.folded = tuple(_node_name(node) for node, _, _, _, folded in prepared if folded)
         self._build_plan(prepared, known)
 
     def _prepare(
@@ -311,7 +312,7 @@ class GraphSession:
 
     ``output_names``/``input_names`` as the graph declares them (initializers are not inputs);
     ``reference_ops`` the sorted op types that run on onnx.reference (``"ai.onnx.ml.Scaler"`` for
-    other domains); ``inputs`` the inputs as ``TensorDecl`` (a dim_value of -1 or 0, as paddle2onnx
+    other domains); ``folded_nodes`` the top-level nodes computed once, when prepared; ``inputs`` the inputs as ``TensorDecl`` (a dim_value of -1 or 0, as paddle2onnx
     and old exporters write a dynamic dim, is dynamic).
     """
 
@@ -331,6 +332,7 @@ class GraphSession:
         self.input_names: tuple[str, ...] = self._graph.input_names
         self.output_names: tuple[str, ...] = self._graph.output_names
         self.reference_ops: tuple[str, ...] = tuple(sorted(self._model.reference_ops))
+        self.folded_nodes: tuple[str, ...] = self._graph.folded
 
     @property
     def inputs(self) -> tuple[TensorDecl, ...]:
