@@ -66,7 +66,6 @@ class _Step:
     outputs: tuple[int, ...]
     frees: tuple[int, ...]
     label: str
-    proto: NodeProto
 
 
 class CompiledGraph:
@@ -216,7 +215,7 @@ class CompiledGraph:
 
         self._input_slots = tuple(slot(n) for n in self.input_names)
         self._outer_slots = tuple(slot(n) for n in self.outer_names)
-        runtime: list[tuple[Kernel, tuple[int, ...], tuple[int, ...], str, NodeProto]] = []
+        runtime: list[tuple[Kernel, tuple[int, ...], tuple[int, ...], str]] = []
         self._order: list[tuple[NodeProto, tuple[str, ...] | None, int]] = []  # (node, folded outputs or None, step)
         for node, kernel, inputs, outputs, folded in prepared:
             if folded:
@@ -224,14 +223,15 @@ class CompiledGraph:
                 continue
             out_slots = tuple(slot(n) if n else _DISCARD for n in outputs)
             self._order.append((node, None, len(runtime)))
-            runtime.append((kernel, tuple(slot(n) for n in inputs), out_slots, _node_label(node), node))
+            runtime.append((kernel, tuple(slot(n) for n in inputs), out_slots, _node_label(node)))
         self._output_slots = tuple(slot(n) for n in self.output_names)
         constant_slots = {slots[name] for name in known if name in slots}
         self._constant_outputs = tuple(s in constant_slots for s in self._output_slots)
-        self._folded = {name: value for name, value in known.items()}
+        # what observe reports for folded nodes (initializers only they read are not kept)
+        self._folded = {name: known[name] for _, _, _, outputs, folded in prepared if folded for name in outputs if name}
         kept = constant_slots | set(self._output_slots) | {_NONE, _DISCARD}
         last_use: dict[int, int] = {}
-        for index, (_, ins, outs, _, _) in enumerate(runtime):
+        for index, (_, ins, outs, _) in enumerate(runtime):
             for s in outs:
                 last_use.setdefault(s, index)
             for s in ins:
@@ -241,8 +241,8 @@ class CompiledGraph:
             if s not in kept:
                 frees.setdefault(index, []).append(s)
         self._steps = tuple(
-            _Step(kernel, ins, outs, tuple(frees.get(index, ())), label, node)
-            for index, (kernel, ins, outs, label, node) in enumerate(runtime)
+            _Step(kernel, ins, outs, tuple(frees.get(index, ())), label)
+            for index, (kernel, ins, outs, label) in enumerate(runtime)
         )
         self._initial: list[Any] = [None] * (len(slots) + 2)
         for name, s in slots.items():

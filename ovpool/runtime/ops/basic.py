@@ -198,14 +198,14 @@ def dropout_12(node: OpNode) -> Kernel:
 
 # ---------------------------------------------------------------- Cast, CastLike
 
-_FLOAT8 = {
+_FLOAT8: dict[int, tuple[float, bool]] = {
     TensorProto.FLOAT8E4M3FN: (448.0, True),  # (largest finite, infinity saturates to it)
     TensorProto.FLOAT8E4M3FNUZ: (240.0, False),
     TensorProto.FLOAT8E5M2: (57344.0, True),
     TensorProto.FLOAT8E5M2FNUZ: (57344.0, False),
 }
 _INT4 = (TensorProto.INT4, TensorProto.UINT4)
-_REFUSED = {
+_REFUSED: dict[int, str] = {
     TensorProto.FLOAT4E2M1: "FLOAT4E2M1",
     TensorProto.FLOAT8E8M0: "FLOAT8E8M0",
     TensorProto.INT2: "INT2",

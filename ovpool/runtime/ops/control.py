@@ -62,7 +62,7 @@ def _stack(
             raise node.fail(
                 f"ran no iteration and the body does not declare scan output {index}'s type and dims, so its empty value is unknown"
             )
-        shape = list(dims)
+        shape = [int(d) for d in dims if d is not None]
         shape.insert(axis if axis >= 0 else len(shape) + 1 + axis, 0)
         return np.zeros(shape, dtype=dtype)
     if any(not isinstance(v, np.ndarray) for v in values):

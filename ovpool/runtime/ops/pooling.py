@@ -42,7 +42,8 @@ def pool(node: OpNode) -> Kernel:
     if node.op_type == "MaxUnpool":
 
         def unpool(x: np.ndarray, indices: np.ndarray, output_shape: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-            return (kernels.max_unpool(x, indices, spec_for(x), output_shape),)
+            shape = None if output_shape is None else [int(d) for d in output_shape.reshape(-1)]
+            return (kernels.max_unpool(x, indices, spec_for(x), shape),)
 
         return unpool
 
