@@ -434,6 +434,16 @@ def test_tiles_and_batch_chunks(method: str, monkeypatch: pytest.MonkeyPatch) ->
         check("Conv", 13, [x, w, b], {"group": 5, **attrs}, constant=(1,), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(
+    ("w_shape", "attrs"), [((4, 2, 3, 3), {"group": 2}), ((4, 1, 3, 3), {"group": 4}), ((4, 2, 1, 1), {"group": 2})]
+)
+def test_empty_batch(w_shape: tuple[int, ...], attrs: dict[str, Any]) -> None:
+    """A batch of 0 images gives 0 outputs of the right shape on every method (im2col, taps, 1x1)."""
+    x = np.zeros((0, 4, 5, 5), dtype=np.float32)
+    check("Conv", 11, [x, np.ones(w_shape, np.float32)], {**attrs, "pads": [1, 1, 1, 1] if w_shape[2] == 3 else [0, 0, 0, 0]})
+    check("ConvTranspose", 11, [x, np.ones((4, 2, 3, 3), np.float32)], {"group": 2})
+
+
 # ----------------------------------------------------------------------------------- errors
 
 

@@ -230,8 +230,8 @@ def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan) -> np.ndarray
     if any(s > 1 for s in plan.strides):
         x = x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in plan.strides)]
     n, g = x.shape[0], plan.group
-    y = np.matmul(wl, x.reshape(n, g, x.shape[1] // g, -1))
-    return y.reshape((n, -1) + plan.out)
+    y = np.matmul(wl, x.reshape(n, g, x.shape[1] // g, math.prod(plan.out)))
+    return y.reshape((n, g * wl.shape[1]) + plan.out)
 
 
 def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...]) -> np.ndarray:
@@ -252,7 +252,7 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
     for first in range(0, n, step):
         cols = windows[first : first + step].reshape(-1, g, cg * k, p)
         np.matmul(wl, cols, out=y[first : first + step])
-    return y.reshape((n, -1) + plan.out)
+    return y.reshape((n, g * wl.shape[1]) + plan.out)
 
 
 def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None) -> np.ndarray:
@@ -279,7 +279,7 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
         tail = max(0, max(offsets) + grid[0] - plane)
     else:
         grid, tail = plan.out, 0
-    tile = min(rows, max(1, TILE_BYTES // (max(plane, mg * math.prod(grid)) * x.itemsize)))
+    tile = max(1, min(rows, TILE_BYTES // (max(plane, mg * math.prod(grid)) * x.itemsize)))
     buffer = np.zeros(tile * plane + tail, dtype=x.dtype)
     inner = buffer[: tile * plane].reshape((tile,) + padded)[
         (slice(None),) + tuple(slice(b, b + n) for b, n in zip(plan.begin, x.shape[2:]))
@@ -455,7 +455,7 @@ def _transpose_run(x: np.ndarray, wt: np.ndarray, plan: TransposePlan, kernel: t
     n, c = x.shape[:2]
     g = plan.group
     sizes = x.shape[2:]
-    cols = np.matmul(wt, x.reshape(n, g, c // g, -1))
+    cols = np.matmul(wt, x.reshape(n, g, c // g, math.prod(sizes)))
     m = g * (wt.shape[1] // math.prod(kernel))
     cols = cols.reshape((n, m) + kernel + sizes)
     overlap = any((k - 1) * d >= s for k, d, s in zip(kernel, plan.dilations, plan.strides))
