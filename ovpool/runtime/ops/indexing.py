@@ -39,6 +39,24 @@ def _normalized(indices: np.ndarray, size: np.ndarray | int) -> np.ndarray:
     return np.where(indices < 0, indices + size, indices)
 
 
+def _element_positions(node: OpNode, indices: np.ndarray, shape: tuple[int, ...], axis: int, negative: bool) -> np.ndarray:
+    """GatherElements/ScatterElements addressing: for each entry of ``indices`` (same rank as the
+    data, no longer than it off ``axis``) its flat position in C-order data of ``shape``: the
+    entry's own coordinates with the one on ``axis`` replaced by its value. Data (2,3), axis 1,
+    indices [[2],[0]] address positions 2 and 3."""
+    if indices.ndim != len(shape) or any(i > d for n, (i, d) in enumerate(zip(indices.shape, shape)) if n != axis):
+        raise node.fail(f"indices {indices.shape} must have the rank of data {shape} and fit in it off axis {axis}")
+    _valid(node, indices, shape[axis], negative)
+    strides = np.cumprod((*shape[1:], 1)[::-1])[::-1]
+    offsets = np.zeros((1,) * len(shape), dtype=np.int64)
+    for n, size in enumerate(indices.shape):
+        if n != axis:
+            offsets = offsets + (np.arange(size, dtype=np.int64) * strides[n]).reshape(
+                [-1 if m == n else 1 for m in range(len(shape))]
+            )
+    return _normalized(indices, shape[axis]) * strides[axis] + offsets
+
+
 def _axis(node: OpNode, rank: int) -> int:
     return normalize_axis(node, int(node.attr("axis", 0)), rank)
 
@@ -83,11 +101,8 @@ def gather_elements(node: OpNode) -> Kernel:
 
     def kernel(data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, ...]:
         a = _axis(node, data.ndim)
-        if indices.ndim != data.ndim or any(i > d for n, (i, d) in enumerate(zip(indices.shape, data.shape)) if n != a):
-            raise node.fail(f"indices {indices.shape} must have the rank of data {data.shape} and fit in it off axis {a}")
-        _valid(node, indices, data.shape[a], True)
-        window = tuple(slice(None) if n == a else slice(0, i) for n, i in enumerate(indices.shape))
-        return (np.take_along_axis(data[window], indices, axis=a),)
+        positions = _element_positions(node, indices, data.shape, a, True)
+        return (np.take(np.ascontiguousarray(data).reshape(-1), positions),)
 
     return kernel
 
@@ -131,20 +146,13 @@ def _scatter_elements(node: OpNode, negative: bool) -> Kernel:
         a = _axis(node, data.ndim)
         if indices.shape != updates.shape:
             raise node.fail(f"indices {indices.shape} and updates {updates.shape} must have one shape")
-        if indices.ndim != data.ndim or any(i > d for n, (i, d) in enumerate(zip(indices.shape, data.shape)) if n != a):
-            raise node.fail(f"indices {indices.shape} must have the rank of data {data.shape} and fit in it off axis {a}")
-        _valid(node, indices, data.shape[a], negative)
-        target = tuple(
-            _normalized(indices, data.shape[a])
-            if n == a
-            else np.arange(i).reshape([-1 if m == n else 1 for m in range(indices.ndim)])
-            for n, i in enumerate(indices.shape)
-        )
+        positions = _element_positions(node, indices, data.shape, a, negative).reshape(-1)
         result = data.copy()
+        flat = result.reshape(-1)
         if reduce is None:
-            result[target] = updates
+            flat[positions] = updates.reshape(-1)
         else:
-            reduce(result, target, updates)
+            reduce(flat, positions, updates.reshape(-1))
         return (result,)
 
     return kernel

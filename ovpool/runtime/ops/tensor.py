@@ -445,14 +445,25 @@ def _pad(node: OpNode, x: np.ndarray, pads: list[int], axes: list[int] | None, m
             result[dst] = x[src]
         return result
     cropped = x[tuple(slice(max(-b, 0), d - max(-e, 0)) for d, b, e in zip(x.shape, begins, ends))]
-    for a in range(rank):
-        b, e, d = max(begins[a], 0), max(ends[a], 0), cropped.shape[a]
+    lows, highs = [max(b, 0) for b in begins], [max(e, 0) for e in ends]
+    for a, (b, e, d) in enumerate(zip(lows, highs, cropped.shape)):
+        if (b or e) and (d == 0 or (mode == "reflect" and (d < 2 or max(b, e) > d - 1))):
+            raise node.fail(f"{mode} padding of {b},{e} needs more than the {d} values left on axis {a}", "pads")
+    result = np.empty(out_shape, dtype=x.dtype)
+    result[tuple(slice(b, b + d) for b, d in zip(lows, cropped.shape))] = cropped
+    for a, (b, e, d) in enumerate(zip(lows, highs, cropped.shape)):
+        # Axis by axis, the borders are gathered from the centre of the result, whose earlier axes
+        # are already padded: only border cells are written, the input is copied once.
         if not b and not e:
             continue
-        if d == 0 or (mode == "reflect" and (d < 2 or max(b, e) > d - 1)):
-            raise node.fail(f"{mode} padding of {b},{e} needs more than the {d} values left on axis {a}", "pads")
-        cropped = np.take(cropped, _source_positions(mode, b, e, d), axis=a)
-    return cropped
+        lead = (slice(None),) * a
+        centre = result[(*lead, slice(b, b + d))]
+        positions = _source_positions(mode, b, e, d)
+        if b:
+            result[(*lead, slice(0, b))] = np.take(centre, positions[:b], axis=a)
+        if e:
+            result[(*lead, slice(b + d, None))] = np.take(centre, positions[b + d :], axis=a)
+    return result
 
 
 def _pad_mode(node: OpNode) -> str:
@@ -582,7 +593,9 @@ def trilu(node: OpNode) -> Kernel:
         diagonal = 0 if k is None else k_of(k)
         offset = np.arange(x.shape[-1])[None, :] - np.arange(x.shape[-2])[:, None]
         keep = offset >= diagonal if upper else offset <= diagonal
-        return (np.where(keep, x, np.zeros((), dtype=x.dtype)),)
+        result = np.zeros_like(x)
+        np.copyto(result, x, where=keep)
+        return (result,)
 
     return kernel
 
