@@ -87,11 +87,12 @@ def type_guard(node: OpNode) -> Callable[..., None]:
 
 
 def float_attr(node: OpNode, name: str, default: float) -> float:
-    """A float attribute or its schema default; an int is taken as its float value."""
+    """A float attribute or its schema default, as the float32 value ONNX stores (a default alpha of
+    0.01 is 0.009999999776482582, what a float64 input is multiplied by); an int is taken as a float."""
     value = node.attr(name, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise node.fail(f"{value!r} is not a number", name)
-    return float(value)
+    return float(np.float32(value))
 
 
 def int_attr(node: OpNode, name: str, default: int, choices: tuple[int, ...] | None = None) -> int:
@@ -160,16 +161,20 @@ _SIMPLE: tuple[tuple[str, int, Unary], ...] = (
 
 def _elementwise(node: OpNode, formula: Unary) -> Kernel:
     """The kernel applying ``formula`` after the type check. float16 and bfloat16 are computed in
-    float32 and rounded once (numpy's half-precision loops are slower than the two casts)."""
+    float32 and rounded once (numpy's half-precision loops are slower than the two casts); a 0-d
+    input is seen as shape (1,), so formulas can work in place (numpy gives scalars for 0-d)."""
     check = type_guard(node)
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         check(x)
+        vector = x.reshape(1) if x.ndim == 0 else x
         with np.errstate(all="ignore"):
             if _is_half(x.dtype):
-                y = formula(x.astype(np.float32))
-                return outputs(y.astype(x.dtype) if y.dtype == np.float32 else y)
-            return outputs(formula(x))
+                y = formula(vector.astype(np.float32))
+                y = y.astype(x.dtype) if y.dtype == np.float32 else y
+            else:
+                y = formula(vector)
+        return outputs(y.reshape(x.shape))
 
     return kernel
 
@@ -248,12 +253,12 @@ def prelu(node: OpNode) -> Kernel:
             shape = None
         if shape != x.shape:
             raise node.fail(f"slope of shape {slope.shape} does not broadcast to X of shape {x.shape}")
-        xw, sw = wide(x), wide(slope)
+        xw, sw = wide(x).reshape(x.shape or (1,)), wide(slope)
         with np.errstate(all="ignore"):
             y = _negative_part(xw)
             y *= sw
             y += _positive_part(xw)
-        return outputs(narrow(y, x.dtype))
+        return outputs(narrow(y, x.dtype).reshape(x.shape))
 
     return kernel
 
@@ -325,11 +330,11 @@ def shrink(node: OpNode) -> Kernel:
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         check(x)
-        xw = wide(x) if x.dtype.kind in "fV" else x.astype(np.float64)
+        xw = (wide(x) if x.dtype.kind in "fV" else x.astype(np.float64)).reshape(x.shape or (1,))
         with np.errstate(all="ignore"):
             y = keep(xw - bias, xw > lambd)
             y += keep(xw + bias, xw < -lambd)
-        return outputs(narrow(y, x.dtype))
+        return outputs(narrow(y, x.dtype).reshape(x.shape))
 
     return kernel
 
