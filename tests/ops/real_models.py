@@ -12,7 +12,8 @@ about 1, may be off by 1e-4). onnxruntime's own results with and without its gra
 summation order and nothing for a wrong operator.
 
 One file may be run more than once (``name`` differs): silero VAD at 16 kHz and at 8 kHz takes
-the two branches of its ``If`` nodes.
+the two branches of its ``If`` nodes. Models with dynamic dims also have ``again`` inputs (another
+page size, text-line width or batch) for a second run of the same session.
 """
 
 from __future__ import annotations
