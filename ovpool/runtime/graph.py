@@ -30,7 +30,7 @@ import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
@@ -59,8 +59,9 @@ class _Model:
     reference_ops: set[str] = field(default_factory=set)
 
 
-@dataclass(frozen=True)
-class _Step:
+class _Step(NamedTuple):
+    """One node of the plan: a tuple, so the run loop unpacks it in one go."""
+
     kernel: Kernel
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
@@ -262,21 +263,21 @@ class CompiledGraph:
         return [values[s] for s in self._output_slots]
 
     def _execute(self, values: list[Any], steps: Sequence[_Step] | None = None, free: bool = True) -> None:
-        step = None
+        label = self.name
         try:
-            for step in self._steps if steps is None else steps:
-                results = step.kernel(*[values[i] for i in step.inputs])
-                if len(results) < len(step.outputs):
-                    raise ModelError(f"{step.label}: gave {len(results)} outputs, the node names {len(step.outputs)}")
-                for s, value in zip(step.outputs, results):
+            for kernel, inputs, outputs, frees, label in self._steps if steps is None else steps:
+                results = kernel(*[values[i] for i in inputs])
+                if len(results) < len(outputs):
+                    raise ModelError(f"{label}: gave {len(results)} outputs, the node names {len(outputs)}")
+                for s, value in zip(outputs, results):
                     values[s] = value
                 if free:
-                    for s in step.frees:
+                    for s in frees:
                         values[s] = None
         except OvpoolError:
             raise
         except Exception as exc:  # numpy on inputs the node cannot take: said of the node
-            raise ModelError(f"{step.label if step else self.name}: {type(exc).__name__}: {exc}") from exc
+            raise ModelError(f"{label}: {type(exc).__name__}: {exc}") from exc
 
     def _execute_observed(self, values: list[Any], observe: Observer) -> None:
         """As ``_execute``, calling ``observe(node, outputs)`` after every node in plan order; a
