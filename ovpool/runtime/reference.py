@@ -78,8 +78,8 @@ def _grid_mode(site: Site) -> bool:
     return site.attrs.get("mode", "bilinear") in ("bilinear", "bicubic")
 
 
-def _grouped(site: Site) -> bool:
-    return int(site.attrs.get("group", 1)) > 1
+def _grouped_with_bias(site: Site) -> bool:
+    return int(site.attrs.get("group", 1)) > 1 and site.present(2)
 
 
 def _sequence_lens(site: Site) -> bool | None:
@@ -139,7 +139,13 @@ DEFECTS: tuple[Defect, ...] = (
     Defect(
         "GridSample", 16, 19, "onnx.reference knows only GridSample-20's mode names and fails on bilinear/bicubic", _grid_mode
     ),
-    Defect("ConvTranspose", 1, LATEST, "onnx.reference adds the bias of the first group to every group (group > 1)", _grouped),
+    Defect(
+        "ConvTranspose",
+        1,
+        LATEST,
+        "onnx.reference adds the first group's biases to every group (group > 1 with B)",
+        _grouped_with_bias,
+    ),
     Defect("LSTM", 1, LATEST, "onnx.reference ignores sequence_lens", _sequence_lens),
     Defect("GRU", 1, LATEST, "onnx.reference ignores sequence_lens", _sequence_lens),
     Defect("RNN", 1, LATEST, "onnx.reference ignores sequence_lens", _sequence_lens),
