@@ -479,3 +479,25 @@ def test_observe_sees_every_node_once_in_plan_order_with_its_outputs() -> None:
     np.testing.assert_array_equal(outs["cast_w"][0], [2])
     np.testing.assert_array_equal(result["y"], [5, 10])
     compare(model, {"x": x})
+
+
+def test_intermediates_are_freed_after_their_last_use() -> None:
+    """``a`` is read only by ``second``: by the time ``third`` has run, nothing holds it."""
+    import weakref
+
+    nodes = [
+        helper.make_node("Neg", ["x"], ["a"], name="first"),
+        helper.make_node("Neg", ["a"], ["b"], name="second"),
+        helper.make_node("Neg", ["b"], ["y"], name="third"),
+    ]
+    model = model_of(nodes, [vi("x", F, [1000])], ["y"])
+    refs: dict[str, Any] = {}
+    alive_after_third: list[bool] = []
+
+    def observe(node: onnx.NodeProto, outs: tuple[Any, ...]) -> None:
+        refs[node.name] = weakref.ref(outs[0])
+        if node.name == "third":
+            alive_after_third.append(refs["first"]() is not None)
+
+    GraphSession(model).run({"x": np.ones(1000, np.float32)}, observe=observe)
+    assert alive_after_third == [False]
