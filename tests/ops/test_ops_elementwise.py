@@ -204,12 +204,20 @@ def test_special_values_match_onnxruntime(op: str, dtype: Any) -> None:
     check(op, opset, [SPECIAL.astype(dtype)], {}, **tolerance(np.float32 if op == "Shrink" else dtype))
 
 
-@pytest.mark.parametrize("opset", since_opsets("PRelu"))
-@settings(max_examples=15)
+def _typed_cases(op: str) -> list[Any]:
+    """(opset, dtype) for every since-version of ``op`` and every tested type it allows."""
+    return [
+        pytest.param(opset, dtype, id=f"{opset}-{np.dtype(dtype).name}")
+        for opset in since_opsets(op)
+        for dtype in schema_dtypes(op, opset)
+    ]
+
+
+@pytest.mark.parametrize(("opset", "dtype"), _typed_cases("PRelu"))
+@settings(max_examples=10)
 @given(data=st.data())
-def test_prelu_slope_broadcasts_to_x(opset: int, data: st.DataObject) -> None:
+def test_prelu_slope_broadcasts_to_x(opset: int, dtype: Any, data: st.DataObject) -> None:
     """The slope is X's shape or a suffix of it, any axis of it 1 (per-channel (C, 1, 1), scalar)."""
-    dtype = data.draw(st.sampled_from(schema_dtypes("PRelu", opset)))
     shape = data.draw(shapes(min_rank=1))
     suffix = shape[data.draw(st.integers(0, len(shape))) :]
     slope_shape = tuple(1 if data.draw(st.booleans()) else d for d in suffix)
@@ -218,23 +226,71 @@ def test_prelu_slope_broadcasts_to_x(opset: int, data: st.DataObject) -> None:
     check("PRelu", opset, [x, slope], **tolerance(dtype))
 
 
-@pytest.mark.parametrize("opset", since_opsets("Clip"))
-@settings(max_examples=20)
+@pytest.mark.parametrize(("opset", "dtype"), _typed_cases("Clip"))
+@settings(max_examples=10)
 @given(data=st.data())
-def test_clip_matches_onnxruntime(opset: int, data: st.DataObject) -> None:
+def test_clip_matches_onnxruntime(opset: int, dtype: Any, data: st.DataObject) -> None:
     """Clip-6 attributes, Clip-11+ optional inputs (either, both, none; min > max included)."""
-    dtype = data.draw(st.sampled_from(schema_dtypes("Clip", opset)))
     x = arrays(data.draw, dtype, data.draw(shapes()), -10, 10)
     low = data.draw(st.none() | st.integers(-6, 6))
     high = data.draw(st.none() | st.integers(-6, 6))
     if np.dtype(dtype).kind == "u":
         low, high = (None if v is None else abs(v) for v in (low, high))
-    if opset < 11:
+    if opset < 11:  # onnxruntime refuses a Clip-6 with min > max (the schema does not say)
+        if low is not None and high is not None and low > high:
+            low, high = high, low
         attrs = {k: float(v) for k, v in (("min", low), ("max", high)) if v is not None}
         check("Clip", opset, [x], attrs, **tolerance(dtype))
     else:
         bounds = [None if v is None else np.array(v, dtype=dtype) for v in (low, high)]
         check("Clip", opset, [x, *bounds], constant=data.draw(st.sampled_from([(), (1, 2)])), **tolerance(dtype))
+
+
+def _gelu_tanh(v: float) -> float:
+    return 0.5 * v * (1 + math.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3)))
+
+
+def _f32(value: float) -> float:
+    """An attribute default as ONNX stores it (float32)."""
+    return float(np.float32(value))
+
+
+# the schema's formulas, one float at a time, with default attributes
+FORMULAS: Mapping[str, Any] = {
+    "LeakyRelu": lambda v: v if v >= 0 else _f32(0.01) * v,
+    "Elu": lambda v: v if v >= 0 else math.exp(v) - 1,
+    "Selu": lambda v: _f32(1.0507009873554805) * (v if v > 0 else _f32(1.6732632423543772) * (math.exp(v) - 1)),
+    "HardSigmoid": lambda v: max(0.0, min(1.0, _f32(0.2) * v + 0.5)),
+    "HardSwish": lambda v: v * max(0.0, min(1.0, v / 6 + 0.5)),
+    "Softplus": lambda v: math.log1p(math.exp(v)) if v < 30 else v + math.log1p(math.exp(-v)),
+    "Softsign": lambda v: v / (1 + abs(v)),
+    "Mish": lambda v: v * math.tanh(math.log1p(math.exp(v)) if v < 30 else v),
+    "ThresholdedRelu": lambda v: v if v > 1.0 else 0.0,
+    "Tan": math.tan,
+    "Asin": math.asin,
+    "Acos": math.acos,
+    "Atan": math.atan,
+    "Sinh": math.sinh,
+    "Cosh": math.cosh,
+    "Asinh": math.asinh,
+    "Acosh": math.acosh,
+    "Atanh": math.atanh,
+}
+
+
+@pytest.mark.parametrize("op", sorted(FORMULAS))
+def test_float64_follows_the_schema_formula(op: str) -> None:
+    """onnxruntime has no float64 kernel for these: the schema's formula in Python floats, at every
+    since-version (Gelu's tanh form too)."""
+    low, high = UNARY[op][0]
+    x = np.linspace(low, high, 401)
+    for opset in since_opsets(op):
+        (y,) = run_ovpool(make_model(op, opset, [x]), {"x0": x})
+        assert y.dtype == np.float64
+        np.testing.assert_allclose(y, [FORMULAS[op](v) for v in x.tolist()], rtol=1e-13, atol=1e-15)
+    x = np.linspace(-8, 8, 401)
+    (y,) = run_ovpool(make_model("Gelu", 20, [x], {"approximate": "tanh"}), {"x0": x})
+    np.testing.assert_allclose(y, [_gelu_tanh(v) for v in x.tolist()], rtol=1e-13, atol=1e-15)
 
 
 def test_clip_without_bounds_maps_infinities_to_type_limits() -> None:
