@@ -35,9 +35,10 @@ is group 1's channel 1 and gets B[4]).
 Speed: Conv gathers windows with ``as_strided`` into one im2col matrix per image and group and
 multiplies by BLAS (``(g, M/g, C/g*K) @ (N, g, C/g*K, P)``); a 1x1 kernel without pads is a plain
 matmul. Depthwise kernels (one input channel per group, at most two outputs) accumulate one
-broadcast multiply per kernel tap over cache-sized tiles of channel planes; with stride 1 each tap
-is a flat shifted view of the padded planes (3x3 over 112x112: 9 taps over rows of 12,768). Float16
-and bfloat16 are computed in float32, float64 in float64; results have the input's type.
+broadcast multiply per kernel tap over cache-sized tiles of channel planes, each tap a flat
+shifted view of the padded planes (strides split into phases; 3x3 over 112x112: 9 taps over runs
+of 12,768). Float16 and bfloat16 are computed in float32, float64 in float64; results have the
+input's type.
 """
 
 from __future__ import annotations
@@ -257,65 +258,70 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
 
 def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None) -> np.ndarray:
     """One input channel per group: ``y[r] = sum over taps of w_tap[r] * x_tap[r]`` over rows
-    r = (image, group), one broadcast multiply and add per kernel tap. The rows go through in tiles
-    of about TILE_BYTES: each tile is copied into a zero-bordered buffer (padding done in cache),
-    its taps are summed there and the tile's result (plus bias) written once to the output.
+    r = (image, group), one broadcast multiply and add per kernel tap, each over a flat shifted
+    view. The rows go through in tiles of about TILE_BYTES: a tile is copied into a zero-bordered
+    buffer (the padding is done in cache), its taps summed there, and its result (plus bias) written
+    once to the output.
 
-    With every stride 1, a tap is a flat shift of a padded plane: output (o1, o2) of a 2-D plane of
-    padded width Wp is flat position ``o1 * Wp + o2`` and its tap (i, j) reads flat
-    ``o1 * Wp + o2 + i * d1 * Wp + j * d2`` (3x3 over 114x114 padded: 9 shifted rows of 12,768);
-    the columns o2 >= out2 are computed and dropped."""
+    Strides become shifts by splitting each padded plane into its phases: with stride s, output o
+    reads padded position ``o * s + t * d = s * (o + t * d // s) + t * d % s``, i.e. position
+    ``o + t * d // s`` of phase ``t * d % s`` (the positions congruent to it mod s), a plane of
+    ``ceil(P / s)``. With stride 1 there is one phase, the padded plane. In a phase plane of width
+    Q, output (o1, o2) is flat position ``o1 * Q + o2`` and tap (i, j) adds a constant offset
+    (3x3, stride 1, over 114x114 padded: 9 shifted runs of 112 * 114); the columns o2 >= out2 are
+    computed and dropped."""
     n, g = x.shape[0], plan.group
     mg = wl.shape[2]
     rows = n * g
     taps = list(product(*(range(k) for k in kernel)))
     padded = _padded_shape(x.shape, plan.begin, plan.end)[2:]
-    plane = math.prod(padded)
-    flat = all(s == 1 for s in plan.strides)
-    if flat:
-        steps = [math.prod(padded[i + 1 :]) for i in range(len(kernel))]
-        offsets = [sum(t * d * e for t, d, e in zip(tap, plan.dilations, steps)) for tap in taps]
-        grid: tuple[int, ...] = (plan.out[0] * math.prod(padded[1:]),)
-        tail = max(0, max(offsets) + grid[0] - plane)
-    else:
-        grid, tail = plan.out, 0
-    tile = max(1, min(rows, TILE_BYTES // (max(plane, mg * math.prod(grid)) * x.itemsize)))
-    buffer = np.zeros(tile * plane + tail, dtype=x.dtype)
-    inner = buffer[: tile * plane].reshape((tile,) + padded)[
-        (slice(None),) + tuple(slice(b, b + n) for b, n in zip(plan.begin, x.shape[2:]))
+    strides = plan.strides
+    phase_shape = tuple(-(-p // s) for p, s in zip(padded, strides))
+    phase_size = math.prod(phase_shape)
+    phases = list(product(*(range(s) for s in strides)))
+    plane = len(phases) * phase_size
+    steps = [math.prod(phase_shape[i + 1 :]) for i in range(len(kernel))]
+    offsets = [
+        phases.index(tuple(t * d % s for t, d, s in zip(tap, plan.dilations, strides))) * phase_size
+        + sum(t * d // s * e for t, d, s, e in zip(tap, plan.dilations, strides, steps))
+        for tap in taps
     ]
+    grid = plan.out[0] * math.prod(phase_shape[1:])
+    tail = max(0, max(offsets) + grid - plane)
+    tile = max(1, min(rows, TILE_BYTES // (max(plane, mg * grid) * x.itemsize)))
+    buffer = np.zeros(tile * plane + tail, dtype=x.dtype)
+    phase_planes = buffer[: tile * plane].reshape((tile, len(phases)) + phase_shape)
+    copies = []
+    for number, phase in enumerate(phases):
+        firsts = [(a - b) % s for a, b, s in zip(phase, plan.begin, strides)]
+        if all(f < size for f, size in zip(firsts, x.shape[2:])):
+            source = tuple(slice(f, None, s) for f, s in zip(firsts, strides))
+            target = (number,) + tuple(
+                slice((f + b) // s, (f + b) // s + len(range(f, size, s)))
+                for f, b, s, size in zip(firsts, plan.begin, strides, x.shape[2:])
+            )
+            copies.append((source, target))
     item = buffer.itemsize
-    if flat:
-        views = [as_strided(buffer[o:], (tile, 1) + grid, (plane * item, 0, item), writeable=False) for o in offsets]
-    else:
-        planes = buffer[: tile * plane].reshape((tile, 1) + padded)
-        views = [
-            planes[
-                (slice(None), slice(None))
-                + tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, plan.dilations, grid, plan.strides))
-            ]
-            for tap in taps
-        ]
-    ones = (1,) * len(grid)
-    weights = np.broadcast_to(wl[:, None], (len(taps), n) + wl.shape[1:]).reshape((len(taps), rows, mg) + ones)
-    biases = None if bias is None else np.broadcast_to(bias.reshape(1, g, mg), (n, g, mg)).reshape((rows, mg) + ones)
-    source = x.reshape((rows,) + x.shape[2:])
+    views = [as_strided(buffer[o:], (tile, 1, grid), (plane * item, 0, item), writeable=False) for o in offsets]
+    weights = np.broadcast_to(wl[:, None], (len(taps), n) + wl.shape[1:]).reshape(len(taps), rows, mg, 1)
+    biases = None if bias is None else np.broadcast_to(bias.reshape(1, g, mg), (n, g, mg)).reshape(rows, mg, 1)
+    planes = x.reshape((rows,) + x.shape[2:])
     y = np.empty((rows, mg) + plan.out, dtype=x.dtype)
-    acc = np.empty((tile, mg) + grid, dtype=x.dtype) if flat else y
-    tmp = np.empty((tile, mg) + grid, dtype=x.dtype)
+    acc = np.empty((tile, mg, grid), dtype=x.dtype)
+    tmp = np.empty_like(acc)
     crop = (slice(None), slice(None)) + tuple(slice(0, o) for o in plan.out)
     for first in range(0, rows, tile):
         count = min(tile, rows - first)
-        inner[:count] = source[first : first + count]
-        part, scratch = acc[:count] if flat else y[first : first + count], tmp[:count]
+        for source, target in copies:
+            phase_planes[(slice(0, count),) + target] = planes[(slice(first, first + count),) + source]
+        part, scratch = acc[:count], tmp[:count]
         np.multiply(views[0][:count], weights[0, first : first + count], out=part)
         for view, w in zip(views[1:], weights[1:]):
             np.multiply(view[:count], w[first : first + count], out=scratch)
             part += scratch
         if biases is not None:
             part += biases[first : first + count]
-        if flat:
-            y[first : first + count] = part.reshape((count, mg, plan.out[0]) + padded[1:])[crop]
+        y[first : first + count] = part.reshape((count, mg, plan.out[0]) + phase_shape[1:])[crop]
     return y.reshape((n, g * mg) + plan.out)
 
 
