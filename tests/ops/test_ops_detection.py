@@ -98,6 +98,28 @@ def test_nms_iou_exactly_at_threshold_is_kept(opset: int, center: int) -> None:
         np.testing.assert_array_equal(selected[:, 2], expected)
 
 
+@pytest.mark.parametrize("opset", since_opsets("NonMaxSuppression"))
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**16), n=st.integers(20, 300), limit=st.integers(1, 400), iou=st.sampled_from([0.1, 0.3, 0.5, 0.8]))
+def test_nms_many_ranks(opset: int, seed: int, n: int, limit: int, iou: float) -> None:
+    """More ranks than one block: candidates decided block by block, against earlier blocks' selections
+    (boxes on a coarse grid, so chains of overlapping boxes and exact ties occur)."""
+    rng = np.random.default_rng(seed)
+    corner = rng.integers(0, 20, (1, n, 2))
+    boxes = np.concatenate([corner, corner + rng.integers(1, 6, (1, n, 2))], axis=2).astype(np.float32)
+    scores = np.round(rng.uniform(0, 1, (1, 3, n)), 2).astype(np.float32)
+    check("NonMaxSuppression", opset, [boxes, scores, np.array([limit], np.int64), np.array([iou], np.float32)])
+
+
+def test_nms_chain_of_overlaps() -> None:
+    """Boxes sliding by one unit overlap only their neighbours (IoU 0.8): the greedy answer alternates
+    kept / suppressed along the chain of 300, the longest fixed-point iteration."""
+    boxes = np.stack([np.arange(300), np.zeros(300), np.arange(300) + 9, np.ones(300)], axis=1)[None].astype(np.float32)
+    scores = np.linspace(1, 0.5, 300, dtype=np.float32)[None, None]
+    (selected,) = check("NonMaxSuppression", 11, [boxes, scores, np.array([300], np.int64), np.array([0.7], np.float32)])
+    np.testing.assert_array_equal(selected[:, 2], np.arange(0, 300, 2))
+
+
 def test_nms_many_boxes() -> None:
     """A realistic size (2 x 5 classes x 500 boxes) against onnxruntime."""
     rng = np.random.default_rng(5)
