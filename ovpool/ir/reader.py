@@ -366,12 +366,12 @@ class _IRTarget:
                 self._port_dims.append("".join(self._texts) if self._dim_text is None else self._dim_text)
                 self._dim = False
         elif depth == 5:
-            if self._port is not None:
+            if self._port is not None and self._ports is not None:  # a <port> is only read inside a port list
                 get = self._port.get
                 dims = tuple(self._port_dims)
                 self._ports.append(
                     Port(get("id", ""), get("precision", ""), self._shared_dims.setdefault(dims, dims), get("names", ""))
-                )  # type: ignore[union-attr]
+                )
                 self._port = None
         elif depth == 4:
             if self._ports is not None:

@@ -179,7 +179,7 @@ class _Layer:
     def findings(self) -> list[Finding]:
         layer = self.layer
         return [
-            Finding(self.path, layer.id, layer.name, layer.type, layer.version, rule, message, layer.line, **extra)  # type: ignore[arg-type]
+            Finding(self.path, layer.id, layer.name, layer.type, layer.version, rule, message, layer.line, **extra)
             for rule, message, extra in self.items
         ]
 
@@ -222,16 +222,16 @@ class _ContentCheck:
         if isinstance(spec, SpecError):
             out.add("inconsistent-attributes", spec.message, attribute=spec.attribute)
             return out.items
-        if in_bounds is None or spec is None:
+        if in_bounds is None or input_port is None or spec is None:  # no input port gives no bounds
             return out.items
         if len(in_bounds) != len(spec.kernel) + 2 or rank not in template.inputs[0].ranks:
             out.add(
                 "input-rank",
                 f"input rank {rank} does not fit a {len(spec.kernel)}-D kernel (expected rank {len(spec.kernel) + 2}, 3 to 5)",
                 port=input_port.id,
-            )  # type: ignore[union-attr]
+            )
             return out.items
-        self._check_outputs(out, template, spec, in_bounds, input_port)  # type: ignore[arg-type]
+        self._check_outputs(out, template, spec, in_bounds, input_port)
         return out.items
 
     def _template(self, layer_type: str, version: str) -> Template | str:

@@ -1,0 +1,474 @@
+"""The numpy executor session: an ONNX model prepared once, then run many times on ovpool's operators.
+
+Preparing (``GraphSession(model)``) does all the work that does not depend on the inputs:
+
+* each node's schema since-version is resolved from the model's opset imports (Softmax in an
+  opset-12 model is Softmax-11) and looked up in ovpool's operator table
+  (:func:`ovpool.runtime.ops.base.lookup`); a node no registered range covers runs on
+  onnx.reference (:mod:`ovpool.runtime.reference`), unless onnx.reference is known to be wrong
+  there, which is refused naming the node;
+* the nodes are put in topological order (a model's node order need not be one); a cycle or an
+  input nothing produces is a ``ModelError`` naming the node;
+* every factory is called once, with the node's constant inputs (initializers, and the outputs of
+  nodes folded before it); a node whose inputs are all constants (and which draws no random
+  numbers) is run there and then and its outputs become constants: ``Shape -> Gather -> Unsqueeze
+  -> Concat -> Reshape`` on a weight costs nothing per run;
+* graph attributes (Loop ``body``, If ``then_branch``/``else_branch``, Scan ``body``) are compiled
+  into :class:`CompiledGraph` objects handed to the factory in ``OpNode.subgraphs``. A body may
+  read names of the graphs around it: constants there are constants in the body; the others are the
+  body's ``outer_names``, passed at run time. The kernel of a node with subgraphs is called with the
+  node's own inputs followed by, for each subgraph in ``node.subgraphs`` order, the values of that
+  subgraph's ``outer_names``: an If whose then-branch reads ``a`` and else-branch ``a`` and ``b``
+  is called ``kernel(cond, a, a, b)``;
+* the rest becomes a flat plan of ``(kernel, input slots, output slots, slots to free)``: a run is
+  one list of values indexed by slot, and each intermediate is dropped after its last use.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
+
+from ovpool.errors import ModelError, OvpoolError
+from ovpool.runio import TensorDecl
+from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup
+from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
+
+# Operators whose outputs differ from one run to the next: never folded into constants.
+RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"})
+
+Observer = Callable[[NodeProto, tuple[Any, ...]], None]
+
+_NONE, _DISCARD = 0, 1  # slot of an omitted input (always None); slot an unnamed output is written to
+
+
+@dataclass
+class _Model:
+    """What every graph of one model shares while it is compiled."""
+
+    label: str
+    opsets: dict[str, int]
+    ir_version: int
+    reference_ops: set[str] = field(default_factory=set)
+
+
+class _Step(NamedTuple):
+    """One node of the plan: a tuple, so the run loop unpacks it in one go."""
+
+    kernel: Kernel
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    frees: tuple[int, ...]
+    label: str
+
+
+class CompiledGraph:
+    """One graph ready to run: the top-level graph of a session, or a Loop/If/Scan body.
+
+    ``input_names`` are the values the caller passes (a body's formal inputs; a model's inputs that
+    are not initializers), ``outer_names`` the names of enclosing graphs it reads at run time
+    (enclosing constants are folded in), ``output_names`` what it returns.
+    ``graph(inputs, outer)`` runs it: ``inputs`` in ``input_names`` order, ``outer`` in
+    ``outer_names`` order; it returns the outputs as a list.
+    """
+
+    def __init__(
+        self,
+        graph: GraphProto,
+        model: _Model,
+        outer_constants: Mapping[str, Any] | None = None,
+        outer_names: frozenset[str] = frozenset(),
+        top: bool = False,
+    ) -> None:
+        self.name = graph.name
+        self._graph = graph
+        outer_constants = outer_constants or {}
+        constants: dict[str, Any] = {t.name: tensor_value(t) for t in graph.initializer}
+        constants.update((sparse.values.name, dense_from_sparse(sparse)) for sparse in graph.sparse_initializer)
+        if top:
+            self.input_names = tuple(i.name for i in graph.input if i.name not in constants)
+        else:
+            self.input_names = tuple(i.name for i in graph.input)
+            for name in self.input_names:
+                constants.pop(name, None)
+        self.output_names = tuple(o.name for o in graph.output)
+        nodes = list(graph.node)
+        defined = set(self.input_names) | set(constants)
+        produced = {o for node in nodes for o in node.output if o}
+        visible = frozenset(outer_names | defined | produced)
+        frees = [_subgraph_free_names(node) for node in nodes]
+        order = _topological_order(nodes, frees, defined, outer_names)
+
+        outer_runtime: list[str] = []
+
+        def resolve(name: str, node: NodeProto | None) -> None:
+            """A name this graph reads: its own, an enclosing constant, or an enclosing run-time value."""
+            if not name or name in defined or name in produced or name in constants:
+                return
+            if name in outer_constants:
+                constants[name] = outer_constants[name]
+            elif name in outer_names:
+                if name not in outer_runtime:
+                    outer_runtime.append(name)
+            else:
+                where = f"{_node_label(node)}: input" if node is not None else f"graph '{graph.name}': output"
+                raise ModelError(f"{where} '{name}' is not produced by any node, nor a graph input or initializer")
+
+        for index in order:
+            for name in list(nodes[index].input) + sorted(frees[index]):
+                resolve(name, nodes[index])
+        for name in self.output_names:
+            resolve(name, None)
+
+        known = dict(constants)  # constants, then the outputs of folded nodes
+        # enclosing constants a body of ours may read: those no name of this graph shadows
+        unshadowed = {k: v for k, v in outer_constants.items() if k not in defined and k not in produced}
+        prepared: list[tuple[NodeProto, Kernel, tuple[str, ...], tuple[str, ...], bool]] = []
+        for index in order:
+            node = nodes[index]
+            kernel, inputs, folded = self._prepare(node, model, known, unshadowed, visible)
+            prepared.append((node, kernel, inputs, tuple(node.output), folded))
+        self.outer_names = tuple(outer_runtime)
+        self.folded = tuple(_node_name(node) for node, _, _, _, folded in prepared if folded)
+        self._build_plan(prepared, known)
+
+    def _prepare(
+        self,
+        node: NodeProto,
+        model: _Model,
+        known: dict[str, Any],
+        outer_constants: Mapping[str, Any],
+        visible: frozenset[str],
+    ) -> tuple[Kernel, tuple[str, ...], bool]:
+        """The node's kernel and the names it is called with (own inputs, then its subgraphs' outer
+        names); a node of constants is run now (``folded``) and its outputs added to ``known``."""
+        label = _node_label(node)
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        opset = model.opsets.get(domain)
+        if opset is None:
+            imported = ", ".join(f"'{d or 'ai.onnx'}'" for d in model.opsets) or "none"
+            raise ModelError(f"{label}: domain '{domain or 'ai.onnx'}' is not imported by the model (imports: {imported})")
+        try:
+            since = onnx.defs.get_schema(node.op_type, opset, domain).since_version
+        except onnx.defs.SchemaError:
+            raise ModelError(
+                f"{label}: ONNX has no operator {node.op_type} in opset {opset} of domain '{domain or 'ai.onnx'}'"
+            ) from None
+        inputs = _trimmed(node.input)
+        attrs = attributes(node)
+        subgraphs: dict[str, CompiledGraph] = {}
+        inner_constants = {**outer_constants, **known}
+        for attribute in node.attribute:
+            if attribute.type == AttributeProto.GRAPH:
+                subgraphs[attribute.name] = CompiledGraph(attribute.g, model, inner_constants, visible)
+            elif attribute.type == AttributeProto.GRAPHS:
+                raise ModelError(f"{label}: attribute '{attribute.name}' holds a list of graphs, which ovpool does not run")
+        op = OpNode(
+            name=_node_name(node),
+            op_type=node.op_type,
+            since=since,
+            opset=opset,
+            attrs=attrs,
+            constants=tuple(known.get(name) if name else None for name in inputs),
+            n_outputs=len(_trimmed(node.output)),
+            domain=domain,
+            subgraphs=subgraphs,
+        )
+        row = lookup(node.op_type, since, domain)
+        if row is not None:
+            kernel = row.factory(op)
+        elif subgraphs:
+            raise ModelError(
+                f"{op.label}: ovpool has no {node.op_type}-{since}, and onnx.reference cannot run a node with subgraphs here"
+            )
+        else:
+            from ovpool.runtime.reference import reference_kernel
+
+            kernel = reference_kernel(node, op, model.opsets, model.ir_version)
+            model.reference_ops.add(node.op_type if not domain else f"{domain}.{node.op_type}")
+        implicit = tuple(name for graph in subgraphs.values() for name in graph.outer_names)
+        call_names = inputs + implicit
+        random = node.op_type in RANDOM_OPS or any(_draws_random(a.g) for a in node.attribute if a.type == AttributeProto.GRAPH)
+        folded = not random and all(name in known for name in call_names if name)
+        if folded:
+            results = _call(kernel, [known[name] if name else None for name in call_names], label, op.n_outputs)
+            for name, value in zip(node.output, results):
+                if name:
+                    known[name] = value
+        return kernel, call_names, folded
+
+    def _build_plan(
+        self, prepared: list[tuple[NodeProto, Kernel, tuple[str, ...], tuple[str, ...], bool]], known: dict[str, Any]
+    ) -> None:
+        slots: dict[str, int] = {}
+
+        def slot(name: str) -> int:
+            if not name:
+                return _NONE
+            return slots.setdefault(name, len(slots) + 2)
+
+        self._input_slots = tuple(slot(n) for n in self.input_names)
+        self._outer_slots = tuple(slot(n) for n in self.outer_names)
+        runtime: list[tuple[Kernel, tuple[int, ...], tuple[int, ...], str]] = []
+        self._order: list[tuple[NodeProto, tuple[str, ...] | None, int]] = []  # (node, folded outputs or None, step)
+        for node, kernel, inputs, outputs, folded in prepared:
+            if folded:
+                self._order.append((node, outputs, -1))
+                continue
+            out_slots = tuple(slot(n) if n else _DISCARD for n in outputs)
+            self._order.append((node, None, len(runtime)))
+            runtime.append((kernel, tuple(slot(n) for n in inputs), out_slots, _node_label(node)))
+        self._output_slots = tuple(slot(n) for n in self.output_names)
+        constant_slots = {slots[name] for name in known if name in slots}
+        self._constant_outputs = tuple(s in constant_slots for s in self._output_slots)
+        # what observe reports for folded nodes (initializers only they read are not kept)
+        self._folded = {name: known[name] for _, _, _, outputs, folded in prepared if folded for name in outputs if name}
+        kept = constant_slots | set(self._output_slots) | {_NONE, _DISCARD}
+        last_use: dict[int, int] = {}
+        for index, (_, ins, outs, _) in enumerate(runtime):
+            for s in outs:
+                last_use.setdefault(s, index)
+            for s in ins:
+                last_use[s] = index
+        frees: dict[int, list[int]] = {}
+        for s, index in last_use.items():
+            if s not in kept:
+                frees.setdefault(index, []).append(s)
+        self._steps = tuple(
+            _Step(kernel, ins, outs, tuple(frees.get(index, ())), label)
+            for index, (kernel, ins, outs, label) in enumerate(runtime)
+        )
+        self._initial: list[Any] = [None] * (len(slots) + 2)
+        for name, s in slots.items():
+            if name in known:
+                self._initial[s] = known[name]
+
+    def __call__(self, inputs: Sequence[Any], outer: Sequence[Any] = (), observe: Observer | None = None) -> list[Any]:
+        values = self._initial.copy()
+        for s, value in zip(self._input_slots, inputs):
+            values[s] = value
+        for s, value in zip(self._outer_slots, outer):
+            values[s] = value
+        if observe is None:
+            self._execute(values)
+        else:
+            self._execute_observed(values, observe)
+        return [values[s] for s in self._output_slots]
+
+    def _execute(self, values: list[Any], steps: Sequence[_Step] | None = None, free: bool = True) -> None:
+        label = self.name
+        try:
+            for kernel, inputs, outputs, frees, label in self._steps if steps is None else steps:
+                results = kernel(*[values[i] for i in inputs])
+                if len(results) < len(outputs):
+                    raise ModelError(f"{label}: gave {len(results)} outputs, the node names {len(outputs)}")
+                for s, value in zip(outputs, results):
+                    values[s] = value
+                if free:
+                    for s in frees:
+                        values[s] = None
+        except OvpoolError:
+            raise
+        except Exception as exc:  # numpy on inputs the node cannot take: said of the node
+            raise ModelError(f"{label}: {type(exc).__name__}: {exc}") from exc
+
+    def _execute_observed(self, values: list[Any], observe: Observer) -> None:
+        """As ``_execute``, calling ``observe(node, outputs)`` after every node in plan order; a
+        folded node is reported with its constant outputs where it stands in that order."""
+        for node, folded, index in self._order:
+            if folded is not None:
+                observe(node, tuple(self._folded.get(name) if name else None for name in folded))
+                continue
+            step = self._steps[index]
+            self._execute(values, (step,), free=False)
+            observe(node, tuple(values[s] if s != _DISCARD else None for s in step.outputs))
+            for s in step.frees:
+                values[s] = None
+
+    def output_types(self) -> list[tuple[np.dtype | None, tuple[int | None, ...] | None]]:
+        """Each output's declared element type and dims (``None`` where not declared), found in the
+        graph's outputs or, failing that, its value_info: what a Loop with no iteration stacks."""
+        declared = {v.name: v for v in list(self._graph.value_info) + list(self._graph.input) + list(self._graph.output)}
+        types = []
+        for name in self.output_names:
+            info = declared.get(name)
+            tensor = info.type.tensor_type if info is not None and info.type.HasField("tensor_type") else None
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type) if tensor is not None and tensor.elem_type else None
+            dims = None
+            if tensor is not None and tensor.HasField("shape"):
+                dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor.shape.dim)
+            types.append((None if dtype is None else np.dtype(dtype), dims))
+        return types
+
+
+class GraphSession:
+    """An ONNX model prepared once for repeated runs on ovpool's numpy operators.
+
+    ``output_names``/``input_names`` as the graph declares them (initializers are not inputs);
+    ``reference_ops`` the sorted op types that run on onnx.reference (``"ai.onnx.ml.Scaler"`` for
+    other domains); ``folded_nodes`` the top-level nodes computed once, when prepared; ``inputs`` the inputs as ``TensorDecl`` (a dim_value of -1 or 0, as paddle2onnx
+    and old exporters write a dynamic dim, is dynamic).
+    """
+
+    def __init__(self, model: str | os.PathLike | ModelProto) -> None:
+        from ovpool.onnx_model import load
+
+        proto = load(model)
+        if proto.functions:
+            from onnx.inliner import inline_local_functions
+
+            proto = inline_local_functions(proto)
+        self.proto = proto
+        self._label = f"model '{proto.graph.name}'"
+        opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in proto.opset_import}
+        self._model = _Model(self._label, opsets, proto.ir_version)
+        self._graph = CompiledGraph(proto.graph, self._model, top=True)
+        self.input_names: tuple[str, ...] = self._graph.input_names
+        self.output_names: tuple[str, ...] = self._graph.output_names
+        self.reference_ops: tuple[str, ...] = tuple(sorted(self._model.reference_ops))
+        self.folded_nodes: tuple[str, ...] = self._graph.folded
+
+    @property
+    def inputs(self) -> tuple[TensorDecl, ...]:
+        """The inputs as declared; dims that are dim_param, unset, -1 or 0 are dynamic (None)."""
+        from ovpool.dtypes import from_onnx
+
+        declared = {v.name: v for v in self.proto.graph.input}
+        decls = []
+        for name in self.input_names:
+            tensor = declared[name].type.tensor_type
+            shape = None
+            if tensor.HasField("shape"):
+                shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor.shape.dim)
+            decls.append(TensorDecl(name, from_onnx(tensor.elem_type), shape))
+        return tuple(decls)
+
+    def run(self, inputs: Mapping[str, Any], observe: Observer | None = None) -> dict[str, Any]:
+        """``{output name: array}`` in graph output order. ``observe(node, outputs)``, if given, is
+        called after each node of the top-level graph in plan order (folded nodes included)."""
+        missing = [n for n in self.input_names if n not in inputs]
+        unknown = [n for n in inputs if n not in self.input_names]
+        if missing or unknown:
+            parts = [f"missing input(s) {', '.join(missing)}"] if missing else []
+            parts += [f"unknown input(s) {', '.join(unknown)}"] if unknown else []
+            raise ModelError(f"{self._label}: {'; '.join(parts)} (the model takes {', '.join(self.input_names)})")
+        values = self._graph([_as_value(inputs[n]) for n in self.input_names], observe=observe)
+        return {
+            name: value.copy() if constant and isinstance(value, np.ndarray) else value
+            for name, value, constant in zip(self.output_names, values, self._graph._constant_outputs)
+        }
+
+
+def _as_value(value: Any) -> Any:
+    return value if isinstance(value, (np.ndarray, list)) or value is None else np.asarray(value)
+
+
+def _call(kernel: Kernel, args: list[Any], label: str, n_outputs: int) -> tuple[Any, ...]:
+    """A kernel run at prepare time (folding), its failures said of the node."""
+    try:
+        results = kernel(*args)
+    except OvpoolError:
+        raise
+    except Exception as exc:
+        raise ModelError(f"{label}: {type(exc).__name__}: {exc}") from exc
+    if len(results) < n_outputs:
+        raise ModelError(f"{label}: gave {len(results)} outputs, the node names {n_outputs}")
+    return tuple(results)
+
+
+def _trimmed(names: Iterable[str]) -> tuple[str, ...]:
+    """Names without the trailing omitted ones: ``("x", "", "")`` -> ``("x",)``."""
+    names = tuple(names)
+    end = len(names)
+    while end and not names[end - 1]:
+        end -= 1
+    return names[:end]
+
+
+def _node_name(node: NodeProto) -> str:
+    return node.name or next((o for o in node.output if o), node.op_type)
+
+
+def _node_label(node: NodeProto) -> str:
+    return f"node '{_node_name(node)}' ({node.op_type})"
+
+
+def _subgraph_free_names(node: NodeProto) -> frozenset[str]:
+    """Names a node's subgraphs read from the graphs around them (they are inputs of the node too)."""
+    names: set[str] = set()
+    for attribute in node.attribute:
+        if attribute.type == AttributeProto.GRAPH:
+            names |= _graph_free_names(attribute.g)
+        elif attribute.type == AttributeProto.GRAPHS:
+            for graph in attribute.graphs:
+                names |= _graph_free_names(graph)
+    return frozenset(names)
+
+
+def _graph_free_names(graph: GraphProto) -> set[str]:
+    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    defined |= {t.values.name for t in graph.sparse_initializer}
+    defined |= {o for node in graph.node for o in node.output}
+    read = {o.name for o in graph.output}
+    for node in graph.node:
+        read.update(node.input)
+        read |= _subgraph_free_names(node)
+    return read - defined - {""}
+
+
+def _draws_random(graph: GraphProto) -> bool:
+    return any(
+        node.op_type in RANDOM_OPS or any(_draws_random(a.g) for a in node.attribute if a.type == AttributeProto.GRAPH)
+        for node in graph.node
+    )
+
+
+def _topological_order(
+    nodes: Sequence[NodeProto], frees: Sequence[frozenset[str]], defined: set[str], outer: frozenset[str]
+) -> list[int]:
+    """Node indices with every producer before its consumers, graph order kept where it is free.
+    A name produced twice, an input nothing produces, or a cycle is the model's error."""
+    producer: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        for name in node.output:
+            if not name:
+                continue
+            if name in producer:
+                raise ModelError(f"{_node_label(node)}: output '{name}' is also produced by {_node_label(nodes[producer[name]])}")
+            if name in defined:
+                raise ModelError(f"{_node_label(node)}: output '{name}' is also a graph input or initializer")
+            producer[name] = index
+    consumers: list[list[int]] = [[] for _ in nodes]
+    waiting = [0] * len(nodes)
+    for index, node in enumerate(nodes):
+        needed = {name for name in node.input if name} | frees[index]
+        for name in sorted(needed):
+            source = producer.get(name)
+            if source is not None:
+                consumers[source].append(index)
+                waiting[index] += 1
+            elif name not in defined and name not in outer:
+                raise ModelError(
+                    f"{_node_label(node)}: input '{name}' is not produced by any node, nor a graph input or initializer"
+                )
+    ready = [index for index, count in enumerate(waiting) if count == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        index = heapq.heappop(ready)
+        order.append(index)
+        for consumer in consumers[index]:
+            waiting[consumer] -= 1
+            if waiting[consumer] == 0:
+                heapq.heappush(ready, consumer)
+    if len(order) < len(nodes):
+        stuck = min(index for index, count in enumerate(waiting) if count)
+        raise ModelError(f"{_node_label(nodes[stuck])} is on a cycle: its inputs depend on its own outputs")
+    return order

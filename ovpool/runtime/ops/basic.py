@@ -1,0 +1,423 @@
+"""The basic operators: Constant, Identity, Dropout (inference), Cast, CastLike, Shape, Size, ConstantOfShape,
+and the optional-type ops (Optional, OptionalHasElement, OptionalGetElement).
+
+Values here are exact: these ops move or re-type data, they do not compute. Cast follows the
+schema's conversion rules: float to integer truncates toward zero (2.7 -> 2, -2.7 -> -2), integer
+to a narrower integer keeps the low bits (200 int16 -> -56 int8), anything to bool is "nonzero";
+float 8 targets (Cast-19) saturate or not per the schema's table (1e6 -> 448 in FLOAT8E4M3FN with
+``saturate=1``, NaN with ``saturate=0``). Numbers cast to strings are written as onnxruntime
+writes them (``%.8g``: 0.1 -> "0.1", 1.5e-7 -> "1.5000001e-07", inf -> "INF", NaN -> "NaN").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
+
+from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
+
+
+def tensor_value(tensor: TensorProto) -> np.ndarray:
+    """A TensorProto as numpy; string tensors hold ``str`` (onnx gives bytes), as onnxruntime returns them."""
+    return _decoded(numpy_helper.to_array(tensor))
+
+
+def dense_from_sparse(sparse: SparseTensorProto) -> np.ndarray:
+    """A SparseTensorProto as a dense array: ``dims`` [2, 3], values [5, 7] at linear indices [1, 5]
+    (or index rows [[0, 1], [1, 2]]) give ``[[0, 5, 0], [0, 0, 7]]``."""
+    values = tensor_value(sparse.values)
+    indices = numpy_helper.to_array(sparse.indices).astype(np.int64)
+    dense = np.zeros(tuple(sparse.dims), dtype=values.dtype)
+    if indices.ndim == 1:
+        dense.reshape(-1)[indices] = values
+    else:
+        dense[tuple(indices.T)] = values
+    return dense
+
+
+def _decoded(array: np.ndarray) -> np.ndarray:
+    if array.dtype == object:
+        flat = [v.decode("utf-8") if isinstance(v, bytes) else v for v in array.ravel().tolist()]
+        return np.array(flat, dtype=object).reshape(array.shape)
+    return array
+
+
+# ---------------------------------------------------------------- Constant
+
+_CONSTANT_ATTRS = {1: ("value",), 11: ("value", "sparse_value")}
+_CONSTANT_ATTRS_12 = (
+    "value",
+    "sparse_value",
+    "value_float",
+    "value_floats",
+    "value_int",
+    "value_ints",
+    "value_string",
+    "value_strings",
+)
+
+
+@register("Constant", 1)
+def constant(node: OpNode) -> Kernel:
+    """Constant: exactly one value attribute, of those the version has: ``value`` (1, 9), also
+    ``sparse_value`` (11), also ``value_float(s)``/``value_int(s)``/``value_string(s)`` (12+).
+    ``value_ints=[1, 2]`` is an int64 array ``[1, 2]``; ``value_float=0.5`` a float32 0-d array."""
+    allowed = _CONSTANT_ATTRS_12 if node.since >= 12 else _CONSTANT_ATTRS[11 if node.since >= 11 else 1]
+    for name in node.attrs:
+        if name not in allowed:
+            raise node.fail(f"is not an attribute of Constant-{node.since} (it has {', '.join(allowed)})", name)
+    given = [name for name in allowed if name in node.attrs]
+    if len(given) != 1:
+        raise node.fail(
+            f"needs exactly one of {', '.join(allowed)}; it has {len(given)}" + (f" ({', '.join(given)})" if given else "")
+        )
+    name = given[0]
+    raw = node.attrs[name]
+    if name == "value":
+        if not isinstance(raw, np.ndarray):
+            raise node.fail(f"must be a tensor, not {type(raw).__name__}", name)
+        value = _decoded(raw)
+    elif name == "sparse_value":
+        value = dense_from_sparse(raw)
+    elif name in ("value_float", "value_floats"):
+        value = np.array(raw, dtype=np.float32)
+    elif name in ("value_int", "value_ints"):
+        value = np.array(raw, dtype=np.int64)
+    else:
+        value = np.array(raw, dtype=object)
+    result = outputs(value)
+
+    def kernel() -> tuple[np.ndarray, ...]:
+        return result
+
+    return kernel
+
+
+# ---------------------------------------------------------------- Identity, optionals, Dropout
+
+
+@register("Identity", 1)
+def identity(node: OpNode) -> Kernel:
+    """Identity: the input itself (a tensor, or from Identity-14 a sequence or optional)."""
+
+    def kernel(x: Any) -> tuple[Any, ...]:
+        return (x,)
+
+    return kernel
+
+
+# An optional value is its element, or None when empty (onnx.reference wraps elements in a list;
+# the session never sees that form: these ops are ovpool's own).
+
+
+@register("Optional", 15)
+def optional(node: OpNode) -> Kernel:
+    """Optional: the input as an optional value (the input itself), or the empty optional (None)
+    of the ``type`` attribute when there is no input."""
+
+    def kernel(x: Any = None) -> tuple[Any, ...]:
+        return (x,)
+
+    return kernel
+
+
+@register("OptionalHasElement", 15)
+def optional_has_element(node: OpNode) -> Kernel:
+    """OptionalHasElement: bool scalar, true unless the input is empty or (from 18) omitted."""
+
+    def kernel(x: Any = None) -> tuple[np.ndarray, ...]:
+        return (np.array(x is not None),)
+
+    return kernel
+
+
+@register("OptionalGetElement", 15)
+def optional_get_element(node: OpNode) -> Kernel:
+    """OptionalGetElement: the element of a non-empty optional (from 18 a tensor or sequence passes
+    through); an empty optional is the model's error."""
+
+    def kernel(x: Any) -> tuple[Any, ...]:
+        if x is None:
+            raise node.fail("the optional input is empty")
+        return (x,)
+
+    return kernel
+
+
+def _dropout_kernel(node: OpNode, mask_dtype: np.dtype | None, training: int | None = None) -> Kernel:
+    """Output = data; mask (when asked for) all ones in ``mask_dtype``. ``training``: the input
+    index of Dropout-12's ``training_mode``, checked on each run when it is not a constant."""
+    want_mask = node.n_outputs > 1
+
+    def kernel(x: np.ndarray, *rest: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        if training is not None:
+            flag = rest[training - 1] if len(rest) >= training else None
+            if flag is not None and bool(np.any(flag)):
+                raise node.fail("training_mode is true: training-mode dropout (random) is not run by ovpool's inference executor")
+        if want_mask:
+            return x, np.ones(x.shape, dtype=x.dtype if mask_dtype is None else mask_dtype)
+        return (x,)
+
+    return kernel
+
+
+@register("Dropout", 1, 6)
+def dropout_is_test(node: OpNode) -> Kernel:
+    """Dropout-1/6: ``is_test`` (default 0) selects test mode, where the output is the input; the
+    default, training mode, drops at random and is refused. The mask has the data type."""
+    if int(node.attr("is_test", 0)) == 0:
+        raise node.fail("is 0 (the default): training-mode dropout (random) is not run by ovpool's inference executor", "is_test")
+    return _dropout_kernel(node, None)
+
+
+@register("Dropout", 7, 9)
+def dropout_7(node: OpNode) -> Kernel:
+    """Dropout-7: inference only (no is_test): output = input; the mask, of the data's type, is all ones."""
+    return _dropout_kernel(node, None)
+
+
+@register("Dropout", 10, 11)
+def dropout_10(node: OpNode) -> Kernel:
+    """Dropout-10: as Dropout-7 with a bool mask (all True)."""
+    return _dropout_kernel(node, np.dtype(bool))
+
+
+@register("Dropout", 12)
+def dropout_12(node: OpNode) -> Kernel:
+    """Dropout-12+: optional inputs ``ratio`` and ``training_mode`` (default false). Inference
+    (training_mode false): output = input, bool mask all True; ``training_mode`` true is refused
+    (at prepare time when it is a constant, else on the run that sets it)."""
+    flag = node.constants[2] if len(node.constants) > 2 else None
+    if flag is not None and bool(np.any(flag)):
+        raise node.fail("training_mode is true: training-mode dropout (random) is not run by ovpool's inference executor")
+    return _dropout_kernel(node, np.dtype(bool), training=2 if len(node.constants) > 2 and flag is None else None)
+
+
+# ---------------------------------------------------------------- Cast, CastLike
+
+_FLOAT8: dict[int, tuple[float, bool]] = {
+    TensorProto.FLOAT8E4M3FN: (448.0, True),  # (largest finite, infinity saturates to it)
+    TensorProto.FLOAT8E4M3FNUZ: (240.0, False),
+    TensorProto.FLOAT8E5M2: (57344.0, True),
+    TensorProto.FLOAT8E5M2FNUZ: (57344.0, False),
+}
+_INT4 = (TensorProto.INT4, TensorProto.UINT4)
+_REFUSED: dict[int, str] = {
+    TensorProto.FLOAT4E2M1: "FLOAT4E2M1",
+    TensorProto.FLOAT8E8M0: "FLOAT8E8M0",
+    TensorProto.INT2: "INT2",
+    TensorProto.UINT2: "UINT2",
+    TensorProto.COMPLEX64: "COMPLEX64",
+    TensorProto.COMPLEX128: "COMPLEX128",
+}
+
+
+def _target(node: OpNode, elem: int, attribute: str) -> np.dtype:
+    if elem in _REFUSED:
+        raise node.fail(f"{_REFUSED[elem]}: ovpool does not cast to this type", attribute)
+    if elem == TensorProto.STRING:
+        return np.dtype(object)
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+    except (KeyError, TypeError, ValueError):
+        raise node.fail(f"{elem} is not an ONNX tensor element type", attribute) from None
+
+
+def _cast_to(node: OpNode, elem: int, saturate: bool) -> Any:
+    """The conversion ``x -> elem`` as a function of one array."""
+    dtype = _target(node, elem, "to")
+    if elem == TensorProto.STRING:
+        return _to_string
+    if elem in _FLOAT8:
+        largest, infinite_saturates = _FLOAT8[elem]
+        return lambda x: _to_float8(_numeric(node, x, np.dtype(np.float32)), dtype, largest, infinite_saturates, saturate)
+    if elem in _INT4:
+        return lambda x: _to_int4(_numeric(node, x, np.dtype(np.float64)), dtype)
+    return lambda x: _plain(_numeric(node, x, dtype), dtype)
+
+
+def _plain(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    if x.dtype == dtype:
+        return x
+    with np.errstate(invalid="ignore", over="ignore"):
+        return x.astype(dtype)
+
+
+def _numeric(node: OpNode, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``x`` itself, or parsed from strings: "3.14", " 2", "1e-5", "INF"/"-inf"/"NaN" (any case);
+    to an integer type "100.5" gives 100 (truncation, as onnxruntime)."""
+    if x.dtype != object:
+        return x
+    if dtype.kind in "iub":
+        try:
+            return x.astype(np.int64)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    try:
+        numbers = x.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise node.fail(f"cannot cast the string input to a number ({exc})") from None
+    if dtype.kind in "iub":
+        with np.errstate(invalid="ignore"):
+            return np.trunc(numbers).astype(np.int64)
+    return numbers
+
+
+def _to_string(x: np.ndarray) -> np.ndarray:
+    if x.dtype == object:
+        return x
+    if x.dtype.kind == "b":
+        flat = ["1" if v else "0" for v in x.ravel().tolist()]
+    elif x.dtype.kind in "iu":
+        flat = [str(v) for v in x.ravel().tolist()]
+    else:
+        flat = [_float_text(v) for v in x.astype(np.float64).ravel().tolist()]
+    return np.array(flat, dtype=object).reshape(x.shape)
+
+
+def _float_text(v: float) -> str:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "INF" if v > 0 else "-INF"
+    return f"{v:.8g}"
+
+
+def _to_float8(x: np.ndarray, dtype: np.dtype, largest: float, infinite_saturates: bool, saturate: bool) -> np.ndarray:
+    """The schema's float 8 table: with ``saturate`` values beyond the largest finite one become it
+    (E4M3FN 1e6 -> 448), infinities too except in the FNUZ types (no infinity: NaN); without it
+    they overflow to NaN, or to infinity in E5M2. NaN stays NaN; rounding is to nearest even."""
+    if saturate:
+        wide = x.astype(np.float32, copy=True)
+        infinite = np.isinf(wide)
+        np.clip(wide, -largest, largest, out=wide)
+        if not infinite_saturates:
+            wide[infinite] = np.nan
+        x = wide
+    with np.errstate(invalid="ignore", over="ignore"):
+        return x.astype(np.float32, copy=False).astype(dtype)
+
+
+def _to_int4(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """INT4/UINT4 as onnxruntime casts: floats round half away from zero (2.5 -> 3, -0.5 -> -1),
+    then the low four bits are kept (7.6 -> 8 -> -8 in INT4; -9.7 -> -10 -> 6)."""
+    if x.dtype.kind == "f":
+        x = np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5))
+    with np.errstate(invalid="ignore"):
+        return x.astype(np.int64).astype(dtype)
+
+
+def _cast_name(node: OpNode) -> int:
+    """Cast's ``to``: an int (Cast-6+) or a type name such as "FLOAT" (Cast-1)."""
+    if "to" not in node.attrs:
+        raise node.fail("is required", "to")
+    to = node.attrs["to"]
+    if isinstance(to, str):
+        try:
+            return int(TensorProto.DataType.Value(to.upper()))
+        except ValueError:
+            raise node.fail(f"'{to}' is not an ONNX data type name", "to") from None
+    return int(to)
+
+
+def _saturate(node: OpNode) -> bool:
+    value = int(node.attr("saturate", 1)) if node.since >= 19 else 1
+    if value not in (0, 1):
+        raise node.fail(f"{value} must be 0 or 1", "saturate")
+    return bool(value)
+
+
+@register("Cast", 1)
+def cast(node: OpNode) -> Kernel:
+    """Cast to ``to`` (a name in Cast-1, an enum value from 6). Cast-19+ ``saturate`` (default 1)
+    applies to float 8 targets only; Cast-24's ``round_mode`` concerns FLOAT8E8M0, which is refused."""
+    convert = _cast_to(node, _cast_name(node), _saturate(node))
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        return outputs(convert(x))
+
+    return kernel
+
+
+@register("CastLike", 15)
+def cast_like(node: OpNode) -> Kernel:
+    """CastLike: ``input`` cast to the element type of ``target_type`` (its values unused), with
+    Cast's rules; ``saturate`` from 19. A float64 target makes float32 [0.1] float64 0.100000001."""
+    saturate = _saturate(node)
+    converters: dict[np.dtype, Any] = {}
+
+    def kernel(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, ...]:
+        convert = converters.get(target.dtype)
+        if convert is None:
+            elem = TensorProto.STRING if target.dtype == object else helper.np_dtype_to_tensor_dtype(target.dtype)
+            convert = converters[target.dtype] = _cast_to(node, elem, saturate)
+        return outputs(convert(x))
+
+    return kernel
+
+
+# ---------------------------------------------------------------- Shape, Size, ConstantOfShape
+
+
+@register("Shape", 1, 14)
+def shape(node: OpNode) -> Kernel:
+    """Shape: the input's dims as int64, ``(2, 3, 4)`` -> ``[2, 3, 4]``."""
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (np.array(np.shape(x), dtype=np.int64),)
+
+    return kernel
+
+
+@register("Shape", 15)
+def shape_slice(node: OpNode) -> Kernel:
+    """Shape-15+: dims ``start`` (default 0) to ``end`` (default the rank), negative counting from the
+    end, both clamped to ``[0, rank]``: shape ``(2, 3, 4, 5)`` with start=-3, end=-1 gives ``[3, 4]``;
+    start=10 gives ``[]``."""
+    start = int(node.attr("start", 0))
+    end = node.attr("end")
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        dims = np.shape(x)
+        rank = len(dims)
+        first = min(max(start + rank if start < 0 else start, 0), rank)
+        last = rank if end is None else min(max(int(end) + rank if int(end) < 0 else int(end), 0), rank)
+        return (np.array(dims[first:last], dtype=np.int64),)
+
+    return kernel
+
+
+@register("Size", 1)
+def size(node: OpNode) -> Kernel:
+    """Size: the number of elements as an int64 scalar, ``(2, 3, 4)`` -> ``24``."""
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (np.array(np.size(x), dtype=np.int64),)
+
+    return kernel
+
+
+@register("ConstantOfShape", 9)
+def constant_of_shape(node: OpNode) -> Kernel:
+    """ConstantOfShape: a tensor of the dims given by the int64 input, filled with ``value`` (a
+    one-element tensor, default float32 0; its type is the output's). ``[2, 3]`` with value
+    int32 [7] gives a 2x3 int32 tensor of 7s; ``[]`` gives a 0-d tensor; a 0 dim an empty one."""
+    value = node.attr("value")
+    if value is None:
+        fill = np.zeros((), dtype=np.float32)
+    else:
+        if not isinstance(value, np.ndarray) or value.size != 1:
+            raise node.fail("must be a one-element tensor", "value")
+        fill = _decoded(value).reshape(())
+
+    def kernel(dims: np.ndarray) -> tuple[np.ndarray, ...]:
+        if dims.ndim != 1 or dims.dtype != np.int64:
+            raise node.fail(f"input must be a 1-D int64 tensor, got {dims.dtype} of shape {list(dims.shape)}")
+        if dims.size and dims.min() < 0:
+            raise node.fail(f"input {dims.tolist()} has a negative dim")
+        return (np.full(tuple(dims.tolist()), fill, dtype=fill.dtype),)
+
+    return kernel

@@ -1,0 +1,329 @@
+"""Arithmetic, comparison, logic and variadic operators, one kernel per ONNX version range, on numpy.
+
+Every version from opset 7 broadcasts numpy-style ((2, 3, 4) with (3, 1) gives (2, 3, 4)), except
+Sum/Mean/Max/Min-6 (in force in opsets 7 and 6..7), whose inputs must share one shape. Inputs of one
+type parameter must share a dtype (Add of float32 and int64 is the node's error, never a silent
+promotion) and the dtype must be one the version allows (Greater-7 has no int32, Greater-9 has).
+
+- Add, Sub, Mul wrap around for integers (int8 100 + 100 = -56), as C does.
+- Div of integers truncates toward zero: -7/2 = -3, 7/-2 = -3 (not numpy's floor -4); an integer
+  division by zero is the node's error (onnxruntime fails the run too). Floats follow IEEE: 1/0 = inf.
+- Pow gives the base's type. Pow-12+ takes an exponent of another type: float base 2.0 ** int64 3
+  = 8.0; float16 base 4 ** float32 0.5 = 2 in float16; an integer base with an integer exponent is
+  exact (3 ** 4 = 81, wrapping on overflow) and a negative exponent truncates the real result
+  (2 ** -1 = 0.5 -> 0, (-1) ** -3 = -1); an integer base with a float exponent is computed in
+  float64 and truncated (9 ** 1.5 = 27, 2 ** 0.5 -> 1).
+- Mod: ``fmod=0`` on integers is Python's % (the sign of the divisor: -7 % 2 = 1, 7 % -2 = -1),
+  ``fmod=1`` C's fmod (the sign of the dividend: -7 fmod 2 = -1). Mod-10/13 refuse ``fmod=0`` on
+  floats; Mod-28 allows it: A - floor(A/B)*B, so -7.5 % 2 = 0.5. Integer modulo by zero is the
+  node's error; float modulo by zero is NaN.
+- Max, Min propagate NaN (max(1, NaN) = NaN); Sum, Mean add every input (Mean of 1 and 2: 1.5).
+- Equal, Greater, GreaterOrEqual, Less, LessOrEqual give bool; Equal-19 compares strings.
+- Not, And, Or, Xor work on bool; Where picks X where the condition holds, Y elsewhere.
+- BitShift-11 shifts unsigned integers, and a shift by the bit width or more gives 0 (1 << 8 in uint8
+  is 0); BitShift-28 adds signed types: right shifts are arithmetic (-8 >> 1 = -4) and an
+  over-shift or negative shift gives -1 for a negative X shifted right, 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
+from ovpool.runtime.ops.elementwise import int_attr, narrow, str_attr, type_guard, wide
+
+Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _broadcast_error(node: OpNode, *arrays: np.ndarray) -> Exception:
+    shapes = ", ".join(str(a.shape) for a in arrays)
+    return node.fail(f"input shapes {shapes} do not broadcast")
+
+
+def _binary(node: OpNode, function: Binary) -> Kernel:
+    """The kernel applying ``function(a, b)`` after the type check, with numpy's broadcasting; shapes
+    that do not broadcast are the node's error."""
+    check = type_guard(node)
+
+    def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(a, b)
+        try:
+            with np.errstate(all="ignore"):
+                return outputs(function(a, b))
+        except ValueError:
+            raise _broadcast_error(node, a, b) from None
+
+    return kernel
+
+
+def _binary_factory(function: Binary) -> Callable[[OpNode], Kernel]:
+    return lambda node: _binary(node, function)
+
+
+_PLAIN: tuple[tuple[str, int, Binary], ...] = (
+    ("Add", 7, np.add),
+    ("Sub", 7, np.subtract),
+    ("Mul", 7, np.multiply),
+    ("Equal", 7, np.equal),
+    ("Greater", 7, np.greater),
+    ("GreaterOrEqual", 12, np.greater_equal),
+    ("Less", 7, np.less),
+    ("LessOrEqual", 12, np.less_equal),
+    ("And", 7, np.logical_and),
+    ("Or", 7, np.logical_or),
+    ("Xor", 7, np.logical_xor),
+)
+
+for _op, _since, _function in _PLAIN:
+    register(_op, _since)(_binary_factory(_function))
+
+
+@register("Not", 1)
+def not_(node: OpNode) -> Kernel:
+    """Not-1: logical not of a bool tensor: [True, False] -> [False, True]."""
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x)
+        return outputs(np.logical_not(x))
+
+    return kernel
+
+
+# ---------------------------------------------------------------- Div, Mod
+
+
+def _nonzero_divisor(node: OpNode, b: np.ndarray) -> None:
+    if b.dtype.kind in "iu" and not b.all():
+        raise node.fail("integer division by zero (the divisor input holds 0)")
+
+
+def _truncating_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a/b rounded toward zero for integers: numpy's floor quotient, plus one where the division is
+    inexact and the signs differ (-7 // 2 = -4 -> -3)."""
+    q = np.floor_divide(a, b)
+    if a.dtype.kind == "u":
+        return q
+    inexact = np.multiply(q, b) != a
+    inexact &= np.bitwise_xor(a, b) < 0
+    q += inexact
+    return q
+
+
+@register("Div", 7)
+def div(node: OpNode) -> Kernel:
+    """Div-7/13/14: floats IEEE (1/0 = inf, 0/0 = NaN); integers truncate toward zero (-7/2 = -3) and
+    a zero divisor is the node's error."""
+
+    def divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if a.dtype.kind in "iu":
+            _nonzero_divisor(node, b)
+            return _truncating_divide(a, b)
+        return np.divide(a, b)
+
+    return _binary(node, divide)
+
+
+def _python_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer a % b with the divisor's sign: C's remainder, plus b where it is non-zero and its sign
+    differs from b's (-7 fmod 2 = -1 -> 1)."""
+    r = np.fmod(a, b)
+    if a.dtype.kind == "u":
+        return r
+    fix = r != 0
+    fix &= np.bitwise_xor(r, b) < 0
+    r += np.multiply(fix, b, dtype=r.dtype)
+    return r
+
+
+def _mod(node: OpNode, float_python_mod: bool) -> Kernel:
+    fmod = int_attr(node, "fmod", 0, (0, 1))
+
+    def remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if a.dtype.kind in "iu":
+            _nonzero_divisor(node, b)
+            return np.fmod(a, b) if fmod else _python_mod(a, b)
+        if fmod:
+            return np.fmod(a, b)
+        if not float_python_mod:
+            raise node.fail(f"is 0 with {a.dtype} inputs; Mod-{node.since} needs fmod=1 for floating point", "fmod")
+        return np.mod(a, b)
+
+    return _binary(node, remainder)
+
+
+@register("Mod", 10, 27)
+def mod(node: OpNode) -> Kernel:
+    """Mod-10/13: ``fmod=0`` (default) integers only, Python's %: -7 % 2 = 1, 7 % -2 = -1;
+    ``fmod=1`` C's fmod, the dividend's sign: -7 fmod 2 = -1, -7.5 fmod 2 = -1.5."""
+    return _mod(node, float_python_mod=False)
+
+
+@register("Mod", 28)
+def mod_28(node: OpNode) -> Kernel:
+    """Mod-28: as Mod-13, and ``fmod=0`` on floats is A - floor(A/B)*B: -7.5 % 2 = 0.5, 3 % -inf =
+    -inf, 0 % -2 = -0."""
+    return _mod(node, float_python_mod=True)
+
+
+# ---------------------------------------------------------------- Pow
+
+
+def _integer_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Integer x ** integer y in x's type: exact for y >= 0 (wrapping on overflow), the truncated
+    real value for y < 0 (2 ** -1 -> 0, 1 ** -2 -> 1, (-1) ** -3 -> -1)."""
+    exponent = y.astype(x.dtype, copy=False)
+    negative = exponent < 0
+    if not negative.any():
+        return np.power(x, exponent)
+    result = np.power(x, np.maximum(exponent, 0))
+    real = np.power(x.astype(np.float64), exponent.astype(np.float64))
+    return np.where(negative, real.astype(x.dtype), result)
+
+
+def _float_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Float x ** y in x's type, computed in float32 for half precision and in float64 when the
+    exponent is float64."""
+    work = np.dtype(np.float32) if x.dtype.itemsize < 4 else x.dtype
+    if y.dtype.kind in "fV" and y.dtype.itemsize > work.itemsize:
+        work = y.dtype
+    base = x.astype(work, copy=False)
+    exponent = y.astype(work, copy=False)
+    if exponent.ndim == 0 and exponent == 2:
+        return narrow(np.square(base), x.dtype)
+    return narrow(np.power(base, exponent), x.dtype)
+
+
+def _power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype.kind in "iu":
+        if y.dtype.kind in "iu":
+            return _integer_power(x, y)
+        return np.power(x.astype(np.float64), y.astype(np.float64)).astype(x.dtype)
+    return _float_power(x, y)
+
+
+@register("Pow", 7)
+def pow_(node: OpNode) -> Kernel:
+    """Pow-7: x ** y of one float type (2 ** 3 = 8, (-8) ** (1/3) = NaN). Pow-12/13/15: y may be any
+    numeric type and the result has x's: int32 2 ** float32 0.5 = 1 (1.414 truncated), float32
+    2 ** int64 -1 = 0.5, int64 2 ** int64 -1 = 0."""
+    return _binary(node, _power)
+
+
+# ---------------------------------------------------------------- variadic
+
+
+def _same_shapes(node: OpNode, arrays: tuple[np.ndarray, ...]) -> None:
+    if any(a.shape != arrays[0].shape for a in arrays):
+        raise node.fail(f"inputs of shapes {', '.join(str(a.shape) for a in arrays)}: {node.op_type}-6 does not broadcast")
+
+
+def _variadic(node: OpNode, fold: Callable[[tuple[np.ndarray, ...]], np.ndarray]) -> Kernel:
+    """The kernel for Max/Min/Sum/Mean: at least one input, of one type; version 6 needs one shape,
+    8+ broadcast numpy-style."""
+    check = type_guard(node)
+    broadcasts = node.since >= 8
+
+    def kernel(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not arrays:
+            raise node.fail("has no inputs; it needs at least one")
+        check(*arrays)
+        if not broadcasts:
+            _same_shapes(node, arrays)
+        try:
+            with np.errstate(all="ignore"):
+                return outputs(fold(arrays))
+        except ValueError:
+            raise _broadcast_error(node, *arrays) from None
+
+    return kernel
+
+
+def _accumulate(function: Binary, arrays: tuple[np.ndarray, ...]) -> np.ndarray:
+    """function(...function(a0, a1)..., an), in place once the result has its final shape."""
+    if len(arrays) == 1:
+        return arrays[0].copy()
+    result = np.asarray(function(arrays[0], arrays[1]))
+    for array in arrays[2:]:
+        if np.broadcast_shapes(result.shape, array.shape) == result.shape:
+            function(result, array, out=result)
+        else:
+            result = function(result, array)
+    return result
+
+
+@register("Max", 6)
+def max_(node: OpNode) -> Kernel:
+    """Max-6/8/12/13: element-wise maximum of every input; NaN wins: max(1, NaN, 0) = NaN.
+    Max-12 adds integer types."""
+    return _variadic(node, functools.partial(_accumulate, np.maximum))
+
+
+@register("Min", 6)
+def min_(node: OpNode) -> Kernel:
+    """Min-6/8/12/13: element-wise minimum of every input; NaN wins: min(1, NaN) = NaN."""
+    return _variadic(node, functools.partial(_accumulate, np.minimum))
+
+
+@register("Sum", 6)
+def sum_(node: OpNode) -> Kernel:
+    """Sum-6/8/13: the element-wise sum of every input (half precision added in float32 and
+    rounded once): 1 + 2 + 0.5 = 3.5."""
+
+    def fold(arrays: tuple[np.ndarray, ...]) -> np.ndarray:
+        return narrow(_accumulate(np.add, tuple(wide(a) for a in arrays)), arrays[0].dtype)
+
+    return _variadic(node, fold)
+
+
+@register("Mean", 6)
+def mean(node: OpNode) -> Kernel:
+    """Mean-6/8/13: the element-wise sum divided by the number of inputs: mean(1, 2) = 1.5."""
+
+    def fold(arrays: tuple[np.ndarray, ...]) -> np.ndarray:
+        total = _accumulate(np.add, tuple(wide(a) for a in arrays))
+        return narrow(np.divide(total, len(arrays), out=total), arrays[0].dtype)
+
+    return _variadic(node, fold)
+
+
+# ---------------------------------------------------------------- Where, BitShift
+
+
+@register("Where", 9)
+def where(node: OpNode) -> Kernel:
+    """Where-9/16: X where the bool condition holds, else Y, broadcast three ways: condition
+    [[True], [False]] with X [1, 2] and Y 0 gives [[1, 2], [0, 0]]."""
+    check = type_guard(node)
+
+    def kernel(condition: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(condition, x, y)
+        try:
+            return outputs(np.where(condition, x, y))
+        except ValueError:
+            raise _broadcast_error(node, condition, x, y) from None
+
+    return kernel
+
+
+def _bit_shift(node: OpNode) -> Kernel:
+    direction = str_attr(node, "direction", None, ("LEFT", "RIGHT"))
+    return _binary(node, np.left_shift if direction == "LEFT" else np.right_shift)
+
+
+@register("BitShift", 11, 27)
+def bit_shift(node: OpNode) -> Kernel:
+    """BitShift-11: unsigned X shifted by Y bits, ``direction`` LEFT or RIGHT (required): uint8 1 << 1
+    = 2, 255 << 7 = 128 (bits past the width are dropped), 1 << 8 = 0."""
+    return _bit_shift(node)
+
+
+@register("BitShift", 28)
+def bit_shift_28(node: OpNode) -> Kernel:
+    """BitShift-28: also signed X; right shifts are arithmetic (-8 >> 1 = -4), left shifts drop bits
+    past the sign bit (int8 64 << 1 = -128); Y negative or >= the bit width gives -1 for a negative
+    X shifted right, else 0 (numpy's shifts define exactly this)."""
+    return _bit_shift(node)

@@ -1,0 +1,535 @@
+"""Conv and ConvTranspose, versions 1, 11 and 22, over 1-D, 2-D and 3-D (any spatial rank).
+
+Sizes use the dilated kernel ``kd = (k - 1) * d + 1`` (k=3, d=2: kd=5).
+
+**Conv**, every version. Explicit pads: ``out = floor((L + pb + pe - kd) / s) + 1`` (L=7, k=3, s=2,
+pads 1+1: 4). ``VALID``: pads 0. ``SAME_UPPER``/``SAME_LOWER``: ``out = ceil(L / s)``, total pad
+``max(0, (out - 1) * s + kd - L)``, the odd one at the end for UPPER and at the start for LOWER
+(L=6, k=4, s=1: out 6, total 3, UPPER pads (1, 2), LOWER (2, 1)); dilation is part of kd.
+Conv-1's text says SAME makes "the output spatial size match the input": that is the stride-1 case;
+its schema's shape inference gives ``ceil(L / s)`` like Conv-11's text, and so does this module.
+Groups: X has C = group * W.shape[1] channels, output channel m reads the input channels of group
+``m // (M / group)``. Conv-22 adds bfloat16 (computed in float32, like float16).
+
+**ConvTranspose**. Each input value spreads ``W`` over the *full* output of length
+``F = s * (L - 1) + kd + op`` (op = output_padding, extra positions at the high end; L=4, k=3,
+s=2: F=9); ``pads`` crop it: ``out = F - pb - pe``. With ``output_shape`` (pads ignored) or
+``SAME_*`` (``out = L * s``) the crop is ``total = F - out``, split by version:
+
+- version 1, ``output_shape``: start ``total // 2``, the larger half at the end, except SAME_UPPER
+  which takes the larger half at the start. Version 1 ``SAME_*`` without output_shape: its
+  auto_pad text, "the extra padding at the end for SAME_UPPER and at the beginning for SAME_LOWER".
+- versions 11 and 22: SAME_UPPER starts at ``total // 2``; NOTSET, VALID and SAME_LOWER take
+  the larger half at the start.
+
+L=4, k=3, s=2, output_shape [8]: total 1, version 1 keeps full[0:8], version 11 full[1:9].
+Version 1's SAME text ("match the input") is the stride-1 case of ``L * s``, which its shape
+inference gives. A negative total (k < s with SAME, or output_shape beyond F) would make negative
+pads, which pads cannot be: the output is extended at the high end only, like output_padding, with
+positions no input reaches (bias only). L=4, k=1, s=2, SAME: full [x0, 0, x1, 0, x2, 0, x3],
+output [x0, 0, x1, 0, x2, 0, x3, 0]. Versions 11 and 22 require each output_padding < max(stride,
+dilation).
+Bias: one value per output channel across groups (group 2, W of shape (4, 3, k): output channel 4
+is group 1's channel 1 and gets B[4]).
+
+Speed: Conv gathers windows with ``as_strided`` into one im2col matrix per image and group and
+multiplies by BLAS (``(g, M/g, C/g*K) @ (N, g, C/g*K, P)``); a 1x1 kernel without pads is a plain
+matmul. Depthwise kernels (one input channel per group, at most two outputs) accumulate one
+broadcast multiply per kernel tap over cache-sized tiles of channel planes, each tap a flat
+shifted view of the padded planes (strides split into phases; 3x3 over 112x112: 9 taps over runs
+of 12,768). Float16 and bfloat16 are computed in float32, float64 in float64; results have the
+input's type.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import product
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ovpool.runtime.ops.base import Kernel, OpNode, register
+
+AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+TILE_BYTES = 1 << 18  # depthwise: one tile of accumulator rows stays in a core's L2
+COLS_BYTES = 1 << 28  # im2col buffer above this is built a few images at a time
+
+
+@dataclass(frozen=True)
+class Attrs:
+    """A node's convolution attributes as given (None: absent), checked for sign and agreement."""
+
+    kernel_shape: tuple[int, ...] | None
+    strides: tuple[int, ...] | None
+    dilations: tuple[int, ...] | None
+    pads: tuple[int, ...] | None
+    auto_pad: str
+    group: int
+    output_shape: tuple[int, ...] | None = None
+    output_padding: tuple[int, ...] | None = None
+
+    def per_axis(self, node: OpNode, rank: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """strides, dilations, pads begin, pads end for ``rank`` spatial axes, defaults applied."""
+        for name in ("kernel_shape", "strides", "dilations", "output_shape", "output_padding"):
+            value = getattr(self, name)
+            if value is not None and len(value) != rank:
+                raise node.fail(f"{list(value)} has {len(value)} values for {rank} spatial axes", name)
+        if self.pads is not None and len(self.pads) != 2 * rank:
+            raise node.fail(f"{list(self.pads)} has {len(self.pads)} values, {rank} spatial axes need {2 * rank}", "pads")
+        ones = (1,) * rank
+        pads = self.pads or (0,) * (2 * rank)
+        return self.strides or ones, self.dilations or ones, pads[:rank], pads[rank:]
+
+
+def _ints(node: OpNode, name: str, minimum: int) -> tuple[int, ...] | None:
+    value = node.attr(name)
+    if value is None:
+        return None
+    values = tuple(int(v) for v in value)
+    if any(v < minimum for v in values):
+        raise node.fail(f"{list(values)} has a value below {minimum}", name)
+    return values
+
+
+def parse(node: OpNode, transpose: bool) -> Attrs:
+    """The attributes of ``node``: signs, auto_pad spelling, group >= 1, and pads not beside auto_pad."""
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if auto_pad not in AUTO_PADS:
+        raise node.fail(f"'{auto_pad}' is not one of {', '.join(AUTO_PADS)}", "auto_pad")
+    group = int(node.attr("group", 1))
+    if group < 1:
+        raise node.fail(f"{group} is below 1", "group")
+    pads = _ints(node, "pads", 0)
+    if pads is not None and auto_pad != "NOTSET":
+        raise node.fail(f"{list(pads)} given with auto_pad '{auto_pad}': the schema allows one or the other", "pads")
+    return Attrs(
+        kernel_shape=_ints(node, "kernel_shape", 1),
+        strides=_ints(node, "strides", 1),
+        dilations=_ints(node, "dilations", 1),
+        pads=pads,
+        auto_pad=auto_pad,
+        group=group,
+        output_shape=_ints(node, "output_shape", 1) if transpose else None,
+        output_padding=_ints(node, "output_padding", 0) if transpose else None,
+    )
+
+
+def _compute_dtype(node: OpNode, x: np.ndarray, w: np.ndarray) -> np.dtype:
+    """float32 for float16 (and bfloat16 from version 22), else the input's own type."""
+    if x.dtype != w.dtype:
+        raise node.fail(f"X is {x.dtype} and W is {w.dtype}; the schema wants one type T")
+    if x.dtype in (np.float32, np.float64):
+        return x.dtype
+    if x.dtype == np.float16 or (x.dtype.name == "bfloat16" and node.since >= 22):
+        return np.dtype(np.float32)
+    raise node.fail(f"input type {x.dtype} is not one of the float types {node.op_type}-{node.since} allows")
+
+
+def _check_kernel(node: OpNode, attrs: Attrs, w_shape: tuple[int, ...]) -> None:
+    if len(w_shape) < 3:
+        raise node.fail(f"W has shape {list(w_shape)}; it needs 2 leading dimensions and at least one spatial one")
+    if attrs.kernel_shape is not None and attrs.kernel_shape != tuple(w_shape[2:]):
+        raise node.fail(f"{list(attrs.kernel_shape)} is not W's spatial shape {list(w_shape[2:])}", "kernel_shape")
+
+
+def _check_bias(node: OpNode, b: np.ndarray | None, channels: int) -> None:
+    if b is not None and b.shape != (channels,):
+        raise node.fail(f"B has shape {list(b.shape)}; {channels} output channels need one value each")
+
+
+def _pad_buffer(x: np.ndarray, begin: Sequence[int], end: Sequence[int], tail: int = 0) -> np.ndarray:
+    """``x`` (N, C, *L) with zeros around its spatial axes, flat, followed by ``tail`` zeros (read by
+    the flat tap views, never kept); ``x`` itself, flat, when there is nothing to add."""
+    if not any(begin) and not any(end) and not tail:
+        return np.ascontiguousarray(x).reshape(-1)
+    shape = _padded_shape(x.shape, begin, end)
+    flat = np.zeros(math.prod(shape) + tail, dtype=x.dtype)
+    flat[: math.prod(shape)].reshape(shape)[
+        (slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(begin, x.shape[2:]))
+    ] = x
+    return flat
+
+
+def _padded_shape(shape: tuple[int, ...], begin: Sequence[int], end: Sequence[int]) -> tuple[int, ...]:
+    return shape[:2] + tuple(n + b + e for n, b, e in zip(shape[2:], begin, end))
+
+
+def _padded(x: np.ndarray, begin: Sequence[int], end: Sequence[int]) -> np.ndarray:
+    return _pad_buffer(x, begin, end).reshape(_padded_shape(x.shape, begin, end))
+
+
+# ---------------------------------------------------------------------------------------- Conv
+
+
+@dataclass(frozen=True)
+class ConvPlan:
+    """How one Conv runs for given X and W shapes: pads, output size, and the method."""
+
+    method: str  # "pointwise", "taps" or "im2col"
+    group: int
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    begin: tuple[int, ...]
+    end: tuple[int, ...]
+    out: tuple[int, ...]
+
+
+def conv_method(w_shape: tuple[int, ...], group: int, explicit_pads: tuple[int, ...] | None) -> str:
+    """Depthwise-like weights (one input channel per group, <= 2 outputs per group) take the tap
+    loop; a 1x1 kernel without explicit pads is a matmul; the rest im2col. SAME pads of a 1x1
+    kernel are always 0."""
+    if w_shape[1] == 1 and w_shape[0] // group <= 2:
+        return "taps"
+    if all(k == 1 for k in w_shape[2:]) and not any(explicit_pads or ()):
+        return "pointwise"
+    return "im2col"
+
+
+def conv_plan(node: OpNode, attrs: Attrs, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> ConvPlan:
+    """Check X against W and the attributes; pads and output size as the version states them."""
+    _check_kernel(node, attrs, w_shape)
+    rank = len(w_shape) - 2
+    if len(x_shape) != rank + 2:
+        raise node.fail(f"X has shape {list(x_shape)}, W {list(w_shape)}: X needs rank {rank + 2}")
+    group = attrs.group
+    if x_shape[1] != w_shape[1] * group:
+        raise node.fail(f"X has {x_shape[1]} channels, W {w_shape[1]} per group x {group} groups", "group")
+    if w_shape[0] % group:
+        raise node.fail(f"W's {w_shape[0]} output channels do not split into {group} groups", "group")
+    strides, dilations, begin, end = attrs.per_axis(node, rank)
+    sizes = x_shape[2:]
+    spans = [(k - 1) * d + 1 for k, d in zip(w_shape[2:], dilations)]
+    if attrs.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        totals = [max(0, (-(-n // s) - 1) * s + kd - n) for n, s, kd in zip(sizes, strides, spans)]
+        small = [t // 2 for t in totals]
+        large = [t - t // 2 for t in totals]
+        begin, end = (tuple(small), tuple(large)) if attrs.auto_pad == "SAME_UPPER" else (tuple(large), tuple(small))
+    elif attrs.auto_pad == "VALID":
+        begin = end = (0,) * rank
+    out = tuple((n + b + e - kd) // s + 1 for n, b, e, kd, s in zip(sizes, begin, end, spans, strides))
+    if any(o < 1 for o in out):
+        raise node.fail(f"input {list(sizes)} with pads {list(begin + end)} is smaller than the dilated kernel {spans}")
+    return ConvPlan(conv_method(w_shape, group, attrs.pads), group, strides, dilations, tuple(begin), tuple(end), out)
+
+
+def conv_weights(method: str, w: np.ndarray, group: int, dtype: np.dtype) -> np.ndarray:
+    """W laid out for ``method``: taps (K, g, M/g, 1); pointwise (g, M/g, C/g); im2col (g, M/g, C/g*K)."""
+    m = w.shape[0]
+    w = w.astype(dtype, copy=False)
+    if method == "taps":
+        return np.ascontiguousarray(w.reshape(group, m // group, -1).transpose(2, 0, 1))[..., None]
+    return np.ascontiguousarray(w.reshape(group, m // group, -1))
+
+
+def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan) -> np.ndarray:
+    """1x1 kernel: ``(g, M/g, C/g) @ (N, g, C/g, P)``, strided input subsampled first."""
+    if any(s > 1 for s in plan.strides):
+        x = x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in plan.strides)]
+    n, g = x.shape[0], plan.group
+    y = np.matmul(wl, x.reshape(n, g, x.shape[1] // g, math.prod(plan.out)))
+    return y.reshape((n, g * wl.shape[1]) + plan.out)
+
+
+def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...]) -> np.ndarray:
+    """Windows of the padded input as (N, g, C/g*K, P) columns, then one batched matmul; the
+    columns of a large batch are built a few images at a time (at most COLS_BYTES)."""
+    xp = _padded(x, plan.begin, plan.end)
+    n, c = xp.shape[:2]
+    g = plan.group
+    cg, k, p = c // g, math.prod(kernel), math.prod(plan.out)
+    sn, sc, *sl = xp.strides
+    shape = (n, g, cg) + kernel + plan.out
+    strides = (
+        (sn, cg * sc, sc) + tuple(d * s for d, s in zip(plan.dilations, sl)) + tuple(st * s for st, s in zip(plan.strides, sl))
+    )
+    windows = as_strided(xp, shape, strides, writeable=False)
+    y = np.empty((n, g, wl.shape[1], p), dtype=x.dtype)
+    step = max(1, COLS_BYTES // max(1, c * k * p * x.itemsize))
+    for first in range(0, n, step):
+        cols = windows[first : first + step].reshape(-1, g, cg * k, p)
+        np.matmul(wl, cols, out=y[first : first + step])
+    return y.reshape((n, g * wl.shape[1]) + plan.out)
+
+
+def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None) -> np.ndarray:
+    """One input channel per group: ``y[r] = sum over taps of w_tap[r] * x_tap[r]`` over rows
+    r = (image, group), one broadcast multiply and add per kernel tap, each over a flat shifted
+    view. The rows go through in tiles of about TILE_BYTES: a tile is copied into a zero-bordered
+    buffer (the padding is done in cache), its taps summed there, and its result (plus bias) written
+    once to the output.
+
+    Strides become shifts by splitting each padded plane into its phases: with stride s, output o
+    reads padded position ``o * s + t * d = s * (o + t * d // s) + t * d % s``, i.e. position
+    ``o + t * d // s`` of phase ``t * d % s`` (the positions congruent to it mod s), a plane of
+    ``ceil(P / s)``. With stride 1 there is one phase, the padded plane. In a phase plane of width
+    Q, output (o1, o2) is flat position ``o1 * Q + o2`` and tap (i, j) adds a constant offset
+    (3x3, stride 1, over 114x114 padded: 9 shifted runs of 112 * 114); the columns o2 >= out2 are
+    computed and dropped."""
+    n, g = x.shape[0], plan.group
+    mg = wl.shape[2]
+    rows = n * g
+    taps = list(product(*(range(k) for k in kernel)))
+    padded = _padded_shape(x.shape, plan.begin, plan.end)[2:]
+    strides = plan.strides
+    phase_shape = tuple(-(-p // s) for p, s in zip(padded, strides))
+    phase_size = math.prod(phase_shape)
+    phases = list(product(*(range(s) for s in strides)))
+    plane = len(phases) * phase_size
+    steps = [math.prod(phase_shape[i + 1 :]) for i in range(len(kernel))]
+    offsets = [
+        phases.index(tuple(t * d % s for t, d, s in zip(tap, plan.dilations, strides))) * phase_size
+        + sum(t * d // s * e for t, d, s, e in zip(tap, plan.dilations, strides, steps))
+        for tap in taps
+    ]
+    grid = plan.out[0] * math.prod(phase_shape[1:])
+    tail = max(0, max(offsets) + grid - plane)
+    tile = max(1, min(rows, TILE_BYTES // (max(plane, mg * grid) * x.itemsize)))
+    buffer = np.zeros(tile * plane + tail, dtype=x.dtype)
+    phase_planes = buffer[: tile * plane].reshape((tile, len(phases)) + phase_shape)
+    copies = []
+    for number, phase in enumerate(phases):
+        firsts = [(a - b) % s for a, b, s in zip(phase, plan.begin, strides)]
+        if all(f < size for f, size in zip(firsts, x.shape[2:])):
+            source = tuple(slice(f, None, s) for f, s in zip(firsts, strides))
+            target = (number,) + tuple(
+                slice((f + b) // s, (f + b) // s + len(range(f, size, s)))
+                for f, b, s, size in zip(firsts, plan.begin, strides, x.shape[2:])
+            )
+            copies.append((source, target))
+    item = buffer.itemsize
+    views = [as_strided(buffer[o:], (tile, 1, grid), (plane * item, 0, item), writeable=False) for o in offsets]
+    weights = np.broadcast_to(wl[:, None], (len(taps), n) + wl.shape[1:]).reshape(len(taps), rows, mg, 1)
+    biases = None if bias is None else np.broadcast_to(bias.reshape(1, g, mg), (n, g, mg)).reshape(rows, mg, 1)
+    planes = x.reshape((rows,) + x.shape[2:])
+    y = np.empty((rows, mg) + plan.out, dtype=x.dtype)
+    acc = np.empty((tile, mg, grid), dtype=x.dtype)
+    tmp = np.empty_like(acc)
+    crop = (slice(None), slice(None)) + tuple(slice(0, o) for o in plan.out)
+    for first in range(0, rows, tile):
+        count = min(tile, rows - first)
+        for source, target in copies:
+            phase_planes[(slice(0, count),) + target] = planes[(slice(first, first + count),) + source]
+        part, scratch = acc[:count], tmp[:count]
+        np.multiply(views[0][:count], weights[0, first : first + count], out=part)
+        for view, w in zip(views[1:], weights[1:]):
+            np.multiply(view[:count], w[first : first + count], out=scratch)
+            part += scratch
+        if biases is not None:
+            part += biases[first : first + count]
+        y[first : first + count] = part.reshape((count, mg, plan.out[0]) + phase_shape[1:])[crop]
+    return y.reshape((n, g * mg) + plan.out)
+
+
+def _conv_factory(node: OpNode) -> Kernel:
+    attrs = parse(node, transpose=False)
+    constants = node.constants
+    w_const = constants[1] if len(constants) > 1 else None
+    b_const = constants[2] if len(constants) > 2 else None
+    prepared: dict[tuple[str, Any], np.ndarray] = {}
+    if w_const is not None:
+        _check_kernel(node, attrs, w_const.shape)
+        if w_const.shape[0] % attrs.group:
+            raise node.fail(f"W's {w_const.shape[0]} output channels do not split into {attrs.group} groups", "group")
+        _check_bias(node, b_const, w_const.shape[0])
+        attrs.per_axis(node, w_const.ndim - 2)
+        if w_const.dtype in (np.float16, np.float32, np.float64) or w_const.dtype.name == "bfloat16":
+            dtype = np.dtype(np.float64) if w_const.dtype == np.float64 else np.dtype(np.float32)
+            method = conv_method(w_const.shape, attrs.group, attrs.pads)
+            prepared[(method, dtype)] = conv_weights(method, w_const, attrs.group, dtype)
+
+    @functools.lru_cache(maxsize=16)
+    def plan_for(x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> ConvPlan:
+        return conv_plan(node, attrs, x_shape, w_shape)
+
+    def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        dtype = _compute_dtype(node, x, w)
+        plan = plan_for(x.shape, w.shape)
+        _check_bias(node, b, w.shape[0])
+        wl = prepared.get((plan.method, dtype)) if w_const is not None else None
+        if wl is None:
+            wl = conv_weights(plan.method, w, plan.group, dtype)
+        xc = x.astype(dtype, copy=False)
+        spatial = tuple(w.shape[2:])
+        bias = None if b is None else b.astype(dtype, copy=False)
+        if plan.method == "taps":
+            return (_conv_taps(xc, wl, plan, spatial, bias).astype(x.dtype, copy=False),)
+        if plan.method == "pointwise":
+            y = _conv_pointwise(xc, wl, plan)
+        else:
+            y = _conv_im2col(xc, wl, plan, spatial)
+        if bias is not None:
+            y += bias.reshape((-1,) + (1,) * len(spatial))
+        return (y.astype(x.dtype, copy=False),)
+
+    return kernel
+
+
+@register("Conv", 1)
+def conv(node: OpNode) -> Kernel:
+    """Conv-1, -11 and -22 share one rule (see the module text): versions differ only in wording
+    (Conv-1's SAME "match the input" is ceil(L/s) by its shape inference) and in bfloat16 (22).
+    A (1, 2, 5, 5) input, W (4, 1, 3, 3), group 2, pads 1: output (1, 4, 5, 5), output channels
+    0-1 read input channel 0, channels 2-3 input channel 1."""
+    return _conv_factory(node)
+
+
+# ------------------------------------------------------------------------------- ConvTranspose
+
+
+@dataclass(frozen=True)
+class TransposePlan:
+    """How one ConvTranspose runs: the crop (negative: extension) of the full output at each end."""
+
+    group: int
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    begin: tuple[int, ...]
+    out: tuple[int, ...]
+
+
+Split = Callable[[int, str, bool], int]
+
+
+def split_version1(total: int, auto_pad: str, from_output_shape: bool) -> int:
+    """ConvTranspose-1's crop at the start: with output_shape, ``total // 2`` unless SAME_UPPER
+    (``total - total // 2``); SAME without output_shape follows its auto_pad text (the odd one at
+    the end for SAME_UPPER)."""
+    if from_output_shape:
+        return total - total // 2 if auto_pad == "SAME_UPPER" else total // 2
+    return total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
+
+
+def split_version11(total: int, auto_pad: str, from_output_shape: bool) -> int:
+    """ConvTranspose-11/22's crop at the start: ``total // 2`` for SAME_UPPER, ``total - total // 2``
+    otherwise, with or without output_shape."""
+    return total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
+
+
+def transpose_plan(node: OpNode, attrs: Attrs, split: Split, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> TransposePlan:
+    """Check X against W; the output size and start crop as the version states them."""
+    _check_kernel(node, attrs, w_shape)
+    rank = len(w_shape) - 2
+    if len(x_shape) != rank + 2:
+        raise node.fail(f"X has shape {list(x_shape)}, W {list(w_shape)}: X needs rank {rank + 2}")
+    group = attrs.group
+    if x_shape[1] != w_shape[0] or x_shape[1] % group:
+        raise node.fail(f"X has {x_shape[1]} channels, W {w_shape[0]} input channels, {group} groups", "group")
+    strides, dilations, begin, end = attrs.per_axis(node, rank)
+    padding = attrs.output_padding or (0,) * rank
+    if node.since >= 11:
+        for p, s, d in zip(padding, strides, dilations):
+            if p >= max(s, d):
+                raise node.fail(f"{list(padding)}: {p} is not less than max(stride {s}, dilation {d})", "output_padding")
+    sizes = x_shape[2:]
+    full = [s * (n - 1) + (k - 1) * d + 1 + p for s, n, k, d, p in zip(strides, sizes, w_shape[2:], dilations, padding)]
+    if attrs.output_shape is not None or attrs.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        out = attrs.output_shape or tuple(n * s for n, s in zip(sizes, strides))
+        begin = tuple(max(0, split(f - o, attrs.auto_pad, attrs.output_shape is not None)) for f, o in zip(full, out))
+    elif attrs.auto_pad == "VALID":
+        out, begin = tuple(full), (0,) * rank
+    else:
+        out = tuple(f - b - e for f, b, e in zip(full, begin, end))
+        if any(o < 1 for o in out):
+            raise node.fail(f"{list(begin + end)} crop the whole output of size {full}", "pads")
+    return TransposePlan(group, strides, dilations, tuple(begin), tuple(out))
+
+
+def transpose_weights(w: np.ndarray, group: int, dtype: np.dtype) -> np.ndarray:
+    """W (C, M/g, *k) as (g, M/g*K, C/g): its rows give one output channel and tap each."""
+    c = w.shape[0]
+    return np.ascontiguousarray(w.astype(dtype, copy=False).reshape(group, c // group, -1).transpose(0, 2, 1))
+
+
+def _tap_range(t: int, s: int, d: int, start: int, size: int, out: int) -> tuple[slice, slice] | None:
+    """Inputs i whose tap t lands in the output, ``0 <= i*s + t*d - start < out``, as (input, output) slices."""
+    lo = max(0, -((t * d - start) // s))
+    hi = min(size - 1, (out - 1 + start - t * d) // s)
+    if lo > hi:
+        return None
+    first = lo * s + t * d - start
+    return slice(lo, hi + 1), slice(first, first + (hi - lo) * s + 1, s)
+
+
+def _transpose_run(x: np.ndarray, wt: np.ndarray, plan: TransposePlan, kernel: tuple[int, ...]) -> np.ndarray:
+    """``cols = W^T @ X`` per group: (N, g, M/g*K, P); then each tap's (N, M, *L) block is added
+    at its strided place in the output (col2im), one slice assignment per tap."""
+    n, c = x.shape[:2]
+    g = plan.group
+    sizes = x.shape[2:]
+    cols = np.matmul(wt, x.reshape(n, g, c // g, math.prod(sizes)))
+    m = g * (wt.shape[1] // math.prod(kernel))
+    cols = cols.reshape((n, m) + kernel + sizes)
+    overlap = any((k - 1) * d >= s for k, d, s in zip(kernel, plan.dilations, plan.strides))
+    y = np.zeros((n, m) + plan.out, dtype=x.dtype)
+    for tap in product(*(range(k) for k in kernel)):
+        ranges = [
+            _tap_range(t, s, d, b, size, o)
+            for t, s, d, b, size, o in zip(tap, plan.strides, plan.dilations, plan.begin, sizes, plan.out)
+        ]
+        if any(r is None for r in ranges):
+            continue
+        source = cols[(slice(None), slice(None)) + tap + tuple(r[0] for r in ranges if r)]
+        target = (slice(None), slice(None)) + tuple(r[1] for r in ranges if r)
+        if overlap:
+            y[target] += source
+        else:
+            y[target] = source
+    return y
+
+
+def _transpose_factory(node: OpNode, split: Split) -> Kernel:
+    attrs = parse(node, transpose=True)
+    constants = node.constants
+    w_const = constants[1] if len(constants) > 1 else None
+    b_const = constants[2] if len(constants) > 2 else None
+    prepared: dict[np.dtype, np.ndarray] = {}
+    if w_const is not None:
+        _check_kernel(node, attrs, w_const.shape)
+        if w_const.shape[0] % attrs.group:
+            raise node.fail(f"W's {w_const.shape[0]} input channels do not split into {attrs.group} groups", "group")
+        _check_bias(node, b_const, w_const.shape[1] * attrs.group)
+        attrs.per_axis(node, w_const.ndim - 2)
+        if w_const.dtype in (np.float16, np.float32, np.float64) or w_const.dtype.name == "bfloat16":
+            dtype = np.dtype(np.float64) if w_const.dtype == np.float64 else np.dtype(np.float32)
+            prepared[dtype] = transpose_weights(w_const, attrs.group, dtype)
+
+    @functools.lru_cache(maxsize=16)
+    def plan_for(x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> TransposePlan:
+        return transpose_plan(node, attrs, split, x_shape, w_shape)
+
+    def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        dtype = _compute_dtype(node, x, w)
+        plan = plan_for(x.shape, w.shape)
+        _check_bias(node, b, w.shape[1] * plan.group)
+        wt = prepared.get(dtype) if w_const is not None else None
+        if wt is None:
+            wt = transpose_weights(w, plan.group, dtype)
+        spatial = tuple(w.shape[2:])
+        y = _transpose_run(x.astype(dtype, copy=False), wt, plan, spatial)
+        if b is not None:
+            y += b.astype(dtype, copy=False).reshape((-1,) + (1,) * len(spatial))
+        return (y.astype(x.dtype, copy=False),)
+
+    return kernel
+
+
+@register("ConvTranspose", 1, 10)
+def conv_transpose_1(node: OpNode) -> Kernel:
+    """ConvTranspose-1: output_shape crops ``total // 2`` at the start (the larger half at the end),
+    SAME_UPPER with output_shape the larger half at the start; SAME alone per its auto_pad text.
+    X (1, 1, 4), W (1, 1, 3) of ones, strides [2], output_shape [8]: full output
+    [1, 1, 3, 2, 5, 3, 7, 4, 4] (X = 1..4) is cropped to its first 8 values."""
+    return _transpose_factory(node, split_version1)
+
+
+@register("ConvTranspose", 11)
+def conv_transpose_11(node: OpNode) -> Kernel:
+    """ConvTranspose-11 and -22 (22 adds bfloat16): output_shape and SAME_LOWER crop the larger
+    half at the start, SAME_UPPER ``total // 2``; output_padding < max(stride, dilation). The
+    version-1 example with output_shape [8] keeps the last 8 values, [1, 3, 2, 5, 3, 7, 4, 4]."""
+    return _transpose_factory(node, split_version11)

@@ -1,0 +1,372 @@
+"""Gather, scatter, sort and select operators: Gather, GatherElements, GatherND, Scatter,
+ScatterElements, ScatterND, OneHot, CumSum, TopK, NonZero, Compress, Unique.
+
+Each since-version keeps its own meaning: negative indices only from the version that allows
+them (Gather-1 and Scatter-9 refuse index -1, Gather-11 reads it as the last entry; OneHot-9 gives
+an all-off row for index -1 where OneHot-11 sets the last class), GatherND ``batch_dims`` from 12,
+scatter reductions from 16 (add, mul) and 18 (max, min), TopK's ``k`` an attribute in 1 and an
+input from 10, ``largest``/``sorted`` from 11. All work is numpy indexing (``take``,
+``take_along_axis``, fancy indexing, ``ufunc.at`` for reductions); an index out of bounds is the
+node's error, never numpy's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, outputs, register
+
+
+def _valid(node: OpNode, indices: np.ndarray, size: np.ndarray | int, negative: bool, what: str = "indices") -> None:
+    """Every index in [-size, size) (``negative``) or [0, size); ``size`` broadcasts against the
+    indices (GatherND: one size per index column)."""
+    if indices.dtype.kind not in "iu":
+        raise node.fail(f"input '{what}' must be an integer tensor, got {indices.dtype}")
+    if not indices.size:
+        return
+    low = -np.asarray(size) if negative else 0
+    if np.any(indices < low) or np.any(indices >= size):
+        bounds = "[-s, s-1]" if negative else "[0, s-1]"
+        raise node.fail(f"input '{what}' has a value outside {bounds} for axis size s = {np.asarray(size).tolist()}")
+
+
+def _normalized(indices: np.ndarray, size: np.ndarray | int) -> np.ndarray:
+    """Indices (already valid) with the negative ones counted from the end, as int64."""
+    indices = indices.astype(np.int64, copy=False)
+    return np.where(indices < 0, indices + size, indices)
+
+
+def _element_positions(node: OpNode, indices: np.ndarray, shape: tuple[int, ...], axis: int, negative: bool) -> np.ndarray:
+    """GatherElements/ScatterElements addressing: for each entry of ``indices`` (same rank as the
+    data, no longer than it off ``axis``) its flat position in C-order data of ``shape``: the
+    entry's own coordinates with the one on ``axis`` replaced by its value. Data (2,3), axis 1,
+    indices [[2],[0]] address positions 2 and 3."""
+    if indices.ndim != len(shape) or any(i > d for n, (i, d) in enumerate(zip(indices.shape, shape)) if n != axis):
+        raise node.fail(f"indices {indices.shape} must have the rank of data {shape} and fit in it off axis {axis}")
+    _valid(node, indices, shape[axis], negative)
+    strides = np.cumprod((*shape[1:], 1)[::-1])[::-1]
+    offsets = np.zeros((1,) * len(shape), dtype=np.int64)
+    for n, size in enumerate(indices.shape):
+        if n != axis:
+            offsets = offsets + (np.arange(size, dtype=np.int64) * strides[n]).reshape(
+                [-1 if m == n else 1 for m in range(len(shape))]
+            )
+    return _normalized(indices, shape[axis]) * strides[axis] + offsets
+
+
+def _axis(node: OpNode, rank: int) -> int:
+    return normalize_axis(node, int(node.attr("axis", 0)), rank)
+
+
+def _reduction(node: OpNode) -> Callable[..., None] | None:
+    """The ``ufunc.at`` of the node's ``reduction`` (16: add, mul; 18: also max, min), None for none."""
+    if node.since < 16:
+        return None
+    allowed = {"none": None, "add": np.add.at, "mul": np.multiply.at}
+    if node.since >= 18:
+        allowed |= {"max": np.maximum.at, "min": np.minimum.at}
+    reduction = node.attr("reduction", "none")
+    if reduction not in allowed:
+        raise node.fail(f"'{reduction}' is not one of {', '.join(allowed)} in {node.op_type}-{node.since}", "reduction")
+    return allowed[reduction]
+
+
+# ---------------------------------------------------------------------------------------------
+# Gather family
+
+
+@register("Gather", 1)
+def gather(node: OpNode) -> Kernel:
+    """Gather: output[i.., j..] = data[.., indices[i..], ..] along ``axis`` (default 0, negative
+    allowed). Indices in [0, s) for Gather-1, [-s, s) from 11. data (3,2) = [[1,2],[3,4],[5,6]]
+    with indices [[0,1],[1,2]] gives (2,2,2) = [[[1,2],[3,4]],[[3,4],[5,6]]]; index -1 (11+) is row 2."""
+    negative = node.since >= 11
+
+    def kernel(data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, ...]:
+        a = _axis(node, data.ndim)
+        _valid(node, indices, data.shape[a], negative)
+        return (np.take(data, indices, axis=a),)
+
+    return kernel
+
+
+@register("GatherElements", 11)
+def gather_elements(node: OpNode) -> Kernel:
+    """GatherElements: output has the shape of ``indices``; out[i][j] = data[indices[i][j]][j] for
+    axis 0 (data[i][indices[i][j]] for axis 1). [[1,2],[3,4]] with indices [[0,0],[1,0]], axis=1,
+    gives [[1,1],[4,3]]. Off the axis ``indices`` may be shorter than ``data``."""
+
+    def kernel(data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, ...]:
+        a = _axis(node, data.ndim)
+        positions = _element_positions(node, indices, data.shape, a, True)
+        return (np.take(np.ascontiguousarray(data).reshape(-1), positions),)
+
+    return kernel
+
+
+@register("GatherND", 11)
+def gather_nd(node: OpNode) -> Kernel:
+    """GatherND: each index tuple (last axis of ``indices``, length k) picks a slice of ``data``;
+    the first ``batch_dims`` axes (12+, default 0) are shared. data (2,2,2) = [[[0,1],[2,3]],
+    [[4,5],[6,7]]] with indices [[0,1],[1,0]] gives [[2,3],[4,5]]; with batch_dims=1 and indices
+    [[1],[0]] it also gives [[2,3],[4,5]]."""
+    b = int(node.attr("batch_dims", 0)) if node.since >= 12 else 0
+
+    def kernel(data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, ...]:
+        r, q = data.ndim, indices.ndim
+        if not 0 <= b < min(q, r) or data.shape[:b] != indices.shape[:b]:
+            raise node.fail(
+                f"data {data.shape} and indices {indices.shape} must share {b} leading dims, b < min(q, r)", "batch_dims"
+            )
+        k = indices.shape[-1]
+        if not 1 <= k <= r - b:
+            raise node.fail(f"index tuples of length {k} must have 1..{r - b} entries for data {data.shape}")
+        dims = data.shape[b : b + k]
+        _valid(node, indices, np.array(dims), True)
+        batch = math.prod(data.shape[:b])
+        tuples = _normalized(indices, np.array(dims)).reshape(batch, -1, k) if batch else np.zeros((0, 0, k), np.int64)
+        flat = np.ravel_multi_index(tuple(np.moveaxis(tuples, -1, 0)), dims)
+        rows = data.reshape(batch, math.prod(dims), *data.shape[b + k :])
+        return (rows[np.arange(batch)[:, None], flat].reshape(indices.shape[:-1] + data.shape[b + k :]),)
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# Scatter family
+
+
+def _scatter_elements(node: OpNode, negative: bool) -> Kernel:
+    reduce = _reduction(node)
+
+    def kernel(data: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> tuple[np.ndarray, ...]:
+        a = _axis(node, data.ndim)
+        if indices.shape != updates.shape:
+            raise node.fail(f"indices {indices.shape} and updates {updates.shape} must have one shape")
+        positions = _element_positions(node, indices, data.shape, a, negative).reshape(-1)
+        result = data.copy()
+        flat = result.reshape(-1)
+        if reduce is None:
+            flat[positions] = updates.reshape(-1)
+        else:
+            reduce(flat, positions, updates.reshape(-1))
+        return (result,)
+
+    return kernel
+
+
+@register("Scatter", 9, 10)
+def scatter(node: OpNode) -> Kernel:
+    """Scatter-9 (deprecated): ScatterElements-11's rule with indices in [0, s) only."""
+    return _scatter_elements(node, False)
+
+
+@register("Scatter", 11)
+@register("ScatterElements", 11)
+def scatter_elements(node: OpNode) -> Kernel:
+    """ScatterElements: a copy of ``data`` where output[indices[i][j]][j] = updates[i][j] (axis 0;
+    output[i][indices[i][j]] for axis 1), indices in [-s, s). From 16 ``reduction`` combines
+    instead of replacing: add, mul; from 18 also max, min. data [[1,2,3,4,5]], indices [[1,3]],
+    updates [[1.1,2.1]], axis=1 gives [[1,1.1,3,2.1,5]]; with reduction=add [[1,3.1,3,6.1,5]]."""
+    return _scatter_elements(node, True)
+
+
+@register("ScatterND", 11)
+def scatter_nd(node: OpNode) -> Kernel:
+    """ScatterND: a copy of ``data`` where the slice at each index tuple (last axis of
+    ``indices``, length k) is replaced by the matching slice of ``updates``, of shape
+    indices.shape[:-1] + data.shape[k:]; ``reduction`` as ScatterElements (16: add, mul; 18: max,
+    min). data [1..8], indices [[4],[3],[1],[7]], updates [9,10,11,12] gives [1,11,3,10,9,6,7,12]."""
+    reduce = _reduction(node)
+
+    def kernel(data: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> tuple[np.ndarray, ...]:
+        k = indices.shape[-1] if indices.ndim else 0
+        if not 1 <= k <= data.ndim:
+            raise node.fail(f"index tuples of length {k} must have 1..{data.ndim} entries for data {data.shape}")
+        if updates.shape != indices.shape[:-1] + data.shape[k:]:
+            raise node.fail(f"updates {updates.shape} must be indices.shape[:-1] + data.shape[{k}:]")
+        dims = np.array(data.shape[:k])
+        _valid(node, indices, dims, True)
+        tuples = _normalized(indices, dims).reshape(-1, k)
+        flat = np.ravel_multi_index(tuple(tuples.T), data.shape[:k])
+        result = data.copy()
+        rows = result.reshape(int(dims.prod()), *data.shape[k:])
+        slices = updates.reshape(len(flat), *data.shape[k:])
+        if reduce is None:
+            rows[flat] = slices
+        else:
+            reduce(rows, flat, slices)
+        return (result,)
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# OneHot, CumSum
+
+
+@register("OneHot", 9)
+def one_hot(node: OpNode) -> Kernel:
+    """OneHot: a new axis of length ``depth`` at ``axis`` (default -1, range [-r-1, r]) holding
+    values[1] (on) where it equals the index and values[0] (off) elsewhere. Indices and depth of
+    other types are cast to int64. OneHot-9: indices outside [0, depth) give an all-off row;
+    OneHot-11: [-depth, depth) are valid, -1 being the last class. Indices [0, 2, -1], depth 3,
+    values [0, 5] give [[5,0,0],[0,0,5],[0,0,5]] in 11, last row [0,0,0] in 9."""
+    axis = int(node.attr("axis", -1))
+    negative = node.since >= 11
+
+    def kernel(indices: np.ndarray, depth: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, ...]:
+        depth = np.asarray(depth)
+        if depth.ndim > 1 or depth.size != 1:
+            raise node.fail(f"input 'depth' must be a scalar or one value, got shape {depth.shape}")
+        classes = int(depth.reshape(-1)[0])
+        if classes < 1:
+            raise node.fail(f"input 'depth' is {classes}, must be >= 1")
+        if values.shape != (2,):
+            raise node.fail(f"input 'values' must be [off, on], got shape {values.shape}")
+        if indices.ndim < 1:
+            raise node.fail("input 'indices' must have rank >= 1")
+        a = normalize_axis(node, axis, indices.ndim + 1)
+        index = indices.astype(np.int64, copy=False)
+        if negative:
+            index = np.where(index < 0, index + classes, index)
+        hot = index[..., None] == np.arange(classes)
+        return (np.where(np.moveaxis(hot, -1, a), values[1], values[0]),)
+
+    return kernel
+
+
+@register("CumSum", 11)
+def cumsum(node: OpNode) -> Kernel:
+    """CumSum: running sums along the ``axis`` input (0-D); ``exclusive`` leaves out the element
+    itself, ``reverse`` runs from the end. [1,2,3]: [1,3,6]; exclusive [0,1,3]; reverse [6,5,3];
+    both [5,3,0]. Sums are in T (int32 wraps, float16 rounds at each step)."""
+    exclusive = bool(node.attr("exclusive", 0))
+    reverse = bool(node.attr("reverse", 0))
+
+    def kernel(x: np.ndarray, axis: np.ndarray) -> tuple[np.ndarray, ...]:
+        axis = np.asarray(axis)
+        if axis.size != 1 or axis.dtype.kind not in "iu":
+            raise node.fail(f"input 'axis' must be one integer, got {axis.dtype} of shape {axis.shape}")
+        a = normalize_axis(node, int(axis.reshape(-1)[0]), x.ndim)
+        source = np.flip(x, a) if reverse else x
+        sums = np.cumsum(source, axis=a, dtype=x.dtype)
+        if exclusive:
+            shifted = np.zeros_like(sums)
+            lead = (slice(None),) * a
+            shifted[(*lead, slice(1, None))] = sums[(*lead, slice(None, -1))]
+            sums = shifted
+        return (np.flip(sums, a) if reverse else sums,)
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# TopK
+
+
+@register("TopK", 1)
+def top_k(node: OpNode) -> Kernel:
+    """TopK: the k largest (or, from 11, with largest=0, smallest) values along ``axis`` (default
+    -1) and their int64 indices, sorted, equal values in index order (the lower index first).
+    ``k`` is an attribute in TopK-1, a one-value input from 10. [3,1,3,2] with k=2 gives values
+    [3,3], indices [0,2]; smallest k=2: [1,2], indices [1,3]."""
+    axis = int(node.attr("axis", -1))
+    largest = bool(node.attr("largest", 1)) if node.since >= 11 else True
+    if node.since < 10 and (node.attr("k") is None or int(node.attrs["k"]) < 1):
+        raise node.fail(f"must be given and >= 1, got {node.attr('k')}", "k")
+    fixed_k = int(node.attrs["k"]) if node.since < 10 else None
+
+    def kernel(x: np.ndarray, k_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        if fixed_k is None:
+            if k_input is None or np.asarray(k_input).size != 1:
+                raise node.fail("input 'K' must hold one value")
+            k = int(np.asarray(k_input).reshape(-1)[0])
+        else:
+            k = fixed_k
+        a = normalize_axis(node, axis, x.ndim)
+        n = x.shape[a]
+        if not 0 <= k <= n:
+            raise node.fail(f"k = {k} is outside [0, {n}] for axis {a} of {x.shape}")
+        if largest:
+            # A stable ascending sort of the reversed axis puts equal values in falling index
+            # order; read backwards it is descending with the lower index first.
+            order = np.argsort(np.flip(x, a), axis=a, kind="stable")
+            tail = np.flip(np.take(order, np.arange(n - k, n), axis=a), a)
+            index = (n - 1) - tail
+        else:
+            index = np.take(np.argsort(x, axis=a, kind="stable"), np.arange(k), axis=a)
+        return np.take_along_axis(x, index, axis=a), index.astype(np.int64, copy=False)
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# NonZero, Compress, Unique
+
+
+@register("NonZero", 9)
+def non_zero(node: OpNode) -> Kernel:
+    """NonZero: the int64 (rank, n) coordinates of the non-zero elements in row-major order.
+    [[1,0],[0,3]] gives [[0,1],[0,1]]. A 0-D input gives shape (0, 1) or (0, 0), as the schema says
+    (numpy's and onnxruntime's (1, n) is not ONNX's)."""
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if x.ndim == 0:
+            return (np.zeros((0, int(bool(x.reshape(-1)[0]))), dtype=np.int64),)
+        return (np.array(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1),)
+
+    return kernel
+
+
+@register("Compress", 9)
+def compress(node: OpNode) -> Kernel:
+    """Compress: the slices along ``axis`` (non-negative in 9, negative allowed from 11) whose
+    ``condition`` entry is true; without axis the flattened input's elements. A shorter condition
+    drops the rest. [[1,2],[3,4],[5,6]] with condition [0,1], axis 0 gives [[3,4]]; without axis
+    and [0,1,1] gives [2,3]."""
+    axis = node.attr("axis")
+    if axis is not None and int(axis) < 0 and node.since < 11:
+        raise node.fail(f"{axis} is negative; Compress-9 accepts only [0, r)", "axis")
+
+    def kernel(x: np.ndarray, condition: np.ndarray) -> tuple[np.ndarray, ...]:
+        if condition.ndim != 1:
+            raise node.fail(f"input 'condition' must be 1-D, got shape {condition.shape}")
+        chosen = np.flatnonzero(condition)
+        source = x.reshape(-1) if axis is None else x
+        a = 0 if axis is None else normalize_axis(node, int(axis), x.ndim)
+        if chosen.size and chosen[-1] >= source.shape[a]:
+            raise node.fail(f"input 'condition' selects entry {chosen[-1]} of an axis of length {source.shape[a]}")
+        return (np.take(source, chosen, axis=a),)
+
+    return kernel
+
+
+@register("Unique", 11)
+def unique(node: OpNode) -> Kernel:
+    """Unique: the distinct values (or sub-tensors along ``axis``), sorted ascending (sorted=1,
+    the default) or in order of first occurrence (sorted=0), with int64 first-occurrence indices,
+    inverse indices and counts. [2,1,1,3,4,3] with sorted=0 gives [2,1,3,4], indices [0,1,3,4],
+    inverse [0,1,1,2,3,2], counts [1,2,2,1]."""
+    axis = node.attr("axis")
+    keep_sorted = bool(node.attr("sorted", 1))
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        a = None if axis is None else normalize_axis(node, int(axis), x.ndim)
+        source = x.reshape(-1) if a is None else x
+        values, first, inverse, counts = np.unique(source, return_index=True, return_inverse=True, return_counts=True, axis=a)
+        inverse = inverse.reshape(-1)
+        if not keep_sorted:
+            order = np.argsort(first, kind="stable")
+            values = np.take(values, order, axis=0 if a is None else a)
+            first, counts = first[order], counts[order]
+            rank = np.empty_like(order)
+            rank[order] = np.arange(len(order))
+            inverse = rank[inverse]
+        results = (values, first.astype(np.int64), inverse.astype(np.int64), counts.astype(np.int64))
+        return outputs(*results[: node.n_outputs])
+
+    return kernel

@@ -1,0 +1,628 @@
+"""Shape and layout operators: Concat, Reshape, Flatten, Transpose, Slice, Split, Squeeze,
+Unsqueeze, Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Trilu, Range.
+
+Each since-version keeps its own form: attributes before inputs (Slice-1 ``starts``/``ends``,
+Split-2 ``split``, Squeeze/Unsqueeze-1/11 ``axes``, Pad-2 ``pads``/``value``), negative axes only
+from the version that allows them (Concat-4 refuses ``axis=-1``, Concat-11 reads it as the last
+axis), later additions (Reshape-14 ``allowzero``, Split-18 ``num_outputs``, Pad-18 ``axes``,
+Pad-19 ``wrap``). Inputs known when the session is prepared (shapes, pads, axes) are parsed once
+in the factory; the kernels only index. Outputs of Reshape, Flatten, Transpose, Squeeze,
+Unsqueeze, Slice and Split may be views of their input (no copy), as numpy's own reshapes are.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axes, normalize_axis, outputs, register
+
+P = TypeVar("P")
+
+
+def _constant(node: OpNode, index: int) -> np.ndarray | None:
+    """Input ``index`` when the session knows it before any run, else None."""
+    return node.constants[index] if index < len(node.constants) else None
+
+
+def _prepared(node: OpNode, index: int, parse: Callable[[np.ndarray], P]) -> Callable[[np.ndarray], P]:
+    """``parse`` of input ``index``: done once now when the input is a constant, else on each run."""
+    value = _constant(node, index)
+    if value is None:
+        return parse
+    parsed = parse(value)
+    return lambda _: parsed
+
+
+def _int_list(node: OpNode, value: Any, what: str) -> list[int]:
+    """A 1-D integer tensor (or attribute list) as Python ints (no int64 overflow in later sums)."""
+    array = np.asarray(value)
+    if array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
+        raise node.fail(f"must be a 1-D integer tensor, got {array.dtype} of shape {array.shape}", what)
+    return [int(v) for v in array.reshape(-1)]
+
+
+def _list_input(node: OpNode, index: int, name: str) -> Callable[[np.ndarray], list[int]]:
+    """Input ``index``, a 1-D integer tensor called ``name``, as a list of ints (parsed once if constant)."""
+    return _prepared(node, index, lambda a: _int_list(node, a, name))
+
+
+def _list_source(node: OpNode, name: str, index: int, is_input: bool) -> Callable[[np.ndarray | None], list[int] | None]:
+    """The integer list ``name`` (Squeeze ``axes``, Split ``split``): the attribute of that name in
+    the versions where it is one, else input ``index``; None when absent."""
+    if not is_input:
+        given = node.attr(name)
+        static = None if given is None else [int(v) for v in given]
+
+        def from_attribute(_: np.ndarray | None) -> list[int] | None:
+            return static
+
+        return from_attribute
+    parse = _list_input(node, index, name)
+
+    def from_input(value: np.ndarray | None) -> list[int] | None:
+        return None if value is None else parse(value)
+
+    return from_input
+
+
+def _int_scalar(node: OpNode, value: Any, what: str) -> int:
+    """A one-element integer tensor (0-D, or 1-D of one value) as a Python int."""
+    array = np.asarray(value)
+    if array.size != 1 or array.dtype.kind not in "iu":
+        raise node.fail(f"must hold one integer, got {array.dtype} of shape {array.shape}", what)
+    return int(array.reshape(-1)[0])
+
+
+def _axis(node: OpNode, axis: int, rank: int, negative: bool, attribute: str = "axis") -> int:
+    """``axis`` normalised; before the version that allows negative axes, -1 is the node's error."""
+    if axis < 0 and not negative:
+        raise node.fail(f"{axis} is negative; {node.op_type}-{node.since} accepts only [0, {rank})", attribute)
+    return normalize_axis(node, axis, rank, attribute)
+
+
+def _axes(node: OpNode, axes: Sequence[int], rank: int, negative: bool, attribute: str = "axes") -> tuple[int, ...]:
+    if not negative and any(a < 0 for a in axes):
+        raise node.fail(f"{list(axes)} has a negative axis; {node.op_type}-{node.since} accepts only [0, {rank})", attribute)
+    return normalize_axes(node, axes, rank, attribute)
+
+
+# ---------------------------------------------------------------------------------------------
+# Concat
+
+
+@register("Concat", 4)
+def concat(node: OpNode) -> Kernel:
+    """Concat-4/11/13: the inputs joined along ``axis`` (required); negative from 11.
+
+    (2,3) and (2,5) with axis=1 (or -1 from Concat-11) give (2,8)."""
+    if "axis" not in node.attrs:
+        raise node.fail("is required", "axis")
+    axis = int(node.attrs["axis"])
+    negative = node.since >= 11
+
+    def kernel(*xs: np.ndarray) -> tuple[np.ndarray, ...]:
+        arrays = [np.asarray(x) for x in xs if x is not None]
+        if not arrays:
+            raise node.fail("needs at least one input")
+        rank = arrays[0].ndim
+        a = _axis(node, axis, rank, negative)
+        reference = arrays[0].shape
+        for x in arrays[1:]:
+            if x.ndim != rank or any(d != r for i, (d, r) in enumerate(zip(x.shape, reference)) if i != a):
+                raise node.fail(f"input shapes {[y.shape for y in arrays]} differ off axis {a}")
+        return (np.concatenate(arrays, axis=a),)
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# Reshape, Flatten, Transpose, Squeeze, Unsqueeze
+
+
+@register("Reshape", 5)
+def reshape(node: OpNode) -> Kernel:
+    """Reshape-5/13 (and 14+ with ``allowzero``): 0 copies the input's dim at that position, one
+    -1 takes what is left. (2,3,4) with shape [0,-1] gives (2,12); with allowzero=1 (Reshape-14+)
+    a 0 is a zero-length dim, and 0 with -1 together is an error."""
+    allowzero = bool(node.attr("allowzero", 0)) if node.since >= 14 else False
+
+    def parse(shape: np.ndarray) -> list[int]:
+        values = _int_list(node, shape, "shape")
+        if any(v < -1 for v in values):
+            raise node.fail(f"shape {values} has a value below -1")
+        if values.count(-1) > 1:
+            raise node.fail(f"shape {values} has more than one -1")
+        if allowzero and 0 in values and -1 in values:
+            raise node.fail(f"shape {values} has both 0 and -1 with allowzero=1")
+        return values
+
+    target = _prepared(node, 1, parse)
+
+    def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
+        values = list(target(shape))
+        for i, v in enumerate(values):
+            if v == 0 and not allowzero:
+                if i >= x.ndim:
+                    raise node.fail(f"shape {values}: 0 at position {i} copies a dim the rank-{x.ndim} input lacks")
+                values[i] = x.shape[i]
+        known = math.prod(v for v in values if v != -1)
+        if -1 in values:
+            if known == 0 or x.size % known:
+                raise node.fail(f"shape {values}: -1 cannot be inferred for {x.size} elements of {x.shape}")
+            values[values.index(-1)] = x.size // known
+        elif known != x.size:
+            raise node.fail(f"shape {values} holds {known} elements, the input {x.shape} has {x.size}")
+        return (x.reshape(values),)
+
+    return kernel
+
+
+@register("Flatten", 1)
+def flatten(node: OpNode) -> Kernel:
+    """Flatten: (d0*...*d(axis-1), d(axis)*...*dn); axis in [0, r] before 11, [-r, r] from 11.
+    (2,3,4,5) with axis=2 gives (6,20); axis=0 gives (1,120); axis=-1 (Flatten-11+) gives (24,5)."""
+    axis = int(node.attr("axis", 1))
+    negative = node.since >= 11
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        rank = x.ndim
+        if not (-rank if negative else 0) <= axis <= rank:
+            raise node.fail(f"{axis} is outside [{-rank if negative else 0}, {rank}] for a rank-{rank} input", "axis")
+        a = axis + rank if axis < 0 else axis
+        outer = math.prod(x.shape[:a])
+        return (x.reshape(outer, math.prod(x.shape[a:])),)
+
+    return kernel
+
+
+@register("Transpose", 1)
+def transpose(node: OpNode) -> Kernel:
+    """Transpose: output axis i is input axis perm[i]; without perm the axes reverse.
+    (2,3,4) with perm=[1,0,2] gives (3,2,4); without perm (4,3,2)."""
+    perm = node.attr("perm")
+    perm = None if perm is None else [int(p) for p in perm]
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if perm is None:
+            return (np.transpose(x),)
+        if sorted(perm) != list(range(x.ndim)):
+            raise node.fail(f"{perm} is not a permutation of the {x.ndim} axes of {x.shape}", "perm")
+        return (np.transpose(x, perm),)
+
+    return kernel
+
+
+@register("Squeeze", 1)
+def squeeze(node: OpNode) -> Kernel:
+    """Squeeze: drops the listed size-1 axes, or every size-1 axis when ``axes`` is absent.
+    ``axes`` is an attribute before 13 (negative from 11) and an optional input from 13. (1,3,1,2)
+    with axes=[0] gives (3,1,2), without axes (3,2). An empty ``axes`` input drops nothing."""
+    negative = node.since >= 11
+    axes_of = _list_source(node, "axes", 1, node.since >= 13)
+
+    def kernel(x: np.ndarray, axes_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        axes = axes_of(axes_input)
+        if axes is None:
+            return (x.reshape([d for d in x.shape if d != 1]),)
+        chosen = _axes(node, axes, x.ndim, negative)
+        if any(x.shape[a] != 1 for a in chosen):
+            raise node.fail(f"{axes} names an axis of {x.shape} whose size is not 1", "axes")
+        return (x.reshape([d for i, d in enumerate(x.shape) if i not in chosen]),)
+
+    return kernel
+
+
+@register("Unsqueeze", 1)
+def unsqueeze(node: OpNode) -> Kernel:
+    """Unsqueeze: inserts size-1 axes at the listed positions of the OUTPUT (rank r + len(axes)).
+    ``axes`` is a required attribute before 13 (negative from 11), a required input from 13.
+    (3,4,5) with axes=[0,4] gives (1,3,4,5,1); axes=[-1] (11+) gives (3,4,5,1)."""
+    negative = node.since >= 11
+    if node.since < 13 and node.attr("axes") is None:
+        raise node.fail("is required", "axes")
+    axes_of = _list_source(node, "axes", 1, node.since >= 13)
+
+    def kernel(x: np.ndarray, axes_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        axes = axes_of(axes_input)
+        if axes is None:
+            raise node.fail("input 'axes' is required")
+        rank = x.ndim + len(axes)
+        chosen = set(_axes(node, axes, rank, negative))
+        dims = iter(x.shape)
+        return (x.reshape([1 if i in chosen else next(dims) for i in range(rank)]),)
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# Slice
+
+
+def _slices(
+    node: OpNode,
+    shape: tuple[int, ...],
+    starts: list[int],
+    ends: list[int],
+    axes: list[int] | None,
+    steps: list[int] | None,
+    negative_axes: bool,
+) -> tuple[slice, ...]:
+    """The per-axis slices of the Slice rule (ONNX Slice-13 text, which states what 1 and 10 meant):
+    negative starts/ends count from the end; then, for a positive step, start and end are clamped
+    to [0, d]; for a negative step start to [0, d-1] and end to [-1, d-1], where -1 means "through
+    index 0". On d=5: starts=[-2], ends=[INT64_MAX] gives indices 3,4; starts=[INT64_MAX],
+    ends=[INT64_MIN], steps=[-1] gives 4,3,2,1,0."""
+    rank = len(shape)
+    if len(starts) != len(ends):
+        raise node.fail(f"starts {starts} and ends {ends} differ in length")
+    if axes is None:
+        axes = list(range(len(starts)))
+    if steps is None:
+        steps = [1] * len(starts)
+    if not len(axes) == len(steps) == len(starts):
+        raise node.fail(f"starts {starts}, ends {ends}, axes {axes} and steps {steps} differ in length")
+    chosen = _axes(node, axes, rank, negative_axes)
+    result = [slice(None)] * rank
+    for axis, start, end, step in zip(chosen, starts, ends, steps):
+        if step == 0:
+            raise node.fail(f"steps {steps} has a 0")
+        d = shape[axis]
+        start = start + d if start < 0 else start
+        end = end + d if end < 0 else end
+        if step > 0:
+            start, end = min(max(start, 0), d), min(max(end, 0), d)
+        else:
+            start, end = min(max(start, 0), d - 1), min(max(end, -1), d - 1)
+        result[axis] = slice(start, None if end < 0 else end, step)
+    return tuple(result)
+
+
+@register("Slice", 1, 9)
+def slice_attributes(node: OpNode) -> Kernel:
+    """Slice-1: ``starts``, ``ends`` (required) and ``axes`` (non-negative) attributes, step 1.
+    [[1,2,3,4],[5,6,7,8]] with starts=[0,1], ends=[-1,1000] gives [[2,3,4]]."""
+    if node.attr("starts") is None or node.attr("ends") is None:
+        raise node.fail("needs both 'starts' and 'ends' attributes")
+    starts = [int(v) for v in node.attrs["starts"]]
+    ends = [int(v) for v in node.attrs["ends"]]
+    axes = None if node.attr("axes") is None else [int(v) for v in node.attrs["axes"]]
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (x[_slices(node, x.shape, starts, ends, axes, None, False)],)
+
+    return kernel
+
+
+@register("Slice", 10)
+def slice_inputs(node: OpNode) -> Kernel:
+    """Slice-10/11/13: starts, ends, axes (optional; negative from 11) and steps (optional, may be
+    negative) are inputs. [1,2,3,4,5] with starts=[-1], ends=[INT64_MIN], steps=[-2] gives [5,3,1]."""
+    negative_axes = node.since >= 11
+    starts_of, ends_of, axes_of, steps_of = (
+        _list_input(node, i, name) for i, name in enumerate(("starts", "ends", "axes", "steps"), 1)
+    )
+
+    def kernel(
+        x: np.ndarray, starts: np.ndarray, ends: np.ndarray, axes: np.ndarray | None = None, steps: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
+        index = _slices(
+            node,
+            x.shape,
+            starts_of(starts),
+            ends_of(ends),
+            None if axes is None else axes_of(axes),
+            None if steps is None else steps_of(steps),
+            negative_axes,
+        )
+        return (x[index],)
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# Split
+
+
+@register("Split", 2)
+def split(node: OpNode) -> Kernel:
+    """Split into ``n`` outputs along ``axis`` (default 0; negative from 11). Sizes: the ``split``
+    attribute (2-12) or input (13+); else equal parts, which must divide the axis (2-17); from 18
+    either ``split`` or ``num_outputs`` (not both): chunks of ceil(d/n), the last one smaller.
+    Split-18 of a length-5 axis with num_outputs=3 gives 2,2,1; of length 4 gives 2,2,0."""
+    n = node.n_outputs
+    axis = int(node.attr("axis", 0))
+    negative = node.since >= 11
+    num_outputs = node.attr("num_outputs") if node.since >= 18 else None
+    if num_outputs is not None and int(num_outputs) != n:
+        raise node.fail(f"{num_outputs} differs from the node's {n} outputs", "num_outputs")
+    sizes_of = _list_source(node, "split", 1, node.since >= 13)
+
+    def kernel(x: np.ndarray, split_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        a = _axis(node, axis, x.ndim, negative)
+        d = x.shape[a]
+        sizes = sizes_of(split_input)
+        if sizes is not None:
+            if num_outputs is not None:
+                raise node.fail("has both a 'split' input and the 'num_outputs' attribute")
+            if len(sizes) != n or any(s < 0 for s in sizes) or sum(sizes) != d:
+                raise node.fail(f"{sizes} must be {n} sizes >= 0 that add up to {d}", "split")
+        elif node.since >= 18:
+            if num_outputs is None:
+                raise node.fail("has neither a 'split' input nor the 'num_outputs' attribute")
+            chunk = -(-d // n)
+            sizes = [chunk] * (n - 1) + [d - chunk * (n - 1)]
+            if sizes[-1] < 0:
+                raise node.fail(f"{n} chunks of {chunk} overrun the axis of length {d}", "num_outputs")
+        else:
+            if d % n:
+                raise node.fail(f"axis {a} of length {d} does not split into {n} equal parts")
+            sizes = [d // n] * n
+        bounds = np.cumsum([0, *sizes]).tolist()
+        lead = (slice(None),) * a
+        return tuple(x[(*lead, slice(b, e))] for b, e in itertools.pairwise(bounds))
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# Expand, Tile
+
+
+@register("Expand", 8)
+def expand(node: OpNode) -> Kernel:
+    """Expand: bidirectional broadcast of the input with ``shape``. (3,1) with shape [2,1,6]
+    gives (2,3,6): a 1 in ``shape`` keeps the input's dim."""
+    target = _prepared(node, 1, lambda s: tuple(_int_list(node, s, "shape")))
+
+    def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
+        dims = target(shape)
+        try:
+            out_shape = np.broadcast_shapes(x.shape, dims)
+        except ValueError:
+            raise node.fail(f"input {x.shape} does not broadcast with shape {list(dims)}") from None
+        result = np.empty(out_shape, dtype=x.dtype)
+        result[...] = x
+        return (result,)
+
+    return kernel
+
+
+@register("Tile", 6)
+def tile(node: OpNode) -> Kernel:
+    """Tile: axis i repeated repeats[i] times (one value per axis, each >= 0). (2,3) with
+    repeats [2,1] gives (4,3): the rows 0,1,0,1."""
+    parse = _list_input(node, 1, "repeats")
+
+    def kernel(x: np.ndarray, repeats: np.ndarray) -> tuple[np.ndarray, ...]:
+        reps = parse(repeats)
+        if len(reps) != x.ndim or any(r < 0 for r in reps):
+            raise node.fail(f"repeats {reps} must be {x.ndim} values >= 0 for the input {x.shape}")
+        return (np.tile(x, reps),)
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# Pad
+
+
+def _source_positions(mode: str, begin: int, end: int, d: int) -> np.ndarray:
+    """For edge/reflect/wrap: the source index of each of the d+begin+end output positions along
+    one axis (begin, end >= 0). d=4, begin=2: edge 0,0,0,1,2,3; reflect 2,1,0,1,2,3; wrap 2,3,0,1,2,3."""
+    p = np.arange(-begin, d + end)
+    if mode == "edge":
+        return np.clip(p, 0, d - 1)
+    if mode == "wrap":
+        return p % d
+    m = p % (2 * (d - 1))
+    return np.where(m < d, m, 2 * (d - 1) - m)
+
+
+def _pad(node: OpNode, x: np.ndarray, pads: list[int], axes: list[int] | None, mode: str, value: Any) -> np.ndarray:
+    """Pads ``x``; a negative pad removes that many values. Constant mode places input i at output
+    i+begin (d=5, pads [-1, 2] with 0: [2,3,4,5,0,0]); edge/reflect/wrap crop first and pad the cropped
+    axis (wrap of [1,2,3,4,5], pads [-1, 2]: [2,3,4,5,2,3]), as onnxruntime does."""
+    rank = x.ndim
+    chosen = list(range(rank)) if axes is None else list(normalize_axes(node, axes, rank))
+    if len(pads) != 2 * len(chosen):
+        raise node.fail(f"{pads} must hold 2 x {len(chosen)} values (begins, then ends)", "pads")
+    begins, ends = [0] * rank, [0] * rank
+    for i, a in enumerate(chosen):
+        begins[a], ends[a] = pads[i], pads[i + len(chosen)]
+    out_shape = [d + b + e for d, b, e in zip(x.shape, begins, ends)]
+    if any(s < 0 for s in out_shape):
+        raise node.fail(f"{pads} removes more than the input {x.shape} has", "pads")
+    if mode == "constant":
+        result = np.full(out_shape, value, dtype=x.dtype)
+        src = tuple(slice(max(-b, 0), d - max(-e, 0)) for d, b, e in zip(x.shape, begins, ends))
+        dst = tuple(slice(max(b, 0), s - max(e, 0)) for s, b, e in zip(out_shape, begins, ends))
+        if all(s.start < s.stop for s in src):
+            result[dst] = x[src]
+        return result
+    cropped = x[tuple(slice(max(-b, 0), d - max(-e, 0)) for d, b, e in zip(x.shape, begins, ends))]
+    lows, highs = [max(b, 0) for b in begins], [max(e, 0) for e in ends]
+    for a, (b, e, d) in enumerate(zip(lows, highs, cropped.shape)):
+        if (b or e) and (d == 0 or (mode == "reflect" and (d < 2 or max(b, e) > d - 1))):
+            raise node.fail(f"{mode} padding of {b},{e} needs more than the {d} values left on axis {a}", "pads")
+    result = np.empty(out_shape, dtype=x.dtype)
+    result[tuple(slice(b, b + d) for b, d in zip(lows, cropped.shape))] = cropped
+    for a, (b, e, d) in enumerate(zip(lows, highs, cropped.shape)):
+        # Axis by axis, the borders are gathered from the centre of the result, whose earlier axes
+        # are already padded: only border cells are written, the input is copied once.
+        if not b and not e:
+            continue
+        lead = (slice(None),) * a
+        centre = result[(*lead, slice(b, b + d))]
+        positions = _source_positions(mode, b, e, d)
+        if b:
+            result[(*lead, slice(0, b))] = np.take(centre, positions[:b], axis=a)
+        if e:
+            result[(*lead, slice(b + d, None))] = np.take(centre, positions[b + d :], axis=a)
+    return result
+
+
+def _pad_mode(node: OpNode) -> str:
+    mode = node.attr("mode", "constant")
+    allowed = ("constant", "reflect", "edge", "wrap") if node.since >= 19 else ("constant", "reflect", "edge")
+    if mode not in allowed:
+        raise node.fail(f"'{mode}' is not one of {', '.join(allowed)} in {node.op_type}-{node.since}", "mode")
+    return mode
+
+
+@register("Pad", 2, 10)
+def pad_attributes(node: OpNode) -> Kernel:
+    """Pad-2: ``pads`` (required, [x1_begin, x2_begin, ..., x1_end, ...], negative removes) and
+    ``value`` (float, default 0) attributes. [[1,2],[3,4]] with pads [0,2,0,0] gives
+    [[0,0,1,2],[0,0,3,4]]."""
+    mode = _pad_mode(node)
+    if node.attr("pads") is None:
+        raise node.fail("is required", "pads")
+    pads = [int(p) for p in node.attrs["pads"]]
+    value = float(node.attr("value", 0.0))
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (_pad(node, x, pads, None, mode, np.asarray(value).astype(x.dtype)),)
+
+    return kernel
+
+
+@register("Pad", 11)
+def pad_inputs(node: OpNode) -> Kernel:
+    """Pad-11+: ``pads`` and the optional scalar ``constant_value`` (default 0, False or '') are
+    inputs; Pad-18 adds ``axes`` (pads then hold 2 values per listed axis); Pad-19 adds ``wrap``.
+    A (2,3) input with pads [1,-1] and axes [1] (Pad-18) gives (2,3): one column added on the
+    left, one removed on the right."""
+    mode = _pad_mode(node)
+    pads_of = _list_input(node, 1, "pads")
+    axes_of = _list_input(node, 3, "axes")
+
+    def kernel(
+        x: np.ndarray, pads: np.ndarray, constant_value: np.ndarray | None = None, axes: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
+        if constant_value is None:
+            value = np.zeros((), dtype=x.dtype)
+        else:
+            value = np.asarray(constant_value)
+            if value.size != 1:
+                raise node.fail(f"input 'constant_value' must be one value, got shape {value.shape}")
+            value = value.reshape(()).astype(x.dtype)
+        return (_pad(node, x, pads_of(pads), None if axes is None else axes_of(axes), mode, value),)
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# DepthToSpace, SpaceToDepth
+
+
+def _block(node: OpNode, x: np.ndarray) -> tuple[int, int, int, int, int]:
+    blocksize = node.attr("blocksize")
+    if blocksize is None or int(blocksize) < 1:
+        raise node.fail(f"must be given and >= 1, got {blocksize}", "blocksize")
+    if x.ndim != 4:
+        raise node.fail(f"input must be (N, C, H, W), got shape {x.shape}")
+    b, c, h, w = x.shape
+    return int(blocksize), b, c, h, w
+
+
+def _space_mode(node: OpNode) -> str:
+    mode = node.attr("mode", "DCR")
+    if mode not in ("DCR", "CRD"):
+        raise node.fail(f"'{mode}' is neither DCR nor CRD", "mode")
+    return mode
+
+
+@register("DepthToSpace", 1)
+def depth_to_space(node: OpNode) -> Kernel:
+    """DepthToSpace: (N, C, H, W) -> (N, C/bs^2, H*bs, W*bs). DCR (the only mode before 11, the
+    default after) reads channels as (bs, bs, C/bs^2); CRD (11+) as (C/bs^2, bs, bs). With bs=2 and
+    C=4, DCR output pixel (0,1) of channel 0 comes from input channel 1, CRD's too; pixel (1,0) from
+    channel 2 in both; with C=8, DCR's channel-1 block comes from channels 1,3,5,7, CRD's from 4..7."""
+    mode = _space_mode(node) if node.since >= 11 else "DCR"
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        bs, b, c, h, w = _block(node, x)
+        if c % (bs * bs):
+            raise node.fail(f"{c} channels do not divide into blocks of {bs}x{bs}", "blocksize")
+        if mode == "DCR":
+            t = x.reshape(b, bs, bs, c // (bs * bs), h, w).transpose(0, 3, 4, 1, 5, 2)
+        else:
+            t = x.reshape(b, c // (bs * bs), bs, bs, h, w).transpose(0, 1, 4, 2, 5, 3)
+        return (t.reshape(b, c // (bs * bs), h * bs, w * bs),)
+
+    return kernel
+
+
+@register("SpaceToDepth", 1)
+def space_to_depth(node: OpNode) -> Kernel:
+    """SpaceToDepth: (N, C, H, W) -> (N, C*bs^2, H/bs, W/bs), the inverse of DepthToSpace in the
+    same mode (DCR only before 28, CRD from 28). With bs=2 and C=1, DCR output channels 0..3 are
+    the pixels (0,0), (0,1), (1,0), (1,1) of each block."""
+    mode = _space_mode(node) if node.since >= 28 else "DCR"
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        bs, b, c, h, w = _block(node, x)
+        if h % bs or w % bs:
+            raise node.fail(f"spatial size {h}x{w} does not divide into blocks of {bs}x{bs}", "blocksize")
+        t = x.reshape(b, c, h // bs, bs, w // bs, bs)
+        t = t.transpose(0, 3, 5, 1, 2, 4) if mode == "DCR" else t.transpose(0, 1, 3, 5, 2, 4)
+        return (t.reshape(b, c * bs * bs, h // bs, w // bs),)
+
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# Trilu, Range
+
+
+@register("Trilu", 14)
+def trilu(node: OpNode) -> Kernel:
+    """Trilu-14: keeps element (i, j) of each trailing matrix where j - i >= k (upper=1, default)
+    or j - i <= k (upper=0), zero elsewhere. A 3x3 of ones with upper=1, k=1 keeps (0,1), (0,2), (1,2)."""
+    upper = bool(node.attr("upper", 1))
+    k_of = _prepared(node, 1, lambda k: _int_scalar(node, k, "k"))
+
+    def kernel(x: np.ndarray, k: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        if x.ndim < 2:
+            raise node.fail(f"input must have rank >= 2, got shape {x.shape}")
+        diagonal = 0 if k is None else k_of(k)
+        offset = np.arange(x.shape[-1])[None, :] - np.arange(x.shape[-2])[:, None]
+        keep = offset >= diagonal if upper else offset <= diagonal
+        result = np.zeros_like(x)
+        np.copyto(result, x, where=keep)
+        return (result,)
+
+    return kernel
+
+
+@register("Range", 11)
+def range_(node: OpNode) -> Kernel:
+    """Range: max(ceil((limit - start) / delta), 0) values start + i*delta, computed in T (the count
+    in exact arithmetic: float64 for floats, integers for ints). start=10, limit=4, delta=-2 gives
+    [10, 8, 6]. Range-27 float16/bfloat16 work in float32 when stash_type=1 (the default)."""
+    stash = int(node.attr("stash_type", 1)) if node.since >= 27 else 0
+
+    def kernel(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, ...]:
+        values = [np.asarray(v) for v in (start, limit, delta)]
+        if any(v.size != 1 for v in values):
+            raise node.fail(f"start, limit and delta must be scalars, got shapes {[v.shape for v in values]}")
+        dtype = values[0].dtype
+        s, lim, d = (v.reshape(()) for v in values)
+        if d == 0:
+            raise node.fail("delta is 0")
+        if dtype.kind in "iu":
+            count = max(-(-(int(lim) - int(s)) // int(d)), 0)
+        else:
+            count = max(math.ceil((float(lim) - float(s)) / float(d)), 0)
+        if dtype.kind in "iu":
+            return outputs((np.arange(count, dtype=np.int64) * int(d) + int(s)).astype(dtype))
+        work = np.dtype(np.float32) if stash == 1 and dtype.name in ("float16", "bfloat16") else dtype
+        i = np.arange(count, dtype=work)
+        return outputs((i * d.astype(work) + s.astype(work)).astype(dtype, copy=False))
+
+    return kernel

@@ -1,0 +1,479 @@
+"""The basic operators (Constant, Identity, Dropout, Cast, CastLike, Shape, Size, ConstantOfShape) and
+pooling in the table, against onnxruntime at every since-version in force from opset 7, ONNX's own
+node test cases, and the schema's Cast tables where onnxruntime cannot be the oracle (float 8 and
+bfloat16 outputs, which onnxruntime's Python layer cannot return)."""
+
+from __future__ import annotations
+
+import functools
+import re
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from harness import check, make_model, run_ovpool, since_opsets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
+
+from ovpool.errors import ModelError, OvpoolError
+from ovpool.runtime.ops.basic import tensor_value
+
+BASIC_OPS = ("Constant", "Identity", "Dropout", "Cast", "CastLike", "Shape", "Size", "ConstantOfShape")
+POOL_OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool")
+
+
+@functools.lru_cache(maxsize=1)
+def onnx_node_cases() -> tuple[Any, ...]:
+    """ONNX's node test cases (collected once per process: it takes seconds)."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tuple(c for c in collect_testcases() if c.kind == "node")
+
+
+def single_node_cases(ops: tuple[str, ...]) -> list[Any]:
+    return [c for c in onnx_node_cases() if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in ops]
+
+
+def assert_same(actual: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6, what: str = "") -> None:
+    """Same dtype, shape and values (NaN matching NaN); float 8 and bfloat16 compared as float32."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype, f"{what}dtype {actual.dtype}, expected {expected.dtype}"
+    assert actual.shape == expected.shape, f"{what}shape {actual.shape}, expected {expected.shape}"
+    if actual.dtype == object:
+        assert actual.tolist() == expected.tolist(), what
+    elif actual.dtype.kind in "fcV" or actual.dtype.itemsize == 1 and actual.dtype.kind not in "iub":
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(actual.astype(np.float64), expected.astype(np.float64), err_msg=what)
+
+
+# ---------------------------------------------------------------- Constant
+
+
+CONSTANT_VALUES: dict[str, Any] = {
+    "value": numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3)),
+    "value_float": 2.5,
+    "value_floats": [1.0, -2.0],
+    "value_int": 7,
+    "value_ints": [3, 4, 5],
+    "value_string": "abc",
+    "value_strings": ["a", "bc"],
+}
+
+
+@pytest.mark.parametrize("opset", since_opsets("Constant"))
+@pytest.mark.parametrize("attribute", sorted(CONSTANT_VALUES))
+def test_constant_matches_onnxruntime(opset: int, attribute: str) -> None:
+    if attribute != "value" and opset < 12:
+        pytest.skip(f"{attribute} is an attribute from Constant-12")
+    check("Constant", opset, [], {attribute: CONSTANT_VALUES[attribute]})
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int8, np.int32, np.uint64, np.bool_])
+def test_constant_tensor_types(dtype: type) -> None:
+    value = np.array([[1, 0], [2, 3]]).astype(dtype)
+    (out,) = check("Constant", 13, [], {"value": numpy_helper.from_array(value)})
+    assert out.dtype == value.dtype
+
+
+def test_constant_sparse_value() -> None:
+    """sparse_value (Constant-11): values at linear indices (or index rows) of a dense tensor, zeros
+    elsewhere. Against the schema: onnxruntime's Python layer returns a sparse-tensor object here."""
+    values = numpy_helper.from_array(np.array([5.0, 7.0], np.float32), "v")
+    for indices in (np.array([1, 5], np.int64), np.array([[0, 1], [1, 2]], np.int64)):
+        sparse = helper.make_sparse_tensor(values, numpy_helper.from_array(indices, "i"), [2, 3])
+        (out,) = run_ovpool(make_model("Constant", 11, [], {"sparse_value": sparse}), {})
+        assert out.dtype == np.float32
+        np.testing.assert_array_equal(out, [[0, 5, 0], [0, 0, 7]])
+
+
+@pytest.mark.parametrize(
+    ("opset", "attrs", "message"),
+    [
+        (13, {}, "needs exactly one"),
+        (13, {"value_float": 1.0, "value_int": 1}, "needs exactly one"),
+        (11, {"value_float": 1.0}, "is not an attribute of Constant-11"),
+        (9, {"sparse_value": None}, "is not an attribute of Constant-9"),
+    ],
+)
+def test_constant_refuses_attributes_the_version_lacks(opset: int, attrs: dict[str, Any], message: str) -> None:
+    if "sparse_value" in attrs:
+        attrs = {
+            "sparse_value": helper.make_sparse_tensor(
+                numpy_helper.from_array(np.array([1.0], np.float32), "v"),
+                numpy_helper.from_array(np.array([0], np.int64), "i"),
+                [1],
+            )
+        }
+    model = make_model("Constant", opset, [], attrs)
+    with pytest.raises(ModelError, match=message):
+        run_ovpool(model, {})
+
+
+# ---------------------------------------------------------------- Identity, Dropout
+
+
+@pytest.mark.parametrize("opset", since_opsets("Identity"))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64, np.bool_])
+def test_identity(opset: int, dtype: type) -> None:
+    check("Identity", opset, [np.arange(12).reshape(3, 4).astype(dtype)])
+
+
+@pytest.mark.parametrize("opset", since_opsets("Dropout"))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_dropout_inference(opset: int, dtype: type) -> None:
+    """Inference: output = input; the mask (T in Dropout-7, bool from 10) all ones/True: every
+    element is kept. onnxruntime agrees from Dropout-12; for 7..11 it returns a mask of zeros/False,
+    which the schema does not say (it says test mode copies the input), so there the mask is
+    checked against "all kept" and only the output against onnxruntime."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(dtype)
+    attrs = {"ratio": 0.3} if opset < 12 else {}
+    check("Dropout", opset, [x], attrs)
+    if opset >= 12:
+        check("Dropout", opset, [x], attrs, n_outputs=2)
+        return
+    y, mask = run_ovpool(make_model("Dropout", opset, [x], attrs, n_outputs=2), {"x0": x})
+    np.testing.assert_array_equal(y, x)
+    assert mask.dtype == (np.dtype(bool) if opset >= 10 else x.dtype) and mask.shape == x.shape and mask.all()
+
+
+@pytest.mark.parametrize("opset", [12, 13, 22])
+def test_dropout_12_inputs(opset: int) -> None:
+    """Dropout-12 ratio input and training_mode=False input: still the identity."""
+    x = np.linspace(-1, 1, 10, dtype=np.float32)
+    check("Dropout", opset, [x, np.array(0.25, np.float32), np.array(False)], n_outputs=2)
+    check("Dropout", opset, [x, np.array(0.25, np.float32), np.array(False)], n_outputs=2, constant=(1, 2))
+
+
+def test_dropout_refuses_training_mode() -> None:
+    x = np.ones(4, np.float32)
+    constant = make_model("Dropout", 13, [x, np.array(0.5, np.float32), np.array(True)], constant=(1, 2))
+    with pytest.raises(ModelError, match="training_mode is true"):
+        run_ovpool(constant, {"x0": x})
+    at_run = make_model("Dropout", 13, [x, np.array(0.5, np.float32), np.array(True)])
+    assert run_ovpool(at_run, {"x0": x, "x1": np.array(0.5, np.float32), "x2": np.array(False)})[0] is not None
+    with pytest.raises(ModelError, match="training_mode is true"):
+        run_ovpool(at_run, {"x0": x, "x1": np.array(0.5, np.float32), "x2": np.array(True)})
+
+
+def test_dropout_6_is_test() -> None:
+    """Dropout-6 (opset 6, below onnxruntime's range): is_test=1 is the identity, the default
+    is_test=0 asks for training mode and is refused."""
+    x = np.arange(4, dtype=np.float32)
+    y, mask = run_ovpool(make_model("Dropout", 6, [x], {"is_test": 1}, n_outputs=2), {"x0": x})
+    np.testing.assert_array_equal(y, x)
+    assert mask.dtype == np.float32 and (mask == 1).all()
+    with pytest.raises(ModelError, match="is_test"):
+        run_ovpool(make_model("Dropout", 6, [x]), {"x0": x})
+
+
+# ---------------------------------------------------------------- Cast
+
+PLAIN = [
+    np.float32,
+    np.float64,
+    np.float16,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.bool_,
+]
+
+
+@st.composite
+def _cast_case(draw: st.DrawFn) -> tuple[np.ndarray, type]:
+    """An input of any plain type and a target; float inputs are kept within the target's range
+    (out of range is undefined by the schema)."""
+    source = draw(st.sampled_from(PLAIN))
+    target = draw(st.sampled_from(PLAIN))
+    rank = draw(st.integers(0, 3))
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    values = rng.uniform(-300, 300, shape) * draw(st.sampled_from([0.01, 1.0]))
+    if np.dtype(source).kind == "f" and np.dtype(target).kind in "iu":
+        info = np.iinfo(target)
+        values = np.clip(values, max(info.min, -60000), min(info.max, 60000))
+    if np.dtype(source).kind in "iu":
+        info = np.iinfo(source)
+        values = np.clip(np.round(values), info.min, info.max)
+    return values.astype(source), target
+
+
+@pytest.mark.parametrize("opset", since_opsets("Cast"))
+@settings(max_examples=25)
+@given(case=_cast_case())
+def test_cast_matches_onnxruntime(opset: int, case: tuple[np.ndarray, type]) -> None:
+    x, target = case
+    check("Cast", opset, [x], {"to": helper.np_dtype_to_tensor_dtype(np.dtype(target))}, rtol=0, atol=0)
+
+
+def test_cast_truncates_toward_zero_and_wraps() -> None:
+    """float -> int truncates toward zero; int -> narrower int keeps the low bits (200 int16 -> -56 int8)."""
+    (out,) = check("Cast", 13, [np.array([2.7, -2.7, 0.5, -0.5, 127.9], np.float32)], {"to": TensorProto.INT8})
+    np.testing.assert_array_equal(out, [2, -2, 0, 0, 127])
+    (out,) = check("Cast", 13, [np.array([200, -200, 255, 256], np.int16)], {"to": TensorProto.INT8})
+    np.testing.assert_array_equal(out, [-56, 56, -1, 0])
+    (out,) = check("Cast", 13, [np.array([0.0, -0.0, np.nan, 0.1], np.float32)], {"to": TensorProto.BOOL})
+    np.testing.assert_array_equal(out, [False, False, True, True])
+
+
+@pytest.mark.parametrize("opset", [9, 13, 19])
+def test_cast_to_and_from_string(opset: int) -> None:
+    """Numbers to strings as onnxruntime writes them; strings parsed (spaces, exponents, INF/NaN any case)."""
+    floats = np.array([0.1, 1.0, -2.5, 1e20, 1.5e-7, np.nan, np.inf, -np.inf, 123456789.0], np.float32)
+    check("Cast", opset, [floats], {"to": TensorProto.STRING})
+    check("Cast", opset, [floats.astype(np.float64)], {"to": TensorProto.STRING})
+    check("Cast", opset, [np.array([1, -2, 2**40], np.int64)], {"to": TensorProto.STRING})
+    check("Cast", opset, [np.array([True, False])], {"to": TensorProto.STRING})
+    texts = np.array(["1.5", " 2", "inf", "-INF", "NaN", "1e3", "-0.25"], dtype=object)
+    check("Cast", opset, [texts], {"to": TensorProto.FLOAT})
+    check("Cast", opset, [texts], {"to": TensorProto.DOUBLE})
+    check("Cast", opset, [np.array(["1", "-3", "+7", "1.7"], dtype=object)], {"to": TensorProto.INT64})
+    check("Cast", opset, [np.array(["1", "0", "-1", "2"], dtype=object)], {"to": TensorProto.BOOL})
+
+
+def test_cast_1_takes_a_type_name() -> None:
+    """Cast-1 (opset 1-5, below onnxruntime's range): ``to`` is a name; checked against numpy."""
+    x = np.array([1.7, -1.7, 3.0], np.float32)
+    (out,) = run_ovpool(make_model("Cast", 5, [x], {"to": "INT32"}), {"x0": x})
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out, [1, -1, 3])
+    with pytest.raises(ModelError, match="not an ONNX data type name"):
+        run_ovpool(make_model("Cast", 5, [x], {"to": "REAL"}), {"x0": x})
+
+
+def _two_casts(x: np.ndarray, to: int, saturate: int | None = None) -> np.ndarray:
+    """onnxruntime through Cast(to) then Cast(float32): its Python layer cannot return bfloat16 or float 8."""
+    import onnxruntime as ort
+
+    extra = {} if saturate is None else {"saturate": saturate}
+    nodes = [helper.make_node("Cast", ["x"], ["t"], to=to, **extra), helper.make_node("Cast", ["t"], ["y"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)], [helper.make_empty_tensor_value_info("y")]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+def test_cast_bfloat16_rounds_to_nearest_even() -> None:
+    """bfloat16 (through onnx's dtype mapping): onnxruntime's value, read back through float32."""
+    x = np.array([1.00390625, 1.01171875, 1.0 + 2**-8 + 2**-20, 3.4e38, -2.5e-39, np.nan, 65504.0, -0.0], np.float32)
+    (out,) = run_ovpool(make_model("Cast", 13, [x], {"to": TensorProto.BFLOAT16}), {"x0": x})
+    assert out.dtype == helper.tensor_dtype_to_np_dtype(TensorProto.BFLOAT16)
+    assert_same(out.astype(np.float32), _two_casts(x, TensorProto.BFLOAT16), rtol=0, atol=0)
+    (back,) = run_ovpool(make_model("Cast", 13, [out], {"to": TensorProto.FLOAT}), {"x0": out})
+    assert_same(back, _two_casts(x, TensorProto.BFLOAT16), rtol=0, atol=0)
+
+
+F8_SPECIAL = np.array(
+    [0.0, -0.0, np.nan, np.inf, -np.inf, 1e6, -1e6, 448.0, 464.0, 500.0, 0.3, 2.5, 57344.0, 61440.0], np.float32
+)
+# The Cast schema's float 8 table, written out for F8_SPECIAL: (type, saturate) -> expected values.
+F8_TABLE = {
+    ("FLOAT8E4M3FN", 1): [0, -0.0, np.nan, 448, -448, 448, -448, 448, 448, 448, 0.3125, 2.5, 448, 448],
+    ("FLOAT8E4M3FN", 0): [0, -0.0, np.nan, np.nan, np.nan, np.nan, np.nan, 448, 448, np.nan, 0.3125, 2.5, np.nan, np.nan],
+    ("FLOAT8E4M3FNUZ", 1): [0, 0, np.nan, np.nan, np.nan, 240, -240, 240, 240, 240, 0.3125, 2.5, 240, 240],
+    ("FLOAT8E4M3FNUZ", 0): [0, 0, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, 0.3125, 2.5, np.nan, np.nan],
+    ("FLOAT8E5M2", 1): [0, -0.0, np.nan, 57344, -57344, 57344, -57344, 448, 448, 512, 0.3125, 2.5, 57344, 57344],
+    ("FLOAT8E5M2", 0): [0, -0.0, np.nan, np.inf, -np.inf, np.inf, -np.inf, 448, 448, 512, 0.3125, 2.5, 57344, np.inf],
+    ("FLOAT8E5M2FNUZ", 1): [0, 0, np.nan, np.nan, np.nan, 57344, -57344, 448, 448, 512, 0.3125, 2.5, 57344, 57344],
+    ("FLOAT8E5M2FNUZ", 0): [0, 0, np.nan, np.nan, np.nan, np.nan, np.nan, 448, 448, 512, 0.3125, 2.5, 57344, np.nan],
+}
+
+
+@pytest.mark.parametrize(("name", "saturate"), sorted(F8_TABLE))
+def test_cast_float8_follows_the_schema_table(name: str, saturate: int) -> None:
+    """Against the schema's table, not onnxruntime, which differs from it in two places:
+    Inf -> 240 instead of NaN in FLOAT8E4M3FNUZ with saturate=1, and 61440 -> NaN instead of Inf in
+    FLOAT8E5M2 with saturate=0 (61440 rounds to even 65536, beyond FLT_MAX)."""
+    to = getattr(TensorProto, name)
+    (out,) = run_ovpool(make_model("Cast", 19, [F8_SPECIAL], {"to": to, "saturate": saturate}), {"x0": F8_SPECIAL})
+    assert out.dtype == helper.tensor_dtype_to_np_dtype(to)
+    got = out.astype(np.float32)
+    want = np.array(F8_TABLE[(name, saturate)], np.float32)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got[:2]), np.signbit(want[:2]))
+
+
+def test_cast_float8_e4m3fn_matches_onnxruntime_elsewhere() -> None:
+    """Away from the table's special rows onnxruntime agrees (both saturate settings)."""
+    x = np.random.default_rng(1).uniform(-400, 400, 200).astype(np.float32)
+    for saturate in (0, 1):
+        (out,) = run_ovpool(make_model("Cast", 19, [x], {"to": TensorProto.FLOAT8E4M3FN, "saturate": saturate}), {"x0": x})
+        np.testing.assert_array_equal(out.astype(np.float32), _two_casts(x, TensorProto.FLOAT8E4M3FN, saturate))
+
+
+def test_cast_int4_as_onnxruntime() -> None:
+    """INT4/UINT4 (Cast-21): onnxruntime rounds floats half away from zero, then keeps four bits."""
+    x = np.array([-9.7, -8.5, -1.5, -0.5, 0.5, 1.5, 2.5, 7.4, 7.6, 20], np.float32)
+    for name, want in (("INT4", [6, 7, -2, -1, 1, 2, 3, 7, -8, 4]), ("UINT4", [6, 7, 14, 15, 1, 2, 3, 7, 8, 4])):
+        (out,) = run_ovpool(make_model("Cast", 21, [x], {"to": getattr(TensorProto, name)}), {"x0": x})
+        np.testing.assert_array_equal(out.astype(np.float32), want)
+
+
+@pytest.mark.parametrize("name", ["FLOAT4E2M1", "INT2", "FLOAT8E8M0"])
+def test_cast_refuses_types_it_does_not_do(name: str) -> None:
+    x = np.ones(3, np.float32)
+    with pytest.raises(ModelError, match=f"{name}: ovpool does not cast"):
+        run_ovpool(make_model("Cast", 25, [x], {"to": getattr(TensorProto, name)}), {"x0": x})
+
+
+@pytest.mark.parametrize("opset", since_opsets("CastLike"))
+@settings(max_examples=15)
+@given(case=_cast_case())
+def test_castlike_matches_onnxruntime(opset: int, case: tuple[np.ndarray, type]) -> None:
+    x, target = case
+    check("CastLike", opset, [x, np.zeros(2, dtype=target)], rtol=0, atol=0)
+    check("CastLike", opset, [x, np.zeros(2, dtype=target)], constant=(1,), rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------- Shape, Size, ConstantOfShape
+
+
+@st.composite
+def _any_tensor(draw: st.DrawFn) -> np.ndarray:
+    rank = draw(st.integers(0, 5))
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank)))
+    return np.zeros(shape, dtype=draw(st.sampled_from([np.float32, np.int64, np.bool_, np.float16])))
+
+
+@pytest.mark.parametrize("opset", since_opsets("Shape"))
+@settings(max_examples=20)
+@given(x=_any_tensor(), start=st.none() | st.integers(-7, 7), end=st.none() | st.integers(-7, 7))
+def test_shape_matches_onnxruntime(opset: int, x: np.ndarray, start: int | None, end: int | None) -> None:
+    attrs = {}
+    if opset >= 15:
+        attrs = {k: v for k, v in (("start", start), ("end", end)) if v is not None}
+    check("Shape", opset, [x], attrs)
+
+
+def test_shape_15_clamps() -> None:
+    """The schema's examples: (2, 3, 4, 5) start=-3 end=-1 -> [3, 4]; start=10 -> []; end=-10 -> []."""
+    x = np.zeros((2, 3, 4, 5), np.float32)
+    for attrs, want in (
+        ({"start": -3, "end": -1}, [3, 4]),
+        ({"start": 10}, []),
+        ({"end": -10}, []),
+        ({"start": 1, "end": 99}, [3, 4, 5]),
+    ):
+        (out,) = check("Shape", 15, [x], attrs)
+        assert out.tolist() == want
+
+
+@pytest.mark.parametrize("opset", since_opsets("Size"))
+@settings(max_examples=10)
+@given(x=_any_tensor())
+def test_size_matches_onnxruntime(opset: int, x: np.ndarray) -> None:
+    check("Size", opset, [x])
+
+
+@pytest.mark.parametrize("opset", since_opsets("ConstantOfShape"))
+@settings(max_examples=15)
+@given(
+    dims=st.lists(st.integers(0, 4), max_size=4),
+    value=st.none()
+    | st.sampled_from([np.float32(1.5), np.int32(7), np.int64(-3), np.float16(2), np.bool_(True), np.float64(0.25)]),
+    constant=st.booleans(),
+)
+def test_constant_of_shape_matches_onnxruntime(opset: int, dims: list[int], value: Any, constant: bool) -> None:
+    attrs = {} if value is None else {"value": numpy_helper.from_array(np.array([value]))}
+    check("ConstantOfShape", opset, [np.array(dims, np.int64)], attrs, constant=(0,) if constant else ())
+
+
+def test_constant_of_shape_refuses_negative_dims() -> None:
+    model = make_model("ConstantOfShape", 9, [np.array([2, -1], np.int64)])
+    with pytest.raises(ModelError, match="negative dim"):
+        run_ovpool(model, {"x0": np.array([2, -1], np.int64)})
+
+
+# ---------------------------------------------------------------- pooling in the table
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs", "n_outputs"),
+    [
+        (
+            "AveragePool",
+            {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1, "count_include_pad": 1, "pads": [1, 1, 0, 0]},
+            1,
+        ),
+        ("MaxPool", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 2),
+        ("GlobalAveragePool", {}, 1),
+        ("GlobalMaxPool", {}, 1),
+    ],
+)
+def test_pooling_smoke(op: str, attrs: dict[str, Any], n_outputs: int) -> None:
+    """Pooling runs ovpool's kernels through the table at each since-version (tested in depth elsewhere)."""
+    x = np.random.default_rng(2).standard_normal((1, 2, 7, 6)).astype(np.float32)
+    for opset in since_opsets(op):
+        if op == "AveragePool" and opset < 10:
+            attrs = {k: v for k, v in attrs.items() if k != "ceil_mode"}
+        if op == "MaxPool" and opset < 8:
+            n_outputs = 1
+        check(op, opset, [x], attrs, n_outputs=n_outputs)
+
+
+def test_max_unpool_smoke() -> None:
+    x = np.random.default_rng(3).standard_normal((1, 1, 4, 4)).astype(np.float32)
+    for opset in since_opsets("MaxUnpool"):
+        values, indices = check("MaxPool", max(opset, 8), [x], {"kernel_shape": [2, 2], "strides": [2, 2]}, n_outputs=2)
+        check("MaxUnpool", opset, [values, indices], {"kernel_shape": [2, 2], "strides": [2, 2]})
+
+
+def test_pooling_refuses_bad_attributes_at_prepare() -> None:
+    model = make_model("MaxPool", 12, [np.zeros((1, 1, 4, 4), np.float32)], {"kernel_shape": [2, 2], "strides": [0, 1]})
+    with pytest.raises(OvpoolError, match="strides"):
+        run_ovpool(model, {})
+
+
+# ---------------------------------------------------------------- ONNX's node test cases
+
+# Cases whose expected values are written with 4 decimals (ovpool agrees with onnxruntime to 1e-7).
+NODE_CASE_ATOL = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 1e-4}
+# Cases (name patterns) whose expected value ovpool does not produce, and why.
+NODE_CASE_SKIPS = {
+    r"training_dropout": "training-mode dropout is refused (random)",
+    r"FLOAT4E2M1": "FLOAT4E2M1 casts are refused",
+    r"INT2": "2-bit casts are refused",
+    r"E8M0": "FLOAT8E8M0 casts are refused",
+    r"^test_cast(like)?_FLOAT(16)?_to_FLOAT8E(4M3|5M2)FNUZ": "the expected value saturates Inf to the largest finite value; "
+    "the Cast schema's table says NaN for the FNUZ types, and ovpool follows the table",
+    r"maxunpool_export_with_output_shape": "reads indices in the inferred shape; SEMANTICS.md: indices are positions in the output",
+}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """ONNX's cases are collected only when this module's tests are (importing it costs nothing)."""
+    if metafunc.function.__name__ == "test_onnx_node_cases":
+        metafunc.parametrize("case", single_node_cases(BASIC_OPS + POOL_OPS), ids=lambda c: c.name)
+
+
+def test_onnx_node_cases(case: Any) -> None:
+    reason = next((why for pattern, why in NODE_CASE_SKIPS.items() if re.search(pattern, case.name)), None)
+    if reason:
+        pytest.skip(reason)
+    node = case.model.graph.node[0]
+    atol = NODE_CASE_ATOL.get(case.name, 1e-6)
+    for inputs, expected in case.data_sets:
+        feeds = {i.name: _array(value) for i, value in zip(case.model.graph.input, inputs)}
+        actual = run_ovpool(case.model, feeds)
+        assert len(actual) >= len(expected)
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, _array(e), rtol=1e-5, atol=atol, what=f"{node.op_type} output {i}: ")
+
+
+def _array(value: Any) -> Any:
+    """Node-case data come as arrays, or as TensorProtos for the types numpy lacks."""
+    return tensor_value(value) if isinstance(value, TensorProto) else value

@@ -1,0 +1,391 @@
+"""Loop, If and Scan at every since-version in force from opset 7, against onnxruntime, with bodies
+run on ovpool's own operators (GraphSession compiles the bodies, so the node runs through a session
+here, not through ``harness.run_ovpool``), and ONNX's own node test cases."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from harness import run_ort, since_opsets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
+from test_ops_basic import assert_same, onnx_node_cases
+
+from ovpool.errors import ModelError
+from ovpool.runtime.graph import GraphSession
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+B = TensorProto.BOOL
+
+
+def vi(name: str, elem: int = F, shape: Sequence[int | str] | None = None) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model_of(
+    nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], outputs: list[str], opset: int, initializers=()
+) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes, "g", inputs, [helper.make_empty_tensor_value_info(n) for n in outputs], initializer=list(initializers)
+    )
+    imports = [helper.make_opsetid("", opset)]
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = max(helper.find_min_ir_version_for(imports), 4)  # IR 3 would need initializers listed as inputs
+    return model
+
+
+def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], rtol: float = 1e-6, atol: float = 1e-6) -> dict[str, Any]:
+    """The model on GraphSession and on onnxruntime: same outputs (dtype, shape, values)."""
+    expected = run_ort(model, feeds)
+    actual = GraphSession(model).run(feeds)
+    assert list(actual) == [o.name for o in model.graph.output]
+    for (name, a), e in zip(actual.items(), expected):
+        assert_same(a, e, rtol=rtol, atol=atol, what=f"{name}: ")
+    return actual
+
+
+# ---------------------------------------------------------------- Loop
+
+
+def loop_body(scans: int = 1, stop_above: float | None = None, outer: str | None = None) -> onnx.GraphProto:
+    """Body(i, cond, v): v' = v * 0.5 + i (+ outer), cond' = sum(v') <= stop_above (or cond); emits v' and i."""
+    nodes = [
+        helper.make_node("Cast", ["i"], ["i_f"], to=F),
+        helper.make_node("Mul", ["v_in", "half"], ["v_half"]),
+        helper.make_node("Add", ["v_half", "i_f"], ["v_sum"]),
+        helper.make_node("Add", ["v_sum", outer], ["v_out"]) if outer else helper.make_node("Identity", ["v_sum"], ["v_out"]),
+        helper.make_node("Identity", ["v_out"], ["scan_v"]),
+        helper.make_node("Identity", ["i"], ["scan_i"]),
+    ]
+    if stop_above is None:
+        nodes.append(helper.make_node("Identity", ["cond_in"], ["cond_out"]))
+    else:
+        nodes += [
+            helper.make_node("ReduceSum", ["v_out"], ["total"], keepdims=0),
+            helper.make_node("Greater", ["total", "limit"], ["over"]),
+            helper.make_node("Not", ["over"], ["cond_out"]),
+        ]
+    outputs = [vi("cond_out", B, []), vi("v_out", F, None)] + [vi("scan_v", F, None), vi("scan_i", I64, [])][:scans]
+    initializers = [numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    if stop_above is not None:
+        initializers.append(numpy_helper.from_array(np.array(stop_above, np.float32), "limit"))
+    return helper.make_graph(
+        nodes, "body", [vi("i", I64, []), vi("cond_in", B, []), vi("v_in", F, None)], outputs, initializer=initializers
+    )
+
+
+@pytest.mark.parametrize("opset", since_opsets("Loop"))
+@settings(max_examples=12)
+@given(
+    trips=st.none() | st.integers(0, 5),
+    stop=st.none() | st.floats(0, 20),
+    start=st.booleans(),
+    scans=st.integers(0, 2),
+    dims=st.lists(st.integers(1, 3), max_size=2),
+    outer=st.booleans(),
+)
+def test_loop_matches_onnxruntime(
+    opset: int, trips: int | None, stop: float | None, start: bool, scans: int, dims: list[int], outer: bool
+) -> None:
+    """Trip count and condition in every combination (optional M, optional cond, a condition computed
+    by the body), 0..2 scan outputs, a body reading an outer-scope graph input."""
+    if trips is None and stop is None:
+        stop = 5.0  # M and cond both absent would never end; the body's cond ends it
+    body = loop_body(scans, stop, "bias" if outer else None)
+    cond_given = stop is not None or not start
+    inputs = ["M" if trips is not None else "", "cond" if cond_given else "", "v0"]
+    outputs = ["v_final", "scan_v", "scan_i"][: 1 + scans]
+    node = helper.make_node("Loop", inputs, outputs, body=body)
+    graph_inputs = [vi("v0", F, dims)] + ([vi("bias", F, [])] if outer else [])
+    feeds: dict[str, np.ndarray] = {"v0": np.arange(np.prod(dims, dtype=int), dtype=np.float32).reshape(dims)}
+    if outer:
+        feeds["bias"] = np.array(0.25, np.float32)
+    if trips is not None:
+        graph_inputs.append(vi("M", I64, []))
+        feeds["M"] = np.array(trips, np.int64)
+    if cond_given:
+        graph_inputs.append(vi("cond", B, []))
+        feeds["cond"] = np.array(start)
+    if trips == 0 or (cond_given and not start):
+        return _empty_loop(node, graph_inputs, feeds, opset, scans)
+    compare(model_of([node], graph_inputs, outputs, opset), feeds)
+
+
+def _empty_loop(node: onnx.NodeProto, graph_inputs: list, feeds: dict, opset: int, scans: int) -> None:
+    """No iteration: the final values are the initial ones, scan outputs empty of the body output's
+    declared type; onnxruntime's empty scan shape comes from its shape inference, so only the final
+    value and the scan output dtypes and lengths are compared."""
+    model = model_of([node], graph_inputs, list(node.output), opset)
+    if scans:
+        with pytest.raises(ModelError, match="ran no iteration"):
+            GraphSession(model).run(feeds)  # scan_v's dims are not declared by the body
+        return
+    compare(model, feeds)
+
+
+@pytest.mark.parametrize("opset", since_opsets("Loop"))
+def test_loop_without_iterations_stacks_declared_shapes(opset: int) -> None:
+    """M=0: v_final = v0 and a (0, 2) float32 scan, as the body declares scan_v float[2]."""
+    body = loop_body(1)
+    body.output[2].CopyFrom(vi("scan_v", F, [2]))
+    node = helper.make_node("Loop", ["M", "", "v0"], ["v_final", "scan_v"], body=body)
+    model = model_of([node], [vi("M", I64, []), vi("v0", F, [2])], ["v_final", "scan_v"], opset)
+    result = compare(model, {"M": np.array(0, np.int64), "v0": np.array([1, 2], np.float32)})
+    assert result["scan_v"].shape == (0, 2)
+
+
+def test_loop_refuses_endless_loop() -> None:
+    node = helper.make_node("Loop", ["", "", "v0"], ["v_final"], body=loop_body(0))
+    model = model_of([node], [vi("v0", F, [2])], ["v_final"], 13)
+    with pytest.raises(ModelError, match="neither M nor cond"):
+        GraphSession(model).run({"v0": np.zeros(2, np.float32)})
+
+
+def test_loop_refuses_a_body_of_the_wrong_arity() -> None:
+    node = helper.make_node("Loop", ["M", "", "v0", "v0"], ["a", "b"], body=loop_body(0))
+    model = model_of([node], [vi("M", I64, []), vi("v0", F, [2])], ["a", "b"], 13)
+    with pytest.raises(ModelError, match="body takes 3 inputs"):
+        GraphSession(model)
+
+
+def test_loop_scan_output_changing_shape_is_the_models_error() -> None:
+    """A scan output whose shape changes between iterations cannot be stacked: said of the node."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["c"], ["c_out"]),
+            helper.make_node("Concat", ["v", "v"], ["v_out"], axis=0),
+            helper.make_node("Identity", ["v_out"], ["s"]),
+        ],
+        "body",
+        [vi("i", I64, []), vi("c", B, []), vi("v", F, None)],
+        [vi("c_out", B, []), vi("v_out", F, None), vi("s", F, None)],
+    )
+    node = helper.make_node("Loop", ["M", "", "v0"], ["v", "s"], body=body, name="grow")
+    model = model_of([node], [vi("M", I64, []), vi("v0", F, [1])], ["v", "s"], 13)
+    with pytest.raises(ModelError, match="node 'grow'.*changes shape"):
+        GraphSession(model).run({"M": np.array(3, np.int64), "v0": np.ones(1, np.float32)})
+
+
+# ---------------------------------------------------------------- If
+
+
+def branch(name: str, op: str, operands: list[str], out_shape: list[int] | None = None) -> onnx.GraphProto:
+    return helper.make_graph([helper.make_node(op, operands, [f"{name}_y"])], name, [], [vi(f"{name}_y", F, out_shape)])
+
+
+@pytest.mark.parametrize("opset", since_opsets("If"))
+@pytest.mark.parametrize("cond", [True, False])
+@pytest.mark.parametrize("cond_shape", [[], [1]])
+def test_if_matches_onnxruntime(opset: int, cond: bool, cond_shape: list[int]) -> None:
+    """Branches reading outer-scope values (a graph input, an initializer)."""
+    then_branch = branch("then", "Add", ["x", "w"])
+    else_branch = branch("else", "Mul", ["w", "x"])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then_branch, else_branch=else_branch)
+    weight = numpy_helper.from_array(np.array([1.0, -1.0, 2.0], np.float32), "w")
+    model = model_of([node], [vi("c", B, cond_shape), vi("x", F, [2, 3])], ["y"], opset, [weight])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    compare(model, {"c": np.array(cond).reshape(cond_shape), "x": x})
+
+
+@pytest.mark.parametrize("opset", since_opsets("If"))
+def test_if_nested_reads_every_enclosing_scope(opset: int) -> None:
+    """If inside If: the inner branches read a top-level input and the outer branch's own value."""
+    inner = helper.make_node(
+        "If",
+        ["c2"],
+        ["inner_y"],
+        then_branch=branch("t2", "Mul", ["x", "local"]),
+        else_branch=branch("e2", "Sub", ["local", "x"]),
+    )
+    outer_then = helper.make_graph([helper.make_node("Add", ["x", "x"], ["local"]), inner], "t1", [], [vi("inner_y", F, None)])
+    node = helper.make_node("If", ["c1"], ["y"], then_branch=outer_then, else_branch=branch("e1", "Neg", ["x"]))
+    model = model_of([node], [vi("c1", B, []), vi("c2", B, []), vi("x", F, [3])], ["y"], opset)
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    for c1 in (True, False):
+        for c2 in (True, False):
+            compare(model, {"c1": np.array(c1), "c2": np.array(c2), "x": x})
+
+
+def test_if_refuses_a_cond_of_many_values() -> None:
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch("t", "Neg", ["x"]), else_branch=branch("e", "Abs", ["x"]))
+    model = model_of([node], [vi("c", B, [2]), vi("x", F, [1])], ["y"], 13)
+    with pytest.raises(ModelError, match="cond must hold one value"):
+        GraphSession(model).run({"c": np.array([True, False]), "x": np.ones(1, np.float32)})
+
+
+# ---------------------------------------------------------------- Scan
+
+
+def scan_body(states: int, scans: int, outputs: int, reverse_state: bool = False) -> onnx.GraphProto:
+    """Body(s_0.., x_0..): s_j' = s_j + x_(j mod scans) * (j+1); emits s_0' * x_0, then x_0 - s_0'."""
+    nodes, outs = [], []
+    factor = []
+    for j in range(states):
+        factor.append(numpy_helper.from_array(np.array(j + 1.0, np.float32), f"k{j}"))
+        nodes += [
+            helper.make_node("Mul", [f"x{j % scans}", f"k{j}"], [f"t{j}"]),
+            helper.make_node("Add", [f"s{j}", f"t{j}"], [f"s{j}_out"]),
+        ]
+        outs.append(vi(f"s{j}_out", F, None))
+    first = "s0_out" if states else "x0"
+    nodes += [helper.make_node("Mul", [first, "x0"], ["y0"]), helper.make_node("Sub", ["x0", first], ["y1"])]
+    outs += [vi("y0", F, None), vi("y1", F, None)][:outputs]
+    inputs = [vi(f"s{j}", F, None) for j in range(states)] + [vi(f"x{j}", F, None) for j in range(scans)]
+    return helper.make_graph(nodes, "body", inputs, outs, initializer=factor)
+
+
+@pytest.mark.parametrize("opset", [o for o in since_opsets("Scan") if o >= 9])
+@settings(max_examples=15)
+@given(data=st.data())
+def test_scan_matches_onnxruntime(opset: int, data: st.DataObject) -> None:
+    """Scan-9+: states, several scan inputs on their own axes and directions, outputs on their own
+    axes and directions (negative axes from Scan-11)."""
+    states = data.draw(st.integers(0, 2))
+    scans = data.draw(st.integers(1, 2))
+    outputs = data.draw(st.integers(1 if states == 0 else 0, 2))
+    steps = data.draw(st.integers(1, 4))
+    element = tuple(data.draw(st.lists(st.integers(1, 3), min_size=1, max_size=2)))
+    low = -1 if opset >= 11 else 0
+    in_axes = [data.draw(st.integers(low * (len(element) + 1), len(element))) for _ in range(scans)]
+    in_dirs = [data.draw(st.integers(0, 1)) for _ in range(scans)]
+    out_axes = [data.draw(st.integers(low * (len(element) + 1), len(element))) for _ in range(outputs)]
+    out_dirs = [data.draw(st.integers(0, 1)) for _ in range(outputs)]
+    rng = np.random.default_rng(data.draw(st.integers(0, 1000)))
+    feeds = {f"s{j}": rng.standard_normal(element).astype(np.float32) for j in range(states)}
+    for j, axis in enumerate(in_axes):
+        shape = list(element)
+        shape.insert(axis % (len(element) + 1), steps)
+        feeds[f"x{j}"] = rng.standard_normal(shape).astype(np.float32)
+    attrs: dict[str, Any] = {"scan_input_axes": in_axes, "scan_input_directions": in_dirs}
+    if outputs:
+        attrs.update(scan_output_axes=out_axes, scan_output_directions=out_dirs)
+    node = helper.make_node(
+        "Scan",
+        [f"s{j}" for j in range(states)] + [f"x{j}" for j in range(scans)],
+        [f"f{j}" for j in range(states)] + [f"y{k}" for k in range(outputs)],
+        body=scan_body(states, scans, outputs),
+        num_scan_inputs=scans,
+        **attrs,
+    )
+    inputs = [vi(name, F, list(value.shape)) for name, value in feeds.items()]
+    compare(model_of([node], inputs, list(node.output), opset), feeds, rtol=1e-5, atol=1e-5)
+
+
+def test_scan_9_refuses_negative_axes() -> None:
+    node = helper.make_node("Scan", ["s0", "x0"], ["f0", "y0"], body=scan_body(1, 1, 1), num_scan_inputs=1, scan_input_axes=[-1])
+    model = model_of([node], [vi("s0", F, [2]), vi("x0", F, [2, 3])], ["f0", "y0"], 9)
+    with pytest.raises(ModelError, match="Scan-9 axes are non-negative"):
+        GraphSession(model)
+
+
+def scan_8_body() -> onnx.GraphProto:
+    body = scan_body(1, 1, 2)
+    body.output[1].CopyFrom(vi("y0", F, [2]))
+    body.output[2].CopyFrom(vi("y1", F, [2]))
+    return body
+
+
+@pytest.mark.parametrize("direction", [0, 1])
+@pytest.mark.parametrize("lengths", [None, [4, 2, 1]])
+def test_scan_8_batch_and_sequence_lens(direction: int, lengths: list[int] | None) -> None:
+    """Scan-8: per-batch rows, each with its own length; a reverse row starts at its own last
+    valid step; scan outputs past a row's length are zeros (as onnxruntime writes them)."""
+    body = scan_8_body()
+    inputs = ["L" if lengths is not None else "", "s0", "x0"]
+    node = helper.make_node("Scan", inputs, ["f0", "y0", "y1"], body=body, num_scan_inputs=1, directions=[direction])
+    rng = np.random.default_rng(5)
+    feeds = {"s0": rng.standard_normal((3, 2)).astype(np.float32), "x0": rng.standard_normal((3, 4, 2)).astype(np.float32)}
+    graph_inputs = [vi("s0", F, [3, 2]), vi("x0", F, [3, 4, 2])]
+    if lengths is not None:
+        feeds["L"] = np.array(lengths, np.int64)
+        graph_inputs.append(vi("L", I64, [3]))
+    compare(model_of([node], graph_inputs, ["f0", "y0", "y1"], 8), feeds)
+
+
+def test_scan_8_zero_length_row() -> None:
+    """A row of length 0 (onnxruntime refuses it; the schema allows lengths in [0, max]): its final
+    state is its initial state and its scan outputs are all padding (zeros)."""
+    node = helper.make_node("Scan", ["L", "s0", "x0"], ["f0", "y0", "y1"], body=scan_8_body(), num_scan_inputs=1)
+    model = model_of([node], [vi("L", I64, [2]), vi("s0", F, [2, 2]), vi("x0", F, [2, 3, 2])], ["f0", "y0", "y1"], 8)
+    s0 = np.array([[1, 2], [3, 4]], np.float32)
+    x0 = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    result = GraphSession(model).run({"L": np.array([1, 0], np.int64), "s0": s0, "x0": x0})
+    np.testing.assert_array_equal(result["f0"], [s0[0] + x0[0, 0], s0[1]])
+    np.testing.assert_array_equal(result["y0"][1], np.zeros((3, 2)))
+    np.testing.assert_array_equal(result["y0"][0, 0], (s0[0] + x0[0, 0]) * x0[0, 0])
+    np.testing.assert_array_equal(result["y0"][0, 1:], np.zeros((2, 2)))
+
+
+def test_scan_8_refuses_lengths_beyond_the_sequence() -> None:
+    node = helper.make_node("Scan", ["L", "s0", "x0"], ["f0"], body=scan_body(1, 1, 0), num_scan_inputs=1)
+    model = model_of([node], [vi("L", I64, [1]), vi("s0", F, [1, 2]), vi("x0", F, [1, 3, 2])], ["f0"], 8)
+    with pytest.raises(ModelError, match="sequence_lens"):
+        GraphSession(model).run(
+            {"L": np.array([4], np.int64), "s0": np.zeros((1, 2), np.float32), "x0": np.zeros((1, 3, 2), np.float32)}
+        )
+
+
+def test_scan_inside_loop_reads_the_loop_counter() -> None:
+    """Nesting: a Scan in a Loop body whose Scan body reads the Loop's iteration number."""
+    scan_inner = helper.make_graph(
+        [
+            helper.make_node("Cast", ["i"], ["i_f"], to=F),
+            helper.make_node("Add", ["s", "x"], ["s1"]),
+            helper.make_node("Add", ["s1", "i_f"], ["s_out"]),
+        ],
+        "scan_body",
+        [vi("s", F, [2]), vi("x", F, [2])],
+        [vi("s_out", F, [2])],
+    )
+    loop = helper.make_graph(
+        [
+            helper.make_node("Scan", ["v", "xs"], ["v_out"], body=scan_inner, num_scan_inputs=1),
+            helper.make_node("Identity", ["c"], ["c_out"]),
+        ],
+        "loop_body",
+        [vi("i", I64, []), vi("c", B, []), vi("v", F, [2])],
+        [vi("c_out", B, []), vi("v_out", F, [2])],
+    )
+    node = helper.make_node("Loop", ["M", "", "v0"], ["v"], body=loop)
+    model = model_of([node], [vi("M", I64, []), vi("v0", F, [2]), vi("xs", F, [3, 2])], ["v"], 16)
+    feeds = {"M": np.array(3, np.int64), "v0": np.zeros(2, np.float32), "xs": np.arange(6, dtype=np.float32).reshape(3, 2)}
+    compare(model, feeds)
+
+
+# ---------------------------------------------------------------- ONNX's node test cases
+
+
+def _control_cases() -> list[Any]:
+    return [
+        c for c in onnx_node_cases() if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in ("Loop", "If", "Scan")
+    ]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.function.__name__ == "test_onnx_node_cases":
+        metafunc.parametrize("case", _control_cases(), ids=lambda c: c.name)
+
+
+def test_onnx_node_cases(case: Any) -> None:
+    """The cases with sequences (test_loop13_seq, test_if_seq) and optionals run their sequence ops on
+    onnx.reference inside ovpool's own Loop/If."""
+    session = GraphSession(case.model)
+    for inputs, expected in case.data_sets:
+        feeds = {i.name: value for i, value in zip(case.model.graph.input, inputs)}
+        actual = list(session.run(feeds).values())
+        assert len(actual) == len(expected)
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            if isinstance(e, list):
+                assert isinstance(a, list) and len(a) == len(e), f"output {i}"
+                for x, y in zip(a, e):
+                    assert_same(x, y, what=f"output {i}: ")
+            elif e is None:
+                assert a is None
+            else:
+                assert_same(a, e, what=f"output {i}: ")

@@ -1,0 +1,508 @@
+"""Conv and ConvTranspose (ovpool/runtime/ops/conv.py) against onnxruntime and against the schema.
+
+onnxruntime is the oracle wherever it follows the schema text. Where it does not, or has no kernel,
+the oracle is a direct definition in this file (``direct_conv``: a gather per output position;
+``direct_conv_transpose``: a scatter per input position, both slow Python loops over positions and
+taps) with pads and output sizes worked out from each version's text (``same_pads``,
+``transpose_crop``). The cases onnxruntime gets wrong or refuses:
+
+- ConvTranspose-1 with output_shape and an odd total padding: the version-1 text crops
+  ``total // 2`` at the start, onnxruntime applies version 11's rule (the larger half at the start).
+- ConvTranspose SAME with a kernel smaller than the stride: the text says ``out = L * s``,
+  onnxruntime clamps the padding at 0 and gives ``L * s - (s - kd)``.
+- Conv SAME with dilation: onnxruntime refuses it, the text counts dilation in the kernel.
+- output_padding at least the stride but below the dilation (allowed by the text), output_shape
+  more than ``stride - 1`` beyond the full output (output_padding not counted): onnxruntime refuses them.
+- float64: onnxruntime has no double Conv/ConvTranspose; bfloat16 (version 22): none either.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from harness import check, feeds_of, make_model, run_ovpool, since_opsets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ovpool.errors import ModelError
+from ovpool.runtime.ops import conv as conv_module
+
+CONV_OPSETS = since_opsets("Conv")
+TRANSPOSE_OPSETS = since_opsets("ConvTranspose")
+
+
+def test_opsets_cover_every_version() -> None:
+    assert CONV_OPSETS == [7, 11, 22]
+    assert TRANSPOSE_OPSETS == [7, 11, 22]
+
+
+# ---------------------------------------------------------------------- the schema, directly
+
+
+def same_pads(size: int, kernel: int, stride: int, dilation: int, upper: bool) -> tuple[int, int]:
+    """Conv SAME: output ceil(L / s); the padding that takes, odd one at the end for SAME_UPPER."""
+    out = math.ceil(size / stride)
+    total = max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - size)
+    return (total // 2, total - total // 2) if upper else (total - total // 2, total // 2)
+
+
+def transpose_crop(version: int, full: int, out: int, auto_pad: str, output_shape_given: bool) -> int:
+    """ConvTranspose: how much of the full output is cut at the start, for an output of ``out``.
+
+    Version 11 text: ``If (auto_pads == SAME_UPPER): pads[start_i] = total_padding[i]/2; ...
+    Else: pads[start_i] = total_padding[i] - (total_padding[i]/2)``. Version 1 text, for
+    output_shape: ``If (auto_pads != SAME_UPPER): pads[start_i] = total_padding[i]/2 ... Else:
+    pads[start_i] = total_padding[i] - (total_padding[i]/2)``; for SAME alone its auto_pad text:
+    "the extra padding at the end for SAME_UPPER and at the beginning for SAME_LOWER". A negative
+    total would give negative pads, which "pads" cannot be: nothing is cut at the start then, the
+    output only grows at the high end (as with output_padding; onnxruntime does the same)."""
+    total = full - out
+    if total < 0:
+        return 0
+    half = total // 2
+    if version >= 11 or not output_shape_given:
+        return half if auto_pad == "SAME_UPPER" else total - half
+    return total - half if auto_pad == "SAME_UPPER" else half
+
+
+def direct_conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, strides, dilations, begin, end, group: int) -> np.ndarray:
+    """``y[n, m, o] = B[m] + sum over the input channels c of m's group and taps t of
+    x[n, c, o * s + t * d - begin] * W[m, c, t]`` (zero outside x), in float64."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    sizes, kernel = x.shape[2:], w.shape[2:]
+    out = [(L + p + q - (k - 1) * d - 1) // s + 1 for L, p, q, k, d, s in zip(sizes, begin, end, kernel, dilations, strides)]
+    y = np.zeros((n, m, *out))
+    for o in itertools.product(*(range(v) for v in out)):
+        for t in itertools.product(*(range(v) for v in kernel)):
+            pos = [oi * s + ti * d - p for oi, ti, s, d, p in zip(o, t, strides, dilations, begin)]
+            if all(0 <= q < L for q, L in zip(pos, sizes)):
+                xs = x[(slice(None), slice(None), *pos)].reshape(n, group, c // group)
+                ws = w[(slice(None), slice(None), *t)].reshape(group, m // group, c // group)
+                y[(slice(None), slice(None), *o)] += np.einsum("ngc,gmc->ngm", xs, ws).reshape(n, m)
+    if b is not None:
+        y += b.astype(np.float64).reshape((m,) + (1,) * len(out))
+    return y
+
+
+def direct_conv_transpose(
+    x: np.ndarray, w: np.ndarray, b: np.ndarray | None, strides, dilations, crop, out, group: int
+) -> np.ndarray:
+    """Each input x[n, c, i] adds ``x * W[c, m', t]`` at output position ``i * s + t * d - crop``
+    of output channel ``group(c) * M/g + m'`` (kept when inside ``out``), in float64."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n, c = x.shape[:2]
+    mg = w.shape[1]
+    m = mg * group
+    y = np.zeros((n, m, *out))
+    for i in itertools.product(*(range(v) for v in x.shape[2:])):
+        for t in itertools.product(*(range(v) for v in w.shape[2:])):
+            pos = [ii * s + ti * d - p for ii, ti, s, d, p in zip(i, t, strides, dilations, crop)]
+            if all(0 <= q < o for q, o in zip(pos, out)):
+                xs = x[(slice(None), slice(None), *i)].reshape(n, group, c // group)
+                ws = w[(slice(None), slice(None), *t)].reshape(group, c // group, mg)
+                y[(slice(None), slice(None), *pos)] += np.einsum("ngc,gcm->ngm", xs, ws).reshape(n, m)
+    if b is not None:
+        y += b.astype(np.float64).reshape((m,) + (1,) * len(out))
+    return y
+
+
+def schema_conv(x, w, b, attrs: dict[str, Any]) -> np.ndarray:
+    """The Conv output the schema text gives for these attributes (defaults applied here)."""
+    rank = x.ndim - 2
+    strides = attrs.get("strides", [1] * rank)
+    dilations = attrs.get("dilations", [1] * rank)
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    if auto_pad.startswith("SAME"):
+        pairs = [
+            same_pads(L, k, s, d, auto_pad == "SAME_UPPER") for L, k, s, d in zip(x.shape[2:], w.shape[2:], strides, dilations)
+        ]
+        begin, end = [p[0] for p in pairs], [p[1] for p in pairs]
+    else:
+        pads = attrs.get("pads", [0] * 2 * rank)
+        begin, end = pads[:rank], pads[rank:]
+    return direct_conv(x, w, b, strides, dilations, begin, end, attrs.get("group", 1))
+
+
+def schema_conv_transpose(version: int, x, w, b, attrs: dict[str, Any]) -> np.ndarray:
+    """The ConvTranspose output the schema text of ``version`` gives for these attributes."""
+    rank = x.ndim - 2
+    strides = attrs.get("strides", [1] * rank)
+    dilations = attrs.get("dilations", [1] * rank)
+    padding = attrs.get("output_padding", [0] * rank)
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    full = [s * (L - 1) + p + (k - 1) * d + 1 for s, L, p, k, d in zip(strides, x.shape[2:], padding, w.shape[2:], dilations)]
+    if "output_shape" in attrs or auto_pad.startswith("SAME"):
+        out = attrs.get("output_shape") or [L * s for L, s in zip(x.shape[2:], strides)]
+        crop = [transpose_crop(version, f, o, auto_pad, "output_shape" in attrs) for f, o in zip(full, out)]
+    else:
+        pads = attrs.get("pads", [0] * 2 * rank) if auto_pad == "NOTSET" else [0] * 2 * rank
+        crop = pads[:rank]
+        out = [f - p - q for f, p, q in zip(full, pads[:rank], pads[rank:])]
+    return direct_conv_transpose(x, w, b, strides, dilations, crop, out, attrs.get("group", 1))
+
+
+def ovpool_run(op: str, opset: int, inputs: list[np.ndarray | None], attrs: dict[str, Any], constant=()) -> np.ndarray:
+    model = make_model(op, opset, inputs, attrs, constant=constant)
+    return run_ovpool(model, feeds_of(model, inputs))[0]
+
+
+# --------------------------------------------------------------------------- drawn cases
+
+
+def _tolerance(dtype: np.dtype) -> dict[str, float]:
+    return {"rtol": 2e-2, "atol": 2e-2} if dtype == np.float16 else {"rtol": 1e-4, "atol": 1e-4}
+
+
+@st.composite
+def conv_cases(draw: st.DrawFn, ort_safe: bool) -> tuple[list[np.ndarray | None], dict[str, Any], tuple[int, ...]]:
+    """X, W, optional B, attributes and which inputs are initializers. Shapes: 1-3 spatial axes,
+    dense, grouped, depthwise (one input channel per group, 1-3 outputs each) or 1x1 kernels.
+    ``ort_safe``: no dilation with SAME (onnxruntime refuses it)."""
+    rank = draw(st.integers(1, 3))
+    kind = draw(st.sampled_from(["dense", "grouped", "depthwise", "pointwise"]))
+    if kind == "dense":
+        group = 1
+    elif kind == "grouped":
+        group = draw(st.integers(2, 3))
+    else:
+        group = draw(st.integers(1, 5))
+    cg = 1 if kind == "depthwise" else draw(st.integers(1, 3))
+    mg = draw(st.integers(1, 3))
+    top = 3 if rank < 3 else 2
+    kernel = [1] * rank if kind == "pointwise" else draw(st.lists(st.integers(1, top), min_size=rank, max_size=rank))
+    strides = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    dilations = draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
+    auto_pad = draw(st.sampled_from(["NOTSET", "NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"]))
+    if ort_safe and auto_pad.startswith("SAME"):
+        dilations = [1] * rank
+    attrs: dict[str, Any] = {}
+    pads = [0] * 2 * rank
+    if auto_pad == "NOTSET" and draw(st.booleans()):
+        pads = draw(st.lists(st.integers(0, 2), min_size=2 * rank, max_size=2 * rank))
+        attrs["pads"] = pads
+    elif auto_pad != "NOTSET" or draw(st.booleans()):
+        attrs["auto_pad"] = auto_pad
+    for name, value in (("strides", strides), ("dilations", dilations), ("kernel_shape", kernel)):
+        if any(v != 1 for v in value) or draw(st.booleans()):
+            attrs[name] = value
+    if group != 1 or draw(st.booleans()):
+        attrs["group"] = group
+    top_size = 7 if rank < 3 else 4
+    sizes = [
+        max(1, (k - 1) * d + 1 - (0 if auto_pad.startswith("SAME") else pads[i] + pads[rank + i]))
+        + draw(st.integers(0, top_size - 2))
+        for i, (k, d) in enumerate(zip(kernel, dilations))
+    ]
+    dtype = np.dtype(draw(st.sampled_from([np.float32, np.float32, np.float16])))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    n = draw(st.integers(1, 2))
+    x = rng.uniform(-1, 1, (n, cg * group, *sizes)).astype(dtype)
+    w = rng.uniform(-1, 1, (mg * group, cg, *kernel)).astype(dtype)
+    b = rng.uniform(-1, 1, (mg * group,)).astype(dtype) if draw(st.booleans()) else None
+    constant = (1, 2) if draw(st.booleans()) else ()
+    return [x, w, b], attrs, constant
+
+
+@st.composite
+def transpose_cases(
+    draw: st.DrawFn, ort_safe: bool, opset: int
+) -> tuple[list[np.ndarray | None], dict[str, Any], tuple[int, ...]]:
+    """X, W (C, M/g, *k), optional B, attributes, initializers. ``ort_safe`` keeps to what
+    onnxruntime runs per the text: output_padding < stride, output_shape within stride - 1 beyond
+    the full output without output_padding, SAME only with kd + output_padding >= stride, and at opset 7 output_shape only
+    with an even total padding (where versions 1 and 11 agree)."""
+    rank = draw(st.integers(1, 3))
+    group = draw(st.sampled_from([1, 1, 2, 3]))
+    cg, mg = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    top = 3 if rank < 3 else 2
+    kernel = draw(st.lists(st.integers(1, top), min_size=rank, max_size=rank))
+    strides = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    dilations = draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
+    padding = [draw(st.integers(0, max(s, d) - 1)) for s, d in zip(strides, dilations)]
+    if ort_safe:
+        padding = [min(p, s - 1) for p, s in zip(padding, strides)]
+    sizes = draw(st.lists(st.integers(1, 5 if rank < 3 else 3), min_size=rank, max_size=rank))
+    full = [s * (L - 1) + p + (k - 1) * d + 1 for s, L, p, k, d in zip(strides, sizes, padding, kernel, dilations)]
+    mode = draw(st.sampled_from(["pads", "pads", "output_shape", "SAME_UPPER", "SAME_LOWER", "VALID"]))
+    attrs: dict[str, Any] = {"strides": strides, "dilations": dilations}
+    if any(padding) or draw(st.booleans()):
+        attrs["output_padding"] = padding
+    if draw(st.booleans()):
+        attrs["kernel_shape"] = kernel
+    if group != 1 or draw(st.booleans()):
+        attrs["group"] = group
+    if mode == "pads":
+        begin = [min(draw(st.integers(0, 2)), f - 1) for f in full]
+        end = [min(draw(st.integers(0, 2)), f - 1 - b) for f, b in zip(full, begin)]
+        attrs["pads"] = begin + end
+    elif mode == "output_shape":
+        out = [draw(st.integers(1, f + s - 1 - (p if ort_safe else 0))) for f, s, p in zip(full, strides, padding)]
+        if ort_safe and opset < 11:
+            out = [o - ((f - o) % 2) if o > 1 else o + ((f - o) % 2) for o, f in zip(out, full)]
+        attrs["output_shape"] = out
+        if draw(st.booleans()):
+            attrs["auto_pad"] = draw(st.sampled_from(["SAME_UPPER", "SAME_LOWER", "NOTSET"]))
+    else:
+        attrs["auto_pad"] = mode
+        if ort_safe and mode.startswith("SAME"):
+            strides = [min(s, (k - 1) * d + 1 + p) for s, k, d, p in zip(strides, kernel, dilations, padding)]
+            attrs["strides"] = strides
+            padding = [min(p, s - 1) if s > 1 else 0 for p, s in zip(padding, strides)]
+            if "output_padding" in attrs:
+                attrs["output_padding"] = padding
+    dtype = np.dtype(draw(st.sampled_from([np.float32, np.float32, np.float16])))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    n = draw(st.integers(1, 2))
+    x = rng.uniform(-1, 1, (n, cg * group, *sizes)).astype(dtype)
+    w = rng.uniform(-1, 1, (cg * group, mg, *kernel)).astype(dtype)
+    b = rng.uniform(-1, 1, (mg * group,)).astype(dtype) if draw(st.booleans()) else None
+    constant = (1, 2) if draw(st.booleans()) else ()
+    return [x, w, b], attrs, constant
+
+
+@pytest.mark.parametrize("opset", CONV_OPSETS)
+@settings(max_examples=25)
+@given(data=st.data())
+def test_conv_matches_onnxruntime(opset: int, data: st.DataObject) -> None:
+    inputs, attrs, constant = data.draw(conv_cases(ort_safe=True))
+    check("Conv", opset, inputs, attrs, constant=constant, **_tolerance(inputs[0].dtype))
+
+
+@pytest.mark.parametrize("opset", TRANSPOSE_OPSETS)
+@settings(max_examples=25)
+@given(data=st.data())
+def test_conv_transpose_matches_onnxruntime(opset: int, data: st.DataObject) -> None:
+    inputs, attrs, constant = data.draw(transpose_cases(ort_safe=True, opset=opset))
+    check("ConvTranspose", opset, inputs, attrs, constant=constant, **_tolerance(inputs[0].dtype))
+
+
+@pytest.mark.parametrize("opset", CONV_OPSETS)
+@settings(max_examples=15)
+@given(data=st.data())
+def test_conv_matches_the_schema(opset: int, data: st.DataObject) -> None:
+    """Against the direct definition, the whole attribute space (SAME with dilation included),
+    in float64 (onnxruntime has no double Conv)."""
+    inputs, attrs, constant = data.draw(conv_cases(ort_safe=False))
+    inputs = [None if v is None else v.astype(np.float64) for v in inputs]
+    actual = ovpool_run("Conv", opset, inputs, attrs, constant)
+    assert actual.dtype == np.float64
+    np.testing.assert_allclose(actual, schema_conv(*inputs, attrs), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("opset", TRANSPOSE_OPSETS)
+@settings(max_examples=15)
+@given(data=st.data())
+def test_conv_transpose_matches_the_schema(opset: int, data: st.DataObject) -> None:
+    """Against the direct definition with each version's crop rule, the whole attribute space
+    (odd output_shape totals at version 1, kernel < stride with SAME, output_padding up to the
+    dilation), in float64."""
+    inputs, attrs, constant = data.draw(transpose_cases(ort_safe=False, opset=opset))
+    inputs = [None if v is None else v.astype(np.float64) for v in inputs]
+    version = 1 if opset < 11 else 11
+    actual = ovpool_run("ConvTranspose", opset, inputs, attrs, constant)
+    assert actual.dtype == np.float64
+    np.testing.assert_allclose(actual, schema_conv_transpose(version, *inputs, attrs), rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------------- worked examples
+
+
+X4 = np.array([[[1, 2, 3, 4]]], dtype=np.float32)
+W3 = np.array([[[1, 10, 100]]], dtype=np.float32)
+FULL = [1, 10, 102, 20, 203, 30, 304, 40, 400]  # X4 spread by W3 at stride 2
+
+
+@pytest.mark.parametrize(
+    ("opset", "attrs", "expected"),
+    [
+        (7, {"output_shape": [8]}, FULL[:8]),
+        (11, {"output_shape": [8]}, FULL[1:]),
+        (22, {"output_shape": [8]}, FULL[1:]),
+        (7, {"output_shape": [8], "auto_pad": "SAME_UPPER"}, FULL[1:]),
+        (11, {"output_shape": [8], "auto_pad": "SAME_UPPER"}, FULL[:8]),
+        (7, {"output_shape": [8], "auto_pad": "SAME_LOWER"}, FULL[:8]),
+        (11, {"output_shape": [8], "auto_pad": "SAME_LOWER"}, FULL[1:]),
+        (7, {"auto_pad": "SAME_UPPER"}, FULL[:8]),
+        (7, {"auto_pad": "SAME_LOWER"}, FULL[1:]),
+        (11, {"auto_pad": "SAME_UPPER"}, FULL[:8]),
+        (11, {"auto_pad": "SAME_LOWER"}, FULL[1:]),
+        (11, {"output_shape": [5]}, FULL[2:7]),
+        (11, {"auto_pad": "VALID"}, FULL),
+        (11, {"pads": [1, 2]}, FULL[1:7]),
+        (11, {"output_padding": [1]}, [*FULL, 0]),
+        (11, {"output_shape": [10]}, [*FULL, 0]),
+        (7, {"output_shape": [11], "auto_pad": "SAME_UPPER"}, [*FULL, 0, 0]),
+    ],
+)
+def test_conv_transpose_crop_by_version(opset: int, attrs: dict[str, Any], expected: list[int]) -> None:
+    """Literal outputs worked out by hand from each version's text for X=[1,2,3,4], W=[1,10,100],
+    stride 2 (full output FULL, 9 long): an output_shape of 8 leaves 1 to crop, which version 1 puts
+    at the end and version 11 at the start."""
+    actual = ovpool_run("ConvTranspose", opset, [X4, W3], {"strides": [2], **attrs})
+    np.testing.assert_array_equal(actual, np.array([[expected]], dtype=np.float32))
+
+
+@pytest.mark.parametrize("opset", TRANSPOSE_OPSETS)
+def test_conv_transpose_same_kernel_smaller_than_stride(opset: int) -> None:
+    """k=1, s=2, L=4, SAME: the text's ``out = L * s`` is 8 (onnxruntime gives 7). Full output
+    [1, 0, 2, 0, 3, 0, 4] is one short: the extra position goes at the high end for both SAME
+    modes (a negative pad is no pad)."""
+    w = np.ones((1, 1, 1), dtype=np.float32)
+    for auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        y = ovpool_run("ConvTranspose", opset, [X4, w], {"strides": [2], "auto_pad": auto_pad})
+        np.testing.assert_array_equal(y[0, 0], [1, 0, 2, 0, 3, 0, 4, 0])
+
+
+@pytest.mark.parametrize("opset", TRANSPOSE_OPSETS)
+def test_grouped_conv_transpose_bias_per_output_channel(opset: int) -> None:
+    """Group 2, 3 outputs per group: output channel 4 is group 1's channel 1 and gets B[4]
+    (onnx.reference adds B[0] to every group)."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 2, 2)).astype(np.float32)
+    b = np.array([1, 2, 3, 40, 50, 60], dtype=np.float32)
+    for constant in ((), (1, 2)):
+        y = check("ConvTranspose", opset, [x, w, b], {"group": 2, "strides": [2, 1]}, constant=constant, rtol=1e-5, atol=1e-5)[0]
+        without = ovpool_run("ConvTranspose", opset, [x, w], {"group": 2, "strides": [2, 1]})
+        np.testing.assert_allclose(y - without, np.broadcast_to(b.reshape(1, 6, 1, 1), y.shape), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("opset", CONV_OPSETS)
+def test_conv_same_stride_2(opset: int) -> None:
+    """L=7, k=3, s=2 SAME: ceil(7/2) = 4 outputs at every version, pads (1, 1); windows
+    [0,1,2] [2,3,4] [4,5,6] [6,7,0] of X=1..7 (Conv-1's "match the input" is not 7 outputs)."""
+    x = np.arange(1, 8, dtype=np.float32).reshape(1, 1, 7)
+    w = np.ones((1, 1, 3), dtype=np.float32)
+    for auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        y = check("Conv", opset, [x, w], {"auto_pad": auto_pad, "strides": [2]})[0]
+        np.testing.assert_array_equal(y[0, 0], [3, 9, 15, 13])
+
+
+@pytest.mark.parametrize("opset", CONV_OPSETS)
+def test_conv_same_with_dilation(opset: int) -> None:
+    """L=6, k=2, d=3 (kd=4), s=1 SAME: total pad 3, UPPER (1, 2), LOWER (2, 1). onnxruntime refuses
+    dilation with SAME; X=[1..6], W=[1, 10]: UPPER y[o] = X[o-1] + 10 X[o+2] (0-based, zero outside)."""
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)
+    w = np.array([[[1, 10]]], dtype=np.float32)
+    upper = ovpool_run("Conv", opset, [x, w], {"auto_pad": "SAME_UPPER", "dilations": [3]})
+    lower = ovpool_run("Conv", opset, [x, w], {"auto_pad": "SAME_LOWER", "dilations": [3]})
+    np.testing.assert_array_equal(upper[0, 0], [30, 41, 52, 63, 4, 5])
+    np.testing.assert_array_equal(lower[0, 0], [20, 30, 41, 52, 63, 4])
+
+
+def test_bfloat16_at_version_22() -> None:
+    """Conv-22 and ConvTranspose-22 allow bfloat16 (onnxruntime has no kernel): computed in float32
+    and given back as bfloat16."""
+    import ml_dtypes
+
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-1, 1, (1, 2, 5, 5)).astype(bf16)
+    w = rng.uniform(-1, 1, (2, 2, 3, 3)).astype(bf16)
+    y = ovpool_run("Conv", 22, [x, w], {"pads": [1, 1, 1, 1]})
+    assert y.dtype == bf16
+    expected = schema_conv(x.astype(np.float32), w.astype(np.float32), None, {"pads": [1, 1, 1, 1]})
+    np.testing.assert_allclose(y.astype(np.float32), expected, rtol=2e-2, atol=2e-2)
+    t = ovpool_run("ConvTranspose", 22, [x, w], {"strides": [2, 2]})
+    assert t.dtype == bf16
+    expected = schema_conv_transpose(11, x.astype(np.float32), w.astype(np.float32), None, {"strides": [2, 2]})
+    np.testing.assert_allclose(t.astype(np.float32), expected, rtol=2e-2, atol=2e-2)
+    with pytest.raises(ModelError, match="bfloat16"):
+        ovpool_run("Conv", 11, [x, w], {})
+
+
+@pytest.mark.parametrize("method", ["taps", "im2col"])
+def test_tiles_and_batch_chunks(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tiny tile and column budgets: the depthwise tap loop runs over tiles of 2-3 planes (a last
+    short one) and im2col builds its columns one image at a time; both agree with onnxruntime."""
+    monkeypatch.setattr(conv_module, "TILE_BYTES", 900)
+    monkeypatch.setattr(conv_module, "COLS_BYTES", 1)
+    rng = np.random.default_rng(3)
+    cg = 1 if method == "taps" else 2
+    x = rng.standard_normal((3, 5 * cg, 9, 8)).astype(np.float32)
+    w = rng.standard_normal((5, cg, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(5).astype(np.float32)
+    for attrs in ({"pads": [1, 2, 0, 1]}, {"strides": [2, 3], "dilations": [1, 2]}):
+        check("Conv", 13, [x, w, b], {"group": 5, **attrs}, constant=(1,), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("w_shape", "attrs"), [((4, 2, 3, 3), {"group": 2}), ((4, 1, 3, 3), {"group": 4}), ((4, 2, 1, 1), {"group": 2})]
+)
+def test_empty_batch(w_shape: tuple[int, ...], attrs: dict[str, Any]) -> None:
+    """A batch of 0 images gives 0 outputs of the right shape on every method (im2col, taps, 1x1)."""
+    x = np.zeros((0, 4, 5, 5), dtype=np.float32)
+    check("Conv", 11, [x, np.ones(w_shape, np.float32)], {**attrs, "pads": [1, 1, 1, 1] if w_shape[2] == 3 else [0, 0, 0, 0]})
+    check("ConvTranspose", 11, [x, np.ones((4, 2, 3, 3), np.float32)], {"group": 2})
+
+
+# ----------------------------------------------------------------------------------- errors
+
+
+def _fails(op: str, opset: int, inputs: list[np.ndarray | None], attrs: dict[str, Any], match: str, constant=()) -> None:
+    with pytest.raises(ModelError, match=match):
+        ovpool_run(op, opset, inputs, attrs, constant)
+
+
+@pytest.mark.parametrize("constant", [(), (1,)])
+def test_bad_models_are_model_errors(constant: tuple[int, ...]) -> None:
+    x = np.zeros((1, 4, 5, 5), dtype=np.float32)
+    w = np.zeros((6, 2, 3, 3), dtype=np.float32)
+    _fails("Conv", 11, [x, w], {"group": 2, "auto_pad": "SAME_UPPER", "pads": [1, 1, 1, 1]}, "'pads'", constant)
+    _fails("Conv", 11, [x, w], {"group": 2, "auto_pad": "SAME"}, "'auto_pad'", constant)
+    _fails("Conv", 11, [x, w], {"group": 2, "kernel_shape": [3, 2]}, "'kernel_shape'", constant)
+    _fails("Conv", 11, [x, w], {"group": 3}, "'group'", constant)
+    _fails("Conv", 11, [x, w], {"group": 2, "strides": [0, 1]}, "'strides'", constant)
+    _fails("Conv", 11, [x, w], {"group": 2, "strides": [1, 1, 1]}, "'strides'", constant)
+    _fails("Conv", 11, [x, w], {"group": 2, "pads": [-1, 0, 0, 0]}, "'pads'", constant)
+    _fails("Conv", 11, [x, w], {"group": 2, "dilations": [3, 3]}, "smaller than the dilated kernel", constant)
+    _fails("Conv", 11, [x, w, np.zeros(5, np.float32)], {"group": 2}, "B has shape", constant)
+    _fails("Conv", 11, [x[0], w], {"group": 2}, "rank", constant)
+    wt = np.zeros((4, 3, 3, 3), dtype=np.float32)
+    _fails("ConvTranspose", 11, [x, wt], {"strides": [2, 2], "output_padding": [2, 0]}, "'output_padding'", constant)
+    _fails("ConvTranspose", 11, [x, wt], {"pads": [5, 0, 5, 0]}, "'pads'", constant)
+    _fails("ConvTranspose", 11, [x, wt], {"output_shape": [9]}, "'output_shape'", constant)
+    _fails("ConvTranspose", 11, [x, wt], {"group": 3}, "'group'", constant)
+    _fails("ConvTranspose", 11, [x, wt.astype(np.float64)], {}, "one type T", constant)
+    _fails("ConvTranspose", 11, [x.astype(np.int32), wt.astype(np.int32)], {}, "float types", constant)
+
+
+def test_output_padding_at_version_1_has_no_limit() -> None:
+    """ConvTranspose-1 states no bound on output_padding: 2 with stride 2 adds two empty positions
+    (onnxruntime refuses it at every opset)."""
+    y = ovpool_run("ConvTranspose", 7, [X4, W3], {"strides": [2], "output_padding": [2]})
+    np.testing.assert_array_equal(y[0, 0], [*FULL, 0, 0])
+
+
+# ------------------------------------------------------------------------- ONNX node cases
+
+
+@functools.lru_cache(maxsize=1)
+def _onnx_node_cases() -> tuple[Any, ...]:
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases()
+    ops = ("Conv", "ConvTranspose")
+    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in ops)
+
+
+@pytest.mark.parametrize("name", [c.name for c in _onnx_node_cases()])
+def test_onnx_node_cases(name: str) -> None:
+    case = next(c for c in _onnx_node_cases() if c.name == name)
+    graph = case.model.graph
+    for inputs, expected in case.data_sets:
+        feeds = {i.name: v for i, v in zip(graph.input, inputs)}
+        actual = run_ovpool(case.model, feeds)
+        for a, e in zip(actual, expected):
+            assert a.dtype == e.dtype and a.shape == e.shape
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5)

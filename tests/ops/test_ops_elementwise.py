@@ -1,0 +1,409 @@
+"""Unary math and activations against onnxruntime at every since-version and every type the version
+allows (onnxruntime skips the types it has no kernel for), special values (NaN, +-inf, +-0), the
+schema where onnxruntime has no kernel (integer Erf-9, float64 Clip-6, Celu-28, float64 erf against
+``math.erf``), the node's errors, and ONNX's own node test cases.
+
+The shared helpers here (``arrays``, ``schema_dtypes``, ``backend_cases``) serve
+test_ops_binary.py and test_ops_linalg.py too."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from harness import check, make_model, run_ovpool, since_opsets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ovpool.errors import ModelError
+
+# ---------------------------------------------------------------- shared helpers
+
+TESTED_DTYPES = (np.float32, np.float16, np.float64, np.int8, np.uint8, np.int32, np.int64, np.uint32)
+
+
+def schema_dtypes(op: str, opset: int, param: str = "T") -> list[type]:
+    """The types of ``TESTED_DTYPES`` the schema in force at ``opset`` allows for ``param``."""
+    schema = onnx.defs.get_schema(op, opset)
+    allowed = next(c.allowed_type_strs for c in schema.type_constraints if c.type_param_str == param)
+    names = {
+        f"tensor({'float' if d is np.float32 else 'double' if d is np.float64 else np.dtype(d).name})": d for d in TESTED_DTYPES
+    }
+    return [d for name, d in names.items() if name in allowed]
+
+
+def tolerance(dtype: Any) -> dict[str, float]:
+    """rtol/atol for comparing with onnxruntime: half precision may differ by one rounding."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float16:
+        return {"rtol": 2e-3, "atol": 2e-3}
+    if dtype == np.float64:
+        return {"rtol": 1e-10, "atol": 1e-12}
+    return {"rtol": 1e-5, "atol": 1e-6}
+
+
+@st.composite
+def shapes(draw: st.DrawFn, min_rank: int = 0, max_rank: int = 4) -> tuple[int, ...]:
+    rank = draw(st.integers(min_rank, max_rank))
+    return tuple(draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank)))
+
+
+def arrays(draw: st.DrawFn, dtype: Any, shape: tuple[int, ...], low: float, high: float) -> np.ndarray:
+    """Values in [low, high] of ``dtype`` (integers rounded), from a drawn seed."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(low, high, size=shape)
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        values = np.clip(np.round(values), info.min, info.max)
+    return np.asarray(values).astype(dtype)
+
+
+@functools.lru_cache(maxsize=1)
+def _node_cases() -> tuple[Any, ...]:
+    from onnx.backend.test.case.node import collect_testcases
+
+    return tuple(c for c in collect_testcases() if c.kind == "node" and len(c.model.graph.node) == 1)
+
+
+def backend_cases(ops: frozenset[str]) -> list[Any]:
+    """ONNX's node test cases whose one node is one of ``ops``, as pytest params."""
+    return [pytest.param(c, id=c.name) for c in _node_cases() if c.model.graph.node[0].op_type in ops]
+
+
+def run_backend_case(case: Any) -> None:
+    """Every data set of an ONNX node test case, on ovpool, against its expected outputs."""
+    for inputs, expected in case.data_sets:
+        feeds = {info.name: value for info, value in zip(case.model.graph.input, inputs)}
+        actual = run_ovpool(case.model, feeds)
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            a, e = np.asarray(a), np.asarray(e)
+            assert a.dtype == e.dtype and a.shape == e.shape, (a.dtype, a.shape, e.dtype, e.shape)
+            if a.dtype.kind in "fc":
+                np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=1e-5, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(a, e)
+
+
+# ---------------------------------------------------------------- unary ops against onnxruntime
+
+NO_ATTRS: st.SearchStrategy[dict[str, Any]] = st.just({})
+
+
+def _floats(low: float, high: float) -> st.SearchStrategy[float]:
+    return st.floats(low, high, width=32)
+
+
+# op: (value range, attribute strategy)
+UNARY: Mapping[str, tuple[tuple[float, float], st.SearchStrategy[dict[str, Any]]]] = {
+    "Relu": ((-5, 5), NO_ATTRS),
+    "LeakyRelu": ((-5, 5), st.fixed_dictionaries({}, optional={"alpha": _floats(-3, 3)})),
+    "Elu": ((-5, 5), st.fixed_dictionaries({}, optional={"alpha": _floats(0.125, 3)})),
+    "Selu": ((-5, 5), st.fixed_dictionaries({}, optional={"alpha": _floats(0.125, 3), "gamma": _floats(0.125, 3)})),
+    "Celu": ((-5, 5), st.fixed_dictionaries({}, optional={"alpha": _floats(0.25, 3) | _floats(-3, -0.25)})),
+    "Sigmoid": ((-30, 30), NO_ATTRS),
+    "HardSigmoid": ((-5, 5), st.fixed_dictionaries({}, optional={"alpha": _floats(-1, 1), "beta": _floats(-1, 1)})),
+    "HardSwish": ((-6, 6), NO_ATTRS),
+    "Tanh": ((-10, 10), NO_ATTRS),
+    "Softplus": ((-30, 30), NO_ATTRS),
+    "Softsign": ((-10, 10), NO_ATTRS),
+    "Mish": ((-10, 10), NO_ATTRS),
+    "Gelu": ((-8, 8), st.fixed_dictionaries({}, optional={"approximate": st.sampled_from(["none", "tanh"])})),
+    "Erf": ((-5, 5), NO_ATTRS),
+    "Exp": ((-10, 10), NO_ATTRS),
+    "Log": ((0.01, 100), NO_ATTRS),
+    "Sqrt": ((0, 100), NO_ATTRS),
+    "Reciprocal": ((0.05, 20), NO_ATTRS),
+    "Abs": ((-100, 100), NO_ATTRS),
+    "Neg": ((-100, 100), NO_ATTRS),
+    "Sign": ((-3, 3), NO_ATTRS),
+    "Floor": ((-5, 5), NO_ATTRS),
+    "Ceil": ((-5, 5), NO_ATTRS),
+    "Round": ((-5, 5), NO_ATTRS),
+    "IsNaN": ((-5, 5), NO_ATTRS),
+    "IsInf": (
+        (-5, 5),
+        st.fixed_dictionaries({}, optional={"detect_positive": st.integers(0, 1), "detect_negative": st.integers(0, 1)}),
+    ),
+    "Sin": ((-10, 10), NO_ATTRS),
+    "Cos": ((-10, 10), NO_ATTRS),
+    "Tan": ((-1.5, 1.5), NO_ATTRS),
+    "Asin": ((-1, 1), NO_ATTRS),
+    "Acos": ((-1, 1), NO_ATTRS),
+    "Atan": ((-10, 10), NO_ATTRS),
+    "Sinh": ((-5, 5), NO_ATTRS),
+    "Cosh": ((-5, 5), NO_ATTRS),
+    "Asinh": ((-10, 10), NO_ATTRS),
+    "Acosh": ((1, 10), NO_ATTRS),
+    "Atanh": ((-0.99, 0.99), NO_ATTRS),
+    "ThresholdedRelu": ((-5, 5), st.fixed_dictionaries({}, optional={"alpha": _floats(-2, 2)})),
+    "Shrink": ((-5, 5), st.fixed_dictionaries({}, optional={"lambd": _floats(0, 2), "bias": _floats(0, 2)})),
+}
+
+
+def _unary_cases() -> list[Any]:
+    """(op, opset, dtype) for every since-version of every op: float32 at each, the other types the
+    schema allows at each version where the type set changes."""
+    cases = []
+    for op in UNARY:
+        param = "T1" if op in ("IsNaN", "IsInf") else "T"
+        seen: set[Any] = set()
+        for opset in since_opsets(op):
+            for dtype in schema_dtypes(op, opset, param):
+                if dtype is np.float32 or dtype not in seen:
+                    cases.append(pytest.param(op, opset, dtype, id=f"{op}-{opset}-{np.dtype(dtype).name}"))
+                seen.add(dtype)
+    return cases
+
+
+def _values(draw: st.DrawFn, op: str, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
+    low, high = UNARY[op][0]
+    if op == "Round":  # halves and near-halves: ties go to even
+        return (arrays(draw, np.int32, shape, -20, 20).astype(np.float64) / 2 + draw(st.sampled_from([0, 0, 1e-3]))).astype(dtype)
+    if np.dtype(dtype).kind == "u":
+        low = max(low, 0)
+    if np.dtype(dtype).kind in "iu" and op in ("Abs", "Neg", "Sign"):
+        low, high = (-120, 120) if np.dtype(dtype).kind == "i" else (0, 250)
+    x = arrays(draw, dtype, shape, low, high)
+    if op == "Reciprocal":
+        x = np.where(draw(st.booleans()), x, -x)
+    return x
+
+
+@pytest.mark.parametrize(("op", "opset", "dtype"), _unary_cases())
+@settings(max_examples=10)
+@given(data=st.data())
+def test_unary_matches_onnxruntime(op: str, opset: int, dtype: Any, data: st.DataObject) -> None:
+    """onnxruntime's float64 Shrink goes through float32 (5e-9 off): compared at float32's tolerance."""
+    x = _values(data.draw, op, dtype, data.draw(shapes()))
+    attrs = data.draw(UNARY[op][1])
+    check(op, opset, [x], attrs, **tolerance(np.float32 if op == "Shrink" else dtype))
+
+
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 40.0, -40.0, 100.0, -100.0])
+
+
+@pytest.mark.parametrize(
+    ("op", "dtype"),
+    [
+        (op, dtype)
+        for op in sorted(UNARY)
+        for dtype in (np.float32, np.float64)
+        if dtype in schema_dtypes(op, since_opsets(op)[-1], "T1" if op.startswith("Is") else "T")
+    ],
+)
+def test_special_values_match_onnxruntime(op: str, dtype: Any) -> None:
+    """NaN, +-inf, +-0 and large values at the newest version, with default attributes."""
+    opset = since_opsets(op)[-1]
+    check(op, opset, [SPECIAL.astype(dtype)], {}, **tolerance(np.float32 if op == "Shrink" else dtype))
+
+
+def _typed_cases(op: str) -> list[Any]:
+    """(opset, dtype) for every since-version of ``op`` and every tested type it allows."""
+    return [
+        pytest.param(opset, dtype, id=f"{opset}-{np.dtype(dtype).name}")
+        for opset in since_opsets(op)
+        for dtype in schema_dtypes(op, opset)
+    ]
+
+
+@pytest.mark.parametrize(("opset", "dtype"), _typed_cases("PRelu"))
+@settings(max_examples=10)
+@given(data=st.data())
+def test_prelu_slope_broadcasts_to_x(opset: int, dtype: Any, data: st.DataObject) -> None:
+    """The slope is X's shape or a suffix of it, any axis of it 1 (per-channel (C, 1, 1), scalar)."""
+    shape = data.draw(shapes(min_rank=1))
+    suffix = shape[data.draw(st.integers(0, len(shape))) :]
+    slope_shape = tuple(1 if data.draw(st.booleans()) else d for d in suffix)
+    x = arrays(data.draw, dtype, shape, -5, 5)
+    slope = arrays(data.draw, dtype, slope_shape, -3, 3)
+    check("PRelu", opset, [x, slope], **tolerance(dtype))
+
+
+@pytest.mark.parametrize(("opset", "dtype"), _typed_cases("Clip"))
+@settings(max_examples=10)
+@given(data=st.data())
+def test_clip_matches_onnxruntime(opset: int, dtype: Any, data: st.DataObject) -> None:
+    """Clip-6 attributes, Clip-11+ optional inputs (either, both, none; min > max included)."""
+    x = arrays(data.draw, dtype, data.draw(shapes()), -10, 10)
+    low = data.draw(st.none() | st.integers(-6, 6))
+    high = data.draw(st.none() | st.integers(-6, 6))
+    if np.dtype(dtype).kind == "u":
+        low, high = (None if v is None else abs(v) for v in (low, high))
+    if opset < 11:  # onnxruntime refuses a Clip-6 with min > max (the schema does not say)
+        if low is not None and high is not None and low > high:
+            low, high = high, low
+        attrs = {k: float(v) for k, v in (("min", low), ("max", high)) if v is not None}
+        check("Clip", opset, [x], attrs, **tolerance(dtype))
+    else:
+        bounds = [None if v is None else np.array(v, dtype=dtype) for v in (low, high)]
+        check("Clip", opset, [x, *bounds], constant=data.draw(st.sampled_from([(), (1, 2)])), **tolerance(dtype))
+
+
+def _gelu_tanh(v: float) -> float:
+    return 0.5 * v * (1 + math.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3)))
+
+
+def _f32(value: float) -> float:
+    """An attribute default as ONNX stores it (float32)."""
+    return float(np.float32(value))
+
+
+# the schema's formulas, one float at a time, with default attributes
+FORMULAS: Mapping[str, Any] = {
+    "LeakyRelu": lambda v: v if v >= 0 else _f32(0.01) * v,
+    "Elu": lambda v: v if v >= 0 else math.exp(v) - 1,
+    "Selu": lambda v: _f32(1.0507009873554805) * (v if v > 0 else _f32(1.6732632423543772) * (math.exp(v) - 1)),
+    "HardSigmoid": lambda v: max(0.0, min(1.0, _f32(0.2) * v + 0.5)),
+    "HardSwish": lambda v: v * max(0.0, min(1.0, v / 6 + 0.5)),
+    "Softplus": lambda v: math.log1p(math.exp(v)) if v < 30 else v + math.log1p(math.exp(-v)),
+    "Softsign": lambda v: v / (1 + abs(v)),
+    "Mish": lambda v: v * math.tanh(math.log1p(math.exp(v)) if v < 30 else v),
+    "ThresholdedRelu": lambda v: v if v > 1.0 else 0.0,
+    "Tan": math.tan,
+    "Asin": math.asin,
+    "Acos": math.acos,
+    "Atan": math.atan,
+    "Sinh": math.sinh,
+    "Cosh": math.cosh,
+    "Asinh": math.asinh,
+    "Acosh": math.acosh,
+    "Atanh": math.atanh,
+}
+
+
+@pytest.mark.parametrize("op", sorted(FORMULAS))
+def test_float64_follows_the_schema_formula(op: str) -> None:
+    """onnxruntime has no float64 kernel for these: the schema's formula in Python floats, at every
+    since-version (Gelu's tanh form too)."""
+    low, high = UNARY[op][0]
+    x = np.linspace(low, high, 401)
+    for opset in since_opsets(op):
+        (y,) = run_ovpool(make_model(op, opset, [x]), {"x0": x})
+        assert y.dtype == np.float64
+        np.testing.assert_allclose(y, [FORMULAS[op](v) for v in x.tolist()], rtol=1e-13, atol=1e-15)
+    x = np.linspace(-8, 8, 401)
+    (y,) = run_ovpool(make_model("Gelu", 20, [x], {"approximate": "tanh"}), {"x0": x})
+    np.testing.assert_allclose(y, [_gelu_tanh(v) for v in x.tolist()], rtol=1e-13, atol=1e-15)
+
+
+def test_clip_without_bounds_maps_infinities_to_type_limits() -> None:
+    """An absent bound is numeric_limits of the input type (float32 -inf -> -3.4028235e38), as
+    onnxruntime does for Clip-13."""
+    x = np.array([-np.inf, 1.0, np.inf, np.nan], dtype=np.float32)
+    (y,) = check("Clip", 13, [x, None, np.float32(2.0)])
+    assert y[0] == np.finfo(np.float32).min and y[2] == 2.0
+
+
+def test_clip_6_float64_follows_the_schema() -> None:
+    """onnxruntime has no float64 Clip-6: min(max(x, min), max) element by element in Python; the
+    absent max is float64's largest value (numeric_limits of T, the schema's text)."""
+    x = np.array([-1e300, -3.0, 0.25, 7.0, 1e300, np.inf], dtype=np.float64)
+    model = make_model("Clip", 7, [x], {"min": -2.0})
+    (y,) = run_ovpool(model, {"x0": x})
+    expected = [min(max(v, -2.0), np.finfo(np.float64).max) for v in x.tolist()]
+    assert y.dtype == np.float64
+    np.testing.assert_array_equal(y, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint16])
+def test_erf_9_integers_truncate_per_the_schema(dtype: Any) -> None:
+    """Erf-9 allows integer types and onnxruntime has no kernel for them: erf of the value, truncated
+    to the type (math.erf in the test)."""
+    info = np.iinfo(dtype)
+    x = np.array([v for v in (-100, -7, -6, -5, -1, 0, 1, 2, 5, 6, 7, 100) if info.min <= v <= info.max], dtype=dtype)
+    (y,) = run_ovpool(make_model("Erf", 9, [x]), {"x0": x})
+    assert y.dtype == dtype
+    np.testing.assert_array_equal(y, [int(math.erf(v)) for v in x.tolist()])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_and_gelu_against_math_erf(dtype: Any) -> None:
+    """Erf and exact Gelu on a dense grid against ``math.erf``/``math.erfc`` in double precision:
+    within 4 units in the last place for erf; for Gelu 16 plus 2*x^2 (x^2/2 rounded once costs x^2/2
+    units in the tail e^(-x^2/2): float32 Gelu rounds it, and so does the float64 oracle's x/sqrt 2)."""
+    x = np.concatenate([np.linspace(-7, 7, 4001), np.geomspace(1e-30, 7, 501), -np.geomspace(1e-3, 38, 1001)]).astype(dtype)
+    values = x.tolist()
+    (erf,) = run_ovpool(make_model("Erf", 13, [x]), {"x0": x})
+    (gelu,) = run_ovpool(make_model("Gelu", 20, [x]), {"x0": x})
+    erf_ref = np.array([math.erf(v) for v in values])
+    gelu_ref = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in values])
+
+    def ulps(actual: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        normal = np.abs(reference) >= np.finfo(dtype).tiny
+        spacing = np.spacing(np.abs(reference[normal]).astype(dtype)).astype(np.float64)
+        return np.abs(actual[normal].astype(np.float64) - reference[normal]) / spacing
+
+    assert ulps(erf, erf_ref).max() <= 4
+    normal = np.abs(gelu_ref) >= np.finfo(dtype).tiny
+    assert np.all(ulps(gelu, gelu_ref) <= 16 + 2 * x[normal].astype(np.float64) ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_celu_28_follows_the_schema(dtype: Any) -> None:
+    """onnxruntime stops before opset 28: max(0, x) + min(0, alpha*(exp(x/alpha) - 1)) in Python."""
+    x = np.array([-6.0, -1.0, -0.25, 0.0, 0.5, 3.0], dtype=dtype)
+    for alpha in (1.0, 2.5, -1.5):
+        (y,) = run_ovpool(make_model("Celu", 28, [x], {"alpha": alpha}), {"x0": x})
+        expected = [max(0.0, v) + min(0.0, alpha * (math.exp(v / alpha) - 1)) for v in x.astype(np.float64).tolist()]
+        assert y.dtype == dtype
+        np.testing.assert_allclose(y.astype(np.float64), expected, **tolerance(dtype))
+
+
+def test_sigmoid_keeps_tiny_values() -> None:
+    """1/(1 + e^20) = 2.06e-9 is kept, not rounded to 0 by 1 - 1/(1 + e^-x)."""
+    (y,) = run_ovpool(make_model("Sigmoid", 13, [np.float32([-20.0])]), {"x0": np.float32([-20.0])})
+    np.testing.assert_allclose(y, [1 / (1 + math.exp(20))], rtol=1e-6)
+
+
+def test_large_input_matches_small_runs() -> None:
+    """Erf and Gelu work through runs of 65536 elements; a longer, non-contiguous input gives the same
+    values element by element as the values one at a time."""
+    x = np.random.default_rng(1).standard_normal((300, 700)).astype(np.float32).T
+    for op in ("Erf", "Gelu"):
+        model = make_model(op, 20, [x])
+        (whole,) = run_ovpool(model, {"x0": x})
+        parts = [run_ovpool(model, {"x0": row})[0] for row in x[:5]]
+        np.testing.assert_array_equal(whole[:5], parts)
+
+
+# ---------------------------------------------------------------- the node's errors
+
+
+ErrorCase = tuple[str, int, list[Any], dict[str, Any]]
+
+ERRORS: list[ErrorCase] = [
+    ("Relu", 13, [np.int32([1, -1])], {}),  # Relu-13 has no int32 (Relu-14 has)
+    ("Erf", 13, [np.int32([1])], {}),  # Erf-13 dropped the integer types of Erf-9
+    ("PRelu", 16, [np.float32([-1, -2]), np.float32([[1], [2]])], {}),  # slope must broadcast to X one way
+    ("PRelu", 16, [np.float32([-1, -2]), np.float64([1, 2])], {}),  # X and slope share T
+    ("Clip", 13, [np.float32([1, 5]), np.float32([2, 3])], {}),  # min holds one value
+    ("Clip", 13, [np.float32([1, 5]), np.float64(2)], {}),  # min has X's type
+    ("Celu", 12, [np.float32([1])], {"alpha": 0.0}),
+    ("Gelu", 20, [np.float32([1])], {"approximate": "erf"}),
+    ("LeakyRelu", 16, [np.float32([1])], {"alpha": "0.1"}),
+    ("IsInf", 10, [np.float32([1])], {"detect_positive": 1.5}),
+]
+
+
+@pytest.mark.parametrize(("op", "opset", "inputs", "attrs"), ERRORS, ids=[f"{e[0]}-{i}" for i, e in enumerate(ERRORS)])
+def test_bad_nodes_are_model_errors(op: str, opset: int, inputs: list[Any], attrs: dict[str, Any]) -> None:
+    model = make_model(op, opset, inputs, attrs)
+    with pytest.raises(ModelError, match=f"{op.lower()}_node"):
+        run_ovpool(model, {f"x{i}": v for i, v in enumerate(inputs)})
+
+
+# ---------------------------------------------------------------- ONNX's node test cases
+
+MY_OPS = frozenset(UNARY) | {"PRelu", "Clip"}
+
+
+@pytest.mark.parametrize("case", backend_cases(MY_OPS))
+def test_onnx_node_cases(case: Any) -> None:
+    run_backend_case(case)

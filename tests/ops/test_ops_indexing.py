@@ -1,0 +1,426 @@
+"""ovpool's gather/scatter/sort/select operators (ovpool/runtime/ops/indexing.py) against
+onnxruntime, per since-version, over hypothesis-drawn shapes, attributes and dtypes; against the
+ONNX schema text where onnxruntime disagrees with it or has no kernel; and on ONNX's own node
+test cases."""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+from harness import check, make_model, run_ort, run_ovpool, since_opsets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ovpool.errors import ModelError
+from ovpool.runtime.ops.base import covered
+
+ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
+FLOATS = ("float32", "float16", "float64")
+seeds = st.integers(0, 2**32 - 1)
+
+
+def examples(n: int) -> settings:
+    """``n`` examples in CI; 40 times as many under HYPOTHESIS_PROFILE=deep."""
+    return settings(max_examples=n * 40 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else n)
+
+
+def values(seed: int, shape: tuple[int, ...], dtype: str, distinct: bool = False) -> np.ndarray:
+    """Seeded test data of ``dtype``: normal floats, small ints, random bools; ``distinct`` draws
+    small integers so that ties are frequent (sorting and uniqueness tests)."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if distinct:
+        return rng.integers(0, 4, shape).astype(dtype)
+    if dtype == "uint8":
+        return rng.integers(0, 256, shape).astype(np.uint8)
+    if dtype.startswith("int"):
+        return rng.integers(-100, 100, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def ints(*v: int) -> np.ndarray:
+    return np.array(v, dtype=np.int64)
+
+
+def shapes(min_rank: int = 1, max_rank: int = 4, min_side: int = 1, max_side: int = 4) -> st.SearchStrategy[tuple[int, ...]]:
+    return st.lists(st.integers(min_side, max_side), min_size=min_rank, max_size=max_rank).map(tuple)
+
+
+def ovpool_of(op: str, opset: int, inputs: list, attrs: dict | None = None, n_outputs: int = 1) -> list[np.ndarray]:
+    """ovpool's outputs for the node alone (no onnxruntime): for schema-only checks and errors."""
+    model = make_model(op, opset, inputs, attrs, n_outputs)
+    return run_ovpool(model, {f"x{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None})
+
+
+def ort_of(op: str, opset: int, inputs: list, attrs: dict | None = None, n_outputs: int = 1) -> list[np.ndarray]:
+    model = make_model(op, opset, inputs, attrs, n_outputs)
+    return run_ort(model, {f"x{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None})
+
+
+def index_array(rng: np.random.Generator, shape: tuple[int, ...], size: int, negative: bool, dtype: str = "int64") -> np.ndarray:
+    low = -size if negative else 0
+    return rng.integers(low, size, shape).astype(dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gather, GatherElements, GatherND
+
+
+@pytest.mark.parametrize("opset", since_opsets("Gather"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_gather(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 4))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    index_shape = data.draw(shapes(0, 3, 0))
+    rng = np.random.default_rng(seed)
+    indices = index_array(rng, index_shape, shape[axis], opset >= 11, data.draw(st.sampled_from(["int64", "int32"])))
+    x = values(seed, shape, data.draw(st.sampled_from(ALL)))
+    check("Gather", opset, [x, indices], {"axis": axis}, constant=(1,) if data.draw(st.booleans()) else ())
+
+
+def test_gather_index_bounds() -> None:
+    """Gather-1 takes indices in [0, s) (onnxruntime also reads -1 there); Gather-11 [-s, s)."""
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    with pytest.raises(ModelError, match="outside"):
+        ovpool_of("Gather", 7, [x, ints(-1)])
+    np.testing.assert_array_equal(check("Gather", 11, [x, ints(-1)])[0], [[4, 5]])
+    with pytest.raises(ModelError, match="outside"):
+        ovpool_of("Gather", 13, [x, ints(3)])
+
+
+@pytest.mark.parametrize("opset", since_opsets("GatherElements"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_gather_elements(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 4))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    index_shape = tuple(data.draw(st.integers(0, 4 if i == axis % len(shape) else d)) for i, d in enumerate(shape))
+    rng = np.random.default_rng(seed)
+    indices = index_array(rng, index_shape, shape[axis], True, data.draw(st.sampled_from(["int64", "int32"])))
+    check("GatherElements", opset, [values(seed, shape, data.draw(st.sampled_from(ALL))), indices], {"axis": axis})
+
+
+@pytest.mark.parametrize("opset", since_opsets("GatherND"))
+@examples(20)
+@given(data=st.data(), seed=seeds)
+def test_gather_nd(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 4))
+    b = data.draw(st.integers(0, len(shape) - 1)) if opset >= 12 else 0
+    k = data.draw(st.integers(1, len(shape) - b))
+    index_shape = shape[:b] + data.draw(shapes(0, 2)) + (k,)
+    rng = np.random.default_rng(seed)
+    indices = np.stack([index_array(rng, index_shape[:-1], shape[b + j], True) for j in range(k)], axis=-1)
+    attrs = {"batch_dims": b} if b or (opset >= 12 and data.draw(st.booleans())) else {}
+    check("GatherND", opset, [values(seed, shape, data.draw(st.sampled_from(ALL))), indices], attrs)
+
+
+def test_gather_nd_errors() -> None:
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(ModelError, match="outside"):
+        ovpool_of("GatherND", 13, [x, ints(0, 3).reshape(1, 2)])
+    with pytest.raises(ModelError, match="entries"):
+        ovpool_of("GatherND", 13, [x, ints(0, 0, 0).reshape(1, 3)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Scatter, ScatterElements, ScatterND
+
+
+def reduction_dtypes(reduction: str) -> tuple[str, ...]:
+    """What onnxruntime's CPU kernels run: no float16 for add/mul (nor for ScatterND max/min), no
+    bool for max/min."""
+    if reduction in ("add", "mul"):
+        return ("float32", "float64", "int64", "int32", "int8", "uint8")
+    if reduction in ("max", "min"):
+        return ("float32", "float64", "int64", "int32", "int8", "uint8")
+    return ALL
+
+
+def reductions(opset: int) -> list[str]:
+    return ["none"] + (["add", "mul"] if opset >= 16 else []) + (["max", "min"] if opset >= 18 else [])
+
+
+def scatter_case(data: st.DataObject, seed: int, negative: bool, unique: bool) -> tuple[np.ndarray, int, tuple[int, ...]]:
+    """data, indices, updates and axis for ScatterElements; ``unique`` keeps targets distinct
+    (reduction none), else duplicates are likely."""
+    shape = data.draw(shapes(1, 3))
+    rank = len(shape)
+    axis = data.draw(st.integers(-rank, rank - 1))
+    a = axis % rank
+    index_shape = [data.draw(st.integers(0, d)) for d in shape]
+    rng = np.random.default_rng(seed)
+    if unique:
+        index_shape[a] = data.draw(st.integers(0, shape[a]))
+        order = np.argsort(rng.random((*index_shape[:a], shape[a], *index_shape[a + 1 :])), axis=a)
+        indices = np.take(order, np.arange(index_shape[a]), axis=a)
+        if negative:
+            indices = np.where(rng.random(indices.shape) < 0.5, indices - shape[a], indices)
+    else:
+        index_shape[a] = data.draw(st.integers(0, 5))
+        indices = index_array(rng, tuple(index_shape), shape[a], negative)
+    return indices, axis, shape
+
+
+@pytest.mark.parametrize("opset", since_opsets("ScatterElements"))
+@examples(20)
+@given(data=st.data(), seed=seeds)
+def test_scatter_elements(opset: int, data: st.DataObject, seed: int) -> None:
+    reduction = data.draw(st.sampled_from(reductions(opset)))
+    indices, axis, shape = scatter_case(data, seed, True, reduction == "none")
+    dtype = data.draw(st.sampled_from(reduction_dtypes(reduction)))
+    x = values(seed, shape, dtype)
+    updates = values(seed + 1, indices.shape, dtype)
+    if reduction == "mul" and dtype.startswith("int"):
+        x, updates = x % 3, updates % 3
+    attrs = {"axis": axis} | ({"reduction": reduction} if reduction != "none" else {})
+    check("ScatterElements", opset, [x, indices.astype(data.draw(st.sampled_from(["int64", "int32"]))), updates], attrs)
+
+
+@pytest.mark.parametrize("opset", since_opsets("Scatter"))
+@examples(12)
+@given(data=st.data(), seed=seeds)
+def test_scatter(opset: int, data: st.DataObject, seed: int) -> None:
+    """Scatter-9 against onnxruntime; Scatter-11 (onnxruntime has no kernel) against
+    onnxruntime's ScatterElements-11, which the Scatter-11 text says it equals."""
+    indices, axis, shape = scatter_case(data, seed, opset >= 11, True)
+    dtype = data.draw(st.sampled_from(ALL))
+    inputs = [values(seed, shape, dtype), indices, values(seed + 1, indices.shape, dtype)]
+    if opset < 11:
+        check("Scatter", opset, inputs, {"axis": axis})
+        return
+    np.testing.assert_array_equal(
+        ovpool_of("Scatter", 11, inputs, {"axis": axis})[0], ort_of("ScatterElements", 11, inputs, {"axis": axis})[0]
+    )
+
+
+def test_scatter9_refuses_negative_indices() -> None:
+    with pytest.raises(ModelError, match="outside"):
+        ovpool_of("Scatter", 9, [np.zeros((1, 3), np.float32), ints(-1).reshape(1, 1), np.ones((1, 1), np.float32)], {"axis": 1})
+
+
+@pytest.mark.parametrize("opset", since_opsets("ScatterND"))
+@examples(20)
+@given(data=st.data(), seed=seeds)
+def test_scatter_nd(opset: int, data: st.DataObject, seed: int) -> None:
+    reduction = data.draw(st.sampled_from(reductions(opset)))
+    shape = data.draw(shapes(1, 4))
+    k = data.draw(st.integers(1, len(shape)))
+    rng = np.random.default_rng(seed)
+    cells = int(np.prod(shape[:k]))
+    if reduction == "none":
+        flat = rng.permutation(cells)[: data.draw(st.integers(0, cells))]
+    else:
+        flat = rng.integers(0, cells, data.draw(st.integers(0, 6)))
+    tuples = np.stack(np.unravel_index(flat, shape[:k]), axis=-1).astype(np.int64).reshape(-1, k)
+    tuples = np.where(rng.random(tuples.shape) < 0.3, tuples - np.array(shape[:k]), tuples)
+    lead = data.draw(st.sampled_from([(len(flat),), (1, len(flat))]))
+    indices = tuples.reshape(*lead, k)
+    dtype = data.draw(st.sampled_from(reduction_dtypes(reduction)))
+    x = values(seed, shape, dtype)
+    updates = values(seed + 1, indices.shape[:-1] + shape[k:], dtype)
+    if reduction == "mul" and dtype.startswith("int"):
+        x, updates = x % 3, updates % 3
+    check("ScatterND", opset, [x, indices, updates], {"reduction": reduction} if reduction != "none" else {})
+
+
+def test_scatter_reductions_by_version() -> None:
+    """reduction exists from 16 (add, mul); max/min from 18."""
+    inputs = [np.zeros(3, np.float32), ints(1, 1).reshape(2, 1), np.ones(2, np.float32)]
+    np.testing.assert_array_equal(check("ScatterND", 16, inputs, {"reduction": "add"})[0], [0, 2, 0])
+    with pytest.raises(ModelError, match="reduction"):
+        ovpool_of("ScatterND", 16, inputs, {"reduction": "max"})
+    np.testing.assert_array_equal(check("ScatterND", 18, inputs, {"reduction": "max"})[0], [0, 1, 0])
+
+
+# ---------------------------------------------------------------------------------------------
+# OneHot, CumSum
+
+# (indices, depth, values) type triples onnxruntime has OneHot kernels for
+ONEHOT_TYPES = [
+    ("int64", "int64", "int64"),
+    ("int64", "int64", "float32"),
+    ("int64", "float32", "float16"),
+    ("int32", "int32", "float32"),
+    ("int32", "float32", "float16"),
+    ("float32", "float32", "float32"),
+    ("float32", "int64", "int64"),
+    ("float16", "float16", "float32"),
+]
+
+
+@pytest.mark.parametrize("opset", since_opsets("OneHot"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_one_hot(opset: int, data: st.DataObject, seed: int) -> None:
+    """Against onnxruntime with indices in [0, depth] (one out of range): onnxruntime reads
+    negative indices as 11's [-depth, 0) in OneHot-9 too; test_one_hot_negative_indices covers them."""
+    shape = data.draw(shapes(1, 3))
+    depth = data.draw(st.integers(1, 5))
+    index_type, depth_type, value_type = data.draw(st.sampled_from(ONEHOT_TYPES))
+    rng = np.random.default_rng(seed)
+    low = -depth - 1 if opset >= 11 else 0
+    indices = rng.integers(low, depth + 1, shape).astype(index_type)
+    axis = data.draw(st.integers(-len(shape) - 1, len(shape)))
+    on_off = values(seed, (2,), value_type)
+    depth_value = np.array(depth if data.draw(st.booleans()) else [depth], depth_type)
+    check(
+        "OneHot",
+        opset,
+        [indices, depth_value, on_off],
+        {"axis": axis} if data.draw(st.booleans()) else {} if axis == -1 else {"axis": axis},
+    )
+
+
+def test_one_hot_negative_indices() -> None:
+    """The schema: OneHot-9 gives all-off for indices outside [0, depth) (onnxruntime wraps -1 to
+    the last class there); OneHot-11 takes [-depth, depth). Fractional indices truncate to int64."""
+    on_off = np.array([0, 5], np.float32)
+    out9 = ovpool_of("OneHot", 9, [ints(0, 2, -1, 3), ints(3), on_off])[0]
+    np.testing.assert_array_equal(out9, [[5, 0, 0], [0, 0, 5], [0, 0, 0], [0, 0, 0]])
+    out11 = ovpool_of("OneHot", 11, [ints(0, 2, -1, -4), ints(3), on_off])[0]
+    np.testing.assert_array_equal(out11, [[5, 0, 0], [0, 0, 5], [0, 0, 5], [0, 0, 0]])
+    out = ovpool_of("OneHot", 11, [np.array([1.7, -0.5], np.float32), np.array(3.9, np.float32), on_off], {"axis": 0})[0]
+    np.testing.assert_array_equal(out, [[0, 5], [5, 0], [0, 0]])
+
+
+@pytest.mark.parametrize("opset", since_opsets("CumSum"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_cumsum(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 4, 0))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    dtypes = ("float32", "float64", "int64", "int32") + (("float16",) if opset >= 14 else ())
+    dtype = data.draw(st.sampled_from(dtypes))
+    attrs = {name: 1 for name in ("exclusive", "reverse") if data.draw(st.booleans())}
+    axis_input = np.array(axis, data.draw(st.sampled_from(["int64", "int32"])))
+    rtol = 2e-3 if dtype == "float16" else 1e-5
+    check("CumSum", opset, [values(seed, shape, dtype), axis_input], attrs, rtol=rtol, atol=rtol)
+
+
+# ---------------------------------------------------------------------------------------------
+# TopK
+
+
+@pytest.mark.parametrize("opset", since_opsets("TopK"))
+@examples(20)
+@given(data=st.data(), seed=seeds)
+def test_top_k(opset: int, data: st.DataObject, seed: int) -> None:
+    """Ties are frequent (values 0..3): equal values must come in index order."""
+    shape = data.draw(shapes(1, 3, 1, 6))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    k = data.draw(st.integers(1 if opset < 10 else 0, shape[axis]))
+    dtypes = FLOATS + (("int64", "int32", "int8", "uint8") if opset >= 11 else ())
+    x = values(seed, shape, data.draw(st.sampled_from(dtypes)), distinct=data.draw(st.booleans()))
+    attrs: dict = {"axis": axis} if axis != -1 or data.draw(st.booleans()) else {}
+    if opset >= 11:
+        attrs |= {name: data.draw(st.integers(0, 1)) for name in ("largest", "sorted") if data.draw(st.booleans())}
+    if opset < 10:
+        check("TopK", opset, [x], attrs | {"k": k}, n_outputs=2)
+        return
+    if attrs.get("sorted", 1):
+        check("TopK", opset, [x, ints(k)], attrs, n_outputs=2, constant=(1,) if data.draw(st.booleans()) else ())
+        return
+    ours, theirs = ovpool_of("TopK", opset, [x, ints(k)], attrs, 2), ort_of("TopK", opset, [x, ints(k)], attrs, 2)
+    for o, t in zip(ours, theirs):  # sorted=0: the order is unspecified, the selection is not
+        assert o.dtype == t.dtype and o.shape == t.shape
+        np.testing.assert_array_equal(np.sort(o, axis=axis), np.sort(t, axis=axis))
+
+
+def test_top_k_ties_lower_index_first() -> None:
+    x = np.array([3, 1, 3, 2, 1], np.float32)
+    top, indices = check("TopK", 11, [x, ints(3)], n_outputs=2)
+    np.testing.assert_array_equal(top, [3, 3, 2])
+    np.testing.assert_array_equal(indices, [0, 2, 3])
+    _, indices = check("TopK", 11, [x, ints(3)], {"largest": 0}, n_outputs=2)
+    np.testing.assert_array_equal(indices, [1, 4, 3])
+    with pytest.raises(ModelError, match="outside"):
+        ovpool_of("TopK", 11, [x, ints(6)], n_outputs=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# NonZero, Compress, Unique
+
+
+@pytest.mark.parametrize("opset", since_opsets("NonZero"))
+@examples(12)
+@given(data=st.data(), seed=seeds)
+def test_non_zero(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 4, 0))
+    dtype = data.draw(st.sampled_from(("float32", "float16", "int64", "int32", "uint8", "bool")))
+    x = values(seed, shape, dtype, distinct=True) if dtype != "bool" else values(seed, shape, dtype)
+    check("NonZero", opset, [x])
+
+
+def test_non_zero_scalar() -> None:
+    """The schema: a 0-D input gives shape (0, N) (onnxruntime gives (1, N), numpy's old reading)."""
+    assert ovpool_of("NonZero", 13, [np.array(3.0, np.float32)])[0].shape == (0, 1)
+    assert ovpool_of("NonZero", 9, [np.array(0, np.int64)])[0].shape == (0, 0)
+
+
+@pytest.mark.parametrize("opset", since_opsets("Compress"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_compress(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 3, 0))
+    axis = data.draw(st.none() | st.integers(-len(shape) if opset >= 11 else 0, len(shape) - 1))
+    length = int(np.prod(shape)) if axis is None else shape[axis]
+    condition = np.random.default_rng(seed).random(data.draw(st.integers(0, length))) < 0.5
+    attrs = {} if axis is None else {"axis": axis}
+    check("Compress", opset, [values(seed, shape, data.draw(st.sampled_from(ALL))), condition], attrs)
+
+
+def test_compress_condition_beyond_axis() -> None:
+    x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    with pytest.raises(ModelError, match="selects"):
+        ovpool_of("Compress", 11, [x, np.array([False, False, True])], {"axis": 0})
+    with pytest.raises(ModelError, match="negative"):
+        ovpool_of("Compress", 9, [x, np.array([True])], {"axis": -1})
+
+
+@pytest.mark.parametrize("opset", since_opsets("Unique"))
+@examples(20)
+@given(data=st.data(), seed=seeds)
+def test_unique(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 3, 1))
+    axis = data.draw(st.none() | st.integers(-len(shape), len(shape) - 1))
+    x = values(seed, shape, data.draw(st.sampled_from(("float32", "float64", "int64", "int8"))), distinct=True)
+    attrs = ({} if axis is None else {"axis": axis}) | (
+        {"sorted": data.draw(st.integers(0, 1))} if data.draw(st.booleans()) else {}
+    )
+    check("Unique", opset, [x], attrs, n_outputs=data.draw(st.integers(1, 4)))
+
+
+# ---------------------------------------------------------------------------------------------
+# ONNX's own node test cases
+
+OPS = frozenset(r.op_type for r in covered() if r.factory.__module__ == "ovpool.runtime.ops.indexing")
+
+
+@functools.lru_cache(maxsize=1)
+def onnx_cases() -> tuple:
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases()
+    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in OPS)
+
+
+@pytest.mark.parametrize("name", sorted(c.name for c in onnx_cases()))
+def test_onnx_node_case(name: str) -> None:
+    case = next(c for c in onnx_cases() if c.name == name)
+    model: onnx.ModelProto = case.model
+    for inputs, expected in case.data_sets:
+        feeds = {i.name: v for i, v in zip(model.graph.input, inputs)}
+        actual = run_ovpool(model, feeds)
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert a.dtype == e.dtype and a.shape == e.shape
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,355 @@
+"""Batch, Instance, Layer, Group and Lp normalization against onnxruntime at every since-version it
+runs, against the schema formulas (computed here, independently) where it does not, and ONNX's own
+node test cases."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+import pytest
+from harness import check, make_model, run_ovpool, since_opsets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ovpool.errors import ModelError
+
+OPS = ("BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization", "LpNormalization")
+
+
+def _tol(dtype: np.dtype) -> float:
+    return 3e-3 if dtype == np.float16 else 1e-5
+
+
+def _rng(data: st.DataObject) -> np.random.Generator:
+    return np.random.default_rng(data.draw(st.integers(0, 2**16)))
+
+
+def _bn_schema(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.ndarray, var: np.ndarray, eps: float) -> np.ndarray:
+    """``(x - mean) / sqrt(var + epsilon) * scale + B`` with the parameters along axis 1, in float64."""
+    view = (-1,) + (1,) * (x.ndim - 2) if x.ndim > 1 else (-1,)
+    s, b, m, v = (
+        np.asarray(a, np.float64).reshape(view) if a.ndim == 1 else np.asarray(a, np.float64) for a in (scale, bias, mean, var)
+    )
+    return (x.astype(np.float64) - m) / np.sqrt(v + eps) * s + b
+
+
+# ---------------------------------------------------------------- BatchNormalization
+
+
+@pytest.mark.parametrize("opset", since_opsets("BatchNormalization"))
+@settings(max_examples=20)
+@given(data=st.data())
+def test_batch_normalization_matches_onnxruntime(opset: int, data: st.DataObject) -> None:
+    rng = _rng(data)
+    rank = data.draw(st.integers(1 if opset >= 9 else 2, 5))
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
+    x_type = data.draw(st.sampled_from([np.float32, np.float16, np.float64]))
+    if opset >= 15 and x_type != np.float64:
+        param_type, stat_type = (
+            data.draw(st.sampled_from([np.float16, np.float32])),
+            data.draw(st.sampled_from([np.float16, np.float32])),
+        )
+    else:
+        param_type = stat_type = x_type
+    c = shape[1] if rank > 1 else 1
+    x = (rng.standard_normal(shape) * 3).astype(x_type)
+    params = [rng.standard_normal(c).astype(param_type), rng.standard_normal(c).astype(param_type)]
+    stats = [rng.standard_normal(c).astype(stat_type), rng.uniform(0.1, 2.0, c).astype(stat_type)]
+    attrs = {"epsilon": data.draw(st.sampled_from([1e-5, 1e-3, 0.5]))} if data.draw(st.booleans()) else {}
+    constant = (1, 2, 3, 4) if data.draw(st.booleans()) else ()
+    tol = 5e-3 if np.float16 in (x_type, param_type, stat_type) else 1e-5
+    (y,) = check("BatchNormalization", opset, [x, *params, *stats], attrs, constant=constant, rtol=tol, atol=tol)
+    expected = _bn_schema(x, *params, *stats, attrs.get("epsilon", 1e-5))
+    np.testing.assert_allclose(y.astype(np.float64), expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("opset", [1, 6, 7, 9, 14, 15])
+def test_batch_normalization_uses_the_given_statistics(opset: int) -> None:
+    """Every version's inference form, the schema's formula computed here (onnxruntime has no
+    BatchNormalization-1/6 kernel): mean 1, var 3, epsilon 1, scale 2, B 0.5 take 5 to 4.5 whatever
+    the batch holds (onnx.reference blends batch statistics in for 9..13)."""
+    x = np.array([[[5.0, -1.0, 3.0]], [[7.0, 1.0, 1.0]]], np.float32)  # (2, 1, 3)
+    params = [np.array([2.0], np.float32), np.array([0.5], np.float32), np.array([1.0], np.float32), np.array([3.0], np.float32)]
+    model = make_model("BatchNormalization", opset, [x, *params], {"epsilon": 1.0}, constant=(1, 2, 3, 4))
+    (y,) = run_ovpool(model, {"x0": x})
+    np.testing.assert_allclose(y, (x - 1.0) / 2.0 * 2.0 + 0.5, rtol=1e-6)
+    assert y[0, 0, 0] == 4.5
+
+
+@pytest.mark.parametrize("opset", [1, 6])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_batch_normalization_1_and_6_against_the_schema(opset: int, dtype: type) -> None:
+    """onnxruntime has no kernel before 7: the schema formula computed here is the oracle."""
+    rng = np.random.default_rng(opset)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(dtype)
+    params = [rng.standard_normal(3).astype(dtype) for _ in range(3)] + [rng.uniform(0.1, 2, 3).astype(dtype)]
+    attrs = {"is_test": 1, "consumed_inputs": [0, 0, 0, 1, 1]} if opset == 1 else {"is_test": 1}
+    (y,) = run_ovpool(
+        make_model("BatchNormalization", opset, [x, *params], attrs), {f"x{i}": v for i, v in enumerate([x, *params])}
+    )
+    assert y.dtype == x.dtype
+    np.testing.assert_allclose(
+        y.astype(np.float64), _bn_schema(x, *params, 1e-5), rtol=_tol(np.dtype(dtype)), atol=_tol(np.dtype(dtype))
+    )
+
+
+@pytest.mark.parametrize("opset", [6, 7])
+@pytest.mark.parametrize("constant", [(), (1, 2, 3, 4)])
+def test_batch_normalization_spatial_0_is_per_activation(opset: int, constant: tuple[int, ...]) -> None:
+    """spatial=0: statistics shaped like one sample (C, H, W). onnxruntime (7) and the schema agree."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    params = [rng.standard_normal((3, 4, 5)).astype(np.float32) for _ in range(3)] + [
+        rng.uniform(0.1, 2, (3, 4, 5)).astype(np.float32)
+    ]
+    model = make_model("BatchNormalization", opset, [x, *params], {"spatial": 0}, constant=constant)
+    (y,) = run_ovpool(model, {f"x{i}": v for i, v in enumerate([x, *params]) if i not in constant})
+    np.testing.assert_allclose(y, (x - params[2]) / np.sqrt(params[3] + 1e-5) * params[0] + params[1], rtol=1e-5, atol=1e-5)
+    if opset >= 7:
+        check("BatchNormalization", opset, [x, *params], {"spatial": 0}, constant=constant, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("opset", [o for o in since_opsets("BatchNormalization") if o >= 14])
+@settings(max_examples=15)
+@given(data=st.data())
+def test_batch_normalization_training_mode(opset: int, data: st.DataObject) -> None:
+    """training_mode=1: Y from the batch's mean and population variance, running statistics blended
+    with momentum; onnxruntime and the schema formula (computed here) agree."""
+    rng = _rng(data)
+    rank = data.draw(st.integers(1, 4))
+    # N >= 2: a channel of one value has variance 0, where onnxruntime's rounding noise is amplified by 1/sqrt(epsilon)
+    shape = (data.draw(st.integers(2, 4)),) + tuple(data.draw(st.lists(st.integers(1, 4), min_size=rank - 1, max_size=rank - 1)))
+    x_type = data.draw(st.sampled_from([np.float32, np.float16, np.float64]))
+    stat_type = data.draw(st.sampled_from([np.float32, np.float16])) if opset >= 15 and x_type != np.float64 else x_type
+    c = shape[1] if rank > 1 else 1
+    x = (rng.standard_normal(shape) * 2 + 1).astype(x_type)
+    inputs = [x, rng.standard_normal(c).astype(x_type), rng.standard_normal(c).astype(x_type)]
+    inputs += [rng.standard_normal(c).astype(stat_type), rng.uniform(0.1, 2, c).astype(stat_type)]
+    momentum = data.draw(st.sampled_from([0.9, 0.5, 0.0]))
+    attrs = {"training_mode": 1, "momentum": momentum}
+    tol = 5e-3 if np.float16 in (x_type, stat_type) else 1e-5
+    y, running_mean, running_var = check("BatchNormalization", opset, inputs, attrs, n_outputs=3, rtol=tol, atol=tol)
+    axes = (0,) + tuple(range(2, rank))
+    batch_mean, batch_var = x.astype(np.float64).mean(axis=axes), x.astype(np.float64).var(axis=axes)
+    np.testing.assert_allclose(
+        y.astype(np.float64), _bn_schema(x, inputs[1], inputs[2], batch_mean, batch_var, 1e-5), rtol=tol, atol=tol
+    )
+    np.testing.assert_allclose(running_mean, inputs[3] * momentum + batch_mean * (1 - momentum), rtol=tol, atol=tol)
+    np.testing.assert_allclose(running_var, inputs[4] * momentum + batch_var * (1 - momentum), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize(("opset", "attrs", "n_outputs"), [(7, {}, 5), (9, {}, 5), (14, {}, 3), (15, {"training_mode": 1}, 4)])
+def test_batch_normalization_refuses_outputs_it_does_not_compute(opset: int, attrs: dict, n_outputs: int) -> None:
+    """Before 14, more than Y asks for training statistics (onnxruntime's saved_var is an inverse
+    standard deviation, the schema says variance): refused. From 14, extra outputs need training_mode."""
+    x = np.ones((2, 3), np.float32)
+    params = [np.ones(3, np.float32)] * 4
+    model = make_model("BatchNormalization", opset, [x, *params], attrs, n_outputs=n_outputs)
+    with pytest.raises(ModelError, match="outputs"):
+        run_ovpool(model, {f"x{i}": v for i, v in enumerate([x, *params])})
+
+
+def test_batch_normalization_wrong_statistics_shape_is_a_model_error() -> None:
+    x = np.ones((2, 3, 4), np.float32)
+    params = [np.ones(3, np.float32)] * 3 + [np.ones(4, np.float32)]
+    with pytest.raises(ModelError, match="'var' has shape"):
+        run_ovpool(make_model("BatchNormalization", 9, [x, *params]), {f"x{i}": v for i, v in enumerate([x, *params])})
+
+
+# ---------------------------------------------------------------- InstanceNormalization
+
+
+def _instance_schema(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    axes = tuple(range(2, x.ndim))
+    x64 = x.astype(np.float64)
+    view = (1, -1) + (1,) * (x.ndim - 2)
+    mean, var = x64.mean(axis=axes, keepdims=True), x64.var(axis=axes, keepdims=True)
+    return scale.astype(np.float64).reshape(view) * (x64 - mean) / np.sqrt(var + eps) + bias.astype(np.float64).reshape(view)
+
+
+@pytest.mark.parametrize("opset", since_opsets("InstanceNormalization"))
+@settings(max_examples=15)
+@given(data=st.data())
+def test_instance_normalization(opset: int, data: st.DataObject) -> None:
+    """onnxruntime for float32/float16; float64 (no onnxruntime kernel) against the schema formula."""
+    rng = _rng(data)
+    rank = data.draw(st.integers(3, 5))
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
+    dtype = np.dtype(data.draw(st.sampled_from([np.float32, np.float16, np.float64])))
+    x = (rng.standard_normal(shape) * 2 + 1).astype(dtype)
+    scale, bias = rng.standard_normal(shape[1]).astype(dtype), rng.standard_normal(shape[1]).astype(dtype)
+    eps = data.draw(st.sampled_from([1e-5, 0.1]))
+    if dtype == np.float64:
+        (y,) = run_ovpool(
+            make_model("InstanceNormalization", opset, [x, scale, bias], {"epsilon": eps}), {"x0": x, "x1": scale, "x2": bias}
+        )
+    else:
+        (y,) = check("InstanceNormalization", opset, [x, scale, bias], {"epsilon": eps}, rtol=_tol(dtype), atol=_tol(dtype))
+    np.testing.assert_allclose(y.astype(np.float64), _instance_schema(x, scale, bias, eps), rtol=_tol(dtype), atol=_tol(dtype))
+
+
+def test_instance_normalization_1_and_rank_2() -> None:
+    """InstanceNormalization-1 (consumed_inputs) against the schema; a rank-2 input has no spatial axis."""
+    x = np.array([[[1.0, 3.0]]], np.float32)
+    model = make_model(
+        "InstanceNormalization", 1, [x, np.array([2.0], np.float32), np.array([0.5], np.float32)], {"epsilon": 0.0}
+    )
+    (y,) = run_ovpool(model, {"x0": x, "x1": np.array([2.0], np.float32), "x2": np.array([0.5], np.float32)})
+    np.testing.assert_allclose(y, [[[-1.5, 2.5]]])
+    flat = np.ones((2, 3), np.float32)
+    with pytest.raises(ModelError, match="rank 2"):
+        run_ovpool(
+            make_model("InstanceNormalization", 6, [flat, np.ones(3, np.float32), np.ones(3, np.float32)]),
+            {"x0": flat, "x1": np.ones(3, np.float32), "x2": np.ones(3, np.float32)},
+        )
+
+
+# ---------------------------------------------------------------- LayerNormalization
+
+
+@settings(max_examples=25)
+@given(data=st.data())
+def test_layer_normalization(data: st.DataObject) -> None:
+    rng = _rng(data)
+    rank = data.draw(st.integers(1, 4))
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
+    axis = data.draw(st.integers(-rank, rank - 1))
+    k = axis % rank
+    dtype = np.dtype(data.draw(st.sampled_from([np.float32, np.float16, np.float64])))
+    lead = data.draw(st.integers(0, k))  # Scale/B may carry some of the leading axes (broadcast)
+    param_shape = shape[k - lead :] if data.draw(st.booleans()) else (1,) * lead + shape[k:]
+    x = (rng.standard_normal(shape) * 2 + 1).astype(dtype)
+    scale = rng.standard_normal(param_shape).astype(dtype)
+    bias = rng.standard_normal(param_shape).astype(dtype) if data.draw(st.booleans()) else None
+    n_outputs = data.draw(st.integers(1, 3))
+    attrs: dict = {"axis": axis}
+    if data.draw(st.booleans()):
+        attrs["epsilon"] = 0.01
+    if data.draw(st.booleans()):
+        attrs["stash_type"] = 1
+    outs = check("LayerNormalization", 17, [x, scale, bias], attrs, n_outputs=n_outputs, rtol=_tol(dtype), atol=_tol(dtype))
+    axes = tuple(range(k, rank))
+    x64 = x.astype(np.float64)
+    mean, var = x64.mean(axis=axes, keepdims=True), x64.var(axis=axes, keepdims=True)
+    expected = (x64 - mean) / np.sqrt(var + attrs.get("epsilon", 1e-5)) * scale + (0 if bias is None else bias)
+    np.testing.assert_allclose(outs[0].astype(np.float64), expected, rtol=_tol(dtype), atol=_tol(dtype))
+    if n_outputs > 1:
+        assert outs[1].dtype == np.float32 and outs[1].shape == mean.shape
+
+
+def test_layer_normalization_refuses_other_stash_types() -> None:
+    x = np.ones((2, 3), np.float64)
+    with pytest.raises(ModelError, match="stash_type"):
+        run_ovpool(make_model("LayerNormalization", 17, [x, np.ones(3)], {"stash_type": 11}), {"x0": x, "x1": np.ones(3)})
+
+
+# ---------------------------------------------------------------- GroupNormalization
+
+
+def _group_schema(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, groups: int, eps: float) -> np.ndarray:
+    """Loops over samples and groups; scale/bias of (groups,) repeat over each group's channels."""
+    n, c = x.shape[:2]
+    per = c // groups
+    y = np.zeros(x.shape, np.float64)
+    for i in range(n):
+        for g in range(groups):
+            block = x[i, g * per : (g + 1) * per].astype(np.float64)
+            normalized = (block - block.mean()) / np.sqrt(block.var() + eps)
+            for j in range(per):
+                channel = g * per + j
+                s, b = (scale[g], bias[g]) if len(scale) == groups else (scale[channel], bias[channel])
+                y[i, channel] = normalized[j] * s + b
+    return y
+
+
+@pytest.mark.parametrize("opset", since_opsets("GroupNormalization"))
+@settings(max_examples=20)
+@given(data=st.data())
+def test_group_normalization(opset: int, data: st.DataObject) -> None:
+    """Version 18: scale/bias per GROUP; 21: per CHANNEL. onnxruntime and the schema (loops here)."""
+    rng = _rng(data)
+    rank = data.draw(st.integers(2, 4))
+    groups = data.draw(st.integers(1, 3))
+    shape = (data.draw(st.integers(1, 3)), groups * data.draw(st.integers(1, 3))) + tuple(
+        data.draw(st.lists(st.integers(1, 4), min_size=rank - 2, max_size=rank - 2))
+    )
+    dtype = np.dtype(data.draw(st.sampled_from([np.float32, np.float16, np.float64])))
+    x = (rng.standard_normal(shape) * 2 + 1).astype(dtype)
+    width = groups if opset < 21 else shape[1]
+    scale, bias = rng.standard_normal(width).astype(dtype), rng.standard_normal(width).astype(dtype)
+    eps = data.draw(st.sampled_from([1e-5, 0.1]))
+    (y,) = check(
+        "GroupNormalization", opset, [x, scale, bias], {"num_groups": groups, "epsilon": eps}, rtol=_tol(dtype), atol=_tol(dtype)
+    )
+    np.testing.assert_allclose(
+        y.astype(np.float64), _group_schema(x, scale, bias, groups, eps), rtol=_tol(dtype), atol=_tol(dtype)
+    )
+
+
+@pytest.mark.parametrize(
+    ("opset", "groups", "message"), [(18, 4, "does not divide"), (21, 0, "positive"), (21, None, "required")]
+)
+def test_group_normalization_bad_groups(opset: int, groups: int | None, message: str) -> None:
+    x = np.ones((1, 6, 2), np.float32)
+    width = (groups or 1) if opset < 21 else 6
+    attrs = {} if groups is None else {"num_groups": groups}
+    params = [np.ones(width, np.float32), np.zeros(width, np.float32)]
+    with pytest.raises(ModelError, match=message):
+        run_ovpool(make_model("GroupNormalization", opset, [x, *params], attrs), {"x0": x, "x1": params[0], "x2": params[1]})
+
+
+# ---------------------------------------------------------------- LpNormalization
+
+
+@pytest.mark.parametrize("opset", since_opsets("LpNormalization"))
+@settings(max_examples=20)
+@given(data=st.data())
+def test_lp_normalization(opset: int, data: st.DataObject) -> None:
+    rng = _rng(data)
+    rank = data.draw(st.integers(1, 4))
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
+    dtype = np.dtype(data.draw(st.sampled_from([np.float32, np.float16, np.float64])))
+    x = rng.standard_normal(shape) * (rng.random(shape) < 0.7)  # some all-zero lines
+    attrs: dict = {}
+    if data.draw(st.booleans()):
+        attrs["p"] = data.draw(st.sampled_from([1, 2]))
+    if data.draw(st.booleans()):
+        attrs["axis"] = data.draw(st.integers(-rank, rank - 1))
+    (y,) = check("LpNormalization", opset, [x.astype(dtype)], attrs, rtol=_tol(dtype), atol=_tol(dtype))
+    norm = np.linalg.norm(x, ord=attrs.get("p", 2), axis=attrs.get("axis", -1), keepdims=True)
+    expected = np.divide(x, norm, out=np.zeros_like(x), where=norm != 0)
+    np.testing.assert_allclose(y.astype(np.float64), expected, rtol=_tol(dtype), atol=_tol(dtype))
+
+
+def test_lp_normalization_refuses_p_3() -> None:
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ModelError, match="'p'"):
+        run_ovpool(make_model("LpNormalization", 7, [x], {"p": 3}), {"x0": x})
+
+
+# ---------------------------------------------------------------- ONNX's node test cases
+
+
+@functools.lru_cache(maxsize=1)
+def _onnx_node_cases() -> tuple:
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases()
+    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in OPS)
+
+
+@pytest.mark.parametrize("name", [c.name for c in _onnx_node_cases()])
+def test_onnx_node_cases(name: str) -> None:
+    case = next(c for c in _onnx_node_cases() if c.name == name)
+    graph = case.model.graph
+    for inputs, expected in case.data_sets:
+        feeds = {i.name: np.asarray(v) for i, v in zip(graph.input, inputs)}
+        actual = run_ovpool(case.model, feeds)
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert a.dtype == e.dtype and a.shape == e.shape
+            np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5)

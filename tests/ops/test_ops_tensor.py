@@ -1,0 +1,568 @@
+"""ovpool's shape and layout operators (ovpool/runtime/ops/tensor.py) against onnxruntime, per
+since-version, over hypothesis-drawn shapes, attributes and dtypes; against the ONNX schema text
+where onnxruntime disagrees with it; and on ONNX's own node test cases."""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+from harness import check, make_model, run_ovpool, since_opsets
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ovpool.errors import ModelError
+from ovpool.runtime.ops.base import covered
+
+INT64_MAX, INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
+FLOATS = ("float32", "float16", "float64")
+
+
+def values(seed: int, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Seeded test data of ``dtype``: normal floats, small ints (0..255 for uint8), random bools."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype == "uint8":
+        return rng.integers(0, 256, shape).astype(np.uint8)
+    if dtype.startswith("int"):
+        return rng.integers(-100, 100, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def ints(*v: int) -> np.ndarray:
+    return np.array(v, dtype=np.int64)
+
+
+def shapes(min_rank: int = 0, max_rank: int = 4, min_side: int = 1, max_side: int = 4) -> st.SearchStrategy[tuple[int, ...]]:
+    return st.lists(st.integers(min_side, max_side), min_size=min_rank, max_size=max_rank).map(tuple)
+
+
+seeds = st.integers(0, 2**32 - 1)
+
+
+def examples(n: int) -> settings:
+    """``n`` examples in CI; 40 times as many under HYPOTHESIS_PROFILE=deep."""
+    return settings(max_examples=n * 40 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else n)
+
+
+def ovpool_of(op: str, opset: int, inputs: list, attrs: dict | None = None, n_outputs: int = 1, constant=()) -> list[np.ndarray]:
+    """ovpool's outputs for the node alone (no onnxruntime): for schema-only checks and errors."""
+    model = make_model(op, opset, inputs, attrs, n_outputs, constant)
+    feeds = {f"x{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None and i not in constant}
+    return run_ovpool(model, feeds)
+
+
+# ---------------------------------------------------------------------------------------------
+# Concat
+
+
+@pytest.mark.parametrize("opset", since_opsets("Concat"))
+@examples(12)
+@given(data=st.data(), seed=seeds)
+def test_concat(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 4))
+    rank = len(shape)
+    axis = data.draw(st.integers(-rank if opset >= 11 else 0, rank - 1))
+    n = data.draw(st.integers(1, 3))
+    dtype = data.draw(st.sampled_from(ALL))
+    inputs = []
+    for i in range(n):
+        s = list(shape)
+        s[axis] = data.draw(st.integers(0, 3))
+        inputs.append(values(seed + i, tuple(s), dtype))
+    check("Concat", opset, inputs, {"axis": axis})
+
+
+def test_concat_negative_axis_before_11() -> None:
+    """Concat-4 allows axis in [0, r) only (onnxruntime accepts -1 there)."""
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ModelError, match="axis"):
+        ovpool_of("Concat", 7, [x, x], {"axis": -1})
+    assert ovpool_of("Concat", 11, [x, x], {"axis": -1})[0].shape == (2, 6)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reshape, Flatten, Transpose, Squeeze, Unsqueeze
+
+
+@st.composite
+def reshape_targets(draw: st.DrawFn, shape: tuple[int, ...], allowzero: bool) -> list[int]:
+    """A shape with the same element count: adjacent input dims merged, then some dims replaced by
+    0 (copy, where the input has that dim at that position) and one by -1."""
+    groups: list[int] = []
+    for d in shape:
+        if groups and draw(st.booleans()):
+            groups[-1] *= d
+        else:
+            groups.append(d)
+    if draw(st.booleans()):
+        groups.insert(draw(st.integers(0, len(groups))), 1)
+    target = list(groups)
+    if not allowzero:
+        for i, d in enumerate(target):
+            if i < len(shape) and shape[i] == d and draw(st.booleans()):
+                target[i] = 0
+    if target and math.prod(shape) and draw(st.booleans()):
+        target[draw(st.integers(0, len(target) - 1))] = -1
+    return target
+
+
+@pytest.mark.parametrize("opset", since_opsets("Reshape"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_reshape(opset: int, data: st.DataObject, seed: int) -> None:
+    allowzero = opset >= 14 and data.draw(st.booleans())
+    shape = data.draw(shapes(0, 4, 0 if allowzero else 1))
+    if allowzero and 0 in shape:
+        target = data.draw(st.permutations(shape)).copy()
+    else:
+        target = data.draw(reshape_targets(shape, allowzero))
+    x = values(seed, shape, data.draw(st.sampled_from(ALL)))
+    attrs = {"allowzero": 1} if allowzero else {}
+    check("Reshape", opset, [x, ints(*target)], attrs, constant=(1,) if data.draw(st.booleans()) else ())
+
+
+def test_reshape_zero_copies_unless_allowzero() -> None:
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    assert check("Reshape", 13, [x, ints(0, -1)])[0].shape == (2, 12)
+    assert check("Reshape", 14, [np.zeros((0, 3), np.float32), ints(3, 0)], {"allowzero": 1})[0].shape == (3, 0)
+    with pytest.raises(ModelError, match="both 0 and -1"):
+        ovpool_of("Reshape", 14, [x, ints(0, -1)], {"allowzero": 1})
+    with pytest.raises(ModelError, match="elements"):
+        ovpool_of("Reshape", 14, [x, ints(5, 5)])
+
+
+@pytest.mark.parametrize("opset", since_opsets("Flatten"))
+@examples(12)
+@given(data=st.data(), seed=seeds)
+def test_flatten(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 4, 0))
+    rank = len(shape)
+    axis = data.draw(st.integers(-rank if opset >= 11 else 0, rank))
+    dtype = data.draw(st.sampled_from(FLOATS if opset < 9 else ALL))
+    check("Flatten", opset, [values(seed, shape, dtype)], {"axis": axis})
+
+
+def test_flatten_negative_axis_before_11() -> None:
+    """Flatten-1/9 take axis in [0, r]; -1 is an error there (onnxruntime agrees)."""
+    with pytest.raises(ModelError, match="axis"):
+        ovpool_of("Flatten", 9, [np.ones((2, 3), np.float32)], {"axis": -1})
+
+
+@pytest.mark.parametrize("opset", since_opsets("Transpose"))
+@examples(12)
+@given(data=st.data(), seed=seeds)
+def test_transpose(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(0, 5))
+    perm = data.draw(st.none() | st.permutations(range(len(shape)))) if shape else None
+    attrs = {} if perm is None else {"perm": list(perm)}
+    check("Transpose", opset, [values(seed, shape, data.draw(st.sampled_from(ALL)))], attrs)
+
+
+@pytest.mark.parametrize("opset", since_opsets("Squeeze"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_squeeze(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(st.lists(st.sampled_from([1, 1, 2, 3]), min_size=0, max_size=5).map(tuple))
+    ones = [i for i, d in enumerate(shape) if d == 1]
+    axes = data.draw(st.none() | st.lists(st.sampled_from(ones), unique=True, min_size=1) if ones else st.none())
+    if axes is not None and opset >= 11:
+        axes = [a - len(shape) if data.draw(st.booleans()) else a for a in axes]
+    x = values(seed, shape, data.draw(st.sampled_from(ALL)))
+    if opset < 13:
+        check("Squeeze", opset, [x], {} if axes is None else {"axes": axes})
+    else:
+        check("Squeeze", opset, [x, None if axes is None else ints(*axes)])
+
+
+def test_squeeze_errors_and_empty_axes() -> None:
+    """A non-1 axis is an error; Squeeze-13 with an EMPTY axes input removes nothing (ONNX shape
+    inference keeps (1,3,1)); onnxruntime instead removes every 1."""
+    x = np.ones((1, 3, 1), np.float32)
+    with pytest.raises(ModelError, match="not 1"):
+        ovpool_of("Squeeze", 13, [x, ints(1)])
+    with pytest.raises(ModelError, match="negative"):
+        ovpool_of("Squeeze", 7, [x], {"axes": [-1]})
+    assert ovpool_of("Squeeze", 13, [x, np.zeros(0, np.int64)])[0].shape == (1, 3, 1)
+
+
+@pytest.mark.parametrize("opset", since_opsets("Unsqueeze"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_unsqueeze(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(0, 3))
+    out_rank = len(shape) + data.draw(st.integers(1, 3))
+    axes = data.draw(
+        st.lists(st.integers(0, out_rank - 1), unique=True, min_size=out_rank - len(shape), max_size=out_rank - len(shape))
+    )
+    if opset >= 11:
+        axes = [a - out_rank if data.draw(st.booleans()) else a for a in axes]
+    x = values(seed, shape, data.draw(st.sampled_from(ALL)))
+    if opset < 13:
+        check("Unsqueeze", opset, [x], {"axes": axes})
+    else:
+        check("Unsqueeze", opset, [x, ints(*axes)], constant=(1,))
+
+
+def test_unsqueeze_axes_are_output_positions() -> None:
+    assert check("Unsqueeze", 13, [np.ones((3, 4, 5), np.float32), ints(4, 0)])[0].shape == (1, 3, 4, 5, 1)
+    with pytest.raises(ModelError, match="twice"):
+        ovpool_of("Unsqueeze", 11, [np.ones(3, np.float32)], {"axes": [0, -3]})
+
+
+# ---------------------------------------------------------------------------------------------
+# Slice
+
+
+@pytest.mark.parametrize("opset", since_opsets("Slice"))
+@examples(20)
+@given(data=st.data(), seed=seeds)
+def test_slice(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 4, 0, 6))
+    rank = len(shape)
+    axes = data.draw(st.lists(st.integers(0, rank - 1), unique=True, min_size=1, max_size=rank))
+    bound = st.integers(-8, 8) | st.sampled_from([INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1])
+    starts = [data.draw(bound) for _ in axes]
+    ends = [data.draw(bound) for _ in axes]
+    x = values(seed, shape, data.draw(st.sampled_from(ALL)))
+    if opset < 10:
+        attrs = {"starts": starts, "ends": ends}
+        if axes != list(range(len(axes))) or data.draw(st.booleans()):
+            attrs["axes"] = axes
+        check("Slice", opset, [x], attrs)
+        return
+    steps = [data.draw(st.integers(-3, 3).filter(bool)) for _ in axes] if data.draw(st.booleans()) else None
+    if steps is not None:  # onnxruntime reads a huge end with a negative step as INT_MIN: test_slice_int_max_end_backwards
+        ends = [INT64_MIN if step < 0 and end >= 2**31 - 1 else end for step, end in zip(steps, ends)]
+    if opset >= 11:
+        axes = [a - rank if data.draw(st.booleans()) else a for a in axes]
+    omit_axes = axes == list(range(len(axes))) and steps is None and data.draw(st.booleans())
+    index = np.int32 if data.draw(st.booleans()) else np.int64
+    clip = (lambda v: np.clip(v, np.iinfo(np.int32).min, np.iinfo(np.int32).max)) if index == np.int32 else (lambda v: v)
+    inputs = [x, np.array(clip(starts), index), np.array(clip(ends), index)]
+    inputs += [None if omit_axes else np.array(axes, index), None if steps is None else np.array(steps, index)]
+    constant = (1, 2, 3, 4) if data.draw(st.booleans()) else ()
+    check("Slice", opset, inputs, constant=tuple(i for i in constant if inputs[i] is not None))
+
+
+def test_slice_negative_steps_and_sentinels() -> None:
+    """The Slice-13 clamping rule: end clamps to -1 for negative steps (through index 0)."""
+    x = np.arange(1, 6, dtype=np.float32)
+    out = check("Slice", 13, [x, ints(INT64_MAX), ints(INT64_MIN), ints(0), ints(-1)])[0]
+    np.testing.assert_array_equal(out, [5, 4, 3, 2, 1])
+    out = check("Slice", 13, [x, ints(-1), ints(-100), ints(0), ints(-2)])[0]
+    np.testing.assert_array_equal(out, [5, 3, 1])
+    with pytest.raises(ModelError, match="0"):
+        ovpool_of("Slice", 13, [x, ints(0), ints(3), ints(0), ints(0)])
+    with pytest.raises(ModelError, match="negative"):
+        ovpool_of("Slice", 10, [x, ints(0), ints(3), ints(-1)])
+
+
+def test_slice_int_max_end_backwards() -> None:
+    """Slice-10+ with a negative step clamps end to [-1, d-1]: end=INT64_MAX becomes d-1, so
+    starts=[3], steps=[-1] on d=5 selects nothing. onnxruntime instead reads INT_MAX (int32 or
+    int64) there as "through index 0" and gives [3, 2, 1, 0]; ovpool follows the schema."""
+    x = np.arange(5, dtype=np.float32)
+    for opset in (10, 13):
+        assert ovpool_of("Slice", opset, [x, ints(3), ints(INT64_MAX), ints(0), ints(-1)])[0].shape == (0,)
+        np.testing.assert_array_equal(
+            ovpool_of("Slice", opset, [x, ints(3), ints(INT64_MIN), ints(0), ints(-1)])[0], [3, 2, 1, 0]
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Split
+
+
+@pytest.mark.parametrize("opset", since_opsets("Split"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_split(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = list(data.draw(shapes(1, 3)))
+    rank = len(shape)
+    axis = data.draw(st.integers(-rank if opset >= 11 else 0, rank - 1))
+    n = data.draw(st.integers(1, 4))
+    form = data.draw(st.sampled_from(["sizes", "equal", "num_outputs"] if opset >= 18 else ["sizes", "equal"]))
+    attrs: dict = {"axis": axis}
+    inputs: list = []
+    if form == "sizes":
+        sizes = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+        shape[axis] = sum(sizes)
+        if opset < 13:
+            attrs["split"] = sizes
+        else:
+            inputs = [ints(*sizes)]
+    elif form == "equal":
+        shape[axis] = n * data.draw(st.integers(1 if opset >= 18 else 0, 3))
+    else:
+        attrs["num_outputs"] = n
+        chunk = data.draw(st.integers(1, 3))
+        shape[axis] = chunk * (n - 1) + data.draw(st.integers(1, chunk))
+    if form == "equal" and opset >= 18:
+        attrs["num_outputs"] = n
+    x = values(seed, tuple(shape), data.draw(st.sampled_from(ALL)))
+    check("Split", opset, [x, *inputs], attrs, n_outputs=n, constant=(1,) if inputs and data.draw(st.booleans()) else ())
+
+
+def test_split18_uneven_last_chunk_may_be_empty() -> None:
+    """Split-18 chunks are ceil(d/n) with the last one smaller: 4 into 3 is 2,2,0 (ONNX shape
+    inference says so; onnxruntime refuses it); 5 into 4 overruns and is an error."""
+    x = np.arange(4, dtype=np.float32)
+    parts = ovpool_of("Split", 18, [x], {"num_outputs": 3}, n_outputs=3)
+    assert [p.tolist() for p in parts] == [[0, 1], [2, 3], []]
+    with pytest.raises(ModelError, match="overrun"):
+        ovpool_of("Split", 18, [np.arange(5, dtype=np.float32)], {"num_outputs": 4}, n_outputs=4)
+    with pytest.raises(ModelError, match="neither"):
+        ovpool_of("Split", 18, [x], {}, n_outputs=2)
+    with pytest.raises(ModelError, match="equal parts"):
+        ovpool_of("Split", 13, [np.arange(5, dtype=np.float32)], {}, n_outputs=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Expand, Tile
+
+
+@pytest.mark.parametrize("opset", since_opsets("Expand"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_expand(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(st.lists(st.sampled_from([1, 1, 2, 3]), max_size=4).map(tuple))
+    target = [data.draw(st.sampled_from([1, 3]) if d == 1 else st.sampled_from([1, d])) for d in shape]
+    target = data.draw(st.lists(st.integers(1, 3), max_size=2)) + target
+    target = target[data.draw(st.integers(0, max(len(target) - len(shape), 0))) :]
+    x = values(seed, shape, data.draw(st.sampled_from(ALL)))
+    check("Expand", opset, [x, ints(*target)], constant=(1,) if data.draw(st.booleans()) else ())
+
+
+@pytest.mark.parametrize("opset", since_opsets("Tile"))
+@examples(12)
+@given(data=st.data(), seed=seeds)
+def test_tile(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(1, 4, 0, 3))
+    repeats = data.draw(st.lists(st.integers(0, 3), min_size=len(shape), max_size=len(shape)))
+    check("Tile", opset, [values(seed, shape, data.draw(st.sampled_from(ALL))), ints(*repeats)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Pad
+
+
+def pad_dtypes(opset: int) -> tuple[str, ...]:
+    return FLOATS if opset < 11 else ALL[:-1] if opset < 13 else ALL
+
+
+@pytest.mark.parametrize("opset", since_opsets("Pad"))
+@examples(25)
+@given(data=st.data(), seed=seeds)
+def test_pad(opset: int, data: st.DataObject, seed: int) -> None:
+    modes = ["constant", "reflect", "edge"] + (["wrap"] if opset >= 19 else [])
+    mode = data.draw(st.sampled_from(modes))
+    shape = data.draw(shapes(1, 4, 1 if mode == "constant" else 2, 5))
+    rank = len(shape)
+    axes = list(range(rank))
+    if opset >= 18 and data.draw(st.booleans()):
+        axes = data.draw(st.lists(st.integers(0, rank - 1), unique=True, min_size=1, max_size=rank))
+    begins, ends = [], []
+    for a in axes:
+        d = shape[a]
+        crop_b, crop_e = data.draw(st.integers(0, (d - 1) // 2)), data.draw(st.integers(0, (d - 1) // 2))
+        left = d - crop_b - crop_e
+        most = left - 1 if mode == "reflect" else 2 * left
+        b = -crop_b if crop_b and data.draw(st.booleans()) else data.draw(st.integers(0, most))
+        e = -crop_e if crop_e and data.draw(st.booleans()) else data.draw(st.integers(0, most))
+        begins.append(b)
+        ends.append(e)
+    x = values(seed, shape, data.draw(st.sampled_from(pad_dtypes(opset))))
+    if opset < 11:
+        attrs: dict = {"pads": begins + ends, "mode": mode}
+        if data.draw(st.booleans()):
+            attrs["value"] = 1.5
+        check("Pad", opset, [x], attrs)
+        return
+    value = values(seed + 1, (), x.dtype.name) if mode == "constant" and data.draw(st.booleans()) else None
+    inputs = [x, ints(*begins, *ends), value]
+    if axes != list(range(rank)):
+        inputs.append(ints(*[a - rank if data.draw(st.booleans()) else a for a in axes]))
+    check("Pad", opset, inputs, {"mode": mode}, constant=(1,) if data.draw(st.booleans()) else ())
+
+
+def test_pad_negative_and_modes() -> None:
+    """Negative pads remove values; edge/reflect/wrap pad what is left (onnxruntime's reading; the
+    ONNX text is silent and onnx.reference refuses negative pads)."""
+    x = np.arange(1, 6, dtype=np.float32)
+    cases = {
+        ("constant", (-1, 2)): [2, 3, 4, 5, 0, 0],
+        ("reflect", (2, -1)): [3, 2, 1, 2, 3, 4],
+        ("edge", (-2, 3)): [3, 4, 5, 5, 5, 5],
+        ("wrap", (-1, 2)): [2, 3, 4, 5, 2, 3],
+        ("wrap", (6, -2)): [1, 2, 3, 1, 2, 3, 1, 2, 3],
+    }
+    for (mode, pads), expected in cases.items():
+        np.testing.assert_array_equal(check("Pad", 19, [x, ints(*pads)], {"mode": mode})[0], expected, err_msg=f"{mode} {pads}")
+    with pytest.raises(ModelError, match="reflect"):
+        ovpool_of("Pad", 19, [x, ints(0, 5)], {"mode": "reflect"})
+    with pytest.raises(ModelError, match="wrap"):
+        ovpool_of("Pad", 18, [x, ints(0, 1)], {"mode": "wrap"})
+    with pytest.raises(ModelError, match="removes more"):
+        ovpool_of("Pad", 18, [x, ints(-3, -3)])
+
+
+# ---------------------------------------------------------------------------------------------
+# DepthToSpace, SpaceToDepth
+
+
+def block_dtypes(op: str, opset: int) -> tuple[str, ...]:
+    return FLOATS if op == "DepthToSpace" and opset < 11 else (*FLOATS, "int8", "uint8")
+
+
+@pytest.mark.parametrize("opset", since_opsets("DepthToSpace"))
+@examples(12)
+@given(data=st.data(), seed=seeds)
+def test_depth_to_space(opset: int, data: st.DataObject, seed: int) -> None:
+    bs = data.draw(st.integers(1, 3))
+    shape = (
+        data.draw(st.integers(1, 2)),
+        bs * bs * data.draw(st.integers(1, 3)),
+        data.draw(st.integers(1, 3)),
+        data.draw(st.integers(1, 3)),
+    )
+    attrs = {"blocksize": bs}
+    if opset >= 11 and data.draw(st.booleans()):
+        attrs["mode"] = data.draw(st.sampled_from(["DCR", "CRD"]))
+    check("DepthToSpace", opset, [values(seed, shape, data.draw(st.sampled_from(block_dtypes("DepthToSpace", opset))))], attrs)
+
+
+@pytest.mark.parametrize("opset", since_opsets("SpaceToDepth"))
+@examples(12)
+@given(data=st.data(), seed=seeds)
+def test_space_to_depth(opset: int, data: st.DataObject, seed: int) -> None:
+    bs = data.draw(st.integers(1, 3))
+    shape = (
+        data.draw(st.integers(1, 2)),
+        data.draw(st.integers(1, 3)),
+        bs * data.draw(st.integers(1, 3)),
+        bs * data.draw(st.integers(1, 3)),
+    )
+    check(
+        "SpaceToDepth",
+        opset,
+        [values(seed, shape, data.draw(st.sampled_from(block_dtypes("SpaceToDepth", opset))))],
+        {"blocksize": bs},
+    )
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_space_to_depth_28_inverts_depth_to_space(mode: str) -> None:
+    """SpaceToDepth-28 (mode attribute; onnxruntime has no opset 28): per the schema it is the
+    inverse of DepthToSpace in the same mode, whose formula the DepthToSpace text gives; checked
+    on the CRD case element by element: output channel c*bs*bs + i*bs + j holds pixel (i, j) of
+    each block of channel c."""
+    x = values(3, (2, 3, 4, 6), "float32")
+    y = ovpool_of("SpaceToDepth", 28, [x], {"blocksize": 2, "mode": mode})[0]
+    assert y.shape == (2, 12, 2, 3)
+    np.testing.assert_array_equal(ovpool_of("DepthToSpace", 13, [y], {"blocksize": 2, "mode": mode})[0], x)
+    if mode == "CRD":
+        for c in range(3):
+            for i in range(2):
+                for j in range(2):
+                    np.testing.assert_array_equal(y[:, c * 4 + i * 2 + j], x[:, c, i::2, j::2])
+
+
+# ---------------------------------------------------------------------------------------------
+# Trilu, Range
+
+
+@pytest.mark.parametrize("opset", since_opsets("Trilu"))
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_trilu(opset: int, data: st.DataObject, seed: int) -> None:
+    shape = data.draw(shapes(2, 4, 0, 5))
+    k = data.draw(st.none() | st.integers(-6, 6))
+    attrs = {"upper": data.draw(st.integers(0, 1))} if data.draw(st.booleans()) else {}
+    x = values(seed, shape, data.draw(st.sampled_from(("float32", "float16", "float64", "int64", "int32", "bool"))))
+    check("Trilu", opset, [x, None if k is None else np.array(k, np.int64)], attrs)
+
+
+@pytest.mark.parametrize("opset", since_opsets("Range"))
+@examples(20)
+@given(data=st.data())
+def test_range(opset: int, data: st.DataObject) -> None:
+    """Floats against onnxruntime at 1e-5: onnxruntime accumulates (start + delta + delta ...)
+    where the schema says start + i*delta, one rounding apart per step; test_range_schema checks
+    the schema's values exactly."""
+    dtype = data.draw(st.sampled_from(("float32", "float64", "int64", "int32")))
+    if dtype.startswith("int"):
+        start, limit = data.draw(st.integers(-50, 50)), data.draw(st.integers(-50, 50))
+        delta = data.draw(st.integers(-7, 7).filter(bool))
+    else:
+        start, limit = data.draw(st.integers(-50, 50)) / 8, data.draw(st.integers(-50, 50)) / 8
+        delta = data.draw(st.integers(-30, 30).filter(bool)) / 10
+    inputs = [np.array(v, dtype) for v in (start, limit, delta)]
+    check("Range", opset, inputs, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_range_schema(dtype: str) -> None:
+    """The schema: count max(ceil((limit - start)/delta), 0) (in exact arithmetic), values
+    output[i] = start + i * delta in T, one element at a time."""
+    for start, limit, delta in [(0.0, 1.0, 0.1), (-1.0, -4.8, -0.1), (-2.1, 3.2, 0.1), (2.7, -1.1, -0.2), (3, 1, 1)]:
+        s, lim, d = (np.array(v, dtype) for v in (start, limit, delta))
+        out = ovpool_of("Range", 11, [s, lim, d])[0]
+        count = max(math.ceil((float(lim) - float(s)) / float(d)), 0)
+        expected = np.array([s + np.array(i, dtype) * d for i in range(count)], dtype=dtype)
+        assert out.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_range_27_stash_type() -> None:
+    """Range-27 (no onnxruntime kernel): float16 values are start + i*delta worked in float32 and
+    rounded once (stash_type=1, the default), or in float16 (stash_type=0)."""
+    s, lim, d = np.float16(1000), np.float16(1100), np.float16(0.7)
+    count = math.ceil((float(lim) - float(s)) / float(d))
+    stashed = ovpool_of("Range", 27, [s, lim, d])[0]
+    assert stashed.dtype == np.float16 and stashed.shape == (count,)
+    np.testing.assert_array_equal(stashed, [np.float16(np.float32(s) + np.float32(i) * np.float32(d)) for i in range(count)])
+    plain = ovpool_of("Range", 27, [s, lim, d], {"stash_type": 0})[0]
+    np.testing.assert_array_equal(plain, [s + np.float16(i) * d for i in range(count)])
+    with pytest.raises(ModelError, match="delta"):
+        ovpool_of("Range", 11, [np.int64(0), np.int64(3), np.int64(0)])
+
+
+# ---------------------------------------------------------------------------------------------
+# ONNX's own node test cases
+
+OPS = frozenset(r.op_type for r in covered() if r.factory.__module__ == "ovpool.runtime.ops.tensor")
+
+
+@functools.lru_cache(maxsize=1)
+def onnx_cases() -> tuple:
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases()
+    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in OPS)
+
+
+def onnx_case_names() -> list[str]:
+    return sorted(c.name for c in onnx_cases())
+
+
+@pytest.mark.parametrize("name", onnx_case_names())
+def test_onnx_node_case(name: str) -> None:
+    case = next(c for c in onnx_cases() if c.name == name)
+    model: onnx.ModelProto = case.model
+    for inputs, expected in case.data_sets:
+        feeds = {i.name: v for i, v in zip(model.graph.input, inputs)}
+        actual = run_ovpool(model, feeds)
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert a.dtype == e.dtype and a.shape == e.shape
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
