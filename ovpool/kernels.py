@@ -90,7 +90,7 @@ def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np
         return _over_planes(x, planes)
     n_step, c_step, steps = shape.index_strides(x.shape, spec.indices)
 
-    def planes_with_indices(chunk: np.ndarray) -> np.ndarray:
+    def planes_with_indices(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         acc, where = chunk, np.zeros((1,) * chunk.ndim, dtype=np.int64)
         for axis in reversed(range(len(windows))):
             acc, where = _argmax_axis(acc, where, 2 + axis, windows[axis], steps[axis], lowest)
@@ -133,7 +133,9 @@ def _executor() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ovpool-kernel")
 
 
-def max_unpool(x: np.ndarray, indices: np.ndarray, spec: PoolSpec, output_shape: Sequence[int] | None = None) -> np.ndarray:
+def max_unpool(
+    x: np.ndarray, indices: np.ndarray, spec: PoolSpec, output_shape: Sequence[int] | np.ndarray | None = None
+) -> np.ndarray:
     """Scatter ``x`` into zeros at ``indices``, flat positions in the whole output tensor
     (PyTorch, onnxruntime, DirectML). The output is ``output_shape`` when given, else
     ``shape.unpool_output_spatial``: 1x1x2x2 with k2 s2 gives 1x1x4x4."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast, overload
+from typing import TYPE_CHECKING, TypeGuard, cast, overload
 
 from ovpool.axis import ceil_div, tap_counts, window_extent
 from ovpool.errors import SpecError
@@ -19,6 +19,11 @@ if TYPE_CHECKING:  # numpy is imported by the functions that use it: size questi
     import numpy as np
 
 Dim = int | None
+
+
+def is_static(dims: Sequence[Dim]) -> TypeGuard[Sequence[int]]:
+    """Whether every dim is known: (1, 3, 4) is static, (1, None, 4) is not."""
+    return all(d is not None for d in dims)
 
 
 def auto_pads(length: int, kernel: int, stride: int, dilation: int, padding: Padding) -> tuple[int, int]:

@@ -132,7 +132,7 @@ def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_sh
 def _check_windows(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
     """Refuse, on static dims, a window with no input cell (dilation stepping over a small input):
     OpenVINO would give -FLT_MAX or NaN where ONNX has no defined value."""
-    if any(d is None for d in spatial):
+    if not shape.is_static(spatial):
         return
     error = shape.empty_window_error(spec, spatial)
     if error is not None:
@@ -179,11 +179,12 @@ def _index_layout(spec: PoolSpec, flat: Output, data: Output, spatial: Sequence[
     each index into its plane offset and spatial coordinates and recombines them with the
     column-major multipliers of ``shape.index_strides``: on 1x1x4x5, row-major 13 = (h 2, w 3)
     becomes 2 + 3*4 = 14."""
+    assert spec.indices is not None  # called for a max pool with indices only
     if spec.indices.order is IndexOrder.ROW_MAJOR:
         return flat
-    if any(d is None for d in spatial):
+    if not shape.is_static(spatial):
         raise UnsupportedError(f"node '{spec.name}': storage_order=1 indices need static spatial dims (they are {list(spatial)})")
-    layout = (None, None) + tuple(spatial)
+    layout = (0, 0) + tuple(spatial)  # N and C: not read by the axis-1 strides
     _, plane, rows = shape.index_strides(layout, Indices(IndexOrder.ROW_MAJOR, axis=1))
     _, _, columns = shape.index_strides(layout, Indices(IndexOrder.COLUMN_MAJOR, axis=1))
     offset = opset1.floor_mod(flat, _i64(plane))
@@ -224,7 +225,7 @@ def _padded_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Ou
     of a one-channel slice of the input)."""
     zeros = [0] * len(spec.kernel)
     pad = opset1.pad(data, _i64([0, 0, *spec.pads_begin]), _i64([0, 0, *spec.pads_end]), "constant", _zero(data))
-    if all(d is not None for d in spatial):
+    if shape.is_static(spatial):
         overhang = shape.ceil_overhang(spec, spatial)
         return _avg_node(spec, pad.output(0), zeros, overhang, True, Rounding.FLOOR)
     pooled = _avg_node(spec, pad.output(0), zeros, zeros, True, Rounding.CEIL)
@@ -273,7 +274,7 @@ def _unpool_shape(spec: PoolSpec, data: Output) -> Output:
     spatial = spatial_dims(data)
     dims = opset3.shape_of(data, "i64")
     batch_channels = opset8.gather(dims, _i64([0, 1]), _i64(0))
-    if all(d is not None for d in spatial):
+    if shape.is_static(spatial):
         return opset1.concat([batch_channels, _i64(shape.unpool_output_spatial(spec, spatial))], 0).output(0)
     scales, offsets = zip(*shape.unpool_output_affine(spec))
     lengths = opset8.gather(dims, _i64(list(range(2, 2 + len(spatial)))), _i64(0))

@@ -12,10 +12,12 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
+from onnx import ModelProto
 
-from ovpool.dtypes import np_dtype
+from ovpool.dtypes import from_onnx, np_dtype
 from ovpool.errors import InputFileError, ModelError
 from ovpool.files import write_atomic
 
@@ -94,7 +96,7 @@ def random_inputs(
         if shape is None:
             if decl.shape is None or None in decl.shape:
                 raise ModelError(f"{model}: input {decl.shown()} has dynamic dims; give --shape {decl.name}=d0,d1,...")
-            shape = decl.shape
+            shape = cast("tuple[int, ...]", decl.shape)  # every dim static (checked above)
         dtype = np_dtype(decl.dtype)
         if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
             high = 2 if dtype == np.bool_ else 10
@@ -148,3 +150,20 @@ def summary(results: Mapping[str, np.ndarray]) -> str:
         extent = f" min {value.min()} max {value.max()}" if value.size else ""
         lines.append(f"{name}: shape {list(value.shape)} {value.dtype}{extent}")
     return "\n".join(lines)
+
+
+def onnx_inputs(proto: ModelProto) -> tuple[TensorDecl, ...]:
+    """The graph inputs that are not initializers, as declared. A dim that is a dim_param, unset,
+    or a dim_value of -1 or 0 (how paddle2onnx and old exporters write a dynamic dim) is dynamic:
+    ``float[-1, 3, 640, 640]`` is ``(None, 3, 640, 640)``."""
+    initializers = {t.name for t in proto.graph.initializer}
+    decls = []
+    for value in proto.graph.input:
+        if value.name in initializers:
+            continue
+        tensor = value.type.tensor_type
+        shape = None
+        if tensor.HasField("shape"):
+            shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor.shape.dim)
+        decls.append(TensorDecl(value.name, from_onnx(tensor.elem_type), shape))
+    return tuple(decls)
