@@ -336,6 +336,10 @@ def floor_end_pads(spec: PoolSpec, spatial: Sequence[int], out: Sequence[int] | 
     return tuple(pe + extra for pe, extra in zip(pads_end, ceil_overhang(spec, spatial, out)))
 
 
+@overload
+def padded_shape(shape: Sequence[int], pads_begin: Sequence[int], pads_end: Sequence[int]) -> tuple[int, ...]: ...
+@overload
+def padded_shape(shape: Sequence[Dim], pads_begin: Sequence[int], pads_end: Sequence[int]) -> tuple[Dim, ...]: ...
 def padded_shape(shape: Sequence[Dim], pads_begin: Sequence[int], pads_end: Sequence[int]) -> tuple[Dim, ...]:
     """Shape after padding every axis: ``d + b + e`` (1x3x4x4 padded by (0,0,1,1)/(0,0,1,2) is
     1x3x6x7); a dynamic dim (None) stays None. ``pads_*`` cover every axis, N and C included
@@ -345,6 +349,10 @@ def padded_shape(shape: Sequence[Dim], pads_begin: Sequence[int], pads_end: Sequ
     return tuple(None if d is None else int(d) + int(b) + int(e) for d, b, e in zip(shape, pads_begin, pads_end))
 
 
+@overload
+def unit_axis_shape(shape: Sequence[int]) -> tuple[int, ...]: ...
+@overload
+def unit_axis_shape(shape: Sequence[Dim]) -> tuple[Dim, ...]: ...
 def unit_axis_shape(shape: Sequence[Dim]) -> tuple[Dim, ...]:
     """A 1-D pooling tensor as 2-D: a unit axis before the one spatial axis (1x3x8 -> 1x3x1x8).
     The element order, hence every flat index, is unchanged."""

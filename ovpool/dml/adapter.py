@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from ovpool import dtypes, shape
 from ovpool.axis import unpool_window_for
@@ -390,6 +391,7 @@ def check_operator(op: object, position: int) -> Operator:
             f"{where}: type {op_type!r} is not a DirectML operator ovpool handles ({', '.join(DML_OPERATORS)})"
         )
     row = row_at(op_type, DML_FEATURE_LEVELS[-1])
+    assert row is not None  # every operator of DML_OPERATORS exists at the newest level
     level = op.get("min_feature_level")
     if level is not None and (not isinstance(level, str) or level not in {level_name(v) for v in DML_FEATURE_LEVELS}):
         raise ModelError(f"{where}: min_feature_level {level!r} is not a DML_FEATURE_LEVEL_X_Y ovpool knows")
@@ -401,10 +403,7 @@ def check_operator(op: object, position: int) -> Operator:
     if missing or unknown:
         parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])
         raise ModelError(f"{where}: desc of {struct_name(op_type)}: {'; '.join(parts)}")
-    inputs, outputs = op.get("inputs"), op.get("outputs")
-    for key, names in (("inputs", inputs), ("outputs", outputs)):
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
-            raise ModelError(f"{where}: '{key}' must be a non-empty list of tensor names")
+    inputs, outputs = _names(op.get("inputs"), "inputs", where), _names(op.get("outputs"), "outputs", where)
     x = _tensor(desc, "InputTensor", where)
     y = _tensor(desc, "OutputTensor", where)
     if x[0] != y[0]:
@@ -440,6 +439,12 @@ def check_operator(op: object, position: int) -> Operator:
     if "IncludePadding" in row.members and not isinstance(desc["IncludePadding"], bool):
         raise ModelError(f"{where}: IncludePadding must be true or false, got {desc['IncludePadding']!r}")
     return Operator(str(name), row, tuple(inputs), tuple(outputs), desc, x[0], x[1], y[1], index_type)
+
+
+def _names(names: object, key: str, where: str) -> list[str]:
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+        raise ModelError(f"{where}: '{key}' must be a non-empty list of tensor names")
+    return names
 
 
 def _tensor(desc: Mapping[str, object], member: str, where: str) -> tuple[str, tuple[int, ...]]:
@@ -494,7 +499,8 @@ def spec_from_operator(op: Operator) -> PoolSpec:
     try:
         base = _window_spec(op, include, indices)
     except SpecError as exc:
-        raise SpecError(op.name, _MEMBER_OF.get(exc.attribute, exc.attribute), exc.value, exc.message, where) from None
+        member = None if exc.attribute is None else _MEMBER_OF.get(exc.attribute, exc.attribute)
+        raise SpecError(op.name, member, exc.value, exc.message, where) from None
     spatial, out_spatial = op.input_sizes[2:], op.output_sizes[2:]
     if op.input_sizes[:2] != op.output_sizes[:2]:
         raise ModelError(
@@ -520,18 +526,25 @@ _INDEX_DTYPE = {dml: onnx for onnx, dml in INDEX_TYPES.items()}
 def _window_spec(op: Operator, include: bool, indices: Indices | None) -> PoolSpec:
     """The desc's window fields as a PoolSpec (floor rounding until the sizes are read)."""
     desc = op.desc
+    assert op.row.kind is not None  # spec_from_operator refuses PADDING, the one operator of no kind
     return PoolSpec(
         op.row.kind,
-        kernel=tuple(desc["WindowSize"]),
-        strides=tuple(desc["Strides"]),
-        dilations=tuple(desc.get("Dilations") or ()),
-        pads_begin=tuple(desc["StartPadding"]),
-        pads_end=tuple(desc["EndPadding"]),
+        kernel=_window_member(desc, "WindowSize"),
+        strides=_window_member(desc, "Strides"),
+        dilations=tuple(cast("list[int]", desc.get("Dilations") or ())),
+        pads_begin=_window_member(desc, "StartPadding"),
+        pads_end=_window_member(desc, "EndPadding"),
         divisor=Divisor.INCLUDE_PAD if include else Divisor.EXCLUDE_PAD,
         indices=indices,
         dtype=op.dtype,
         name=op.name,
     )
+
+
+def _window_member(desc: Mapping[str, object], member: str) -> tuple[int, ...]:
+    """Strides, WindowSize, StartPadding, EndPadding or Dilations of a checked desc: ``check_operator``
+    has made sure (``_uints``) that it is a list of DimensionCount unsigned integers."""
+    return tuple(cast("list[int]", desc[member]))
 
 
 # PoolSpec's (ONNX) attribute names -> the desc members they come from, for errors.
@@ -566,7 +579,7 @@ def padding_of(op: Operator) -> tuple[tuple[int, ...], tuple[int, ...], float]:
     value = desc["PaddingValue"]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ModelError(f"{where}: PaddingValue must be a number, got {value!r}")
-    begin, end = tuple(desc["StartPadding"]), tuple(desc["EndPadding"])
+    begin, end = _window_member(desc, "StartPadding"), _window_member(desc, "EndPadding")
     if shape.padded_shape(op.input_sizes, begin, end) != op.output_sizes:
         raise ModelError(
             f"{where}: OutputTensor Sizes {list(op.output_sizes)} are not InputTensor's padded by {list(begin)}/{list(end)}"
