@@ -2,7 +2,7 @@
 
     python benchmarks/bench_numpy_kernels.py [--runs 15] [--reference-runs 1] [--json]
 
-Each layer is a single-node ONNX model, prepared once per backend (``NumpySession``,
+Each layer is a single-node ONNX model, prepared once per backend (``GraphSession``,
 ``InferenceSession``, ``ReferenceEvaluator``) and run by all three in the same process. Reported: median ms
 per backend, the numpy/onnxruntime ratio per layer and its geometric mean, and the
 onnx.reference/numpy speed-up. onnx.reference is slow, so it runs ``--reference-runs`` times.
@@ -18,7 +18,7 @@ import time
 import numpy as np
 from onnx import TensorProto, helper
 
-from ovpool.runtime.executor import NumpySession
+from ovpool.runtime.graph import GraphSession
 
 LAYERS = [
     (
@@ -74,7 +74,7 @@ def main() -> None:
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         reference = ReferenceEvaluator(model)
-        numpy_session = NumpySession(model)
+        numpy_session = GraphSession(model)
         ours = numpy_session.run({"x": x})["y"]
         np.testing.assert_allclose(ours, session.run(None, {"x": x})[0], rtol=1e-5, atol=1e-5)
         row = {

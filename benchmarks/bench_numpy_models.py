@@ -35,7 +35,7 @@ import onnx
 from bench_numpy_layers import environment, geomean, markdown, time_pair
 from real_models import MODELS
 
-from ovpool.onnx_model import load
+from ovpool.onnx.model import load
 from ovpool.runtime.graph import GraphSession
 
 

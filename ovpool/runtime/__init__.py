@@ -30,12 +30,13 @@ import numpy as np
 from onnx import ModelProto
 
 from ovpool import dtypes
-from ovpool.dtypes import from_onnx, np_dtype
+from ovpool.dtypes import np_dtype
 from ovpool.errors import InputFileError, OvpoolError, UnsupportedError, UsageError
 from ovpool.ir.reader import read_ir
 from ovpool.names import port_tensor_name
 from ovpool.onnx.model import load
 from ovpool.runtime import devices
+from ovpool.runtime.graph import GraphSession
 from ovpool.runtime.ir_executor import IrGraph
 from ovpool.runtime.tensors import TensorDecl, check_inputs
 
@@ -141,10 +142,9 @@ class NumpySession:
 
     def __init__(self, model: Model) -> None:
         if model.format == "onnx":
-            from ovpool.runtime.executor import NumpySession as OnnxSession
-
-            self.inputs = onnx_inputs(model.proto)
-            self._run = OnnxSession(model.onnx_with_data()).run
+            session = GraphSession(model.onnx_with_data())
+            self.inputs = session.inputs
+            self._run = session.run
         else:
             graph = IrGraph.read(model.path)
             self.inputs = graph.inputs
@@ -271,21 +271,6 @@ def run(
     arrays = {k: np.asarray(v) for k, v in inputs.items()}
     check_inputs(_label(model), opened.session.inputs, arrays)
     return opened.session.infer(arrays)
-
-
-def onnx_inputs(proto: ModelProto) -> tuple[TensorDecl, ...]:
-    """The graph inputs that are not initializers, as declared (dim_param and unset dims are None)."""
-    initializers = {t.name for t in proto.graph.initializer}
-    decls = []
-    for value in proto.graph.input:
-        if value.name in initializers:
-            continue
-        tensor = value.type.tensor_type
-        shape = None
-        if tensor.HasField("shape"):
-            shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
-        decls.append(TensorDecl(value.name, from_onnx(tensor.elem_type), shape))
-    return tuple(decls)
 
 
 def _label(model: str | os.PathLike | ModelProto) -> str:

@@ -27,10 +27,9 @@ from ovpool.runtime import (
     Session,
     check_precision,
     devices,
-    onnx_inputs,
     openvino_session,
 )
-from ovpool.runtime.tensors import random_inputs
+from ovpool.runtime.tensors import onnx_inputs, random_inputs
 
 BACKENDS = ("openvino", "numpy", "onnxruntime")
 # start(label, total) -> advance(): a progress display, told of each backend and each inference.

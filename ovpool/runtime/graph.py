@@ -37,9 +37,10 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
 from ovpool.errors import ModelError, OvpoolError
-from ovpool.runio import TensorDecl
+from ovpool.onnx.model import load
 from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup
 from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
+from ovpool.runtime.tensors import TensorDecl, onnx_inputs
 
 # Operators whose outputs differ from one run to the next: never folded into constants.
 RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"})
@@ -318,8 +319,6 @@ class GraphSession:
     """
 
     def __init__(self, model: str | os.PathLike | ModelProto) -> None:
-        from ovpool.onnx_model import load
-
         proto = load(model)
         if proto.functions:
             from onnx.inliner import inline_local_functions
@@ -337,18 +336,8 @@ class GraphSession:
 
     @property
     def inputs(self) -> tuple[TensorDecl, ...]:
-        """The inputs as declared; dims that are dim_param, unset, -1 or 0 are dynamic (None)."""
-        from ovpool.dtypes import from_onnx
-
-        declared = {v.name: v for v in self.proto.graph.input}
-        decls = []
-        for name in self.input_names:
-            tensor = declared[name].type.tensor_type
-            shape = None
-            if tensor.HasField("shape"):
-                shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor.shape.dim)
-            decls.append(TensorDecl(name, from_onnx(tensor.elem_type), shape))
-        return tuple(decls)
+        """The inputs as declared (``ovpool.runtime.tensors.onnx_inputs``: -1 and 0 dims are dynamic)."""
+        return onnx_inputs(self.proto)
 
     def run(self, inputs: Mapping[str, Any], observe: Observer | None = None) -> dict[str, Any]:
         """``{output name: array}`` in graph output order. ``observe(node, outputs)``, if given, is

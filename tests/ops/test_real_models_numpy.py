@@ -22,7 +22,7 @@ import pytest
 from onnx import helper
 from real_models import FILES, MODELS, RealModel, Runner, numpy_runner, onnxruntime_runner
 
-from ovpool.onnx_model import load
+from ovpool.onnx.model import load
 from ovpool.runtime.graph import GraphSession
 
 

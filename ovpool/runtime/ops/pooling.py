@@ -1,8 +1,8 @@
 """Pooling in the operator table: AveragePool, MaxPool, MaxUnpool, GlobalAveragePool, GlobalMaxPool.
 
-Every version of ``ovpool.registry.ONNX_VERSIONS`` is registered, each row covering its since-version
+Every version of ``ovpool.onnx.versions.ONNX_VERSIONS`` is registered, each row covering its since-version
 up to the next row's (AveragePool-11 covers 11..18), and runs ovpool's exact kernels
-(``ovpool.kernels``) on the spec ``ovpool.onnx_adapter.spec_from_node`` parses, the rules of
+(``ovpool.kernels``) on the spec ``ovpool.onnx.adapter.spec_from_node`` parses, the rules of
 SEMANTICS.md: a 1x1x5x5 input, kernel 2, stride 2, ``ceil_mode=1`` gives 3x3 with the last window
 holding one row of input cells, where onnx.reference's own pooling miscounts. The attributes are
 checked when the session is prepared; the spec is built once per input dtype.
@@ -14,8 +14,8 @@ import numpy as np
 from onnx import helper
 
 from ovpool import kernels
-from ovpool.onnx_adapter import spec_from_node
-from ovpool.registry import ONNX_POOL_OPS, ONNX_VERSIONS
+from ovpool.onnx.adapter import spec_from_node
+from ovpool.onnx.versions import ONNX_VERSIONS, POOL_OPS
 from ovpool.runtime.ops.base import LATEST, Kernel, OpNode, register
 from ovpool.spec import PoolSpec
 
@@ -55,7 +55,7 @@ def pool(node: OpNode) -> Kernel:
 
 
 def _register_versions() -> None:
-    for op_type in ONNX_POOL_OPS:
+    for op_type in POOL_OPS:
         rows = [row for row in ONNX_VERSIONS if row.op_type == op_type]
         for row, following in zip(rows, rows[1:] + [None]):
             register(op_type, row.since, following.since - 1 if following else LATEST)(pool)
