@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import TypedDict, cast
 
 from ovpool import dtypes, shape
 from ovpool.axis import unpool_window_for
@@ -587,7 +587,25 @@ def padding_of(op: Operator) -> tuple[tuple[int, ...], tuple[int, ...], float]:
     return begin, end, float(value)
 
 
-def new_document(operators: list[dict], tensors: Mapping[str, dict], skipped: list[dict]) -> dict:
+class SkippedNode(TypedDict):
+    """A source node a document does not express: ``{"name": "conv1", "op_type": "Conv"}``."""
+
+    name: str
+    op_type: str
+
+
+class Document(TypedDict):
+    """A DirectML document as ``new_document`` makes it (``loads`` returns whatever JSON object it
+    read, checked only at the top level)."""
+
+    format: str
+    version: int
+    operators: list[dict]
+    tensors: dict[str, dict]
+    skipped: list[SkippedNode]
+
+
+def new_document(operators: list[dict], tensors: Mapping[str, dict], skipped: list[SkippedNode]) -> Document:
     """The JSON document: operators in execution order, ``tensors`` the logical (source graph)
     DataType and Sizes of every tensor the operators read or write, ``skipped`` the source nodes
     that are not pooling (``{"name", "op_type"}``)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -39,7 +40,7 @@ def buffer_size(dtype: str, sizes: Sequence[int]) -> int:
     return shape.buffer_bytes(sizes, np.dtype(dtype).itemsize)
 
 
-def render(document: Mapping[str, object], source_name: str) -> str:
+def render(document: dml_adapter.Document, source_name: str) -> str:
     operators = [dml_adapter.check_operator(op, i) for i, op in enumerate(document["operators"])]
     newest = max(_level(op) for op in document["operators"])
     lines = [
@@ -81,25 +82,28 @@ def _operator_lines(op: dml_adapter.Operator, raw: Mapping[str, object], handle:
         f"reads {_comment(', '.join(op.inputs))}; writes {_comment(', '.join(op.outputs))}"
     ]
     values: list[tuple[str, str]] = []
+    # check_operator has checked the desc: a tensor is null or an object with DataType and Sizes, the
+    # window arrays and DimensionCount are unsigned integers; PaddingValue is new_document's 0.0.
     for member in op.row.members:
         value = op.desc[member]
         if member.endswith("Tensor"):
             if value is None:
                 values.append((member, "nullptr"))
                 continue
-            lines += _tensor_lines(value, f"{handle}_{member}")
+            lines += _tensor_lines(cast("Mapping[str, object]", value), f"{handle}_{member}")
             values.append((member, f"&{handle}_{member}"))
         elif member in _ARRAYS:
-            lines.append(f"static const UINT {handle}_{member}[{len(value)}] = {{{_uints(value)}}};")
+            array = cast("list[int]", value)
+            lines.append(f"static const UINT {handle}_{member}[{len(array)}] = {{{_uints(array)}}};")
             values.append((member, f"{handle}_{member}"))
         elif member == "IncludePadding":
             values.append((member, "1 /* TRUE */" if value else "0 /* FALSE */"))
         elif member == "PaddingValue":
-            values.append((member, f"{float(value)!r}f"))
+            values.append((member, f"{float(cast('float', value))!r}f"))
         elif member == "PaddingMode":
             values.append((member, str(value)))
         else:
-            values.append((member, str(int(value))))
+            values.append((member, str(int(cast("int", value)))))
     lines += _aggregate(struct, f"{handle}_desc", values)
     lines.append(f"static const DML_OPERATOR_DESC {handle} = {{{op.row.op_type}, &{handle}_desc}};")
     lines.append("")
@@ -107,7 +111,7 @@ def _operator_lines(op: dml_adapter.Operator, raw: Mapping[str, object], handle:
 
 
 def _tensor_lines(tensor: Mapping[str, object], name: str) -> list[str]:
-    sizes = tensor["Sizes"]
+    sizes = cast("list[int]", tensor["Sizes"])  # checked by check_operator
     dtype = dml_adapter.numpy_type(tensor["DataType"], name)
     lines = [f"static const UINT {name}_Sizes[{len(sizes)}] = {{{_uints(sizes)}}};"]
     values = [

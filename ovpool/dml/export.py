@@ -30,7 +30,7 @@ from ovpool.spec import PoolKind
 Shape = tuple[int | None, ...]
 
 
-def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None = None) -> dict:
+def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None = None) -> dml_adapter.Document:
     """The DirectML document of an ONNX model's pooling nodes (``feature_level`` caps the
     operators' levels, e.g. "4.0")."""
     cap = dml_adapter.parse_feature_level(feature_level)
@@ -40,7 +40,7 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
     constants = _constants(proto)
     operators: list[dict] = []
     tensors: dict[str, dict] = {}
-    skipped: list[dict] = []
+    skipped: list[dml_adapter.SkippedNode] = []
     taken = FreshNames(set(known) | {o for n in proto.graph.node for o in n.output})
     for node in proto.graph.node:
         if not onnx_adapter.is_pool_node(node):
@@ -79,7 +79,7 @@ def onnx_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **
     return render(document_from_onnx(src, feature_level), out_suffix, src.name)
 
 
-def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
+def document_from_ir(src: str | Path, feature_level: str | None = None) -> dml_adapter.Document:
     """The DirectML document of an OpenVINO IR's pooling layers (read with ``ir_adapter``, so
     ``ceil`` without the drop rule and ``exclude-pad="false"`` keep OpenVINO's meaning). Tensor
     names are the ports' first ``names`` entry, else the layer's name (``name:port`` for a second
@@ -92,7 +92,7 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
     names: dict[tuple[str, str], str] = {}
     operators: list[dict] = []
     tensors: dict[str, dict] = {}
-    skipped: list[dict] = []
+    skipped: list[dml_adapter.SkippedNode] = []
     for layer in doc.layers.values():
         for port in layer.outputs:
             names[(layer.id, port.id)] = doc.tensor_name(layer, port.id)
@@ -106,11 +106,12 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dict:
         if edge is None or (edge.from_layer, edge.from_port) not in names or not layer.outputs:
             raise ModelError.in_file(doc.path, f"{where}: its input is not produced by an earlier layer")
         bounds = [dim_bounds(d) for d in layer.inputs[0].dims]
-        if any(b is None or b[0] != b[1] for b in bounds):
+        static = [b[0] for b in bounds if b is not None and b[0] == b[1]]
+        if len(static) != len(bounds):
             raise UnsupportedError(
                 f"{where}: input dims [{', '.join(layer.inputs[0].dims)}] are not static; DirectML tensor descs need sizes"
             )
-        input_shape = tuple(b[0] for b in bounds)
+        input_shape = tuple(static)
         with_indices = len(layer.outputs) > 1 and (layer.id, layer.outputs[1].id) in used
         template = template_for(layer.type, layer.version, where)
         try:
@@ -143,7 +144,7 @@ def ir_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **_o
     return render(document_from_ir(src, feature_level), out_suffix, src.name)
 
 
-def render(document: Mapping[str, object], out_suffix: str, source_name: str) -> dict[str, bytes]:
+def render(document: dml_adapter.Document, out_suffix: str, source_name: str) -> dict[str, bytes]:
     """``{".json": ...}`` or ``{".h": ...}``; the skipped nodes are also a ``SkippedNodesWarning``
     (the CLI prints it as ``warning: m.onnx: skipped 2 non-pooling node(s): Conv 'conv1', ...``)."""
     skipped = document.get("skipped") or []

