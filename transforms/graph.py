@@ -53,7 +53,7 @@ class PoolNode:
 
     def static_spatial(self, pass_name: str, why: str) -> tuple[int, ...]:
         """The input's spatial dims, or an error naming the node and the dynamic axis."""
-        if self.spatial is None or any(d is None for d in self.spatial):
+        if self.spatial is None or not shape.is_static(self.spatial):
             shown = (
                 "unknown" if self.spatial is None else "[" + ", ".join("?" if d is None else str(d) for d in self.spatial) + "]"
             )

@@ -202,7 +202,7 @@ def render_svg(ex: Explanation) -> str:
     cell, gap, left = 22, 6, 90
     parts: list[str] = []
     y = 20
-    width = left
+    width: float = left
     parts.append(f'<text x="8" y="{y}" font-size="13" font-weight="bold">{escape(_title(ex))}</text>')
     y += 14
     fills = {"input": "#ffffff", "pad": "#d0d0d0", "overhang": "#f5b041"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ovpool import shape
 from ovpool.errors import ModelError, SpecError, UnsupportedError, UsageError
 from ovpool.ir.adapter import spec_from_layer, template_for
 from ovpool.ir.reader import dim_bounds, read_ir
@@ -82,7 +83,7 @@ def spec_from_onnx(path: Path, node_name: str) -> tuple[PoolSpec, tuple[int, ...
     spec = spec_from_node(node, default_opset(proto))
     _refuse_unpool(spec, f"{path}: node '{node_name}'")
     dims = inferred_types(proto).get(node.input[0], (None, None))[1]  # a help here: --input-shape can say it
-    return spec, (tuple(int(d) for d in dims) if dims and None not in dims else None)
+    return spec, (tuple(int(d) for d in dims) if dims and shape.is_static(dims) else None)
 
 
 def _refuse_unpool(spec: PoolSpec, where: str) -> None:

@@ -10,6 +10,7 @@ before MaxPool-12).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import onnx
 import onnx.defs
@@ -123,7 +124,8 @@ def node_from_spec(
         check_dtype(op_type, row.since, spec.dtype, spec.name)
     if spec.is_global:
         return helper.make_node(op_type, list(inputs), list(outputs), name=spec.name)
-    attrs: dict[str, object] = {"kernel_shape": list(spec.kernel), "strides": list(spec.strides)}
+    # Attribute values (lists of ints, ints, strings) as helper.make_node takes them: **kwargs: Any.
+    attrs: dict[str, Any] = {"kernel_shape": list(spec.kernel), "strides": list(spec.strides)}
     if spec.kind is PoolKind.UNPOOL:
         attrs["pads"] = list(spec.pads_begin + spec.pads_end)
         return helper.make_node(op_type, list(inputs), list(outputs), name=spec.name, **attrs)

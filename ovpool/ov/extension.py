@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import onnx
 import onnx.defs
@@ -105,8 +106,9 @@ def _pool_nodes(graph: GraphProto) -> Iterator[NodeProto]:
                 yield from _pool_nodes(sub)
 
 
-def _context_attributes(op_type: str, opset: int, context) -> dict[str, object]:
-    """The attributes a NodeContext carries, for every attribute the node's schema version has."""
+def _context_attributes(op_type: str, opset: int, context) -> dict[str, Any]:
+    """The attributes a NodeContext carries, for every attribute the node's schema version has
+    (``_plain`` values; Any as helper.make_node's attribute **kwargs are)."""
     schema = onnx.defs.get_schema(op_type, opset, "")
     return {name: _plain(context.get_attribute(name)) for name in schema.attributes if context.has_attribute(name)}
 
@@ -115,7 +117,7 @@ def _has_indices(op_type: str, opset: int) -> bool:
     return onnx_adapter.version_row(op_type, opset).indices
 
 
-def _plain(value: object) -> object:
+def _plain(value: bytes | str | float | list[float] | tuple[float, ...]) -> str | int | list[int]:
     """Attribute values as comparable Python values: bytes -> str, sequences -> lists of ints."""
     if isinstance(value, bytes):
         return value.decode()
