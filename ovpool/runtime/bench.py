@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ovpool.errors import OvpoolError, UnsupportedError, UsageError
-from ovpool.runtime import (
+from ovpool.runtime.policy import (
     DEFAULT_DEVICE,
     DEFAULT_PRECISION,
     DeviceError,
