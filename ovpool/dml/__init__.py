@@ -1,1 +1,3 @@
-"""dml"""
+"""The DirectML world: feature levels (``levels``), descriptors <-> PoolSpec and the JSON document
+(``adapter``), ONNX/IR -> DirectML (``export``), DirectML -> ONNX/IR (``importer``), C++ (``cpp``).
+"""

@@ -80,7 +80,7 @@ def onnx_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **
 
 
 def document_from_ir(src: str | Path, feature_level: str | None = None) -> dml_adapter.Document:
-    """The DirectML document of an OpenVINO IR's pooling layers (read with ``ir_adapter``, so
+    """The DirectML document of an OpenVINO IR's pooling layers (read with ``ovpool.ir.adapter``, so
     ``ceil`` without the drop rule and ``exclude-pad="false"`` keep OpenVINO's meaning). Tensor
     names are the ports' first ``names`` entry, else the layer's name (``name:port`` for a second
     output). Layers must be in execution order, as OpenVINO writes them."""

@@ -1,4 +1,4 @@
-"""DirectML operator graphs (ovpool JSON) -> ONNX models, and OpenVINO IR through ``ir_emit``.
+"""DirectML operator graphs (ovpool JSON) -> ONNX models, and OpenVINO IR through ``ovpool.ir.writer``.
 
 The graph is rebuilt from the operators' ``inputs``/``outputs`` names: a tensor read before any
 operator writes it is a graph input, one written and never read afterwards a graph output; their

@@ -1,4 +1,4 @@
-"""OpenVINO IR pooling layers <-> PoolSpec, driven by the ``ir_templates`` (see ``ovpool.ir_schema``).
+"""OpenVINO IR pooling layers <-> PoolSpec, driven by the ``ir_templates`` (see ``ovpool.ir.templates``).
 
 Reading: ``check_layer`` lists every problem of a layer's ``<data>`` against its type and version
 (an attribute the version does not have, a missing required one, a value outside its domain);

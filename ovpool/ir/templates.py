@@ -65,7 +65,7 @@ class AttributeDecl:
 
     @cached_property
     def field_values(self) -> dict[object, object]:
-        """``ovpool.ir_adapter``'s cache of the field value each legal text stands for: text (or
+        """``ovpool.ir.adapter``'s cache of the field value each legal text stands for: text (or
         (text, input rank) when ``range`` is ``input_rank``) -> value, e.g. "ceil_torch" ->
         Rounding.CEIL, "2, 2" -> (2, 2)."""
         return {}

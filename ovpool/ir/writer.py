@@ -1,6 +1,6 @@
 """Writing OpenVINO IR v11 (``.xml`` + ``.bin``) from PoolSpecs, without OpenVINO.
 
-Pooling layers are rendered from the ``ir_templates`` (``ir_adapter.layer_from_spec`` picks the
+Pooling layers are rendered from the ``ir_templates`` (``ovpool.ir.adapter.layer_from_spec`` picks the
 oldest version that says the spec); output dims come from the shape engine. Two forms:
 
 ``emit_single(spec, input_shape, dtype)`` -> ``{".xml": bytes, ".bin": bytes}``: Parameter -> pool ->
@@ -97,7 +97,7 @@ class IRGraph:
     def pool(self, spec: PoolSpec, x: Output, min_opset: int = 1) -> tuple[Output, ...]:
         """A pooling layer for ``spec`` on ``x``: (values,) or (values, indices) for MaxPool-8/14.
 
-        Its version is the oldest that says the spec (``ir_adapter.layer_from_spec``); its dims are
+        Its version is the oldest that says the spec (``ovpool.ir.adapter.layer_from_spec``); its dims are
         ``shape.output_shape`` (dynamic spatial dims stay dynamic)."""
         if any(d is None for d in x.dims[2:]):
             spatial = None

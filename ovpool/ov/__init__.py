@@ -1,1 +1,3 @@
-"""ov"""
+"""The OpenVINO world: PoolSpec -> OpenVINO nodes (``lowering``), the ConversionExtension for
+OpenVINO's ONNX frontend (``extension``), ONNX -> ``openvino.Model`` (``from_onnx``).
+"""

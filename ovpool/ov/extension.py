@@ -4,7 +4,7 @@ OpenVINO's NodeContext has no node name, output count or opset version, so the e
 per model: it knows the model's default-domain opset, and it finds the ONNX node a call is about
 by its op type, the tensor name of its first input and its attribute values. The node's PoolSpec
 comes from ``onnx_adapter.spec_from_node`` (the one ONNX parsing path), which also tells whether
-the node's Indices output is used; ``ov_lowering.lower`` builds the OpenVINO nodes. A call that
+the node's Indices output is used; ``ovpool.ov.lowering.lower`` builds the OpenVINO nodes. A call that
 matches no node (a pool inside a subgraph whose input the frontend renamed) is parsed from the
 NodeContext's attributes and keeps an Indices output in case it is used.
 

@@ -4,14 +4,14 @@ Public functions:
 
 * ``onnx_to_ov_model(model: str | PathLike | onnx.ModelProto) -> openvino.Model`` converts in
   memory (``ovpool run``/``bench`` use it). Every AveragePool, MaxPool, MaxUnpool,
-  GlobalAveragePool and GlobalMaxPool node is lowered by ``ov_lowering`` (exact ONNX semantics,
+  GlobalAveragePool and GlobalMaxPool node is lowered by ``ovpool.ov.lowering`` (exact ONNX semantics,
   see SEMANTICS.md); every other operator is OpenVINO's. Input and output tensor names are the
   ONNX ones.
 * ``onnx_to_ir(src, out_suffix, **options) -> {".xml": bytes, ".bin": bytes}`` is the
   ``("onnx", "ir")`` route of ``ovpool.convert``: the IR files, float32 weights kept as they are
   (``compress_to_fp16=False``), for ``ovpool convert model.onnx``.
 
-A file is read by ``onnx_model.load`` first (a non-ONNX or truncated file, or external data that
+A file is read by ``ovpool.onnx.model.load`` first (a non-ONNX or truncated file, or external data that
 is missing or points outside the model's folder, is an ``InputFileError`` before OpenVINO opens
 anything); OpenVINO then reads the file itself, external data included, so models over 2 GB
 convert. An operator neither OpenVINO nor ovpool converts is an ``UnsupportedError`` naming it

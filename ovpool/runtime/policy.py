@@ -4,7 +4,7 @@ Devices are OpenVINO's (``CPU``, ``GPU``, ``NPU``, ``AUTO``, ``GPU.1``, ...) or 
 exact executor. The default is ``CPU``: present wherever OpenVINO is, and deterministic (``AUTO``
 may pick another device from one run to the next).
 
-* ONNX models reach OpenVINO through ovpool's own conversion (``ovpool.onnx_to_ir``: OpenVINO's
+* ONNX models reach OpenVINO through ovpool's own conversion (``ovpool.ov.from_onnx``: OpenVINO's
   frontend with ovpool's pooling rules), IR models through ``Core.read_model``.
 * OpenVINO devices compile with ``INFERENCE_PRECISION_HINT=f32`` (``precision="f32"``), because
   this tool exists to check results and the CPU plugin here would otherwise run bf16;
