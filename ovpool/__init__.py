@@ -33,6 +33,16 @@ if TYPE_CHECKING:
 
 __version__ = "0.2.0.dev0"
 
+# In a source checkout, ovpool.cli, ovpool.transforms and ovpool.ir_templates are the top-level
+# folders cli/, transforms/ and ir_templates/ (pyproject.toml's package-dir). When this folder is
+# the ovpool Python imports (the checkout's root is the current folder), they are found there too,
+# so the checkout behaves as the installed package does whether or not it was installed editable.
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if not os.path.isdir(os.path.join(os.path.dirname(__file__), "cli")) and os.path.isfile(
+    os.path.join(_CHECKOUT, "cli", "__init__.py")
+):
+    __path__.append(_CHECKOUT)
+
 __all__ = [
     "Divisor",
     "IndexOrder",
