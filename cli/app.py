@@ -12,11 +12,13 @@ import importlib
 import typer
 
 import ovpool
+from ovpool.cli.helptext import Group
 
 COMMAND_MODULES = ("convert", "run", "devices", "bench", "transform", "validate", "explain")
 
 app = typer.Typer(
     name="ovpool",
+    cls=Group,
     help="Exact pooling across ONNX, OpenVINO IR and DirectML.",
     no_args_is_help=True,
     add_completion=False,

@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ovpool.errors import OvpoolError
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 
 def guarded(app: typer.Typer) -> None:
@@ -36,10 +40,21 @@ def guarded(app: typer.Typer) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> int:
+def batch(
+    sources: Sequence[Path],
+    action: Callable[[Path], str],
+    verb: str,
+    jobs: int = 1,
+    succeeded: list[Path] | None = None,
+) -> int:
     """Apply ``action`` to every source with a progress bar; one failure does not stop the rest.
     Prints the warnings each raised (``warning: ...``), what it produced or why it failed (an error that does not name its source gets it in
-    front: ``error: b.onnx: node 'pool': ...``), then a summary; returns the exit code (the worst)."""
+    front: ``error: b.onnx: node 'pool': ...``), then a summary; returns the exit code (the worst).
+
+    ``jobs`` > 1 runs the sources in that many worker processes (``action`` must then pickle: a
+    module-level function or a ``functools.partial`` of one); the report is printed in source order
+    all the same, each source's lines as soon as every source before it is done. The sources that
+    succeeded are appended to ``succeeded`` (in source order)."""
     from rich.console import Console
     from rich.progress import Progress
 
@@ -48,19 +63,17 @@ def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> 
     failed = 0
     with Progress(console=err, transient=True, disable=len(sources) < 2) as progress:
         task = progress.add_task(verb, total=len(sources))
-        for src in sources:
-            try:
-                with warnings.catch_warnings(record=True) as notes:
-                    warnings.simplefilter("always")
-                    message = action(src)
-                for note in notes:
-                    err.print(f"warning: {note.message}", markup=False, highlight=False, soft_wrap=True)
-                err.print(f"{src}: {message}", markup=False, highlight=False, soft_wrap=True)
-            except OvpoolError as exc:
+        for src, (code, notes, message) in zip(sources, _outcomes(sources, action, jobs, lambda: progress.advance(task))):
+            for note in notes:
+                err.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
+            if code:
                 failed += 1
-                worst = max(worst, exc.exit_code)
-                err.print(f"error: {exc.located(src)}", markup=False, highlight=False, soft_wrap=True)
-            progress.advance(task)
+                worst = max(worst, code)
+                err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+            else:
+                err.print(f"{src}: {message}", markup=False, highlight=False, soft_wrap=True)
+                if succeeded is not None:
+                    succeeded.append(src)
     if len(sources) > 1:
         err.print(
             f"{verb}: {len(sources) - failed} of {len(sources)} succeeded, {failed} failed",
@@ -69,3 +82,51 @@ def batch(sources: Sequence[Path], action: Callable[[Path], str], verb: str) -> 
             soft_wrap=True,
         )
     return worst
+
+
+Outcome = tuple[int, list[str], str]
+
+
+def attempt(action: Callable[[Path], str], src: Path) -> Outcome:
+    """``action(src)`` as plain values that cross a process boundary: (0, warnings, what it did),
+    or (exit code, warnings, the error located in ``src``)."""
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always")
+        try:
+            message = action(src)
+            code = 0
+        except OvpoolError as exc:
+            message, code = str(exc.located(src)), exc.exit_code
+    return code, [str(note.message) for note in notes], message
+
+
+def _outcomes(sources: Sequence[Path], action: Callable[[Path], str], jobs: int, advance: Callable[[], None]) -> Iterator[Outcome]:
+    """Each source's outcome, in source order; ``advance`` is called as each one finishes."""
+    if jobs < 2 or len(sources) < 2:
+        for src in sources:
+            outcome = attempt(action, src)
+            advance()
+            yield outcome
+        return
+    from concurrent.futures import as_completed
+
+    done: dict[int, Outcome] = {}
+    with workers(min(jobs, len(sources))) as pool:
+        futures = {pool.submit(attempt, action, src): index for index, src in enumerate(sources)}
+        pending = iter(range(len(sources)))
+        following = next(pending)
+        for future in as_completed(futures):
+            done[futures[future]] = future.result()
+            advance()
+            while following in done:
+                yield done.pop(following)
+                following = next(pending, -1)
+
+
+def workers(count: int) -> ProcessPoolExecutor:
+    """A pool of ``count`` fresh processes (spawned, never forked: a fork next to OpenVINO's
+    telemetry threads or numpy's BLAS threads can deadlock the child)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("spawn"))

@@ -1,36 +1,99 @@
-"""``ovpool convert SRC... [-o OUT | --output-dir DIR] [--to ir|onnx|dml] [--force]``."""
+"""``ovpool convert MODEL... [-o OUT | --output-dir DIR | --ovms-repo DIR] [--to ir|onnx|dml]
+[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--jobs N] [--force]``."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import typer
 
+from ovpool.cli.helptext import command
+
+OUTPUTS = (
+    "<stem>.xml + <stem>.bin (IR), <stem>.onnx or <stem>.json in the current folder; -o FILE for one model, "
+    "--output-dir DIR for DIR/<stem>.<ext>, --ovms-repo DIR for DIR/<stem>/1/model.xml + .bin and DIR/config.json. "
+    "An existing output needs --force; an input is never overwritten."
+)
+
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @command(app, OUTPUTS, {1: "a model ovpool cannot convert exactly (unsupported or bad model)"})
     def convert(
-        sources: list[Path] = typer.Argument(..., metavar="SRC...", help="Models: .onnx, .xml (IR) or .json (DirectML)."),
-        output: Path | None = typer.Option(None, "-o", "--output", help="Output file (one source only)."),
-        output_dir: Path | None = typer.Option(None, "--output-dir", help="Write DIR/<source stem>.<ext> per source."),
+        sources: list[Path] = typer.Argument(..., metavar="MODEL...", help="Models: .onnx, .xml (IR) or .json (DirectML)."),
+        output: Path | None = typer.Option(None, "-o", "--output", help="Output file (one model only)."),
+        output_dir: Path | None = typer.Option(None, "--output-dir", metavar="DIR", help="Write DIR/<stem>.<ext> per model."),
         to: str | None = typer.Option(
-            None, "--to", help="Target format: ir, onnx or dml (default: from -o, else ONNX->IR, IR->ONNX)."
+            None, "--to", metavar="FORMAT", help="ir, onnx or dml (default: from -o, else ONNX->IR, IR->ONNX, DirectML->ONNX)."
+        ),
+        inputs: list[str] = typer.Option(
+            [],
+            "--input",
+            metavar="NAME[DIMS]",
+            help="Input shapes in ovc's syntax, e.g. x[1,3,640,640] or x[1,3,640,640],y[1,?]; ? or -1 dynamic, 1..10 a range. ONNX->IR.",
+        ),
+        shapes: list[str] = typer.Option(
+            [], "--shape", metavar="NAME=DIMS", help="An input shape as ovpool run takes it, e.g. x=1,3,640,640; repeatable."
+        ),
+        compress_to_fp16: bool = typer.Option(
+            False,
+            "--compress-to-fp16",
+            help="Store weights as f16 (ovc does by default). Off by default: ovpool writes the weights ONNX computes with.",
         ),
         feature_level: str | None = typer.Option(
-            None, "--feature-level", help="DirectML: highest feature level to use, e.g. 4.0."
+            None, "--feature-level", metavar="X.Y", help="DirectML: highest feature level to use, e.g. 4.0."
         ),
+        ovms_repo: Path | None = typer.Option(
+            None,
+            "--ovms-repo",
+            metavar="DIR",
+            help="Write an OpenVINO Model Server repository: DIR/<stem>/1/model.xml|bin and DIR/config.json.",
+        ),
+        jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help="Convert N models at a time, in N processes."),
         force: bool = typer.Option(False, "--force", help="Replace existing outputs."),
     ) -> None:
         """Convert models between ONNX, OpenVINO IR and DirectML with exact pooling."""
         from ovpool.cli.common import batch
-        from ovpool.conversions import convert as run_convert
+        from ovpool.ov import ovms
+        from ovpool.ov.inputs import parse_input, parse_shape_pairs
 
-        if output is not None and (len(sources) > 1 or output_dir is not None):
-            raise typer.BadParameter("-o takes one source and no --output-dir; use --output-dir for several")
-        options = {"feature_level": feature_level} if feature_level else {}
+        if sum(x is not None for x in (output, output_dir, ovms_repo)) > 1:
+            raise typer.BadParameter("give one of -o, --output-dir and --ovms-repo")
+        if output is not None and len(sources) > 1:
+            raise typer.BadParameter("-o takes one model; use --output-dir for several")
+        if inputs and shapes:
+            raise typer.BadParameter("give input shapes with --input or with --shape, not both")
+        given = [s for text in inputs for s in parse_input(text)] or parse_shape_pairs(shapes)
+        options = {
+            "feature_level": feature_level,
+            "inputs": [str(s) for s in given] or None,
+            "compress_to_fp16": compress_to_fp16,
+        }
+        if ovms_repo is not None:
+            ovms.check_sources(ovms_repo, sources, to)
+        one = partial(convert_one, output=output, output_dir=output_dir, ovms_repo=ovms_repo, to=to, force=force, options=options)
+        succeeded: list[Path] = []
+        code = batch(sources, one, "convert", jobs, succeeded)
+        if ovms_repo is not None and succeeded:
+            config = ovms.write_config(ovms_repo, [ovms.model_name(src) for src in succeeded])
+            typer.echo(f"wrote {config}", err=True)
+        raise typer.Exit(code)
 
-        def one(src: Path) -> str:
-            written = run_convert(src, output, to=to, force=force, output_dir=output_dir, **options)
-            return "wrote " + ", ".join(str(p) for p in written)
 
-        raise typer.Exit(batch(sources, one, "convert"))
+def convert_one(
+    src: Path,
+    output: Path | None,
+    output_dir: Path | None,
+    ovms_repo: Path | None,
+    to: str | None,
+    force: bool,
+    options: dict[str, object],
+) -> str:
+    """Convert one source (a worker process runs this with ``--jobs``); what it wrote."""
+    from ovpool.conversions import convert as run_convert
+    from ovpool.ov import ovms
+
+    if ovms_repo is not None:
+        output = ovms.model_path(ovms_repo, ovms.model_name(src))
+    written = run_convert(src, output, to=to, force=force, output_dir=output_dir, **options)
+    return "wrote " + ", ".join(str(p) for p in written)

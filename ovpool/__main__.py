@@ -2,4 +2,5 @@
 
 from ovpool.cli.app import main
 
-main()
+if __name__ == "__main__":  # not when a spawned worker process imports it
+    main()

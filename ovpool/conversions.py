@@ -34,6 +34,13 @@ ROUTES: dict[tuple[str, str], str] = {
     ("ir", "onnx"): "ovpool.ir.to_onnx:ir_to_onnx",
 }
 
+# The options each route takes (ovpool.convert's **options); any other is a UsageError.
+ROUTE_OPTIONS: dict[tuple[str, str], frozenset[str]] = {
+    ("onnx", "ir"): frozenset({"inputs", "compress_to_fp16"}),
+    ("onnx", "dml"): frozenset({"feature_level"}),
+    ("ir", "dml"): frozenset({"feature_level"}),
+}
+
 Route = Callable[..., Mapping[str, bytes]]
 
 
@@ -77,7 +84,9 @@ def convert(
     output_dir: str | os.PathLike | None = None,
     **options: object,
 ) -> list[Path]:
-    """Convert one file; returns the files written (IR: the .xml and its .bin)."""
+    """Convert one file; returns the files written (IR: the .xml and its .bin). ``options`` are the
+    route's (``ROUTE_OPTIONS``): ONNX -> IR ``inputs`` (``"x[1,3,640,640]"``) and
+    ``compress_to_fp16``; -> DirectML ``feature_level``."""
     src = Path(src)
     if not src.is_file():
         raise InputFileError.in_file(src, "no such file")
@@ -86,10 +95,14 @@ def convert(
     target = target_format(source, to, out_path)
     dest = output_path(src, target, out_path, Path(output_dir) if output_dir is not None else None)
     convert_route = route(source, target)
+    given = {k: v for k, v in options.items() if v is not None and v is not False}
+    stray = sorted(set(given) - ROUTE_OPTIONS.get((source, target), frozenset()))
+    if stray:
+        raise UsageError(f"{', '.join(stray)}: not an option of {source} -> {target} conversion")
     planned = [dest, *(dest.with_suffix(suffix) for suffix in COMPANION_SUFFIXES.get(target, ()))]
     sources = input_files(src, source, force and any(p.exists() for p in planned))
     check_outputs(planned, sources, force)
-    files = convert_route(src, dest.suffix.lower(), **options)
+    files = convert_route(src, dest.suffix.lower(), **given)
     return write_atomic({dest.with_suffix(suffix): data for suffix, data in files.items()}, force, sources)
 
 

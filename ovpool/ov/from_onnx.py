@@ -7,15 +7,23 @@ Public functions:
   GlobalAveragePool and GlobalMaxPool node is lowered by ``ovpool.ov.lowering`` (exact ONNX semantics,
   see SEMANTICS.md); every other operator is OpenVINO's. Input and output tensor names are the
   ONNX ones.
-* ``onnx_to_ir(src, out_suffix, **options) -> {".xml": bytes, ".bin": bytes}`` is the
-  ``("onnx", "ir")`` route of ``ovpool.convert``: the IR files, float32 weights kept as they are
-  (``compress_to_fp16=False``), for ``ovpool convert model.onnx``.
+* ``onnx_to_ir(src, out_suffix, inputs=None, compress_to_fp16=False) -> {".xml": bytes, ".bin": bytes}``
+  is the ``("onnx", "ir")`` route of ``ovpool.convert``: the IR files, for ``ovpool convert
+  model.onnx``. Weights stay float32 unless ``compress_to_fp16`` (then they are stored as f16
+  constants, each followed by a Convert to f32, as ``ovc --compress_to_fp16`` writes them).
+
+``inputs`` sets input shapes before conversion, as ``ovc --input`` does: ovc's text
+(``"x[1,3,640,640]"``) or a mapping (``{"x": [1, 3, 640, 640]}``), see ``ovpool.ov.inputs``. The
+shapes are set on the frontend's input places, so the pooling lowering and the shape check below
+see them (NPU wants static shapes; a SAME pool with indices on static dims converts). A name the
+model's inputs lack, or dims of another rank than the input's, is a ``ModelError``.
 
 A file is read by ``ovpool.onnx.model.load`` first (a non-ONNX or truncated file, or external data that
 is missing or points outside the model's folder, is an ``InputFileError`` before OpenVINO opens
 anything); OpenVINO then reads the file itself, external data included, so models over 2 GB
 convert. An operator neither OpenVINO nor ovpool converts is an ``UnsupportedError`` naming it
-(``FooBar-13``). Before a model is returned, every pooling node whose input dims are static is
+(``FooBar-13``); when OpenVINO fails on an operator it has, the error carries OpenVINO's own
+reason (``Loop-13 (node 'loop'): The provided loop body graph canonical inputs size (41), ...``). Before a model is returned, every pooling node whose input dims are static is
 checked against the shape engine: the OpenVINO output shape must be ``shape.output_shape`` of the
 node's spec (MaxUnpool: ``shape.unpool_output_spatial``), else ``ModelError`` names the node.
 """
@@ -26,7 +34,7 @@ import io
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,8 +44,10 @@ from ovpool import shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.onnx.model import load
 from ovpool.ov.extension import PoolExtensions
+from ovpool.ov.inputs import InputShape, input_shapes
 from ovpool.ov.lowering import Lowered
 from ovpool.runtime.devices import openvino_reason
+from ovpool.runtime.tensors import onnx_inputs
 from ovpool.spec import PoolKind
 
 if TYPE_CHECKING:
@@ -45,10 +55,18 @@ if TYPE_CHECKING:
 
 _PROTOBUF_LIMIT = 2**31 - 1
 _NO_RULE = re.compile(r"No conversion rule found for operations?: ([^\n]+)")
+# OpenVINO's report of operators it has but could not convert: "-- Loop-13 with a message:" and the
+# lines up to the next blank line; the node is in "While validating ONNX node '<Node(Loop): name>'".
+_FAILED_OP = re.compile(r"^-- (\S+) with a message:\n(.*?)(?:\n\n|\Z)", re.MULTILINE | re.DOTALL)
+_FAILED_NODE = re.compile(r"While validating ONNX node '<Node\([^)]*\): ([^>]*)>'")
+
+Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
 
 
-def onnx_to_ov_model(model: str | os.PathLike | ModelProto) -> openvino.Model:
-    """An ``openvino.Model`` of the ONNX model (a path or a ModelProto) with exact pooling."""
+def onnx_to_ov_model(model: str | os.PathLike | ModelProto, inputs: Inputs = None) -> openvino.Model:
+    """An ``openvino.Model`` of the ONNX model (a path or a ModelProto) with exact pooling;
+    ``inputs`` sets input shapes first (``"x[1,3,640,640]"``, see the module docstring)."""
+    shapes = input_shapes(inputs)
     if isinstance(model, ModelProto):
         if model.ByteSize() > _PROTOBUF_LIMIT:
             with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
@@ -56,23 +74,24 @@ def onnx_to_ov_model(model: str | os.PathLike | ModelProto) -> openvino.Model:
                 import onnx
 
                 onnx.save_model(model, str(path), save_as_external_data=True, location="model.onnx.data")
-                return _convert(model, str(path), "model")
-        return _convert(model, io.BytesIO(model.SerializeToString()), model.graph.name or "model")
+                return _convert(model, str(path), "model", shapes)
+        return _convert(model, io.BytesIO(model.SerializeToString()), model.graph.name or "model", shapes)
     path = Path(model)
     proto = load(path, load_data=False)
-    return _convert(proto, str(path), str(path))
+    return _convert(proto, str(path), str(path), shapes)
 
 
-def onnx_to_ir(src: Path, out_suffix: str = ".xml", **options: object) -> Mapping[str, bytes]:
-    """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model."""
+def onnx_to_ir(
+    src: Path, out_suffix: str = ".xml", inputs: Inputs = None, compress_to_fp16: bool = False
+) -> Mapping[str, bytes]:
+    """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
+    ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin)."""
     import openvino as ov
 
-    if options:
-        raise UnsupportedError.in_file(src, f"option(s) {', '.join(sorted(options))} do not apply to ONNX -> IR")
-    converted = onnx_to_ov_model(src)
+    converted = onnx_to_ov_model(src, inputs)
     with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
         xml = Path(folder) / "model.xml"
-        ov.save_model(converted, str(xml), compress_to_fp16=False)
+        ov.save_model(converted, str(xml), compress_to_fp16=compress_to_fp16)
         return {".xml": xml.read_bytes(), ".bin": xml.with_suffix(".bin").read_bytes()}
 
 
@@ -99,7 +118,7 @@ def check_shapes(lowered: list[Lowered]) -> None:
                 )
 
 
-def _convert(proto: ModelProto, source: object, label: str) -> openvino.Model:
+def _convert(proto: ModelProto, source: object, label: str, shapes: Sequence[InputShape] = ()) -> openvino.Model:
     from openvino.frontend import FrontEndManager
 
     pools = PoolExtensions(proto)
@@ -107,7 +126,12 @@ def _convert(proto: ModelProto, source: object, label: str) -> openvino.Model:
     for extension in pools.extensions():
         frontend.add_extension(extension)
     try:
-        converted = frontend.convert(frontend.load(source))
+        input_model = frontend.load(source)
+    except Exception as exc:
+        raise _conversion_error(label, exc) from None
+    _set_shapes(input_model, proto, shapes, label)
+    try:
+        converted = frontend.convert(input_model)
     except Exception as exc:  # OpenVINO's OpConversionFailure/GeneralFailure derive from Exception
         if pools.errors:
             raise pools.errors[0].located(label) from None
@@ -123,6 +147,32 @@ def _convert(proto: ModelProto, source: object, label: str) -> openvino.Model:
     return converted
 
 
+def _set_shapes(input_model: object, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
+    """Set each given shape on its input's place (by name, or by position when unnamed)."""
+    from openvino import Dimension, PartialShape
+
+    declared = onnx_inputs(proto)
+    takes = "; ".join(d.shown() for d in declared)
+    for given in shapes:
+        if given.name is None:
+            if given.index >= len(declared):
+                raise ModelError.in_file(label, f"input shape {given}: the model has {len(declared)} input(s) ({takes})")
+            decl = declared[given.index]
+        else:
+            decl = next((d for d in declared if d.name == given.name), None)
+            if decl is None:
+                raise ModelError.in_file(label, f"input shape {given}: the model has no input '{given.name}' (it takes {takes})")
+        if given.dims is None:
+            continue
+        if decl.shape is not None and len(decl.shape) != len(given.dims):
+            raise ModelError.in_file(
+                label, f"input shape {given}: {len(given.dims)} dim(s) for input {decl.shown()}, of rank {len(decl.shape)}"
+            )
+        place = input_model.get_place_by_tensor_name(decl.name)  # type: ignore[attr-defined]
+        dims = [Dimension(low, -1 if high is None else high) for low, high in given.dims]
+        input_model.set_partial_shape(place, PartialShape(dims))  # type: ignore[attr-defined]
+
+
 def _conversion_error(label: str, exc: Exception) -> OvpoolError:
     text = str(exc)
     missing = _NO_RULE.search(text)
@@ -130,4 +180,13 @@ def _conversion_error(label: str, exc: Exception) -> OvpoolError:
         return UnsupportedError.in_file(label, f"no OpenVINO conversion rule for {missing.group(1).strip()}")
     if "Cannot recognize" in text or "Unable to read" in text:
         return InputFileError.in_file(label, "OpenVINO cannot read the model")
-    return ModelError.in_file(label, f"OpenVINO could not convert the model: {openvino_reason(exc)}")
+    failed = [_failed_op(op, log) for op, log in _FAILED_OP.findall(text)]
+    reason = "; ".join(failed) if failed else openvino_reason(exc)
+    return ModelError.in_file(label, f"OpenVINO could not convert the model: {reason}")
+
+
+def _failed_op(op: str, log: str) -> str:
+    """One operator of OpenVINO's failure report as ``Loop-13 (node 'name'): <OpenVINO's reason>``."""
+    node = _FAILED_NODE.search(log)
+    reason = openvino_reason(Exception(log)) if log.strip() else "no reason given"
+    return f"{op}{f' (node {node.group(1)!r})' if node else ''}: {reason}"
