@@ -100,7 +100,9 @@ def attempt(action: Callable[[Path], str], src: Path) -> Outcome:
     return code, [str(note.message) for note in notes], message
 
 
-def _outcomes(sources: Sequence[Path], action: Callable[[Path], str], jobs: int, advance: Callable[[], None]) -> Iterator[Outcome]:
+def _outcomes(
+    sources: Sequence[Path], action: Callable[[Path], str], jobs: int, advance: Callable[[], None]
+) -> Iterator[Outcome]:
     """Each source's outcome, in source order; ``advance`` is called as each one finishes."""
     if jobs < 2 or len(sources) < 2:
         for src in sources:

@@ -81,9 +81,7 @@ def onnx_to_ov_model(model: str | os.PathLike | ModelProto, inputs: Inputs = Non
     return _convert(proto, str(path), str(path), shapes)
 
 
-def onnx_to_ir(
-    src: Path, out_suffix: str = ".xml", inputs: Inputs = None, compress_to_fp16: bool = False
-) -> Mapping[str, bytes]:
+def onnx_to_ir(src: Path, out_suffix: str = ".xml", inputs: Inputs = None, compress_to_fp16: bool = False) -> Mapping[str, bytes]:
     """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
     ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin)."""
     import openvino as ov
