@@ -14,12 +14,14 @@ import typer
 import ovpool
 from ovpool.cli.helptext import Group
 
-COMMAND_MODULES = ("convert", "run", "devices", "bench", "transform", "validate", "explain")
+COMMAND_MODULES = ("convert", "run", "devices", "bench", "transform", "validate", "explain", "examples")
 
 app = typer.Typer(
     name="ovpool",
     cls=Group,
     help="Exact pooling across ONNX, OpenVINO IR and DirectML.",
+    epilog="Exit codes: 0 success; 1 findings, an unsupported node or a bad model; 2 usage error or unreadable input. "
+    "Each command's --help says where its outputs go.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -6,19 +6,30 @@ from pathlib import Path
 
 import typer
 
+from ovpool.cli.helptext import command
+
+OUTPUTS = (
+    "a table on stdout (--json: one JSON object); compiled models cached as ovpool run caches them; nothing else is written."
+)
+
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @command(app, OUTPUTS, {1: "a backend could not load or run the model (the others still ran)"})
     def bench(
-        model: Path = typer.Argument(..., help="ONNX model (.onnx) or OpenVINO IR (.xml)."),
+        model: Path = typer.Argument(..., metavar="MODEL", help="ONNX model (.onnx) or OpenVINO IR (.xml)."),
         backends: list[str] = typer.Option(
-            [], "--backend", help="openvino, numpy or onnxruntime; repeatable (default: all that read the model)."
+            [],
+            "--backend",
+            metavar="BACKEND",
+            help="openvino, numpy or onnxruntime; repeatable (default: all that read the model).",
         ),
-        device: str = typer.Option("CPU", "--device", help="OpenVINO device for the openvino backend."),
-        precision: str = typer.Option("f32", "--precision", help="OpenVINO inference precision: f32, bf16, f16, default."),
+        device: str = typer.Option("CPU", "--device", metavar="DEVICE", help="OpenVINO device for the openvino backend."),
+        precision: str = typer.Option(
+            "f32", "--precision", metavar="PRECISION", help="OpenVINO inference precision: f32, bf16, f16, default."
+        ),
         runs: int = typer.Option(20, "--runs", min=1, help="Timed inferences per backend."),
         warmup: int = typer.Option(3, "--warmup", min=0, help="Untimed inferences before timing."),
-        shapes: list[str] = typer.Option([], "--shape", help="NAME=d0,d1,... for dynamic input dims."),
+        shapes: list[str] = typer.Option([], "--shape", metavar="NAME=DIMS", help="NAME=d0,d1,... for dynamic input dims."),
         seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
         as_json: bool = typer.Option(False, "--json", help='Print {"results": [...]} on stdout.'),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),

@@ -6,8 +6,9 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
 
@@ -63,7 +64,8 @@ def batch(
     failed = 0
     with Progress(console=err, transient=True, disable=len(sources) < 2) as progress:
         task = progress.add_task(verb, total=len(sources))
-        for src, (code, notes, message) in zip(sources, _outcomes(sources, action, jobs, lambda: progress.advance(task))):
+        outcomes = in_order(partial(attempt, action), sources, jobs, lambda: progress.advance(task))
+        for src, (code, notes, message) in zip(sources, outcomes):
             for note in notes:
                 err.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
             if code:
@@ -85,6 +87,8 @@ def batch(
 
 
 Outcome = tuple[int, list[str], str]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def attempt(action: Callable[[Path], str], src: Path) -> Outcome:
@@ -100,29 +104,28 @@ def attempt(action: Callable[[Path], str], src: Path) -> Outcome:
     return code, [str(note.message) for note in notes], message
 
 
-def _outcomes(
-    sources: Sequence[Path], action: Callable[[Path], str], jobs: int, advance: Callable[[], None]
-) -> Iterator[Outcome]:
-    """Each source's outcome, in source order; ``advance`` is called as each one finishes."""
-    if jobs < 2 or len(sources) < 2:
-        for src in sources:
-            outcome = attempt(action, src)
+def in_order(function: Callable[[T], R], items: Sequence[T], jobs: int, advance: Callable[[], None]) -> Iterator[R]:
+    """``function(item)`` for each item, yielded in item order; with ``jobs`` > 1 computed in that
+    many worker processes (``function`` must pickle), each result yielded as soon as every result
+    before it is in. ``advance`` is called as each one finishes (a progress bar's step)."""
+    if jobs < 2 or len(items) < 2:
+        for item in items:
+            result = function(item)
             advance()
-            yield outcome
+            yield result
         return
     from concurrent.futures import as_completed
 
-    done: dict[int, Outcome] = {}
-    with workers(min(jobs, len(sources))) as pool:
-        futures = {pool.submit(attempt, action, src): index for index, src in enumerate(sources)}
-        pending = iter(range(len(sources)))
-        following = next(pending)
+    done: dict[int, R] = {}
+    following = 0
+    with workers(min(jobs, len(items))) as pool:
+        futures = {pool.submit(function, item): index for index, item in enumerate(items)}
         for future in as_completed(futures):
             done[futures[future]] = future.result()
             advance()
             while following in done:
                 yield done.pop(following)
-                following = next(pending, -1)
+                following += 1
 
 
 def workers(count: int) -> ProcessPoolExecutor:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import typer
 
+from ovpool.cli.helptext import command
+
+OUTPUTS = "the list on stdout (--json: one JSON object); nothing is written."
+
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @command(app, OUTPUTS)
     def devices(
         as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of text."),
     ) -> None:

@@ -7,6 +7,10 @@ from pathlib import Path
 
 import typer
 
+from ovpool.cli.helptext import command
+
+OUTPUTS = "the explanation on stdout; --svg FILE also writes the picture (an existing one needs --force)."
+
 
 def _ints(text: str | None, flag: str) -> tuple[int, ...]:
     if not text:
@@ -18,26 +22,34 @@ def _ints(text: str | None, flag: str) -> tuple[int, ...]:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @command(app, OUTPUTS, {1: "the model has no such node or layer, or a bad model"})
     def explain(
         input_shape: str | None = typer.Option(
-            None, "--input-shape", help="N,C,spatial... or only the spatial dims, e.g. 1,1,7,7 or 7,7."
+            None, "--input-shape", metavar="DIMS", help="N,C,spatial... or only the spatial dims, e.g. 1,1,7,7 or 7,7."
         ),
-        op: str = typer.Option("avg", "--op", help="avg or max (flags mode)."),
-        kernel: str | None = typer.Option(None, "--kernel", help="Kernel per spatial axis, e.g. 3,3."),
-        strides: str | None = typer.Option(None, "--strides", help="Strides, e.g. 2,2 (default 1)."),
-        pads: str | None = typer.Option(None, "--pads", help="ONNX order: begins then ends, e.g. 1,1,1,1."),
-        dilations: str | None = typer.Option(None, "--dilations", help="Dilations (default 1)."),
-        auto_pad: str = typer.Option("NOTSET", "--auto-pad", help="NOTSET, SAME_UPPER, SAME_LOWER or VALID."),
+        op: str = typer.Option("avg", "--op", metavar="OP", help="avg or max (flags mode)."),
+        kernel: str | None = typer.Option(None, "--kernel", metavar="DIMS", help="Kernel per spatial axis, e.g. 3,3."),
+        strides: str | None = typer.Option(None, "--strides", metavar="DIMS", help="Strides, e.g. 2,2 (default 1)."),
+        pads: str | None = typer.Option(None, "--pads", metavar="PADS", help="ONNX order: begins then ends, e.g. 1,1,1,1."),
+        dilations: str | None = typer.Option(None, "--dilations", metavar="DIMS", help="Dilations (default 1)."),
+        auto_pad: str = typer.Option("NOTSET", "--auto-pad", metavar="MODE", help="NOTSET, SAME_UPPER, SAME_LOWER or VALID."),
         ceil: bool = typer.Option(False, "--ceil", help="ONNX ceil_mode=1 (round up with the drop rule)."),
-        rounding: str | None = typer.Option(None, "--rounding", help="floor, ceil (drop rule) or ceil_no_drop (OpenVINO ceil)."),
+        rounding: str | None = typer.Option(
+            None, "--rounding", metavar="MODE", help="floor, ceil (drop rule) or ceil_no_drop (OpenVINO ceil)."
+        ),
         count_include_pad: bool = typer.Option(False, "--count-include-pad", help="ONNX count_include_pad=1."),
-        divisor: str | None = typer.Option(None, "--divisor", help="exclude_pad, include_pad or full_kernel_if_padded."),
-        onnx_model: Path | None = typer.Option(None, "--onnx", help="Take the spec from this ONNX model (with --node)."),
-        node: str | None = typer.Option(None, "--node", help="ONNX node name."),
-        ir_model: Path | None = typer.Option(None, "--ir", help="Take the spec from this IR .xml (with --layer)."),
-        layer: str | None = typer.Option(None, "--layer", help="IR layer name or id."),
-        svg: Path | None = typer.Option(None, "--svg", help="Also write the picture as SVG to FILE."),
+        divisor: str | None = typer.Option(
+            None, "--divisor", metavar="RULE", help="exclude_pad, include_pad or full_kernel_if_padded."
+        ),
+        onnx_model: Path | None = typer.Option(
+            None, "--onnx", metavar="MODEL", help="Take the spec from this ONNX model (with --node)."
+        ),
+        node: str | None = typer.Option(None, "--node", metavar="NAME", help="ONNX node name."),
+        ir_model: Path | None = typer.Option(
+            None, "--ir", metavar="MODEL", help="Take the spec from this IR .xml (with --layer)."
+        ),
+        layer: str | None = typer.Option(None, "--layer", metavar="NAME|ID", help="IR layer name or id."),
+        svg: Path | None = typer.Option(None, "--svg", metavar="FILE", help="Also write the picture as SVG to FILE."),
         force: bool = typer.Option(False, "--force", help="Replace an existing --svg file."),
     ) -> None:
         """Explain a pooling: output size per axis, windows over the padded input, divisors."""

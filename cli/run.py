@@ -7,24 +7,43 @@ from pathlib import Path
 
 import typer
 
+from ovpool.cli.helptext import command
+
+OUTPUTS = (
+    "a summary of each output on stdout (shape, dtype, min, max), or --output FILE.npz (an existing one needs --force); "
+    "compiled models are cached in $OVPOOL_CACHE_DIR, else $XDG_CACHE_HOME/ovpool/openvino, else ~/.cache/ovpool/openvino "
+    "(--no-cache: none)."
+)
+
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @command(app, OUTPUTS, {1: "the device cannot run the model (with --no-fallback) or a bad model or input"})
     def run(
-        model: Path = typer.Argument(..., help="ONNX model (.onnx) or OpenVINO IR (.xml)."),
-        device: str = typer.Option("CPU", "--device", help="CPU, GPU, NPU, AUTO (OpenVINO) or numpy (exact executor)."),
+        model: Path = typer.Argument(..., metavar="MODEL", help="ONNX model (.onnx) or OpenVINO IR (.xml)."),
+        device: str = typer.Option(
+            "CPU", "--device", metavar="DEVICE", help="CPU, GPU, NPU, AUTO (OpenVINO) or numpy (exact executor)."
+        ),
         precision: str = typer.Option(
-            "f32", "--precision", help="OpenVINO inference precision: f32, bf16, f16 or default (the device's own)."
+            "f32",
+            "--precision",
+            metavar="PRECISION",
+            help="OpenVINO inference precision: f32, bf16, f16 or default (the device's own).",
         ),
         no_fallback: bool = typer.Option(
             False, "--no-fallback", help="Fail (exit 1) instead of running on numpy when the device cannot run the model."
         ),
-        inputs: Path | None = typer.Option(None, "--inputs", help=".npz keyed by input name."),
-        input_files: list[str] = typer.Option([], "-i", "--input", help="NAME=file.npy, repeatable."),
+        inputs: Path | None = typer.Option(None, "--inputs", metavar="FILE.npz", help=".npz keyed by input name."),
+        input_files: list[str] = typer.Option(
+            [], "-i", "--input", metavar="NAME=FILE.npy", help="One input from a .npy file, repeatable."
+        ),
         random: bool = typer.Option(False, "--random-inputs", help="Generate inputs from the declared shapes and types."),
         seed: int = typer.Option(0, "--seed", help="Seed for --random-inputs."),
-        shapes: list[str] = typer.Option([], "--shape", help="NAME=d0,d1,... for dynamic dims with --random-inputs."),
-        output: Path | None = typer.Option(None, "--output", help="Write outputs to this .npz (keyed by output name)."),
+        shapes: list[str] = typer.Option(
+            [], "--shape", metavar="NAME=DIMS", help="NAME=d0,d1,... for dynamic dims with --random-inputs, repeatable."
+        ),
+        output: Path | None = typer.Option(
+            None, "--output", metavar="FILE.npz", help="Write outputs to this .npz (keyed by output name)."
+        ),
         force: bool = typer.Option(False, "--force", help="Replace an existing --output."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
     ) -> None:

@@ -1,10 +1,18 @@
-"""``ovpool transform SRC... [-o OUT | --output-dir DIR] --pass NAME [--pass NAME ...] [--force]``."""
+"""``ovpool transform MODEL... [-o OUT | --output-dir DIR] --pass NAME [--pass NAME ...] [--jobs N] [--force]``."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import typer
+
+from ovpool.cli.helptext import command
+
+OUTPUTS = (
+    "./<stem>.transformed.onnx; -o FILE for one model, --output-dir DIR for DIR/<stem>.onnx. "
+    "An existing output needs --force; a source is never overwritten."
+)
 
 
 def output_for(src: Path, output: Path | None, output_dir: Path | None) -> Path:
@@ -18,9 +26,9 @@ def output_for(src: Path, output: Path | None, output_dir: Path | None) -> Path:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @command(app, OUTPUTS, {1: "a pass refused a model (named node and reason) or a bad model"})
     def transform(
-        sources: list[Path] = typer.Argument(..., metavar="SRC...", help="ONNX models."),
+        sources: list[Path] = typer.Argument(..., metavar="MODEL...", help="ONNX models."),
         passes: list[str] = typer.Option(
             [],
             "--pass",
@@ -28,28 +36,34 @@ def register(app: typer.Typer) -> None:
             metavar="NAME",
             help="Pass to run, repeatable, in order: explicit-pads, no-ceil, opset=N, dml-legal, expand-global.",
         ),
-        output: Path | None = typer.Option(None, "-o", "--output", help="Output file (one source only)."),
-        output_dir: Path | None = typer.Option(None, "--output-dir", help="Write DIR/<source stem>.onnx per source."),
+        output: Path | None = typer.Option(None, "-o", "--output", help="Output file (one model only)."),
+        output_dir: Path | None = typer.Option(None, "--output-dir", metavar="DIR", help="Write DIR/<stem>.onnx per model."),
+        jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help="Transform N models at a time, in N processes."),
         force: bool = typer.Option(False, "--force", help="Replace existing outputs."),
     ) -> None:
         """Rewrite ONNX models into an exact, more portable form of their pooling."""
         from ovpool.cli.common import batch
-        from ovpool.errors import InputFileError
-        from ovpool.transforms.apply import transform as run_transform
         from ovpool.transforms.catalog import parse_pass
 
         if not passes:
             raise typer.BadParameter("give at least one --pass NAME", param_hint="--pass")
         if output is not None and (len(sources) > 1 or output_dir is not None):
-            raise typer.BadParameter("-o takes one source and no --output-dir; use --output-dir for several")
-        chosen = [parse_pass(name) for name in passes]
+            raise typer.BadParameter("-o takes one model and no --output-dir; use --output-dir for several")
+        for name in passes:
+            parse_pass(name)
+        one = partial(transform_one, passes=list(passes), output=output, output_dir=output_dir, force=force)
+        raise typer.Exit(batch(sources, one, "transform", jobs))
 
-        def one(src: Path) -> str:
-            if src.suffix.lower() != ".onnx":
-                raise InputFileError.in_file(src, "ovpool transform takes ONNX models (.onnx)")
-            dest = output_for(src, output, output_dir)
-            result = run_transform(src, chosen, dest, force)
-            what = "changed by " + ", ".join(result.changed) if result.changed else "no pass changed anything"
-            return f"wrote {dest} ({what})"
 
-        raise typer.Exit(batch(sources, one, "transform"))
+def transform_one(src: Path, passes: list[str], output: Path | None, output_dir: Path | None, force: bool) -> str:
+    """Run the passes on one source (a worker process runs this with ``--jobs``); what it wrote."""
+    from ovpool.errors import InputFileError
+    from ovpool.transforms.apply import transform as run_transform
+    from ovpool.transforms.catalog import parse_pass
+
+    if src.suffix.lower() != ".onnx":
+        raise InputFileError.in_file(src, "ovpool transform takes ONNX models (.onnx)")
+    dest = output_for(src, output, output_dir)
+    result = run_transform(src, [parse_pass(name) for name in passes], dest, force)
+    what = "changed by " + ", ".join(result.changed) if result.changed else "no pass changed anything"
+    return f"wrote {dest} ({what})"

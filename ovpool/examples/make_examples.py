@@ -3,6 +3,15 @@
 ``tiny_pool.onnx`` (opset 13) is a small image model whose pooling is exactly where stock runtimes
 disagree: MaxPool 3x3 s2 p1 with ceil_mode=1 and its indices, then AveragePool 3x3 s2 p1 with
 ceil_mode=1 and count_include_pad=1, then GlobalAveragePool.
+
+The two IRs are what ``ovpool validate`` finds (the README's example), each a Parameter, one
+AvgPool layer (line 8) and a Result:
+
+* ``spec_example1.xml``: the first ``<layer>`` example of OpenVINO's AvgPool-1 specification,
+  ``same_upper``, kernel 2, stride 2 on 32x32, declaring a 32x32 output where the rules give
+  ceil(32 / 2) = 16 (OVP201);
+* ``trap.xml``: an AvgPool-14 with ``dilations="2,2"``, an attribute only AvgPool-16 has; OpenVINO
+  reads the file and pools undilated (6x6 input, kernel 2: 5x5, where dilation 2 gives 4x4) (OVP102).
 """
 
 from __future__ import annotations
@@ -58,5 +67,48 @@ def tiny_pool() -> onnx.ModelProto:
     return model
 
 
+def pool_ir(version: str, data: str, input_dims: tuple[int, ...], output_dims: tuple[int, ...]) -> str:
+    """IR v11: Parameter ``x`` -> AvgPool ``pool`` (``<data {data}/>``, on line 8) -> Result."""
+
+    def dims(values: tuple[int, ...]) -> str:
+        return "".join(f"<dim>{d}</dim>" for d in values)
+
+    return f"""<?xml version="1.0"?>
+<net name="example" version="11">
+	<layers>
+		<layer id="0" name="x" type="Parameter" version="opset1">
+			<data shape="{",".join(map(str, input_dims))}" element_type="f32"/>
+			<output><port id="0" precision="FP32" names="x">{dims(input_dims)}</port></output>
+		</layer>
+		<layer id="1" name="pool" type="AvgPool" version="{version}">
+			<data {data}/>
+			<input><port id="0" precision="FP32">{dims(input_dims)}</port></input>
+			<output><port id="1" precision="FP32" names="y">{dims(output_dims)}</port></output>
+		</layer>
+		<layer id="2" name="y" type="Result" version="opset1">
+			<input><port id="0" precision="FP32">{dims(output_dims)}</port></input>
+		</layer>
+	</layers>
+	<edges>
+		<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>
+		<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>
+	</edges>
+</net>
+"""
+
+
+def spec_example1() -> str:
+    data = 'auto_pad="same_upper" exclude-pad="true" kernel="2,2" pads_begin="0,0" pads_end="1,1" strides="2,2"'
+    return pool_ir("opset1", data, (1, 3, 32, 32), (1, 3, 32, 32))
+
+
+def trap() -> str:
+    data = 'kernel="2,2" strides="1,1" pads_begin="0,0" pads_end="0,0" exclude-pad="true" dilations="2,2"'
+    return pool_ir("opset14", data, (1, 1, 6, 6), (1, 1, 4, 4))
+
+
 if __name__ == "__main__":
-    onnx.save(tiny_pool(), Path(__file__).with_name("tiny_pool.onnx"))
+    here = Path(__file__).parent
+    onnx.save(tiny_pool(), here / "tiny_pool.onnx")
+    (here / "spec_example1.xml").write_text(spec_example1())
+    (here / "trap.xml").write_text(trap())
