@@ -6,6 +6,15 @@ and ranges such as ``1..10``), its ports against the template, and each edge int
 against the port at the other end. OpenVINO's ``read_model`` does none of this: it re-infers output
 dims and ignores attributes a version does not have.
 
+ONNX's GlobalAveragePool and GlobalMaxPool become ReduceMean and ReduceMax over every spatial axis
+(OpenVINO's frontend and ``ovpool convert`` alike), so a model whose only pooling is global (many
+PaddleOCR models) has no AvgPool/MaxPool layer. A ReduceMean/ReduceMax whose axes come from a Const
+(its values read from the ``.bin`` beside the ``.xml``) and are axes 2 to rank-1 of an input of
+rank >= 3 is a global pool: it is counted, its edges are checked, and its declared output dims
+must be the input's N and C followed by a 1 per spatial axis (``keep_dims="true"``) or nothing
+(``keep_dims="false"``): [1, 4, 5, 5] -> [1, 4, 1, 1]. Without the ``.bin`` (or with axes that
+are not all the spatial ones) the layer is an ordinary reduction and is not checked.
+
 Findings carry a stable code (never renumbered):
 
 =======  =========================  ============================================================
@@ -37,10 +46,12 @@ must declare ``1..5`` (or ``?``).
 from __future__ import annotations
 
 import gc
+import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from ovpool import dtypes, shape
 from ovpool.errors import SpecError, UnsupportedError
@@ -152,18 +163,103 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
         consumers.setdefault((edge.from_layer, edge.from_port), []).append(edge)
     pool_types = POOL_LAYER_TYPES
     content = _ContentCheck()
+    constants = _Constants(doc)
     for layer in doc.layers.values():
-        if layer.type not in pool_types:
+        if layer.type in pool_types:
+            items = content.items(layer)
+        elif layer.type in GLOBAL_POOL_TYPES and _is_global_pool(layer, constants.ints(producers.get((layer.id, "1")))):
+            items = _check_global(layer)
+        else:
             continue
         report.pooling_layers.append((layer.id, layer.name))
         out = _Layer(doc.path, layer)
         _check_edges(out, doc, layer, producers, consumers)
-        out.items.extend(content.items(layer))
+        out.items.extend(items)
         if out.items:
             report.findings.extend(out.findings())
     if strict:
-        report.findings.extend(_check_with_openvino(doc, pool_types))
+        report.findings.extend(_check_with_openvino(doc, {layer_id for layer_id, _ in report.pooling_layers}))
     return report
+
+
+GLOBAL_POOL_TYPES = frozenset({"ReduceMean", "ReduceMax"})
+
+
+class _Constants:
+    """Integer values of a document's Const layers, read from the ``.bin`` beside it when asked
+    for (the axes of a ReduceMean); None where there is no ``.bin`` or the Const does not fit it."""
+
+    def __init__(self, doc: IRDocument) -> None:
+        self.doc = doc
+        self._weights: bytes | None = None
+
+    def ints(self, edge: Edge | None) -> tuple[int, ...] | None:
+        """The values of the integer Const feeding ``edge``, or None."""
+        layer = self.doc.layer(edge.from_layer) if edge is not None else None
+        if layer is None or layer.type != "Const":
+            return None
+        dtype = dtypes.from_ir_type(layer.data.get("element_type", ""))
+        try:
+            offset, size = int(layer.data.get("offset", "")), int(layer.data.get("size", ""))
+            count = math.prod(int(d) for d in layer.data.get("shape", "").split(",") if d.strip())
+        except ValueError:
+            return None
+        if dtype is None or not dtype.startswith(("int", "uint")) or count < 1 or size % count:
+            return None
+        data = self._bin()[offset : offset + size]
+        if offset < 0 or len(data) != size:
+            return None
+        step = size // count
+        return tuple(int.from_bytes(data[i : i + step], "little", signed=dtype.startswith("int")) for i in range(0, size, step))
+
+    def _bin(self) -> bytes:
+        if self._weights is None:
+            try:
+                self._weights = Path(self.doc.path).with_suffix(".bin").read_bytes()
+            except OSError:
+                self._weights = b""
+        return self._weights
+
+
+def _is_global_pool(layer: Layer, axes: tuple[int, ...] | None) -> bool:
+    """A reduction over exactly the spatial axes (2 .. rank-1, negatives counted from the end) of
+    an input of rank >= 3: ReduceMean axes (2, 3) or (-2, -1) on [1, 4, 5, 5]."""
+    if axes is None or not layer.inputs:
+        return False
+    rank = len(layer.inputs[0].dims)
+    return rank >= 3 and sorted(a + rank if a < 0 else a for a in axes) == list(range(2, rank))
+
+
+def _check_global(layer: Layer) -> list[tuple[str, str, dict]]:
+    """A global pool's declared output dims and precision against its input's."""
+    out = _Layer("", layer)
+    if len(layer.outputs) != 1:
+        out.add("port-count", f"has {len(layer.outputs)} output ports; {layer.type} has 1")
+        return out.items
+    source, port = layer.inputs[0], layer.outputs[0]
+    bounds = [dim_bounds(d) for d in source.dims]
+    declared = [dim_bounds(d) for d in port.dims]
+    if None in bounds or None in declared:
+        out.add(
+            "bad-dim", f"a dim of input port {source.id} or output port {port.id} is not an int, -1, ? or a range", port=port.id
+        )
+        return out.items
+    keep = layer.data.get("keep_dims", "false").lower() in ("true", "1")
+    expected = [b for b in bounds[:2] if b is not None] + ([(1, 1)] * (len(bounds) - 2) if keep else [])
+    if len(declared) != len(expected) or any(d != e and d != (0, None) for d, e in zip(declared, expected)):
+        out.add(
+            "output-shape",
+            f"output port {port.id} declares [{', '.join(port.dims)}]; a global pool of [{', '.join(source.dims)}] "
+            f"(keep_dims {'true' if keep else 'false'}) gives [{', '.join(format_bound(b) for b in expected)}]",
+            port=port.id,
+            declared=[_static(b) for b in declared],
+            expected=[_static(b) for b in expected],
+            declared_dims=list(port.dims),
+            expected_dims=[format_bound(b) for b in expected],
+        )
+    if port.precision and source.precision and port.precision.upper() != source.precision.upper():
+        out.add("precision", f"output port {port.id} is {port.precision}; expected {source.precision}", port=port.id)
+    return out.items
 
 
 class _Layer:
@@ -372,8 +468,9 @@ def _static(bound: Bound | None) -> int:
     return bound[0] if bound is not None and bound[0] == bound[1] else -1
 
 
-def _check_with_openvino(doc: IRDocument, pool_types: Iterable[str]) -> list[Finding]:
-    """Declared output dims of each pooling layer against OpenVINO's own inference (by layer name)."""
+def _check_with_openvino(doc: IRDocument, pool_ids: set[str]) -> list[Finding]:
+    """Declared output dims of each pooling layer (``pool_ids``, global pools included) against
+    OpenVINO's own inference (by layer name)."""
     try:
         import openvino as ov
     except ImportError:
@@ -387,7 +484,7 @@ def _check_with_openvino(doc: IRDocument, pool_types: Iterable[str]) -> list[Fin
             Finding(doc.path, "", "", "", "", "openvino-refuses", f"OpenVINO cannot read the model: {last[-1] if last else exc}")
         )
         return found
-    by_name = {layer.name: layer for layer in doc.layers.values() if layer.type in set(pool_types)}
+    by_name = {layer.name: layer for layer in doc.layers.values() if layer.id in pool_ids}
     for op in model.get_ops():
         layer = by_name.get(op.get_friendly_name())
         if layer is None:
