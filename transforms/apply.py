@@ -13,6 +13,7 @@ from ovpool.files import write_atomic
 from ovpool.onnx.model import load
 from ovpool.transforms.catalog import parse_pass
 from ovpool.transforms.framework import Pass, Transformed, UnknownPassError, run_passes
+from ovpool.transforms.graph import complete_value_types
 
 
 def transform(
@@ -23,11 +24,12 @@ def transform(
 ) -> Transformed:
     """Run ``passes`` (names such as ``"explicit-pads"``, ``"opset=11"``, or ``Pass`` objects) in
     order on a model file or ModelProto; write the result to ``out`` if given (never over the
-    source; an existing file only with ``force``)."""
+    source; an existing file only with ``force``). Graph outputs without a type or shape are
+    completed by shape inference first (``graph.complete_value_types``), as runtimes take them."""
     if not passes:
         raise UnknownPassError("no pass given (e.g. --pass explicit-pads)")
     chosen = [parse_pass(p) if isinstance(p, str) else p for p in passes]
-    result = run_passes(load(src), chosen)
+    result = run_passes(complete_value_types(load(src)), chosen)
     if out is not None:
         sources = [] if isinstance(src, ModelProto) else [Path(src)]
         try:

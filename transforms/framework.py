@@ -59,8 +59,33 @@ def _checker_violations(model: ModelProto) -> list[str]:
     try:
         onnx.checker.check_model(model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
-        return [str(exc).strip().splitlines()[0]]
+        return [checker_failure(model, exc)]
     return []
+
+
+def checker_failure(model: ModelProto, exc: Exception) -> str:
+    """The checker's complaint with the value or node it is about: the checker's own message names
+    neither for a missing type or shape (``Field 'shape' of 'type' is required but missing``) or an
+    attribute a node's schema lacks. A graph value without a type or shape is named first
+    (``graph output 'z': has a type without a shape``), then the first node the checker refuses
+    on its own (``node 'pool' (MaxPool): Unrecognized attribute: bogus for operator MaxPool``)."""
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    graph = model.graph
+    for kind, values in (("graph input", graph.input), ("graph output", graph.output), ("value_info", graph.value_info)):
+        for value in values:
+            if not value.HasField("type"):
+                return f"{kind} '{value.name}': has no type ({message})"
+            if value.type.HasField("tensor_type") and not value.type.tensor_type.HasField("shape"):
+                return f"{kind} '{value.name}': has a type without a shape ({message})"
+    context = onnx.checker.C.CheckerContext()
+    context.ir_version = model.ir_version
+    context.opset_imports = {entry.domain: entry.version for entry in model.opset_import}
+    for node in graph.node:
+        try:
+            onnx.checker.check_node(node, context)
+        except onnx.checker.ValidationError as failure:
+            return f"node '{node.name}' ({node.op_type}): {str(failure).strip().splitlines()[0]}"
+    return message
 
 
 VALID = Property("valid", "passes onnx.checker.check_model(full_check=True)", _checker_violations)

@@ -102,6 +102,40 @@ def tensor_types(model: ModelProto) -> dict[str, TensorType]:
     raise ModelError(f"model '{model.graph.name}': shape inference did not settle")
 
 
+def complete_value_types(model: ModelProto) -> ModelProto:
+    """The model with every graph output typed and shaped, as runtimes see it: onnxruntime and
+    OpenVINO load a model whose outputs carry a type without a shape (or no type), the ONNX
+    checker does not. A graph output lacking either gets them from ``tensor_types`` (pooling
+    outputs sized by ovpool's rules; a dynamic dim stays unnamed), and a ``value_info`` entry
+    lacking either is dropped (it is only a hint). A model that lacks neither is returned as it is;
+    an output whose rank inference cannot give keeps what it had (the checker then names it)."""
+    graph = model.graph
+    incomplete = [v for v in graph.output if not _is_complete(v)]
+    stale = [v for v in graph.value_info if not _is_complete(v)]
+    if not incomplete and not stale:
+        return model
+    work = ModelProto()
+    work.CopyFrom(model)
+    for value in [v for v in work.graph.value_info if not _is_complete(v)]:
+        work.graph.value_info.remove(value)
+    types = tensor_types(work)
+    for value in work.graph.output:
+        dtype, dims = types.get(value.name, (None, None))
+        if _is_complete(value) or dims is None:
+            continue
+        elem = value.type.tensor_type.elem_type or (dtypes.to_onnx(dtype) if dtype else onnx.TensorProto.UNDEFINED)
+        value.type.CopyFrom(helper.make_tensor_type_proto(elem, list(dims)))
+    return work
+
+
+def _is_complete(value: onnx.ValueInfoProto) -> bool:
+    """A value with a type, and if that is a tensor type, with an element type and a shape."""
+    if not value.HasField("type"):
+        return False
+    tensor = value.type.tensor_type if value.type.HasField("tensor_type") else None
+    return tensor is None or (tensor.HasField("shape") and tensor.elem_type != onnx.TensorProto.UNDEFINED)
+
+
 def _first_mis_sized_pool(model: ModelProto, opset: int, types: dict[str, TensorType]) -> tuple[NodeProto, list] | None:
     for node in model.graph.node:
         if not onnx_adapter.is_pool_node(node) or node.op_type == "MaxUnpool":
