@@ -8,16 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "ovpool" / "examples" / "tiny_pool.onnx"
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    """Compiled models go to a temporary cache, never the user's (import this into a test module)."""
-    monkeypatch.setenv("OVPOOL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ovpool-cache"))
 
 
 def invoke(capsys, *args: object) -> tuple[int, str, str]:

@@ -10,7 +10,6 @@ from runtime_support import (
     invoke,
     ir_pools,
     pool_model,
-    private_cache,  # noqa: F401  (autouse: a temporary compiled-model cache)
     save,
 )
 

@@ -16,7 +16,6 @@ from runtime_support import (
     ir_pools,
     ir_with_relu,
     pool_model,
-    private_cache,  # noqa: F401  (autouse: a temporary compiled-model cache)
     random_input,
 )
 

@@ -11,7 +11,6 @@ from runtime_support import (
     invoke_without_openvino,
     ir_with_relu,
     pool_model,
-    private_cache,  # noqa: F401  (autouse: a temporary compiled-model cache)
     random_input,
     save,
 )
