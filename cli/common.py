@@ -48,7 +48,7 @@ def batch(
     jobs: int = 1,
     succeeded: list[Path] | None = None,
 ) -> int:
-    """Apply ``action`` to every source with a progress bar; one failure does not stop the rest.
+    """Apply ``action`` to every source with a progress bar (on a terminal); one failure does not stop the rest.
     Prints the warnings each raised (``warning: ...``), what it produced or why it failed (an error that does not name its source gets it in
     front: ``error: b.onnx: node 'pool': ...``), then a summary; returns the exit code (the worst).
 
@@ -62,7 +62,7 @@ def batch(
     err = Console(stderr=True)
     worst = 0
     failed = 0
-    with Progress(console=err, transient=True, disable=len(sources) < 2) as progress:
+    with Progress(console=err, transient=True, disable=len(sources) < 2 or not err.is_terminal) as progress:
         task = progress.add_task(verb, total=len(sources))
         outcomes = in_order(partial(attempt, action), sources, jobs, lambda: progress.advance(task))
         for src, (code, notes, message) in zip(sources, outcomes):

@@ -83,7 +83,8 @@ def _outcomes(files: Sequence[Path], strict: bool, jobs: int) -> Iterator[FileRe
 
     from ovpool.cli.common import in_order
 
-    with Progress(console=Console(stderr=True), transient=True) as progress:
+    err = Console(stderr=True)
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task("validate", total=len(files))
         yield from in_order(partial(check_file, strict=strict), files, jobs, lambda: progress.advance(task))
 

@@ -134,3 +134,61 @@ def test_cli_usage_errors(cli, model_file, tmp_path):
     onnx.save(pool_model("MaxPool", {"kernel_shape": [2], "ceil_mode": 1}, [1, 1, 5], 13), ceil)
     refused = cli("transform", ceil, "-p", "opset=9", "-o", tmp_path / "o.onnx")
     assert refused.returncode == 1 and "node 'pool'" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def _untyped_output_model(keep_type: bool) -> onnx.ModelProto:
+    """Relu -> ceil-mode MaxPool -> Relu whose graph output has a type without a shape, or no type:
+    onnxruntime and OpenVINO load it, the ONNX checker does not."""
+    model = pool_model("MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}, [1, 2, 5, 5], 13, relu=True)
+    model.graph.node.append(helper.make_node("Relu", ["y"], ["z"], name="after"))
+    del model.graph.output[:]
+    model.graph.output.append(
+        helper.make_tensor_value_info("z", TensorProto.FLOAT, None) if keep_type else onnx.ValueInfoProto(name="z")
+    )
+    return model
+
+
+@pytest.mark.parametrize("keep_type", [True, False])
+def test_outputs_without_shapes_are_completed_as_runtimes_take_them(keep_type):
+    ort = pytest.importorskip("onnxruntime")
+    import numpy as np
+
+    model = _untyped_output_model(keep_type)
+    with pytest.raises(onnx.checker.ValidationError):
+        onnx.checker.check_model(model, full_check=True)
+    rewritten = ovpool.transform(model, ["no-ceil"])
+    onnx.checker.check_model(rewritten, full_check=True)
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    [want] = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    [got] = ort.InferenceSession(rewritten.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    declared = [d.dim_value for d in rewritten.graph.output[0].type.tensor_type.shape.dim]
+    assert declared == list(want.shape) == [1, 2, 3, 3]
+    assert rewritten.graph.output[0].type.tensor_type.elem_type == TensorProto.FLOAT
+    np.testing.assert_array_equal(got, want)
+
+
+def test_checker_failures_name_the_value_or_node():
+    no_shape = pool_model("MaxPool", SAME, [1, 1, 5, 5], 13)
+    no_shape.graph.input[0].type.tensor_type.ClearField("shape")
+    with pytest.raises(UnsupportedError, match=r"not true of: graph input 'x': has a type without a shape"):
+        ovpool.transform(no_shape, ["no-ceil"])
+    bogus = pool_model("MaxPool", SAME, [1, 1, 5, 5], 13)
+    bogus.graph.node[0].attribute.append(helper.make_attribute("bogus", 3))
+    with pytest.raises(UnsupportedError, match=r"not true of: node 'pool' \(MaxPool\): Unrecognized attribute: bogus"):
+        ovpool.transform(bogus, ["no-ceil"])
+
+
+def test_cli_jobs_gives_the_same_outputs_and_report(cli, model_file, tmp_path):
+    other = tmp_path / "n.onnx"
+    onnx.save(pool_model("AveragePool", {"kernel_shape": [2]}, [1, 1, 4], 13), other)
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not onnx")
+    runs = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}"
+        ran = cli("transform", model_file, bad, other, "--output-dir", out, "-p", "dml-legal", "--jobs", jobs)
+        runs[jobs] = (ran.returncode, ran.stderr.replace(str(out), "OUT"), {p.name: p.read_bytes() for p in out.iterdir()})
+    assert runs["1"] == runs["2"]
+    code, report, written = runs["1"]
+    assert code == 2 and sorted(written) == ["m.onnx", "n.onnx"]
+    assert [line.split(":")[0] for line in report.splitlines()] == [str(model_file), "error", str(other), "transform"]

@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from ir_fixtures import pool_ir, write
+from ir_fixtures import dims_xml, pool_ir, write
 from lxml import etree
 from typer.testing import CliRunner
 
@@ -282,6 +282,7 @@ def test_plain_validate_skips_typer_argument_processing_and_answers_alike(tmp_pa
         ["validate", str(clean)],
         ["validate", str(bad), "--format", "json", str(clean)],
         ["validate", "--format=junit", str(bad)],
+        ["validate", str(bad), "--jobs", "2", str(clean)],
     ):
         assert validate_cli.quick(args) is not None
         done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
@@ -301,6 +302,8 @@ def test_plain_validate_skips_typer_argument_processing_and_answers_alike(tmp_pa
         ["validate", "-x", "a.xml"],
         ["convert", "a.xml"],
         ["validate", "a.xml", "--format"],
+        ["validate", "a.xml", "--jobs", "0"],
+        ["validate", "a.xml", "-j", "two"],
     ],
 )
 def test_anything_but_plain_validate_is_left_to_typer(args):
@@ -368,3 +371,105 @@ def test_findings_name_the_line_of_their_layer(tmp_path):
     line = text.splitlines().index(' type="MaxPool" version="opset1"><data kernel="9,9"') + 1  # where the start tag ends
     findings = validate_file(write(tmp_path, text)).findings
     assert {(f.name, f.line) for f in findings} == {("pool2", line)} and findings
+
+
+def global_pool_ir(tmp_path, axes, input_dims, output_dims, keep_dims="true", layer_type="ReduceMean", with_bin=True):
+    """IR v11: Parameter -> ReduceMean/ReduceMax (axes from a Const in model.bin) -> Result."""
+    import struct
+
+    dims = dims_xml
+    text = f"""<?xml version="1.0"?>
+<net name="g" version="11">
+  <layers>
+    <layer id="0" name="x" type="Parameter" version="opset1">
+      <data shape="{",".join(map(str, input_dims))}" element_type="f32"/>
+      <output><port id="0" precision="FP32" names="x">{dims(input_dims)}</port></output>
+    </layer>
+    <layer id="1" name="axes" type="Const" version="opset1">
+      <data element_type="i64" shape="{len(axes)}" offset="8" size="{8 * len(axes)}"/>
+      <output><port id="0" precision="I64">{dims([len(axes)])}</port></output>
+    </layer>
+    <layer id="2" name="gap" type="{layer_type}" version="opset1">
+      <data keep_dims="{keep_dims}"/>
+      <input><port id="0" precision="FP32">{dims(input_dims)}</port><port id="1" precision="I64">{dims([len(axes)])}</port></input>
+      <output><port id="2" precision="FP32" names="y">{dims(output_dims)}</port></output>
+    </layer>
+    <layer id="3" name="y" type="Result" version="opset1">
+      <input><port id="0" precision="FP32">{dims(output_dims)}</port></input>
+    </layer>
+  </layers>
+  <edges>
+    <edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>
+    <edge from-layer="1" from-port="0" to-layer="2" to-port="1"/>
+    <edge from-layer="2" from-port="2" to-layer="3" to-port="0"/>
+  </edges>
+</net>
+"""
+    path = write(tmp_path, text)
+    if with_bin:
+        path.with_suffix(".bin").write_bytes(b"\xff" * 8 + struct.pack(f"<{len(axes)}q", *axes))
+    return path
+
+
+@pytest.mark.parametrize(
+    "layer_type, axes, input_dims, output_dims, keep_dims",
+    [
+        ("ReduceMean", [2, 3], [1, 4, 5, 5], [1, 4, 1, 1], "true"),
+        ("ReduceMax", [-2, -1], [1, 4, 5, 5], [1, 4, 1, 1], "true"),
+        ("ReduceMean", [2], [2, 3, 7], [2, 3], "false"),
+        ("ReduceMean", [4, 2, 3], [1, 2, 3, 4, 5], [1, 2, 1, 1, 1], "true"),
+        ("ReduceMean", [2, 3], [-1, 4, -1, -1], [-1, 4, 1, 1], "true"),
+    ],
+)
+def test_global_pools_are_counted_and_clean_when_right(tmp_path, layer_type, axes, input_dims, output_dims, keep_dims):
+    report = validate_file(global_pool_ir(tmp_path, axes, input_dims, output_dims, keep_dims, layer_type))
+    assert report.pooling_layers == [("2", "gap")] and report.findings == []
+
+
+@pytest.mark.parametrize(
+    "output_dims, keep_dims, expected",
+    [([1, 4, 5, 5], "true", [1, 4, 1, 1]), ([1, 4, 1, 1], "false", [1, 4]), ([1, 3, 1, 1], "true", [1, 4, 1, 1])],
+)
+def test_global_pool_dims_are_checked_as_openvino_infers_them(tmp_path, output_dims, keep_dims, expected):
+    """The expected dims are OpenVINO's own inference (``--strict`` reports it as OVP401 too)."""
+    pytest.importorskip("openvino")
+    path = global_pool_ir(tmp_path, [2, 3], [1, 4, 5, 5], output_dims, keep_dims)
+    findings = validate_file(path, strict=True).findings
+    assert [(f.code, f.layer_id, f.declared, f.expected) for f in findings] == [
+        ("OVP201", "2", output_dims, expected),
+        ("OVP401", "2", output_dims, expected),
+    ]
+
+
+@pytest.mark.parametrize("axes, with_bin", [([1, 2, 3], True), ([3], True), ([2, 3], False)])
+def test_other_reductions_are_not_pools(tmp_path, axes, with_bin):
+    """Not every spatial axis (or axes that cannot be read without the .bin): an ordinary reduction."""
+    report = validate_file(global_pool_ir(tmp_path, axes, [1, 4, 5, 5], [1, 4, 5, 5], with_bin=with_bin))
+    assert report.pooling_layers == [] and report.findings == []
+
+
+def test_a_model_whose_only_pooling_is_global(tmp_path):
+    """PaddleOCR's DB text detector has 8 GlobalAveragePool nodes and no other pooling: its IR has
+    8 pooling layers to check, not 0."""
+    from fetch_real_models import default_dir
+
+    src = default_dir() / "en_PP-OCRv3_det_infer.onnx"
+    if not src.is_file():
+        pytest.skip(f"{src} absent: run python tests/fetch_real_models.py")
+    import onnx
+
+    pools = [n.op_type for n in onnx.load(str(src), load_external_data=False).graph.node if "Pool" in n.op_type]
+    written = ovpool.convert(src, output_dir=tmp_path, inputs="x[1,3,64,64]")
+    report = validate_file(written[0])
+    assert pools == ["GlobalAveragePool"] * 8
+    assert len(report.pooling_layers) == 8 and report.findings == []
+
+
+def test_validate_jobs_gives_the_same_report(tmp_path):
+    clean = write(tmp_path, pool_ir(SPEC_EXAMPLES[2][0], N32, SPEC_EXAMPLES[2][1]), "clean.xml")
+    bad = write(tmp_path, pool_ir(SPEC_EXAMPLES[0][0], N32, SPEC_EXAMPLES[0][1]), "bad.xml")
+    args = ["validate", "--format", "json", str(bad), str(tmp_path / "missing.xml"), str(clean), str(bad)]
+    serial = runner.invoke(app, args)
+    parallel = runner.invoke(app, [*args, "--jobs", "2"])
+    assert (parallel.exit_code, parallel.stdout) == (serial.exit_code, serial.stdout) and serial.exit_code == 2
+    assert [f["file"] for f in json.loads(serial.stdout)["files"]] == [str(bad), str(clean), str(bad)]
