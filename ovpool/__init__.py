@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ovpool import shape
+from ovpool import examples, shape
 from ovpool.errors import (
     InputFileError,
     ModelError,
@@ -57,6 +57,7 @@ __all__ = [
     "SpecError",
     "UnsupportedError",
     "convert",
+    "examples",
     "run",
     "shape",
     "transform",

@@ -141,9 +141,9 @@ def test_max_unpool_is_refused_not_drawn_as_a_pool(tmp_path):
     assert runner.invoke(app, ["explain", "--onnx", str(path), "--node", "mp"]).exit_code == 0
 
 
-def test_readme_example_is_the_real_output():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_documented_example_is_the_real_output():
+    reference = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
     command = "ovpool explain --kernel 3 --strides 2 --pads 1,1 --ceil --count-include-pad --input-shape 4"
-    assert command in readme
+    assert command in reference
     result = runner.invoke(app, command.split()[1:])
-    assert result.exit_code == 0 and result.output.strip() in readme
+    assert result.exit_code == 0 and result.output.strip() in reference

@@ -5,7 +5,7 @@ Public functions:
 * ``onnx_to_ov_model(model: str | PathLike | onnx.ModelProto) -> openvino.Model`` converts in
   memory (``ovpool run``/``bench`` use it). Every AveragePool, MaxPool, MaxUnpool,
   GlobalAveragePool and GlobalMaxPool node is lowered by ``ovpool.ov.lowering`` (exact ONNX semantics,
-  see SEMANTICS.md); every other operator is OpenVINO's. Input and output tensor names are the
+  see docs/semantics.md); every other operator is OpenVINO's. Input and output tensor names are the
   ONNX ones.
 * ``onnx_to_ir(src, out_suffix, inputs=None, compress_to_fp16=False) -> {".xml": bytes, ".bin": bytes}``
   is the ``("onnx", "ir")`` route of ``ovpool.convert``: the IR files, for ``ovpool convert
