@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         if inputs and shapes:
             raise typer.BadParameter("give input shapes with --input or with --shape, not both")
         given = [s for text in inputs for s in parse_input(text)] or parse_shape_pairs(shapes)
-        options = {
+        options: dict[str, object] = {
             "feature_level": feature_level,
             "inputs": [str(s) for s in given] or None,
             "compress_to_fp16": compress_to_fp16,

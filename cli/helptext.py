@@ -67,7 +67,7 @@ class _Option(TyperOption):
         return "N" if annotation in (int, float) else "TEXT"
 
 
-_PLAIN = {TyperArgument: _Argument, TyperOption: _Option}
+_PLAIN: dict[type, type] = {TyperArgument: _Argument, TyperOption: _Option}
 
 
 def _plain(param: Any) -> Any:

@@ -36,7 +36,7 @@ import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from onnx import ModelProto
 
@@ -47,7 +47,7 @@ from ovpool.ov.extension import PoolExtensions
 from ovpool.ov.inputs import InputShape, input_shapes
 from ovpool.ov.lowering import Lowered
 from ovpool.runtime.devices import openvino_reason
-from ovpool.runtime.tensors import onnx_inputs
+from ovpool.runtime.tensors import TensorDecl, onnx_inputs
 from ovpool.spec import PoolKind
 
 if TYPE_CHECKING:
@@ -145,13 +145,14 @@ def _convert(proto: ModelProto, source: object, label: str, shapes: Sequence[Inp
     return converted
 
 
-def _set_shapes(input_model: object, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
+def _set_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
     """Set each given shape on its input's place (by name, or by position when unnamed)."""
     from openvino import Dimension, PartialShape
 
     declared = onnx_inputs(proto)
     takes = "; ".join(d.shown() for d in declared)
     for given in shapes:
+        decl: TensorDecl | None
         if given.name is None:
             if given.index >= len(declared):
                 raise ModelError.in_file(label, f"input shape {given}: the model has {len(declared)} input(s) ({takes})")
@@ -166,9 +167,9 @@ def _set_shapes(input_model: object, proto: ModelProto, shapes: Sequence[InputSh
             raise ModelError.in_file(
                 label, f"input shape {given}: {len(given.dims)} dim(s) for input {decl.shown()}, of rank {len(decl.shape)}"
             )
-        place = input_model.get_place_by_tensor_name(decl.name)  # type: ignore[attr-defined]
+        place = input_model.get_place_by_tensor_name(decl.name)
         dims = [Dimension(low, -1 if high is None else high) for low, high in given.dims]
-        input_model.set_partial_shape(place, PartialShape(dims))  # type: ignore[attr-defined]
+        input_model.set_partial_shape(place, PartialShape(dims))
 
 
 def _conversion_error(label: str, exc: Exception) -> OvpoolError:

@@ -108,7 +108,7 @@ def _split(value: str) -> list[str]:
 
 def _dims(text: str, separator: re.Pattern[str], where: str) -> tuple[Bound, ...]:
     """``"1, 3, ?, 1..10"`` -> ((1, 1), (3, 3), (0, None), (1, 10)); ``""`` -> () (a scalar)."""
-    bounds = []
+    bounds: list[Bound] = []
     for token in (t for t in separator.split(text.strip()) if t):
         match = _DIM.match(token)
         if match is None:
