@@ -78,26 +78,25 @@ def _plain(param: Any) -> Any:
     return param
 
 
-class Command(TyperCommand):
-    """A command whose parameters (``--help`` included) show metavars, not types."""
+class _Plain:
+    """Shows a command's parameters (``--help`` included) by metavar, not type."""
+
+    params: list[Any]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.params = [_plain(p) for p in self.params]
 
     def get_help_option(self, ctx: Any) -> Any:
-        return _plain(super().get_help_option(ctx))
+        return _plain(super().get_help_option(ctx))  # type: ignore[misc]
 
 
-class Group(TyperGroup):
+class Command(_Plain, TyperCommand):
+    """A command whose parameters show metavars, not types."""
+
+
+class Group(_Plain, TyperGroup):
     """The ``ovpool`` group, its options shown like ``Command``'s."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.params = [_plain(p) for p in self.params]
-
-    def get_help_option(self, ctx: Any) -> Any:
-        return _plain(super().get_help_option(ctx))
 
 
 def command(app: typer.Typer, outputs: str, codes: dict[int, str] | None = None) -> Any:

@@ -52,6 +52,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from ovpool import dtypes, shape
 from ovpool.errors import SpecError, UnsupportedError
@@ -246,16 +247,12 @@ def _check_global(layer: Layer) -> list[tuple[str, str, dict]]:
         return out.items
     keep = layer.data.get("keep_dims", "false").lower() in ("true", "1")
     expected = [b for b in bounds[:2] if b is not None] + ([(1, 1)] * (len(bounds) - 2) if keep else [])
-    if len(declared) != len(expected) or any(d != e and d != (0, None) for d, e in zip(declared, expected)):
+    if not _fits(declared, expected):
         out.add(
             "output-shape",
             f"output port {port.id} declares [{', '.join(port.dims)}]; a global pool of [{', '.join(source.dims)}] "
             f"(keep_dims {'true' if keep else 'false'}) gives [{', '.join(format_bound(b) for b in expected)}]",
-            port=port.id,
-            declared=[_static(b) for b in declared],
-            expected=[_static(b) for b in expected],
-            declared_dims=list(port.dims),
-            expected_dims=[format_bound(b) for b in expected],
+            **_shape_fields(port, declared, expected),
         )
     if port.precision and source.precision and port.precision.upper() != source.precision.upper():
         out.add("precision", f"output port {port.id} is {port.precision}; expected {source.precision}", port=port.id)
@@ -379,18 +376,12 @@ class _ContentCheck:
             declared = self._bounds(out, port, "output")
             if declared is None:
                 continue
-            if declared != expected and (
-                len(declared) != len(expected) or any(d != e and d != (0, None) for d, e in zip(declared, expected))
-            ):
+            if declared != expected and not _fits(declared, expected):
                 out.add(
                     "output-shape",
                     f"output port {port.id} ({decl.name}) declares [{', '.join(port.dims)}]; the rules give "
                     f"[{', '.join(format_bound(b) for b in expected)}]",
-                    port=port.id,
-                    declared=[_static(b) for b in declared],
-                    expected=[_static(b) for b in expected],
-                    declared_dims=list(port.dims),
-                    expected_dims=[format_bound(b) for b in expected],
+                    **_shape_fields(port, declared, expected),
                 )
             if decl.element_type == "data":
                 want = input_port.precision
@@ -464,6 +455,31 @@ def _compare_ports(out: _Layer, port: Port, other: Port, mine: str, theirs: str)
         out.add("edge-precision", f"{mine} is {port.precision} but the connected {theirs} is {other.precision}", port=port.id)
 
 
+def _fits(declared: Sequence[Bound | None], expected: Sequence[Bound]) -> bool:
+    """Each declared dim is the expected one or ``-1``/``?`` (less precise, not wrong): declared
+    [1, 4, ?, 1] fits expected [1, 4, 1, 1]; [1, 4, 5, 5] or [1, 4] does not."""
+    return len(declared) == len(expected) and all(d == e or d == (0, None) for d, e in zip(declared, expected))
+
+
+class _ShapeFields(TypedDict):
+    port: str
+    declared: list[int]
+    expected: list[int]
+    declared_dims: list[str]
+    expected_dims: list[str]
+
+
+def _shape_fields(port: Port, declared: Sequence[Bound | None], expected: Sequence[Bound]) -> _ShapeFields:
+    """A shape finding's port and dims: as int lists (-1 for a dim that is not static) and as the IR spells them."""
+    return {
+        "port": port.id,
+        "declared": [_static(b) for b in declared],
+        "expected": [_static(b) for b in expected],
+        "declared_dims": list(port.dims),
+        "expected_dims": [format_bound(b) for b in expected],
+    }
+
+
 def _static(bound: Bound | None) -> int:
     return bound[0] if bound is not None and bound[0] == bound[1] else -1
 
@@ -493,7 +509,7 @@ def _check_with_openvino(doc: IRDocument, pool_ids: set[str]) -> list[Finding]:
             inferred = op.get_output_partial_shape(index)
             ov_bounds = [(d.get_min_length(), None if d.get_max_length() < 0 else d.get_max_length()) for d in inferred]
             declared = [dim_bounds(t) for t in port.dims]
-            if len(declared) != len(ov_bounds) or any(d != o and d != (0, None) for d, o in zip(declared, ov_bounds)):
+            if not _fits(declared, ov_bounds):
                 found.append(
                     Finding(
                         doc.path,
@@ -504,11 +520,7 @@ def _check_with_openvino(doc: IRDocument, pool_ids: set[str]) -> list[Finding]:
                         "openvino-shape",
                         f"output port {port.id} declares [{', '.join(port.dims)}]; OpenVINO infers {inferred}",
                         layer.line,
-                        port=port.id,
-                        declared=[_static(b) for b in declared],
-                        expected=[_static(b) for b in ov_bounds],
-                        declared_dims=list(port.dims),
-                        expected_dims=[format_bound(b) for b in ov_bounds],
+                        **_shape_fields(port, declared, ov_bounds),
                     )
                 )
     return found
