@@ -25,7 +25,7 @@ def test_all_official_pooling_cases_are_collected():
 @pytest.mark.parametrize("name,model,inputs,expected", CASES, ids=[c[0] for c in CASES])
 def test_backend_case_on_numpy(name, model, inputs, expected):
     if name in SKIP_ONNX_READING:
-        pytest.skip("onnx.reference's reading of MaxUnpool indices with output_shape (see README)")
+        pytest.skip("onnx.reference's reading of MaxUnpool indices with output_shape (see docs/semantics.md)")
     got = ovpool.run(model, inputs, device="numpy")
     for output, want in zip(model.graph.output, expected):
         value = got[output.name]
