@@ -32,14 +32,7 @@ def register(app: typer.Typer) -> None:
         from ovpool.errors import InputFileError
         from ovpool.files import check_outputs
         from ovpool.runtime import open_model, open_session
-        from ovpool.runtime.tensors import (
-            check_inputs,
-            load_inputs,
-            parse_shapes,
-            random_inputs,
-            save_outputs,
-            summary,
-        )
+        from ovpool.runtime.tensors import check_inputs, load_inputs, parse_shapes, random_inputs, save_outputs, summary
 
         given = inputs is not None or bool(input_files)
         if random == given:

@@ -10,22 +10,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ovpool import shape
-from ovpool.errors import (
-    InputFileError,
-    ModelError,
-    OvpoolError,
-    SpecError,
-    UnsupportedError,
-)
-from ovpool.spec import (
-    Divisor,
-    IndexOrder,
-    Indices,
-    Padding,
-    PoolKind,
-    PoolSpec,
-    Rounding,
-)
+from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
+from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
 
 if TYPE_CHECKING:
     import numpy as np

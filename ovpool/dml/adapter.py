@@ -27,20 +27,8 @@ from typing import TypedDict, cast
 
 from ovpool import dtypes, shape
 from ovpool.axis import unpool_window_for
-from ovpool.dml.levels import (
-    DML_FEATURE_LEVELS,
-    DML_LEVELS,
-    DML_OPERATORS,
-    DmlOperatorLevel,
-    row_at,
-)
-from ovpool.errors import (
-    InputFileError,
-    ModelError,
-    OvpoolError,
-    SpecError,
-    UnsupportedError,
-)
+from ovpool.dml.levels import DML_FEATURE_LEVELS, DML_LEVELS, DML_OPERATORS, DmlOperatorLevel, row_at
+from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec
 
 FORMAT = "ovpool-dml"
