@@ -73,6 +73,7 @@ class OnnxRuntimeSession:
     def __init__(self, model: Model) -> None:
         if model.format != "onnx":
             raise UnsupportedError(f"onnxruntime runs ONNX models only, not {model.label}")
+        assert model.proto is not None  # an ONNX Model always has its proto (open_model)
         import onnxruntime
 
         try:

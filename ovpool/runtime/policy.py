@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -68,7 +68,10 @@ class Model:
 
     def onnx_with_data(self) -> ModelProto:
         """The ONNX proto with its external data loaded (the proto itself when it has none)."""
-        return load(self.path) if self.path is not None else self.proto
+        if self.path is not None:
+            return load(self.path)
+        assert self.proto is not None  # a Model without a path is made from a proto (open_model)
+        return self.proto
 
 
 class Session(Protocol):
@@ -122,9 +125,10 @@ def check_precision(precision: str) -> None:
 def compile_config(precision: str, cache: bool) -> dict[str, str]:
     """The ``compile_model`` properties: ``{"INFERENCE_PRECISION_HINT": "f32", "CACHE_DIR": ...}``."""
     check_precision(precision)
-    config = {}
-    if PRECISIONS[precision] is not None:
-        config["INFERENCE_PRECISION_HINT"] = PRECISIONS[precision]
+    config: dict[str, str] = {}
+    hint = PRECISIONS[precision]
+    if hint is not None:
+        config["INFERENCE_PRECISION_HINT"] = hint
     if cache:
         folder = cache_dir()
         try:
@@ -141,11 +145,13 @@ class NumpySession:
     device = devices.NUMPY
 
     def __init__(self, model: Model) -> None:
+        self._run: Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
         if model.format == "onnx":
             session = GraphSession(model.onnx_with_data())
             self.inputs = session.inputs
             self._run = session.run
         else:
+            assert model.path is not None  # an IR Model is read from its file (open_model)
             graph = IrGraph.read(model.path)
             self.inputs = graph.inputs
             self._run = graph.run
@@ -163,6 +169,7 @@ class OpenVINOSession:
         if model.format == "onnx":
             from ovpool.ov.from_onnx import onnx_to_ov_model
 
+            assert model.proto is not None  # an ONNX Model always has its proto (open_model)
             ov_model = onnx_to_ov_model(model.path if model.path is not None else model.proto)
             preferred = {o.name for o in model.proto.graph.output} | {i.name for i in model.proto.graph.input}
         else:
