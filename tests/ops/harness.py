@@ -9,7 +9,12 @@ dtypes. onnx.reference is never the oracle here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import importlib
+import pkgutil
+import re
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -89,7 +94,7 @@ def run_ort(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.
     try:
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types
-        if "NOT_IMPLEMENTED" in str(exc) or "Could not find an implementation" in str(exc):
+        if any(text in str(exc) for text in ("NOT_IMPLEMENTED", "Could not find an implementation", "does not support double")):
             node = model.graph.node[0]
             pytest.skip(f"onnxruntime has no kernel for {node.op_type} at opset {model.opset_import[0].version}")
         raise
@@ -97,21 +102,14 @@ def run_ort(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.
 
 
 def run_ovpool(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """The node on ovpool's operator table (constants from initializers), as a session runs it."""
-    from ovpool.runtime.ops.base import OpNode, attributes, lookup
+    """The model on ovpool's numpy executor (``GraphSession``: constants folded, subgraphs of
+    Loop/If/Scan compiled), its outputs in graph order; no node may fall back to onnx.reference."""
+    from ovpool.runtime.graph import GraphSession
 
-    node = model.graph.node[0]
-    opset = next(o.version for o in model.opset_import if o.domain == node.domain)
-    since = onnx.defs.get_schema(node.op_type, opset, node.domain).since_version
-    row = lookup(node.op_type, since, node.domain)
-    assert row is not None, f"ovpool has no {node.op_type}-{since}"
-    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    constants = tuple(init.get(name) if name else None for name in node.input)
-    op = OpNode(node.name, node.op_type, since, opset, attributes(node), constants, len(node.output), node.domain)
-    kernel = row.factory(op)
-    values = {**init, **feeds}
-    args = [values[name] if name else None for name in node.input]
-    return list(kernel(*args))
+    session = GraphSession(model)
+    assert not session.reference_ops, f"ran on onnx.reference: {session.reference_ops}"
+    results = session.run(feeds)
+    return [results[name] for name in session.output_names]
 
 
 def check(
@@ -141,3 +139,33 @@ def check(
         else:
             np.testing.assert_array_equal(a, e, err_msg=f"output {i}")
     return actual
+
+
+def onnx_node_cases(ops: Iterable[str]) -> tuple[Any, ...]:
+    """ONNX's own single-node test cases (``onnx.backend.test.case.node``) for ``ops``: objects with
+    ``name``, ``model`` and ``data_sets`` (pairs of input and expected output lists). Only the case
+    modules named after the ops are imported (``BatchNormalization`` -> ``batch_normalization``,
+    ``Range`` -> ``rangeop``, ``If`` -> ``if_``); an op with no module of its own makes every
+    module load, as ``collect_testcases`` does."""
+    return _node_cases(tuple(sorted(set(ops))))
+
+
+@functools.cache
+def _node_cases(ops: tuple[str, ...]) -> tuple[Any, ...]:
+    from onnx.backend.test.case import node
+
+    available = {info.name for info in pkgutil.iter_modules(node.__path__)}
+    modules: set[str] = set()
+    for op in ops:
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", op).lower()
+        found = {op.lower(), op.lower() + "_", op.lower() + "op", snake} & available
+        modules |= found if found else available
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for module in sorted(modules):
+            importlib.import_module(f"{node.__name__}.{module}")
+    return tuple(
+        case
+        for case in node._NodeTestCases
+        if case.kind == "node" and len(case.model.graph.node) == 1 and case.model.graph.node[0].op_type in ops
+    )
