@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper
 from runtime_support import (
     EXAMPLE,
     fake_gpu,
@@ -147,3 +149,21 @@ def test_hostile_inputs_are_one_line_errors(tmp_path, capsys):
         lines = err.strip().splitlines()
         assert lines[-1].startswith("error: ") and message in lines[-1], (args, err)
         assert "Traceback" not in err and "WARNING" not in err, (args, err)
+
+
+def test_numpy_run_names_the_ops_onnx_reference_ran(tmp_path, capsys):
+    """Only what ovpool's own operators computed is called exact; the rest is named."""
+    det = helper.make_node("Det", ["x"], ["y"], name="det")
+    graph = helper.make_graph(
+        [det],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    path = tmp_path / "det.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy")
+    assert code == 0
+    assert "not verified by ovpool, run on onnx.reference: Det" in err and "exact" not in err
+    code, _, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "numpy")
+    assert code == 0 and "(exact numpy executor)" in err

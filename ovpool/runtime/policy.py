@@ -146,9 +146,12 @@ class NumpySession:
 
     def __init__(self, model: Model) -> None:
         self._run: Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
+        # op types that run on onnx.reference, outside ovpool's verified operators
+        self.reference_ops: tuple[str, ...] = ()
         if model.format == "onnx":
             session = GraphSession(model.onnx_with_data())
             self.inputs = session.inputs
+            self.reference_ops = session.reference_ops
             self._run = session.run
         else:
             assert model.path is not None  # an IR Model is read from its file (open_model)
