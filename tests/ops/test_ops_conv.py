@@ -465,6 +465,7 @@ def test_bad_models_are_model_errors(constant: tuple[int, ...]) -> None:
     _fails("Conv", 11, [x, w], {"group": 2, "pads": [-1, 0, 0, 0]}, "'pads'", constant)
     _fails("Conv", 11, [x, w], {"group": 2, "dilations": [3, 3]}, "smaller than the dilated kernel", constant)
     _fails("Conv", 11, [x, w, np.zeros(5, np.float32)], {"group": 2}, "B has shape", constant)
+    _fails("Conv", 11, [x, w, np.zeros(6, np.float64)], {"group": 2}, "B is float64", constant)
     _fails("Conv", 11, [x[0], w], {"group": 2}, "rank", constant)
     wt = np.zeros((4, 3, 3, 3), dtype=np.float32)
     _fails("ConvTranspose", 11, [x, wt], {"strides": [2, 2], "output_padding": [2, 0]}, "'output_padding'", constant)
