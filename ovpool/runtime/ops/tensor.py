@@ -460,9 +460,9 @@ def _pad(node: OpNode, x: np.ndarray, pads: list[int], axes: list[int] | None, m
         centre = result[(*lead, slice(b, b + d))]
         positions = _source_positions(mode, b, e, d)
         if b:
-            result[(*lead, slice(0, b))] = np.take(centre, positions[:b], axis=a)
+            result[(*lead, slice(0, b))] = centre[(*lead, positions[:b])]
         if e:
-            result[(*lead, slice(b + d, None))] = np.take(centre, positions[b + d :], axis=a)
+            result[(*lead, slice(b + d, None))] = centre[(*lead, positions[b + d :])]
     return result
 
 
