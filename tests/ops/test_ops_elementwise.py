@@ -147,19 +147,22 @@ UNARY: Mapping[str, tuple[tuple[float, float], st.SearchStrategy[dict[str, Any]]
 }
 
 
-def _unary_cases() -> list[Any]:
-    """(op, opset, dtype) for every since-version of every op: float32 at each, the other types the
-    schema allows at each version where the type set changes."""
+def version_type_cases(op: str, param: str = "T", first: Any = np.float32) -> list[Any]:
+    """pytest params (op, opset, dtype) for every since-version of ``op``: ``first`` (float32) at
+    each version, every other tested type at the first version that allows it (later versions add
+    types, the rule stays)."""
     cases = []
-    for op in UNARY:
-        param = "T1" if op in ("IsNaN", "IsInf") else "T"
-        seen: set[Any] = set()
-        for opset in since_opsets(op):
-            for dtype in schema_dtypes(op, opset, param):
-                if dtype is np.float32 or dtype not in seen:
-                    cases.append(pytest.param(op, opset, dtype, id=f"{op}-{opset}-{np.dtype(dtype).name}"))
-                seen.add(dtype)
+    seen: set[Any] = set()
+    for opset in since_opsets(op):
+        for dtype in schema_dtypes(op, opset, param):
+            if dtype is first or dtype not in seen:
+                cases.append(pytest.param(op, opset, dtype, id=f"{op}-{opset}-{np.dtype(dtype).name}"))
+            seen.add(dtype)
     return cases
+
+
+def _unary_cases() -> list[Any]:
+    return [case for op in UNARY for case in version_type_cases(op, "T1" if op in ("IsNaN", "IsInf") else "T")]
 
 
 def _values(draw: st.DrawFn, op: str, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -205,12 +208,8 @@ def test_special_values_match_onnxruntime(op: str, dtype: Any) -> None:
 
 
 def _typed_cases(op: str) -> list[Any]:
-    """(opset, dtype) for every since-version of ``op`` and every tested type it allows."""
-    return [
-        pytest.param(opset, dtype, id=f"{opset}-{np.dtype(dtype).name}")
-        for opset in since_opsets(op)
-        for dtype in schema_dtypes(op, opset)
-    ]
+    """(opset, dtype) params of :func:`version_type_cases`."""
+    return [pytest.param(*case.values[1:], id=case.id) for case in version_type_cases(op)]
 
 
 @pytest.mark.parametrize(("opset", "dtype"), _typed_cases("PRelu"))
