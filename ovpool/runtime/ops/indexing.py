@@ -88,7 +88,7 @@ def gather(node: OpNode) -> Kernel:
     def kernel(data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, ...]:
         a = _axis(node, data.ndim)
         _valid(node, indices, data.shape[a], negative)
-        return (np.take(data, indices, axis=a),)
+        return outputs(np.take(data, indices, axis=a))
 
     return kernel
 

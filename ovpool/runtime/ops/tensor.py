@@ -95,14 +95,13 @@ def _axes(node: OpNode, axes: Sequence[int], rank: int, negative: bool, attribut
 # Concat
 
 
-@register("Concat", 4)
+@register("Concat", 1)
 def concat(node: OpNode) -> Kernel:
-    """Concat-4/11/13: the inputs joined along ``axis`` (required); negative from 11.
-
-    (2,3) and (2,5) with axis=1 (or -1 from Concat-11) give (2,8)."""
-    if "axis" not in node.attrs:
+    """Concat: the inputs joined along ``axis`` (Concat-1: default 1; from 4 required); negative
+    from 11. (2,3) and (2,5) with axis=1 (or -1 from Concat-11) give (2,8)."""
+    if "axis" not in node.attrs and node.since >= 4:
         raise node.fail("is required", "axis")
-    axis = int(node.attrs["axis"])
+    axis = int(node.attr("axis", 1))
     negative = node.since >= 11
 
     def kernel(*xs: np.ndarray) -> tuple[np.ndarray, ...]:
