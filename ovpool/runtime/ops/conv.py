@@ -33,7 +33,7 @@ Bias: one value per output channel across groups (group 2, W of shape (4, 3, k):
 is group 1's channel 1 and gets B[4]).
 
 Speed: Conv gathers windows with ``as_strided`` into im2col columns and multiplies by BLAS
-(``(g, M/g, C/g*K) @ (N, g, C/g*K, P)``), in blocks of about 4 MB that stay in cache; a 1x1 kernel
+(``(g, M/g, C/g*K) @ (N, g, C/g*K, P)``), in blocks of about 2 MB that stay in cache; a 1x1 kernel
 without pads is a plain matmul. ConvTranspose is one matmul ``W^T @ X`` per group and a strided add
 per kernel tap (col2im). Depthwise kernels (one input channel per group, at most two outputs) accumulate one
 broadcast multiply per kernel tap over cache-sized tiles of channel planes, each tap a flat
@@ -58,7 +58,8 @@ from ovpool.runtime.ops.base import Kernel, OpNode, register
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 TILE_BYTES = 1 << 19  # depthwise: one tile of accumulator rows stays in a core's L2
-COLS_BYTES = 1 << 22  # im2col: columns built and multiplied a block of about this size at a time
+COLS_BYTES = 1 << 21  # im2col: columns built and multiplied a block of about this size at a time (below
+# numpy's 4 MB huge-page threshold, whose page faults can cost more than the convolution)
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,7 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
     """Windows of the padded input as (N, g, C/g*K, P) columns, then a batched matmul with W as
     (g, M/g, C/g*K). The columns are built in blocks of about COLS_BYTES, so that each is still in
     cache when multiplied: several images at once when they fit, else blocks of output rows of one
-    image (3x3 over 64x56x56: 576 x 3,136 columns, 7.2 MB, go as blocks of 32 and 24 rows)."""
+    image (3x3 over 64x56x56: 576 x 3,136 columns, 7.2 MB, go as 4 blocks of 16 rows)."""
     xp = _padded(x, plan.begin, plan.end)
     n, c = xp.shape[:2]
     g, mg = plan.group, wl.shape[1]
@@ -260,12 +261,18 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
     y = np.empty((n, g, mg, height, rest), dtype=x.dtype)
     row_bytes = c * k * rest * x.itemsize
     rows = max(1, min(height, COLS_BYTES // row_bytes))
-    images = max(1, COLS_BYTES // (row_bytes * height)) if rows == height else 1
+    images = max(1, min(n, COLS_BYTES // (row_bytes * height))) if rows == height else 1
+    columns = np.empty(images * c * k * rows * rest, dtype=x.dtype)
+    product_ = np.empty(images * g * mg * rows * rest, dtype=x.dtype)
     for image in range(0, n, images):
         for row in range(0, height, rows):
             block = windows[(slice(image, image + images),) + (slice(None),) * (first_axis - 1) + (slice(row, row + rows),)]
-            cols = block.reshape(block.shape[0], g, cg * k, -1)
-            y[image : image + images, :, :, row : row + rows] = np.matmul(wl, cols).reshape(block.shape[0], g, mg, -1, rest)
+            cols = columns[: block.size].reshape(block.shape)
+            cols[...] = block
+            count, span = block.shape[0], block.size // (block.shape[0] * c * k)
+            result = product_[: count * g * mg * span].reshape(count, g, mg, span)
+            np.matmul(wl, cols.reshape(count, g, cg * k, span), out=result)
+            y[image : image + count, :, :, row : row + rows] = result.reshape(count, g, mg, -1, rest)
     return y.reshape((n, g * mg) + plan.out)
 
 
