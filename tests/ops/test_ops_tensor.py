@@ -80,9 +80,13 @@ def test_concat(opset: int, data: st.DataObject, seed: int) -> None:
     check("Concat", opset, inputs, {"axis": axis})
 
 
-def test_concat_negative_axis_before_11() -> None:
-    """Concat-4 allows axis in [0, r) only (onnxruntime accepts -1 there)."""
+def test_concat_axis_by_version() -> None:
+    """Concat-1's axis defaults to 1 (no onnxruntime kernel before 4); Concat-4 requires it and
+    allows [0, r) only (onnxruntime accepts -1 there); Concat-11 reads -1 as the last axis."""
     x = np.ones((2, 3), np.float32)
+    assert ovpool_of("Concat", 1, [x, x])[0].shape == (2, 6)
+    with pytest.raises(ModelError, match="required"):
+        ovpool_of("Concat", 4, [x, x])
     with pytest.raises(ModelError, match="axis"):
         ovpool_of("Concat", 7, [x, x], {"axis": -1})
     assert ovpool_of("Concat", 11, [x, x], {"axis": -1})[0].shape == (2, 6)
