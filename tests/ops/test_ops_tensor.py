@@ -86,7 +86,7 @@ def test_concat_axis_by_version() -> None:
     x = np.ones((2, 3), np.float32)
     assert ovpool_of("Concat", 1, [x, x])[0].shape == (2, 6)
     with pytest.raises(ModelError, match="required"):
-        ovpool_of("Concat", 4, [x, x])
+        ovpool_of("Concat", 6, [x, x])
     with pytest.raises(ModelError, match="axis"):
         ovpool_of("Concat", 7, [x, x], {"axis": -1})
     assert ovpool_of("Concat", 11, [x, x], {"axis": -1})[0].shape == (2, 6)
