@@ -465,40 +465,58 @@ def transpose_weights(w: np.ndarray, group: int, dtype: np.dtype) -> np.ndarray:
     return np.ascontiguousarray(w.astype(dtype, copy=False).reshape(group, c // group, -1).transpose(0, 2, 1))
 
 
-def _tap_range(t: int, s: int, d: int, start: int, size: int, out: int) -> tuple[slice, slice] | None:
-    """Inputs i whose tap t lands in the output, ``0 <= i*s + t*d - start < out``, as (input, output) slices."""
-    lo = max(0, -((t * d - start) // s))
-    hi = min(size - 1, (out - 1 + start - t * d) // s)
+def _phase_range(phase: int, s: int, start: int, extent: int, out: int) -> tuple[slice, slice] | None:
+    """Rows q of a phase plane (full output positions ``phase + q * s``) that land in the output,
+    ``0 <= phase + q * s - start < out``, as (phase plane, output) slices."""
+    lo = max(0, -((phase - start) // s))
+    hi = min(extent - 1, (out - 1 + start - phase) // s)
     if lo > hi:
         return None
-    first = lo * s + t * d - start
+    first = phase + lo * s - start
     return slice(lo, hi + 1), slice(first, first + (hi - lo) * s + 1, s)
 
 
 def _transpose_run(x: np.ndarray, wt: np.ndarray, plan: TransposePlan, kernel: tuple[int, ...]) -> np.ndarray:
-    """``cols = W^T @ X`` per group: (N, g, M/g*K, P); then each tap's (N, M, *L) block is added
-    at its strided place in the output (col2im), one slice assignment per tap."""
+    """``cols = W^T @ X`` per group, then col2im over phase planes.
+
+    Full output position ``i * s + t * d`` is row ``i + t * d // s`` of phase ``t * d % s`` (the
+    positions congruent to it mod s). With X's rows laid out at the phase planes' pitch (zero
+    columns added), each tap's (N, M, *L) block of cols lands in its phase plane at one flat offset:
+    one flat add per tap over runs of a whole plane (the added zero columns spill harmlessly). The phases are then copied to their strided
+    places in the output (s1 * s2 copies), cropped by the pads or extended where no input reaches.
+    4x4 kernel, stride 2 over 16x16: 16 adds into 4 phase planes of 17x17, then 4 copies."""
     n, c = x.shape[:2]
     g = plan.group
     sizes = x.shape[2:]
-    cols = np.matmul(wt, x.reshape(n, g, c // g, math.prod(sizes)))
-    m = g * (wt.shape[1] // math.prod(kernel))
-    cols = cols.reshape((n, m) + kernel + sizes)
-    overlap = any((k - 1) * d >= s for k, d, s in zip(kernel, plan.dilations, plan.strides))
+    taps = list(product(*(range(k) for k in kernel)))
+    m = g * (wt.shape[1] // len(taps))
+    strides, dilations = plan.strides, plan.dilations
+    extents = tuple(size + (k - 1) * d // s for size, k, d, s in zip(sizes, kernel, dilations, strides))
+    phases = list(product(*(range(s) for s in strides)))
+    plane = math.prod(extents)
+    pitches = [math.prod(extents[i + 1 :]) for i in range(len(kernel))]
+    run = sizes[0] * math.prod(extents[1:])
+    if extents[1:] != sizes[1:]:
+        pitched = np.zeros((n, c, sizes[0]) + extents[1:], dtype=x.dtype)
+        pitched[(slice(None), slice(None), slice(None)) + tuple(slice(0, size) for size in sizes[1:])] = x
+        x = pitched
+    cols = np.matmul(wt, x.reshape(n, g, c // g, run)).reshape(n, m, len(taps), run)
+    offsets = [
+        phases.index(tuple(t * d % s for t, d, s in zip(tap, dilations, strides))) * plane
+        + sum(t * d // s * p for t, d, s, p in zip(tap, dilations, strides, pitches))
+        for tap in taps
+    ]
+    total = len(phases) * plane
+    flat = np.zeros((n, m, max(total, max(offsets) + run)), dtype=x.dtype)
+    for number, offset in enumerate(offsets):
+        flat[:, :, offset : offset + run] += cols[:, :, number]
+    planes = flat[:, :, :total].reshape((n, m, len(phases)) + extents)
     y = np.zeros((n, m) + plan.out, dtype=x.dtype)
-    for tap in product(*(range(k) for k in kernel)):
-        ranges = [
-            _tap_range(t, s, d, b, size, o)
-            for t, s, d, b, size, o in zip(tap, plan.strides, plan.dilations, plan.begin, sizes, plan.out)
-        ]
-        if any(r is None for r in ranges):
-            continue
-        source = cols[(slice(None), slice(None)) + tap + tuple(r[0] for r in ranges if r)]
-        target = (slice(None), slice(None)) + tuple(r[1] for r in ranges if r)
-        if overlap:
-            y[target] += source
-        else:
-            y[target] = source
+    for number, residues in enumerate(phases):
+        ranges = [_phase_range(f, s, b, e, o) for f, s, b, e, o in zip(residues, strides, plan.begin, extents, plan.out)]
+        if all(r is not None for r in ranges):
+            source = planes[(slice(None), slice(None), number) + tuple(r[0] for r in ranges if r)]
+            y[(slice(None), slice(None)) + tuple(r[1] for r in ranges if r)] = source
     return y
 
 
