@@ -34,8 +34,8 @@ is group 1's channel 1 and gets B[4]).
 
 Speed: Conv gathers windows with ``as_strided`` into im2col columns and multiplies by BLAS
 (``(g, M/g, C/g*K) @ (N, g, C/g*K, P)``), in blocks of about 2 MB that stay in cache; a 1x1 kernel
-without pads is a plain matmul. ConvTranspose is one matmul ``W^T @ X`` per group and a strided add
-per kernel tap (col2im). Depthwise kernels (one input channel per group, at most two outputs) accumulate one
+without pads is a plain matmul. ConvTranspose is one matmul ``W^T @ X`` per group, then col2im:
+one flat add per kernel tap into the stride's phase planes and one strided copy per phase. Depthwise kernels (one input channel per group, at most two outputs) accumulate one
 broadcast multiply per kernel tap over cache-sized tiles of channel planes, each tap a flat
 shifted view of the padded planes (strides split into phases; 3x3 over 112x112: 9 taps over runs
 of 12,768). Float16 and bfloat16 are computed in float32, float64 in float64; results have the
