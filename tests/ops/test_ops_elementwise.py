@@ -180,7 +180,7 @@ def _values(draw: st.DrawFn, op: str, dtype: Any, shape: tuple[int, ...]) -> np.
 
 
 @pytest.mark.parametrize(("op", "opset", "dtype"), _unary_cases())
-@settings(max_examples=10)
+@settings(max_examples=8)
 @given(data=st.data())
 def test_unary_matches_onnxruntime(op: str, opset: int, dtype: Any, data: st.DataObject) -> None:
     """onnxruntime's float64 Shrink goes through float32 (5e-9 off): compared at float32's tolerance."""
@@ -353,6 +353,21 @@ def test_celu_28_follows_the_schema(dtype: Any) -> None:
         expected = [max(0.0, v) + min(0.0, alpha * (math.exp(v / alpha) - 1)) for v in x.astype(np.float64).tolist()]
         assert y.dtype == dtype
         np.testing.assert_allclose(y.astype(np.float64), expected, **tolerance(dtype))
+
+
+BFLOAT16 = onnx.helper.tensor_dtype_to_np_dtype(onnx.TensorProto.BFLOAT16)
+
+
+@pytest.mark.parametrize("op", ["Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Erf", "Softplus", "Exp", "Abs", "Neg", "Clip"])
+def test_bfloat16_keeps_its_type(op: str) -> None:
+    """onnxruntime has no bfloat16 kernels: its float32 result on the same (exactly widened) values,
+    within one bfloat16 rounding."""
+    x = np.random.default_rng(5).uniform(-4, 4, (3, 7)).astype(BFLOAT16)
+    opset = since_opsets(op)[-1]
+    (actual,) = run_ovpool(make_model(op, opset, [x]), {"x0": x})
+    (expected,) = check(op, opset, [x.astype(np.float32)])
+    assert actual.dtype == BFLOAT16
+    np.testing.assert_allclose(actual.astype(np.float32), expected, rtol=8e-3, atol=1e-3)
 
 
 def test_sigmoid_keeps_tiny_values() -> None:

@@ -452,9 +452,13 @@ def is_inf(node: OpNode) -> Kernel:
 
 
 def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
-    """min(high, max(x, low)) with None for "no bound"; NaN stays NaN; low > high gives high."""
+    """min(high, max(x, low)) with None for "no bound"; NaN stays NaN; low > high gives high; half
+    precision through float32 (exact: the bounds are of x's type)."""
     if low is None and high is None:
         return x.copy()
+    if _is_half(x.dtype):
+        bounds = (None if v is None else np.float32(v) for v in (low, high))
+        return np.clip(x.astype(np.float32), *bounds).astype(x.dtype)
     return np.clip(x, low, high)
 
 
@@ -463,6 +467,8 @@ def _type_limits(dtype: np.dtype) -> tuple[Any, Any]:
     (None): no value lies beyond them."""
     if dtype.kind in "iub":
         return None, None
+    if dtype.kind == "V":  # bfloat16, which np.finfo does not know: largest finite 0x7F7F, lowest 0xFF7F
+        return tuple(np.array(bits, np.uint16).view(dtype)[()] for bits in (0xFF7F, 0x7F7F))  # type: ignore[return-value]
     info = np.finfo(dtype)
     return dtype.type(info.min), dtype.type(info.max)
 
