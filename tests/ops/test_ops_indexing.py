@@ -340,6 +340,21 @@ def test_top_k(opset: int, data: st.DataObject, seed: int) -> None:
         np.testing.assert_array_equal(np.sort(o, axis=axis), np.sort(t, axis=axis))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int64", "int32", "uint8"])
+@pytest.mark.parametrize(
+    ("shape", "k", "axis"), [((3, 5000), 7, 1), ((5000, 2), 60, 0), ((2, 3000), 1500, -1), ((4, 20000), 300, 1)]
+)
+def test_top_k_large_rows(dtype: str, shape: tuple[int, int], k: int, axis: int) -> None:
+    """Rows long enough for the threshold selection (a partition, or a strided sample for small
+    k), with ties (values 0..49) and without, largest and smallest."""
+    rng = np.random.default_rng(k)
+    tied = rng.integers(0, 50, shape).astype(dtype)
+    spread = values(k, shape, dtype)
+    for x in (tied, spread):
+        for largest in (0, 1):
+            check("TopK", 11, [x, ints(k)], {"axis": axis, "largest": largest}, n_outputs=2)
+
+
 def test_top_k_ties_lower_index_first() -> None:
     x = np.array([3, 1, 3, 2, 1], np.float32)
     top, indices = check("TopK", 11, [x, ints(3)], n_outputs=2)
