@@ -57,7 +57,7 @@ from numpy.lib.stride_tricks import as_strided
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
-TILE_BYTES = 1 << 19  # depthwise: one tile of accumulator rows stays in a core's L2
+TILE_BYTES = 1 << 18  # depthwise: a tile's input, accumulator and scratch (3 x this) fit a core's L2
 COLS_BYTES = 1 << 21  # im2col: columns built and multiplied a block of about this size at a time (below
 # numpy's 4 MB huge-page threshold, whose page faults can cost more than the convolution)
 
@@ -484,9 +484,12 @@ def _transpose_run(x: np.ndarray, wt: np.ndarray, plan: TransposePlan, kernel: t
     Full output position ``i * s + t * d`` is row ``i + t * d // s`` of phase ``t * d % s`` (the
     positions congruent to it mod s). With X's rows laid out at the phase planes' pitch (zero
     columns added), each tap's (N, M, *L) block of cols lands in its phase plane at one flat offset:
-    one flat add per tap over runs of a whole plane (the added zero columns spill harmlessly). The phases are then copied to their strided
-    places in the output (s1 * s2 copies), cropped by the pads or extended where no input reaches.
-    4x4 kernel, stride 2 over 16x16: 16 adds into 4 phase planes of 17x17, then 4 copies."""
+    one flat add per tap over runs of a whole plane (the added zero columns spill harmlessly). The
+    phases are then copied to their strided places in the output (s1 * s2 copies), cropped by the
+    pads or extended where no input reaches. 4x4 kernel, stride 2 over 16x16: 16 adds into 4 phase
+    planes of 17x17, then 4 copies. When
+    (k - 1) * d < s every tap has a phase of its own (2x2, stride 2): its block of cols is copied
+    straight to the output."""
     n, c = x.shape[:2]
     g = plan.group
     sizes = x.shape[2:]
@@ -503,22 +506,27 @@ def _transpose_run(x: np.ndarray, wt: np.ndarray, plan: TransposePlan, kernel: t
         pitched[(slice(None), slice(None), slice(None)) + tuple(slice(0, size) for size in sizes[1:])] = x
         x = pitched
     cols = np.matmul(wt, x.reshape(n, g, c // g, run)).reshape(n, m, len(taps), run)
-    offsets = [
-        phases.index(tuple(t * d % s for t, d, s in zip(tap, dilations, strides))) * plane
-        + sum(t * d // s * p for t, d, s, p in zip(tap, dilations, strides, pitches))
-        for tap in taps
-    ]
-    total = len(phases) * plane
-    flat = np.zeros((n, m, max(total, max(offsets) + run)), dtype=x.dtype)
-    for number, offset in enumerate(offsets):
-        flat[:, :, offset : offset + run] += cols[:, :, number]
-    planes = flat[:, :, :total].reshape((n, m, len(phases)) + extents)
+    residues = [tuple(t * d % s for t, d, s in zip(tap, dilations, strides)) for tap in taps]
+    if all((k - 1) * d < s for k, d, s in zip(kernel, dilations, strides)):
+        sources = {r: cols[:, :, number].reshape((n, m) + extents) for number, r in enumerate(residues)}
+    else:
+        offsets = [
+            phases.index(r) * plane + sum(t * d // s * p for t, d, s, p in zip(tap, dilations, strides, pitches))
+            for r, tap in zip(residues, taps)
+        ]
+        total = len(phases) * plane
+        flat = np.zeros((n, m, max(total, max(offsets) + run)), dtype=x.dtype)
+        for number, offset in enumerate(offsets):
+            flat[:, :, offset : offset + run] += cols[:, :, number]
+        planes = flat[:, :, :total].reshape((n, m, len(phases)) + extents)
+        sources = {r: planes[:, :, number] for number, r in enumerate(phases)}
     y = np.zeros((n, m) + plan.out, dtype=x.dtype)
-    for number, residues in enumerate(phases):
-        ranges = [_phase_range(f, s, b, e, o) for f, s, b, e, o in zip(residues, strides, plan.begin, extents, plan.out)]
+    for phase, source in sources.items():
+        ranges = [_phase_range(f, s, b, e, o) for f, s, b, e, o in zip(phase, strides, plan.begin, extents, plan.out)]
         if all(r is not None for r in ranges):
-            source = planes[(slice(None), slice(None), number) + tuple(r[0] for r in ranges if r)]
-            y[(slice(None), slice(None)) + tuple(r[1] for r in ranges if r)] = source
+            y[(slice(None), slice(None)) + tuple(r[1] for r in ranges if r)] = source[
+                (slice(None), slice(None)) + tuple(r[0] for r in ranges if r)
+            ]
     return y
 
 
