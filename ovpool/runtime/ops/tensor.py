@@ -39,10 +39,10 @@ def _prepared(node: OpNode, index: int, parse: Callable[[np.ndarray], P]) -> Cal
 
 
 def _int_list(node: OpNode, value: Any, what: str) -> list[int]:
-    """A 1-D integer tensor (or attribute list) as Python ints (no int64 overflow in later sums)."""
+    """Input ``what``, a 1-D integer tensor, as Python ints (no int64 overflow in later sums)."""
     array = np.asarray(value)
     if array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
-        raise node.fail(f"must be a 1-D integer tensor, got {array.dtype} of shape {array.shape}", what)
+        raise node.fail(f"input '{what}' must be a 1-D integer tensor, got {array.dtype} of shape {array.shape}")
     return [int(v) for v in array.reshape(-1)]
 
 
@@ -71,10 +71,10 @@ def _list_source(node: OpNode, name: str, index: int, is_input: bool) -> Callabl
 
 
 def _int_scalar(node: OpNode, value: Any, what: str) -> int:
-    """A one-element integer tensor (0-D, or 1-D of one value) as a Python int."""
+    """Input ``what``, one integer (0-D, or 1-D of one value), as a Python int."""
     array = np.asarray(value)
     if array.size != 1 or array.dtype.kind not in "iu":
-        raise node.fail(f"must hold one integer, got {array.dtype} of shape {array.shape}", what)
+        raise node.fail(f"input '{what}' must hold one integer, got {array.dtype} of shape {array.shape}")
     return int(array.reshape(-1)[0])
 
 
