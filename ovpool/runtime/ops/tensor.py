@@ -455,7 +455,7 @@ def _pad(node: OpNode, x: np.ndarray, pads: list[int], axes: list[int] | None, m
         # are already padded: only border cells are written, the input is copied once.
         if not b and not e:
             continue
-        lead = (slice(None),) * a
+        lead: tuple[Any, ...] = (slice(None),) * a
         centre = result[(*lead, slice(b, b + d))]
         positions = _source_positions(mode, b, e, d)
         if b:
