@@ -19,17 +19,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ[_name] = "1"
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
 
-import numpy as np  # noqa: E402
-import onnxruntime as ort  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
 
-from ovpool.runtime.ops.base import OpNode, lookup  # noqa: E402
+from ovpool.runtime.ops.base import OpNode, lookup
 
 SHAPES = [(1, 64, 80, 80), (1, 3, 320, 320)]
 MODES = [("linear", {"mode": "linear"}), ("nearest", {"mode": "nearest"})]
@@ -83,7 +84,7 @@ def main() -> None:
             kernel = _ovpool_kernel(attrs)
             expected = session.run(None, {"x": x})[0]
             np.testing.assert_allclose(kernel(x, None, SCALES)[0], expected, rtol=1e-5, atol=1e-5)
-            numpy_ms, ort_ms = _medians(lambda: kernel(x, None, SCALES), lambda: session.run(None, {"x": x}), args.runs)
+            numpy_ms, ort_ms = _medians(partial(kernel, x, None, SCALES), partial(session.run, None, {"x": x}), args.runs)
             rows.append({"case": f"{name} 2x, {'x'.join(map(str, shape))}", "numpy_ms": numpy_ms, "onnxruntime_ms": ort_ms})
     for row in rows:
         row["ratio"] = row["numpy_ms"] / row["onnxruntime_ms"]
