@@ -217,8 +217,8 @@ def transpose_cases(
 ) -> tuple[list[np.ndarray | None], dict[str, Any], tuple[int, ...]]:
     """X, W (C, M/g, *k), optional B, attributes, initializers. ``ort_safe`` keeps to what
     onnxruntime runs per the text: output_padding < stride, output_shape within stride - 1 beyond
-    the full output without output_padding, SAME only with kd + output_padding >= stride, and at opset 7 output_shape only
-    with an even total padding (where versions 1 and 11 agree)."""
+    the full output without output_padding, SAME only with kd + output_padding >= stride, and at
+    opset 7 output_shape only with an even total padding (where versions 1 and 11 agree)."""
     rank = draw(st.integers(1, 3))
     group = draw(st.sampled_from([1, 1, 2, 3]))
     cg, mg = draw(st.integers(1, 3)), draw(st.integers(1, 3))
@@ -232,7 +232,10 @@ def transpose_cases(
     sizes = draw(st.lists(st.integers(1, 5 if rank < 3 else 3), min_size=rank, max_size=rank))
     full = [s * (L - 1) + p + (k - 1) * d + 1 for s, L, p, k, d in zip(strides, sizes, padding, kernel, dilations)]
     mode = draw(st.sampled_from(["pads", "pads", "output_shape", "SAME_UPPER", "SAME_LOWER", "VALID"]))
-    attrs: dict[str, Any] = {"strides": strides, "dilations": dilations}
+    attrs: dict[str, Any] = {}
+    for name, value in (("strides", strides), ("dilations", dilations)):
+        if any(v != 1 for v in value) or draw(st.booleans()):
+            attrs[name] = value
     if any(padding) or draw(st.booleans()):
         attrs["output_padding"] = padding
     if draw(st.booleans()):
@@ -465,6 +468,7 @@ def test_bad_models_are_model_errors(constant: tuple[int, ...]) -> None:
     _fails("Conv", 11, [x, w], {"group": 2, "pads": [-1, 0, 0, 0]}, "'pads'", constant)
     _fails("Conv", 11, [x, w], {"group": 2, "dilations": [3, 3]}, "smaller than the dilated kernel", constant)
     _fails("Conv", 11, [x, w, np.zeros(5, np.float32)], {"group": 2}, "B has shape", constant)
+    _fails("Conv", 11, [x, w, np.zeros(6, np.float64)], {"group": 2}, "B is float64", constant)
     _fails("Conv", 11, [x[0], w], {"group": 2}, "rank", constant)
     wt = np.zeros((4, 3, 3, 3), dtype=np.float32)
     _fails("ConvTranspose", 11, [x, wt], {"strides": [2, 2], "output_padding": [2, 0]}, "'output_padding'", constant)

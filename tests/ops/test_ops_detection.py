@@ -73,6 +73,14 @@ def test_nms_order_and_score_threshold(opset: int) -> None:
     np.testing.assert_array_equal(selected, [[0, 0, 1], [0, 0, 3], [0, 1, 2]])
 
 
+def test_nms_negative_zero_ties_with_zero() -> None:
+    """Scores -0.0 and 0.0 are equal: the lower box index comes first."""
+    boxes = np.array([[[0, 0, 1, 1], [2, 2, 3, 3], [4, 4, 5, 5]]], np.float32)
+    scores = np.array([[[-0.0, 0.0, -0.0]]], np.float32)
+    (selected,) = check("NonMaxSuppression", 11, [boxes, scores, np.array([3], np.int64)])
+    np.testing.assert_array_equal(selected[:, 2], [0, 1, 2])
+
+
 @pytest.mark.parametrize("opset", since_opsets("NonMaxSuppression"))
 def test_nms_without_limit_selects_nothing(opset: int) -> None:
     boxes = np.array([[[0, 0, 1, 1], [2, 2, 3, 3]]], np.float32)

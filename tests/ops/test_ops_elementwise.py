@@ -147,19 +147,22 @@ UNARY: Mapping[str, tuple[tuple[float, float], st.SearchStrategy[dict[str, Any]]
 }
 
 
-def _unary_cases() -> list[Any]:
-    """(op, opset, dtype) for every since-version of every op: float32 at each, the other types the
-    schema allows at each version where the type set changes."""
+def version_type_cases(op: str, param: str = "T", first: Any = np.float32) -> list[Any]:
+    """pytest params (op, opset, dtype) for every since-version of ``op``: ``first`` (float32) at
+    each version, every other tested type at the first version that allows it (later versions add
+    types, the rule stays)."""
     cases = []
-    for op in UNARY:
-        param = "T1" if op in ("IsNaN", "IsInf") else "T"
-        seen: set[Any] = set()
-        for opset in since_opsets(op):
-            for dtype in schema_dtypes(op, opset, param):
-                if dtype is np.float32 or dtype not in seen:
-                    cases.append(pytest.param(op, opset, dtype, id=f"{op}-{opset}-{np.dtype(dtype).name}"))
-                seen.add(dtype)
+    seen: set[Any] = set()
+    for opset in since_opsets(op):
+        for dtype in schema_dtypes(op, opset, param):
+            if dtype is first or dtype not in seen:
+                cases.append(pytest.param(op, opset, dtype, id=f"{op}-{opset}-{np.dtype(dtype).name}"))
+            seen.add(dtype)
     return cases
+
+
+def _unary_cases() -> list[Any]:
+    return [case for op in UNARY for case in version_type_cases(op, "T1" if op in ("IsNaN", "IsInf") else "T")]
 
 
 def _values(draw: st.DrawFn, op: str, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -177,7 +180,7 @@ def _values(draw: st.DrawFn, op: str, dtype: Any, shape: tuple[int, ...]) -> np.
 
 
 @pytest.mark.parametrize(("op", "opset", "dtype"), _unary_cases())
-@settings(max_examples=10)
+@settings(max_examples=8)
 @given(data=st.data())
 def test_unary_matches_onnxruntime(op: str, opset: int, dtype: Any, data: st.DataObject) -> None:
     """onnxruntime's float64 Shrink goes through float32 (5e-9 off): compared at float32's tolerance."""
@@ -205,12 +208,8 @@ def test_special_values_match_onnxruntime(op: str, dtype: Any) -> None:
 
 
 def _typed_cases(op: str) -> list[Any]:
-    """(opset, dtype) for every since-version of ``op`` and every tested type it allows."""
-    return [
-        pytest.param(opset, dtype, id=f"{opset}-{np.dtype(dtype).name}")
-        for opset in since_opsets(op)
-        for dtype in schema_dtypes(op, opset)
-    ]
+    """(opset, dtype) params of :func:`version_type_cases`."""
+    return [pytest.param(*case.values[1:], id=case.id) for case in version_type_cases(op)]
 
 
 @pytest.mark.parametrize(("opset", "dtype"), _typed_cases("PRelu"))
@@ -354,6 +353,21 @@ def test_celu_28_follows_the_schema(dtype: Any) -> None:
         expected = [max(0.0, v) + min(0.0, alpha * (math.exp(v / alpha) - 1)) for v in x.astype(np.float64).tolist()]
         assert y.dtype == dtype
         np.testing.assert_allclose(y.astype(np.float64), expected, **tolerance(dtype))
+
+
+BFLOAT16 = onnx.helper.tensor_dtype_to_np_dtype(onnx.TensorProto.BFLOAT16)
+
+
+@pytest.mark.parametrize("op", ["Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Erf", "Softplus", "Exp", "Abs", "Neg", "Clip"])
+def test_bfloat16_keeps_its_type(op: str) -> None:
+    """onnxruntime has no bfloat16 kernels: its float32 result on the same (exactly widened) values,
+    within one bfloat16 rounding."""
+    x = np.random.default_rng(5).uniform(-4, 4, (3, 7)).astype(BFLOAT16)
+    opset = since_opsets(op)[-1]
+    (actual,) = run_ovpool(make_model(op, opset, [x]), {"x0": x})
+    (expected,) = check(op, opset, [x.astype(np.float32)])
+    assert actual.dtype == BFLOAT16
+    np.testing.assert_allclose(actual.astype(np.float32), expected, rtol=8e-3, atol=1e-3)
 
 
 def test_sigmoid_keeps_tiny_values() -> None:

@@ -270,6 +270,26 @@ def test_lstm_by_the_equations(opset: int) -> None:
     np.testing.assert_allclose(y_c[0], c, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("op", ["GRU", "LSTM"])
+def test_activation_names_ignore_case(op: str) -> None:
+    """``sigmoid`` is Sigmoid (onnxruntime's LSTM and GRU agree)."""
+    inputs = _inputs(op, np.random.default_rng(5), "forward", 2, 2, 2, 2)
+    names = ["sigmoid", "TANH", "Tanh"][: ROLES[op]]
+    check(op, 14, inputs, {"hidden_size": 2, "activations": names}, n_outputs=2, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("op", "opset"), CASES)
+def test_hidden_size_defaults_to_r(op: str, opset: int) -> None:
+    """hidden_size is optional in the schema: without it the hidden size is R's last dimension
+    (onnxruntime requires the attribute, so its result with hidden_size=3 is the oracle)."""
+    inputs = _inputs(op, np.random.default_rng(7), "bidirectional", 3, 2, 2, 3, initial=True)
+    expected = check(op, opset, inputs, {"hidden_size": 3, "direction": "bidirectional"}, n_outputs=2, rtol=1e-5, atol=1e-6)
+    model = make_model(op, opset, inputs, {"direction": "bidirectional"}, n_outputs=2)
+    actual = run_ovpool(model, {f"x{i}": v for i, v in enumerate(inputs) if v is not None})
+    for a, e in zip(actual, expected):
+        np.testing.assert_array_equal(a, e)
+
+
 def test_large_model_matches_onnxruntime() -> None:
     """A realistic size: bidirectional LSTM, 20 steps, batch 8, input 32, hidden 64, constant weights."""
     inputs = _inputs("LSTM", np.random.default_rng(1), "bidirectional", 20, 8, 32, 64, lengths=[20, 3, 17, 20, 1, 9, 20, 12])

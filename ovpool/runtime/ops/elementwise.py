@@ -187,7 +187,7 @@ for _op, _since, _function in _SIMPLE:
     register(_op, _since)(_simple_factory(_function))
 
 
-_BITS = {2: np.int16, 4: np.int32, 8: np.int64}
+_BITS = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
 def _mask_bits(mask: np.ndarray, itemsize: int) -> np.ndarray:
@@ -203,6 +203,19 @@ def keep(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
     bits = _mask_bits(mask, x.itemsize)
     np.bitwise_and(x.view(bits.dtype), bits, out=bits)
     return bits.view(x.dtype)
+
+
+def bit_select(condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a`` where the bool ``condition`` holds, ``b`` elsewhere, broadcast three ways (``a`` and ``b``
+    of one type, any item size of 1, 2, 4 or 8 bytes), by bit masks instead of a branch per element:
+    [T, F] with [1.5, 2.5] and 0 -> [1.5, 0]."""
+    bits = np.empty(np.broadcast_shapes(condition.shape, a.shape, b.shape), _BITS[a.itemsize])
+    np.negative(condition.view(np.int8), out=bits)
+    chosen = np.asarray(np.bitwise_and(a.view(bits.dtype), bits))
+    np.invert(bits, out=bits)
+    np.bitwise_and(b.view(bits.dtype), bits, out=bits)
+    np.bitwise_or(chosen, bits, out=chosen)
+    return chosen.view(a.dtype)
 
 
 def _positive_part(x: np.ndarray) -> np.ndarray:
@@ -439,9 +452,13 @@ def is_inf(node: OpNode) -> Kernel:
 
 
 def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
-    """min(high, max(x, low)) with None for "no bound"; NaN stays NaN; low > high gives high."""
+    """min(high, max(x, low)) with None for "no bound"; NaN stays NaN; low > high gives high; half
+    precision through float32 (exact: the bounds are of x's type)."""
     if low is None and high is None:
         return x.copy()
+    if _is_half(x.dtype):
+        bounds = (None if v is None else np.float32(v) for v in (low, high))
+        return np.clip(x.astype(np.float32), *bounds).astype(x.dtype)
     return np.clip(x, low, high)
 
 
@@ -450,6 +467,8 @@ def _type_limits(dtype: np.dtype) -> tuple[Any, Any]:
     (None): no value lies beyond them."""
     if dtype.kind in "iub":
         return None, None
+    if dtype.kind == "V":  # bfloat16, which np.finfo does not know: largest finite 0x7F7F, lowest 0xFF7F
+        return tuple(np.array(bits, np.uint16).view(dtype)[()] for bits in (0xFF7F, 0x7F7F))  # type: ignore[return-value]
     info = np.finfo(dtype)
     return dtype.type(info.min), dtype.type(info.max)
 
