@@ -13,15 +13,7 @@ import pytest
 from harness import check, make_model, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ops_elementwise import (
-    arrays,
-    backend_cases,
-    run_backend_case,
-    schema_dtypes,
-    shapes,
-    tolerance,
-    version_type_cases,
-)
+from test_ops_elementwise import arrays, backend_cases, run_backend_case, schema_dtypes, shapes, tolerance, version_type_cases
 
 from ovpool.errors import ModelError
 
