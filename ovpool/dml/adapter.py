@@ -400,6 +400,8 @@ def check_operator(op: object, position: int) -> Operator:
         raise ModelError(f"{where}: InputTensor and OutputTensor Sizes differ in rank ({list(x[1])} vs {list(y[1])})")
     index_type = None
     index_member = "IndicesTensor" if "IndicesTensor" in row.members else "OutputIndicesTensor"
+    if row.kind is PoolKind.UNPOOL and desc.get(index_member) is None:
+        raise ModelError(f"{where}: {op_type} needs its IndicesTensor")
     if desc.get(index_member) is not None:
         index_type, index_sizes = _tensor(desc, index_member, where)
         if index_type not in row.index_types:

@@ -457,8 +457,9 @@ def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
     if low is None and high is None:
         return x.copy()
     if _is_half(x.dtype):
-        bounds = (None if v is None else np.float32(v) for v in (low, high))
-        return np.clip(x.astype(np.float32), *bounds).astype(x.dtype)
+        low32 = None if low is None else np.float32(low)
+        high32 = None if high is None else np.float32(high)
+        return np.clip(x.astype(np.float32), low32, high32).astype(x.dtype)
     return np.clip(x, low, high)
 
 
