@@ -215,7 +215,7 @@ def _power_by_scalar(base: np.ndarray, exponent: float) -> np.ndarray:
         return y
     if not exponent.is_integer():
         return np.power(base, exponent)
-    y = np.power(np.abs(base), exponent)
+    y = np.asarray(np.power(np.abs(base), exponent))
     if exponent % 2:
         np.copysign(y, base, out=y)
     return y
