@@ -63,10 +63,14 @@ def _formal_types(op_type: str, since: int, domain: str) -> tuple[tuple[str, ...
     return tuple(formal.type_str for formal in schema.inputs), allowed
 
 
+_OBJECT = np.dtype(object)
+
+
 def type_guard(node: OpNode) -> Callable[..., None]:
     """A check of a kernel's inputs against the node's schema version: each input's dtype is one its
     type parameter allows, and inputs sharing a parameter share a dtype (Add-7 of float32 and int64
-    is the node's error). Inputs past the formal list are the last (variadic) one's; None is skipped."""
+    is the node's error). Inputs past the formal list are the last (variadic) one's; None is skipped;
+    numpy unicode arrays count as ONNX strings, like object arrays of ``str``."""
     params, allowed = _formal_types(node.op_type, node.since, node.domain)
     last = len(params) - 1
 
@@ -76,7 +80,7 @@ def type_guard(node: OpNode) -> Callable[..., None]:
             if array is None:
                 continue
             param = params[min(i, last)]
-            dtype = array.dtype
+            dtype = _OBJECT if array.dtype.kind == "U" else array.dtype
             if dtype not in allowed[param]:
                 names = ", ".join(sorted(str(t) for t in allowed[param]))
                 raise node.fail(f"input {i} has type {dtype}; {node.op_type}-{node.since} allows {names}")
