@@ -501,3 +501,13 @@ def test_intermediates_are_freed_after_their_last_use() -> None:
 
     GraphSession(model).run({"x": np.ones(1000, np.float32)}, observe=observe)
     assert alive_after_third == [False]
+
+
+def test_readme_operator_and_defect_tables_match_the_code() -> None:
+    from pathlib import Path
+
+    from ovpool.runtime.ops.__main__ import defects, table
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert table() in readme, "README's operator table is stale: paste `python -m ovpool.runtime.ops`"
+    assert defects() in readme, "README's onnx.reference defects table is stale: paste `python -m ovpool.runtime.ops`"
