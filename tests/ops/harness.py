@@ -14,7 +14,7 @@ import importlib
 import pkgutil
 import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -141,21 +141,80 @@ def check(
     return actual
 
 
-def onnx_node_cases(ops: Iterable[str]) -> tuple[Any, ...]:
+def assert_same(actual: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6, what: str = "") -> None:
+    """Same dtype, shape and values (NaN matching NaN); float 8 and bfloat16 compared as float32,
+    strings (object arrays) as lists; a sequence (list) element by element, an empty optional
+    (None) only as None."""
+    if isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), f"{what}sequence {actual!r}, expected {expected!r}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, e, rtol, atol, f"{what}[{i}] ")
+        return
+    if expected is None:
+        assert actual is None, f"{what}{actual!r}, expected None"
+        return
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype, f"{what}dtype {actual.dtype}, expected {expected.dtype}"
+    assert actual.shape == expected.shape, f"{what}shape {actual.shape}, expected {expected.shape}"
+    if actual.dtype == object:
+        assert actual.tolist() == expected.tolist(), what
+    elif actual.dtype.kind in "fcV" or actual.dtype.itemsize == 1 and actual.dtype.kind not in "iub":
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(actual, expected, err_msg=what)
+
+
+def node_case_params(ops: Iterable[str], modules: Iterable[str] = ()) -> list[Any]:
+    """:func:`onnx_node_cases` of ``ops`` as pytest params named after the cases."""
+    return [pytest.param(case, id=case.name) for case in onnx_node_cases(ops, modules)]
+
+
+def check_node_case(
+    case: Any,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    skip: Mapping[str, str] | None = None,
+    run: Callable[[onnx.ModelProto, Mapping[str, Any]], list[Any]] = run_ovpool,
+) -> None:
+    """Every data set of ONNX's node test ``case`` run by ``run`` (ovpool's executor, no
+    onnx.reference) against the case's expected outputs: as many outputs, each :func:`assert_same`.
+    ``skip`` maps name patterns (``re.search``) to the reason ovpool does not produce the expected
+    value; values the case gives as TensorProtos (types numpy lacks) are converted by ovpool."""
+    reason = next((why for pattern, why in (skip or {}).items() if re.search(pattern, case.name)), None)
+    if reason:
+        pytest.skip(reason)
+    node = case.model.graph.node[0]
+    for inputs, expected in case.data_sets:
+        feeds = {info.name: _case_value(value) for info, value in zip(case.model.graph.input, inputs)}
+        actual = run(case.model, feeds)
+        assert len(actual) == len(expected), f"{len(actual)} outputs, the case expects {len(expected)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, _case_value(e), rtol=rtol, atol=atol, what=f"{node.op_type} output {i}: ")
+
+
+def _case_value(value: Any) -> Any:
+    """Node-case data come as arrays, or as TensorProtos for the types numpy lacks."""
+    from ovpool.runtime.ops.basic import tensor_value
+
+    return tensor_value(value) if isinstance(value, onnx.TensorProto) else value
+
+
+def onnx_node_cases(ops: Iterable[str], modules: Iterable[str] = ()) -> tuple[Any, ...]:
     """ONNX's own single-node test cases (``onnx.backend.test.case.node``) for ``ops``: objects with
     ``name``, ``model`` and ``data_sets`` (pairs of input and expected output lists). Only the case
     modules named after the ops are imported (``BatchNormalization`` -> ``batch_normalization``,
     ``Range`` -> ``rangeop``, ``If`` -> ``if_``); an op with no module of its own makes every
-    module load, as ``collect_testcases`` does."""
-    return _node_cases(tuple(sorted(set(ops))))
+    module load, as ``collect_testcases`` does. ``modules`` names more case modules to import, for
+    cases of ``ops`` written in another op's module (``clip``'s expanded default is one Identity)."""
+    return _node_cases(tuple(sorted(set(ops))), tuple(sorted(set(modules))))
 
 
 @functools.cache
-def _node_cases(ops: tuple[str, ...]) -> tuple[Any, ...]:
+def _node_cases(ops: tuple[str, ...], extra: tuple[str, ...] = ()) -> tuple[Any, ...]:
     from onnx.backend.test.case import node
 
     available = {info.name for info in pkgutil.iter_modules(node.__path__)}
-    modules: set[str] = set()
+    modules = set(extra)
     for op in ops:
         snake = re.sub(r"(?<!^)(?=[A-Z])", "_", op).lower()
         found = {op.lower(), op.lower() + "_", op.lower() + "op", snake} & available

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, make_model, run_ovpool, since_opsets
+from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ops_elementwise import arrays, backend_cases, run_backend_case, schema_dtypes, shapes, tolerance, version_type_cases
+from test_ops_elementwise import arrays, schema_dtypes, shapes, tolerance, version_type_cases
 
 from ovpool.errors import ModelError
 
@@ -285,6 +285,6 @@ def test_bad_nodes_are_model_errors(op: str, opset: int, inputs: list[Any], attr
 MY_OPS = frozenset(ARITHMETIC + COMPARISONS + VARIADIC + ("Pow", "Mod", "Not", "And", "Or", "Xor", "Where", "BitShift"))
 
 
-@pytest.mark.parametrize("case", backend_cases(MY_OPS))
+@pytest.mark.parametrize("case", node_case_params(MY_OPS))
 def test_onnx_node_cases(case: Any) -> None:
-    run_backend_case(case)
+    check_node_case(case)

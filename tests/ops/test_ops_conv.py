@@ -18,15 +18,13 @@ taps) with pads and output sizes worked out from each version's text (``same_pad
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, feeds_of, make_model, run_ovpool, since_opsets
+from harness import check, check_node_case, feeds_of, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -489,24 +487,6 @@ def test_output_padding_at_version_1_has_no_limit() -> None:
 # ------------------------------------------------------------------------- ONNX node cases
 
 
-@functools.lru_cache(maxsize=1)
-def _onnx_node_cases() -> tuple[Any, ...]:
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = collect_testcases()
-    ops = ("Conv", "ConvTranspose")
-    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in ops)
-
-
-@pytest.mark.parametrize("name", [c.name for c in _onnx_node_cases()])
-def test_onnx_node_cases(name: str) -> None:
-    case = next(c for c in _onnx_node_cases() if c.name == name)
-    graph = case.model.graph
-    for inputs, expected in case.data_sets:
-        feeds = {i.name: v for i, v in zip(graph.input, inputs)}
-        actual = run_ovpool(case.model, feeds)
-        for a, e in zip(actual, expected):
-            assert a.dtype == e.dtype and a.shape == e.shape
-            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5)
+@pytest.mark.parametrize("case", node_case_params(("Conv", "ConvTranspose")))
+def test_onnx_node_cases(case: Any) -> None:
+    check_node_case(case, atol=1e-5)

@@ -3,12 +3,11 @@ allows (onnxruntime skips the types it has no kernel for), special values (NaN, 
 schema where onnxruntime has no kernel (integer Erf-9, float64 Clip-6, Celu-28, float64 erf against
 ``math.erf``), the node's errors, and ONNX's own node test cases.
 
-The shared helpers here (``arrays``, ``schema_dtypes``, ``backend_cases``) serve
+The shared helpers here (``arrays``, ``schema_dtypes``, ``version_type_cases``) serve
 test_ops_binary.py and test_ops_linalg.py too."""
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from harness import check, make_model, run_ovpool, since_opsets
+from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,33 +61,6 @@ def arrays(draw: st.DrawFn, dtype: Any, shape: tuple[int, ...], low: float, high
         info = np.iinfo(dtype)
         values = np.clip(np.round(values), info.min, info.max)
     return np.asarray(values).astype(dtype)
-
-
-@functools.lru_cache(maxsize=1)
-def _node_cases() -> tuple[Any, ...]:
-    from onnx.backend.test.case.node import collect_testcases
-
-    return tuple(c for c in collect_testcases() if c.kind == "node" and len(c.model.graph.node) == 1)
-
-
-def backend_cases(ops: frozenset[str]) -> list[Any]:
-    """ONNX's node test cases whose one node is one of ``ops``, as pytest params."""
-    return [pytest.param(c, id=c.name) for c in _node_cases() if c.model.graph.node[0].op_type in ops]
-
-
-def run_backend_case(case: Any) -> None:
-    """Every data set of an ONNX node test case, on ovpool, against its expected outputs."""
-    for inputs, expected in case.data_sets:
-        feeds = {info.name: value for info, value in zip(case.model.graph.input, inputs)}
-        actual = run_ovpool(case.model, feeds)
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            a, e = np.asarray(a), np.asarray(e)
-            assert a.dtype == e.dtype and a.shape == e.shape, (a.dtype, a.shape, e.dtype, e.shape)
-            if a.dtype.kind in "fc":
-                np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=1e-5, atol=1e-6)
-            else:
-                np.testing.assert_array_equal(a, e)
 
 
 # ---------------------------------------------------------------- unary ops against onnxruntime
@@ -418,6 +390,6 @@ def test_bad_nodes_are_model_errors(op: str, opset: int, inputs: list[Any], attr
 MY_OPS = frozenset(UNARY) | {"PRelu", "Clip"}
 
 
-@pytest.mark.parametrize("case", backend_cases(MY_OPS))
+@pytest.mark.parametrize("case", node_case_params(MY_OPS))
 def test_onnx_node_cases(case: Any) -> None:
-    run_backend_case(case)
+    check_node_case(case)

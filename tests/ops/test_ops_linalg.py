@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, make_model, run_ovpool, since_opsets
+from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ops_elementwise import arrays, backend_cases, run_backend_case, schema_dtypes, tolerance, version_type_cases
+from test_ops_elementwise import arrays, schema_dtypes, tolerance, version_type_cases
 
 from ovpool.errors import ModelError
 
@@ -217,6 +217,6 @@ def test_bad_nodes_are_model_errors(op: str, opset: int, inputs: list[Any], attr
         run_ovpool(model, {f"x{i}": v for i, v in enumerate(inputs)})
 
 
-@pytest.mark.parametrize("case", backend_cases(frozenset({"MatMul", "Gemm", "Einsum"})))
+@pytest.mark.parametrize("case", node_case_params(frozenset({"MatMul", "Gemm", "Einsum"})))
 def test_onnx_node_cases(case: Any) -> None:
-    run_backend_case(case)
+    check_node_case(case)

@@ -4,17 +4,13 @@ where onnxruntime disagrees with it; and on ONNX's own node test cases."""
 
 from __future__ import annotations
 
-import functools
-import importlib
 import math
 import os
-import pkgutil
-import warnings
+from typing import Any
 
 import numpy as np
-import onnx
 import pytest
-from harness import check, make_model, run_ovpool, since_opsets
+from harness import check, check_node_case, make_model, node_case_params, onnx_node_cases, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -552,39 +548,10 @@ def test_range_27_stash_type() -> None:
 OPS = frozenset(r.op_type for r in covered() if r.factory.__module__ == "ovpool.runtime.ops.tensor")
 
 
-@functools.lru_cache(maxsize=1)
-def onnx_cases() -> tuple:
-    """ONNX's node cases for OPS. Importing a module of onnx.backend.test.case.node generates its
-    cases into the package's case list; only the modules named after OPS are imported (Range's is
-    ``rangeop``), which takes a fraction of collect_testcases' import of all of them."""
-    from onnx.backend.test.case import node
-
-    wanted = {name for op in OPS for name in (op.lower(), f"{op.lower()}op")}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for info in pkgutil.iter_modules(node.__path__):
-            if info.name in wanted:
-                importlib.import_module(f"{node.__name__}.{info.name}")
-    cases = node._NodeTestCases
-    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in OPS)
-
-
-def onnx_case_names() -> list[str]:
-    return sorted(c.name for c in onnx_cases())
-
-
 def test_onnx_cases_cover_every_op() -> None:
-    assert {c.model.graph.node[0].op_type for c in onnx_cases()} == OPS
+    assert {c.model.graph.node[0].op_type for c in onnx_node_cases(OPS)} == OPS
 
 
-@pytest.mark.parametrize("name", onnx_case_names())
-def test_onnx_node_case(name: str) -> None:
-    case = next(c for c in onnx_cases() if c.name == name)
-    model: onnx.ModelProto = case.model
-    for inputs, expected in case.data_sets:
-        feeds = {i.name: v for i, v in zip(model.graph.input, inputs)}
-        actual = run_ovpool(model, feeds)
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            assert a.dtype == e.dtype and a.shape == e.shape
-            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
+@pytest.mark.parametrize("case", node_case_params(OPS))
+def test_onnx_node_case(case: Any) -> None:
+    check_node_case(case)

@@ -10,9 +10,8 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from harness import run_ort
+from harness import assert_same, run_ort
 from onnx import TensorProto, helper, numpy_helper
-from test_ops_basic import assert_same
 
 import ovpool.runtime.graph as graph_module
 from ovpool.errors import ModelError
