@@ -190,9 +190,13 @@ def _resolve(
         raise node.fail(f"cannot resize an empty axis to sizes {sizes.tolist()}")
     if scales is not None:
         factors = scales.astype(_F32)
-        if not np.all(factors > 0):
-            raise node.fail(f"input 'scales' {scales.tolist()} must be greater than 0")
+        if not np.all((factors > 0) & np.isfinite(factors)):
+            raise node.fail(f"input 'scales' {scales.tolist()} must be finite and greater than 0")
         widths = [_F32(n) * (e - s) * f for n, s, e, f in zip(lengths, starts, ends, factors)]
+        if not all(np.isfinite(w) and w >= 0 for w in widths):
+            raise node.fail(
+                f"roi {roi.tolist() if roi is not None else None} with scales {scales.tolist()} gives no output length"
+            )
         out = [int(np.floor(w)) for w in widths]
         widths = [_F32(n) * f for n, f in zip(lengths, factors)]
     else:
