@@ -26,7 +26,8 @@ weights), built once per input shape and ``roi``/``scales``/``sizes`` values, an
   10 elements at scale 0.6 give indices 0 2 4 5 7 9.
 
 ``linear`` on an integer tensor computes in float64 and truncates toward zero like onnxruntime
-(0.75 becomes 0); ``cubic`` also clips to the type's range.
+(0.75 becomes 0; onnxruntime sums in float32, so int32 values beyond 2**24 can differ by a few
+units); ``cubic`` also clips to the type's range. float16 and bfloat16 compute in float32.
 """
 
 from __future__ import annotations
