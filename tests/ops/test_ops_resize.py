@@ -433,6 +433,14 @@ def test_resize_scales_and_sizes_as_graph_inputs(opset: int) -> None:
         compare_with_onnxruntime("Resize", opset, x, case, constant=False, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_flipped_roi_matches_onnxruntime(mode: str) -> None:
+    """tf_crop_and_resize with end < start reads the roi backwards (sizes given)."""
+    x = np.random.default_rng(9).standard_normal((1, 1, 3, 5)).astype(F)
+    case = Case(mode=mode, transform="tf_crop_and_resize", roi=(0, 0, 0.9, 0.8, 1, 1, 0.1, 0.2), sizes=(1, 1, 4, 6))
+    compare_with_onnxruntime("Resize", 13, x, case, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("opset", UPSAMPLE)
 @settings(max_examples=examples(20))
 @given(data=st.data())
@@ -631,6 +639,10 @@ ERRORS = [
     pytest.param(13, Case(scales=(2,)), "1 values for 2 axes", id="scales-length"),
     pytest.param(13, Case(scales=(1, 0)), "greater than 0", id="zero-scale"),
     pytest.param(13, Case(sizes=(2, -1)), "negative", id="negative-size"),
+    pytest.param(13, Case(scales=(1, float("inf"))), "finite", id="infinite-scale"),
+    pytest.param(
+        13, Case(transform="tf_crop_and_resize", roi=(0, 0.8, 1, 0.2), scales=(1, 2)), "no output length", id="crop-flip-scales"
+    ),
     pytest.param(13, Case(transform="tf_crop_and_resize", sizes=(2, 4)), "roi", id="crop-without-roi"),
     pytest.param(10, Case(mode="cubic", scales=(1, 2)), "mode", id="cubic-in-resize-10"),
 ]

@@ -26,7 +26,8 @@ weights), built once per input shape and ``roi``/``scales``/``sizes`` values, an
   10 elements at scale 0.6 give indices 0 2 4 5 7 9.
 
 ``linear`` on an integer tensor computes in float64 and truncates toward zero like onnxruntime
-(0.75 becomes 0); ``cubic`` also clips to the type's range.
+(0.75 becomes 0; onnxruntime sums in float32, so int32 values beyond 2**24 can differ by a few
+units); ``cubic`` also clips to the type's range. float16 and bfloat16 compute in float32.
 """
 
 from __future__ import annotations
@@ -190,9 +191,13 @@ def _resolve(
         raise node.fail(f"cannot resize an empty axis to sizes {sizes.tolist()}")
     if scales is not None:
         factors = scales.astype(_F32)
-        if not np.all(factors > 0):
-            raise node.fail(f"input 'scales' {scales.tolist()} must be greater than 0")
+        if not np.all((factors > 0) & np.isfinite(factors)):
+            raise node.fail(f"input 'scales' {scales.tolist()} must be finite and greater than 0")
         widths = [_F32(n) * (e - s) * f for n, s, e, f in zip(lengths, starts, ends, factors)]
+        if not all(np.isfinite(w) and w >= 0 for w in widths):
+            raise node.fail(
+                f"roi {roi.tolist() if roi is not None else None} with scales {scales.tolist()} gives no output length"
+            )
         out = [int(np.floor(w)) for w in widths]
         widths = [_F32(n) * f for n, f in zip(lengths, factors)]
     else:
