@@ -9,10 +9,13 @@ may pick another device from one run to the next).
 * OpenVINO devices compile with ``INFERENCE_PRECISION_HINT=f32`` (``precision="f32"``), because
   this tool exists to check results and the CPU plugin here would otherwise run bf16;
   ``precision="default"`` leaves the device's own choice, ``"bf16"``/``"f16"`` ask for those.
-* Fallback: when OpenVINO cannot be imported, the device is not present, or OpenVINO cannot convert,
-  read or compile the model for it, the model runs on numpy and the reason is reported
-  (``Opened.notice``). With ``fallback=False`` that is a ``DeviceError`` naming the device and the
-  devices available.
+* Fallback chain: when OpenVINO cannot be imported, the device is not present, or OpenVINO cannot
+  convert, read or compile the model for it, the next device of the chain is tried: the device
+  asked, then OpenVINO ``CPU``, then numpy (``GPU`` -> ``CPU`` -> ``numpy``; ``CPU`` -> ``numpy``).
+  ``fallback`` says how far it may go: ``"numpy"`` (the whole chain, the default; ``True``),
+  ``"cpu"`` (stop at OpenVINO CPU) or ``"none"`` (``False``: the device asked only). Every step
+  taken is one line of ``Opened.notices`` naming the device given up and why; when no device of
+  the chain can run the model it is a ``DeviceError`` naming each and the devices available.
 * Compiled models are cached in OpenVINO's CACHE_DIR (``cache_dir()``), so the second run of a
   model on a device loads the compiled blob instead of compiling again.
 """
@@ -45,14 +48,27 @@ DEFAULT_DEVICE = "CPU"
 PRECISIONS: dict[str, str | None] = {"f32": "f32", "bf16": "bf16", "f16": "f16", "default": None}
 DEFAULT_PRECISION = "f32"
 CACHE_ENV = "OVPOOL_CACHE_DIR"
+# How far the fallback chain (asked device -> OpenVINO CPU -> numpy) may go, nearest first.
+FALLBACKS = ("none", "cpu", "numpy")
+DEFAULT_FALLBACK = "numpy"
+FALLBACK_DEVICE = "CPU"
 
 
 class DeviceError(OvpoolError):
-    """The requested device cannot run the model and fallback is off (exit 1)."""
+    """The requested device cannot run the model and fallback is off (exit 1). ``every_device``:
+    the reason holds for any OpenVINO device (OpenVINO missing, or ovpool's conversion refusing the
+    model), so the fallback chain goes straight to numpy."""
+
+    every_device = False
 
 
 class FallbackWarning(UserWarning):
-    """``ovpool.run`` ran on numpy instead of the requested OpenVINO device."""
+    """``ovpool.run`` gave up a device of the fallback chain: the message names it and why, and
+    ``device`` is where the model ran (``"CPU"`` or ``"numpy"``)."""
+
+    def __init__(self, message: str, device: str = "") -> None:
+        super().__init__(message)
+        self.device = device
 
 
 @dataclass(frozen=True)
@@ -85,10 +101,15 @@ class Session(Protocol):
 
 @dataclass(frozen=True)
 class Opened:
-    """A session and, when it is not on the device asked for, why (``notice``)."""
+    """A session and, when it is not on the device asked for, one line per device given up (``notices``)."""
 
     session: Session
-    notice: str | None = None
+    notices: tuple[str, ...] = ()
+
+    @property
+    def notice(self) -> str | None:
+        """The notices as one text (a line each), or None when the session is on the device asked for."""
+        return "\n".join(self.notices) or None
 
 
 def open_model(model: str | os.PathLike | ModelProto) -> Model:
@@ -219,34 +240,84 @@ class OpenVINOSession:
         }
 
 
+def fallback_level(fallback: str | bool) -> str:
+    """How far the chain may go, as a name of ``FALLBACKS``: ``True`` is ``"numpy"`` (the whole
+    chain), ``False`` is ``"none"``; any other value is a ``UsageError`` (exit 2)."""
+    if fallback is True or fallback is False:
+        return DEFAULT_FALLBACK if fallback else "none"
+    level = str(fallback).lower()
+    if level not in FALLBACKS:
+        raise UsageError(f"fallback '{fallback}': expected one of {', '.join(FALLBACKS)}")
+    return level
+
+
+def fallback_chain(device: str, fallback: str | bool = DEFAULT_FALLBACK) -> tuple[str, ...]:
+    """The devices tried in order: the device asked, then OpenVINO ``CPU`` (unless it was asked:
+    ``CPU.0`` is a CPU), then numpy, cut at ``fallback``. ``GPU`` gives (GPU, CPU, numpy), with
+    ``fallback="cpu"`` (GPU, CPU); ``CPU`` gives (CPU, numpy); ``numpy`` and ``"none"`` the device alone."""
+    level = FALLBACKS.index(fallback_level(fallback))
+    if device.lower() == devices.NUMPY:
+        return (device,)
+    chain = [device]
+    if level >= FALLBACKS.index("cpu") and device.split(".")[0].upper() != FALLBACK_DEVICE:
+        chain.append(FALLBACK_DEVICE)
+    if level >= FALLBACKS.index("numpy"):
+        chain.append(devices.NUMPY)
+    return tuple(chain)
+
+
 def open_session(
     model: Model,
     device: str = DEFAULT_DEVICE,
     precision: str = DEFAULT_PRECISION,
-    fallback: bool = True,
+    fallback: str | bool = DEFAULT_FALLBACK,
     cache: bool = True,
 ) -> Opened:
-    """A session on ``device``, or on numpy with the reason when the device cannot run the model
-    (``fallback=False``: ``DeviceError`` instead)."""
+    """A session on the first device of ``fallback_chain(device, fallback)`` that runs the model,
+    with a notice per device given up: ``GPU`` absent and CPU compiling gives a CPU session and
+    ``device 'GPU' is not present; running on CPU instead (devices available: CPU, numpy)``. When
+    none can, a ``DeviceError`` naming why each was given up (exit 1, or the numpy error's code)."""
     check_precision(precision)
+    level = fallback_level(fallback)
     if device.lower() == devices.NUMPY:
         if precision not in ("f32", "default"):
             raise UsageError(f"precision '{precision}' applies to OpenVINO devices; numpy computes in the model's own types")
         return Opened(NumpySession(model))
-    try:
-        return Opened(openvino_session(model, device, precision, cache))
-    except DeviceError as exc:
-        reason = str(exc)
-    available = devices.describe_available()
-    if not fallback:
-        raise DeviceError(f"{reason}; not falling back (--no-fallback). Devices available: {available}")
-    try:
-        session = NumpySession(model)
-    except OvpoolError as exc:
-        error = DeviceError(f"{reason}; the numpy fallback cannot run it either: {exc}")
-        error.exit_code = exc.exit_code
-        raise error from exc
-    return Opened(session, f"{reason}; running on numpy instead (devices available: {available})")
+    reasons: list[str] = []
+    tried: list[str] = []
+    every_device = False
+    for candidate in fallback_chain(device, level):
+        if candidate != devices.NUMPY and every_device:
+            continue
+        if candidate == devices.NUMPY:
+            try:
+                session: Session = NumpySession(model)
+            except OvpoolError as exc:
+                error = DeviceError(f"{'; '.join(reasons)}; the numpy fallback cannot run it either: {exc}")
+                error.exit_code = exc.exit_code
+                raise error from exc
+        else:
+            try:
+                session = openvino_session(model, candidate, precision, cache)
+            except DeviceError as exc:
+                reasons.append(str(exc))
+                tried.append(candidate)
+                every_device = exc.every_device
+                continue
+        return Opened(session, _notices(reasons, tried, candidate))
+    flag = "--no-fallback" if level == "none" else f"--fallback {level}"
+    refusal = "not falling back" if level == "none" else "not falling back to numpy"
+    raise DeviceError(f"{'; '.join(reasons)}; {refusal} ({flag}). Devices available: {devices.describe_available()}")
+
+
+def _notices(reasons: list[str], tried: list[str], used: str) -> tuple[str, ...]:
+    """One line per device given up: why, and the next device (``trying CPU instead``); the last
+    names where the model runs and the devices available."""
+    if not reasons:
+        return ()
+    lines = [f"{reason}; trying {nxt} instead" for reason, nxt in zip(reasons[:-1], tried[1:])]
+    lines.append(f"{reasons[-1]}; running on {used} instead (devices available: {devices.describe_available()})")
+    return tuple(lines)
 
 
 def openvino_session(model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True) -> OpenVINOSession:
@@ -254,14 +325,18 @@ def openvino_session(model: Model, device: str, precision: str = DEFAULT_PRECISI
     device not present, conversion or compile failure."""
     check_precision(precision)
     if devices.openvino() is None:
-        raise DeviceError(devices.openvino_status())
+        missing = DeviceError(devices.openvino_status())
+        missing.every_device = True
+        raise missing
     core = devices.new_core()
     if not devices.is_present(device, devices.openvino_device_names(core)):
         raise DeviceError(f"device '{device}' is not present")
     try:
         return OpenVINOSession(model, device, precision, cache, core=core)
     except OvpoolError as exc:
-        raise DeviceError(f"OpenVINO cannot take {exc.located(model.label)}") from exc
+        refused = DeviceError(f"OpenVINO cannot take {exc.located(model.label)}")
+        refused.every_device = True
+        raise refused from exc
     except Exception as exc:  # OpenVINO raises RuntimeError, OpConversionFailure, GeneralFailure (not RuntimeError)
         raise DeviceError(f"device '{device}' cannot compile {model.label}: {devices.openvino_reason(exc)}") from exc
 
@@ -271,16 +346,22 @@ def run(
     inputs: Mapping[str, np.ndarray],
     device: str = DEFAULT_DEVICE,
     precision: str = DEFAULT_PRECISION,
-    fallback: bool = True,
+    fallback: str | bool = DEFAULT_FALLBACK,
     cache: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Run a model once: ``{output name: array}``. A fallback to numpy is a ``FallbackWarning``."""
+    """Run a model once: ``{output name: array}``. Each device of the fallback chain given up is a
+    ``FallbackWarning`` whose ``device`` is where the model ran (``open_session``)."""
     opened = open_session(open_model(model), device, precision, fallback, cache)
-    if opened.notice:
-        warnings.warn(opened.notice, FallbackWarning, stacklevel=2)
+    warn_fallbacks(opened, stacklevel=3)
     arrays = {k: np.asarray(v) for k, v in inputs.items()}
     check_inputs(_label(model), opened.session.inputs, arrays)
     return opened.session.infer(arrays)
+
+
+def warn_fallbacks(opened: Opened, stacklevel: int = 2) -> None:
+    """A ``FallbackWarning`` per notice of ``opened`` (each device given up), ``device`` where it ran."""
+    for notice in opened.notices:
+        warnings.warn(FallbackWarning(notice, opened.session.device), stacklevel=stacklevel + 1)
 
 
 def _label(model: str | os.PathLike | ModelProto) -> str:
