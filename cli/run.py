@@ -34,16 +34,12 @@ def register(app: typer.Typer) -> None:
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
     ) -> None:
         """Run a model on a device (falling back to CPU, then numpy) and print a summary of its outputs (or save them)."""
-        from ovpool.errors import InputFileError
+        from ovpool.cli.common import check_input_options, model_inputs
         from ovpool.files import check_outputs
         from ovpool.runtime import open_model, open_session
-        from ovpool.runtime.tensors import check_inputs, load_inputs, parse_shapes, random_inputs, save_outputs, summary
+        from ovpool.runtime.tensors import save_outputs, summary
 
-        given = inputs is not None or bool(input_files)
-        if random == given:
-            raise InputFileError("give the inputs (--inputs in.npz or -i NAME=x.npy) or --random-inputs, not both")
-        if shapes and not random:
-            raise InputFileError("--shape only applies with --random-inputs")
+        check_input_options(inputs, input_files, random, shapes)
         if output is not None:
             check_outputs([output], [model], force)
         loaded = open_model(model)
@@ -51,11 +47,7 @@ def register(app: typer.Typer) -> None:
         for notice in opened.notices:
             typer.echo(f"warning: {notice}", err=True)
         session = opened.session
-        if random:
-            arrays = random_inputs(loaded.label, session.inputs, parse_shapes(shapes), seed)
-        else:
-            arrays = load_inputs(inputs, input_files)
-            check_inputs(loaded.label, session.inputs, arrays)
+        arrays = model_inputs(loaded.label, session.inputs, inputs, input_files, random, shapes, seed)
         results = session.infer(arrays)
         typer.echo(f"ran {model} on {session.device}{_precision_note(session, precision)}", err=True)
         if output is not None:

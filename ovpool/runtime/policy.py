@@ -22,20 +22,21 @@ may pick another device from one run to the next).
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
-from onnx import ModelProto
+from onnx import ModelProto, NodeProto
 
 from ovpool import dtypes
 from ovpool.dtypes import np_dtype
 from ovpool.errors import InputFileError, OvpoolError, UnsupportedError, UsageError
-from ovpool.ir.reader import read_ir
+from ovpool.ir.reader import IRDocument, Layer, read_ir
 from ovpool.names import port_tensor_name
 from ovpool.onnx.model import load
 from ovpool.runtime import devices
@@ -88,6 +89,21 @@ class Model:
             return load(self.path)
         assert self.proto is not None  # a Model without a path is made from a proto (open_model)
         return self.proto
+
+
+@dataclass(frozen=True)
+class Step:
+    """One node or layer as a session executes it: ``name``, ``type`` (``Conv``, ``Convolution``),
+    the tensors it reads and writes (ONNX tensor names; for IR ``ovpool.names.port_tensor_name``)."""
+
+    name: str
+    type: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+# observe(step, outputs): called after each step of a traced run, its outputs in ``step.outputs`` order.
+StepObserver = Callable[[Step, tuple[Any, ...]], None]
 
 
 class Session(Protocol):
@@ -166,22 +182,39 @@ class NumpySession:
     device = devices.NUMPY
 
     def __init__(self, model: Model) -> None:
-        self._run: Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
+        self.graph: GraphSession | IrGraph
         # op types that run on onnx.reference, outside ovpool's verified operators
         self.reference_ops: tuple[str, ...] = ()
         if model.format == "onnx":
             session = GraphSession(model.onnx_with_data())
             self.inputs = session.inputs
             self.reference_ops = session.reference_ops
-            self._run = session.run
+            self.graph = session
         else:
             assert model.path is not None  # an IR Model is read from its file (open_model)
             graph = IrGraph.read(model.path)
             self.inputs = graph.inputs
-            self._run = graph.run
+            self.graph = graph
+        self.label = model.label
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return self._run(inputs)
+        return self.graph.run(inputs)
+
+    def trace(self, inputs: Mapping[str, np.ndarray], observe: StepObserver) -> dict[str, np.ndarray]:
+        """As ``infer``, calling ``observe(step, outputs)`` after each node of an ONNX graph (folded
+        nodes with their constant outputs, where they stand) or each layer of an IR graph, in
+        execution order. IR graphs are traced when the IR executor's ``run`` takes
+        ``observe(layer, outputs)``; otherwise an ``UnsupportedError``."""
+        graph = self.graph
+        if isinstance(graph, GraphSession):
+            return graph.run(inputs, observe=lambda node, outputs: observe(_onnx_step(node), outputs))
+        if "observe" not in inspect.signature(graph.run).parameters:
+            raise UnsupportedError.in_file(
+                self.label, "the numpy executor does not report the layers of IR models; compare per layer with --reference CPU"
+            )
+        document, producers = graph.document, graph.document.producers()
+        run: Callable[..., dict[str, np.ndarray]] = graph.run
+        return run(inputs, observe=lambda layer, outputs: observe(_ir_step(document, producers, layer), outputs))
 
 
 class OpenVINOSession:
@@ -190,15 +223,7 @@ class OpenVINOSession:
     def __init__(self, model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True, core=None) -> None:
         core = core if core is not None else devices.new_core()
         self.device = device
-        if model.format == "onnx":
-            from ovpool.ov.from_onnx import onnx_to_ov_model
-
-            assert model.proto is not None  # an ONNX Model always has its proto (open_model)
-            ov_model = onnx_to_ov_model(model.path if model.path is not None else model.proto)
-            preferred = {o.name for o in model.proto.graph.output} | {i.name for i in model.proto.graph.input}
-        else:
-            ov_model = core.read_model(str(model.path))
-            preferred = set()
+        ov_model, preferred = self._read_model(model, core)
         self.compiled = core.compile_model(ov_model, device, compile_config(precision, cache))
         self.request = self.compiled.create_infer_request()
         # Names come from the model as read: the compiled model's nodes have the plugin's names.
@@ -211,6 +236,17 @@ class OpenVINOSession:
         self._bf16_outputs = {
             name for name, p in zip(self.output_names, self.compiled.outputs) if _ov_dtype(p.get_element_type()) == "bfloat16"
         }
+
+    def _read_model(self, model: Model, core) -> tuple[Any, set[str]]:
+        """The ``openvino.Model`` to compile and the tensor names its ports go by when they have
+        several (an ONNX model's inputs and outputs); a subclass may add outputs here."""
+        if model.format == "onnx":
+            from ovpool.ov.from_onnx import onnx_to_ov_model
+
+            assert model.proto is not None  # an ONNX Model always has its proto (open_model)
+            ov_model = onnx_to_ov_model(model.path if model.path is not None else model.proto)
+            return ov_model, {o.name for o in model.proto.graph.output} | {i.name for i in model.proto.graph.input}
+        return core.read_model(str(model.path)), set()
 
     @property
     def loaded_from_cache(self) -> bool:
@@ -320,9 +356,16 @@ def _notices(reasons: list[str], tried: list[str], used: str) -> tuple[str, ...]
     return tuple(lines)
 
 
-def openvino_session(model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True) -> OpenVINOSession:
-    """The model compiled on an OpenVINO device, or ``DeviceError`` saying why not: OpenVINO missing,
-    device not present, conversion or compile failure."""
+def openvino_session(
+    model: Model,
+    device: str,
+    precision: str = DEFAULT_PRECISION,
+    cache: bool = True,
+    kind: type[OpenVINOSession] = OpenVINOSession,
+) -> OpenVINOSession:
+    """The model compiled on an OpenVINO device (as a ``kind``, an ``OpenVINOSession`` or a
+    subclass), or ``DeviceError`` saying why not: OpenVINO missing, device not present, conversion
+    or compile failure."""
     check_precision(precision)
     if devices.openvino() is None:
         missing = DeviceError(devices.openvino_status())
@@ -332,7 +375,7 @@ def openvino_session(model: Model, device: str, precision: str = DEFAULT_PRECISI
     if not devices.is_present(device, devices.openvino_device_names(core)):
         raise DeviceError(f"device '{device}' is not present")
     try:
-        return OpenVINOSession(model, device, precision, cache, core=core)
+        return kind(model, device, precision, cache, core=core)
     except OvpoolError as exc:
         refused = DeviceError(f"OpenVINO cannot take {exc.located(model.label)}")
         refused.every_device = True
@@ -376,11 +419,28 @@ def _port_name(port, preferred: set[str]) -> str:
     chosen = sorted(names & preferred)
     if chosen:
         return chosen[0]
-    node, index = port.get_node(), 0
+    node, index = port.get_node(), port.get_index()
     if node.get_type_name() == "Result":
         source = node.input(0).get_source_output()
         node, index = source.get_node(), source.get_index()
     return port_tensor_name(names, node.get_friendly_name(), str(node.get_input_size() + index), index == 0)
+
+
+def _onnx_step(node: NodeProto) -> Step:
+    """An ONNX node as a step, named by its name or else its first output."""
+    return Step(node.name or node.output[0], node.op_type, tuple(node.input), tuple(node.output))
+
+
+def _ir_step(document: IRDocument, producers: Mapping[tuple[str, str], Any], layer: Layer) -> Step:
+    """An IR layer as a step: its inputs are the tensors of the ports feeding it."""
+    sources = [producers.get((layer.id, port.id)) for port in layer.inputs]
+    inputs = tuple(
+        document.tensor_name(document.layers[e.from_layer], e.from_port)
+        if e is not None and e.from_layer in document.layers
+        else ""
+        for e in sources
+    )
+    return Step(layer.name, layer.type, inputs, tuple(document.tensor_name(layer, port.id) for port in layer.outputs))
 
 
 def _bf16_tensor(value: np.ndarray):
