@@ -171,9 +171,8 @@ def difference(name: str, got: Any, want: Any, rtol: float = DEFAULT_RTOL, atol:
         return Difference(name, shape, 0.0 if same else float("inf"), 0.0 if same else float("inf"), same)
     a, b = device.astype(np.float64), reference.astype(np.float64)
     with np.errstate(invalid="ignore"):
-        gap = np.abs(a - b)
-    gap[(a == b) | (np.isnan(a) & np.isnan(b))] = 0.0
-    gap[np.isnan(gap)] = np.inf
+        gap = np.where((a == b) | (np.isnan(a) & np.isnan(b)), 0.0, np.abs(a - b))
+    gap = np.where(np.isnan(gap), np.inf, gap)
     max_abs = float(gap.max()) if gap.size else 0.0
     finite = np.abs(b[np.isfinite(b)])
     scale = float(finite.max()) if finite.size else 0.0
