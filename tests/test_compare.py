@@ -109,7 +109,11 @@ def test_onnx_cpu_f32_against_numpy_is_within_tolerance_per_layer(tmp_path, caps
     assert doc["outputs"][0]["max_rel"] <= 1e-4
     layers = doc["per_layer"]
     assert (layers["steps"], layers["compared"], layers["first_beyond"]) == (3, 3, None)
-    assert [(s["index"], s["name"], s["type"]) for s in layers["layers"]] == [(0, "conv", "Conv"), (1, "relu", "Relu"), (2, "pool", "MaxPool")]
+    assert [(s["index"], s["name"], s["type"]) for s in layers["layers"]] == [
+        (0, "conv", "Conv"),
+        (1, "relu", "Relu"),
+        (2, "pool", "MaxPool"),
+    ]
 
 
 @needs_bf16
@@ -168,7 +172,10 @@ def test_pooling_ir_against_numpy_and_cpu(tmp_path, capsys):
         assert code == 0, err
     else:
         assert code == 1 and out == ""
-        assert f"error: {xml}: the numpy executor does not report the layers of IR models; compare per layer with --reference CPU" in err
+        assert (
+            f"error: {xml}: the numpy executor does not report the layers of IR models; compare per layer with --reference CPU"
+            in err
+        )
 
 
 def test_inputs_from_files_and_text_report(tmp_path, capsys):
@@ -198,7 +205,11 @@ def test_device_fallback_is_off_unless_asked(capsys, monkeypatch):
         (["--device", "CPU", "--reference", "GPU", "--random-inputs"], 2, "error: reference 'GPU': expected one of numpy, CPU"),
         (["--device", "CPU", "--random-inputs", "--rtol", "-1"], 2, "error: tolerances must be >= 0 (rtol -1.0, atol 1e-06)"),
         (["--device", "CPU"], 2, "error: give the inputs (--inputs in.npz or -i NAME=x.npy) or --random-inputs"),
-        (["--device", "CPU", "--random-inputs", "--fallback", "far"], 2, "error: fallback 'far': expected one of none, cpu, numpy"),
+        (
+            ["--device", "CPU", "--random-inputs", "--fallback", "far"],
+            2,
+            "error: fallback 'far': expected one of none, cpu, numpy",
+        ),
         (["--device", "numpy", "--precision", "bf16", "--random-inputs"], 2, "precision 'bf16' applies to OpenVINO devices"),
         (["--device", "CPU", "-i", "input=missing.npy"], 2, "missing.npy"),
         (["--random-inputs"], 2, "--device"),
