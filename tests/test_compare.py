@@ -114,6 +114,10 @@ def test_onnx_cpu_f32_against_numpy_is_within_tolerance_per_layer(tmp_path, caps
         (1, "relu", "Relu"),
         (2, "pool", "MaxPool"),
     ]
+    # the other way round: numpy as the device, OpenVINO CPU at f32 as the reference
+    code, doc, err = _json(capsys, model, "--device", "numpy", "--reference", "CPU", "--random-inputs", "--per-layer")
+    assert code == 0 and (doc["device"], doc["precision"], doc["reference"]) == ("numpy", "", "CPU"), err
+    assert [s["name"] for s in doc["per_layer"]["layers"]] == ["conv", "relu", "pool"]
 
 
 @needs_bf16
@@ -192,7 +196,7 @@ def test_inputs_from_files_and_text_report(tmp_path, capsys):
 def test_device_fallback_is_off_unless_asked(capsys, monkeypatch):
     code, out, err = invoke(capsys, "compare", EXAMPLE, "--device", "NPU", "--random-inputs")
     assert code == 1 and out == ""
-    assert "error: device 'NPU' is not present; not falling back (--no-fallback). Devices available: CPU, numpy" in err
+    assert "error: device 'NPU' is not present; not falling back (--fallback none). Devices available: CPU, numpy" in err
     fake_gpu(monkeypatch)
     code, doc, err = _json(capsys, EXAMPLE, "--device", "GPU", "--fallback", "cpu", "--precision", "f32", "--random-inputs")
     assert code == 0 and doc["device"] == "CPU"

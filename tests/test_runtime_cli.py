@@ -96,7 +96,7 @@ def test_absent_device_message_and_no_fallback(capsys):
     for flags in (["--no-fallback"], ["--fallback", "none"]):
         code, out, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU", *flags)
         assert code == 1 and out == ""
-        assert "error: device 'GPU' is not present; not falling back (--no-fallback). Devices available: CPU, numpy" in err
+        assert "error: device 'GPU' is not present; not falling back (--fallback none). Devices available: CPU, numpy" in err
     code, _, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--fallback", "gpu")
     assert code == 2 and "error: fallback 'gpu': expected one of none, cpu, numpy" in err
 

@@ -341,9 +341,8 @@ def open_session(
                 every_device = exc.every_device
                 continue
         return Opened(session, _notices(reasons, tried, candidate))
-    flag = "--no-fallback" if level == "none" else f"--fallback {level}"
     refusal = "not falling back" if level == "none" else "not falling back to numpy"
-    raise DeviceError(f"{'; '.join(reasons)}; {refusal} ({flag}). Devices available: {devices.describe_available()}")
+    raise DeviceError(f"{'; '.join(reasons)}; {refusal} (--fallback {level}). Devices available: {devices.describe_available()}")
 
 
 def _notices(reasons: list[str], tried: list[str], used: str) -> tuple[str, ...]:
