@@ -33,8 +33,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
     ) -> None:
-        """Run a model on a device and on a reference and report where they differ: exit 0 within
-        tolerance, 1 beyond."""
+        """Where a device's results leave a reference's (numpy or CPU at f32): exit 0 within tolerance, 1 beyond."""
         import json
 
         from rich.console import Console
