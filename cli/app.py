@@ -13,7 +13,7 @@ import typer
 
 import ovpool
 
-COMMAND_MODULES = ("convert", "run", "devices", "bench", "transform", "validate", "explain")
+COMMAND_MODULES = ("convert", "run", "compare", "devices", "bench", "transform", "validate", "explain")
 
 app = typer.Typer(
     name="ovpool",

@@ -1,4 +1,5 @@
-"""``ovpool bench MODEL [--backend openvino|numpy|onnxruntime ...] [--device D] [--runs N] [--warmup N] [--json]``."""
+"""``ovpool bench MODEL [--backend openvino|numpy|onnxruntime ...] [--device D] [--fallback cpu|none] [--runs N]
+[--warmup N] [--json]``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ def register(app: typer.Typer) -> None:
             [], "--backend", help="openvino, numpy or onnxruntime; repeatable (default: all that read the model)."
         ),
         device: str = typer.Option("CPU", "--device", help="OpenVINO device for the openvino backend."),
+        fallback: str = typer.Option(
+            "none", "--fallback", help="cpu: the openvino backend runs on CPU when the device cannot; none: it fails."
+        ),
         precision: str = typer.Option("f32", "--precision", help="OpenVINO inference precision: f32, bf16, f16, default."),
         runs: int = typer.Option(20, "--runs", min=1, help="Timed inferences per backend."),
         warmup: int = typer.Option(3, "--warmup", min=0, help="Untimed inferences before timing."),
@@ -25,12 +29,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Time a model on each backend with the same random inputs: median, min, max ms and throughput."""
         import json
+        import warnings
 
         from rich.console import Console
         from rich.progress import Progress
 
         from ovpool.errors import OvpoolError
-        from ovpool.runtime import open_model
+        from ovpool.runtime import FallbackWarning, open_model
         from ovpool.runtime.bench import bench as run_bench
         from ovpool.runtime.tensors import parse_shapes
 
@@ -41,9 +46,13 @@ def register(app: typer.Typer) -> None:
                 task = progress.add_task(label, total=total)
                 return lambda: progress.advance(task)
 
-            timings, failures = run_bench(
-                loaded, backends, device, precision, runs, warmup, parse_shapes(shapes), seed, not no_cache, start
-            )
+            with warnings.catch_warnings(record=True) as notes:
+                warnings.simplefilter("always", FallbackWarning)
+                timings, failures = run_bench(
+                    loaded, backends, device, precision, runs, warmup, parse_shapes(shapes), seed, not no_cache, start, fallback
+                )
+        for note in notes:
+            typer.echo(f"warning: {note.message}", err=True)
         for failure in failures:
             typer.echo(f"error: {failure.backend} ({failure.device}): {failure.message}", err=True)
         if as_json:
