@@ -1,6 +1,6 @@
 """Time ovpool's numpy Conv/ConvTranspose kernels against onnxruntime, one thread each.
 
-    python benchmarks/bench_numpy_conv.py [--runs 30] [--json]
+    PYTHONPATH=. python benchmarks/bench_numpy_conv.py [--runs 30] [--json]
 
 Each layer is a single-node model (weights and bias initializers). ovpool's kernel comes straight
 from the operator table (``lookup(op, since).factory(OpNode(...))``, weights laid out once);

@@ -14,7 +14,7 @@ import typer
 import ovpool
 from ovpool.cli.helptext import Group
 
-COMMAND_MODULES = ("convert", "run", "devices", "bench", "transform", "validate", "explain", "examples")
+COMMAND_MODULES = ("convert", "run", "compare", "devices", "bench", "transform", "validate", "explain", "examples")
 
 app = typer.Typer(
     name="ovpool",

@@ -1,4 +1,5 @@
-"""``ovpool bench MODEL [--backend openvino|numpy|onnxruntime ...] [--device D] [--runs N] [--warmup N] [--json]``."""
+"""``ovpool bench MODEL [--backend openvino|numpy|onnxruntime ...] [--device D] [--fallback cpu|none] [--runs N]
+[--warmup N] [--json]``."""
 
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ def register(app: typer.Typer) -> None:
             help="openvino, numpy or onnxruntime; repeatable (default: all that read the model).",
         ),
         device: str = typer.Option("CPU", "--device", metavar="DEVICE", help="OpenVINO device for the openvino backend."),
+        fallback: str = typer.Option(
+            "none",
+            "--fallback",
+            metavar="LEVEL",
+            help="cpu: the openvino backend runs on CPU when the device cannot; none: it fails.",
+        ),
         precision: str = typer.Option(
             "f32", "--precision", metavar="PRECISION", help="OpenVINO inference precision: f32, bf16, f16, default."
         ),
@@ -36,12 +43,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Time a model on each backend with the same random inputs: median, min, max ms and throughput."""
         import json
+        import warnings
 
         from rich.console import Console
         from rich.progress import Progress
 
         from ovpool.errors import OvpoolError
-        from ovpool.runtime import open_model
+        from ovpool.runtime import FallbackWarning, open_model
         from ovpool.runtime.bench import bench as run_bench
         from ovpool.runtime.tensors import parse_shapes
 
@@ -52,9 +60,13 @@ def register(app: typer.Typer) -> None:
                 task = progress.add_task(label, total=total)
                 return lambda: progress.advance(task)
 
-            timings, failures = run_bench(
-                loaded, backends, device, precision, runs, warmup, parse_shapes(shapes), seed, not no_cache, start
-            )
+            with warnings.catch_warnings(record=True) as notes:
+                warnings.simplefilter("always", FallbackWarning)
+                timings, failures = run_bench(
+                    loaded, backends, device, precision, runs, warmup, parse_shapes(shapes), seed, not no_cache, start, fallback
+                )
+        for note in notes:
+            typer.echo(f"warning: {note.message}", err=True)
         for failure in failures:
             typer.echo(f"error: {failure.backend} ({failure.device}): {failure.message}", err=True)
         if as_json:

@@ -17,6 +17,10 @@ from ovpool.errors import OvpoolError
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
+    import numpy as np
+
+    from ovpool.runtime.tensors import TensorDecl
+
 
 def guarded(app: typer.Typer) -> None:
     """Run the app; an ``OvpoolError`` prints ``error: <message>`` and exits with its code."""
@@ -135,3 +139,35 @@ def workers(count: int) -> ProcessPoolExecutor:
     from concurrent.futures import ProcessPoolExecutor
 
     return ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("spawn"))
+
+
+def check_input_options(inputs: Path | None, input_files: Sequence[str], random: bool, shapes: Sequence[str]) -> None:
+    """Inputs come from files (``--inputs``, ``-i``) or ``--random-inputs``, exactly one of them;
+    ``--shape`` goes with ``--random-inputs``. Otherwise an ``InputFileError`` (exit 2)."""
+    from ovpool.errors import InputFileError
+
+    given = inputs is not None or bool(input_files)
+    if random == given:
+        raise InputFileError("give the inputs (--inputs in.npz or -i NAME=x.npy) or --random-inputs, not both")
+    if shapes and not random:
+        raise InputFileError("--shape only applies with --random-inputs")
+
+
+def model_inputs(
+    label: str,
+    decls: Sequence[TensorDecl],
+    inputs: Path | None,
+    input_files: Sequence[str],
+    random: bool,
+    shapes: Sequence[str],
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """The arrays to run: drawn from the declared inputs (``--random-inputs``, ``--shape``,
+    ``--seed``) or loaded from files and checked against them."""
+    from ovpool.runtime.tensors import check_inputs, load_inputs, parse_shapes, random_inputs
+
+    if random:
+        return random_inputs(label, decls, parse_shapes(shapes), seed)
+    arrays = load_inputs(inputs, input_files)
+    check_inputs(label, decls, arrays)
+    return arrays

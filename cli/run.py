@@ -1,4 +1,5 @@
-"""``ovpool run MODEL [--device D] [--precision P] [--no-fallback] [--inputs in.npz | -i NAME=x.npy ...]
+"""``ovpool run MODEL [--device D] [--precision P] [--fallback cpu|numpy|none | --no-fallback]
+[--inputs in.npz | -i NAME=x.npy ...]
 [--random-inputs [--seed N] [--shape NAME=d0,d1,...]] [--output out.npz [--force]] [--no-cache]``."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ OUTPUTS = (
 
 
 def register(app: typer.Typer) -> None:
-    @command(app, OUTPUTS, {1: "the device cannot run the model (with --no-fallback) or a bad model or input"})
+    @command(app, OUTPUTS, {1: "the device cannot run the model (with --fallback cpu|none) or a bad model or input"})
     def run(
         model: Path = typer.Argument(..., metavar="MODEL", help="ONNX model (.onnx) or OpenVINO IR (.xml)."),
         device: str = typer.Option(
@@ -29,9 +30,14 @@ def register(app: typer.Typer) -> None:
             metavar="PRECISION",
             help="OpenVINO inference precision: f32, bf16, f16 or default (the device's own).",
         ),
-        no_fallback: bool = typer.Option(
-            False, "--no-fallback", help="Fail (exit 1) instead of running on numpy when the device cannot run the model."
+        fallback: str = typer.Option(
+            "numpy",
+            "--fallback",
+            metavar="LEVEL",
+            help="How far to fall back when the device cannot run the model: numpy (device, then CPU, then numpy), "
+            "cpu (device, then CPU) or none.",
         ),
+        no_fallback: bool = typer.Option(False, "--no-fallback", help="Same as --fallback none: fail (exit 1) instead."),
         inputs: Path | None = typer.Option(None, "--inputs", metavar="FILE.npz", help=".npz keyed by input name."),
         input_files: list[str] = typer.Option(
             [], "-i", "--input", metavar="NAME=FILE.npy", help="One input from a .npy file, repeatable."
@@ -47,36 +53,21 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Replace an existing --output."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
     ) -> None:
-        """Run a model on a device (falling back to numpy) and print a summary of its outputs (or save them)."""
-        from ovpool.errors import InputFileError
+        """Run a model on a device (falling back to CPU, then numpy) and print a summary of its outputs (or save them)."""
+        from ovpool.cli.common import check_input_options, model_inputs
         from ovpool.files import check_outputs
         from ovpool.runtime import open_model, open_session
-        from ovpool.runtime.tensors import (
-            check_inputs,
-            load_inputs,
-            parse_shapes,
-            random_inputs,
-            save_outputs,
-            summary,
-        )
+        from ovpool.runtime.tensors import save_outputs, summary
 
-        given = inputs is not None or bool(input_files)
-        if random == given:
-            raise InputFileError("give the inputs (--inputs in.npz or -i NAME=x.npy) or --random-inputs, not both")
-        if shapes and not random:
-            raise InputFileError("--shape only applies with --random-inputs")
+        check_input_options(inputs, input_files, random, shapes)
         if output is not None:
             check_outputs([output], [model], force)
         loaded = open_model(model)
-        opened = open_session(loaded, device, precision, fallback=not no_fallback, cache=not no_cache)
-        if opened.notice:
-            typer.echo(f"warning: {opened.notice}", err=True)
+        opened = open_session(loaded, device, precision, fallback="none" if no_fallback else fallback, cache=not no_cache)
+        for notice in opened.notices:
+            typer.echo(f"warning: {notice}", err=True)
         session = opened.session
-        if random:
-            arrays = random_inputs(loaded.label, session.inputs, parse_shapes(shapes), seed)
-        else:
-            arrays = load_inputs(inputs, input_files)
-            check_inputs(loaded.label, session.inputs, arrays)
+        arrays = model_inputs(loaded.label, session.inputs, inputs, input_files, random, shapes, seed)
         results = session.infer(arrays)
         typer.echo(f"ran {model} on {session.device}{_precision_note(session, precision)}", err=True)
         if output is not None:
@@ -88,8 +79,12 @@ def register(app: typer.Typer) -> None:
 
 def _precision_note(session, asked: str) -> str:
     """`` (OpenVINO, precision f32)``; ``(OpenVINO, precision bf16, asked for f16)`` when the device
-    chose otherwise; `` (exact numpy executor)`` on numpy (which computes in the model's types)."""
+    chose otherwise; `` (exact numpy executor)`` on numpy (which computes in the model's types) when
+    every node ran on ovpool's own operators, else the op types that onnx.reference ran."""
     if session.device == "numpy":
+        borrowed = getattr(session, "reference_ops", ())
+        if borrowed:
+            return f" (numpy executor; not verified by ovpool, run on onnx.reference: {', '.join(borrowed)})"
         return " (exact numpy executor)"
     used = session.precision or asked
     differs = asked != "default" and used != asked

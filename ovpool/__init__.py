@@ -10,22 +10,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ovpool import examples, shape
-from ovpool.errors import (
-    InputFileError,
-    ModelError,
-    OvpoolError,
-    SpecError,
-    UnsupportedError,
-)
-from ovpool.spec import (
-    Divisor,
-    IndexOrder,
-    Indices,
-    Padding,
-    PoolKind,
-    PoolSpec,
-    Rounding,
-)
+from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
+from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,15 +56,17 @@ def run(
     inputs: Mapping[str, np.ndarray],
     device: str = "CPU",
     precision: str = "f32",
-    fallback: bool = True,
+    fallback: str | bool = "numpy",
     cache: bool = True,
 ) -> dict[str, np.ndarray]:
     """Run a model (ONNX path or proto, or IR .xml) and return ``{output name: array}``.
 
     ``device`` is an OpenVINO device ("CPU", "GPU", "NPU", "AUTO") compiled at ``precision``
     ("f32" unless asked otherwise), or "numpy", the exact executor. When OpenVINO is missing or the
-    device cannot run the model, it runs on numpy with a ``FallbackWarning`` (``fallback=False``:
-    ``DeviceError``). See ``ovpool.runtime``.
+    device cannot run the model, the next device of the chain runs it: the device asked, then
+    OpenVINO CPU, then numpy, each device given up a ``FallbackWarning`` naming it and why (its
+    ``device`` is where the model ran). ``fallback`` says how far the chain goes: "numpy" (or
+    True), "cpu", "none" (or False: a ``DeviceError``). See ``ovpool.runtime``.
     """
     from ovpool.runtime import run as _run
 

@@ -85,9 +85,11 @@ def random_input(shape, seed: int = 0) -> np.ndarray:
 
 
 class FakeGpuCore:
-    """A real ``openvino.Core`` that also lists ``GPU.0`` ("Fake GPU"), whose compiles always fail."""
+    """A real ``openvino.Core`` that also lists ``GPU.0`` ("Fake GPU"), whose compiles always fail;
+    with ``cpu_fails`` the CPU's compiles fail too."""
 
     real = None
+    cpu_fails = False
 
     def __init__(self) -> None:
         self._core = FakeGpuCore.real()
@@ -107,12 +109,15 @@ class FakeGpuCore:
     def compile_model(self, model, device: str, config=None):
         if device.startswith("GPU"):
             raise RuntimeError("Exception from src/inference/src/cpp/core.cpp:117:\nfake GPU plugin: out of device memory\n")
+        if FakeGpuCore.cpu_fails and device.startswith("CPU"):
+            raise RuntimeError("Exception from src/plugins/intel_cpu/src/plugin.cpp:9:\nfake CPU plugin: no kernel\n")
         return self._core.compile_model(model, device, config or {})
 
 
-def fake_gpu(monkeypatch) -> None:
-    """Make ``openvino.Core()`` a FakeGpuCore for this test."""
+def fake_gpu(monkeypatch, cpu_fails: bool = False) -> None:
+    """Make ``openvino.Core()`` a FakeGpuCore for this test (``cpu_fails``: CPU compiles fail too)."""
     import openvino
 
     FakeGpuCore.real = openvino.Core
     monkeypatch.setattr(openvino, "Core", FakeGpuCore)
+    monkeypatch.setattr(FakeGpuCore, "cpu_fails", cpu_fails)

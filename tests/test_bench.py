@@ -5,13 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from runtime_support import (
-    EXAMPLE,
-    invoke,
-    ir_pools,
-    pool_model,
-    save,
-)
+from runtime_support import EXAMPLE, invoke, ir_pools, pool_model, save
 
 from ovpool.runtime.bench import summarize
 
@@ -63,11 +57,21 @@ def test_ir_model_defaults_to_openvino_and_numpy(tmp_path, capsys):
         (["--backend", "tensorrt"], 2, "--backend tensorrt: expected one of openvino, numpy, onnxruntime"),
         (["--backend", "openvino", "--device", "NPU"], 1, "device 'NPU' is not present (devices available: CPU, numpy)"),
         (["--precision", "f64"], 2, "precision 'f64': expected one of f32, bf16, f16, default"),
+        (["--fallback", "numpy"], 2, "--fallback numpy does not apply to bench: numpy is timed as its own backend"),
     ],
 )
 def test_bad_backend_device_or_precision(capsys, args, code, message):
     got, _, err = invoke(capsys, "bench", EXAMPLE, "--runs", 1, *args)
     assert got == code and message in err and "Traceback" not in err
+
+
+def test_openvino_backend_falls_back_to_cpu_when_asked(capsys):
+    code, out, err = invoke(
+        capsys, "bench", EXAMPLE, "--backend", "openvino", "--device", "NPU", "--fallback", "cpu", "--runs", 1, "--json"
+    )
+    assert code == 0, err
+    assert "warning: device 'NPU' is not present; running on CPU instead (devices available: CPU, numpy)" in err
+    assert [(r["backend"], r["device"]) for r in json.loads(out)["results"]] == [("openvino", "CPU")]
 
 
 def test_summary_statistics():

@@ -17,7 +17,7 @@ import ovpool
 from ovpool.dml import adapter as dml_adapter
 from ovpool.dml import export as dml_export
 from ovpool.dml import importer as dml_import
-from ovpool.errors import InputFileError, OvpoolError
+from ovpool.errors import InputFileError, ModelError, OvpoolError
 
 
 def chain() -> dict:
@@ -197,3 +197,26 @@ def test_unpool_output_shape_that_changes_n_or_c_is_refused():
     graph = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], initializer=[shape])
     with pytest.raises(OvpoolError, match=r"node 'up'.*output_shape \[1, 2, 4, 4\] must keep the input's rank, N and C"):
         dml_export.document_from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def test_unpool_without_its_indices_tensor_is_refused_naming_the_operator():
+    f32 = "DML_TENSOR_DATA_TYPE_FLOAT32"
+    document = {
+        "format": "ovpool-dml",
+        "version": 1,
+        "operators": [
+            {
+                "name": "u",
+                "type": "DML_OPERATOR_MAX_UNPOOLING",
+                "inputs": ["x", "i"],
+                "outputs": ["y"],
+                "desc": {
+                    "InputTensor": {"DataType": f32, "Sizes": [1, 1, 2, 2]},
+                    "IndicesTensor": None,
+                    "OutputTensor": {"DataType": f32, "Sizes": [1, 1, 4, 4]},
+                },
+            }
+        ],
+    }
+    with pytest.raises(ModelError, match="operator 'u': DML_OPERATOR_MAX_UNPOOLING needs its IndicesTensor"):
+        dml_import.model_from_document(document)

@@ -8,15 +8,7 @@ import pytest
 
 from ovpool import shape
 from ovpool.errors import SpecError
-from ovpool.spec import (
-    Divisor,
-    IndexOrder,
-    Indices,
-    Padding,
-    PoolKind,
-    PoolSpec,
-    Rounding,
-)
+from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
 
 
 def test_defaults_fill_per_axis():

@@ -27,20 +27,8 @@ from typing import TypedDict, cast
 
 from ovpool import dtypes, shape
 from ovpool.axis import unpool_window_for
-from ovpool.dml.levels import (
-    DML_FEATURE_LEVELS,
-    DML_LEVELS,
-    DML_OPERATORS,
-    DmlOperatorLevel,
-    row_at,
-)
-from ovpool.errors import (
-    InputFileError,
-    ModelError,
-    OvpoolError,
-    SpecError,
-    UnsupportedError,
-)
+from ovpool.dml.levels import DML_FEATURE_LEVELS, DML_LEVELS, DML_OPERATORS, DmlOperatorLevel, row_at
+from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec
 
 FORMAT = "ovpool-dml"
@@ -412,6 +400,8 @@ def check_operator(op: object, position: int) -> Operator:
         raise ModelError(f"{where}: InputTensor and OutputTensor Sizes differ in rank ({list(x[1])} vs {list(y[1])})")
     index_type = None
     index_member = "IndicesTensor" if "IndicesTensor" in row.members else "OutputIndicesTensor"
+    if row.kind is PoolKind.UNPOOL and desc.get(index_member) is None:
+        raise ModelError(f"{where}: {op_type} needs its IndicesTensor")
     if desc.get(index_member) is not None:
         index_type, index_sizes = _tensor(desc, index_member, where)
         if index_type not in row.index_types:

@@ -87,12 +87,11 @@ def read_graph(document: Mapping[str, object]) -> Graph:
         unit = _unit_axis(op, logical)
         for position, tensor in enumerate(op.inputs):
             desc_type = op.index_type if position == 1 else op.dtype
-            # desc_type is None for a MAX_UNPOOLING whose IndicesTensor is null, which check_operator
-            # accepts (a known gap: the None surfaces later as "element type 'None'").
-            _check_entry(op, tensor, desc_type, op.input_sizes, unit, logical)  # type: ignore[arg-type]
+            assert desc_type is not None  # check_operator refuses a MAX_UNPOOLING without IndicesTensor
+            _check_entry(op, tensor, desc_type, op.input_sizes, unit, logical)
             if tensor not in written and tensor not in read_first:
                 read_first.append(tensor)
-                types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.input_sizes)  # type: ignore[assignment]
+                types[tensor] = logical.get(tensor) or (desc_type, None if unit else op.input_sizes)
         for position, tensor in enumerate(op.outputs):
             desc_type = op.index_type if position else op.dtype
             assert desc_type is not None  # a second output is the OutputIndicesTensor check_operator found

@@ -32,15 +32,7 @@ from ovpool.ir.templates import (
     template_at,
     versions_of,
 )
-from ovpool.spec import (
-    Divisor,
-    IndexOrder,
-    Indices,
-    Padding,
-    PoolKind,
-    PoolSpec,
-    Rounding,
-)
+from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
 
 _ENUM_FIELDS: dict[str, type[Enum]] = {"padding": Padding, "rounding": Rounding, "divisor": Divisor}
 _ENUM_VALUES = {(field, member.value): member for field, enum in _ENUM_FIELDS.items() for member in enum}

@@ -57,16 +57,7 @@ from typing import TypedDict
 from ovpool import dtypes, shape
 from ovpool.errors import SpecError, UnsupportedError
 from ovpool.ir.adapter import AttributeIssue, read_layer, template_for
-from ovpool.ir.reader import (
-    Bound,
-    Edge,
-    IRDocument,
-    Layer,
-    Port,
-    dim_bounds,
-    format_bound,
-    read_ir,
-)
+from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir
 from ovpool.ir.templates import POOL_LAYER_TYPES, Template
 from ovpool.spec import PoolSpec
 

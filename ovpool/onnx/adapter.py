@@ -19,15 +19,7 @@ from onnx import NodeProto, helper
 from ovpool import dtypes
 from ovpool.errors import SpecError, UnsupportedError
 from ovpool.onnx.versions import ONNX_VERSIONS, POOL_OPS, OnnxPoolVersion, row_for
-from ovpool.spec import (
-    Divisor,
-    IndexOrder,
-    Indices,
-    Padding,
-    PoolKind,
-    PoolSpec,
-    Rounding,
-)
+from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
 
 _AUTO_PAD = {
     "NOTSET": Padding.EXPLICIT,

@@ -46,15 +46,7 @@ from openvino import Output, Type, opset1, opset3, opset8, opset14, opset16
 from ovpool import dtypes, shape
 from ovpool.errors import UnsupportedError
 from ovpool.ir.adapter import layer_from_spec
-from ovpool.spec import (
-    Divisor,
-    IndexOrder,
-    Indices,
-    Padding,
-    PoolKind,
-    PoolSpec,
-    Rounding,
-)
+from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
 
 Dim = int | None
 

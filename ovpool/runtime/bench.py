@@ -4,7 +4,9 @@ Backends: ``openvino`` (one compiled model and one infer request on ``device``, 
 the ``OpenVINOSession`` of ``ovpool run``), ``numpy`` (the exact executor) and ``onnxruntime``
 (CPUExecutionProvider, ONNX models only). Each backend runs ``warmup`` untimed inferences, then
 ``runs`` timed ones; a backend that cannot load the model is reported as an error and the others
-still run. Latency is wall time around one ``infer`` call (``time.perf_counter_ns``); throughput is
+still run. ``fallback="cpu"`` lets the openvino backend fall back from an absent or failing device
+to OpenVINO CPU (a ``FallbackWarning``; the record names the device that ran); numpy is not a
+fallback here, it is timed as its own backend. Latency is wall time around one ``infer`` call (``time.perf_counter_ns``); throughput is
 ``1000 / median_ms`` inferences per second (median 2.5 ms -> 400/s).
 """
 
@@ -27,7 +29,10 @@ from ovpool.runtime.policy import (
     Session,
     check_precision,
     devices,
+    fallback_level,
+    open_session,
     openvino_session,
+    warn_fallbacks,
 )
 from ovpool.runtime.tensors import onnx_inputs, random_inputs
 
@@ -73,6 +78,7 @@ class OnnxRuntimeSession:
     def __init__(self, model: Model) -> None:
         if model.format != "onnx":
             raise UnsupportedError(f"onnxruntime runs ONNX models only, not {model.label}")
+        assert model.proto is not None  # an ONNX Model always has its proto (open_model)
         import onnxruntime
 
         try:
@@ -92,20 +98,40 @@ def default_backends(model: Model) -> tuple[str, ...]:
     return BACKENDS if model.format == "onnx" else ("openvino", "numpy")
 
 
+def check_fallback(fallback: str | bool) -> str:
+    """The fallback of bench's openvino backend: ``"none"`` or ``"cpu"``; ``"numpy"`` is a
+    ``UsageError`` (numpy is timed as its own backend, ``--backend numpy``)."""
+    level = fallback_level(fallback)
+    if level == "numpy":
+        raise UsageError("--fallback numpy does not apply to bench: numpy is timed as its own backend (--backend numpy)")
+    return level
+
+
 def open_backend(
-    backend: str, model: Model, device: str = DEFAULT_DEVICE, precision: str = DEFAULT_PRECISION, cache: bool = True
+    backend: str,
+    model: Model,
+    device: str = DEFAULT_DEVICE,
+    precision: str = DEFAULT_PRECISION,
+    cache: bool = True,
+    fallback: str | bool = "none",
 ) -> Session:
-    """A session for ``backend``; OvpoolError when it cannot take the model (no fallback here)."""
+    """A session for ``backend``; OvpoolError when it cannot take the model. The openvino backend
+    falls back to CPU with ``fallback="cpu"``, each device given up a ``FallbackWarning``."""
     if backend == "numpy":
         return NumpySession(model)
     if backend == "onnxruntime":
         return OnnxRuntimeSession(model)
     if backend != "openvino":
         raise UsageError(f"backend '{backend}': expected one of {', '.join(BACKENDS)}")
-    try:
-        return openvino_session(model, device, precision, cache)
-    except DeviceError as exc:
-        raise DeviceError(f"{exc} (devices available: {devices.describe_available()})") from exc
+    level = check_fallback(fallback)
+    if level == "none":
+        try:
+            return openvino_session(model, device, precision, cache)
+        except DeviceError as exc:
+            raise DeviceError(f"{exc} (devices available: {devices.describe_available()})") from exc
+    opened = open_session(model, device, precision, level, cache)
+    warn_fallbacks(opened)
+    return opened.session
 
 
 def time_session(
@@ -152,16 +178,19 @@ def bench(
     seed: int = 0,
     cache: bool = True,
     progress: Progress = lambda label, total: lambda: None,
+    fallback: str | bool = "none",
 ) -> tuple[list[Timing], list[BackendFailure]]:
     """Time ``model`` on each backend (default: every one that reads it) with the same random
-    inputs; a backend that cannot load or run the model is a ``BackendFailure``, the others still run."""
+    inputs; a backend that cannot load or run the model is a ``BackendFailure``, the others still
+    run. ``fallback="cpu"``: the openvino backend may run on CPU instead (``open_backend``)."""
     check_backends(backends)
     check_precision(precision)
+    check_fallback(fallback)
     sessions: dict[str, Session] = {}
     failures: list[BackendFailure] = []
     for backend in dict.fromkeys(backends or default_backends(model)):
         try:
-            sessions[backend] = open_backend(backend, model, device, precision, cache)
+            sessions[backend] = open_backend(backend, model, device, precision, cache, fallback)
         except OvpoolError as exc:
             failures.append(BackendFailure(backend, device if backend == "openvino" else "CPU", str(exc)))
     if not sessions:

@@ -9,30 +9,34 @@ may pick another device from one run to the next).
 * OpenVINO devices compile with ``INFERENCE_PRECISION_HINT=f32`` (``precision="f32"``), because
   this tool exists to check results and the CPU plugin here would otherwise run bf16;
   ``precision="default"`` leaves the device's own choice, ``"bf16"``/``"f16"`` ask for those.
-* Fallback: when OpenVINO cannot be imported, the device is not present, or OpenVINO cannot convert,
-  read or compile the model for it, the model runs on numpy and the reason is reported
-  (``Opened.notice``). With ``fallback=False`` that is a ``DeviceError`` naming the device and the
-  devices available.
+* Fallback chain: when OpenVINO cannot be imported, the device is not present, or OpenVINO cannot
+  convert, read or compile the model for it, the next device of the chain is tried: the device
+  asked, then OpenVINO ``CPU``, then numpy (``GPU`` -> ``CPU`` -> ``numpy``; ``CPU`` -> ``numpy``).
+  ``fallback`` says how far it may go: ``"numpy"`` (the whole chain, the default; ``True``),
+  ``"cpu"`` (stop at OpenVINO CPU) or ``"none"`` (``False``: the device asked only). Every step
+  taken is one line of ``Opened.notices`` naming the device given up and why; when no device of
+  the chain can run the model it is a ``DeviceError`` naming each and the devices available.
 * Compiled models are cached in OpenVINO's CACHE_DIR (``cache_dir()``), so the second run of a
   model on a device loads the compiled blob instead of compiling again.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
-from onnx import ModelProto
+from onnx import ModelProto, NodeProto
 
 from ovpool import dtypes
 from ovpool.dtypes import np_dtype
 from ovpool.errors import InputFileError, OvpoolError, UnsupportedError, UsageError
-from ovpool.ir.reader import read_ir
+from ovpool.ir.reader import IRDocument, Layer, read_ir
 from ovpool.names import port_tensor_name
 from ovpool.onnx.model import load
 from ovpool.runtime import devices
@@ -45,14 +49,27 @@ DEFAULT_DEVICE = "CPU"
 PRECISIONS: dict[str, str | None] = {"f32": "f32", "bf16": "bf16", "f16": "f16", "default": None}
 DEFAULT_PRECISION = "f32"
 CACHE_ENV = "OVPOOL_CACHE_DIR"
+# How far the fallback chain (asked device -> OpenVINO CPU -> numpy) may go, nearest first.
+FALLBACKS = ("none", "cpu", "numpy")
+DEFAULT_FALLBACK = "numpy"
+FALLBACK_DEVICE = "CPU"
 
 
 class DeviceError(OvpoolError):
-    """The requested device cannot run the model and fallback is off (exit 1)."""
+    """The requested device cannot run the model and fallback is off (exit 1). ``every_device``:
+    the reason holds for any OpenVINO device (OpenVINO missing, or ovpool's conversion refusing the
+    model), so the fallback chain goes straight to numpy."""
+
+    every_device = False
 
 
 class FallbackWarning(UserWarning):
-    """``ovpool.run`` ran on numpy instead of the requested OpenVINO device."""
+    """``ovpool.run`` gave up a device of the fallback chain: the message names it and why, and
+    ``device`` is where the model ran (``"CPU"`` or ``"numpy"``)."""
+
+    def __init__(self, message: str, device: str = "") -> None:
+        super().__init__(message)
+        self.device = device
 
 
 @dataclass(frozen=True)
@@ -68,7 +85,25 @@ class Model:
 
     def onnx_with_data(self) -> ModelProto:
         """The ONNX proto with its external data loaded (the proto itself when it has none)."""
-        return load(self.path) if self.path is not None else self.proto
+        if self.path is not None:
+            return load(self.path)
+        assert self.proto is not None  # a Model without a path is made from a proto (open_model)
+        return self.proto
+
+
+@dataclass(frozen=True)
+class Step:
+    """One node or layer as a session executes it: ``name``, ``type`` (``Conv``, ``Convolution``),
+    the tensors it reads and writes (ONNX tensor names; for IR ``ovpool.names.port_tensor_name``)."""
+
+    name: str
+    type: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+# observe(step, outputs): called after each step of a traced run, its outputs in ``step.outputs`` order.
+StepObserver = Callable[[Step, tuple[Any, ...]], None]
 
 
 class Session(Protocol):
@@ -82,10 +117,15 @@ class Session(Protocol):
 
 @dataclass(frozen=True)
 class Opened:
-    """A session and, when it is not on the device asked for, why (``notice``)."""
+    """A session and, when it is not on the device asked for, one line per device given up (``notices``)."""
 
     session: Session
-    notice: str | None = None
+    notices: tuple[str, ...] = ()
+
+    @property
+    def notice(self) -> str | None:
+        """The notices as one text (a line each), or None when the session is on the device asked for."""
+        return "\n".join(self.notices) or None
 
 
 def open_model(model: str | os.PathLike | ModelProto) -> Model:
@@ -122,9 +162,10 @@ def check_precision(precision: str) -> None:
 def compile_config(precision: str, cache: bool) -> dict[str, str]:
     """The ``compile_model`` properties: ``{"INFERENCE_PRECISION_HINT": "f32", "CACHE_DIR": ...}``."""
     check_precision(precision)
-    config = {}
-    if PRECISIONS[precision] is not None:
-        config["INFERENCE_PRECISION_HINT"] = PRECISIONS[precision]
+    config: dict[str, str] = {}
+    hint = PRECISIONS[precision]
+    if hint is not None:
+        config["INFERENCE_PRECISION_HINT"] = hint
     if cache:
         folder = cache_dir()
         try:
@@ -141,17 +182,39 @@ class NumpySession:
     device = devices.NUMPY
 
     def __init__(self, model: Model) -> None:
+        self.graph: GraphSession | IrGraph
+        # op types that run on onnx.reference, outside ovpool's verified operators
+        self.reference_ops: tuple[str, ...] = ()
         if model.format == "onnx":
             session = GraphSession(model.onnx_with_data())
             self.inputs = session.inputs
-            self._run = session.run
+            self.reference_ops = session.reference_ops
+            self.graph = session
         else:
+            assert model.path is not None  # an IR Model is read from its file (open_model)
             graph = IrGraph.read(model.path)
             self.inputs = graph.inputs
-            self._run = graph.run
+            self.graph = graph
+        self.label = model.label
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return self._run(inputs)
+        return self.graph.run(inputs)
+
+    def trace(self, inputs: Mapping[str, np.ndarray], observe: StepObserver) -> dict[str, np.ndarray]:
+        """As ``infer``, calling ``observe(step, outputs)`` after each node of an ONNX graph (folded
+        nodes with their constant outputs, where they stand) or each layer of an IR graph, in
+        execution order. IR graphs are traced when the IR executor's ``run`` takes
+        ``observe(layer, outputs)``; otherwise an ``UnsupportedError``."""
+        graph = self.graph
+        if isinstance(graph, GraphSession):
+            return graph.run(inputs, observe=lambda node, outputs: observe(_onnx_step(node), outputs))
+        if "observe" not in inspect.signature(graph.run).parameters:
+            raise UnsupportedError.in_file(
+                self.label, "the numpy executor does not report the layers of IR models; compare per layer with --reference CPU"
+            )
+        document, producers = graph.document, graph.document.producers()
+        run: Callable[..., dict[str, np.ndarray]] = graph.run
+        return run(inputs, observe=lambda layer, outputs: observe(_ir_step(document, producers, layer), outputs))
 
 
 class OpenVINOSession:
@@ -160,14 +223,7 @@ class OpenVINOSession:
     def __init__(self, model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True, core=None) -> None:
         core = core if core is not None else devices.new_core()
         self.device = device
-        if model.format == "onnx":
-            from ovpool.ov.from_onnx import onnx_to_ov_model
-
-            ov_model = onnx_to_ov_model(model.path if model.path is not None else model.proto)
-            preferred = {o.name for o in model.proto.graph.output} | {i.name for i in model.proto.graph.input}
-        else:
-            ov_model = core.read_model(str(model.path))
-            preferred = set()
+        ov_model, preferred = self._read_model(model, core)
         self.compiled = core.compile_model(ov_model, device, compile_config(precision, cache))
         self.request = self.compiled.create_infer_request()
         # Names come from the model as read: the compiled model's nodes have the plugin's names.
@@ -180,6 +236,17 @@ class OpenVINOSession:
         self._bf16_outputs = {
             name for name, p in zip(self.output_names, self.compiled.outputs) if _ov_dtype(p.get_element_type()) == "bfloat16"
         }
+
+    def _read_model(self, model: Model, core) -> tuple[Any, set[str]]:
+        """The ``openvino.Model`` to compile and the tensor names its ports go by when they have
+        several (an ONNX model's inputs and outputs); a subclass may add outputs here."""
+        if model.format == "onnx":
+            from ovpool.ov.from_onnx import onnx_to_ov_model
+
+            assert model.proto is not None  # an ONNX Model always has its proto (open_model)
+            ov_model = onnx_to_ov_model(model.path if model.path is not None else model.proto)
+            return ov_model, {o.name for o in model.proto.graph.output} | {i.name for i in model.proto.graph.input}
+        return core.read_model(str(model.path)), set()
 
     @property
     def loaded_from_cache(self) -> bool:
@@ -209,49 +276,109 @@ class OpenVINOSession:
         }
 
 
+def fallback_level(fallback: str | bool) -> str:
+    """How far the chain may go, as a name of ``FALLBACKS``: ``True`` is ``"numpy"`` (the whole
+    chain), ``False`` is ``"none"``; any other value is a ``UsageError`` (exit 2)."""
+    if fallback is True or fallback is False:
+        return DEFAULT_FALLBACK if fallback else "none"
+    level = str(fallback).lower()
+    if level not in FALLBACKS:
+        raise UsageError(f"fallback '{fallback}': expected one of {', '.join(FALLBACKS)}")
+    return level
+
+
+def fallback_chain(device: str, fallback: str | bool = DEFAULT_FALLBACK) -> tuple[str, ...]:
+    """The devices tried in order: the device asked, then OpenVINO ``CPU`` (unless it was asked:
+    ``CPU.0`` is a CPU), then numpy, cut at ``fallback``. ``GPU`` gives (GPU, CPU, numpy), with
+    ``fallback="cpu"`` (GPU, CPU); ``CPU`` gives (CPU, numpy); ``numpy`` and ``"none"`` the device alone."""
+    level = FALLBACKS.index(fallback_level(fallback))
+    if device.lower() == devices.NUMPY:
+        return (device,)
+    chain = [device]
+    if level >= FALLBACKS.index("cpu") and device.split(".")[0].upper() != FALLBACK_DEVICE:
+        chain.append(FALLBACK_DEVICE)
+    if level >= FALLBACKS.index("numpy"):
+        chain.append(devices.NUMPY)
+    return tuple(chain)
+
+
 def open_session(
     model: Model,
     device: str = DEFAULT_DEVICE,
     precision: str = DEFAULT_PRECISION,
-    fallback: bool = True,
+    fallback: str | bool = DEFAULT_FALLBACK,
     cache: bool = True,
 ) -> Opened:
-    """A session on ``device``, or on numpy with the reason when the device cannot run the model
-    (``fallback=False``: ``DeviceError`` instead)."""
+    """A session on the first device of ``fallback_chain(device, fallback)`` that runs the model,
+    with a notice per device given up: ``GPU`` absent and CPU compiling gives a CPU session and
+    ``device 'GPU' is not present; running on CPU instead (devices available: CPU, numpy)``. When
+    none can, a ``DeviceError`` naming why each was given up (exit 1, or the numpy error's code)."""
     check_precision(precision)
+    level = fallback_level(fallback)
     if device.lower() == devices.NUMPY:
         if precision not in ("f32", "default"):
             raise UsageError(f"precision '{precision}' applies to OpenVINO devices; numpy computes in the model's own types")
         return Opened(NumpySession(model))
-    try:
-        return Opened(openvino_session(model, device, precision, cache))
-    except DeviceError as exc:
-        reason = str(exc)
-    available = devices.describe_available()
-    if not fallback:
-        raise DeviceError(f"{reason}; not falling back (--no-fallback). Devices available: {available}")
-    try:
-        session = NumpySession(model)
-    except OvpoolError as exc:
-        error = DeviceError(f"{reason}; the numpy fallback cannot run it either: {exc}")
-        error.exit_code = exc.exit_code
-        raise error from exc
-    return Opened(session, f"{reason}; running on numpy instead (devices available: {available})")
+    reasons: list[str] = []
+    tried: list[str] = []
+    every_device = False
+    for candidate in fallback_chain(device, level):
+        if candidate != devices.NUMPY and every_device:
+            continue
+        if candidate == devices.NUMPY:
+            try:
+                session: Session = NumpySession(model)
+            except OvpoolError as exc:
+                error = DeviceError(f"{'; '.join(reasons)}; the numpy fallback cannot run it either: {exc}")
+                error.exit_code = exc.exit_code
+                raise error from exc
+        else:
+            try:
+                session = openvino_session(model, candidate, precision, cache)
+            except DeviceError as exc:
+                reasons.append(str(exc))
+                tried.append(candidate)
+                every_device = exc.every_device
+                continue
+        return Opened(session, _notices(reasons, tried, candidate))
+    refusal = "not falling back" if level == "none" else "not falling back to numpy"
+    raise DeviceError(f"{'; '.join(reasons)}; {refusal} (--fallback {level}). Devices available: {devices.describe_available()}")
 
 
-def openvino_session(model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True) -> OpenVINOSession:
-    """The model compiled on an OpenVINO device, or ``DeviceError`` saying why not: OpenVINO missing,
-    device not present, conversion or compile failure."""
+def _notices(reasons: list[str], tried: list[str], used: str) -> tuple[str, ...]:
+    """One line per device given up: why, and the next device (``trying CPU instead``); the last
+    names where the model runs and the devices available."""
+    if not reasons:
+        return ()
+    lines = [f"{reason}; trying {nxt} instead" for reason, nxt in zip(reasons[:-1], tried[1:])]
+    lines.append(f"{reasons[-1]}; running on {used} instead (devices available: {devices.describe_available()})")
+    return tuple(lines)
+
+
+def openvino_session(
+    model: Model,
+    device: str,
+    precision: str = DEFAULT_PRECISION,
+    cache: bool = True,
+    kind: type[OpenVINOSession] = OpenVINOSession,
+) -> OpenVINOSession:
+    """The model compiled on an OpenVINO device (as a ``kind``, an ``OpenVINOSession`` or a
+    subclass), or ``DeviceError`` saying why not: OpenVINO missing, device not present, conversion
+    or compile failure."""
     check_precision(precision)
     if devices.openvino() is None:
-        raise DeviceError(devices.openvino_status())
+        missing = DeviceError(devices.openvino_status())
+        missing.every_device = True
+        raise missing
     core = devices.new_core()
     if not devices.is_present(device, devices.openvino_device_names(core)):
         raise DeviceError(f"device '{device}' is not present")
     try:
-        return OpenVINOSession(model, device, precision, cache, core=core)
+        return kind(model, device, precision, cache, core=core)
     except OvpoolError as exc:
-        raise DeviceError(f"OpenVINO cannot take {exc.located(model.label)}") from exc
+        refused = DeviceError(f"OpenVINO cannot take {exc.located(model.label)}")
+        refused.every_device = True
+        raise refused from exc
     except Exception as exc:  # OpenVINO raises RuntimeError, OpConversionFailure, GeneralFailure (not RuntimeError)
         raise DeviceError(f"device '{device}' cannot compile {model.label}: {devices.openvino_reason(exc)}") from exc
 
@@ -261,16 +388,22 @@ def run(
     inputs: Mapping[str, np.ndarray],
     device: str = DEFAULT_DEVICE,
     precision: str = DEFAULT_PRECISION,
-    fallback: bool = True,
+    fallback: str | bool = DEFAULT_FALLBACK,
     cache: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Run a model once: ``{output name: array}``. A fallback to numpy is a ``FallbackWarning``."""
+    """Run a model once: ``{output name: array}``. Each device of the fallback chain given up is a
+    ``FallbackWarning`` whose ``device`` is where the model ran (``open_session``)."""
     opened = open_session(open_model(model), device, precision, fallback, cache)
-    if opened.notice:
-        warnings.warn(opened.notice, FallbackWarning, stacklevel=2)
+    warn_fallbacks(opened, stacklevel=3)
     arrays = {k: np.asarray(v) for k, v in inputs.items()}
     check_inputs(_label(model), opened.session.inputs, arrays)
     return opened.session.infer(arrays)
+
+
+def warn_fallbacks(opened: Opened, stacklevel: int = 2) -> None:
+    """A ``FallbackWarning`` per notice of ``opened`` (each device given up), ``device`` where it ran."""
+    for notice in opened.notices:
+        warnings.warn(FallbackWarning(notice, opened.session.device), stacklevel=stacklevel + 1)
 
 
 def _label(model: str | os.PathLike | ModelProto) -> str:
@@ -285,11 +418,28 @@ def _port_name(port, preferred: set[str]) -> str:
     chosen = sorted(names & preferred)
     if chosen:
         return chosen[0]
-    node, index = port.get_node(), 0
+    node, index = port.get_node(), port.get_index()
     if node.get_type_name() == "Result":
         source = node.input(0).get_source_output()
         node, index = source.get_node(), source.get_index()
     return port_tensor_name(names, node.get_friendly_name(), str(node.get_input_size() + index), index == 0)
+
+
+def _onnx_step(node: NodeProto) -> Step:
+    """An ONNX node as a step, named by its name or else its first output."""
+    return Step(node.name or node.output[0], node.op_type, tuple(node.input), tuple(node.output))
+
+
+def _ir_step(document: IRDocument, producers: Mapping[tuple[str, str], Any], layer: Layer) -> Step:
+    """An IR layer as a step: its inputs are the tensors of the ports feeding it."""
+    sources = [producers.get((layer.id, port.id)) for port in layer.inputs]
+    inputs = tuple(
+        document.tensor_name(document.layers[e.from_layer], e.from_port)
+        if e is not None and e.from_layer in document.layers
+        else ""
+        for e in sources
+    )
+    return Step(layer.name, layer.type, inputs, tuple(document.tensor_name(layer, port.id) for port in layer.outputs))
 
 
 def _bf16_tensor(value: np.ndarray):

@@ -9,7 +9,12 @@ dtypes. onnx.reference is never the oracle here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import importlib
+import pkgutil
+import re
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -89,7 +94,7 @@ def run_ort(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.
     try:
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types
-        if "NOT_IMPLEMENTED" in str(exc) or "Could not find an implementation" in str(exc):
+        if any(text in str(exc) for text in ("NOT_IMPLEMENTED", "Could not find an implementation", "does not support double")):
             node = model.graph.node[0]
             pytest.skip(f"onnxruntime has no kernel for {node.op_type} at opset {model.opset_import[0].version}")
         raise
@@ -97,21 +102,14 @@ def run_ort(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.
 
 
 def run_ovpool(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """The node on ovpool's operator table (constants from initializers), as a session runs it."""
-    from ovpool.runtime.ops.base import OpNode, attributes, lookup
+    """The model on ovpool's numpy executor (``GraphSession``: constants folded, subgraphs of
+    Loop/If/Scan compiled), its outputs in graph order; no node may fall back to onnx.reference."""
+    from ovpool.runtime.graph import GraphSession
 
-    node = model.graph.node[0]
-    opset = next(o.version for o in model.opset_import if o.domain == node.domain)
-    since = onnx.defs.get_schema(node.op_type, opset, node.domain).since_version
-    row = lookup(node.op_type, since, node.domain)
-    assert row is not None, f"ovpool has no {node.op_type}-{since}"
-    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    constants = tuple(init.get(name) if name else None for name in node.input)
-    op = OpNode(node.name, node.op_type, since, opset, attributes(node), constants, len(node.output), node.domain)
-    kernel = row.factory(op)
-    values = {**init, **feeds}
-    args = [values[name] if name else None for name in node.input]
-    return list(kernel(*args))
+    session = GraphSession(model)
+    assert not session.reference_ops, f"ran on onnx.reference: {session.reference_ops}"
+    results = session.run(feeds)
+    return [results[name] for name in session.output_names]
 
 
 def check(
@@ -141,3 +139,92 @@ def check(
         else:
             np.testing.assert_array_equal(a, e, err_msg=f"output {i}")
     return actual
+
+
+def assert_same(actual: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6, what: str = "") -> None:
+    """Same dtype, shape and values (NaN matching NaN); float 8 and bfloat16 compared as float32,
+    strings (object arrays) as lists; a sequence (list) element by element, an empty optional
+    (None) only as None."""
+    if isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), f"{what}sequence {actual!r}, expected {expected!r}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, e, rtol, atol, f"{what}[{i}] ")
+        return
+    if expected is None:
+        assert actual is None, f"{what}{actual!r}, expected None"
+        return
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype, f"{what}dtype {actual.dtype}, expected {expected.dtype}"
+    assert actual.shape == expected.shape, f"{what}shape {actual.shape}, expected {expected.shape}"
+    if actual.dtype == object:
+        assert actual.tolist() == expected.tolist(), what
+    elif actual.dtype.kind in "fcV" or actual.dtype.itemsize == 1 and actual.dtype.kind not in "iub":
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(actual, expected, err_msg=what)
+
+
+def node_case_params(ops: Iterable[str], modules: Iterable[str] = ()) -> list[Any]:
+    """:func:`onnx_node_cases` of ``ops`` as pytest params named after the cases."""
+    return [pytest.param(case, id=case.name) for case in onnx_node_cases(ops, modules)]
+
+
+def check_node_case(
+    case: Any,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    skip: Mapping[str, str] | None = None,
+    run: Callable[[onnx.ModelProto, Mapping[str, Any]], list[Any]] = run_ovpool,
+) -> None:
+    """Every data set of ONNX's node test ``case`` run by ``run`` (ovpool's executor, no
+    onnx.reference) against the case's expected outputs: as many outputs, each :func:`assert_same`.
+    ``skip`` maps name patterns (``re.search``) to the reason ovpool does not produce the expected
+    value; values the case gives as TensorProtos (types numpy lacks) are converted by ovpool."""
+    reason = next((why for pattern, why in (skip or {}).items() if re.search(pattern, case.name)), None)
+    if reason:
+        pytest.skip(reason)
+    node = case.model.graph.node[0]
+    for inputs, expected in case.data_sets:
+        feeds = {info.name: _case_value(value) for info, value in zip(case.model.graph.input, inputs)}
+        actual = run(case.model, feeds)
+        assert len(actual) == len(expected), f"{len(actual)} outputs, the case expects {len(expected)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, _case_value(e), rtol=rtol, atol=atol, what=f"{node.op_type} output {i}: ")
+
+
+def _case_value(value: Any) -> Any:
+    """Node-case data come as arrays, or as TensorProtos for the types numpy lacks."""
+    from ovpool.runtime.ops.basic import tensor_value
+
+    return tensor_value(value) if isinstance(value, onnx.TensorProto) else value
+
+
+def onnx_node_cases(ops: Iterable[str], modules: Iterable[str] = ()) -> tuple[Any, ...]:
+    """ONNX's own single-node test cases (``onnx.backend.test.case.node``) for ``ops``: objects with
+    ``name``, ``model`` and ``data_sets`` (pairs of input and expected output lists). Only the case
+    modules named after the ops are imported (``BatchNormalization`` -> ``batch_normalization``,
+    ``Range`` -> ``rangeop``, ``If`` -> ``if_``); an op with no module of its own makes every
+    module load, as ``collect_testcases`` does. ``modules`` names more case modules to import, for
+    cases of ``ops`` written in another op's module (``clip``'s expanded default is one Identity)."""
+    return _node_cases(tuple(sorted(set(ops))), tuple(sorted(set(modules))))
+
+
+@functools.cache
+def _node_cases(ops: tuple[str, ...], extra: tuple[str, ...] = ()) -> tuple[Any, ...]:
+    from onnx.backend.test.case import node
+
+    available = {info.name for info in pkgutil.iter_modules(node.__path__)}
+    modules = set(extra)
+    for op in ops:
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", op).lower()
+        found = {op.lower(), op.lower() + "_", op.lower() + "op", snake} & available
+        modules |= found if found else available
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for module in sorted(modules):
+            importlib.import_module(f"{node.__name__}.{module}")
+    return tuple(
+        case
+        for case in node._NodeTestCases
+        if case.kind == "node" and len(case.model.graph.node) == 1 and case.model.graph.node[0].op_type in ops
+    )

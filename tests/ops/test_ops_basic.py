@@ -5,50 +5,19 @@ bfloat16 outputs, which onnxruntime's Python layer cannot return)."""
 
 from __future__ import annotations
 
-import functools
-import re
-import warnings
 from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, make_model, run_ovpool, since_opsets
+from harness import assert_same, check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, OvpoolError
-from ovpool.runtime.ops.basic import tensor_value
 
 BASIC_OPS = ("Constant", "Identity", "Dropout", "Cast", "CastLike", "Shape", "Size", "ConstantOfShape")
 POOL_OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool")
-
-
-@functools.lru_cache(maxsize=1)
-def onnx_node_cases() -> tuple[Any, ...]:
-    """ONNX's node test cases (collected once per process: it takes seconds)."""
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return tuple(c for c in collect_testcases() if c.kind == "node")
-
-
-def single_node_cases(ops: tuple[str, ...]) -> list[Any]:
-    return [c for c in onnx_node_cases() if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in ops]
-
-
-def assert_same(actual: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6, what: str = "") -> None:
-    """Same dtype, shape and values (NaN matching NaN); float 8 and bfloat16 compared as float32."""
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.dtype == expected.dtype, f"{what}dtype {actual.dtype}, expected {expected.dtype}"
-    assert actual.shape == expected.shape, f"{what}shape {actual.shape}, expected {expected.shape}"
-    if actual.dtype == object:
-        assert actual.tolist() == expected.tolist(), what
-    elif actual.dtype.kind in "fcV" or actual.dtype.itemsize == 1 and actual.dtype.kind not in "iub":
-        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, err_msg=what)
-    else:
-        np.testing.assert_array_equal(actual.astype(np.float64), expected.astype(np.float64), err_msg=what)
 
 
 # ---------------------------------------------------------------- Constant
@@ -454,26 +423,7 @@ NODE_CASE_SKIPS = {
 }
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """ONNX's cases are collected only when this module's tests are (importing it costs nothing)."""
-    if metafunc.function.__name__ == "test_onnx_node_cases":
-        metafunc.parametrize("case", single_node_cases(BASIC_OPS + POOL_OPS), ids=lambda c: c.name)
-
-
+# clip's module holds two Identity cases (Clip's default expanded)
+@pytest.mark.parametrize("case", node_case_params(BASIC_OPS + POOL_OPS, modules=["clip"]))
 def test_onnx_node_cases(case: Any) -> None:
-    reason = next((why for pattern, why in NODE_CASE_SKIPS.items() if re.search(pattern, case.name)), None)
-    if reason:
-        pytest.skip(reason)
-    node = case.model.graph.node[0]
-    atol = NODE_CASE_ATOL.get(case.name, 1e-6)
-    for inputs, expected in case.data_sets:
-        feeds = {i.name: _array(value) for i, value in zip(case.model.graph.input, inputs)}
-        actual = run_ovpool(case.model, feeds)
-        assert len(actual) >= len(expected)
-        for i, (a, e) in enumerate(zip(actual, expected)):
-            assert_same(a, _array(e), rtol=1e-5, atol=atol, what=f"{node.op_type} output {i}: ")
-
-
-def _array(value: Any) -> Any:
-    """Node-case data come as arrays, or as TensorProtos for the types numpy lacks."""
-    return tensor_value(value) if isinstance(value, TensorProto) else value
+    check_node_case(case, atol=NODE_CASE_ATOL.get(case.name, 1e-6), skip=NODE_CASE_SKIPS)

@@ -10,11 +10,10 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from harness import run_ort, since_opsets
+from harness import assert_same, check_node_case, node_case_params, run_ort, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
-from test_ops_basic import assert_same, onnx_node_cases
 
 from ovpool.errors import ModelError
 from ovpool.runtime.graph import GraphSession
@@ -361,31 +360,13 @@ def test_scan_inside_loop_reads_the_loop_counter() -> None:
 # ---------------------------------------------------------------- ONNX's node test cases
 
 
-def _control_cases() -> list[Any]:
-    return [
-        c for c in onnx_node_cases() if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in ("Loop", "If", "Scan")
-    ]
+def _run_session(model: onnx.ModelProto, feeds: Mapping[str, Any]) -> list[Any]:
+    """The model on GraphSession, whose bodies may run sequence ops on onnx.reference."""
+    return list(GraphSession(model).run(feeds).values())
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if metafunc.function.__name__ == "test_onnx_node_cases":
-        metafunc.parametrize("case", _control_cases(), ids=lambda c: c.name)
-
-
+@pytest.mark.parametrize("case", node_case_params(("Loop", "If", "Scan")))
 def test_onnx_node_cases(case: Any) -> None:
     """The cases with sequences (test_loop13_seq, test_if_seq) and optionals run their sequence ops on
     onnx.reference inside ovpool's own Loop/If."""
-    session = GraphSession(case.model)
-    for inputs, expected in case.data_sets:
-        feeds = {i.name: value for i, value in zip(case.model.graph.input, inputs)}
-        actual = list(session.run(feeds).values())
-        assert len(actual) == len(expected)
-        for i, (a, e) in enumerate(zip(actual, expected)):
-            if isinstance(e, list):
-                assert isinstance(a, list) and len(a) == len(e), f"output {i}"
-                for x, y in zip(a, e):
-                    assert_same(x, y, what=f"output {i}: ")
-            elif e is None:
-                assert a is None
-            else:
-                assert_same(a, e, what=f"output {i}: ")
+    check_node_case(case, run=_run_session)

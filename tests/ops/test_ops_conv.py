@@ -18,15 +18,13 @@ taps) with pads and output sizes worked out from each version's text (``same_pad
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, feeds_of, make_model, run_ovpool, since_opsets
+from harness import check, check_node_case, feeds_of, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -217,8 +215,8 @@ def transpose_cases(
 ) -> tuple[list[np.ndarray | None], dict[str, Any], tuple[int, ...]]:
     """X, W (C, M/g, *k), optional B, attributes, initializers. ``ort_safe`` keeps to what
     onnxruntime runs per the text: output_padding < stride, output_shape within stride - 1 beyond
-    the full output without output_padding, SAME only with kd + output_padding >= stride, and at opset 7 output_shape only
-    with an even total padding (where versions 1 and 11 agree)."""
+    the full output without output_padding, SAME only with kd + output_padding >= stride, and at
+    opset 7 output_shape only with an even total padding (where versions 1 and 11 agree)."""
     rank = draw(st.integers(1, 3))
     group = draw(st.sampled_from([1, 1, 2, 3]))
     cg, mg = draw(st.integers(1, 3)), draw(st.integers(1, 3))
@@ -232,7 +230,10 @@ def transpose_cases(
     sizes = draw(st.lists(st.integers(1, 5 if rank < 3 else 3), min_size=rank, max_size=rank))
     full = [s * (L - 1) + p + (k - 1) * d + 1 for s, L, p, k, d in zip(strides, sizes, padding, kernel, dilations)]
     mode = draw(st.sampled_from(["pads", "pads", "output_shape", "SAME_UPPER", "SAME_LOWER", "VALID"]))
-    attrs: dict[str, Any] = {"strides": strides, "dilations": dilations}
+    attrs: dict[str, Any] = {}
+    for name, value in (("strides", strides), ("dilations", dilations)):
+        if any(v != 1 for v in value) or draw(st.booleans()):
+            attrs[name] = value
     if any(padding) or draw(st.booleans()):
         attrs["output_padding"] = padding
     if draw(st.booleans()):
@@ -465,6 +466,7 @@ def test_bad_models_are_model_errors(constant: tuple[int, ...]) -> None:
     _fails("Conv", 11, [x, w], {"group": 2, "pads": [-1, 0, 0, 0]}, "'pads'", constant)
     _fails("Conv", 11, [x, w], {"group": 2, "dilations": [3, 3]}, "smaller than the dilated kernel", constant)
     _fails("Conv", 11, [x, w, np.zeros(5, np.float32)], {"group": 2}, "B has shape", constant)
+    _fails("Conv", 11, [x, w, np.zeros(6, np.float64)], {"group": 2}, "B is float64", constant)
     _fails("Conv", 11, [x[0], w], {"group": 2}, "rank", constant)
     wt = np.zeros((4, 3, 3, 3), dtype=np.float32)
     _fails("ConvTranspose", 11, [x, wt], {"strides": [2, 2], "output_padding": [2, 0]}, "'output_padding'", constant)
@@ -485,24 +487,6 @@ def test_output_padding_at_version_1_has_no_limit() -> None:
 # ------------------------------------------------------------------------- ONNX node cases
 
 
-@functools.lru_cache(maxsize=1)
-def _onnx_node_cases() -> tuple[Any, ...]:
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = collect_testcases()
-    ops = ("Conv", "ConvTranspose")
-    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in ops)
-
-
-@pytest.mark.parametrize("name", [c.name for c in _onnx_node_cases()])
-def test_onnx_node_cases(name: str) -> None:
-    case = next(c for c in _onnx_node_cases() if c.name == name)
-    graph = case.model.graph
-    for inputs, expected in case.data_sets:
-        feeds = {i.name: v for i, v in zip(graph.input, inputs)}
-        actual = run_ovpool(case.model, feeds)
-        for a, e in zip(actual, expected):
-            assert a.dtype == e.dtype and a.shape == e.shape
-            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5)
+@pytest.mark.parametrize("case", node_case_params(("Conv", "ConvTranspose")))
+def test_onnx_node_cases(case: Any) -> None:
+    check_node_case(case, atol=1e-5)

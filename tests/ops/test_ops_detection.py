@@ -4,13 +4,12 @@ computed here in loops; ONNX's own node test cases."""
 
 from __future__ import annotations
 
-import functools
 import math
-import warnings
+from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, make_model, run_ovpool, since_opsets
+from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,6 +70,14 @@ def test_nms_order_and_score_threshold(opset: int) -> None:
     inputs = [boxes, scores, np.array([10], np.int64), np.array([0.5], np.float32), np.array([0.3], np.float32)]
     (selected,) = check("NonMaxSuppression", opset, inputs)
     np.testing.assert_array_equal(selected, [[0, 0, 1], [0, 0, 3], [0, 1, 2]])
+
+
+def test_nms_negative_zero_ties_with_zero() -> None:
+    """Scores -0.0 and 0.0 are equal: the lower box index comes first."""
+    boxes = np.array([[[0, 0, 1, 1], [2, 2, 3, 3], [4, 4, 5, 5]]], np.float32)
+    scores = np.array([[[-0.0, 0.0, -0.0]]], np.float32)
+    (selected,) = check("NonMaxSuppression", 11, [boxes, scores, np.array([3], np.int64)])
+    np.testing.assert_array_equal(selected[:, 2], [0, 1, 2])
 
 
 @pytest.mark.parametrize("opset", since_opsets("NonMaxSuppression"))
@@ -370,27 +377,8 @@ WRONG_EXPECTATIONS = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _onnx_node_cases() -> tuple:
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = collect_testcases()
-    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in OPS)
-
-
-@pytest.mark.parametrize("name", [c.name for c in _onnx_node_cases()])
-def test_onnx_node_cases(name: str) -> None:
-    if name in WRONG_EXPECTATIONS:
-        pytest.skip(WRONG_EXPECTATIONS[name])
-    case = next(c for c in _onnx_node_cases() if c.name == name)
-    graph = case.model.graph
-    for inputs, expected in case.data_sets:
-        feeds = {i.name: np.asarray(v) for i, v in zip(graph.input, inputs)}
-        actual = run_ovpool(case.model, feeds)
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            assert a.dtype == e.dtype and a.shape == e.shape
-            # the RoiAlign cases list their expected values to 4 decimals
-            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-4 if case.model.graph.node[0].op_type == "RoiAlign" else 1e-6)
+@pytest.mark.parametrize("case", node_case_params(OPS))
+def test_onnx_node_cases(case: Any) -> None:
+    # the RoiAlign cases list their expected values to 4 decimals
+    atol = 1e-4 if case.model.graph.node[0].op_type == "RoiAlign" else 1e-6
+    check_node_case(case, atol=atol, skip=WRONG_EXPECTATIONS)

@@ -3,12 +3,11 @@ allows (onnxruntime skips the types it has no kernel for), special values (NaN, 
 schema where onnxruntime has no kernel (integer Erf-9, float64 Clip-6, Celu-28, float64 erf against
 ``math.erf``), the node's errors, and ONNX's own node test cases.
 
-The shared helpers here (``arrays``, ``schema_dtypes``, ``backend_cases``) serve
+The shared helpers here (``arrays``, ``schema_dtypes``, ``version_type_cases``) serve
 test_ops_binary.py and test_ops_linalg.py too."""
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from harness import check, make_model, run_ovpool, since_opsets
+from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,33 +61,6 @@ def arrays(draw: st.DrawFn, dtype: Any, shape: tuple[int, ...], low: float, high
         info = np.iinfo(dtype)
         values = np.clip(np.round(values), info.min, info.max)
     return np.asarray(values).astype(dtype)
-
-
-@functools.lru_cache(maxsize=1)
-def _node_cases() -> tuple[Any, ...]:
-    from onnx.backend.test.case.node import collect_testcases
-
-    return tuple(c for c in collect_testcases() if c.kind == "node" and len(c.model.graph.node) == 1)
-
-
-def backend_cases(ops: frozenset[str]) -> list[Any]:
-    """ONNX's node test cases whose one node is one of ``ops``, as pytest params."""
-    return [pytest.param(c, id=c.name) for c in _node_cases() if c.model.graph.node[0].op_type in ops]
-
-
-def run_backend_case(case: Any) -> None:
-    """Every data set of an ONNX node test case, on ovpool, against its expected outputs."""
-    for inputs, expected in case.data_sets:
-        feeds = {info.name: value for info, value in zip(case.model.graph.input, inputs)}
-        actual = run_ovpool(case.model, feeds)
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            a, e = np.asarray(a), np.asarray(e)
-            assert a.dtype == e.dtype and a.shape == e.shape, (a.dtype, a.shape, e.dtype, e.shape)
-            if a.dtype.kind in "fc":
-                np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=1e-5, atol=1e-6)
-            else:
-                np.testing.assert_array_equal(a, e)
 
 
 # ---------------------------------------------------------------- unary ops against onnxruntime
@@ -147,19 +119,22 @@ UNARY: Mapping[str, tuple[tuple[float, float], st.SearchStrategy[dict[str, Any]]
 }
 
 
-def _unary_cases() -> list[Any]:
-    """(op, opset, dtype) for every since-version of every op: float32 at each, the other types the
-    schema allows at each version where the type set changes."""
+def version_type_cases(op: str, param: str = "T", first: Any = np.float32) -> list[Any]:
+    """pytest params (op, opset, dtype) for every since-version of ``op``: ``first`` (float32) at
+    each version, every other tested type at the first version that allows it (later versions add
+    types, the rule stays)."""
     cases = []
-    for op in UNARY:
-        param = "T1" if op in ("IsNaN", "IsInf") else "T"
-        seen: set[Any] = set()
-        for opset in since_opsets(op):
-            for dtype in schema_dtypes(op, opset, param):
-                if dtype is np.float32 or dtype not in seen:
-                    cases.append(pytest.param(op, opset, dtype, id=f"{op}-{opset}-{np.dtype(dtype).name}"))
-                seen.add(dtype)
+    seen: set[Any] = set()
+    for opset in since_opsets(op):
+        for dtype in schema_dtypes(op, opset, param):
+            if dtype is first or dtype not in seen:
+                cases.append(pytest.param(op, opset, dtype, id=f"{op}-{opset}-{np.dtype(dtype).name}"))
+            seen.add(dtype)
     return cases
+
+
+def _unary_cases() -> list[Any]:
+    return [case for op in UNARY for case in version_type_cases(op, "T1" if op in ("IsNaN", "IsInf") else "T")]
 
 
 def _values(draw: st.DrawFn, op: str, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -177,7 +152,7 @@ def _values(draw: st.DrawFn, op: str, dtype: Any, shape: tuple[int, ...]) -> np.
 
 
 @pytest.mark.parametrize(("op", "opset", "dtype"), _unary_cases())
-@settings(max_examples=10)
+@settings(max_examples=8)
 @given(data=st.data())
 def test_unary_matches_onnxruntime(op: str, opset: int, dtype: Any, data: st.DataObject) -> None:
     """onnxruntime's float64 Shrink goes through float32 (5e-9 off): compared at float32's tolerance."""
@@ -205,12 +180,8 @@ def test_special_values_match_onnxruntime(op: str, dtype: Any) -> None:
 
 
 def _typed_cases(op: str) -> list[Any]:
-    """(opset, dtype) for every since-version of ``op`` and every tested type it allows."""
-    return [
-        pytest.param(opset, dtype, id=f"{opset}-{np.dtype(dtype).name}")
-        for opset in since_opsets(op)
-        for dtype in schema_dtypes(op, opset)
-    ]
+    """(opset, dtype) params of :func:`version_type_cases`."""
+    return [pytest.param(*case.values[1:], id=case.id) for case in version_type_cases(op)]
 
 
 @pytest.mark.parametrize(("opset", "dtype"), _typed_cases("PRelu"))
@@ -356,6 +327,21 @@ def test_celu_28_follows_the_schema(dtype: Any) -> None:
         np.testing.assert_allclose(y.astype(np.float64), expected, **tolerance(dtype))
 
 
+BFLOAT16 = onnx.helper.tensor_dtype_to_np_dtype(onnx.TensorProto.BFLOAT16)
+
+
+@pytest.mark.parametrize("op", ["Relu", "LeakyRelu", "Sigmoid", "Tanh", "Gelu", "Erf", "Softplus", "Exp", "Abs", "Neg", "Clip"])
+def test_bfloat16_keeps_its_type(op: str) -> None:
+    """onnxruntime has no bfloat16 kernels: its float32 result on the same (exactly widened) values,
+    within one bfloat16 rounding."""
+    x = np.random.default_rng(5).uniform(-4, 4, (3, 7)).astype(BFLOAT16)
+    opset = since_opsets(op)[-1]
+    (actual,) = run_ovpool(make_model(op, opset, [x]), {"x0": x})
+    (expected,) = check(op, opset, [x.astype(np.float32)])
+    assert actual.dtype == BFLOAT16
+    np.testing.assert_allclose(actual.astype(np.float32), expected, rtol=8e-3, atol=1e-3)
+
+
 def test_sigmoid_keeps_tiny_values() -> None:
     """1/(1 + e^20) = 2.06e-9 is kept, not rounded to 0 by 1 - 1/(1 + e^-x)."""
     (y,) = run_ovpool(make_model("Sigmoid", 13, [np.float32([-20.0])]), {"x0": np.float32([-20.0])})
@@ -404,6 +390,6 @@ def test_bad_nodes_are_model_errors(op: str, opset: int, inputs: list[Any], attr
 MY_OPS = frozenset(UNARY) | {"PRelu", "Clip"}
 
 
-@pytest.mark.parametrize("case", backend_cases(MY_OPS))
+@pytest.mark.parametrize("case", node_case_params(MY_OPS))
 def test_onnx_node_cases(case: Any) -> None:
-    run_backend_case(case)
+    check_node_case(case)

@@ -5,14 +5,12 @@ test cases."""
 
 from __future__ import annotations
 
-import functools
 import os
-import warnings
+from typing import Any
 
 import numpy as np
-import onnx
 import pytest
-from harness import check, make_model, run_ort, run_ovpool, since_opsets
+from harness import check, check_node_case, make_model, node_case_params, onnx_node_cases, run_ort, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +20,11 @@ from ovpool.runtime.ops.base import covered
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
 FLOATS = ("float32", "float16", "float64")
 seeds = st.integers(0, 2**32 - 1)
+
+
+def opsets(op: str) -> list[int]:
+    """One opset per since-version in force in 7..26 (onnxruntime 1.31 runs opsets up to 26)."""
+    return since_opsets(op, highest=26)
 
 
 def examples(n: int) -> settings:
@@ -72,7 +75,7 @@ def index_array(rng: np.random.Generator, shape: tuple[int, ...], size: int, neg
 # Gather, GatherElements, GatherND
 
 
-@pytest.mark.parametrize("opset", since_opsets("Gather"))
+@pytest.mark.parametrize("opset", opsets("Gather"))
 @examples(15)
 @given(data=st.data(), seed=seeds)
 def test_gather(opset: int, data: st.DataObject, seed: int) -> None:
@@ -95,7 +98,7 @@ def test_gather_index_bounds() -> None:
         ovpool_of("Gather", 13, [x, ints(3)])
 
 
-@pytest.mark.parametrize("opset", since_opsets("GatherElements"))
+@pytest.mark.parametrize("opset", opsets("GatherElements"))
 @examples(15)
 @given(data=st.data(), seed=seeds)
 def test_gather_elements(opset: int, data: st.DataObject, seed: int) -> None:
@@ -107,7 +110,7 @@ def test_gather_elements(opset: int, data: st.DataObject, seed: int) -> None:
     check("GatherElements", opset, [values(seed, shape, data.draw(st.sampled_from(ALL))), indices], {"axis": axis})
 
 
-@pytest.mark.parametrize("opset", since_opsets("GatherND"))
+@pytest.mark.parametrize("opset", opsets("GatherND"))
 @examples(20)
 @given(data=st.data(), seed=seeds)
 def test_gather_nd(opset: int, data: st.DataObject, seed: int) -> None:
@@ -168,7 +171,7 @@ def scatter_case(data: st.DataObject, seed: int, negative: bool, unique: bool) -
     return indices, axis, shape
 
 
-@pytest.mark.parametrize("opset", since_opsets("ScatterElements"))
+@pytest.mark.parametrize("opset", opsets("ScatterElements"))
 @examples(20)
 @given(data=st.data(), seed=seeds)
 def test_scatter_elements(opset: int, data: st.DataObject, seed: int) -> None:
@@ -183,7 +186,7 @@ def test_scatter_elements(opset: int, data: st.DataObject, seed: int) -> None:
     check("ScatterElements", opset, [x, indices.astype(data.draw(st.sampled_from(["int64", "int32"]))), updates], attrs)
 
 
-@pytest.mark.parametrize("opset", since_opsets("Scatter"))
+@pytest.mark.parametrize("opset", opsets("Scatter"))
 @examples(12)
 @given(data=st.data(), seed=seeds)
 def test_scatter(opset: int, data: st.DataObject, seed: int) -> None:
@@ -205,7 +208,7 @@ def test_scatter9_refuses_negative_indices() -> None:
         ovpool_of("Scatter", 9, [np.zeros((1, 3), np.float32), ints(-1).reshape(1, 1), np.ones((1, 1), np.float32)], {"axis": 1})
 
 
-@pytest.mark.parametrize("opset", since_opsets("ScatterND"))
+@pytest.mark.parametrize("opset", opsets("ScatterND"))
 @examples(20)
 @given(data=st.data(), seed=seeds)
 def test_scatter_nd(opset: int, data: st.DataObject, seed: int) -> None:
@@ -255,7 +258,7 @@ ONEHOT_TYPES = [
 ]
 
 
-@pytest.mark.parametrize("opset", since_opsets("OneHot"))
+@pytest.mark.parametrize("opset", opsets("OneHot"))
 @examples(15)
 @given(data=st.data(), seed=seeds)
 def test_one_hot(opset: int, data: st.DataObject, seed: int) -> None:
@@ -290,7 +293,7 @@ def test_one_hot_negative_indices() -> None:
     np.testing.assert_array_equal(out, [[0, 5], [5, 0], [0, 0]])
 
 
-@pytest.mark.parametrize("opset", since_opsets("CumSum"))
+@pytest.mark.parametrize("opset", opsets("CumSum"))
 @examples(15)
 @given(data=st.data(), seed=seeds)
 def test_cumsum(opset: int, data: st.DataObject, seed: int) -> None:
@@ -308,7 +311,7 @@ def test_cumsum(opset: int, data: st.DataObject, seed: int) -> None:
 # TopK
 
 
-@pytest.mark.parametrize("opset", since_opsets("TopK"))
+@pytest.mark.parametrize("opset", opsets("TopK"))
 @examples(20)
 @given(data=st.data(), seed=seeds)
 def test_top_k(opset: int, data: st.DataObject, seed: int) -> None:
@@ -333,6 +336,21 @@ def test_top_k(opset: int, data: st.DataObject, seed: int) -> None:
         np.testing.assert_array_equal(np.sort(o, axis=axis), np.sort(t, axis=axis))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int64", "int32", "uint8"])
+@pytest.mark.parametrize(
+    ("shape", "k", "axis"), [((3, 5000), 7, 1), ((5000, 2), 60, 0), ((2, 3000), 1500, -1), ((4, 20000), 300, 1)]
+)
+def test_top_k_large_rows(dtype: str, shape: tuple[int, int], k: int, axis: int) -> None:
+    """Rows long enough for the threshold selection (a partition, or a strided sample for small
+    k), with ties (values 0..49) and without, largest and smallest."""
+    rng = np.random.default_rng(k)
+    tied = rng.integers(0, 50, shape).astype(dtype)
+    spread = values(k, shape, dtype)
+    for x in (tied, spread):
+        for largest in (0, 1):
+            check("TopK", 11, [x, ints(k)], {"axis": axis, "largest": largest}, n_outputs=2)
+
+
 def test_top_k_ties_lower_index_first() -> None:
     x = np.array([3, 1, 3, 2, 1], np.float32)
     top, indices = check("TopK", 11, [x, ints(3)], n_outputs=2)
@@ -348,7 +366,7 @@ def test_top_k_ties_lower_index_first() -> None:
 # NonZero, Compress, Unique
 
 
-@pytest.mark.parametrize("opset", since_opsets("NonZero"))
+@pytest.mark.parametrize("opset", opsets("NonZero"))
 @examples(12)
 @given(data=st.data(), seed=seeds)
 def test_non_zero(opset: int, data: st.DataObject, seed: int) -> None:
@@ -364,7 +382,7 @@ def test_non_zero_scalar() -> None:
     assert ovpool_of("NonZero", 9, [np.array(0, np.int64)])[0].shape == (0, 0)
 
 
-@pytest.mark.parametrize("opset", since_opsets("Compress"))
+@pytest.mark.parametrize("opset", opsets("Compress"))
 @examples(15)
 @given(data=st.data(), seed=seeds)
 def test_compress(opset: int, data: st.DataObject, seed: int) -> None:
@@ -384,7 +402,7 @@ def test_compress_condition_beyond_axis() -> None:
         ovpool_of("Compress", 9, [x, np.array([True])], {"axis": -1})
 
 
-@pytest.mark.parametrize("opset", since_opsets("Unique"))
+@pytest.mark.parametrize("opset", opsets("Unique"))
 @examples(20)
 @given(data=st.data(), seed=seeds)
 def test_unique(opset: int, data: st.DataObject, seed: int) -> None:
@@ -403,24 +421,10 @@ def test_unique(opset: int, data: st.DataObject, seed: int) -> None:
 OPS = frozenset(r.op_type for r in covered() if r.factory.__module__ == "ovpool.runtime.ops.indexing")
 
 
-@functools.lru_cache(maxsize=1)
-def onnx_cases() -> tuple:
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = collect_testcases()
-    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in OPS)
+def test_onnx_cases_cover_every_op() -> None:
+    assert {c.model.graph.node[0].op_type for c in onnx_node_cases(OPS)} == OPS
 
 
-@pytest.mark.parametrize("name", sorted(c.name for c in onnx_cases()))
-def test_onnx_node_case(name: str) -> None:
-    case = next(c for c in onnx_cases() if c.name == name)
-    model: onnx.ModelProto = case.model
-    for inputs, expected in case.data_sets:
-        feeds = {i.name: v for i, v in zip(model.graph.input, inputs)}
-        actual = run_ovpool(model, feeds)
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            assert a.dtype == e.dtype and a.shape == e.shape
-            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
+@pytest.mark.parametrize("case", node_case_params(OPS))
+def test_onnx_node_case(case: Any) -> None:
+    check_node_case(case)

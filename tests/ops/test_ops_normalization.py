@@ -4,12 +4,11 @@ node test cases."""
 
 from __future__ import annotations
 
-import functools
-import warnings
+from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, make_model, run_ovpool, since_opsets
+from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -332,24 +331,6 @@ def test_lp_normalization_refuses_p_3() -> None:
 # ---------------------------------------------------------------- ONNX's node test cases
 
 
-@functools.lru_cache(maxsize=1)
-def _onnx_node_cases() -> tuple:
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = collect_testcases()
-    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in OPS)
-
-
-@pytest.mark.parametrize("name", [c.name for c in _onnx_node_cases()])
-def test_onnx_node_cases(name: str) -> None:
-    case = next(c for c in _onnx_node_cases() if c.name == name)
-    graph = case.model.graph
-    for inputs, expected in case.data_sets:
-        feeds = {i.name: np.asarray(v) for i, v in zip(graph.input, inputs)}
-        actual = run_ovpool(case.model, feeds)
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            assert a.dtype == e.dtype and a.shape == e.shape
-            np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5)
+@pytest.mark.parametrize("case", node_case_params(OPS))
+def test_onnx_node_cases(case: Any) -> None:
+    check_node_case(case, rtol=1e-4, atol=1e-5)

@@ -4,13 +4,12 @@ few rules against the schema text, and ONNX's own node test cases."""
 
 from __future__ import annotations
 
-import functools
-import warnings
+from typing import Any
 
 import numpy as np
 import onnx
 import pytest
-from harness import check, make_model, run_ort, run_ovpool, since_opsets
+from harness import check, check_node_case, make_model, node_case_params, run_ort, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import AttributeProto, helper
@@ -276,25 +275,7 @@ def test_arg_of_an_empty_axis_is_a_model_error(op: str, opset: int) -> None:
         run_ovpool(make_model(op, opset, [x], {"axis": 1}), {"x0": x})
 
 
-@functools.lru_cache(maxsize=1)
-def _onnx_node_cases() -> tuple:
-    from onnx.backend.test.case.node import collect_testcases
-
-    ops = REDUCE_OPS + ARG_OPS
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = collect_testcases()
-    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in ops)
-
-
-@pytest.mark.parametrize("name", [c.name for c in _onnx_node_cases()])
-def test_onnx_node_cases(name: str) -> None:
-    case = next(c for c in _onnx_node_cases() if c.name == name)
-    graph = case.model.graph
-    for inputs, expected in case.data_sets:
-        feeds = {i.name: np.asarray(v) for i, v in zip(graph.input, inputs)}
-        with np.errstate(all="ignore"):
-            actual = run_ovpool(case.model, feeds)
-        for a, e in zip(actual, expected):
-            assert a.dtype == e.dtype and a.shape == e.shape
-            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
+@pytest.mark.parametrize("case", node_case_params(REDUCE_OPS + ARG_OPS))
+def test_onnx_node_cases(case: Any) -> None:
+    with np.errstate(all="ignore"):
+        check_node_case(case)

@@ -3,12 +3,11 @@ versions 1 and 11 against the schema text, and ONNX's own node test cases."""
 
 from __future__ import annotations
 
-import functools
-import warnings
+from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, run_ovpool, since_opsets
+from harness import check, check_node_case, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,27 +115,6 @@ def test_axis_out_of_range_is_a_model_error(op: str, opset: int) -> None:
         run_ovpool(model, {"x0": x})
 
 
-@functools.lru_cache(maxsize=1)
-def _onnx_node_cases() -> tuple:
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cases = collect_testcases()
-    return tuple(c for c in cases if c.kind == "node" and len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in OPS)
-
-
-def _onnx_case_names() -> list[str]:
-    return [c.name for c in _onnx_node_cases()]
-
-
-@pytest.mark.parametrize("name", _onnx_case_names())
-def test_onnx_node_cases(name: str) -> None:
-    case = next(c for c in _onnx_node_cases() if c.name == name)
-    graph = case.model.graph
-    for inputs, expected in case.data_sets:
-        feeds = {i.name: np.asarray(v) for i, v in zip(graph.input, inputs)}
-        actual = run_ovpool(case.model, feeds)
-        for a, e in zip(actual, expected):
-            assert a.dtype == e.dtype and a.shape == e.shape
-            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
+@pytest.mark.parametrize("case", node_case_params(OPS))
+def test_onnx_node_cases(case: Any) -> None:
+    check_node_case(case)

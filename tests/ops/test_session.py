@@ -10,9 +10,8 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from harness import run_ort
+from harness import assert_same, run_ort
 from onnx import TensorProto, helper, numpy_helper
-from test_ops_basic import assert_same
 
 import ovpool.runtime.graph as graph_module
 from ovpool.errors import ModelError
@@ -501,3 +500,13 @@ def test_intermediates_are_freed_after_their_last_use() -> None:
 
     GraphSession(model).run({"x": np.ones(1000, np.float32)}, observe=observe)
     assert alive_after_third == [False]
+
+
+def test_readme_operator_and_defect_tables_match_the_code() -> None:
+    from pathlib import Path
+
+    from ovpool.runtime.ops.__main__ import defects, table
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert table() in readme, "README's operator table is stale: paste `python -m ovpool.runtime.ops`"
+    assert defects() in readme, "README's onnx.reference defects table is stale: paste `python -m ovpool.runtime.ops`"

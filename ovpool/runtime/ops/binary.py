@@ -33,7 +33,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
-from ovpool.runtime.ops.elementwise import int_attr, narrow, str_attr, type_guard, wide
+from ovpool.runtime.ops.elementwise import bit_select, int_attr, narrow, str_attr, type_guard, wide
 
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -102,8 +102,14 @@ def _nonzero_divisor(node: OpNode, b: np.ndarray) -> None:
 
 
 def _truncating_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a/b rounded toward zero for integers: numpy's floor quotient, plus one where the division is
-    inexact and the signs differ (-7 // 2 = -4 -> -3)."""
+    """a/b rounded toward zero for integers. Up to 32 bits, float64 division truncated: exact, as a
+    non-whole quotient is at least 1/|b| from a whole number and float64's error at most 2^-21/|b|.
+    64 bits: numpy's floor quotient, plus one where the division is inexact and the signs differ
+    (-7 // 2 = -4 -> -3)."""
+    if a.dtype.itemsize <= 4:
+        quotient = np.asarray(np.divide(a, b, dtype=np.float64))
+        np.trunc(quotient, out=quotient)
+        return quotient.astype(a.dtype)
     q = np.floor_divide(a, b)
     if a.dtype.kind == "u":
         return q
@@ -192,9 +198,27 @@ def _float_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         work = y.dtype
     base = x.astype(work, copy=False)
     exponent = y.astype(work, copy=False)
-    if exponent.ndim == 0 and exponent == 2:
-        return narrow(np.square(base), x.dtype)
+    if exponent.size == 1 and exponent.ndim <= base.ndim:
+        return narrow(_power_by_scalar(base, float(exponent.reshape(()))), x.dtype)
     return narrow(np.power(base, exponent), x.dtype)
+
+
+def _power_by_scalar(base: np.ndarray, exponent: float) -> np.ndarray:
+    """x ** e for one exponent: x*x for 2 and x*x*x for 3 (what onnxruntime computes), |x| ** e with
+    x's sign for other odd whole e and |x| ** e for even ones (numpy's power is fast for positive
+    bases only: 60 ns a value for negative ones); any other e through np.power."""
+    if exponent == 2:
+        return np.square(base)
+    if exponent == 3:
+        y = np.square(base)
+        y *= base
+        return y
+    if not exponent.is_integer():
+        return np.power(base, exponent)
+    y = np.asarray(np.power(np.abs(base), exponent))
+    if exponent % 2:
+        np.copysign(y, base, out=y)
+    return y
 
 
 def _power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -242,7 +266,7 @@ def _variadic(node: OpNode, fold: Callable[[tuple[np.ndarray, ...]], np.ndarray]
     return kernel
 
 
-def _accumulate(function: Binary, arrays: tuple[np.ndarray, ...]) -> np.ndarray:
+def _accumulate(function: np.ufunc, arrays: tuple[np.ndarray, ...]) -> np.ndarray:
     """function(...function(a0, a1)..., an), in place once the result has its final shape."""
     if len(arrays) == 1:
         return arrays[0].copy()
@@ -296,13 +320,14 @@ def mean(node: OpNode) -> Kernel:
 @register("Where", 9)
 def where(node: OpNode) -> Kernel:
     """Where-9/16: X where the bool condition holds, else Y, broadcast three ways: condition
-    [[True], [False]] with X [1, 2] and Y 0 gives [[1, 2], [0, 0]]."""
+    [[True], [False]] with X [1, 2] and Y 0 gives [[1, 2], [0, 0]]. Numbers and bools are picked by
+    bit masks (``np.where`` branches per element: slow on a random condition); strings by ``np.where``."""
     check = type_guard(node)
 
     def kernel(condition: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
         check(condition, x, y)
         try:
-            return outputs(np.where(condition, x, y))
+            return outputs(bit_select(condition, x, y) if x.dtype.kind in "biufV" else np.where(condition, x, y))
         except ValueError:
             raise _broadcast_error(node, condition, x, y) from None
 

@@ -32,9 +32,10 @@ dilation).
 Bias: one value per output channel across groups (group 2, W of shape (4, 3, k): output channel 4
 is group 1's channel 1 and gets B[4]).
 
-Speed: Conv gathers windows with ``as_strided`` into one im2col matrix per image and group and
-multiplies by BLAS (``(g, M/g, C/g*K) @ (N, g, C/g*K, P)``); a 1x1 kernel without pads is a plain
-matmul. Depthwise kernels (one input channel per group, at most two outputs) accumulate one
+Speed: Conv gathers windows with ``as_strided`` into im2col columns and multiplies by BLAS
+(``(g, M/g, C/g*K) @ (N, g, C/g*K, P)``), in blocks of about 2 MB that stay in cache; a 1x1 kernel
+without pads is a plain matmul. ConvTranspose is one matmul ``W^T @ X`` per group, then col2im:
+one flat add per kernel tap into the stride's phase planes and one strided copy per phase. Depthwise kernels (one input channel per group, at most two outputs) accumulate one
 broadcast multiply per kernel tap over cache-sized tiles of channel planes, each tap a flat
 shifted view of the padded planes (strides split into phases; 3x3 over 112x112: 9 taps over runs
 of 12,768). Float16 and bfloat16 are computed in float32, float64 in float64; results have the
@@ -56,8 +57,9 @@ from numpy.lib.stride_tricks import as_strided
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
-TILE_BYTES = 1 << 18  # depthwise: one tile of accumulator rows stays in a core's L2
-COLS_BYTES = 1 << 28  # im2col buffer above this is built a few images at a time
+TILE_BYTES = 1 << 18  # depthwise: a tile's input, accumulator and scratch (3 x this) fit a core's L2
+COLS_BYTES = 1 << 21  # im2col: columns built and multiplied a block of about this size at a time (below
+# numpy's 4 MB huge-page threshold, whose page faults can cost more than the convolution)
 
 
 @dataclass(frozen=True)
@@ -137,9 +139,13 @@ def _check_kernel(node: OpNode, attrs: Attrs, w_shape: tuple[int, ...]) -> None:
         raise node.fail(f"{list(attrs.kernel_shape)} is not W's spatial shape {list(w_shape[2:])}", "kernel_shape")
 
 
-def _check_bias(node: OpNode, b: np.ndarray | None, channels: int) -> None:
-    if b is not None and b.shape != (channels,):
+def _check_bias(node: OpNode, b: np.ndarray | None, channels: int, dtype: np.dtype | None = None) -> None:
+    if b is None:
+        return
+    if b.shape != (channels,):
         raise node.fail(f"B has shape {list(b.shape)}; {channels} output channels need one value each")
+    if dtype is not None and b.dtype != dtype:
+        raise node.fail(f"B is {b.dtype} and X is {dtype}; the schema wants one type T")
 
 
 def _pad_buffer(x: np.ndarray, begin: Sequence[int], end: Sequence[int], tail: int = 0) -> np.ndarray:
@@ -236,24 +242,38 @@ def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan) -> np.ndarray
 
 
 def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...]) -> np.ndarray:
-    """Windows of the padded input as (N, g, C/g*K, P) columns, then one batched matmul; the
-    columns of a large batch are built a few images at a time (at most COLS_BYTES)."""
+    """Windows of the padded input as (N, g, C/g*K, P) columns, then a batched matmul with W as
+    (g, M/g, C/g*K). The columns are built in blocks of about COLS_BYTES, so that each is still in
+    cache when multiplied: several images at once when they fit, else blocks of output rows of one
+    image (3x3 over 64x56x56: 576 x 3,136 columns, 7.2 MB, go as 4 blocks of 16 rows)."""
     xp = _padded(x, plan.begin, plan.end)
     n, c = xp.shape[:2]
-    g = plan.group
-    cg, k, p = c // g, math.prod(kernel), math.prod(plan.out)
+    g, mg = plan.group, wl.shape[1]
+    cg, k = c // g, math.prod(kernel)
     sn, sc, *sl = xp.strides
     shape = (n, g, cg) + kernel + plan.out
     strides = (
         (sn, cg * sc, sc) + tuple(d * s for d, s in zip(plan.dilations, sl)) + tuple(st * s for st, s in zip(plan.strides, sl))
     )
     windows = as_strided(xp, shape, strides, writeable=False)
-    y = np.empty((n, g, wl.shape[1], p), dtype=x.dtype)
-    step = max(1, COLS_BYTES // max(1, c * k * p * x.itemsize))
-    for first in range(0, n, step):
-        cols = windows[first : first + step].reshape(-1, g, cg * k, p)
-        np.matmul(wl, cols, out=y[first : first + step])
-    return y.reshape((n, g * wl.shape[1]) + plan.out)
+    first_axis = 3 + len(kernel)
+    height, rest = plan.out[0], math.prod(plan.out[1:])
+    y = np.empty((n, g, mg, height, rest), dtype=x.dtype)
+    row_bytes = c * k * rest * x.itemsize
+    rows = max(1, min(height, COLS_BYTES // row_bytes))
+    images = max(1, min(n, COLS_BYTES // (row_bytes * height))) if rows == height else 1
+    columns = np.empty(images * c * k * rows * rest, dtype=x.dtype)
+    product_ = np.empty(images * g * mg * rows * rest, dtype=x.dtype)
+    for image in range(0, n, images):
+        for row in range(0, height, rows):
+            block = windows[(slice(image, image + images),) + (slice(None),) * (first_axis - 1) + (slice(row, row + rows),)]
+            cols = columns[: block.size].reshape(block.shape)
+            cols[...] = block
+            count, span = block.shape[0], block.size // (block.shape[0] * c * k)
+            result = product_[: count * g * mg * span].reshape(count, g, mg, span)
+            np.matmul(wl, cols.reshape(count, g, cg * k, span), out=result)
+            y[image : image + count, :, :, row : row + rows] = result.reshape(count, g, mg, -1, rest)
+    return y.reshape((n, g * mg) + plan.out)
 
 
 def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None) -> np.ndarray:
@@ -267,9 +287,10 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
     reads padded position ``o * s + t * d = s * (o + t * d // s) + t * d % s``, i.e. position
     ``o + t * d // s`` of phase ``t * d % s`` (the positions congruent to it mod s), a plane of
     ``ceil(P / s)``. With stride 1 there is one phase, the padded plane. In a phase plane of width
-    Q, output (o1, o2) is flat position ``o1 * Q + o2`` and tap (i, j) adds a constant offset
-    (3x3, stride 1, over 114x114 padded: 9 shifted runs of 112 * 114); the columns o2 >= out2 are
-    computed and dropped."""
+    Q, output (o1, o2) is flat position ``o1 * Q + o2`` and tap (i, j) adds a constant offset; the
+    columns o2 >= out2 are computed and dropped. With stride 1 whole padded planes are computed
+    (rows o1 >= out1 dropped too), so that a tile's tap view is one contiguous run, which numpy
+    multiplies fastest (3x3 over 114x114 padded: 9 shifted runs of 114 * 114 per plane)."""
     n, g = x.shape[0], plan.group
     mg = wl.shape[2]
     rows = n * g
@@ -286,7 +307,8 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
         + sum(t * d // s * e for t, d, s, e in zip(tap, plan.dilations, strides, steps))
         for tap in taps
     ]
-    grid = plan.out[0] * math.prod(phase_shape[1:])
+    height = plan.out[0] if len(phases) > 1 else phase_shape[0]
+    grid = height * math.prod(phase_shape[1:])
     tail = max(0, max(offsets) + grid - plane)
     tile = max(1, min(rows, TILE_BYTES // (max(plane, mg * grid) * x.itemsize)))
     buffer = np.zeros(tile * plane + tail, dtype=x.dtype)
@@ -321,7 +343,7 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
             part += scratch
         if biases is not None:
             part += biases[first : first + count]
-        y[first : first + count] = part.reshape((count, mg, plan.out[0]) + phase_shape[1:])[crop]
+        y[first : first + count] = part.reshape((count, mg, height) + phase_shape[1:])[crop]
     return y.reshape((n, g * mg) + plan.out)
 
 
@@ -349,7 +371,7 @@ def _conv_factory(node: OpNode) -> Kernel:
     def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         dtype = _compute_dtype(node, x, w)
         plan = plan_for(x.shape, w.shape)
-        _check_bias(node, b, w.shape[0])
+        _check_bias(node, b, w.shape[0], x.dtype)
         wl = prepared.get((plan.method, dtype)) if w_const is not None else None
         if wl is None:
             wl = conv_weights(plan.method, w, plan.group, dtype)
@@ -445,40 +467,66 @@ def transpose_weights(w: np.ndarray, group: int, dtype: np.dtype) -> np.ndarray:
     return np.ascontiguousarray(w.astype(dtype, copy=False).reshape(group, c // group, -1).transpose(0, 2, 1))
 
 
-def _tap_range(t: int, s: int, d: int, start: int, size: int, out: int) -> tuple[slice, slice] | None:
-    """Inputs i whose tap t lands in the output, ``0 <= i*s + t*d - start < out``, as (input, output) slices."""
-    lo = max(0, -((t * d - start) // s))
-    hi = min(size - 1, (out - 1 + start - t * d) // s)
+def _phase_range(phase: int, s: int, start: int, extent: int, out: int) -> tuple[slice, slice] | None:
+    """Rows q of a phase plane (full output positions ``phase + q * s``) that land in the output,
+    ``0 <= phase + q * s - start < out``, as (phase plane, output) slices."""
+    lo = max(0, -((phase - start) // s))
+    hi = min(extent - 1, (out - 1 + start - phase) // s)
     if lo > hi:
         return None
-    first = lo * s + t * d - start
+    first = phase + lo * s - start
     return slice(lo, hi + 1), slice(first, first + (hi - lo) * s + 1, s)
 
 
 def _transpose_run(x: np.ndarray, wt: np.ndarray, plan: TransposePlan, kernel: tuple[int, ...]) -> np.ndarray:
-    """``cols = W^T @ X`` per group: (N, g, M/g*K, P); then each tap's (N, M, *L) block is added
-    at its strided place in the output (col2im), one slice assignment per tap."""
+    """``cols = W^T @ X`` per group, then col2im over phase planes.
+
+    Full output position ``i * s + t * d`` is row ``i + t * d // s`` of phase ``t * d % s`` (the
+    positions congruent to it mod s). With X's rows laid out at the phase planes' pitch (zero
+    columns added), each tap's (N, M, *L) block of cols lands in its phase plane at one flat offset:
+    one flat add per tap over runs of a whole plane (the added zero columns spill harmlessly). The
+    phases are then copied to their strided places in the output (s1 * s2 copies), cropped by the
+    pads or extended where no input reaches. 4x4 kernel, stride 2 over 16x16: 16 adds into 4 phase
+    planes of 17x17, then 4 copies. When
+    (k - 1) * d < s every tap has a phase of its own (2x2, stride 2): its block of cols is copied
+    straight to the output."""
     n, c = x.shape[:2]
     g = plan.group
     sizes = x.shape[2:]
-    cols = np.matmul(wt, x.reshape(n, g, c // g, math.prod(sizes)))
-    m = g * (wt.shape[1] // math.prod(kernel))
-    cols = cols.reshape((n, m) + kernel + sizes)
-    overlap = any((k - 1) * d >= s for k, d, s in zip(kernel, plan.dilations, plan.strides))
-    y = np.zeros((n, m) + plan.out, dtype=x.dtype)
-    for tap in product(*(range(k) for k in kernel)):
-        ranges = [
-            _tap_range(t, s, d, b, size, o)
-            for t, s, d, b, size, o in zip(tap, plan.strides, plan.dilations, plan.begin, sizes, plan.out)
+    taps = list(product(*(range(k) for k in kernel)))
+    m = g * (wt.shape[1] // len(taps))
+    strides, dilations = plan.strides, plan.dilations
+    extents = tuple(size + (k - 1) * d // s for size, k, d, s in zip(sizes, kernel, dilations, strides))
+    phases = list(product(*(range(s) for s in strides)))
+    plane = math.prod(extents)
+    pitches = [math.prod(extents[i + 1 :]) for i in range(len(kernel))]
+    run = sizes[0] * math.prod(extents[1:])
+    if extents[1:] != sizes[1:]:
+        pitched = np.zeros((n, c, sizes[0]) + extents[1:], dtype=x.dtype)
+        pitched[(slice(None), slice(None), slice(None)) + tuple(slice(0, size) for size in sizes[1:])] = x
+        x = pitched
+    cols = np.matmul(wt, x.reshape(n, g, c // g, run)).reshape(n, m, len(taps), run)
+    residues = [tuple(t * d % s for t, d, s in zip(tap, dilations, strides)) for tap in taps]
+    if all((k - 1) * d < s for k, d, s in zip(kernel, dilations, strides)):
+        sources = {r: cols[:, :, number].reshape((n, m) + extents) for number, r in enumerate(residues)}
+    else:
+        offsets = [
+            phases.index(r) * plane + sum(t * d // s * p for t, d, s, p in zip(tap, dilations, strides, pitches))
+            for r, tap in zip(residues, taps)
         ]
-        if any(r is None for r in ranges):
-            continue
-        source = cols[(slice(None), slice(None)) + tap + tuple(r[0] for r in ranges if r)]
-        target = (slice(None), slice(None)) + tuple(r[1] for r in ranges if r)
-        if overlap:
-            y[target] += source
-        else:
-            y[target] = source
+        total = len(phases) * plane
+        flat = np.zeros((n, m, max(total, max(offsets) + run)), dtype=x.dtype)
+        for number, offset in enumerate(offsets):
+            flat[:, :, offset : offset + run] += cols[:, :, number]
+        planes = flat[:, :, :total].reshape((n, m, len(phases)) + extents)
+        sources = {r: planes[:, :, number] for number, r in enumerate(phases)}
+    y = np.zeros((n, m) + plan.out, dtype=x.dtype)
+    for phase, source in sources.items():
+        ranges = [_phase_range(f, s, b, e, o) for f, s, b, e, o in zip(phase, strides, plan.begin, extents, plan.out)]
+        if all(r is not None for r in ranges):
+            y[(slice(None), slice(None)) + tuple(r[1] for r in ranges if r)] = source[
+                (slice(None), slice(None)) + tuple(r[0] for r in ranges if r)
+            ]
     return y
 
 
@@ -505,7 +553,7 @@ def _transpose_factory(node: OpNode, split: Split) -> Kernel:
     def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         dtype = _compute_dtype(node, x, w)
         plan = plan_for(x.shape, w.shape)
-        _check_bias(node, b, w.shape[1] * plan.group)
+        _check_bias(node, b, w.shape[1] * plan.group, x.dtype)
         wt = prepared.get(dtype) if w_const is not None else None
         if wt is None:
             wt = transpose_weights(w, plan.group, dtype)

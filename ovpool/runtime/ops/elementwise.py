@@ -63,10 +63,14 @@ def _formal_types(op_type: str, since: int, domain: str) -> tuple[tuple[str, ...
     return tuple(formal.type_str for formal in schema.inputs), allowed
 
 
+_OBJECT = np.dtype(object)
+
+
 def type_guard(node: OpNode) -> Callable[..., None]:
     """A check of a kernel's inputs against the node's schema version: each input's dtype is one its
     type parameter allows, and inputs sharing a parameter share a dtype (Add-7 of float32 and int64
-    is the node's error). Inputs past the formal list are the last (variadic) one's; None is skipped."""
+    is the node's error). Inputs past the formal list are the last (variadic) one's; None is skipped;
+    numpy unicode arrays count as ONNX strings, like object arrays of ``str``."""
     params, allowed = _formal_types(node.op_type, node.since, node.domain)
     last = len(params) - 1
 
@@ -76,7 +80,7 @@ def type_guard(node: OpNode) -> Callable[..., None]:
             if array is None:
                 continue
             param = params[min(i, last)]
-            dtype = array.dtype
+            dtype = _OBJECT if array.dtype.kind == "U" else array.dtype
             if dtype not in allowed[param]:
                 names = ", ".join(sorted(str(t) for t in allowed[param]))
                 raise node.fail(f"input {i} has type {dtype}; {node.op_type}-{node.since} allows {names}")
@@ -187,7 +191,7 @@ for _op, _since, _function in _SIMPLE:
     register(_op, _since)(_simple_factory(_function))
 
 
-_BITS = {2: np.int16, 4: np.int32, 8: np.int64}
+_BITS = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
 def _mask_bits(mask: np.ndarray, itemsize: int) -> np.ndarray:
@@ -203,6 +207,19 @@ def keep(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
     bits = _mask_bits(mask, x.itemsize)
     np.bitwise_and(x.view(bits.dtype), bits, out=bits)
     return bits.view(x.dtype)
+
+
+def bit_select(condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a`` where the bool ``condition`` holds, ``b`` elsewhere, broadcast three ways (``a`` and ``b``
+    of one type, any item size of 1, 2, 4 or 8 bytes), by bit masks instead of a branch per element:
+    [T, F] with [1.5, 2.5] and 0 -> [1.5, 0]."""
+    bits = np.empty(np.broadcast_shapes(condition.shape, a.shape, b.shape), _BITS[a.itemsize])
+    np.negative(condition.view(np.int8), out=bits)
+    chosen = np.asarray(np.bitwise_and(a.view(bits.dtype), bits))
+    np.invert(bits, out=bits)
+    np.bitwise_and(b.view(bits.dtype), bits, out=bits)
+    np.bitwise_or(chosen, bits, out=chosen)
+    return chosen.view(a.dtype)
 
 
 def _positive_part(x: np.ndarray) -> np.ndarray:
@@ -439,9 +456,14 @@ def is_inf(node: OpNode) -> Kernel:
 
 
 def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
-    """min(high, max(x, low)) with None for "no bound"; NaN stays NaN; low > high gives high."""
+    """min(high, max(x, low)) with None for "no bound"; NaN stays NaN; low > high gives high; half
+    precision through float32 (exact: the bounds are of x's type)."""
     if low is None and high is None:
         return x.copy()
+    if _is_half(x.dtype):
+        low32 = None if low is None else np.float32(low)
+        high32 = None if high is None else np.float32(high)
+        return np.clip(x.astype(np.float32), low32, high32).astype(x.dtype)
     return np.clip(x, low, high)
 
 
@@ -450,6 +472,8 @@ def _type_limits(dtype: np.dtype) -> tuple[Any, Any]:
     (None): no value lies beyond them."""
     if dtype.kind in "iub":
         return None, None
+    if dtype.kind == "V":  # bfloat16, which np.finfo does not know: largest finite 0x7F7F, lowest 0xFF7F
+        return tuple(np.array(bits, np.uint16).view(dtype)[()] for bits in (0xFF7F, 0x7F7F))  # type: ignore[return-value]
     info = np.finfo(dtype)
     return dtype.type(info.min), dtype.type(info.max)
 

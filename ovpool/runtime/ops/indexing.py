@@ -88,7 +88,7 @@ def gather(node: OpNode) -> Kernel:
     def kernel(data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, ...]:
         a = _axis(node, data.ndim)
         _valid(node, indices, data.shape[a], negative)
-        return (np.take(data, indices, axis=a),)
+        return outputs(np.take(data, indices, axis=a))
 
     return kernel
 
@@ -291,17 +291,71 @@ def top_k(node: OpNode) -> Kernel:
         n = x.shape[a]
         if not 0 <= k <= n:
             raise node.fail(f"k = {k} is outside [0, {n}] for axis {a} of {x.shape}")
-        if largest:
-            # A stable ascending sort of the reversed axis puts equal values in falling index
-            # order; read backwards it is descending with the lower index first.
-            order = np.argsort(np.flip(x, a), axis=a, kind="stable")
-            tail = np.flip(np.take(order, np.arange(n - k, n), axis=a), a)
-            index = (n - 1) - tail
-        else:
-            index = np.take(np.argsort(x, axis=a, kind="stable"), np.arange(k), axis=a)
-        return np.take_along_axis(x, index, axis=a), index.astype(np.int64, copy=False)
+        rows = np.moveaxis(x, a, -1)
+        index = _best(rows.reshape(math.prod(rows.shape[:-1]), n), k, largest).reshape(*rows.shape[:-1], k)
+        index = np.moveaxis(index, -1, a)
+        return np.take_along_axis(x, index, axis=a), index
 
     return kernel
+
+
+def _best(rows: np.ndarray, k: int, largest: bool) -> np.ndarray:
+    """int64 (R, k): per row of ``rows`` the positions of its k largest (smallest) values, best
+    first, equal values by position. NaN counts as above every number.
+
+    For k < n the k-th best value of each row (np.partition, linear time) is a threshold that
+    exactly the winners and their ties reach; only those candidates are sorted (by row, value,
+    position). When k is small against n, the k-th best of a strided sample (every 16th value,
+    still >= k values) is the threshold instead: at least k row values reach it, about 16k do.
+    Small inputs, k = n and rows with NaN are sorted whole."""
+    count, n = rows.shape
+    if 0 < k < n and rows.size > 4096 and not (rows.dtype.kind == "f" and np.isnan(rows).any()):
+        source = rows[:, ::16] if n >= 64 * k else rows
+        m = source.shape[1]
+        if largest:
+            threshold = np.partition(source, m - k, axis=1)[:, m - k]
+            row, col = np.divmod(np.flatnonzero(rows >= threshold[:, None]), n)
+        else:
+            threshold = np.partition(source, k - 1, axis=1)[:, k - 1]
+            row, col = np.divmod(np.flatnonzero(rows <= threshold[:, None]), n)
+        order = _candidate_order(rows[row, col], row, col, count, n, largest)
+        counts = np.bincount(row, minlength=count)
+        return col[order[(np.cumsum(counts) - counts)[:, None] + np.arange(k)]]
+    if largest:
+        # A stable ascending sort of the reversed rows puts equal values in falling position
+        # order; read backwards it is descending with the lower position first.
+        order = np.argsort(rows[:, ::-1], axis=1, kind="stable")
+        return (n - 1) - order[:, ::-1][:, :k]
+    return np.argsort(rows, axis=1, kind="stable")[:, :k]
+
+
+def _candidate_order(values: np.ndarray, row: np.ndarray, col: np.ndarray, count: int, n: int, largest: bool) -> np.ndarray:
+    """The order of TopK candidates (given in row, position order) by row, then value (best
+    first), then position. Values of at most 32 bits become unsigned keys in value order (floats:
+    sign bit flipped, or all bits when negative; -0.0 taken as 0.0), packed with row and position
+    into one uint64 that a single unstable sort orders; wider types take two stable sorts."""
+    size = values.dtype.itemsize
+    row_bits, col_bits = max(count - 1, 1).bit_length(), max(n - 1, 1).bit_length()
+    if values.dtype.kind in "fiu" and row_bits + 8 * size + col_bits <= 64:
+        if values.dtype.kind == "f":
+            values = values + values.dtype.type(0)
+        bits = values.view(f"u{size}").astype(np.uint64)
+        top, full = np.uint64(1 << (8 * size - 1)), np.uint64((1 << (8 * size)) - 1)
+        if values.dtype.kind == "f":
+            key = np.where(bits & top, ~bits & full, bits | top)
+        else:
+            key = bits ^ top if values.dtype.kind == "i" else bits
+        if largest:
+            key = full - key
+        packed = (row.astype(np.uint64) << np.uint64(8 * size + col_bits)) | (key << np.uint64(col_bits)) | col.astype(np.uint64)
+        return np.argsort(packed)
+    # a stable sort by value (descending: sorted reversed and read backwards, so that ties stay
+    # by position), then a stable sort by row
+    if largest:
+        order = (len(values) - 1) - np.argsort(values[::-1], kind="stable")[::-1]
+    else:
+        order = np.argsort(values, kind="stable")
+    return order[np.argsort(row[order], kind="stable")]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@
 - Einsum-12/28: the equation is checked once (one term per input, letters a-z A-Z, at most one
   ``...`` per term, output letters from the inputs, none twice); without ``->`` the output is the
   ellipsis then the letters used once, in ASCII order ("bA,Ac" is "bA,Ac->bc", "ba" is "ba->ab").
-  A letter's dimension must be the same in every term that uses it.
+  A letter's dimension must be the same in every term that uses it; every ``...`` stands for the same
+  number of axes (whose sizes broadcast: (2, 1, 3, 4) and (1, 5, 4, 2) under "...ij,...jk").
 
 float16 (and bfloat16) products are computed in float32 and rounded once, as numpy's half-precision
 matmul is slow and accumulates in half precision.
@@ -41,7 +42,7 @@ def matmul(node: OpNode) -> Kernel:
         if a.ndim == 0 or b.ndim == 0:
             raise node.fail(f"inputs of shapes {a.shape} and {b.shape}: MatMul needs at least 1-D inputs")
         try:
-            product = np.matmul(wide(a), wide_b if b is constant_b else wide(b))
+            product = np.matmul(wide(a), wide_b if wide_b is not None and b is constant_b else wide(b))
         except ValueError:
             raise node.fail(f"inputs of shapes {a.shape} and {b.shape} do not multiply") from None
         return outputs(narrow(np.asarray(product), a.dtype))
@@ -134,13 +135,22 @@ class _Equation:
         self.text = f"{','.join(self.terms)}->{right}"
 
     def check_shapes(self, node: OpNode, arrays: tuple[np.ndarray, ...]) -> None:
-        """Each term's letters against its input's rank, and each letter's dimension everywhere."""
+        """Each term's letters against its input's rank, each letter's dimension everywhere, and
+        one number of axes for every ``...`` (their sizes broadcast)."""
         sizes: dict[str, int] = {}
+        ellipsis_rank: int | None = None
         for i, (term, array) in enumerate(zip(self.terms, arrays)):
             labels = term.replace("...", "")
             ellipsis = "..." in term
             if array.ndim < len(labels) or (not ellipsis and array.ndim != len(labels)):
                 raise node.fail(f"input {i} of shape {array.shape} does not match term {term!r}")
+            if ellipsis:
+                rank = array.ndim - len(labels)
+                if ellipsis_rank is not None and rank != ellipsis_rank:
+                    raise node.fail(
+                        f"'...' is {ellipsis_rank} axes in one input and {rank} in input {i}; the schema needs one number"
+                    )
+                ellipsis_rank = rank
             head = term.index("...") if ellipsis else len(labels)
             tail = len(labels) - head
             dims = array.shape[:head] + (array.shape[array.ndim - tail :] if tail else ())

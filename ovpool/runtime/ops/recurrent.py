@@ -17,7 +17,10 @@ batch-first: ``X`` is ``[batch, seq, input]`` and ``Y`` ``[batch, seq, direction
 ``activation_beta`` are consumed in that order by the functions that take them: with
 ``[HardSigmoid, Tanh, LeakyRelu]`` and alphas ``[0.3, 0.05]``, HardSigmoid gets alpha 0.3 and
 LeakyRelu 0.05; a function left without a value takes its ONNX operator's default (LeakyRelu 0.01,
-HardSigmoid 0.2 and 0.5, Affine 1 and 0). Float16 and bfloat16 are computed in float32 and cast back.
+ThresholdedRelu 1, Elu 1, HardSigmoid 0.2 and 0.5, Affine 1 and 0; ScaledTanh has none, so it must be
+given). onnxruntime takes 0 for Affine's and ThresholdedRelu's missing alpha; ovpool follows the
+schema. Names are matched without case (``tanh`` is Tanh), as onnxruntime's LSTM and GRU do. Float16
+and bfloat16 are computed in float32 and cast back.
 """
 
 from __future__ import annotations
@@ -182,18 +185,19 @@ def _weights(
         raise node.fail(f"{spec.hidden} does not match R of shape {list(r.shape)}", "hidden_size")
     if w.ndim != 3 or w.shape[:2] != (dirs, g * hidden):
         raise node.fail(f"W has shape {list(w.shape)}; expected [{dirs}, {g * hidden}, input_size]")
-    w_t = np.ascontiguousarray(w.astype(work).transpose(0, 2, 1))
-    r_t = np.ascontiguousarray(r.astype(work).transpose(0, 2, 1))
+    w_t: np.ndarray = np.ascontiguousarray(w.astype(work).transpose(0, 2, 1))
+    r_t: np.ndarray = np.ascontiguousarray(r.astype(work).transpose(0, 2, 1))
     if b is None:
         b = np.zeros((dirs, 2 * g * hidden), work)
     elif b.shape != (dirs, 2 * g * hidden):
         raise node.fail(f"B has shape {list(b.shape)}; expected [{dirs}, {2 * g * hidden}]")
-    wb, rb = b.astype(work)[:, : g * hidden], b.astype(work)[:, g * hidden :]
+    bias: np.ndarray = b.astype(work)
+    wb, rb = bias[:, : g * hidden], bias[:, g * hidden :]
     r_bias_h = None
     if spec.op == "GRU" and spec.linear_before_reset:
         r_bias_h = rb[:, None, 2 * hidden :].copy()
         rb = np.concatenate([rb[:, : 2 * hidden], np.zeros((dirs, hidden), work)], axis=1)
-    peep = None
+    peep: np.ndarray | None = None
     if p is not None:
         if p.shape != (dirs, 3 * hidden):
             raise node.fail(f"P has shape {list(p.shape)}; expected [{dirs}, {3 * hidden}]")
@@ -209,6 +213,7 @@ Step = Callable[[np.ndarray, np.ndarray, np.ndarray | None], tuple[np.ndarray, n
 
 
 def _rnn_step(spec: _Spec, wt: _Weights) -> Step:
+    """RNN: ``H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb)``."""
     (f,) = spec.roles
 
     def step(xw: np.ndarray, h: np.ndarray, c: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -218,6 +223,9 @@ def _rnn_step(spec: _Spec, wt: _Weights) -> Step:
 
 
 def _gru_step(spec: _Spec, wt: _Weights) -> Step:
+    """GRU, gate blocks z, r, h: ``z = f(..z)``, ``r = f(..r)``; the candidate is ``g(X_t Wh^T +
+    (r * H_{t-1}) Rh^T + Rbh + Wbh)``, or with linear_before_reset ``g(X_t Wh^T + r * (H_{t-1} Rh^T
+    + Rbh) + Wbh)``; ``H_t = (1 - z) * candidate + z * H_{t-1}``."""
     f, g = spec.roles
     n = wt.hidden
     r_zr, r_h = np.ascontiguousarray(wt.r_t[:, :, : 2 * n]), np.ascontiguousarray(wt.r_t[:, :, 2 * n :])
@@ -238,6 +246,9 @@ def _gru_step(spec: _Spec, wt: _Weights) -> Step:
 
 
 def _lstm_step(spec: _Spec, wt: _Weights) -> Step:
+    """LSTM, gate blocks i, o, f, c: ``i = f(..i + Pi * C_{t-1})``, ``f = f(..f + Pf * C_{t-1})``
+    (``1 - i`` with input_forget), ``C_t = f * C_{t-1} + i * g(..c)``, ``o = f(..o + Po * C_t)``,
+    ``H_t = o * h(C_t)``; clip bounds each activation's input."""
     f, g, h_fn = spec.roles
     n = wt.hidden
     peep = wt.peep
@@ -295,21 +306,20 @@ def _recurrent(node: OpNode) -> Kernel:
         initial_c: np.ndarray | None = None,
         p: np.ndarray | None = None,
     ) -> tuple[np.ndarray, ...]:
-        s, work = spec, _work(x.dtype)
-        p = p if s.op == "LSTM" else None
-        reusable = (
-            prepared is not None and prepared.w_t.dtype == work and (b is None) == (b0 is None) and (p is None) == (p0 is None)
-        )
-        wt = prepared if reusable and prepared is not None else _weights(node, s, work, w, r, b, p)
+        work = _work(x.dtype)
+        p = p if spec.op == "LSTM" else None
+        wt = prepared
+        if wt is None or wt.w_t.dtype != work or (b is None) != (b0 is None) or (p is None) != (p0 is None):
+            wt = _weights(node, spec, work, w, r, b, p)  # not constant (or B, P given at run time only)
         if x.ndim != 3:
             raise node.fail(f"X has shape {list(x.shape)}; expected rank 3")
-        xs = (x if s.layout == 0 else x.transpose(1, 0, 2)).astype(work)
+        xs: np.ndarray = (x if spec.layout == 0 else x.transpose(1, 0, 2)).astype(work)
         steps, batch, inputs = xs.shape
         if inputs != wt.w_t.shape[1]:
             raise node.fail(f"X has input size {inputs}; W expects {wt.w_t.shape[1]}")
-        dirs, n = len(s.reverse), wt.hidden
-        h = _state(node, initial_h, "initial_h", (dirs, batch, n), s.layout, work)
-        c = _state(node, initial_c, "initial_c", (dirs, batch, n), s.layout, work) if s.op == "LSTM" else None
+        dirs, n = len(spec.reverse), wt.hidden
+        h = _state(node, initial_h, "initial_h", (dirs, batch, n), spec.layout, work)
+        c = _state(node, initial_c, "initial_c", (dirs, batch, n), spec.layout, work) if spec.op == "LSTM" else None
 
         lengths = None
         if sequence_lens is not None:
@@ -322,16 +332,16 @@ def _recurrent(node: OpNode) -> Kernel:
                 lengths = None
 
         xw = (np.matmul(xs.reshape(1, steps * batch, inputs), wt.w_t) + wt.bias).reshape(dirs, steps, batch, -1)
-        order = None  # order[t, b]: the time step a reverse direction reads at its step t
+        order = None  # order[k, b]: the time step a reverse direction reads at its step k
         if lengths is not None:
-            t = np.arange(steps)[:, None]
-            order = np.where(t < lengths, lengths - 1 - t, t)
-        for d, rev in enumerate(s.reverse):
+            k = np.arange(steps)[:, None]
+            order = np.where(k < lengths, lengths - 1 - k, k)
+        for d, rev in enumerate(spec.reverse):
             if rev:
                 xw[d] = xw[d, ::-1] if order is None else xw[d][order, np.arange(batch)]
 
-        step = _STEPS[s.op](s, wt)
-        y = np.empty((steps, dirs, batch, n), work)
+        step = _STEPS[spec.op](spec, wt)
+        y: np.ndarray = np.empty((steps, dirs, batch, n), work)
         with np.errstate(over="ignore"):
             for t in range(steps):
                 h_new, c_new = step(xw[:, t], h, c)
@@ -341,10 +351,10 @@ def _recurrent(node: OpNode) -> Kernel:
                 else:
                     valid = (t < lengths)[:, None]
                     h = np.where(valid, h_new, h)
-                    if c is not None:
+                    if c is not None and c_new is not None:
                         c = np.where(valid, c_new, c)
                     y[t] = np.where(valid, h_new, 0)
-        for d, rev in enumerate(s.reverse):
+        for d, rev in enumerate(spec.reverse):
             if rev:
                 y[:, d] = y[::-1, d] if order is None else y[order, d, np.arange(batch)]
         if lengths is not None:
@@ -353,7 +363,7 @@ def _recurrent(node: OpNode) -> Kernel:
             c = None if c is None else np.where(empty, 0, c)
 
         results = [y, h] + ([c] if c is not None else [])
-        if s.layout == 1:
+        if spec.layout == 1:
             results = [y.transpose(2, 0, 1, 3)] + [state.transpose(1, 0, 2) for state in results[1:]]
         return tuple(np.ascontiguousarray(v).astype(x.dtype, copy=False) for v in results[:n_outputs])
 

@@ -26,11 +26,13 @@ weights), built once per input shape and ``roi``/``scales``/``sizes`` values, an
   10 elements at scale 0.6 give indices 0 2 4 5 7 9.
 
 ``linear`` on an integer tensor computes in float64 and truncates toward zero like onnxruntime
-(0.75 becomes 0); ``cubic`` also clips to the type's range.
+(0.75 becomes 0; onnxruntime sums in float32, so int32 values beyond 2**24 can differ by a few
+units); ``cubic`` also clips to the type's range. float16 and bfloat16 compute in float32.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -189,9 +191,13 @@ def _resolve(
         raise node.fail(f"cannot resize an empty axis to sizes {sizes.tolist()}")
     if scales is not None:
         factors = scales.astype(_F32)
-        if not np.all(factors > 0):
-            raise node.fail(f"input 'scales' {scales.tolist()} must be greater than 0")
+        if not np.all((factors > 0) & np.isfinite(factors)):
+            raise node.fail(f"input 'scales' {scales.tolist()} must be finite and greater than 0")
         widths = [_F32(n) * (e - s) * f for n, s, e, f in zip(lengths, starts, ends, factors)]
+        if not all(np.isfinite(w) and w >= 0 for w in widths):
+            raise node.fail(
+                f"roi {roi.tolist() if roi is not None else None} with scales {scales.tolist()} gives no output length"
+            )
         out = [int(np.floor(w)) for w in widths]
         widths = [_F32(n) * f for n, f in zip(lengths, factors)]
     else:
@@ -334,22 +340,46 @@ def _plan(node: OpNode, rule: _Rule, x: np.ndarray, roi: Any, scales: Any, sizes
     return _Plan(kept, compute if any(s.weights is not None for s in kept) else None)
 
 
-def _apply(plan: _Plan, rule: _Rule, x: np.ndarray) -> np.ndarray:
-    y = x if plan.compute is None else x.astype(plan.compute, copy=False)
-    for step in plan.steps:
-        if step.weights is None:
-            y = np.take(y, step.indices[0], axis=step.axis)
-            continue
-        total = np.take(y, step.indices[0], axis=step.axis)
-        total *= step.weights[0]
-        for index, weight in zip(step.indices[1:], step.weights[1:]):
-            term = np.take(y, index, axis=step.axis)
-            term *= weight
-            total += term
-        y = total
+class _Scratch(threading.local):
+    """One thread's buffers for a kernel's intermediate arrays, kept from call to call: a fresh 6 MB
+    array costs its ~1600 pages in page faults on every call, more than the arithmetic on it."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[Any, np.ndarray] = {}
+
+    def get(self, role: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        key = (role, shape, dtype)
+        buffer = self.buffers.get(key)
+        if buffer is None:
+            if len(self.buffers) >= 4 * _CACHED_PLANS:
+                self.buffers.clear()
+            buffer = self.buffers[key] = np.empty(shape, dtype)
+        return buffer
+
+
+def _apply(plan: _Plan, rule: _Rule, x: np.ndarray, scratch: _Scratch) -> np.ndarray:
+    """The steps in order; every intermediate lives in ``scratch``, only the result is a new array."""
+    y = x
+    if plan.compute is not None and x.dtype != plan.compute:
+        y = scratch.get("input", x.shape, plan.compute)
+        np.copyto(y, x, casting="unsafe")
+    cast = y.dtype != x.dtype
+    for i, step in enumerate(plan.steps):
+        shape = y.shape[: step.axis] + (len(step.indices[0]),) + y.shape[step.axis + 1 :]
+        last = i == len(plan.steps) - 1 and not cast
+        out = np.empty(shape, y.dtype) if last else scratch.get(i, shape, y.dtype)
+        np.take(y, step.indices[0], axis=step.axis, out=out, mode="clip")
+        if step.weights is not None:
+            out *= step.weights[0]
+            term = scratch.get("term", shape, y.dtype)
+            for index, weight in zip(step.indices[1:], step.weights[1:]):
+                np.take(y, index, axis=step.axis, out=term, mode="clip")
+                term *= weight
+                out += term
+        y = out
     if y is x:
         y = x.copy()
-    if y.dtype != x.dtype:
+    if cast:
         if x.dtype.kind in "iu":
             info = np.iinfo(x.dtype)
             y = np.clip(np.trunc(y), info.min, info.max)
@@ -378,6 +408,7 @@ def _key(array: Any) -> Any:
 def _kernel(node: OpNode, rule: _Rule, check: Any = None) -> Kernel:
     """The kernel ``(x, roi, scales, sizes)``; plans cached per input shape, dtype and input values."""
     plans: dict[Any, _Plan] = {}
+    scratch = _Scratch()
 
     def resize(x: np.ndarray, roi: Any = None, scales: Any = None, sizes: Any = None) -> tuple[np.ndarray, ...]:
         x = np.asarray(x)
@@ -390,7 +421,7 @@ def _kernel(node: OpNode, rule: _Rule, check: Any = None) -> Kernel:
             if len(plans) >= _CACHED_PLANS:
                 plans.clear()
             plans[key] = plan
-        return (_apply(plan, rule, x),)
+        return (_apply(plan, rule, x, scratch),)
 
     return resize
 

@@ -39,10 +39,10 @@ def _prepared(node: OpNode, index: int, parse: Callable[[np.ndarray], P]) -> Cal
 
 
 def _int_list(node: OpNode, value: Any, what: str) -> list[int]:
-    """A 1-D integer tensor (or attribute list) as Python ints (no int64 overflow in later sums)."""
+    """Input ``what``, a 1-D integer tensor, as Python ints (no int64 overflow in later sums)."""
     array = np.asarray(value)
     if array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
-        raise node.fail(f"must be a 1-D integer tensor, got {array.dtype} of shape {array.shape}", what)
+        raise node.fail(f"input '{what}' must be a 1-D integer tensor, got {array.dtype} of shape {array.shape}")
     return [int(v) for v in array.reshape(-1)]
 
 
@@ -71,10 +71,10 @@ def _list_source(node: OpNode, name: str, index: int, is_input: bool) -> Callabl
 
 
 def _int_scalar(node: OpNode, value: Any, what: str) -> int:
-    """A one-element integer tensor (0-D, or 1-D of one value) as a Python int."""
+    """Input ``what``, one integer (0-D, or 1-D of one value), as a Python int."""
     array = np.asarray(value)
     if array.size != 1 or array.dtype.kind not in "iu":
-        raise node.fail(f"must hold one integer, got {array.dtype} of shape {array.shape}", what)
+        raise node.fail(f"input '{what}' must hold one integer, got {array.dtype} of shape {array.shape}")
     return int(array.reshape(-1)[0])
 
 
@@ -95,14 +95,13 @@ def _axes(node: OpNode, axes: Sequence[int], rank: int, negative: bool, attribut
 # Concat
 
 
-@register("Concat", 4)
+@register("Concat", 1)
 def concat(node: OpNode) -> Kernel:
-    """Concat-4/11/13: the inputs joined along ``axis`` (required); negative from 11.
-
-    (2,3) and (2,5) with axis=1 (or -1 from Concat-11) give (2,8)."""
-    if "axis" not in node.attrs:
+    """Concat: the inputs joined along ``axis`` (Concat-1: default 1; from 4 required); negative
+    from 11. (2,3) and (2,5) with axis=1 (or -1 from Concat-11) give (2,8)."""
+    if "axis" not in node.attrs and node.since >= 4:
         raise node.fail("is required", "axis")
-    axis = int(node.attrs["axis"])
+    axis = int(node.attr("axis", 1))
     negative = node.since >= 11
 
     def kernel(*xs: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -456,13 +455,13 @@ def _pad(node: OpNode, x: np.ndarray, pads: list[int], axes: list[int] | None, m
         # are already padded: only border cells are written, the input is copied once.
         if not b and not e:
             continue
-        lead = (slice(None),) * a
+        lead: tuple[Any, ...] = (slice(None),) * a
         centre = result[(*lead, slice(b, b + d))]
         positions = _source_positions(mode, b, e, d)
         if b:
-            result[(*lead, slice(0, b))] = np.take(centre, positions[:b], axis=a)
+            result[(*lead, slice(0, b))] = centre[(*lead, positions[:b])]
         if e:
-            result[(*lead, slice(b + d, None))] = np.take(centre, positions[b + d :], axis=a)
+            result[(*lead, slice(b + d, None))] = centre[(*lead, positions[b + d :])]
     return result
 
 

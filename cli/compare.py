@@ -1,0 +1,84 @@
+"""``ovpool compare MODEL --device D [--reference numpy|CPU] [--inputs in.npz | -i NAME=x.npy ... |
+--random-inputs [--seed N] [--shape NAME=d0,d1,...]] [--rtol R] [--atol A] [--per-layer]
+[--precision P] [--fallback cpu|numpy|none | --no-fallback] [--json] [--no-cache]``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ovpool.cli.helptext import command
+
+OUTPUTS = "the comparison on stdout (--json: one JSON object); compiled models cached as ovpool run caches them; nothing else is written."
+
+
+def register(app: typer.Typer) -> None:
+    @command(app, OUTPUTS, {0: "within tolerance", 1: "beyond tolerance, or the device cannot run the model, or a bad model"})
+    def compare(
+        model: Path = typer.Argument(..., metavar="MODEL", help="ONNX model (.onnx) or OpenVINO IR (.xml)."),
+        device: str = typer.Option(
+            ..., "--device", metavar="DEVICE", help="The device to check: CPU, GPU, NPU, AUTO (OpenVINO) or numpy."
+        ),
+        reference: str = typer.Option(
+            "numpy", "--reference", metavar="REFERENCE", help="numpy (ovpool's exact executor) or CPU (OpenVINO at f32)."
+        ),
+        precision: str = typer.Option(
+            "default",
+            "--precision",
+            metavar="PRECISION",
+            help="The device's inference precision: default (its own), f32, bf16 or f16.",
+        ),
+        inputs: Path | None = typer.Option(None, "--inputs", metavar="FILE.npz", help=".npz keyed by input name."),
+        input_files: list[str] = typer.Option(
+            [], "-i", "--input", metavar="NAME=FILE.npy", help="One input from a .npy file, repeatable."
+        ),
+        random: bool = typer.Option(False, "--random-inputs", help="Generate inputs from the declared shapes and types."),
+        seed: int = typer.Option(0, "--seed", help="Seed for --random-inputs."),
+        shapes: list[str] = typer.Option(
+            [], "--shape", metavar="NAME=DIMS", help="NAME=d0,d1,... for dynamic dims with --random-inputs."
+        ),
+        rtol: float = typer.Option(1e-4, "--rtol", help="Allowed difference, relative to the reference's largest magnitude."),
+        atol: float = typer.Option(1e-6, "--atol", help="Allowed absolute difference on top of --rtol."),
+        per_layer: bool = typer.Option(False, "--per-layer", help="Compare every intermediate tensor; name the first beyond."),
+        fallback: str = typer.Option(
+            "none",
+            "--fallback",
+            metavar="LEVEL",
+            help="Where to run when the device cannot: none (fail), cpu, or numpy (device, CPU, numpy).",
+        ),
+        no_fallback: bool = typer.Option(False, "--no-fallback", help="Same as --fallback none."),
+        as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
+        no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
+    ) -> None:
+        """Where a device's results leave a reference's (numpy or CPU at f32): exit 0 within tolerance, 1 beyond."""
+        import json
+
+        from rich.console import Console
+        from rich.progress import Progress
+
+        from ovpool.cli.common import check_input_options, model_inputs
+        from ovpool.runtime import open_model
+        from ovpool.runtime.compare import compare as run_compare
+        from ovpool.runtime.compare import open_sides, report
+        from ovpool.runtime.tensors import check_inputs
+
+        check_input_options(inputs, input_files, random, shapes)
+        loaded = open_model(model)
+        opened, ref = open_sides(
+            loaded, device, reference, precision, "none" if no_fallback else fallback, not no_cache, per_layer
+        )
+        for notice in opened.notices:
+            typer.echo(f"warning: {notice}", err=True)
+        arrays = model_inputs(loaded.label, opened.session.inputs, inputs, input_files, random, shapes, seed)
+        check_inputs(loaded.label, ref.inputs, arrays)
+        with Progress(console=Console(stderr=True), transient=True) as progress:
+
+            def start(label: str, total: int | None):
+                task = progress.add_task(label, total=total)
+                return lambda: progress.advance(task)
+
+            result = run_compare(loaded, opened.session, ref, arrays, rtol, atol, per_layer, not no_cache, start)
+        typer.echo(json.dumps(result.record()) if as_json else report(result))
+        if not result.within:
+            raise typer.Exit(1)

@@ -1,0 +1,246 @@
+"""``ovpool compare``: the difference rule on hand-computed arrays, and devices that diverge for a
+reason known in advance: OpenVINO CPU at bf16 (8 significant bits, a relative error near 2**-9
+per rounding) against numpy or CPU at f32 must name the first layer that computes in bf16, and
+CPU at f32 must stay within 1e-4 of the largest magnitude, the tolerance the executor's own
+tests hold OpenVINO and onnxruntime to."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from runtime_support import (
+    EXAMPLE,
+    fake_gpu,
+    invoke,
+    ir_pools,
+    private_cache,  # noqa: F401  (autouse: a temporary compiled-model cache)
+    random_input,
+    save,
+)
+
+from ovpool.runtime.compare import difference
+from ovpool.runtime.ir_executor import IrGraph
+
+pytestmark = pytest.mark.openvino
+
+
+def _has_bf16() -> bool:
+    import openvino as ov
+
+    return "BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+
+
+needs_bf16 = pytest.mark.skipif(not _has_bf16(), reason="this CPU has no bf16 (OPTIMIZATION_CAPABILITIES lacks BF16)")
+
+
+def test_difference_rule_on_hand_computed_arrays():
+    d = difference("y", np.array([1.0, 2.5]), np.array([1.0, 2.0]))
+    assert (d.max_abs, d.max_rel, d.within, d.shape) == (0.5, 0.25, False, (2,))
+    # allowed: atol 1e-6 + rtol 1e-4 * 10 = 0.001001
+    assert difference("y", np.array([10.0, 0.001]), np.array([10.0, 0.0])).within
+    assert not difference("y", np.array([10.0, 0.0011]), np.array([10.0, 0.0])).within
+    assert difference("y", np.array([1.0, 2.0]), np.array([1.0, 2.5]), rtol=0.2, atol=0.0).within
+    nan = difference("y", np.array([np.nan, np.inf, 1.0]), np.array([np.nan, np.inf, 1.0]))
+    assert (nan.max_abs, nan.within) == (0.0, True)
+    assert math.isinf(difference("y", np.array([np.nan, 1.0]), np.array([0.5, 1.0])).max_abs)
+    assert not difference("i", np.array([3, 4]), np.array([3, 5])).within  # integers must be equal
+    assert difference("i", np.array([3, 5], np.int32), np.array([3, 5])).within
+    shape = difference("y", np.zeros((2, 3)), np.zeros((3, 2)))
+    assert not shape.within and shape.note == "shape [2, 3] on the device, [3, 2] on the reference"
+    assert difference("z", np.zeros(3), np.zeros(3)).max_rel == 0.0
+    scalar = difference("s", np.float32(3.0), np.float64(4.0))
+    assert (scalar.shape, scalar.max_abs, scalar.max_rel) == ((), 1.0, 0.25)
+
+
+def _conv_model():
+    """x (1x3x16x16) -> Conv 8x3x3x3 + bias -> Relu -> MaxPool 2x2: the Conv is where bf16 rounds."""
+    rng = np.random.default_rng(0)
+    weights = numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w")
+    bias = numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "b")
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("MaxPool", ["r"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "small",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [weights, bias],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def _ir_conv(path):
+    """The same network as OpenVINO IR with f32 weights."""
+    import openvino as ov
+    from openvino import opset1
+
+    rng = np.random.default_rng(0)
+    x = opset1.parameter([1, 3, 16, 16], ov.Type.f32, name="x")
+    weights = opset1.constant(rng.standard_normal((8, 3, 3, 3)).astype(np.float32))
+    conv = opset1.convolution(x, weights, [1, 1], [1, 1], [1, 1], [1, 1])
+    conv.set_friendly_name("conv")
+    relu = opset1.relu(conv)
+    relu.set_friendly_name("relu")
+    pool = opset1.max_pool(relu, [2, 2], [0, 0], [0, 0], [2, 2])
+    ov.save_model(ov.Model([pool], [x]), str(path), compress_to_fp16=False)
+    return path
+
+
+def _json(capsys, *args):
+    code, out, err = invoke(capsys, "compare", *args, "--json", "--no-cache")
+    assert "Traceback" not in err
+    return code, json.loads(out) if out else None, err
+
+
+def test_onnx_cpu_f32_against_numpy_is_within_tolerance_per_layer(tmp_path, capsys):
+    model = save(_conv_model(), tmp_path / "conv.onnx")
+    code, doc, err = _json(capsys, model, "--device", "CPU", "--precision", "f32", "--random-inputs", "--per-layer")
+    assert code == 0, err
+    assert (doc["device"], doc["precision"], doc["reference"], doc["within"]) == ("CPU", "f32", "numpy", True)
+    assert [o["name"] for o in doc["outputs"]] == ["y"] and doc["outputs"][0]["shape"] == [1, 8, 8, 8]
+    assert doc["outputs"][0]["max_rel"] <= 1e-4
+    layers = doc["per_layer"]
+    assert (layers["steps"], layers["compared"], layers["first_beyond"]) == (3, 3, None)
+    assert [(s["index"], s["name"], s["type"]) for s in layers["layers"]] == [
+        (0, "conv", "Conv"),
+        (1, "relu", "Relu"),
+        (2, "pool", "MaxPool"),
+    ]
+    # the other way round: numpy as the device, OpenVINO CPU at f32 as the reference
+    code, doc, err = _json(capsys, model, "--device", "numpy", "--reference", "CPU", "--random-inputs", "--per-layer")
+    assert code == 0 and (doc["device"], doc["precision"], doc["reference"]) == ("numpy", "", "CPU"), err
+    assert [s["name"] for s in doc["per_layer"]["layers"]] == ["conv", "relu", "pool"]
+
+
+@needs_bf16
+def test_onnx_cpu_bf16_names_the_conv_with_its_inputs_and_exits_1(tmp_path, capsys):
+    model = save(_conv_model(), tmp_path / "conv.onnx")
+    code, out, err = invoke(capsys, "compare", model, "--device", "CPU", "--precision", "bf16", "--random-inputs", "--per-layer")
+    assert code == 1, err
+    assert f"{model}: CPU at bf16 against numpy, rtol 0.0001, atol 1e-06" in out
+    assert "first beyond tolerance: Conv 'conv' (step 1 of 3 in execution order;" in out
+    assert "model input" in out and out.rstrip().endswith("beyond tolerance")
+    code, doc, _ = _json(capsys, model, "--device", "CPU", "--precision", "bf16", "--random-inputs", "--per-layer")
+    first = doc["per_layer"]["first_beyond"]
+    assert code == 1 and not doc["within"] and first["name"] == "conv" and first["type"] == "Conv"
+    assert [(i["name"], i["max_abs"], i["note"]) for i in first["inputs"]][0] == ("x", 0.0, "model input")
+    assert [i["max_abs"] for i in first["inputs"][1:]] == [None, None]  # weights and bias: constants
+    (own,) = first["outputs"]
+    # bf16 keeps 8 significant bits: the Conv's error is near 2**-9 of its scale, far beyond 1e-4
+    assert own["name"] == "c" and 1e-4 < own["max_rel"] < 3e-2
+    # without --per-layer only the outputs are compared, still beyond
+    code, doc, _ = _json(capsys, model, "--device", "CPU", "--precision", "bf16", "--random-inputs")
+    assert code == 1 and doc["per_layer"] is None and not doc["outputs"][0]["within"]
+    # a loose enough tolerance accepts bf16
+    code, doc, _ = _json(capsys, model, "--device", "CPU", "--precision", "bf16", "--random-inputs", "--rtol", "0.05")
+    assert code == 0 and doc["within"]
+
+
+@needs_bf16
+def test_ir_against_cpu_reference_names_the_convolution_layer(tmp_path, capsys):
+    xml = _ir_conv(tmp_path / "conv.xml")
+    args = (xml, "--device", "CPU", "--reference", "CPU", "--random-inputs", "--per-layer")
+    code, doc, err = _json(capsys, *args, "--precision", "bf16")
+    assert code == 1, err
+    assert doc["reference"] == "CPU" and doc["precision"] == "bf16"
+    first = doc["per_layer"]["first_beyond"]
+    assert (first["name"], first["type"], first["index"]) == ("conv", "Convolution", 0)
+    assert [(s["name"], s["type"]) for s in doc["per_layer"]["layers"]] == [
+        ("conv", "Convolution"),
+        ("relu", "Relu"),
+        (doc["per_layer"]["layers"][2]["name"], "MaxPool"),
+    ]
+    code, doc, err = _json(capsys, *args, "--precision", "f32")
+    assert code == 0 and doc["within"], err
+
+
+def test_pooling_ir_against_numpy_and_cpu(tmp_path, capsys):
+    """A pooling-only IR: numpy runs it (outputs by the IR's tensor names), CPU traces its layers."""
+    xml = ir_pools(tmp_path / "pools.xml")
+    code, doc, err = _json(capsys, xml, "--device", "CPU", "--precision", "f32", "--random-inputs")
+    assert code == 0 and [o["within"] for o in doc["outputs"]] == [True, True], err
+    code, doc, err = _json(capsys, xml, "--device", "CPU", "--reference", "CPU", "--random-inputs", "--per-layer")
+    assert code == 0, err
+    assert [s["type"] for s in doc["per_layer"]["layers"]] == ["MaxPool", "AvgPool"]
+    assert [len(s["outputs"]) for s in doc["per_layer"]["layers"]] == [2, 1]  # MaxPool's values and indices
+    code, out, err = invoke(capsys, "compare", xml, "--device", "CPU", "--random-inputs", "--per-layer")
+    if "observe" in inspect.signature(IrGraph.run).parameters:
+        assert code == 0, err
+    else:
+        assert code == 1 and out == ""
+        assert (
+            f"error: {xml}: the numpy executor does not report the layers of IR models; compare per layer with --reference CPU"
+            in err
+        )
+
+
+def test_inputs_from_files_and_text_report(tmp_path, capsys):
+    np.savez(tmp_path / "in.npz", input=random_input((1, 3, 14, 14)))
+    code, out, err = invoke(capsys, "compare", EXAMPLE, "--device", "CPU", "--precision", "f32", "--inputs", tmp_path / "in.npz")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == f"{EXAMPLE}: CPU at f32 against numpy, rtol 0.0001, atol 1e-06"
+    assert lines[1].split() == ["output", "shape", "max", "abs", "max", "rel", "within"]
+    assert [line.split()[0] for line in lines[2:4]] == ["output", "pool1_indices"]
+    assert lines[-1] == "within tolerance"
+
+
+def test_device_fallback_is_off_unless_asked(capsys, monkeypatch):
+    code, out, err = invoke(capsys, "compare", EXAMPLE, "--device", "NPU", "--random-inputs")
+    assert code == 1 and out == ""
+    assert "error: device 'NPU' is not present; not falling back (--fallback none). Devices available: CPU, numpy" in err
+    fake_gpu(monkeypatch)
+    code, doc, err = _json(capsys, EXAMPLE, "--device", "GPU", "--fallback", "cpu", "--precision", "f32", "--random-inputs")
+    assert code == 0 and doc["device"] == "CPU"
+    assert "warning: device 'GPU' cannot compile" in err and "running on CPU instead" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--device", "CPU", "--reference", "GPU", "--random-inputs"], 2, "error: reference 'GPU': expected one of numpy, CPU"),
+        (["--device", "CPU", "--random-inputs", "--rtol", "-1"], 2, "error: tolerances must be >= 0 (rtol -1.0, atol 1e-06)"),
+        (["--device", "CPU"], 2, "error: give the inputs (--inputs in.npz or -i NAME=x.npy) or --random-inputs"),
+        (
+            ["--device", "CPU", "--random-inputs", "--fallback", "far"],
+            2,
+            "error: fallback 'far': expected one of none, cpu, numpy",
+        ),
+        (["--device", "numpy", "--precision", "bf16", "--random-inputs"], 2, "precision 'bf16' applies to OpenVINO devices"),
+        (["--device", "CPU", "-i", "input=missing.npy"], 2, "missing.npy"),
+        (["--random-inputs"], 2, "--device"),
+    ],
+)
+def test_bad_invocations_are_one_line_errors(capsys, args, code, message):
+    got, out, err = invoke(capsys, "compare", EXAMPLE, *args)
+    assert got == code and message in err and "Traceback" not in err and out == ""
+
+
+@needs_bf16
+@pytest.mark.parametrize("name", ["ppocrv4-det", "yolov8n-nudenet"])
+def test_real_model_bf16_names_a_layer_and_f32_is_within(name, tmp_path, capsys):
+    """A real detector on its own kind of input (tests/ops/real_models.py): at bf16 the first layer
+    named is a convolution; at f32 every output and every layer compared is within 1e-4."""
+    from ops.real_models import MODELS
+
+    (model,) = [m for m in MODELS if m.name == name]
+    if not model.path.is_file():
+        pytest.skip(f"{model.path} absent: run python tests/fetch_real_models.py")
+    np.savez(tmp_path / "in.npz", **model.feeds())
+    args = (model.path, "--device", "CPU", "--inputs", tmp_path / "in.npz", "--per-layer")
+    code, doc, err = _json(capsys, *args, "--precision", "bf16")
+    assert code == 1, err
+    first = doc["per_layer"]["first_beyond"]
+    assert first["type"] == "Conv" and all(i["within"] for i in first["inputs"])
+    assert doc["per_layer"]["compared"] > 100
+    code, doc, err = _json(capsys, *args, "--precision", "f32")
+    assert code == 0 and doc["per_layer"]["first_beyond"] is None, err
+    assert max(layer["outputs"][0]["max_rel"] for layer in doc["per_layer"]["layers"]) <= 1e-4
