@@ -13,15 +13,7 @@ import math
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from runtime_support import (
-    EXAMPLE,
-    fake_gpu,
-    invoke,
-    ir_pools,
-    private_cache,  # noqa: F401  (autouse: a temporary compiled-model cache)
-    random_input,
-    save,
-)
+from runtime_support import EXAMPLE, fake_gpu, invoke, ir_pools, random_input, save
 
 from ovpool.runtime.compare import difference
 from ovpool.runtime.ir_executor import IrGraph
