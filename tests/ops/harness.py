@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import pkgutil
 import re
 import warnings
@@ -20,6 +21,8 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 
 LOWEST, HIGHEST = 7, 22
@@ -35,6 +38,11 @@ def since_opsets(op_type: str, domain: str = "", lowest: int = LOWEST, highest: 
         if following > lowest and since <= highest:
             opsets.append(max(since, lowest))
     return opsets
+
+
+def opsets(op_type: str) -> list[int]:
+    """:func:`since_opsets` up to 26 (onnxruntime 1.31 runs opsets up to 26)."""
+    return since_opsets(op_type, highest=26)
 
 
 def make_model(
@@ -112,6 +120,27 @@ def run_ovpool(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[
     return [results[name] for name in session.output_names]
 
 
+def ovpool_of(
+    op_type: str,
+    opset: int,
+    inputs: Sequence[np.ndarray | None],
+    attrs: Mapping[str, Any] | None = None,
+    n_outputs: int = 1,
+    constant: Sequence[int] = (),
+) -> list[np.ndarray]:
+    """ovpool's outputs for the node alone (no onnxruntime): for schema-only checks and errors."""
+    model = make_model(op_type, opset, inputs, attrs, n_outputs, constant)
+    return run_ovpool(model, feeds_of(model, inputs))
+
+
+def ort_of(
+    op_type: str, opset: int, inputs: Sequence[np.ndarray | None], attrs: Mapping[str, Any] | None = None, n_outputs: int = 1
+) -> list[np.ndarray]:
+    """onnxruntime's outputs for the node alone."""
+    model = make_model(op_type, opset, inputs, attrs, n_outputs)
+    return run_ort(model, feeds_of(model, inputs))
+
+
 def check(
     op_type: str,
     opset: int,
@@ -139,6 +168,48 @@ def check(
         else:
             np.testing.assert_array_equal(a, e, err_msg=f"output {i}")
     return actual
+
+
+# ---------------------------------------------------------------- drawn inputs
+
+seeds = st.integers(0, 2**32 - 1)
+
+
+def examples(n: int) -> settings:
+    """``n`` examples in CI; 40 times as many under HYPOTHESIS_PROFILE=deep."""
+    return settings(max_examples=n * 40 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else n)
+
+
+def drawn_rng(draw: Callable[[st.SearchStrategy[int]], int]) -> np.random.Generator:
+    """A numpy generator seeded by a drawn integer (``draw`` of a composite strategy, or
+    ``data.draw``), so that hypothesis replays and shrinks the seed."""
+    return np.random.default_rng(draw(st.integers(0, 2**16)))
+
+
+def shapes(min_rank: int = 0, max_rank: int = 4, min_side: int = 1, max_side: int = 4) -> st.SearchStrategy[tuple[int, ...]]:
+    return st.lists(st.integers(min_side, max_side), min_size=min_rank, max_size=max_rank).map(tuple)
+
+
+def values(seed: int, shape: tuple[int, ...], dtype: str, distinct: bool = False) -> np.ndarray:
+    """Seeded test data of ``dtype``: normal floats, small ints (0..255 for uint8), random bools;
+    ``distinct`` draws small integers so that ties are frequent (sorting and uniqueness tests)."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if distinct:
+        return rng.integers(0, 4, shape).astype(dtype)
+    if dtype == "uint8":
+        return rng.integers(0, 256, shape).astype(np.uint8)
+    if dtype.startswith("int"):
+        return rng.integers(-100, 100, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def ints(*v: int) -> np.ndarray:
+    return np.array(v, dtype=np.int64)
+
+
+# ---------------------------------------------------------------- ONNX's node test cases
 
 
 def assert_same(actual: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6, what: str = "") -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import assert_same, check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
+from harness import assert_same, check, check_node_case, drawn_rng, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -166,7 +166,7 @@ def _cast_case(draw: st.DrawFn) -> tuple[np.ndarray, type]:
     target = draw(st.sampled_from(PLAIN))
     rank = draw(st.integers(0, 3))
     shape = tuple(draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank)))
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    rng = drawn_rng(draw)
     values = rng.uniform(-300, 300, shape) * draw(st.sampled_from([0.01, 1.0]))
     if np.dtype(source).kind == "f" and np.dtype(target).kind in "iu":
         info = np.iinfo(target)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, feeds_of, make_model, node_case_params, run_ovpool, since_opsets
+from harness import check, check_node_case, drawn_rng, node_case_params, ovpool_of, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -147,11 +147,6 @@ def schema_conv_transpose(version: int, x, w, b, attrs: dict[str, Any]) -> np.nd
     return direct_conv_transpose(x, w, b, strides, dilations, crop, out, attrs.get("group", 1))
 
 
-def ovpool_run(op: str, opset: int, inputs: list[np.ndarray | None], attrs: dict[str, Any], constant=()) -> np.ndarray:
-    model = make_model(op, opset, inputs, attrs, constant=constant)
-    return run_ovpool(model, feeds_of(model, inputs))[0]
-
-
 # --------------------------------------------------------------------------- drawn cases
 
 
@@ -200,7 +195,7 @@ def conv_cases(draw: st.DrawFn, ort_safe: bool) -> tuple[list[np.ndarray | None]
         for i, (k, d) in enumerate(zip(kernel, dilations))
     ]
     dtype = np.dtype(draw(st.sampled_from([np.float32, np.float32, np.float16])))
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    rng = drawn_rng(draw)
     n = draw(st.integers(1, 2))
     x = rng.uniform(-1, 1, (n, cg * group, *sizes)).astype(dtype)
     w = rng.uniform(-1, 1, (mg * group, cg, *kernel)).astype(dtype)
@@ -260,7 +255,7 @@ def transpose_cases(
             if "output_padding" in attrs:
                 attrs["output_padding"] = padding
     dtype = np.dtype(draw(st.sampled_from([np.float32, np.float32, np.float16])))
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    rng = drawn_rng(draw)
     n = draw(st.integers(1, 2))
     x = rng.uniform(-1, 1, (n, cg * group, *sizes)).astype(dtype)
     w = rng.uniform(-1, 1, (cg * group, mg, *kernel)).astype(dtype)
@@ -293,7 +288,7 @@ def test_conv_matches_the_schema(opset: int, data: st.DataObject) -> None:
     in float64 (onnxruntime has no double Conv)."""
     inputs, attrs, constant = data.draw(conv_cases(ort_safe=False))
     inputs = [None if v is None else v.astype(np.float64) for v in inputs]
-    actual = ovpool_run("Conv", opset, inputs, attrs, constant)
+    actual = ovpool_of("Conv", opset, inputs, attrs, constant=constant)[0]
     assert actual.dtype == np.float64
     np.testing.assert_allclose(actual, schema_conv(*inputs, attrs), rtol=1e-10, atol=1e-12)
 
@@ -308,7 +303,7 @@ def test_conv_transpose_matches_the_schema(opset: int, data: st.DataObject) -> N
     inputs, attrs, constant = data.draw(transpose_cases(ort_safe=False, opset=opset))
     inputs = [None if v is None else v.astype(np.float64) for v in inputs]
     version = 1 if opset < 11 else 11
-    actual = ovpool_run("ConvTranspose", opset, inputs, attrs, constant)
+    actual = ovpool_of("ConvTranspose", opset, inputs, attrs, constant=constant)[0]
     assert actual.dtype == np.float64
     np.testing.assert_allclose(actual, schema_conv_transpose(version, *inputs, attrs), rtol=1e-10, atol=1e-12)
 
@@ -347,7 +342,7 @@ def test_conv_transpose_crop_by_version(opset: int, attrs: dict[str, Any], expec
     """Literal outputs worked out by hand from each version's text for X=[1,2,3,4], W=[1,10,100],
     stride 2 (full output FULL, 9 long): an output_shape of 8 leaves 1 to crop, which version 1 puts
     at the end and version 11 at the start."""
-    actual = ovpool_run("ConvTranspose", opset, [X4, W3], {"strides": [2], **attrs})
+    actual = ovpool_of("ConvTranspose", opset, [X4, W3], {"strides": [2], **attrs})[0]
     np.testing.assert_array_equal(actual, np.array([[expected]], dtype=np.float32))
 
 
@@ -358,7 +353,7 @@ def test_conv_transpose_same_kernel_smaller_than_stride(opset: int) -> None:
     modes (a negative pad is no pad)."""
     w = np.ones((1, 1, 1), dtype=np.float32)
     for auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        y = ovpool_run("ConvTranspose", opset, [X4, w], {"strides": [2], "auto_pad": auto_pad})
+        y = ovpool_of("ConvTranspose", opset, [X4, w], {"strides": [2], "auto_pad": auto_pad})[0]
         np.testing.assert_array_equal(y[0, 0], [1, 0, 2, 0, 3, 0, 4, 0])
 
 
@@ -372,7 +367,7 @@ def test_grouped_conv_transpose_bias_per_output_channel(opset: int) -> None:
     b = np.array([1, 2, 3, 40, 50, 60], dtype=np.float32)
     for constant in ((), (1, 2)):
         y = check("ConvTranspose", opset, [x, w, b], {"group": 2, "strides": [2, 1]}, constant=constant, rtol=1e-5, atol=1e-5)[0]
-        without = ovpool_run("ConvTranspose", opset, [x, w], {"group": 2, "strides": [2, 1]})
+        without = ovpool_of("ConvTranspose", opset, [x, w], {"group": 2, "strides": [2, 1]})[0]
         np.testing.assert_allclose(y - without, np.broadcast_to(b.reshape(1, 6, 1, 1), y.shape), rtol=1e-5, atol=1e-5)
 
 
@@ -393,8 +388,8 @@ def test_conv_same_with_dilation(opset: int) -> None:
     dilation with SAME; X=[1..6], W=[1, 10]: UPPER y[o] = X[o-1] + 10 X[o+2] (0-based, zero outside)."""
     x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)
     w = np.array([[[1, 10]]], dtype=np.float32)
-    upper = ovpool_run("Conv", opset, [x, w], {"auto_pad": "SAME_UPPER", "dilations": [3]})
-    lower = ovpool_run("Conv", opset, [x, w], {"auto_pad": "SAME_LOWER", "dilations": [3]})
+    upper = ovpool_of("Conv", opset, [x, w], {"auto_pad": "SAME_UPPER", "dilations": [3]})[0]
+    lower = ovpool_of("Conv", opset, [x, w], {"auto_pad": "SAME_LOWER", "dilations": [3]})[0]
     np.testing.assert_array_equal(upper[0, 0], [30, 41, 52, 63, 4, 5])
     np.testing.assert_array_equal(lower[0, 0], [20, 30, 41, 52, 63, 4])
 
@@ -408,16 +403,16 @@ def test_bfloat16_at_version_22() -> None:
     rng = np.random.default_rng(2)
     x = rng.uniform(-1, 1, (1, 2, 5, 5)).astype(bf16)
     w = rng.uniform(-1, 1, (2, 2, 3, 3)).astype(bf16)
-    y = ovpool_run("Conv", 22, [x, w], {"pads": [1, 1, 1, 1]})
+    y = ovpool_of("Conv", 22, [x, w], {"pads": [1, 1, 1, 1]})[0]
     assert y.dtype == bf16
     expected = schema_conv(x.astype(np.float32), w.astype(np.float32), None, {"pads": [1, 1, 1, 1]})
     np.testing.assert_allclose(y.astype(np.float32), expected, rtol=2e-2, atol=2e-2)
-    t = ovpool_run("ConvTranspose", 22, [x, w], {"strides": [2, 2]})
+    t = ovpool_of("ConvTranspose", 22, [x, w], {"strides": [2, 2]})[0]
     assert t.dtype == bf16
     expected = schema_conv_transpose(11, x.astype(np.float32), w.astype(np.float32), None, {"strides": [2, 2]})
     np.testing.assert_allclose(t.astype(np.float32), expected, rtol=2e-2, atol=2e-2)
     with pytest.raises(ModelError, match="bfloat16"):
-        ovpool_run("Conv", 11, [x, w], {})
+        ovpool_of("Conv", 11, [x, w], {})
 
 
 @pytest.mark.parametrize("method", ["taps", "im2col"])
@@ -450,7 +445,7 @@ def test_empty_batch(w_shape: tuple[int, ...], attrs: dict[str, Any]) -> None:
 
 def _fails(op: str, opset: int, inputs: list[np.ndarray | None], attrs: dict[str, Any], match: str, constant=()) -> None:
     with pytest.raises(ModelError, match=match):
-        ovpool_run(op, opset, inputs, attrs, constant)
+        ovpool_of(op, opset, inputs, attrs, constant=constant)
 
 
 @pytest.mark.parametrize("constant", [(), (1,)])
@@ -480,7 +475,7 @@ def test_bad_models_are_model_errors(constant: tuple[int, ...]) -> None:
 def test_output_padding_at_version_1_has_no_limit() -> None:
     """ConvTranspose-1 states no bound on output_padding: 2 with stride 2 adds two empty positions
     (onnxruntime refuses it at every opset)."""
-    y = ovpool_run("ConvTranspose", 7, [X4, W3], {"strides": [2], "output_padding": [2]})
+    y = ovpool_of("ConvTranspose", 7, [X4, W3], {"strides": [2], "output_padding": [2]})[0]
     np.testing.assert_array_equal(y[0, 0], [*FULL, 0, 0])
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
+from harness import check, check_node_case, drawn_rng, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +24,7 @@ OPS = ("NonMaxSuppression", "RoiAlign")
 @st.composite
 def _nms_inputs(draw: st.DrawFn) -> tuple[list[np.ndarray | None], dict[str, int]]:
     batches, classes, n = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 12))
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    rng = drawn_rng(draw)
     center = draw(st.sampled_from([0, 1]))
     if draw(st.booleans()):  # a coarse grid: equal boxes, touching edges, IoU exactly at thresholds
         boxes = rng.integers(0, 5, (batches, n, 4)).astype(np.float32)
@@ -217,7 +217,7 @@ def _roi_align_schema(
 def _roi_inputs(draw: st.DrawFn, dtypes: tuple[type, ...] = (np.float32,)) -> tuple[list[np.ndarray], dict]:
     n, c = draw(st.integers(1, 2)), draw(st.integers(1, 3))
     height, width = draw(st.integers(1, 7)), draw(st.integers(1, 7))
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    rng = drawn_rng(draw)
     dtype = draw(st.sampled_from(dtypes))
     num = draw(st.integers(1, 4))
     scale = draw(st.sampled_from([1.0, 0.5, 0.25, 2.0]))

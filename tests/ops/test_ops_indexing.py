@@ -5,13 +5,25 @@ test cases."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, make_model, node_case_params, onnx_node_cases, run_ort, run_ovpool, since_opsets
-from hypothesis import given, settings
+from harness import (
+    check,
+    check_node_case,
+    examples,
+    ints,
+    node_case_params,
+    onnx_node_cases,
+    opsets,
+    ort_of,
+    ovpool_of,
+    seeds,
+    shapes,
+    values,
+)
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
@@ -19,51 +31,6 @@ from ovpool.runtime.ops.base import covered
 
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
 FLOATS = ("float32", "float16", "float64")
-seeds = st.integers(0, 2**32 - 1)
-
-
-def opsets(op: str) -> list[int]:
-    """One opset per since-version in force in 7..26 (onnxruntime 1.31 runs opsets up to 26)."""
-    return since_opsets(op, highest=26)
-
-
-def examples(n: int) -> settings:
-    """``n`` examples in CI; 40 times as many under HYPOTHESIS_PROFILE=deep."""
-    return settings(max_examples=n * 40 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else n)
-
-
-def values(seed: int, shape: tuple[int, ...], dtype: str, distinct: bool = False) -> np.ndarray:
-    """Seeded test data of ``dtype``: normal floats, small ints, random bools; ``distinct`` draws
-    small integers so that ties are frequent (sorting and uniqueness tests)."""
-    rng = np.random.default_rng(seed)
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if distinct:
-        return rng.integers(0, 4, shape).astype(dtype)
-    if dtype == "uint8":
-        return rng.integers(0, 256, shape).astype(np.uint8)
-    if dtype.startswith("int"):
-        return rng.integers(-100, 100, shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def ints(*v: int) -> np.ndarray:
-    return np.array(v, dtype=np.int64)
-
-
-def shapes(min_rank: int = 1, max_rank: int = 4, min_side: int = 1, max_side: int = 4) -> st.SearchStrategy[tuple[int, ...]]:
-    return st.lists(st.integers(min_side, max_side), min_size=min_rank, max_size=max_rank).map(tuple)
-
-
-def ovpool_of(op: str, opset: int, inputs: list, attrs: dict | None = None, n_outputs: int = 1) -> list[np.ndarray]:
-    """ovpool's outputs for the node alone (no onnxruntime): for schema-only checks and errors."""
-    model = make_model(op, opset, inputs, attrs, n_outputs)
-    return run_ovpool(model, {f"x{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None})
-
-
-def ort_of(op: str, opset: int, inputs: list, attrs: dict | None = None, n_outputs: int = 1) -> list[np.ndarray]:
-    model = make_model(op, opset, inputs, attrs, n_outputs)
-    return run_ort(model, {f"x{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None})
 
 
 def index_array(rng: np.random.Generator, shape: tuple[int, ...], size: int, negative: bool, dtype: str = "int64") -> np.ndarray:

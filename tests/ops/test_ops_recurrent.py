@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, make_model, node_case_params, run_ort, run_ovpool, since_opsets
+from harness import check, check_node_case, drawn_rng, make_model, node_case_params, run_ort, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -100,7 +100,7 @@ def _case(draw: st.DrawFn, op: str) -> tuple[list[np.ndarray | None], dict, int]
     dirs = 2 if direction == "bidirectional" else 1
     seq, batch, size, hidden = draw(st.integers(1, 5)), draw(st.integers(1, 4)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
     lengths = draw(st.none() | st.lists(st.integers(0, seq), min_size=batch, max_size=batch))
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    rng = drawn_rng(draw)
     dtype = draw(st.sampled_from([np.float32, np.float16]))
     inputs = _inputs(
         op,

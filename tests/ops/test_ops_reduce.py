@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from harness import check, check_node_case, make_model, node_case_params, run_ort, run_ovpool, since_opsets
+from harness import check, check_node_case, drawn_rng, make_model, node_case_params, run_ort, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import AttributeProto, helper
@@ -57,7 +57,7 @@ def _takes_axes_input(op: str, opset: int) -> bool:
 
 
 def _values(draw: st.DrawFn, op: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    rng = drawn_rng(draw)
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
     if dtype.kind in "iu":
@@ -235,7 +235,7 @@ def _arg_case(draw: st.DrawFn, op: str, opset: int) -> tuple[np.ndarray, dict]:
     dtype = draw(st.sampled_from(_allowed(op, opset)))
     rank = draw(st.integers(1, 4))
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
-    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    rng = drawn_rng(draw)
     x = (rng.integers(0, 3, shape) if draw(st.booleans()) else rng.standard_normal(shape) * 10).astype(dtype)  # ties
     attrs: dict = {}
     if draw(st.booleans()):

@@ -5,13 +5,24 @@ where onnxruntime disagrees with it; and on ONNX's own node test cases."""
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, make_model, node_case_params, onnx_node_cases, run_ovpool, since_opsets
-from hypothesis import given, settings
+from harness import (
+    check,
+    check_node_case,
+    examples,
+    ints,
+    node_case_params,
+    onnx_node_cases,
+    opsets,
+    ovpool_of,
+    seeds,
+    shapes,
+    values,
+)
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
@@ -20,46 +31,6 @@ from ovpool.runtime.ops.base import covered
 INT64_MAX, INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
 FLOATS = ("float32", "float16", "float64")
-
-
-def values(seed: int, shape: tuple[int, ...], dtype: str) -> np.ndarray:
-    """Seeded test data of ``dtype``: normal floats, small ints (0..255 for uint8), random bools."""
-    rng = np.random.default_rng(seed)
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if dtype == "uint8":
-        return rng.integers(0, 256, shape).astype(np.uint8)
-    if dtype.startswith("int"):
-        return rng.integers(-100, 100, shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def ints(*v: int) -> np.ndarray:
-    return np.array(v, dtype=np.int64)
-
-
-def shapes(min_rank: int = 0, max_rank: int = 4, min_side: int = 1, max_side: int = 4) -> st.SearchStrategy[tuple[int, ...]]:
-    return st.lists(st.integers(min_side, max_side), min_size=min_rank, max_size=max_rank).map(tuple)
-
-
-seeds = st.integers(0, 2**32 - 1)
-
-
-def opsets(op: str) -> list[int]:
-    """One opset per since-version in force in 7..26 (onnxruntime 1.31 runs opsets up to 26)."""
-    return since_opsets(op, highest=26)
-
-
-def examples(n: int) -> settings:
-    """``n`` examples in CI; 40 times as many under HYPOTHESIS_PROFILE=deep."""
-    return settings(max_examples=n * 40 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else n)
-
-
-def ovpool_of(op: str, opset: int, inputs: list, attrs: dict | None = None, n_outputs: int = 1, constant=()) -> list[np.ndarray]:
-    """ovpool's outputs for the node alone (no onnxruntime): for schema-only checks and errors."""
-    model = make_model(op, opset, inputs, attrs, n_outputs, constant)
-    feeds = {f"x{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None and i not in constant}
-    return run_ovpool(model, feeds)
 
 
 # ---------------------------------------------------------------------------------------------
