@@ -45,6 +45,48 @@ def opsets(op_type: str) -> list[int]:
     return since_opsets(op_type, highest=26)
 
 
+TESTED_DTYPES = (np.float32, np.float16, np.float64, np.int8, np.uint8, np.int32, np.int64, np.uint32)
+
+
+def schema_dtypes(op: str, opset: int, param: str = "T") -> list[type]:
+    """The types of ``TESTED_DTYPES`` the schema in force at ``opset`` allows for ``param``."""
+    schema = onnx.defs.get_schema(op, opset)
+    allowed = next(c.allowed_type_strs for c in schema.type_constraints if c.type_param_str == param)
+    names = {
+        f"tensor({'float' if d is np.float32 else 'double' if d is np.float64 else np.dtype(d).name})": d for d in TESTED_DTYPES
+    }
+    return [d for name, d in names.items() if name in allowed]
+
+
+def version_type_cases(op: str, param: str = "T", first: Any = np.float32) -> list[Any]:
+    """pytest params (op, opset, dtype) for every since-version of ``op``: ``first`` (float32) at
+    each version, every other tested type at the first version that allows it (later versions add
+    types, the rule stays)."""
+    cases = []
+    seen: set[Any] = set()
+    for opset in since_opsets(op):
+        for dtype in schema_dtypes(op, opset, param):
+            if dtype is first or dtype not in seen:
+                cases.append(pytest.param(op, opset, dtype, id=f"{op}-{opset}-{np.dtype(dtype).name}"))
+            seen.add(dtype)
+    return cases
+
+
+def opset_type_cases(op: str) -> list[Any]:
+    """(opset, dtype) params of :func:`version_type_cases`."""
+    return [pytest.param(*case.values[1:], id=case.id) for case in version_type_cases(op)]
+
+
+def tolerance(dtype: Any) -> dict[str, float]:
+    """rtol/atol for comparing with onnxruntime: half precision may differ by one rounding."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float16:
+        return {"rtol": 2e-3, "atol": 2e-3}
+    if dtype == np.float64:
+        return {"rtol": 1e-10, "atol": 1e-12}
+    return {"rtol": 1e-5, "atol": 1e-6}
+
+
 def make_model(
     op_type: str,
     opset: int,
@@ -203,6 +245,19 @@ def values(seed: int, shape: tuple[int, ...], dtype: str, distinct: bool = False
     if dtype.startswith("int"):
         return rng.integers(-100, 100, shape).astype(dtype)
     return rng.standard_normal(shape).astype(dtype)
+
+
+def arrays(
+    draw: Callable[[st.SearchStrategy[int]], int], dtype: Any, shape: tuple[int, ...], low: float, high: float
+) -> np.ndarray:
+    """Values in [low, high] of ``dtype`` (integers rounded), from a drawn seed."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(low, high, size=shape)
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        values = np.clip(np.round(values), info.min, info.max)
+    return np.asarray(values).astype(dtype)
 
 
 def ints(*v: int) -> np.ndarray:

@@ -10,10 +10,22 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
+from harness import (
+    arrays,
+    check,
+    check_node_case,
+    make_model,
+    node_case_params,
+    opset_type_cases,
+    run_ovpool,
+    schema_dtypes,
+    shapes,
+    since_opsets,
+    tolerance,
+    version_type_cases,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ops_elementwise import arrays, schema_dtypes, shapes, tolerance, version_type_cases
 
 from ovpool.errors import ModelError
 
@@ -21,7 +33,7 @@ from ovpool.errors import ModelError
 @st.composite
 def broadcast_shapes(draw: st.DrawFn, count: int, same: bool = False) -> list[tuple[int, ...]]:
     """``count`` shapes that broadcast together: suffixes of one shape with some axes set to 1."""
-    full = draw(shapes())
+    full = draw(shapes(max_side=5))
     if same:
         return [full] * count
     result = []
@@ -29,11 +41,6 @@ def broadcast_shapes(draw: st.DrawFn, count: int, same: bool = False) -> list[tu
         suffix = full[draw(st.integers(0, len(full))) :]
         result.append(tuple(1 if draw(st.booleans()) else d for d in suffix))
     return result
-
-
-def _cases(op: str) -> list[Any]:
-    """(opset, dtype) params of :func:`version_type_cases`."""
-    return [pytest.param(*case.values[1:], id=case.id) for case in version_type_cases(op)]
 
 
 FLOATS = (np.float16, np.float32, np.float64)
@@ -93,7 +100,7 @@ def test_logic_matches_onnxruntime(op: str, data: st.DataObject) -> None:
     ("opset", "dtype", "fmod"),
     [
         pytest.param(*p.values, fmod, id=f"{p.id}-fmod{fmod}")
-        for p in _cases("Mod")
+        for p in opset_type_cases("Mod")
         for fmod in (0, 1)
         if fmod or p.values[1] not in FLOATS
     ],
@@ -169,7 +176,7 @@ def test_variadic_matches_onnxruntime(op: str, opset: int, dtype: Any, data: st.
     check(op, opset, inputs, **tolerance(dtype))
 
 
-@pytest.mark.parametrize(("opset", "dtype"), _cases("Where"))
+@pytest.mark.parametrize(("opset", "dtype"), opset_type_cases("Where"))
 @settings(max_examples=8)
 @given(data=st.data())
 def test_where_broadcasts_three_ways(opset: int, dtype: Any, data: st.DataObject) -> None:

@@ -1,10 +1,7 @@
 """Unary math and activations against onnxruntime at every since-version and every type the version
 allows (onnxruntime skips the types it has no kernel for), special values (NaN, +-inf, +-0), the
 schema where onnxruntime has no kernel (integer Erf-9, float64 Clip-6, Celu-28, float64 erf against
-``math.erf``), the node's errors, and ONNX's own node test cases.
-
-The shared helpers here (``arrays``, ``schema_dtypes``, ``version_type_cases``) serve
-test_ops_binary.py and test_ops_linalg.py too."""
+``math.erf``), the node's errors, and ONNX's own node test cases."""
 
 from __future__ import annotations
 
@@ -15,53 +12,24 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
+from harness import (
+    arrays,
+    check,
+    check_node_case,
+    make_model,
+    node_case_params,
+    opset_type_cases,
+    run_ovpool,
+    schema_dtypes,
+    shapes,
+    since_opsets,
+    tolerance,
+    version_type_cases,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
-
-# ---------------------------------------------------------------- shared helpers
-
-TESTED_DTYPES = (np.float32, np.float16, np.float64, np.int8, np.uint8, np.int32, np.int64, np.uint32)
-
-
-def schema_dtypes(op: str, opset: int, param: str = "T") -> list[type]:
-    """The types of ``TESTED_DTYPES`` the schema in force at ``opset`` allows for ``param``."""
-    schema = onnx.defs.get_schema(op, opset)
-    allowed = next(c.allowed_type_strs for c in schema.type_constraints if c.type_param_str == param)
-    names = {
-        f"tensor({'float' if d is np.float32 else 'double' if d is np.float64 else np.dtype(d).name})": d for d in TESTED_DTYPES
-    }
-    return [d for name, d in names.items() if name in allowed]
-
-
-def tolerance(dtype: Any) -> dict[str, float]:
-    """rtol/atol for comparing with onnxruntime: half precision may differ by one rounding."""
-    dtype = np.dtype(dtype)
-    if dtype == np.float16:
-        return {"rtol": 2e-3, "atol": 2e-3}
-    if dtype == np.float64:
-        return {"rtol": 1e-10, "atol": 1e-12}
-    return {"rtol": 1e-5, "atol": 1e-6}
-
-
-@st.composite
-def shapes(draw: st.DrawFn, min_rank: int = 0, max_rank: int = 4) -> tuple[int, ...]:
-    rank = draw(st.integers(min_rank, max_rank))
-    return tuple(draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank)))
-
-
-def arrays(draw: st.DrawFn, dtype: Any, shape: tuple[int, ...], low: float, high: float) -> np.ndarray:
-    """Values in [low, high] of ``dtype`` (integers rounded), from a drawn seed."""
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    values = rng.uniform(low, high, size=shape)
-    if np.dtype(dtype).kind in "iu":
-        info = np.iinfo(dtype)
-        values = np.clip(np.round(values), info.min, info.max)
-    return np.asarray(values).astype(dtype)
-
 
 # ---------------------------------------------------------------- unary ops against onnxruntime
 
@@ -119,20 +87,6 @@ UNARY: Mapping[str, tuple[tuple[float, float], st.SearchStrategy[dict[str, Any]]
 }
 
 
-def version_type_cases(op: str, param: str = "T", first: Any = np.float32) -> list[Any]:
-    """pytest params (op, opset, dtype) for every since-version of ``op``: ``first`` (float32) at
-    each version, every other tested type at the first version that allows it (later versions add
-    types, the rule stays)."""
-    cases = []
-    seen: set[Any] = set()
-    for opset in since_opsets(op):
-        for dtype in schema_dtypes(op, opset, param):
-            if dtype is first or dtype not in seen:
-                cases.append(pytest.param(op, opset, dtype, id=f"{op}-{opset}-{np.dtype(dtype).name}"))
-            seen.add(dtype)
-    return cases
-
-
 def _unary_cases() -> list[Any]:
     return [case for op in UNARY for case in version_type_cases(op, "T1" if op in ("IsNaN", "IsInf") else "T")]
 
@@ -156,7 +110,7 @@ def _values(draw: st.DrawFn, op: str, dtype: Any, shape: tuple[int, ...]) -> np.
 @given(data=st.data())
 def test_unary_matches_onnxruntime(op: str, opset: int, dtype: Any, data: st.DataObject) -> None:
     """onnxruntime's float64 Shrink goes through float32 (5e-9 off): compared at float32's tolerance."""
-    x = _values(data.draw, op, dtype, data.draw(shapes()))
+    x = _values(data.draw, op, dtype, data.draw(shapes(max_side=5)))
     attrs = data.draw(UNARY[op][1])
     check(op, opset, [x], attrs, **tolerance(np.float32 if op == "Shrink" else dtype))
 
@@ -179,17 +133,12 @@ def test_special_values_match_onnxruntime(op: str, dtype: Any) -> None:
     check(op, opset, [SPECIAL.astype(dtype)], {}, **tolerance(np.float32 if op == "Shrink" else dtype))
 
 
-def _typed_cases(op: str) -> list[Any]:
-    """(opset, dtype) params of :func:`version_type_cases`."""
-    return [pytest.param(*case.values[1:], id=case.id) for case in version_type_cases(op)]
-
-
-@pytest.mark.parametrize(("opset", "dtype"), _typed_cases("PRelu"))
+@pytest.mark.parametrize(("opset", "dtype"), opset_type_cases("PRelu"))
 @settings(max_examples=10)
 @given(data=st.data())
 def test_prelu_slope_broadcasts_to_x(opset: int, dtype: Any, data: st.DataObject) -> None:
     """The slope is X's shape or a suffix of it, any axis of it 1 (per-channel (C, 1, 1), scalar)."""
-    shape = data.draw(shapes(min_rank=1))
+    shape = data.draw(shapes(1, max_side=5))
     suffix = shape[data.draw(st.integers(0, len(shape))) :]
     slope_shape = tuple(1 if data.draw(st.booleans()) else d for d in suffix)
     x = arrays(data.draw, dtype, shape, -5, 5)
@@ -197,12 +146,12 @@ def test_prelu_slope_broadcasts_to_x(opset: int, dtype: Any, data: st.DataObject
     check("PRelu", opset, [x, slope], **tolerance(dtype))
 
 
-@pytest.mark.parametrize(("opset", "dtype"), _typed_cases("Clip"))
+@pytest.mark.parametrize(("opset", "dtype"), opset_type_cases("Clip"))
 @settings(max_examples=10)
 @given(data=st.data())
 def test_clip_matches_onnxruntime(opset: int, dtype: Any, data: st.DataObject) -> None:
     """Clip-6 attributes, Clip-11+ optional inputs (either, both, none; min > max included)."""
-    x = arrays(data.draw, dtype, data.draw(shapes()), -10, 10)
+    x = arrays(data.draw, dtype, data.draw(shapes(max_side=5)), -10, 10)
     low = data.draw(st.none() | st.integers(-6, 6))
     high = data.draw(st.none() | st.integers(-6, 6))
     if np.dtype(dtype).kind == "u":

@@ -8,17 +8,22 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
+from harness import (
+    arrays,
+    check,
+    check_node_case,
+    make_model,
+    node_case_params,
+    opset_type_cases,
+    run_ovpool,
+    schema_dtypes,
+    since_opsets,
+    tolerance,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ops_elementwise import arrays, schema_dtypes, tolerance, version_type_cases
 
 from ovpool.errors import ModelError
-
-
-def _cases(op: str) -> list[Any]:
-    """(opset, dtype) params of :func:`version_type_cases`."""
-    return [pytest.param(*case.values[1:], id=case.id) for case in version_type_cases(op)]
 
 
 def _range(dtype: Any) -> tuple[float, float]:
@@ -32,7 +37,7 @@ def _product_tolerance(dtype: Any, depth: int) -> dict[str, float]:
     return tolerance(dtype)
 
 
-@pytest.mark.parametrize(("opset", "dtype"), _cases("MatMul"))
+@pytest.mark.parametrize(("opset", "dtype"), opset_type_cases("MatMul"))
 @settings(max_examples=10)
 @given(data=st.data())
 def test_matmul_matches_onnxruntime(opset: int, dtype: Any, data: st.DataObject) -> None:
@@ -53,7 +58,7 @@ def test_matmul_matches_onnxruntime(opset: int, dtype: Any, data: st.DataObject)
     check("MatMul", opset, [a, b], constant=constant, **_product_tolerance(dtype, k))
 
 
-@pytest.mark.parametrize(("opset", "dtype"), _cases("Gemm"))
+@pytest.mark.parametrize(("opset", "dtype"), opset_type_cases("Gemm"))
 @settings(max_examples=10)
 @given(data=st.data())
 def test_gemm_matches_onnxruntime(opset: int, dtype: Any, data: st.DataObject) -> None:
