@@ -12,7 +12,8 @@ its own, this module computes it with numpy (Interpolate's modes, StridedSlice m
 
 - Elementwise layers broadcast by ``auto_broadcast``: ``numpy`` (the default: (2, 3, 4) with (3, 1)
   gives (2, 3, 4)), ``none`` (equal shapes) or ``pdpd`` (B's dims, trailing ones dropped, line up
-  with A's from ``axis``; -1: the trailing ones: (2, 3, 4, 5) with (3, 4) at axis 1).
+  with A's leading ones: (2, 3, 4, 5) with (2, 3, 1) gives (2, 3, 4, 5); an IR has no pdpd axis,
+  OpenVINO reads it as 0).
 - Divide of integers floors (``m_pythondiv``, the default): -7 / 2 = -4; with
   ``m_pythondiv="false"`` it truncates, -3. FloorMod has the divisor's sign (-7 mod 2 = 1), Mod
   the dividend's (-7 mod 2 = -1).
@@ -270,16 +271,13 @@ def _aligner(node: LayerNode) -> Callable[[np.ndarray, np.ndarray], tuple[np.nda
             return a, b
 
         return equal
-    axis = node.integer("axis", -1)
-
     def pdpd(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         dims = list(b.shape)
         while dims and dims[-1] == 1:
             dims.pop()
-        start = a.ndim - len(dims) if axis == -1 else axis
-        if start < 0 or start + len(dims) > a.ndim:
-            raise node.fail(f"B {list(b.shape)} does not fit A {list(a.shape)} from axis {axis} (pdpd)", "auto_broadcast")
-        return a, b.reshape((1,) * start + tuple(dims) + (1,) * (a.ndim - start - len(dims)))
+        if a.shape[: len(dims)] != tuple(dims):
+            raise node.fail(f"B {list(b.shape)} does not fit A {list(a.shape)} from axis 0 (pdpd)", "auto_broadcast")
+        return a, b.reshape(tuple(dims) + (1,) * (a.ndim - len(dims)))
 
     return pdpd
 
@@ -311,9 +309,9 @@ for _type, _onnx, _since in (
     ("GreaterEqual", "GreaterOrEqual", 16),
     ("LogicalAnd", "And", 7),
     ("LogicalOr", "Or", 7),
-    ("LogicalXor", "Xor", 7),
 ):
     layer(_type, 1)(_binary(_onnx, _since))
+layer("LogicalXor", 2)(_binary("Xor", 7))
 
 
 def _numpy_binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Builder:
@@ -493,7 +491,7 @@ def clamp(node: LayerNode) -> Kernel:
     return kernel
 
 
-@layer("PRelu", 1)
+@layer("PReLU", 1)
 def prelu(node: LayerNode) -> Kernel:
     """PRelu-1: x for x >= 0, slope * x otherwise; a 1-D slope as long as axis 1 of a rank-2+ input
     is per channel, any other slope broadcasts numpy-style."""
@@ -715,8 +713,9 @@ def broadcast(node: LayerNode) -> Kernel:
     """Broadcast-1/3 to ``target_shape``: ``numpy`` (the input's dims line up with the target's
     trailing ones), ``bidirectional`` (3; the result is the broadcast of both shapes: (3, 1) to
     [2, 1, 4] gives (2, 3, 4)), ``explicit`` (input axis i goes to output axis ``axes_mapping[i]``)."""
-    modes = ("numpy", "explicit", "bidirectional") if node.layer.version == "opset3" else ("numpy", "explicit")
+    modes = ("numpy", "explicit", "none") + (("bidirectional",) if node.layer.version == "opset3" else ())
     mode = node.choice("mode", "numpy", modes)
+    mode = "explicit" if mode == "none" else mode  # Broadcast-1 writes explicit as "none"
 
     def kernel(x: np.ndarray, target: np.ndarray, axes_mapping: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         shape = _ints_of(target)
@@ -783,20 +782,21 @@ def pad(node: LayerNode) -> Kernel:
     return kernel
 
 
-@layer("Range", 4)
+@layer("Range", 1, 4)
 def range_(node: LayerNode) -> Kernel:
-    """Range-4: start, start + step, ... before stop, as ``output_type``: 0, 5, 2 in f32 give
-    [0, 2, 4]."""
-    dtype = node.element_type("output_type")
+    """Range-1/4: ``ceil((stop - start) / step)`` values start + i * step, of the inputs' type (1)
+    or ``output_type`` (4); an integer output rounds them half to even: start 0.5, stop 5.5, step
+    0.75 in i32 give [0, 1, 2, 3, 4, 4, 5]."""
+    given = node.element_type("output_type") if node.layer.version == "opset4" else None
 
     def kernel(start: np.ndarray, stop: np.ndarray, step: np.ndarray) -> tuple[np.ndarray, ...]:
+        dtype = given if given is not None else start.dtype
         first, last, delta = (float(v.reshape(())) for v in (start, stop, step))
         if delta == 0:
             raise node.fail("step is 0")
-        if dtype.kind in "iu":
-            first, last, delta = math.trunc(first), math.trunc(last), math.trunc(delta)
         count = max(0, math.ceil((last - first) / delta))
-        return ((first + np.arange(count) * delta).astype(dtype),)
+        values = first + np.arange(count) * delta
+        return ((np.rint(values) if dtype.kind in "iu" else values).astype(dtype),)
 
     return kernel
 
@@ -897,7 +897,7 @@ def mvn_6(node: LayerNode) -> Kernel:
 @layer("MVN", 2)
 def mvn_1(node: LayerNode) -> Kernel:
     """MVN-1 (opset2): over ``reduction_axes``, or the spatial axes (and channels when
-    ``across_channels``); eps added outside the square root."""
+    ``across_channels``); eps added to the variance, inside the square root."""
     variance = node.flag("normalize_variance", True)
     eps = node.number("eps")
     given = node.ints("reduction_axes", ())
@@ -905,7 +905,7 @@ def mvn_1(node: LayerNode) -> Kernel:
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         axes = _normalize_axes(node, given, x.ndim) if given else tuple(range(1 if across else 2, x.ndim))
-        return (_mvn(node, x, axes, variance, eps, inside=False),)
+        return (_mvn(node, x, axes, variance, eps, inside=True),)
 
     return kernel
 
