@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ovpool
@@ -27,6 +27,8 @@ ov = pytest.importorskip("openvino")
 from openvino import opset1, opset2, opset3, opset4, opset5, opset6, opset7, opset8, opset11, opset12, opset13  # noqa: E402
 
 RTOL = 1e-5
+# Each example compiles a model on the CPU plugin (~0.1-0.5 s): a third of the profile's examples.
+OV_EXAMPLES = max(10, settings.default.max_examples // 3)
 F32 = ov.Type.f32
 
 
@@ -259,6 +261,7 @@ def test_broadcast_modes(mode, data_shape, target, axes):
     check_model(outs, [x], {"x": normal(data_shape)})
 
 
+@settings(max_examples=OV_EXAMPLES)
 @given(
     st.lists(st.tuples(st.integers(-6, 6), st.integers(-6, 6), st.sampled_from([1, 2, -1, -2]), st.integers(0, 15)), min_size=1, max_size=4),
     st.integers(0, 3),
@@ -277,6 +280,8 @@ def test_strided_slice_masks(entries, ellipsis_at):
         if s:
             stride[i] = 1
     axes_used = sum(1 for i in range(len(entries)) if not bits[2][i] and not ellipsis[i])
+    if any(bits[2]) and any(shrink):
+        return  # the CPU plugin 2026.4.1 fills most of such an output with garbage (right shape, wrong values)
     if axes_used > len(shape) or any(s and not -1 <= begin[i] < 4 for i, s in enumerate(shrink)):
         return
     x = param("x", shape)
@@ -423,6 +428,7 @@ def test_matmul_transposes(shapes, ta, tb):
 AUTO_PADS = st.sampled_from(["explicit", "same_upper", "same_lower", "valid"])
 
 
+@settings(max_examples=OV_EXAMPLES)
 @given(
     st.integers(1, 3), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(0, 2), st.integers(0, 2), AUTO_PADS, st.integers(0, 1)
 )
@@ -438,13 +444,14 @@ def test_convolution_and_group_convolution(k, s, d, groups, pb, pe, auto_pad, ra
     check_model(outs, [x], {"x": normal((2, 2 * groups, *spatial))})
 
 
+@settings(max_examples=OV_EXAMPLES)
 @given(
     st.integers(1, 4), st.integers(1, 3), st.integers(1, 2), st.integers(0, 2), st.integers(0, 2), st.integers(0, 1), st.integers(1, 2),
-    st.sampled_from(["explicit", "same_upper", "same_lower", "shape", "shape_upper"]),
+    st.sampled_from(["explicit", "same_upper", "same_lower", "valid", "shape", "shape_upper", "shape_lower", "shape_explicit"]),
 )
 def test_convolution_backprop_data(k, s, d, pb, pe, op, groups, how):
-    """Explicit pads with output_padding, SAME without output_shape, and output_shape (whose
-    padding split OpenVINO gives the start ``total // 2``, same_upper the larger half)."""
+    """Explicit pads with output_padding, SAME and VALID without output_shape (no crop), and
+    output_shape with each auto_pad (its start: pads_begin, 0, the larger half for same_upper)."""
     if op >= max(s, d) or k * d < s:
         op = 0
     x_shape = [1, 2 * groups, 5, 4]
@@ -453,27 +460,28 @@ def test_convolution_backprop_data(k, s, d, pb, pe, op, groups, how):
     args: dict = dict(strides=[s, s], dilations=[d, d])
     if how == "explicit":
         args.update(pads_begin=[pb, pb], pads_end=[pe, pe], output_padding=[op, op])
-    elif how.startswith("same"):
+    elif not how.startswith("shape"):
         args.update(auto_pad=how)
     else:
         full = [s * (n - 1) + (k - 1) * d + 1 for n in x_shape[2:]]
-        args.update(output_shape=opset1.constant(np.array([f - pb for f in full], np.int64)))
-        if how == "shape_upper":
-            args["auto_pad"] = "same_upper"
+        args.update(output_shape=opset1.constant(np.array([f - pb - pe for f in full], np.int64)))
+        args.update(auto_pad={"shape": "valid", "shape_upper": "same_upper", "shape_lower": "same_lower", "shape_explicit": "explicit"}[how])
+        if how == "shape_explicit":
+            args.update(pads_begin=[pb, pb], pads_end=[0, 0])
     if any(v < 1 for v in (args.get("output_shape").get_vector() if "output_shape" in args else [1])):
         return
-    grouped = opset1.group_convolution_backprop_data(x, opset1.constant(w), **args)
-    outs = [grouped]
-    if groups == 1:
-        outs.append(opset1.convolution_backprop_data(x, opset1.constant(w[0]), **args))
-    check_model(outs, [x], {"x": normal(x_shape)})
+    if groups == 1:  # (the CPU plugin cannot compile a GroupConvolutionBackpropData of one group)
+        node = opset1.convolution_backprop_data(x, opset1.constant(w[0]), **args)
+    else:
+        node = opset1.group_convolution_backprop_data(x, opset1.constant(w), **args)
+    check_model([node], [x], {"x": normal(x_shape)})
 
 
 def test_pooling_layers_and_maxpool_indices():
     x = param("x", [1, 2, 7, 7])
     avg = opset1.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil")
     mx = opset8.max_pool(x, [2, 2], [1, 1], [1, 1], [0, 0], [3, 3], "floor", "explicit", "i32", 0)
-    check_model([avg, *mx.outputs()], [x], {"x": normal((1, 2, 7, 7))})
+    check_model([avg.output(0), *mx.outputs()], [x], {"x": normal((1, 2, 7, 7))})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -484,6 +492,7 @@ TRANSFORMS = ["half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_f
 NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"]
 
 
+@settings(max_examples=OV_EXAMPLES)
 @given(
     st.sampled_from(MODES),
     st.sampled_from(TRANSFORMS),
@@ -494,6 +503,9 @@ NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"]
     st.integers(0, 1),
 )
 def test_interpolate_11(mode, transform, nearest, by_sizes, scales, antialias, pad):
+    """Every mode but the Pillow ones, coordinate transform, nearest rounding, sizes or scales,
+    pads; ``antialias`` only where it changes nothing (see the next test)."""
+    antialias = antialias and mode != "linear"
     shape = [1, 2, 6, 5]
     padded = [n + 2 * pad for n in shape[2:]]
     if by_sizes:
@@ -516,6 +528,23 @@ def test_interpolate_11(mode, transform, nearest, by_sizes, scales, antialias, p
         axes=opset1.constant(np.array([2, 3], np.int64)),
     )
     check_model([node], [x], {"x": normal(shape)})
+
+
+def test_interpolate_linear_antialias_follows_the_spec():
+    """``linear`` with ``antialias`` widens the triangle filter by 1/scale when shrinking (spec and
+    reference implementation); the CPU plugin 2026.4.1 ignores antialias here (it gives 0.5, 6.5,
+    20.5, 42.5). Squares 0..49 halved, half_pixel: output 0 reads 0.5 with taps 0, 1, 2 weighing
+    0.375, 0.375, 0.125 (tap -1 outside): 0.875 / 0.875 = 1."""
+    x = param("x", [1, 1, 1, 8])
+    node = opset11.interpolate(
+        x, opset1.constant(np.float32([0.5])), "linear", "scales", [0] * 4, [0] * 4, "half_pixel", antialias=True,
+        axes=opset1.constant(np.array([3], np.int64)),
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        xml = Path(folder) / "aa.xml"
+        ov.save_model(ov.Model([node], [x]), str(xml))
+        out = next(iter(IrGraph.read(xml).run({"x": np.arange(8, dtype=np.float32).reshape(1, 1, 1, 8) ** 2}).values()))
+    assert np.allclose(out.ravel(), [1, 7, 21, 40], rtol=1e-6)
 
 
 def ir_text(layer_type: str, version: str, data: dict[str, str], x_shape: Sequence[int], constants: Sequence[np.ndarray], out_shape: Sequence[int], net_version: int = 11) -> tuple[str, bytes]:
@@ -716,7 +745,7 @@ def test_observe_reports_every_layer_in_execution_order():
     y = opset1.relu(opset1.add(x, opset1.constant(np.float32(1))))
     with tempfile.TemporaryDirectory() as folder:
         xml = Path(folder) / "o.xml"
-        ov.save_model(ov.Model([y], [x]), str(xml))
+        ov.save_model(ov.Model([y], [x]), str(xml), compress_to_fp16=False)
         seen: list[tuple[str, tuple]] = []
         out = IrGraph.read(xml).run({"x": normal((2, 3))}, observe=lambda layer, values: seen.append((layer.type, values)))
     assert [t for t, _ in seen] == ["Add", "ReLU"]
@@ -733,7 +762,7 @@ def test_unsupported_layers_are_listed_with_type_version_name_and_line(tmp_path)
 
 def test_bad_weights_are_one_clear_error(tmp_path):
     x = param("x", [2, 3])
-    ov.save_model(ov.Model([opset1.add(x, opset1.constant(normal((2, 3))))], [x]), str(tmp_path / "w.xml"))
+    ov.save_model(ov.Model([opset1.add(x, opset1.constant(normal((2, 3))))], [x]), str(tmp_path / "w.xml"), compress_to_fp16=False)
     (tmp_path / "w.bin").write_bytes(b"\0" * 4)
     with pytest.raises(ModelError, match=r"w\.xml: Const '.*' \(line \d+\): bytes 0\.\.24 lie beyond the end of .*w\.bin \(4 bytes\)"):
         IrGraph.read(tmp_path / "w.xml")

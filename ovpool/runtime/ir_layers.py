@@ -30,9 +30,10 @@ its own, this module computes it with numpy (Interpolate's modes, StridedSlice m
 - BatchNormInference-1 takes (gamma, beta, data, mean, variance), -5 (data, gamma, beta, mean,
   variance). PRelu with a 1-D slope as long as the channel axis (axis 1) applies it per channel.
 - ConvolutionBackpropData weights are ``[C_in, C_out, k...]`` (grouped: ``[G, C_in/G, C_out/G, k...]``);
-  the full output ``s * (L - 1) + (k - 1) * d + 1 + output_padding`` is cropped by the pads, or,
-  with ``output_shape``, by ``total = full - output_shape`` of which the start takes ``total // 2``
-  (``same_upper``: ``total - total // 2``), as ONNX ConvTranspose-1.
+  the full output ``s * (L - 1) + (k - 1) * d + 1 + output_padding`` is cropped by the pads;
+  ``same_*`` without ``output_shape`` crops nothing (L=5, k=3, s=2: 11 outputs, not ONNX's 10);
+  with ``output_shape``, the output starts at ``pads_begin`` (explicit), or at ``total - total //
+  2`` (same_upper) or ``total // 2`` (same_lower) of ``total = full - output_shape``.
 - Softmax-1/8 and LogSoftmax-5 normalise along one ``axis``. MVN-6 divides by
   ``sqrt(var + eps)`` (``eps_mode="inside_sqrt"``) or ``sqrt(var) + eps`` (``outside_sqrt``);
   NormalizeL2 by ``sqrt(max(sum(x^2), eps))`` (``eps_mode="max"``) or ``sqrt(sum(x^2) + eps)``.
@@ -613,7 +614,7 @@ def strided_slice(node: LayerNode) -> Kernel:
             elif bit("new_axis_mask", i):
                 items.append(None)
             elif bit("shrink_axis_mask", i):
-                items.append(b[i])
+                items.append((0 if s[i] > 0 else -1) if bit("begin_mask", i) else b[i])
             else:
                 items.append(slice(None if bit("begin_mask", i) else b[i], None if bit("end_mask", i) else e[i], s[i]))
         try:
@@ -984,18 +985,53 @@ def matmul(node: LayerNode) -> Kernel:
 _AUTO_PADS = {"explicit": "NOTSET", "notset": "NOTSET", "same_upper": "SAME_UPPER", "same_lower": "SAME_LOWER", "valid": "VALID"}
 
 
-def _conv_attrs(node: LayerNode, transposed: bool) -> dict[str, Any]:
+def _conv_attrs(node: LayerNode) -> dict[str, Any]:
+    """Convolution's attributes as ONNX Conv's: ``pads = pads_begin + pads_end`` when explicit."""
     auto_pad = _AUTO_PADS[node.choice("auto_pad", "explicit", tuple(_AUTO_PADS))]
     attrs: dict[str, Any] = {"strides": list(node.ints("strides")), "dilations": list(node.ints("dilations")), "auto_pad": auto_pad}
-    if auto_pad == "NOTSET" or transposed:
-        begin, end = node.ints("pads_begin"), node.ints("pads_end")
-        if auto_pad == "NOTSET":
-            attrs["pads"] = list(begin + end)
-    if transposed:
-        padding = node.ints("output_padding", ())
-        if padding:
-            attrs["output_padding"] = list(padding)
+    if auto_pad == "NOTSET":
+        attrs["pads"] = list(node.ints("pads_begin") + node.ints("pads_end"))
     return attrs
+
+
+def _backprop_window(node: LayerNode, full: Sequence[int], output_shape: Sequence[int] | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Where ConvolutionBackpropData's output lies in the full output (``full`` per spatial axis,
+    output_padding included): (starts, sizes). Without ``output_shape``: explicit pads crop
+    (start ``pads_begin``, size ``full - pads_begin - pads_end``), ``valid`` and ``same_*`` crop
+    nothing. With it, the size is ``output_shape`` and the start ``pads_begin`` (explicit), 0
+    (valid), ``total - total // 2`` (same_upper) or ``total // 2`` (same_lower), ``total = full -
+    output_shape``: full 11, output_shape 8, same_upper starts at 2. A window past the full output
+    reads zeros."""
+    auto_pad = node.choice("auto_pad", "explicit", tuple(_AUTO_PADS))
+    rank = len(full)
+    begin = node.ints("pads_begin", (0,) * rank) if auto_pad in ("explicit", "notset") else (0,) * rank
+    if output_shape is None:
+        end = node.ints("pads_end", (0,) * rank) if auto_pad in ("explicit", "notset") else (0,) * rank
+        return tuple(begin), tuple(f - b - e for f, b, e in zip(full, begin, end))
+    if len(output_shape) != rank:
+        raise node.fail(f"output_shape {list(output_shape)} has {len(output_shape)} values for {rank} spatial axes")
+    totals = [f - o for f, o in zip(full, output_shape)]
+    if auto_pad == "same_upper":
+        begin = tuple(t - t // 2 for t in totals)
+    elif auto_pad == "same_lower":
+        begin = tuple(t // 2 for t in totals)
+    return tuple(begin), tuple(output_shape)
+
+
+def _window(y: np.ndarray, starts: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
+    """``y``'s spatial axes cut to ``sizes`` from ``starts``, zeros where that runs past ``y``."""
+    if all(s == 0 for s in starts) and tuple(sizes) == y.shape[2:]:
+        return y
+    out = np.zeros(y.shape[:2] + tuple(sizes), y.dtype)
+    source, target = [slice(None)] * 2, [slice(None)] * 2
+    for start, size, length in zip(starts, sizes, y.shape[2:]):
+        low, high = max(start, 0), min(start + size, length)
+        if high <= low:
+            return out
+        source.append(slice(low, high))
+        target.append(slice(low - start, high - start))
+    out[tuple(target)] = y[tuple(source)]
+    return out
 
 
 def _grouped(weights: np.ndarray) -> np.ndarray:
@@ -1018,27 +1054,36 @@ class _Held:
 
 
 def _convolution(grouped: bool, transposed: bool) -> Builder:
-    """Convolution (ONNX Conv-11), ConvolutionBackpropData (ConvTranspose-1, whose ``output_shape``
-    split is OpenVINO's) and their grouped forms (``group`` = the weights' first dim); constant
-    weights are laid out once, a kernel is built per group count and output_shape value."""
+    """Convolution (ONNX Conv-11) and ConvolutionBackpropData (the full output of ONNX
+    ConvTranspose with no pads, then ``_backprop_window``), and their grouped forms (``group`` =
+    the weights' first dim). Constant weights are laid out once; a kernel is built per group count."""
 
     def build(node: LayerNode) -> Kernel:
-        attrs = _conv_attrs(node, transposed)
-        op, since = ("ConvTranspose", 1) if transposed else ("Conv", 11)
+        if transposed:
+            padding = node.ints("output_padding", ())
+            attrs = {"strides": list(node.ints("strides")), "dilations": list(node.ints("dilations")), "auto_pad": "VALID"}
+            op, since = "ConvTranspose", 11
+        else:
+            attrs, op, since = _conv_attrs(node), "Conv", 11
 
-        def make(group: int, shape: tuple[int, ...] | None, held: _Held) -> Kernel:
-            extra = {"output_shape": list(shape)} if shape is not None else {}
-            return node.onnx(op, since, {**attrs, **extra, "group": group}, (None, held.value))
+        @_cached
+        def by_group(group: int, held: _Held) -> Kernel:
+            return node.onnx(op, since, {**attrs, "group": group}, (None, held.value))
 
-        by_key = _cached(make)
         w_const = node.constant(1)
         ready = _Held(_grouped(w_const) if grouped and w_const is not None else w_const)
 
         def kernel(x: np.ndarray, w: np.ndarray, output_shape: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
             group = w.shape[0] if grouped else 1
             weights = ready.value if ready.value is not None else (_grouped(w) if grouped else w)
-            shape = None if output_shape is None else _ints_of(output_shape)
-            return by_key(group, shape, ready)(x, weights)
+            y = by_group(group, ready)(x, weights)[0]
+            if not transposed:
+                return (y,)
+            full = [f + p for f, p in zip(y.shape[2:], padding or (0,) * (y.ndim - 2))]
+            starts, sizes = _backprop_window(node, full, None if output_shape is None else _ints_of(output_shape))
+            if any(n < 1 for n in sizes):
+                raise node.fail(f"the pads leave no output of the full output {full}")
+            return (_window(y, starts, sizes),)
 
         return kernel
 
