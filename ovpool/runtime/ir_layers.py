@@ -25,7 +25,8 @@ its own, this module computes it with numpy (Interpolate's modes, StridedSlice m
 - StridedSlice masks (one flag per entry of ``begin``): ``begin_mask``/``end_mask`` 1 ignores that
   begin or end (the axis's start or end is taken), ``new_axis_mask`` inserts an axis of 1,
   ``shrink_axis_mask`` takes the single index ``begin`` and drops the axis, ``ellipsis_mask``
-  stands for every axis not named: (4, 5, 6) with begin [1, 0], end [3, 0], masks begin [0, 1],
+  stands for every axis not named; with a negative stride a begin before the axis starts at its
+  first element (begin -6, end -6, stride -1 on 5 elements keeps element 0; numpy keeps none): (4, 5, 6) with begin [1, 0], end [3, 0], masks begin [0, 1],
   end [0, 1], shrink [0, 0] gives x[1:3, :] of shape (2, 5, 6).
 - BatchNormInference-1 takes (gamma, beta, data, mean, variance), -5 (data, gamma, beta, mean,
   variance). PRelu with a 1-D slope as long as the channel axis (axis 1) applies it per channel.
@@ -607,16 +608,25 @@ def strided_slice(node: LayerNode) -> Kernel:
             raise node.fail(f"begin {list(b)}, end {list(e)} and stride {list(s)} differ in length")
         if 0 in s:
             raise node.fail(f"stride {list(s)} holds 0")
+        consumed = sum(1 for i in range(len(b)) if not bit("new_axis_mask", i) and not bit("ellipsis_mask", i))
         items: list[Any] = []
+        axis = 0
         for i in range(len(b)):
             if bit("ellipsis_mask", i):
                 items.append(Ellipsis)
+                axis += x.ndim - consumed
             elif bit("new_axis_mask", i):
                 items.append(None)
             elif bit("shrink_axis_mask", i):
                 items.append((0 if s[i] > 0 else -1) if bit("begin_mask", i) else b[i])
+                axis += 1
             else:
-                items.append(slice(None if bit("begin_mask", i) else b[i], None if bit("end_mask", i) else e[i], s[i]))
+                start = None if bit("begin_mask", i) else b[i]
+                if start is not None and s[i] < 0 and axis < x.ndim:
+                    dim = x.shape[axis]  # a negative stride starts inside the axis: begin -6 of 5 is 0, not empty
+                    start = min(max(start + dim if start < 0 else start, 0), dim - 1)
+                items.append(slice(start, None if bit("end_mask", i) else e[i], s[i]))
+                axis += 1
         try:
             return (np.asarray(x[tuple(items)]),)
         except IndexError as exc:
