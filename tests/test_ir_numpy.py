@@ -133,7 +133,9 @@ def test_integer_arithmetic_and_logic():
     check_model(outs, [a, b], feeds)
     p, q = param("p", [4], ov.Type.boolean), param("q", [4], ov.Type.boolean)
     logic = {"p": np.array([1, 1, 0, 0], bool), "q": np.array([1, 0, 1, 0], bool)}
-    check_model([opset1.logical_and(p, q), opset1.logical_or(p, q), opset1.logical_xor(p, q), opset1.logical_not(p)], [p, q], logic)
+    check_model(
+        [opset1.logical_and(p, q), opset1.logical_or(p, q), opset1.logical_xor(p, q), opset1.logical_not(p)], [p, q], logic
+    )
 
 
 def test_integer_divide_floors_by_the_spec():
@@ -263,7 +265,11 @@ def test_broadcast_modes(mode, data_shape, target, axes):
 
 @settings(max_examples=OV_EXAMPLES)
 @given(
-    st.lists(st.tuples(st.integers(-6, 6), st.integers(-6, 6), st.sampled_from([1, 2, -1, -2]), st.integers(0, 15)), min_size=1, max_size=4),
+    st.lists(
+        st.tuples(st.integers(-6, 6), st.integers(-6, 6), st.sampled_from([1, 2, -1, -2]), st.integers(0, 15)),
+        min_size=1,
+        max_size=4,
+    ),
     st.integers(0, 3),
 )
 def test_strided_slice_masks(entries, ellipsis_at):
@@ -305,7 +311,12 @@ def test_strided_slice_masks(entries, ellipsis_at):
 
 @pytest.mark.parametrize(
     "start, stop, step, axes",
-    [([1, 0], [4, -1], [1, 2], [0, 2]), ([-1], [-100], [-2], [1]), ([0, 1, 2], [9, 9, 9], [1, 1, 1], None), ([3], [0], [-1], [-1])],
+    [
+        ([1, 0], [4, -1], [1, 2], [0, 2]),
+        ([-1], [-100], [-2], [1]),
+        ([0, 1, 2], [9, 9, 9], [1, 1, 1], None),
+        ([3], [0], [-1], [-1]),
+    ],
 )
 def test_slice_8(start, stop, step, axes):
     x = param("x", [5, 4, 6])
@@ -335,7 +346,11 @@ def test_gather_versions_and_batch_dims(version, data_shape, indices, axis, batc
     x = param("x", data_shape)
     idx = opset1.constant(np.array(indices, np.int64 if version != 7 else np.int32))
     ax = opset1.constant(np.int64(axis))
-    node = {1: lambda: opset1.gather(x, idx, ax), 7: lambda: opset7.gather(x, idx, ax, batch_dims), 8: lambda: opset8.gather(x, idx, ax, batch_dims)}
+    node = {
+        1: lambda: opset1.gather(x, idx, ax),
+        7: lambda: opset7.gather(x, idx, ax, batch_dims),
+        8: lambda: opset8.gather(x, idx, ax, batch_dims),
+    }
     check_model([node[version]()], [x], {"x": normal(data_shape)})
 
 
@@ -418,7 +433,16 @@ def test_topk(version, mode, sort):
     check_model(node.outputs(), [x], {"x": values})
 
 
-@pytest.mark.parametrize("shapes, ta, tb", [(([2, 3], [3, 4]), False, False), (([2, 3], [4, 3]), False, True), (([5, 3, 2], [5, 3, 4]), True, False), (([3], [2, 3, 4]), False, False), (([3, 4], [3]), True, False)])
+@pytest.mark.parametrize(
+    "shapes, ta, tb",
+    [
+        (([2, 3], [3, 4]), False, False),
+        (([2, 3], [4, 3]), False, True),
+        (([5, 3, 2], [5, 3, 4]), True, False),
+        (([3], [2, 3, 4]), False, False),
+        (([3, 4], [3]), True, False),
+    ],
+)
 def test_matmul_transposes(shapes, ta, tb):
     a, b = param("a", shapes[0]), param("b", shapes[1])
     check_model([opset1.matmul(a, b, ta, tb)], [a, b], {"a": normal(shapes[0], 1), "b": normal(shapes[1], 2)})
@@ -432,7 +456,14 @@ AUTO_PADS = st.sampled_from(["explicit", "same_upper", "same_lower", "valid"])
 
 @settings(max_examples=OV_EXAMPLES)
 @given(
-    st.integers(1, 3), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(0, 2), st.integers(0, 2), AUTO_PADS, st.integers(0, 1)
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(1, 2),
+    st.integers(1, 2),
+    st.integers(0, 2),
+    st.integers(0, 2),
+    AUTO_PADS,
+    st.integers(0, 1),
 )
 def test_convolution_and_group_convolution(k, s, d, groups, pb, pe, auto_pad, rank_extra):
     spatial = [7, 6][: 1 + rank_extra]
@@ -448,7 +479,13 @@ def test_convolution_and_group_convolution(k, s, d, groups, pb, pe, auto_pad, ra
 
 @settings(max_examples=OV_EXAMPLES)
 @given(
-    st.integers(1, 4), st.integers(1, 3), st.integers(1, 2), st.integers(0, 2), st.integers(0, 2), st.integers(0, 1), st.integers(1, 2),
+    st.integers(1, 4),
+    st.integers(1, 3),
+    st.integers(1, 2),
+    st.integers(0, 2),
+    st.integers(0, 2),
+    st.integers(0, 1),
+    st.integers(1, 2),
     st.sampled_from(["explicit", "same_upper", "same_lower", "valid", "shape", "shape_upper", "shape_lower", "shape_explicit"]),
 )
 def test_convolution_backprop_data(k, s, d, pb, pe, op, groups, how):
@@ -467,7 +504,11 @@ def test_convolution_backprop_data(k, s, d, pb, pe, op, groups, how):
     else:
         full = [s * (n - 1) + (k - 1) * d + 1 for n in x_shape[2:]]
         args.update(output_shape=opset1.constant(np.array([f - pb - pe for f in full], np.int64)))
-        args.update(auto_pad={"shape": "valid", "shape_upper": "same_upper", "shape_lower": "same_lower", "shape_explicit": "explicit"}[how])
+        args.update(
+            auto_pad={"shape": "valid", "shape_upper": "same_upper", "shape_lower": "same_lower", "shape_explicit": "explicit"}[
+                how
+            ]
+        )
         if how == "shape_explicit":
             args.update(pads_begin=[pb, pb], pads_end=[0, 0])
     if any(v < 1 for v in (args.get("output_shape").get_vector() if "output_shape" in args else [1])):
@@ -539,7 +580,14 @@ def test_interpolate_linear_antialias_follows_the_spec():
     0.375, 0.375, 0.125 (tap -1 outside): 0.875 / 0.875 = 1."""
     x = param("x", [1, 1, 1, 8])
     node = opset11.interpolate(
-        x, opset1.constant(np.float32([0.5])), "linear", "scales", [0] * 4, [0] * 4, "half_pixel", antialias=True,
+        x,
+        opset1.constant(np.float32([0.5])),
+        "linear",
+        "scales",
+        [0] * 4,
+        [0] * 4,
+        "half_pixel",
+        antialias=True,
         axes=opset1.constant(np.array([3], np.int64)),
     )
     with tempfile.TemporaryDirectory() as folder:
@@ -549,7 +597,15 @@ def test_interpolate_linear_antialias_follows_the_spec():
     assert np.allclose(out.ravel(), [1, 7, 21, 40], rtol=1e-6)
 
 
-def ir_text(layer_type: str, version: str, data: dict[str, str], x_shape: Sequence[int], constants: Sequence[np.ndarray], out_shape: Sequence[int], net_version: int = 11) -> tuple[str, bytes]:
+def ir_text(
+    layer_type: str,
+    version: str,
+    data: dict[str, str],
+    x_shape: Sequence[int],
+    constants: Sequence[np.ndarray],
+    out_shape: Sequence[int],
+    net_version: int = 11,
+) -> tuple[str, bytes]:
     """A one-layer IR: Parameter ``x`` (f32), ``constants`` as Const inputs 1.., the layer, a
     Result; for layer versions OpenVINO's Python API cannot build (Interpolate-4) and IR v10."""
     names = {np.dtype(np.float32): ("f32", "FP32"), np.dtype(np.int64): ("i64", "I64"), np.dtype(np.int32): ("i32", "I32")}
@@ -578,7 +634,9 @@ def ir_text(layer_type: str, version: str, data: dict[str, str], x_shape: Sequen
         f'<layer id="{n}" name="op" type="{layer_type}" version="{version}"><data {attrs}/><input>{inputs}</input>'
         f"<output>{port(n, out_shape, names_attr=y_names)}</output></layer>"
     )
-    layers.append(f'<layer id="{n + 1}" name="y/result" type="Result" version="opset1"><input>{port(0, out_shape)}</input></layer>')
+    layers.append(
+        f'<layer id="{n + 1}" name="y/result" type="Result" version="opset1"><input>{port(0, out_shape)}</input></layer>'
+    )
     edges = [f'<edge from-layer="0" from-port="0" to-layer="{n}" to-port="0"/>']
     edges += [f'<edge from-layer="{i}" from-port="0" to-layer="{n}" to-port="{i}"/>' for i in range(1, n)]
     edges.append(f'<edge from-layer="{n}" from-port="{n}" to-layer="{n + 1}" to-port="0"/>')
@@ -622,7 +680,9 @@ def test_empty_order_and_axes(tmp_path, layer_type, data, expected):
     """An empty Transpose order reverses the axes; Reduce with empty axes reduces none. OpenVINO
     2026.4.1 cannot run an empty order or axes (its CPU plugin fails on a null pointer), so the
     oracle is numpy's own transpose and the input itself."""
-    xml, blob = ir_text(layer_type, "opset4" if layer_type == "ReduceL2" else "opset1", data, [2, 1, 4], [np.zeros(0, np.int64)], [4, 1, 2])
+    xml, blob = ir_text(
+        layer_type, "opset4" if layer_type == "ReduceL2" else "opset1", data, [2, 1, 4], [np.zeros(0, np.int64)], [4, 1, 2]
+    )
     (tmp_path / "e.xml").write_text(xml)
     (tmp_path / "e.bin").write_bytes(blob)
     x = normal((2, 1, 4))
@@ -636,7 +696,12 @@ def test_squeeze_without_axes_and_range(tmp_path):
     (tmp_path / "s.xml").write_text(xml)
     (tmp_path / "s.bin").write_bytes(blob)
     check_ir(tmp_path / "s.xml", {"x": normal((2, 1, 4, 1))})
-    for output_type, start, stop, step in (("f32", 0.5, 5.5, 0.75), ("i32", 0.5, 5.5, 0.75), ("i32", -2.7, 5.5, 1.5), ("i64", 9, 1, -2)):
+    for output_type, start, stop, step in (
+        ("f32", 0.5, 5.5, 0.75),
+        ("i32", 0.5, 5.5, 0.75),
+        ("i32", -2.7, 5.5, 1.5),
+        ("i64", 9, 1, -2),
+    ):
         xml, blob = ir_text("Range", "opset4", {"output_type": output_type}, [], [np.float32(stop), np.float32(step)], [-1])
         (tmp_path / "r.xml").write_text(xml)
         (tmp_path / "r.bin").write_bytes(blob)
@@ -686,7 +751,9 @@ def test_sequences_with_lengths(kind, direction):
         check_model(node.outputs(), [x, h0], feeds)
 
 
-@pytest.mark.parametrize("mask, causal, scale", [(None, False, None), ("bool", False, None), ("float", False, 0.3), (None, True, None)])
+@pytest.mark.parametrize(
+    "mask, causal, scale", [(None, False, None), ("bool", False, None), ("float", False, 0.3), (None, True, None)]
+)
 def test_scaled_dot_product_attention(mask, causal, scale):
     q, k, v = param("q", [2, 3, 4, 8]), param("k", [2, 3, 5, 8]), param("v", [2, 3, 5, 6])
     feeds = {"q": normal((2, 3, 4, 8), 1), "k": normal((2, 3, 5, 8), 2), "v": normal((2, 3, 5, 6), 3)}
@@ -758,15 +825,22 @@ def test_unsupported_layers_are_listed_with_type_version_name_and_line(tmp_path)
     x = param("x", [1, 4, 4, 4])
     y = opset1.depth_to_space(opset1.space_to_depth(x, "blocks_first", 2), "blocks_first", 2)
     ov.save_model(ov.Model([opset1.relu(y)], [x]), str(tmp_path / "u.xml"))
-    with pytest.raises(UnsupportedError, match=r"u\.xml: the numpy backend does not run these IR layers: SpaceToDepth-opset1 '.*' \(line \d+\), DepthToSpace-opset1 '.*' \(line \d+\)$"):
+    with pytest.raises(
+        UnsupportedError,
+        match=r"u\.xml: the numpy backend does not run these IR layers: SpaceToDepth-opset1 '.*' \(line \d+\), DepthToSpace-opset1 '.*' \(line \d+\)$",
+    ):
         ovpool.run(tmp_path / "u.xml", {"x": normal((1, 4, 4, 4))}, device="numpy")
 
 
 def test_bad_weights_are_one_clear_error(tmp_path):
     x = param("x", [2, 3])
-    ov.save_model(ov.Model([opset1.add(x, opset1.constant(normal((2, 3))))], [x]), str(tmp_path / "w.xml"), compress_to_fp16=False)
+    ov.save_model(
+        ov.Model([opset1.add(x, opset1.constant(normal((2, 3))))], [x]), str(tmp_path / "w.xml"), compress_to_fp16=False
+    )
     (tmp_path / "w.bin").write_bytes(b"\0" * 4)
-    with pytest.raises(ModelError, match=r"w\.xml: Const '.*' \(line \d+\): bytes 0\.\.24 lie beyond the end of .*w\.bin \(4 bytes\)"):
+    with pytest.raises(
+        ModelError, match=r"w\.xml: Const '.*' \(line \d+\): bytes 0\.\.24 lie beyond the end of .*w\.bin \(4 bytes\)"
+    ):
         IrGraph.read(tmp_path / "w.xml")
     (tmp_path / "w.bin").unlink()
     with pytest.raises(InputFileError, match=r"w\.bin: no such file"):
@@ -780,7 +854,10 @@ def test_a_failing_layer_is_named_at_run_time():
         xml = Path(folder) / "r.xml"
         ov.save_model(ov.Model([node], [x, shape]), str(xml))
         graph = IrGraph.read(xml)
-        with pytest.raises(ModelError, match=r"r\.xml: layer '.*' \(Reshape-opset1, line \d+\) as ONNX Reshape-14: shape \[4, 4\] holds 16 elements"):
+        with pytest.raises(
+            ModelError,
+            match=r"r\.xml: layer '.*' \(Reshape-opset1, line \d+\) as ONNX Reshape-14: shape \[4, 4\] holds 16 elements",
+        ):
             graph.run({"x": normal((6,)), "s": np.array([4, 4], np.int64)})
 
 

@@ -21,6 +21,7 @@ the first tensor name of the port feeding the Result, or else the producing laye
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -72,7 +73,9 @@ class _Weights:
             raise ModelError.in_file(file, f"{where}: size {size} does not hold shape {list(shape)} of {element}")
         data = self._open()
         if offset + size > data.size:
-            raise ModelError.in_file(file, f"{where}: bytes {offset}..{offset + size} lie beyond the end of {self.path} ({data.size} bytes)")
+            raise ModelError.in_file(
+                file, f"{where}: bytes {offset}..{offset + size} lie beyond the end of {self.path} ({data.size} bytes)"
+            )
         return data[offset : offset + size].view(dtype).reshape(shape).copy()
 
     def _open(self) -> np.ndarray:
@@ -120,9 +123,9 @@ class _Graph:
             node = LayerNode(layer, tuple(known.get(p) for p in inputs), len(outputs), bodies)
             builder = builder_for(layer.type, layer.version)
             assert builder is not None  # _refuse_unsupported checked every layer
-            kernel = self._guarded(node, lambda: builder(node))
+            kernel = self._guarded(node, functools.partial(builder, node))
             if all(p in known for p in inputs):
-                results = self._guarded(node, lambda: kernel(*(known[p] for p in inputs)))
+                results = self._guarded(node, functools.partial(kernel, *(known[p] for p in inputs)))
                 for port, value in zip(outputs, results):
                     known[port] = value
                 prepared.append((layer, node, None, inputs, outputs))
@@ -140,7 +143,9 @@ class _Graph:
             raise ModelError.in_file(self.file, f"layer '{layer.name}' (line {layer.line}) input port {port} is not connected")
         return edge.from_layer, edge.from_port
 
-    def _bodies(self, source: str | bytes, weights: _Weights, layer: Layer) -> dict[str, Callable[[list[np.ndarray]], list[np.ndarray]]]:
+    def _bodies(
+        self, source: str | bytes, weights: _Weights, layer: Layer
+    ) -> dict[str, Callable[[list[np.ndarray]], list[np.ndarray]]]:
         """Each body of ``layer`` prepared, as a function of the layer's inputs (port order, the
         condition left out) giving the layer's outputs (port order)."""
         compiled = {}
@@ -154,7 +159,9 @@ class _Graph:
             picks = []
             for port in output_ports:
                 if body.outputs.get(port) not in result_at:
-                    raise ModelError.in_file(self.file, f"{layer.type} '{layer.name}' (line {layer.line}): {tag} gives no output for port {port}")
+                    raise ModelError.in_file(
+                        self.file, f"{layer.type} '{layer.name}' (line {layer.line}): {tag} gives no output for port {port}"
+                    )
                 picks.append(result_at[body.outputs[port]])
             compiled[tag] = _body_function(graph, feeds, picks)
         for tag in ("then_body", "else_body"):
@@ -239,7 +246,9 @@ class _Graph:
                 values[s] = None
 
 
-def _body_function(graph: _Graph, feeds: list[tuple[int, int]], picks: list[int]) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+def _body_function(
+    graph: _Graph, feeds: list[tuple[int, int]], picks: list[int]
+) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
     """``graph`` as a function of its layer's inputs: ``feeds`` (Parameter index, layer input
     index), ``picks`` the Result index of each layer output."""
 
@@ -276,9 +285,7 @@ class IrGraph:
         path = Path(document.path)
         self._graph = _Graph(document, _Weights(weights or path.with_suffix(".bin")), document.path)
         self.inputs = tuple(_parameter_decl(document, l) for l in self._graph.parameters)
-        self.output_names = tuple(
-            _output_name(document, result) for result in self._graph.results
-        )
+        self.output_names = tuple(_output_name(document, result) for result in self._graph.results)
         self.folded_layers = tuple(layer.name for layer, folded, _ in self._graph._order if folded is not None)
 
     @classmethod

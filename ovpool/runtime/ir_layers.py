@@ -273,6 +273,7 @@ def _aligner(node: LayerNode) -> Callable[[np.ndarray, np.ndarray], tuple[np.nda
             return a, b
 
         return equal
+
     def pdpd(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         dims = list(b.shape)
         while dims and dims[-1] == 1:
@@ -483,11 +484,10 @@ def clamp(node: LayerNode) -> Kernel:
     clip = node.onnx("Clip", 13)
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        bounds: tuple[float, float] = (low, high)
         if x.dtype.kind in "iu":
             info = np.iinfo(x.dtype)
             bounds = (max(math.ceil(low), info.min), min(math.floor(high), info.max))
-        else:
-            bounds = (low, high)
         return clip(x, np.array(bounds[0], x.dtype), np.array(bounds[1], x.dtype))
 
     return kernel
@@ -594,7 +594,9 @@ def transpose(node: LayerNode) -> Kernel:
 @layer("StridedSlice", 1)
 def strided_slice(node: LayerNode) -> Kernel:
     """StridedSlice-1: numpy's basic indexing with OpenVINO's masks (see the module text)."""
-    masks = {name: node.ints(name, ()) for name in ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")}
+    masks = {
+        name: node.ints(name, ()) for name in ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
+    }
     if sum(masks["ellipsis_mask"]) > 1:
         raise node.fail(f"{list(masks['ellipsis_mask'])} sets more than one ellipsis", "ellipsis_mask")
 
@@ -641,7 +643,9 @@ def slice_(node: LayerNode) -> Kernel:
     c = [_int64(node.constant(i)) for i in range(5)]
     kernel = node.onnx("Slice", 13, {}, (None, c[1], c[2], c[4], c[3]))
 
-    def run(x: np.ndarray, start: np.ndarray, stop: np.ndarray, step: np.ndarray, axes: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    def run(
+        x: np.ndarray, start: np.ndarray, stop: np.ndarray, step: np.ndarray, axes: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
         return kernel(x, _int64(start), _int64(stop), _int64(axes), _int64(step))
 
     return run
@@ -695,7 +699,9 @@ def gather(node: LayerNode) -> Kernel:
         a = a + data.ndim if a < 0 else a
         b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
         if not 0 <= b <= min(a, indices.ndim) or a >= data.ndim:
-            raise node.fail(f"axis {a} and batch_dims {batch_dims} do not fit data {list(data.shape)}, indices {list(indices.shape)}")
+            raise node.fail(
+                f"axis {a} and batch_dims {batch_dims} do not fit data {list(data.shape)}, indices {list(indices.shape)}"
+            )
         if b == 0:
             return by_axis(a)(data, indices)
         if data.shape[:b] != indices.shape[:b]:
@@ -767,6 +773,9 @@ def tile(node: LayerNode) -> Kernel:
     return kernel
 
 
+_NUMPY_PAD_MODES: dict[str, Any] = {"edge": "edge", "reflect": "reflect", "symmetric": "symmetric"}
+
+
 @layer("Pad", 1, 12)
 def pad(node: LayerNode) -> Kernel:
     """Pad-1/12: ``pads_begin``/``pads_end`` per axis (negative ones crop), ``pad_mode`` constant
@@ -788,7 +797,7 @@ def pad(node: LayerNode) -> Kernel:
         if mode == "constant":
             fill = 0 if value is None else value.reshape(()).astype(x.dtype)
             return (np.pad(x, widths, mode="constant", constant_values=fill),)
-        return (np.pad(x, widths, mode=mode),)
+        return (np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode]),)
 
     return kernel
 
@@ -998,13 +1007,19 @@ _AUTO_PADS = {"explicit": "NOTSET", "notset": "NOTSET", "same_upper": "SAME_UPPE
 def _conv_attrs(node: LayerNode) -> dict[str, Any]:
     """Convolution's attributes as ONNX Conv's: ``pads = pads_begin + pads_end`` when explicit."""
     auto_pad = _AUTO_PADS[node.choice("auto_pad", "explicit", tuple(_AUTO_PADS))]
-    attrs: dict[str, Any] = {"strides": list(node.ints("strides")), "dilations": list(node.ints("dilations")), "auto_pad": auto_pad}
+    attrs: dict[str, Any] = {
+        "strides": list(node.ints("strides")),
+        "dilations": list(node.ints("dilations")),
+        "auto_pad": auto_pad,
+    }
     if auto_pad == "NOTSET":
         attrs["pads"] = list(node.ints("pads_begin") + node.ints("pads_end"))
     return attrs
 
 
-def _backprop_window(node: LayerNode, full: Sequence[int], output_shape: Sequence[int] | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _backprop_window(
+    node: LayerNode, full: Sequence[int], output_shape: Sequence[int] | None
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Where ConvolutionBackpropData's output lies in the full output (``full`` per spatial axis,
     output_padding included): (starts, sizes). Without ``output_shape``: explicit pads crop
     (start ``pads_begin``, size ``full - pads_begin - pads_end``), ``valid`` and ``same_*`` crop
@@ -1215,10 +1230,10 @@ def _axis_taps(rule: Mapping[str, Any], axis: int, n_in: int, n_out: int, scale:
     r = 2 if scale > 1 else math.ceil(2 / float(a))
     nearest = np.sign(c) * np.floor(np.abs(c) + _F32(0.5))
     offsets = [nearest.astype(np.intp) + k - r for k in range(2 * r + 1)]
-    weights = [np.where((o >= 0) & (o < n_in), np.maximum(_F32(0), 1 - np.abs(a * (c - o))), _F32(0)) for o in offsets]
-    total = np.sum(weights, axis=0)
+    triangle = [np.where((o >= 0) & (o < n_in), np.maximum(_F32(0), 1 - np.abs(a * (c - o))), _F32(0)) for o in offsets]
+    total = np.sum(triangle, axis=0)
     safe = np.where(total == 0, _F32(1), total)
-    normal = tuple(np.where(total == 0, _F32(0), w / safe) for w in weights)
+    normal = tuple(np.where(total == 0, _F32(0), w / safe) for w in triangle)
     return _Taps(axis, tuple(np.clip(o, 0, n_in - 1) for o in offsets), normal)
 
 
@@ -1239,7 +1254,7 @@ def interpolate(node: LayerNode) -> Kernel:
     are in the module text."""
     v11 = node.layer.version == "opset11"
     modes = ("nearest", "linear", "linear_onnx", "cubic") + (("bilinear_pillow", "bicubic_pillow") if v11 else ())
-    rule = {
+    rule: dict[str, Any] = {
         "mode": node.choice("mode", "nearest", modes),
         "transform": node.choice("coordinate_transformation_mode", "half_pixel", _TRANSFORMS),
         "nearest": node.choice("nearest_mode", "round_prefer_floor", _NEAREST),
@@ -1267,7 +1282,9 @@ def interpolate(node: LayerNode) -> Kernel:
         if any(o < 0 for o in outs):
             raise node.fail(f"output sizes {outs} are negative")
         shrinking = antialias and any(s < 1 for s in scales)
-        return tuple(_axis_taps(rule, a, shape[a], o, s, shrinking) for a, o, s in zip(axes, outs, scales) if o != shape[a] or s != 1)
+        return tuple(
+            _axis_taps(rule, a, shape[a], o, s, shrinking) for a, o, s in zip(axes, outs, scales) if o != shape[a] or s != 1
+        )
 
     def kernel(x: np.ndarray, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         if v11:
