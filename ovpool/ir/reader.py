@@ -416,3 +416,58 @@ class _IRTarget:
 
 
 _NO_DATA: Mapping[str, str] = MappingProxyType({})
+
+
+class Body(NamedTuple):
+    """A sub-graph of a layer (If ``then_body``/``else_body``, Loop ``body``) and how its ports meet
+    the layer's: ``inputs`` maps an input port id of the layer to the body's Parameter layer id,
+    ``outputs`` an output port id of the layer to the body's Result layer id; ``data`` the body as
+    an IR of its own (``read_bodies(body.data, inner_layer)`` reads a body inside it)."""
+
+    document: IRDocument
+    inputs: Mapping[str, str]
+    outputs: Mapping[str, str]
+    data: bytes
+
+
+def read_bodies(source: str | os.PathLike | bytes, layer: Layer, name: str | None = None) -> dict[str, Body]:
+    """The bodies of a top-level ``layer`` of the IR ``source``, by tag (``{"then_body": ...,
+    "else_body": ...}`` for an If, each with its ``then_port_map``/``else_port_map``).
+
+    ``read_ir`` keeps no nested layers; this reads the file again with the same safe parser and
+    reads each body as an IR of its own (named ``<file>: If 'cond' then_body``; its line numbers
+    count from the body's ``<layers>``). A layer with no body gives ``{}``."""
+    data, label = _source_bytes(source, name)
+    _refuse_doctype(data, label)
+    element = None
+    events = etree.iterparse(io.BytesIO(data), events=("end",), tag="layer", **_PARSER_OPTIONS)
+    try:
+        for _, node in events:
+            parent = node.getparent()
+            grandparent = parent.getparent() if parent is not None else None
+            if grandparent is None or grandparent.getparent() is not None or parent.tag != "layers":
+                continue
+            if node.get("id") == layer.id:
+                element = node
+                break
+    except etree.XMLSyntaxError as exc:
+        raise InputFileError.in_file(label, f"malformed XML: {exc.msg}") from None
+    if element is None:
+        raise ModelError.in_file(label, f"layer '{layer.name}' (id {layer.id}) is not in the file")
+    bodies: dict[str, Body] = {}
+    for child in element:
+        if not isinstance(child.tag, str) or not child.tag.endswith("body"):
+            continue
+        net = etree.Element("net", name=f"{layer.name}/{child.tag}")
+        net.extend(list(child))
+        text = etree.tostring(net)
+        document = read_ir(text, f"{label}: {layer.type} '{layer.name}' {child.tag}")
+        port_map = element.find(child.tag[: -len("body")] + "port_map")
+        inputs: dict[str, str] = {}
+        outputs: dict[str, str] = {}
+        for entry in port_map if port_map is not None else ():
+            target = inputs if entry.tag == "input" else outputs if entry.tag == "output" else None
+            if target is not None:
+                target[entry.get("external_port_id", "")] = entry.get("internal_layer_id", "")
+        bodies[child.tag] = Body(document, MappingProxyType(inputs), MappingProxyType(outputs), text)
+    return bodies

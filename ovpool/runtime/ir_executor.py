@@ -1,83 +1,317 @@
-"""The numpy executor for OpenVINO IR: graphs of Parameter, pooling layers (AvgPool, MaxPool, every
-version with a template) and Result, run on ovpool's kernels with the IR's own meaning (``ceil``
-keeps a last window that lies in the padding, ``exclude-pad="false"`` divides by the full kernel).
+"""The numpy executor for OpenVINO IR v10/v11: a whole IR prepared once, then run many times.
+
+Preparing (``IrGraph.read(path)``) reads the ``.xml`` with ovpool's safe reader and does all the
+work that does not depend on the inputs:
+
+* every layer type and version is looked up in :mod:`ovpool.runtime.ir_layers`; the layers numpy
+  does not run are refused together, each with its type, name and line, before anything runs;
+* ``Const`` layers are read from the ``.bin`` beside the ``.xml`` (``offset``, ``size``,
+  ``element_type``, ``shape``); a layer whose inputs are all known (f16 weights and the Convert
+  that decompresses them, ``ShapeOf`` of a weight, ...) is run there and then and its outputs
+  become constants;
+* each other layer's kernel is built once, and the layers become a flat plan over slots in
+  ``IRDocument.execution_order()``, each intermediate dropped after its last reader;
+* If bodies are read (``ovpool.ir.reader.read_bodies``) and prepared the same way.
 
 Names follow OpenVINO's, so results line up with ``ovpool run --device CPU``: an input is its
-Parameter's first tensor name (the port's ``names``, sorted) or else the layer name; an output is the
-first tensor name of the port feeding the Result, or else the Result layer's name. Any other layer
-type is refused up front with every unsupported layer listed.
+Parameter's first tensor name (the port's ``names``, sorted) or else the layer name; an output is
+the first tensor name of the port feeding the Result, or else the producing layer's name
+(``IRDocument.tensor_name``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ovpool import dtypes, kernels
-from ovpool.errors import ModelError, UnsupportedError
-from ovpool.ir.adapter import spec_from_layer, template_for
-from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_ir
-from ovpool.ir.templates import POOL_LAYER_TYPES
+from ovpool import dtypes
+from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
+from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_bodies, read_ir
+from ovpool.runtime.ir_layers import STRUCTURAL, LayerNode, builder_for
+from ovpool.runtime.ops.base import Kernel
 from ovpool.runtime.tensors import TensorDecl
 
-STRUCTURAL = ("Parameter", "Result")
+Observer = Callable[[Layer, tuple[Any, ...]], None]
+Port = tuple[str, str]  # (layer id, output port id)
 
 
-@dataclass(frozen=True)
+class _Step(NamedTuple):
+    kernel: Kernel
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    frees: tuple[int, ...]
+    node: LayerNode
+
+
+class _Weights:
+    """The ``.bin`` of an IR, opened (memory-mapped) when the first Const is read."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._data: np.ndarray | None = None
+
+    def read(self, file: str, layer: Layer) -> np.ndarray:
+        """The value of a Const layer: ``element_type="f16" shape="64,3,3,3" offset="0" size="3456"``."""
+        where = f"Const '{layer.name}' (line {layer.line})"
+        element = layer.data.get("element_type", "")
+        name = dtypes.from_ir_type(element)
+        if name is None:
+            raise UnsupportedError.in_file(file, f"{where}: element_type '{element}' does not run on numpy")
+        dtype = dtypes.np_dtype(name)
+        try:
+            shape = tuple(int(d) for d in layer.data.get("shape", "").split(",") if d.strip())
+            offset, size = int(layer.data["offset"]), int(layer.data["size"])
+        except (KeyError, ValueError):
+            raise ModelError.in_file(file, f"{where}: shape, offset and size must be given as integers") from None
+        count = int(np.prod(shape, dtype=np.int64))
+        if min(shape, default=0) < 0 or offset < 0 or size != count * dtype.itemsize:
+            raise ModelError.in_file(file, f"{where}: size {size} does not hold shape {list(shape)} of {element}")
+        data = self._open()
+        if offset + size > data.size:
+            raise ModelError.in_file(
+                file, f"{where}: bytes {offset}..{offset + size} lie beyond the end of {self.path} ({data.size} bytes)"
+            )
+        return data[offset : offset + size].view(dtype).reshape(shape).copy()
+
+    def _open(self) -> np.ndarray:
+        if self._data is None:
+            try:
+                self._data = np.memmap(self.path, dtype=np.uint8, mode="r") if self.path.stat().st_size else np.zeros(0, np.uint8)
+            except FileNotFoundError:
+                raise InputFileError.in_file(self.path, "no such file (the weights of the IR beside it)") from None
+            except OSError as exc:
+                raise InputFileError.in_file(self.path, f"cannot read ({exc.strerror})") from None
+        return self._data
+
+
+class _Graph:
+    """One IR graph prepared: the top level or an If body. ``parameters`` and ``results`` are its
+    Parameter and Result layers in file order; calling it maps input arrays in Parameter order to
+    output arrays in Result order."""
+
+    def __init__(self, document: IRDocument, weights: _Weights, source: str | bytes) -> None:
+        self.file = document.path
+        order = document.execution_order()
+        _refuse_unsupported(document, order)
+        producers = document.producers()
+        read_ports = {(e.from_layer, e.from_port) for e in document.edges}
+        self.parameters = tuple(l for l in document.layers.values() if l.type == "Parameter")
+        self.results = tuple(l for l in document.layers.values() if l.type == "Result")
+        slots: dict[Port, int] = {}
+
+        def slot(port: Port) -> int:
+            return slots.setdefault(port, len(slots))
+
+        known: dict[Port, Any] = {}
+        self._param_slots = tuple(slot((l.id, _first_port(l))) for l in self.parameters)
+        prepared: list[tuple[Layer, LayerNode, Kernel | None, tuple[Port, ...], tuple[Port, ...]]] = []
+        for layer in order:
+            if layer.type in ("Parameter", "Result"):
+                continue
+            if layer.type == "Const":
+                known[(layer.id, _first_port(layer))] = weights.read(self.file, layer)
+                continue
+            inputs = tuple(self._source(document, producers, layer, port.id) for port in layer.inputs)
+            used = [i for i, port in enumerate(layer.outputs) if (layer.id, port.id) in read_ports]
+            outputs = tuple((layer.id, port.id) for port in layer.outputs[: used[-1] + 1 if used else 1])
+            bodies = self._bodies(source, weights, layer) if layer.type == "If" else {}
+            node = LayerNode(layer, tuple(known.get(p) for p in inputs), len(outputs), bodies)
+            builder = builder_for(layer.type, layer.version)
+            assert builder is not None  # _refuse_unsupported checked every layer
+            kernel = self._guarded(node, functools.partial(builder, node))
+            if all(p in known for p in inputs):
+                results = self._guarded(node, functools.partial(kernel, *(known[p] for p in inputs)))
+                for port, value in zip(outputs, results):
+                    known[port] = value
+                prepared.append((layer, node, None, inputs, outputs))
+            else:
+                prepared.append((layer, node, kernel, inputs, outputs))
+        self._result_slots = tuple(
+            slot(self._source(document, producers, result, result.inputs[0].id if result.inputs else "0"))
+            for result in self.results
+        )
+        self._build_plan(prepared, known, slots, slot)
+
+    def _source(self, document: IRDocument, producers: Mapping[tuple[str, str], Any], layer: Layer, port: str) -> Port:
+        edge = producers.get((layer.id, port))
+        if edge is None or edge.from_layer not in document.layers:
+            raise ModelError.in_file(self.file, f"layer '{layer.name}' (line {layer.line}) input port {port} is not connected")
+        return edge.from_layer, edge.from_port
+
+    def _bodies(
+        self, source: str | bytes, weights: _Weights, layer: Layer
+    ) -> dict[str, Callable[[list[np.ndarray]], list[np.ndarray]]]:
+        """Each body of ``layer`` prepared, as a function of the layer's inputs (port order, the
+        condition left out) giving the layer's outputs (port order)."""
+        compiled = {}
+        input_ports = [p.id for p in layer.inputs[1:]]
+        output_ports = [p.id for p in layer.outputs]
+        for tag, body in read_bodies(source, layer, self.file).items():
+            graph = _Graph(body.document, weights, body.data)
+            at = {l.id: i for i, l in enumerate(graph.parameters)}
+            feeds = [(at[body.inputs[p]], k) for k, p in enumerate(input_ports) if body.inputs.get(p) in at]
+            result_at = {l.id: i for i, l in enumerate(graph.results)}
+            picks = []
+            for port in output_ports:
+                if body.outputs.get(port) not in result_at:
+                    raise ModelError.in_file(
+                        self.file, f"{layer.type} '{layer.name}' (line {layer.line}): {tag} gives no output for port {port}"
+                    )
+                picks.append(result_at[body.outputs[port]])
+            compiled[tag] = _body_function(graph, feeds, picks)
+        for tag in ("then_body", "else_body"):
+            if tag not in compiled:
+                raise ModelError.in_file(self.file, f"{layer.type} '{layer.name}' (line {layer.line}) has no {tag}")
+        return compiled
+
+    def _guarded(self, node: LayerNode, action: Callable[[], Any]) -> Any:
+        """``action()``, its failures said of the layer and the file."""
+        try:
+            return action()
+        except OvpoolError as exc:
+            raise exc.located(self.file) from None
+        except Exception as exc:  # numpy on inputs the layer cannot take
+            raise ModelError.in_file(self.file, f"{node.label}: {type(exc).__name__}: {exc}") from exc
+
+    def _build_plan(
+        self,
+        prepared: list[tuple[Layer, LayerNode, Kernel | None, tuple[Port, ...], tuple[Port, ...]]],
+        known: dict[Port, Any],
+        slots: dict[Port, int],
+        slot: Callable[[Port], int],
+    ) -> None:
+        runtime: list[tuple[Kernel, tuple[int, ...], tuple[int, ...], LayerNode]] = []
+        self._order: list[tuple[Layer, tuple[Port, ...] | None, int]] = []  # (layer, folded outputs, step)
+        for layer, node, kernel, inputs, outputs in prepared:
+            if kernel is None:
+                self._order.append((layer, outputs, -1))
+                continue
+            self._order.append((layer, None, len(runtime)))
+            runtime.append((kernel, tuple(slot(p) for p in inputs), tuple(slot(p) for p in outputs), node))
+        self._folded = {p: known[p] for _, outputs, step in self._order if outputs for p in outputs}
+        constant_slots = {s for p, s in slots.items() if p in known}
+        self._constant_results = tuple(s in constant_slots for s in self._result_slots)
+        kept = constant_slots | set(self._result_slots)
+        last_use: dict[int, int] = {}
+        for index, (_, ins, outs, _) in enumerate(runtime):
+            for s in outs:
+                last_use.setdefault(s, index)
+            for s in ins:
+                last_use[s] = index
+        frees: dict[int, list[int]] = {}
+        for s, index in last_use.items():
+            if s not in kept:
+                frees.setdefault(index, []).append(s)
+        self._steps = tuple(_Step(k, ins, outs, tuple(frees.get(i, ())), node) for i, (k, ins, outs, node) in enumerate(runtime))
+        self._initial: list[Any] = [None] * len(slots)
+        for port, s in slots.items():
+            if port in known:
+                self._initial[s] = known[port]
+
+    def __call__(self, inputs: Sequence[np.ndarray], observe: Observer | None = None) -> list[np.ndarray]:
+        values = self._initial.copy()
+        for s, value in zip(self._param_slots, inputs):
+            values[s] = value
+        if observe is None:
+            for step in self._steps:
+                self._run(step, values, free=True)
+        else:
+            for layer, folded, index in self._order:
+                if folded is not None:
+                    observe(layer, tuple(self._folded[p] for p in folded))
+                    continue
+                step = self._steps[index]
+                self._run(step, values, free=False)
+                observe(layer, tuple(values[s] for s in step.outputs))
+                for s in step.frees:
+                    values[s] = None
+        return [
+            values[s].copy() if constant and isinstance(values[s], np.ndarray) else values[s]
+            for s, constant in zip(self._result_slots, self._constant_results)
+        ]
+
+    def _run(self, step: _Step, values: list[Any], free: bool) -> None:
+        results = self._guarded(step.node, lambda: step.kernel(*[values[i] for i in step.inputs]))
+        if len(results) < len(step.outputs):
+            raise ModelError.in_file(self.file, f"{step.node.label}: gave {len(results)} outputs, {len(step.outputs)} are read")
+        for s, value in zip(step.outputs, results):
+            values[s] = value
+        if free:
+            for s in step.frees:
+                values[s] = None
+
+
+def _body_function(
+    graph: _Graph, feeds: list[tuple[int, int]], picks: list[int]
+) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+    """``graph`` as a function of its layer's inputs: ``feeds`` (Parameter index, layer input
+    index), ``picks`` the Result index of each layer output."""
+
+    def run(inputs: list[np.ndarray]) -> list[np.ndarray]:
+        arguments: list[Any] = [None] * len(graph.parameters)
+        for parameter, k in feeds:
+            arguments[parameter] = inputs[k]
+        outputs = graph(arguments)
+        return [outputs[i] for i in picks]
+
+    return run
+
+
+def _first_port(layer: Layer) -> str:
+    return layer.outputs[0].id if layer.outputs else "0"
+
+
+def _refuse_unsupported(document: IRDocument, order: Sequence[Layer]) -> None:
+    """Every layer numpy does not run, listed in one ``UnsupportedError``."""
+    others = [l for l in order if l.type not in STRUCTURAL and builder_for(l.type, l.version) is None]
+    if others:
+        listed = ", ".join(f"{l.type}-{l.version} '{l.name}' (line {l.line})" for l in others)
+        raise UnsupportedError.in_file(document.path, f"the numpy backend does not run these IR layers: {listed}")
+
+
 class IrGraph:
-    """A checked IR document: its inputs as declared, outputs by name, layers in execution order."""
+    """An IR document prepared once for repeated runs on numpy.
 
-    document: IRDocument
-    inputs: tuple[TensorDecl, ...]
-    outputs: tuple[tuple[str, Layer], ...]
-    order: tuple[Layer, ...]
+    ``inputs`` are the Parameters as declared (``TensorDecl``), ``output_names`` the outputs in
+    Result order, ``folded_layers`` the names of the layers computed when prepared."""
+
+    def __init__(self, document: IRDocument, weights: Path | None = None) -> None:
+        self.document = document
+        path = Path(document.path)
+        self._graph = _Graph(document, _Weights(weights or path.with_suffix(".bin")), document.path)
+        self.inputs = tuple(_parameter_decl(document, l) for l in self._graph.parameters)
+        self.output_names = tuple(_output_name(document, result) for result in self._graph.results)
+        self.folded_layers = tuple(layer.name for layer, folded, _ in self._graph._order if folded is not None)
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> IrGraph:
-        document = read_ir(Path(path))
-        pool_types = POOL_LAYER_TYPES
-        others = [l for l in document.layers.values() if l.type not in STRUCTURAL and l.type not in pool_types]
-        if others:
-            listed = ", ".join(f"{l.type} '{l.name}' (line {l.line})" for l in others)
-            raise UnsupportedError.in_file(
-                document.path, f"the numpy backend runs IR pooling layers only ({', '.join(pool_types)}); unsupported: {listed}"
-            )
-        producers = document.producers()
-        params = [l for l in document.layers.values() if l.type == "Parameter"]
-        inputs = tuple(_parameter_decl(document, l) for l in params)
-        outputs = []
-        for layer in document.layers.values():
-            if layer.type == "Result":
-                edge = _feeding(document, producers, layer, layer.inputs[0].id if layer.inputs else "0")
-                outputs.append((document.tensor_name(document.layers[edge.from_layer], edge.from_port), layer))
-        return cls(document, inputs, tuple(outputs), _execution_order(document, producers))
+        """The IR at ``path`` (its weights in the ``.bin`` beside it), prepared."""
+        return cls(read_ir(Path(path)))
 
-    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Every output, ``{name: array}``; ``inputs`` keyed by the names in ``self.inputs``."""
-        producers = self.document.producers()
-        values: dict[tuple[str, str], np.ndarray] = {}
-        params = (l for l in self.document.layers.values() if l.type == "Parameter")
-        for decl, layer in zip(self.inputs, params):
-            values[(layer.id, layer.outputs[0].id if layer.outputs else "0")] = np.asarray(inputs[decl.name])
-        for layer in self.order:
-            x = values[_source(producers, layer, layer.inputs[0].id)]
-            where = f"{self.document.path}: layer '{layer.name}'"
-            template = template_for(layer.type, layer.version, where)
-            wanted = len(layer.outputs) > 1 and any(
-                (layer.id, layer.outputs[1].id) == (e.from_layer, e.from_port) for e in self.document.edges
-            )
-            spec = spec_from_layer(template, layer.data, x.ndim, x.dtype.name, layer.name, with_indices=wanted)
-            result = kernels.pool(x, spec)
-            for port, value in zip(layer.outputs, result if isinstance(result, tuple) else (result,)):
-                values[(layer.id, port.id)] = value
-        return {
-            name: values[_source(producers, result, result.inputs[0].id if result.inputs else "0")]
-            for name, result in self.outputs
-        }
+    def run(self, inputs: Mapping[str, np.ndarray], observe: Observer | None = None) -> dict[str, np.ndarray]:
+        """Every output, ``{name: array}`` in Result order; ``inputs`` keyed by the names in
+        ``self.inputs``. ``observe(layer, outputs)``, if given, is called after every layer of the
+        top-level graph in execution order (layers folded when prepared included, with their values)."""
+        names = [d.name for d in self.inputs]
+        missing = [n for n in names if n not in inputs]
+        unknown = [n for n in inputs if n not in names]
+        if missing or unknown:
+            parts = [f"missing input(s) {', '.join(missing)}"] if missing else []
+            parts += [f"unknown input(s) {', '.join(unknown)}"] if unknown else []
+            raise ModelError.in_file(self.document.path, f"{'; '.join(parts)} (the model takes {', '.join(names)})")
+        values = self._graph([np.asarray(inputs[n]) for n in names], observe)
+        return dict(zip(self.output_names, values))
+
+
+def _output_name(document: IRDocument, result: Layer) -> str:
+    edge = document.producers().get((result.id, result.inputs[0].id if result.inputs else "0"))
+    assert edge is not None  # the graph checked every Result is connected
+    return document.tensor_name(document.layers[edge.from_layer], edge.from_port)
 
 
 def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
@@ -100,24 +334,4 @@ def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
                 )
             dims.append(bound[0] if bound[0] == bound[1] else None)
         shape = tuple(dims)
-    return TensorDecl(document.tensor_name(layer, layer.outputs[0].id if layer.outputs else "0"), dtype, shape)
-
-
-def _feeding(document: IRDocument, producers, layer: Layer, port: str):
-    edge = producers.get((layer.id, port))
-    if edge is None or edge.from_layer not in document.layers:
-        raise ModelError.in_file(document.path, f"layer '{layer.name}' (line {layer.line}) input port {port} is not connected")
-    return edge
-
-
-def _source(producers, layer: Layer, port: str) -> tuple[str, str]:
-    edge = producers[(layer.id, port)]
-    return edge.from_layer, edge.from_port
-
-
-def _execution_order(document: IRDocument, producers) -> tuple[Layer, ...]:
-    """The pooling layers in execution order (``IRDocument.execution_order``), each input connected."""
-    order = tuple(layer for layer in document.execution_order() if layer.type not in STRUCTURAL)
-    for layer in order:
-        _feeding(document, producers, layer, layer.inputs[0].id if layer.inputs else "0")
-    return order
+    return TensorDecl(document.tensor_name(layer, _first_port(layer)), dtype, shape)
