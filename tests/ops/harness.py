@@ -212,6 +212,49 @@ def check(
     return actual
 
 
+# ---------------------------------------------------------------- whole graphs
+
+F, I64, B = onnx.TensorProto.FLOAT, onnx.TensorProto.INT64, onnx.TensorProto.BOOL
+
+
+def vi(name: str, elem: int = F, shape: Sequence[int | str] | None = None) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model_of(
+    nodes: list[onnx.NodeProto],
+    inputs: list[onnx.ValueInfoProto],
+    outputs: list[str],
+    opset: int = 17,
+    initializers: Sequence[onnx.TensorProto] = (),
+    imports: Sequence[onnx.OperatorSetIdProto] | None = None,
+    functions: Sequence[onnx.FunctionProto] = (),
+) -> onnx.ModelProto:
+    """A model of ``nodes`` (outputs with no declared type); IR version at least 4, as IR 3 would
+    need initializers listed as inputs (8 with model-local functions)."""
+    graph = helper.make_graph(
+        nodes, "g", inputs, [helper.make_empty_tensor_value_info(n) for n in outputs], initializer=list(initializers)
+    )
+    imports = list(imports) if imports is not None else [helper.make_opsetid("", opset)]
+    model = helper.make_model(graph, opset_imports=imports, functions=list(functions))
+    known = [i for i in imports if i.domain in ("", "ai.onnx.ml")]
+    model.ir_version = max(helper.find_min_ir_version_for(known), 8 if functions else 4)
+    return model
+
+
+def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], rtol: float = 1e-5, atol: float = 1e-6) -> dict[str, Any]:
+    """The model on GraphSession and on onnxruntime: same outputs (names in graph order, dtypes,
+    shapes, values). Returns GraphSession's outputs by name."""
+    from ovpool.runtime.graph import GraphSession
+
+    expected = run_ort(model, feeds)
+    actual = GraphSession(model).run(feeds)
+    assert list(actual) == [o.name for o in model.graph.output]
+    for (name, a), e in zip(actual.items(), expected):
+        assert_same(a, e, rtol=rtol, atol=atol, what=f"{name}: ")
+    return actual
+
+
 # ---------------------------------------------------------------- drawn inputs
 
 seeds = st.integers(0, 2**32 - 1)

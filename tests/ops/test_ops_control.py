@@ -4,49 +4,24 @@ here, not through ``harness.run_ovpool``), and ONNX's own node test cases."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Mapping
 from typing import Any
 
+import harness
 import numpy as np
 import onnx
 import pytest
-from harness import assert_same, check_node_case, node_case_params, run_ort, since_opsets
+from harness import I64, B, F, check_node_case, model_of, node_case_params, since_opsets, vi
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from ovpool.errors import ModelError
 from ovpool.runtime.graph import GraphSession
 
-F = TensorProto.FLOAT
-I64 = TensorProto.INT64
-B = TensorProto.BOOL
-
-
-def vi(name: str, elem: int = F, shape: Sequence[int | str] | None = None) -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def model_of(
-    nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], outputs: list[str], opset: int, initializers=()
-) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes, "g", inputs, [helper.make_empty_tensor_value_info(n) for n in outputs], initializer=list(initializers)
-    )
-    imports = [helper.make_opsetid("", opset)]
-    model = helper.make_model(graph, opset_imports=imports)
-    model.ir_version = max(helper.find_min_ir_version_for(imports), 4)  # IR 3 would need initializers listed as inputs
-    return model
-
-
-def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], rtol: float = 1e-6, atol: float = 1e-6) -> dict[str, Any]:
-    """The model on GraphSession and on onnxruntime: same outputs (dtype, shape, values)."""
-    expected = run_ort(model, feeds)
-    actual = GraphSession(model).run(feeds)
-    assert list(actual) == [o.name for o in model.graph.output]
-    for (name, a), e in zip(actual.items(), expected):
-        assert_same(a, e, rtol=rtol, atol=atol, what=f"{name}: ")
-    return actual
+# Loop/If/Scan against onnxruntime at a tighter rtol than the harness's
+compare = functools.partial(harness.compare, rtol=1e-6)
 
 
 # ---------------------------------------------------------------- Loop

@@ -4,55 +4,18 @@ fallback and its table of known defects, malformed graphs, the observe callback.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import onnx
 import pytest
-from harness import assert_same, run_ort
+from harness import I64, B, F, compare, model_of, vi
 from onnx import TensorProto, helper, numpy_helper
 
 import ovpool.runtime.graph as graph_module
 from ovpool.errors import ModelError
 from ovpool.runtime.graph import GraphSession
 from ovpool.runtime.ops.base import lookup
-
-F = TensorProto.FLOAT
-I64 = TensorProto.INT64
-B = TensorProto.BOOL
-
-
-def vi(name: str, elem: int = F, shape: Sequence[int | str] | None = None) -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def model_of(
-    nodes: list[onnx.NodeProto],
-    inputs: list[onnx.ValueInfoProto],
-    outputs: list[str],
-    opset: int = 17,
-    initializers: Sequence[onnx.TensorProto] = (),
-    imports: Sequence[onnx.OperatorSetIdProto] | None = None,
-    functions: Sequence[onnx.FunctionProto] = (),
-) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes, "m", inputs, [helper.make_empty_tensor_value_info(n) for n in outputs], initializer=list(initializers)
-    )
-    imports = list(imports) if imports is not None else [helper.make_opsetid("", opset)]
-    model = helper.make_model(graph, opset_imports=imports, functions=list(functions))
-    known = [i for i in imports if i.domain in ("", "ai.onnx.ml")]
-    model.ir_version = max(helper.find_min_ir_version_for(known), 8 if functions else 4)
-    return model
-
-
-def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], rtol: float = 1e-5, atol: float = 1e-6) -> dict[str, Any]:
-    expected = run_ort(model, feeds)
-    actual = GraphSession(model).run(feeds)
-    assert list(actual) == [o.name for o in model.graph.output]
-    for (name, a), e in zip(actual.items(), expected):
-        assert_same(a, e, rtol=rtol, atol=atol, what=f"{name}: ")
-    return actual
 
 
 def const(name: str, value: Any) -> onnx.TensorProto:
@@ -146,7 +109,7 @@ def test_input_names_are_checked() -> None:
     model = model_of([helper.make_node("Add", ["a", "b"], ["y"])], [vi("a", F, [1]), vi("b", F, [1])], ["y"])
     session = GraphSession(model)
     assert session.input_names == ("a", "b") and session.output_names == ("y",)
-    with pytest.raises(ModelError, match=r"model 'm': missing input\(s\) b; unknown input\(s\) c \(the model takes a, b\)"):
+    with pytest.raises(ModelError, match=r"model 'g': missing input\(s\) b; unknown input\(s\) c \(the model takes a, b\)"):
         session.run({"a": np.ones(1, np.float32), "c": np.ones(1, np.float32)})
 
 
