@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from runtime_support import EXAMPLE, fake_gpu, ir_pools, ir_with_relu, pool_model, random_input
+from runtime_support import EXAMPLE, fake_gpu, ir_numpy_cannot_run, ir_pools, ir_with_relu, pool_model, random_input
 
 import ovpool
 from ovpool import runtime
@@ -62,11 +62,15 @@ def test_ir_pools_cpu_match_numpy_with_ir_meaning(tmp_path):
     assert [v.shape for v in exact.values()] == [(1, 2, 2, 2), (1, 2, 4, 4)]
 
 
-def test_ir_with_other_layers_is_refused_on_numpy_listing_them(tmp_path):
-    xml = ir_with_relu(tmp_path / "relu.xml")
-    with pytest.raises(UnsupportedError, match=r"pooling layers only .*unsupported: ReLU '.*' \(line \d+\)"):
-        ovpool.run(xml, {"x": random_input((1, 2, 6, 6))}, device="numpy")
-    assert ovpool.run(xml, {"x": random_input((1, 2, 6, 6))}, device="CPU", fallback=False)
+def test_ir_layers_numpy_does_not_run_are_refused_listing_them(tmp_path):
+    relu = ir_with_relu(tmp_path / "relu.xml")
+    x = {"x": random_input((1, 2, 6, 6))}
+    [on_numpy] = ovpool.run(relu, x, device="numpy").values()
+    [on_cpu] = ovpool.run(relu, x, device="CPU", fallback=False).values()
+    np.testing.assert_allclose(on_numpy, on_cpu, rtol=1e-6)
+    lrn = ir_numpy_cannot_run(tmp_path / "lrn.xml")
+    with pytest.raises(UnsupportedError, match=r"does not run these IR layers: LRN-opset1 '.*' \(line \d+\)"):
+        ovpool.run(lrn, x, device="numpy")
 
 
 def test_absent_device_falls_back_to_cpu_with_a_warning_or_fails_without_fallback():

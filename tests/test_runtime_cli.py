@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from runtime_support import EXAMPLE, fake_gpu, invoke, invoke_without_openvino, ir_with_relu, pool_model, random_input, save
+from runtime_support import EXAMPLE, fake_gpu, invoke, invoke_without_openvino, ir_numpy_cannot_run, pool_model, random_input, save
 
 
 def test_readme_first_command(capsys):
@@ -126,11 +126,11 @@ def test_without_openvino_falls_back_or_fails(tmp_path):
 
 def test_fallback_that_numpy_cannot_run_says_each_step(tmp_path, monkeypatch, capsys):
     fake_gpu(monkeypatch, cpu_fails=True)
-    xml = ir_with_relu(tmp_path / "relu.xml")
+    xml = ir_numpy_cannot_run(tmp_path / "lrn.xml")
     code, out, err = invoke(capsys, "run", xml, "--random-inputs", "--device", "NPU", "--no-cache")
     assert code == 1 and out == ""
     assert "error: device 'NPU' is not present; device 'CPU' cannot compile" in err
-    assert "; the numpy fallback cannot run it either:" in err and "ReLU" in err
+    assert "; the numpy fallback cannot run it either:" in err and "LRN" in err
 
 
 def test_hostile_inputs_are_one_line_errors(tmp_path, capsys):
