@@ -6,7 +6,16 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from runtime_support import EXAMPLE, fake_gpu, invoke, invoke_without_openvino, ir_numpy_cannot_run, pool_model, random_input, save
+from runtime_support import (
+    EXAMPLE,
+    fake_gpu,
+    invoke,
+    invoke_without_openvino,
+    ir_numpy_cannot_run,
+    pool_model,
+    random_input,
+    save,
+)
 
 
 def test_readme_first_command(capsys):
