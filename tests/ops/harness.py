@@ -162,25 +162,32 @@ def run_ovpool(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[
     return [results[name] for name in session.output_names]
 
 
-def ovpool_of(
-    op_type: str,
-    opset: int,
-    inputs: Sequence[np.ndarray | None],
-    attrs: Mapping[str, Any] | None = None,
-    n_outputs: int = 1,
-    constant: Sequence[int] = (),
-) -> list[np.ndarray]:
-    """ovpool's outputs for the node alone (no onnxruntime): for schema-only checks and errors."""
-    model = make_model(op_type, opset, inputs, attrs, n_outputs, constant)
+def ovpool_of(op_type: str, opset: int, inputs: Sequence[np.ndarray | None], *args: Any, **kwargs: Any) -> list[np.ndarray]:
+    """ovpool's outputs for the node alone (no onnxruntime): for schema-only checks and errors. The
+    arguments are :func:`make_model`'s."""
+    model = make_model(op_type, opset, inputs, *args, **kwargs)
     return run_ovpool(model, feeds_of(model, inputs))
 
 
-def ort_of(
-    op_type: str, opset: int, inputs: Sequence[np.ndarray | None], attrs: Mapping[str, Any] | None = None, n_outputs: int = 1
-) -> list[np.ndarray]:
-    """onnxruntime's outputs for the node alone."""
-    model = make_model(op_type, opset, inputs, attrs, n_outputs)
+def ort_of(op_type: str, opset: int, inputs: Sequence[np.ndarray | None], *args: Any, **kwargs: Any) -> list[np.ndarray]:
+    """onnxruntime's outputs for the node alone; the arguments are :func:`make_model`'s."""
+    model = make_model(op_type, opset, inputs, *args, **kwargs)
     return run_ort(model, feeds_of(model, inputs))
+
+
+def node_error_params(errors: Iterable[Sequence[Any]]) -> list[Any]:
+    """Rows (op, opset, inputs, attrs) of nodes ovpool refuses, as pytest params named op-index."""
+    return [pytest.param(*error, id=f"{error[0]}-{i}") for i, error in enumerate(errors)]
+
+
+def assert_node_error(
+    op_type: str, opset: int, inputs: Sequence[np.ndarray | None], attrs: Mapping[str, Any] | None = None, match: str = ""
+) -> None:
+    """ovpool refuses the node alone with a ModelError that names the node (``match`` if given)."""
+    from ovpool.errors import ModelError
+
+    with pytest.raises(ModelError, match=match or f"{op_type.lower()}_node"):
+        ovpool_of(op_type, opset, inputs, attrs)
 
 
 def check(
@@ -336,6 +343,18 @@ def assert_same(actual: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e
 def node_case_params(ops: Iterable[str], modules: Iterable[str] = ()) -> list[Any]:
     """:func:`onnx_node_cases` of ``ops`` as pytest params named after the cases."""
     return [pytest.param(case, id=case.name) for case in onnx_node_cases(ops, modules)]
+
+
+def module_ops(module: str) -> frozenset[str]:
+    """The op types ovpool's operator table runs with the kernels of ``module``."""
+    from ovpool.runtime.ops.base import covered
+
+    return frozenset(row.op_type for row in covered() if row.factory.__module__ == module)
+
+
+def node_case_ops(ops: Iterable[str]) -> frozenset[str]:
+    """The op types among ``ops`` that ONNX has node test cases for."""
+    return frozenset(case.model.graph.node[0].op_type for case in onnx_node_cases(ops))
 
 
 def check_node_case(

@@ -14,8 +14,9 @@ from harness import (
     check_node_case,
     examples,
     ints,
+    module_ops,
+    node_case_ops,
     node_case_params,
-    onnx_node_cases,
     opsets,
     ort_of,
     ovpool_of,
@@ -27,7 +28,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
-from ovpool.runtime.ops.base import covered
 
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
 FLOATS = ("float32", "float16", "float64")
@@ -385,11 +385,11 @@ def test_unique(opset: int, data: st.DataObject, seed: int) -> None:
 # ---------------------------------------------------------------------------------------------
 # ONNX's own node test cases
 
-OPS = frozenset(r.op_type for r in covered() if r.factory.__module__ == "ovpool.runtime.ops.indexing")
+OPS = module_ops("ovpool.runtime.ops.indexing")
 
 
 def test_onnx_cases_cover_every_op() -> None:
-    assert {c.model.graph.node[0].op_type for c in onnx_node_cases(OPS)} == OPS
+    assert node_case_ops(OPS) == OPS
 
 
 @pytest.mark.parametrize("case", node_case_params(OPS))

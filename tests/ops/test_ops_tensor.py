@@ -14,8 +14,9 @@ from harness import (
     check_node_case,
     examples,
     ints,
+    module_ops,
+    node_case_ops,
     node_case_params,
-    onnx_node_cases,
     opsets,
     ovpool_of,
     seeds,
@@ -26,7 +27,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
-from ovpool.runtime.ops.base import covered
 
 INT64_MAX, INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
@@ -516,11 +516,11 @@ def test_range_27_stash_type() -> None:
 # ---------------------------------------------------------------------------------------------
 # ONNX's own node test cases
 
-OPS = frozenset(r.op_type for r in covered() if r.factory.__module__ == "ovpool.runtime.ops.tensor")
+OPS = module_ops("ovpool.runtime.ops.tensor")
 
 
 def test_onnx_cases_cover_every_op() -> None:
-    assert {c.model.graph.node[0].op_type for c in onnx_node_cases(OPS)} == OPS
+    assert node_case_ops(OPS) == OPS
 
 
 @pytest.mark.parametrize("case", node_case_params(OPS))
