@@ -5,6 +5,12 @@ in opsets 7..22 (``[7, 11, 13]``: Softmax-1 is tested at opset 7, Softmax-11 at 
 13), so every version's own meaning is tested, not only the newest.
 ``check(op, opset, inputs, attrs)`` builds the node, runs both and compares values, shapes and
 dtypes. onnx.reference is never the oracle here.
+
+Also shared by the test files: the node alone on one side (``ovpool_of``, ``ort_of``) and the
+node's errors (``assert_node_error``); the types each version allows (``version_type_cases``);
+whole small graphs on GraphSession against onnxruntime (``model_of``, ``compare``); drawn inputs
+(``shapes``, ``values``, ``arrays``, ``drawn_rng``, ``examples``); ONNX's own node test cases
+(``node_case_params``, ``check_node_case``).
 """
 
 from __future__ import annotations
@@ -219,6 +225,29 @@ def check(
     return actual
 
 
+def assert_same(actual: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6, what: str = "") -> None:
+    """Same dtype, shape and values (NaN matching NaN); float 8 and bfloat16 compared as float32,
+    strings (object arrays) as lists; a sequence (list) element by element, an empty optional
+    (None) only as None."""
+    if isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), f"{what}sequence {actual!r}, expected {expected!r}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, e, rtol, atol, f"{what}[{i}] ")
+        return
+    if expected is None:
+        assert actual is None, f"{what}{actual!r}, expected None"
+        return
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype, f"{what}dtype {actual.dtype}, expected {expected.dtype}"
+    assert actual.shape == expected.shape, f"{what}shape {actual.shape}, expected {expected.shape}"
+    if actual.dtype == object:
+        assert actual.tolist() == expected.tolist(), what
+    elif actual.dtype.kind in "fcV" or actual.dtype.itemsize == 1 and actual.dtype.kind not in "iub":
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(actual, expected, err_msg=what)
+
+
 # ---------------------------------------------------------------- whole graphs
 
 F, I64, B = onnx.TensorProto.FLOAT, onnx.TensorProto.INT64, onnx.TensorProto.BOOL
@@ -315,29 +344,6 @@ def ints(*v: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- ONNX's node test cases
-
-
-def assert_same(actual: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6, what: str = "") -> None:
-    """Same dtype, shape and values (NaN matching NaN); float 8 and bfloat16 compared as float32,
-    strings (object arrays) as lists; a sequence (list) element by element, an empty optional
-    (None) only as None."""
-    if isinstance(expected, list):
-        assert isinstance(actual, list) and len(actual) == len(expected), f"{what}sequence {actual!r}, expected {expected!r}"
-        for i, (a, e) in enumerate(zip(actual, expected)):
-            assert_same(a, e, rtol, atol, f"{what}[{i}] ")
-        return
-    if expected is None:
-        assert actual is None, f"{what}{actual!r}, expected None"
-        return
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.dtype == expected.dtype, f"{what}dtype {actual.dtype}, expected {expected.dtype}"
-    assert actual.shape == expected.shape, f"{what}shape {actual.shape}, expected {expected.shape}"
-    if actual.dtype == object:
-        assert actual.tolist() == expected.tolist(), what
-    elif actual.dtype.kind in "fcV" or actual.dtype.itemsize == 1 and actual.dtype.kind not in "iub":
-        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, err_msg=what)
-    else:
-        np.testing.assert_array_equal(actual, expected, err_msg=what)
 
 
 def node_case_params(ops: Iterable[str], modules: Iterable[str] = ()) -> list[Any]:
