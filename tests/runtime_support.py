@@ -87,6 +87,18 @@ def ir_with_relu(path: Path) -> Path:
     return path
 
 
+def ir_numpy_cannot_run(path: Path) -> Path:
+    """An IR of input x [1, 4, 6, 6] through SpaceToDepth and DepthToSpace, two layers the numpy
+    executor does not run, then ReLU."""
+    import openvino as ov
+    from openvino import opset1
+
+    x = opset1.parameter([1, 4, 6, 6], ov.Type.f32, name="x")
+    y = opset1.depth_to_space(opset1.space_to_depth(x, "blocks_first", 2), "blocks_first", 2)
+    ov.save_model(ov.Model([opset1.relu(y)], [x]), str(path))
+    return path
+
+
 def random_input(shape, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 

@@ -13,6 +13,7 @@ import pytest
 from runtime_support import (
     EXAMPLE,
     fake_gpu,
+    ir_numpy_cannot_run,
     ir_pools,
     ir_with_relu,
     pool_model,
@@ -70,11 +71,19 @@ def test_ir_pools_cpu_match_numpy_with_ir_meaning(tmp_path):
     assert [v.shape for v in exact.values()] == [(1, 2, 2, 2), (1, 2, 4, 4)]
 
 
-def test_ir_with_other_layers_is_refused_on_numpy_listing_them(tmp_path):
+def test_ir_with_other_layers_runs_on_numpy(tmp_path):
     xml = ir_with_relu(tmp_path / "relu.xml")
-    with pytest.raises(UnsupportedError, match=r"pooling layers only .*unsupported: ReLU '.*' \(line \d+\)"):
-        ovpool.run(xml, {"x": random_input((1, 2, 6, 6))}, device="numpy")
-    assert ovpool.run(xml, {"x": random_input((1, 2, 6, 6))}, device="CPU", fallback=False)
+    x = {"x": random_input((1, 2, 6, 6))}
+    _assert_close(ovpool.run(xml, x, device="CPU", fallback=False), ovpool.run(xml, x, device="numpy"))
+
+
+def test_ir_layers_numpy_does_not_run_are_refused_listing_them(tmp_path):
+    xml = ir_numpy_cannot_run(tmp_path / "s2d.xml")
+    with pytest.raises(
+        UnsupportedError, match=r"does not run these IR layers: SpaceToDepth-opset1 '.*' \(line \d+\), DepthToSpace"
+    ):
+        ovpool.run(xml, {"x": random_input((1, 4, 6, 6))}, device="numpy")
+    assert ovpool.run(xml, {"x": random_input((1, 4, 6, 6))}, device="CPU", fallback=False)
 
 
 def test_absent_device_falls_back_with_a_warning_or_fails_without_fallback():
