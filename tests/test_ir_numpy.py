@@ -950,3 +950,14 @@ def test_real_model_ir_runs_on_numpy_and_matches_onnxruntime(converted, model, c
         if converter == "ovc":
             for (name, value), expected in zip(got.items(), _cpu(xml, feeds)):
                 assert_close(value, expected, model.rtol, f"{model.name} {name} (CPU plugin, f32)")
+
+
+def test_readme_lists_the_layers_of_the_table():
+    """The README's list of IR layers on numpy is the table's (``ir_layers.supported_markdown``)."""
+    from ovpool.runtime.ir_layers import supported, supported_markdown
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    listed = readme.split("<!-- ir-layers -->\n", 1)[1].split("\n<!-- /ir-layers -->", 1)[0]
+    assert listed == supported_markdown()
+    assert {"Convolution", "Interpolate", "StridedSlice", "If", "Parameter", "Const", "Result"} <= set(supported())
+    assert supported()["Interpolate"] == (4, 11)
