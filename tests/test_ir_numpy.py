@@ -24,7 +24,7 @@ from ovpool.errors import InputFileError, ModelError, UnsupportedError
 from ovpool.runtime.ir_executor import IrGraph
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1, opset2, opset3, opset4, opset5, opset6, opset7, opset8, opset11, opset12, opset13  # noqa: E402
+from openvino import opset1, opset2, opset3, opset4, opset5, opset6, opset7, opset8, opset9, opset11, opset12, opset13, opset16  # noqa: E402
 
 RTOL = 1e-5
 # Each example compiles a model on the CPU plugin (~0.1-0.5 s): a third of the profile's examples.
@@ -178,6 +178,8 @@ UNARY = {
     "SoftMax-1": lambda x: opset1.softmax(x, 1),
     "SoftMax-8": lambda x: opset8.softmax(x, -1),
     "LogSoftmax": lambda x: opset5.log_softmax(x, 2),
+    "SoftSign": opset9.softsign,
+    "Identity": lambda x: opset1.relu(opset16.identity(x)),
 }
 
 
