@@ -24,7 +24,7 @@ from ovpool.errors import InputFileError, ModelError, UnsupportedError
 from ovpool.runtime.ir_executor import IrGraph
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1, opset2, opset3, opset4, opset5, opset6, opset7, opset8, opset11, opset12, opset13  # noqa: E402
+from openvino import opset1, opset2, opset3, opset4, opset5, opset6, opset7, opset8, opset9, opset11, opset12, opset13, opset16  # noqa: E402
 
 RTOL = 1e-5
 # Each example compiles a model on the CPU plugin (~0.1-0.5 s): a third of the profile's examples.
@@ -178,6 +178,8 @@ UNARY = {
     "SoftMax-1": lambda x: opset1.softmax(x, 1),
     "SoftMax-8": lambda x: opset8.softmax(x, -1),
     "LogSoftmax": lambda x: opset5.log_softmax(x, 2),
+    "SoftSign": opset9.softsign,
+    "Identity": lambda x: opset1.relu(opset16.identity(x)),
 }
 
 
@@ -537,7 +539,7 @@ NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"]
 
 @settings(max_examples=OV_EXAMPLES)
 @given(
-    st.sampled_from(MODES),
+    st.sampled_from([*MODES, "bilinear_pillow", "bicubic_pillow"]),
     st.sampled_from(TRANSFORMS),
     st.sampled_from(NEAREST),
     st.booleans(),
@@ -546,8 +548,8 @@ NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"]
     st.integers(0, 1),
 )
 def test_interpolate_11(mode, transform, nearest, by_sizes, scales, antialias, pad):
-    """Every mode but the Pillow ones, coordinate transform, nearest rounding, sizes or scales,
-    pads; ``antialias`` only where it changes nothing (see the next test)."""
+    """Every mode, coordinate transform, nearest rounding, sizes or scales, pads; ``antialias``
+    only where it changes nothing (see the next test)."""
     antialias = antialias and mode != "linear"
     shape = [1, 2, 6, 5]
     padded = [n + 2 * pad for n in shape[2:]]
@@ -950,3 +952,36 @@ def test_real_model_ir_runs_on_numpy_and_matches_onnxruntime(converted, model, c
         if converter == "ovc":
             for (name, value), expected in zip(got.items(), _cpu(xml, feeds)):
                 assert_close(value, expected, model.rtol, f"{model.name} {name} (CPU plugin, f32)")
+
+
+def test_readme_lists_the_layers_of_the_table():
+    """The README's list of IR layers on numpy is the table's (``ir_layers.supported_markdown``)."""
+    from ovpool.runtime.ir_layers import supported, supported_markdown
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    listed = readme.split("<!-- ir-layers -->\n", 1)[1].split("\n<!-- /ir-layers -->", 1)[0]
+    assert listed == supported_markdown()
+    assert {"Convolution", "Interpolate", "StridedSlice", "If", "Parameter", "Const", "Result"} <= set(supported())
+    assert supported()["Interpolate"] == (4, 11)
+
+
+@pytest.mark.parametrize("mode", [*MODES, "bilinear_pillow", "bicubic_pillow"])
+def test_interpolate_of_integers_rounds(mode):
+    """u8 images: computed in floats, rounded half to even at the end; the Pillow modes round
+    after each pass, half away from zero (Pillow's rule; the CPU plugin's float32 sums land on the
+    other side of an exact half now and then, so there 1 is allowed)."""
+    x = param("x", [1, 3, 9, 7], ov.Type.u8)
+    axes = opset1.constant(np.array([2, 3], np.int64))
+    coeff = -0.5 if mode == "bicubic_pillow" else -0.75  # (the CPU plugin takes -0.5 there whatever cube_coeff says)
+    node = opset11.interpolate(
+        x, opset1.constant(np.float32([0.6, 1.7])), mode, "scales", [0] * 4, [0] * 4, cube_coeff=coeff, axes=axes
+    )
+    image = np.random.default_rng(3).integers(0, 256, (1, 3, 9, 7)).astype(np.uint8)
+    with tempfile.TemporaryDirectory() as folder:
+        xml = Path(folder) / "u8.xml"
+        ov.save_model(ov.Model([node], [x]), str(xml))
+        got = next(iter(IrGraph.read(xml).run({"x": image}).values()))
+        want = _cpu(xml, {"x": image})[0]
+    assert got.dtype == want.dtype == np.uint8 and got.shape == want.shape
+    difference = np.abs(got.astype(np.int64) - want)
+    assert difference.max() <= (1 if mode.endswith("_pillow") else 0)

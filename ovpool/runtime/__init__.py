@@ -3,7 +3,8 @@
 Modules: ``policy`` (open a model, choose the device, fall back, ``run``), ``devices`` (OpenVINO's
 devices and the numpy one), ``tensors`` (declared inputs, input files, outputs), ``bench``,
 ``graph`` (the numpy executor's session) with its operator library ``ops``, ``reference`` (the
-onnx.reference fallback and its known defects), ``ir_executor`` (IR graphs on numpy).
+onnx.reference fallback and its known defects), ``ir_executor`` (IR graphs on numpy) with its
+layer table ``ir_layers``.
 """
 
 from ovpool.runtime.policy import (

@@ -196,18 +196,8 @@ class _Graph:
         self._folded = {p: known[p] for _, outputs, step in self._order if outputs for p in outputs}
         constant_slots = {s for p, s in slots.items() if p in known}
         self._constant_results = tuple(s in constant_slots for s in self._result_slots)
-        kept = constant_slots | set(self._result_slots)
-        last_use: dict[int, int] = {}
-        for index, (_, ins, outs, _) in enumerate(runtime):
-            for s in outs:
-                last_use.setdefault(s, index)
-            for s in ins:
-                last_use[s] = index
-        frees: dict[int, list[int]] = {}
-        for s, index in last_use.items():
-            if s not in kept:
-                frees.setdefault(index, []).append(s)
-        self._steps = tuple(_Step(k, ins, outs, tuple(frees.get(i, ())), node) for i, (k, ins, outs, node) in enumerate(runtime))
+        frees = _last_readers([(ins, outs) for _, ins, outs, _ in runtime], constant_slots | set(self._result_slots))
+        self._steps = tuple(_Step(k, ins, outs, frees[i], node) for i, (k, ins, outs, node) in enumerate(runtime))
         self._initial: list[Any] = [None] * len(slots)
         for port, s in slots.items():
             if port in known:
@@ -244,6 +234,19 @@ class _Graph:
         if free:
             for s in step.frees:
                 values[s] = None
+
+
+def _last_readers(steps: Sequence[tuple[tuple[int, ...], tuple[int, ...]]], kept: set[int]) -> list[tuple[int, ...]]:
+    """For each step (input slots, output slots), the slots to drop after it: those it is the last
+    to read, and its outputs nothing reads; never a slot in ``kept``. Found walking back from the
+    last step: [((0,), (1,)), ((1,), (2,))] with 2 kept drops 0 after step 0 and 1 after step 1."""
+    seen = set(kept)
+    frees: list[tuple[int, ...]] = []
+    for ins, outs in reversed(steps):
+        dropped = [s for s in (*ins, *outs) if s not in seen]
+        seen.update(dropped)
+        frees.append(tuple(dict.fromkeys(dropped)))
+    return frees[::-1]
 
 
 def _body_function(

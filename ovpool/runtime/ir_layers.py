@@ -50,7 +50,9 @@ its own, this module computes it with numpy (Interpolate's modes, StridedSlice m
   it into the axis and weighs the two neighbours; ``cubic`` weighs four (Keys, ``cube_coeff``),
   clipping their indices; ``linear`` is OpenVINO's triangle filter over the neighbours inside the
   axis, normalised by their weights, widened by ``1/scale`` on every axis when ``antialias`` is set
-  and some axis shrinks. 4 elements by ``scales`` 1.5, ``asymmetric``, ``nearest``/``floor`` give 6
+  and some axis shrinks; ``bilinear_pillow``/``bicubic_pillow`` are Pillow's resampling of the two
+  ``axes`` (width first). Integer data is computed in floats and rounded half to even at the end
+  (as the CPU plugin does), by the Pillow modes half away from zero after each pass (as Pillow). 4 elements by ``scales`` 1.5, ``asymmetric``, ``nearest``/``floor`` give 6
   outputs reading 0 0 1 2 2 3.
 - If-8 runs ``then_body`` or ``else_body`` on its inputs; LSTMSequence/GRUSequence/RNNSequence-5
   are batch-first (``[batch, seq, input]``, outputs ``[batch, directions, seq, hidden]``), LSTM
@@ -1237,6 +1239,38 @@ def _axis_taps(rule: Mapping[str, Any], axis: int, n_in: int, n_out: int, scale:
     return _Taps(axis, tuple(np.clip(o, 0, n_in - 1) for o in offsets), normal)
 
 
+def _pillow_taps(axis: int, n_in: int, n_out: int, bicubic: bool, a: float) -> _Taps:
+    """Pillow's resampling filter along one axis (``bilinear_pillow``: triangle, support 1;
+    ``bicubic_pillow``: Keys with ``cube_coeff``, support 2), widened by ``n_in / n_out`` when
+    shrinking, centred on ``(x + 0.5) * n_in / n_out``, normalised over the taps inside the axis.
+    4 to 2, bilinear: each output averages 4 inputs with weights 1/8, 3/8, 3/8, 1/8."""
+    scale = n_in / n_out
+    stretch = max(scale, 1.0)
+    support = (2.0 if bicubic else 1.0) * stretch
+    size = math.ceil(support) * 2 + 1
+    centres = (np.arange(n_out) + 0.5) * scale
+    low = np.maximum(np.trunc(centres - support + 0.5).astype(np.intp), 0)
+    count = np.minimum(np.trunc(centres + support + 0.5).astype(np.intp), n_in) - low
+    k = np.arange(size)[:, None]
+    d = np.abs((k + low - centres + 0.5) / stretch)
+    if bicubic:
+        near = ((a + 2) * d - (a + 3)) * d * d + 1
+        far = (((d - 5) * d + 8) * d - 4) * a
+        weights = np.where(d < 1, near, np.where(d < 2, far, 0.0))
+    else:
+        weights = np.maximum(1 - d, 0.0)
+    weights = np.where(k < count, weights, 0.0)
+    total = weights.sum(axis=0)
+    weights = np.where(total != 0, weights / np.where(total != 0, total, 1), weights)
+    return _Taps(axis, tuple(np.clip(j + low, 0, n_in - 1) for j in range(size)), tuple(weights))
+
+
+def _integer(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Whole-number ``values`` as ``dtype``, clipped to its range."""
+    info = np.iinfo(dtype)
+    return np.clip(values, info.min, info.max).astype(dtype)
+
+
 def _apply_taps(x: np.ndarray, taps: _Taps) -> np.ndarray:
     if taps.weights is None:
         return np.take(x, taps.indices[0], axis=taps.axis)
@@ -1260,8 +1294,7 @@ def interpolate(node: LayerNode) -> Kernel:
         "nearest": node.choice("nearest_mode", "round_prefer_floor", _NEAREST),
         "cube_coeff": node.number("cube_coeff", -0.75),
     }
-    if rule["mode"].endswith("_pillow"):
-        raise UnsupportedError(f"{node.label}: attribute 'mode': '{rule['mode']}' does not run on numpy")
+    pillow = rule["mode"].endswith("_pillow")
     by_sizes = node.choice("shape_calculation_mode", "sizes" if not v11 else "scales", ("sizes", "scales")) == "sizes"
     antialias = node.flag("antialias", False)
     pads = (node.ints("pads_begin", (0,)), node.ints("pads_end", (0,)))
@@ -1281,6 +1314,12 @@ def interpolate(node: LayerNode) -> Kernel:
                 outs.append(int(_F32(n) * (_F32(value) + _F32(1e-6))))
         if any(o < 0 for o in outs):
             raise node.fail(f"output sizes {outs} are negative")
+        if pillow:
+            if len(axes) != 2:
+                raise node.fail(f"mode {rule['mode']} resizes two axes (height, width), not {list(axes)}")
+            bicubic = rule["mode"] == "bicubic_pillow"
+            taps = [_pillow_taps(a, shape[a], o, bicubic, rule["cube_coeff"]) for a, o in zip(axes, outs) if o != shape[a]]
+            return tuple(reversed(taps))  # the width first, as Pillow
         shrinking = antialias and any(s < 1 for s in scales)
         return tuple(
             _axis_taps(rule, a, shape[a], o, s, shrinking) for a, o, s in zip(axes, outs, scales) if o != shape[a] or s != 1
@@ -1293,7 +1332,12 @@ def interpolate(node: LayerNode) -> Kernel:
             given = inputs[0] if by_sizes else inputs[1]
             axes_input = inputs[2] if len(inputs) > 2 else None
         assert given is not None
-        axes = _normalize_axes(node, _ints_of(axes_input), x.ndim) if axes_input is not None else tuple(range(x.ndim))
+        axes = tuple(range(x.ndim))
+        if axes_input is not None:
+            axes = _ints_of(axes_input)
+            if any(not -x.ndim <= a < x.ndim for a in axes) or len(set(a % x.ndim for a in axes)) < len(axes):
+                raise node.fail(f"axes {list(axes)} do not name distinct axes of a rank-{x.ndim} input")
+            axes = tuple(a % x.ndim for a in axes)
         begin = (pads[0] + (0,) * x.ndim)[: x.ndim]
         end = (pads[1] + (0,) * x.ndim)[: x.ndim]
         if any(begin) or any(end):
@@ -1302,9 +1346,10 @@ def interpolate(node: LayerNode) -> Kernel:
         y: np.ndarray = x
         for taps in plan(x.shape, values, axes):
             y = _apply_taps(y, taps)
+            if pillow and x.dtype.kind in "iu":  # each pass rounds half away from zero and clips
+                y = _integer(np.sign(y) * np.floor(np.abs(y) + 0.5), x.dtype)
         if y.dtype != x.dtype:
-            y = np.round(y) if x.dtype.kind in "iu" else y
-            y = y.astype(x.dtype)
+            y = _integer(np.rint(y), x.dtype) if x.dtype.kind in "iu" else y.astype(x.dtype)
         return (y,)
 
     return kernel

@@ -177,7 +177,7 @@ def compile_config(precision: str, cache: bool) -> dict[str, str]:
 
 
 class NumpySession:
-    """The exact numpy executor: whole ONNX models (prepared once), or IR models of pooling layers."""
+    """The exact numpy executor: whole ONNX models and whole IR models, each prepared once."""
 
     device = devices.NUMPY
 
