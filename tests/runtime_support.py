@@ -88,13 +88,14 @@ def ir_with_relu(path: Path) -> Path:
 
 
 def ir_numpy_cannot_run(path: Path) -> Path:
-    """An IR of input x [1, 4, 6, 6] through SpaceToDepth and DepthToSpace, two layers the numpy
+    """An IR of input x [1, 4, 6, 2] through DFT and IDFT (over axis 2), two layers the numpy
     executor does not run, then ReLU."""
     import openvino as ov
-    from openvino import opset1
+    from openvino import opset1, opset7
 
-    x = opset1.parameter([1, 4, 6, 6], ov.Type.f32, name="x")
-    y = opset1.depth_to_space(opset1.space_to_depth(x, "blocks_first", 2), "blocks_first", 2)
+    x = opset1.parameter([1, 4, 6, 2], ov.Type.f32, name="x")
+    axes = opset1.constant(np.array([2], np.int64))
+    y = opset7.idft(opset7.dft(x, axes), axes)
     ov.save_model(ov.Model([opset1.relu(y)], [x]), str(path))
     return path
 

@@ -115,10 +115,10 @@ def test_without_openvino_falls_back_or_fails(tmp_path):
 
 
 def test_fallback_that_numpy_cannot_run_says_both(tmp_path, capsys):
-    xml = ir_numpy_cannot_run(tmp_path / "s2d.xml")
+    xml = ir_numpy_cannot_run(tmp_path / "dft.xml")
     code, out, err = invoke(capsys, "run", xml, "--random-inputs", "--device", "NPU")
     assert code == 1 and out == ""
-    assert "device 'NPU' is not present; the numpy fallback cannot run it either:" in err and "SpaceToDepth" in err
+    assert "device 'NPU' is not present; the numpy fallback cannot run it either:" in err and "DFT-opset7" in err
 
 
 def test_hostile_inputs_are_one_line_errors(tmp_path, capsys):

@@ -78,6 +78,10 @@ class _Weights:
             )
         return data[offset : offset + size].view(dtype).reshape(shape).copy()
 
+    def close(self) -> None:
+        """Let go of the file (every Const has been copied out of it)."""
+        self._data = None
+
     def _open(self) -> np.ndarray:
         if self._data is None:
             try:
@@ -286,7 +290,9 @@ class IrGraph:
     def __init__(self, document: IRDocument, weights: Path | None = None) -> None:
         self.document = document
         path = Path(document.path)
-        self._graph = _Graph(document, _Weights(weights or path.with_suffix(".bin")), document.path)
+        bin_file = _Weights(weights or path.with_suffix(".bin"))
+        self._graph = _Graph(document, bin_file, document.path)
+        bin_file.close()
         self.inputs = tuple(_parameter_decl(document, l) for l in self._graph.parameters)
         self.output_names = tuple(_output_name(document, result) for result in self._graph.results)
         self.folded_layers = tuple(layer.name for layer, folded, _ in self._graph._order if folded is not None)

@@ -25,13 +25,14 @@ its own, this module computes it with numpy (Interpolate's modes, StridedSlice m
 - StridedSlice masks (one flag per entry of ``begin``): ``begin_mask``/``end_mask`` 1 ignores that
   begin or end (the axis's start or end is taken), ``new_axis_mask`` inserts an axis of 1,
   ``shrink_axis_mask`` takes the single index ``begin`` and drops the axis, ``ellipsis_mask``
-  stands for every axis not named; with a negative stride a begin before the axis starts at its
-  first element (begin -6, end -6, stride -1 on 5 elements keeps element 0; numpy keeps none): (4, 5, 6) with begin [1, 0], end [3, 0], masks begin [0, 1],
-  end [0, 1], shrink [0, 0] gives x[1:3, :] of shape (2, 5, 6).
+  stands for every axis not named: (4, 5, 6) with begin [1, 0], end [3, 0], masks begin [0, 1],
+  end [0, 1], shrink [0, 0] gives x[1:3, :] of shape (2, 5, 6). With a negative stride a begin
+  before the axis starts at its first element (begin -6, end -6, stride -1 on 5 elements keeps
+  element 0; numpy's slice keeps none).
 - BatchNormInference-1 takes (gamma, beta, data, mean, variance), -5 (data, gamma, beta, mean,
   variance). PRelu with a 1-D slope as long as the channel axis (axis 1) applies it per channel.
-- ConvolutionBackpropData weights are ``[C_in, C_out, k...]`` (grouped: ``[G, C_in/G, C_out/G, k...]``);
-  the full output ``s * (L - 1) + (k - 1) * d + 1 + output_padding`` is cropped by the pads;
+- ConvolutionBackpropData weights are ``[C_in, C_out, k...]`` (grouped: ``[G, C_in/G, C_out/G,
+  k...]``); the full output ``s * (L - 1) + (k - 1) * d + 1 + output_padding`` is cropped by the pads;
   ``same_*`` without ``output_shape`` crops nothing (L=5, k=3, s=2: 11 outputs, not ONNX's 10);
   with ``output_shape``, the output starts at ``pads_begin`` (explicit), or at ``total - total //
   2`` (same_upper) or ``total // 2`` (same_lower) of ``total = full - output_shape``.
@@ -51,9 +52,10 @@ its own, this module computes it with numpy (Interpolate's modes, StridedSlice m
   clipping their indices; ``linear`` is OpenVINO's triangle filter over the neighbours inside the
   axis, normalised by their weights, widened by ``1/scale`` on every axis when ``antialias`` is set
   and some axis shrinks; ``bilinear_pillow``/``bicubic_pillow`` are Pillow's resampling of the two
-  ``axes`` (width first). Integer data is computed in floats and rounded half to even at the end
-  (as the CPU plugin does), by the Pillow modes half away from zero after each pass (as Pillow). 4 elements by ``scales`` 1.5, ``asymmetric``, ``nearest``/``floor`` give 6
-  outputs reading 0 0 1 2 2 3.
+  ``axes`` (width first). 4 elements by ``scales`` 1.5, ``asymmetric``, ``nearest``/``floor`` give
+  6 outputs reading 0 0 1 2 2 3. Integer data is computed in floats and rounded half to even at
+  the end (as the CPU plugin does), by the Pillow modes half away from zero after each pass (as
+  Pillow).
 - If-8 runs ``then_body`` or ``else_body`` on its inputs; LSTMSequence/GRUSequence/RNNSequence-5
   are batch-first (``[batch, seq, input]``, outputs ``[batch, directions, seq, hidden]``), LSTM
   gates in the order f, i, c, o (ONNX: i, o, f, c), GRU z, r, h; ScaledDotProductAttention-13 is
@@ -407,6 +409,22 @@ for _type, _onnx, _since in (
 ):
     layer(_type, 1)(_unary(_onnx, _since))
 layer("Mish", 4)(_unary("Mish", 18))
+
+
+@layer("Round", 5)
+def round_(node: LayerNode) -> Kernel:
+    """Round-5: ``half_to_even`` (2.5 -> 2, ONNX Round) or ``half_away_from_zero`` (2.5 -> 3, -2.5 -> -3)."""
+    even = node.choice("mode", "half_to_even", ("half_to_even", "half_away_from_zero")) == "half_to_even"
+    onnx_round = node.onnx("Round", 11)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if even or x.dtype.kind in "iu":
+            return onnx_round(x) if x.dtype.kind not in "iu" else (x,)
+        return ((np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype),)
+
+    return kernel
+
+
 layer("SoftPlus", 4)(_unary("Softplus", 1))
 layer("SoftSign", 9)(_unary("Softsign", 1))
 
@@ -567,11 +585,22 @@ def reshape(node: LayerNode) -> Kernel:
     return lambda x, shape: kernel(x, _int64(shape))
 
 
-@layer("Squeeze", 1)
+@layer("Squeeze", 1, 15)
 def squeeze(node: LayerNode) -> Kernel:
-    """Squeeze-1: drop the axes of length 1 named by the optional ``axes`` input (all of them when absent)."""
-    kernel = node.onnx("Squeeze", 13, {}, (None, _int64(node.constant(1))))
-    return lambda x, axes=None: kernel(x, _int64(axes))
+    """Squeeze-1/15: drop the axes of length 1 named by the optional ``axes`` input (all of them
+    when absent); Squeeze-15 with ``allow_axis_skip`` passes over a named axis that is not 1."""
+    skip = node.layer.version == "opset15" and node.flag("allow_axis_skip", False)
+    kernel = node.onnx("Squeeze", 13, {}, (None, None if skip else _int64(node.constant(1))))
+
+    def run(x: np.ndarray, axes: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        chosen = _int64(axes)
+        if skip and chosen is not None:
+            chosen = np.array([a for a in chosen if -x.ndim <= a < x.ndim and x.shape[a] == 1], np.int64)
+            if not chosen.size:
+                return (x,)
+        return kernel(x, chosen)
+
+    return run
 
 
 @layer("Unsqueeze", 1)
@@ -589,6 +618,61 @@ def transpose(node: LayerNode) -> Kernel:
     def kernel(x: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, ...]:
         perm = _ints_of(order) or tuple(range(x.ndim - 1, -1, -1))
         return by_order(perm)(x)
+
+    return kernel
+
+
+def _space_blocks(node: LayerNode, x: np.ndarray, block: int) -> tuple[int, int]:
+    """Spatial rank and block count of a DepthToSpace/SpaceToDepth input ``[N, C, D1, ...]``."""
+    if x.ndim < 3:
+        raise node.fail(f"input {list(x.shape)} needs N, C and a spatial axis")
+    if block < 1:
+        raise node.fail(f"{block} is below 1", "block_size")
+    return x.ndim - 2, block ** (x.ndim - 2)
+
+
+@layer("DepthToSpace", 1)
+def depth_to_space(node: LayerNode) -> Kernel:
+    """DepthToSpace-1: ``[N, C * b^k, D1, ...]`` to ``[N, C, D1 * b, ...]``, the channel read as
+    ``[b, ..., b, C]`` (``blocks_first``) or ``[C, b, ..., b]`` (``depth_first``): 4 channels of 1x1
+    with b=2 become a 2x2 plane, channel 0 top left, 1 top right, 2 bottom left."""
+    block = node.integer("block_size", 1)
+    first = node.choice("mode", "blocks_first", ("blocks_first", "depth_first")) == "blocks_first"
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        k, blocks = _space_blocks(node, x, block)
+        n, c, dims = x.shape[0], x.shape[1], x.shape[2:]
+        if c % blocks:
+            raise node.fail(f"{c} channels do not split into {blocks} blocks of block_size {block}")
+        depth = c // blocks
+        if first:
+            y = x.reshape((n,) + (block,) * k + (depth,) + dims)
+            order = [0, k + 1] + [a for i in range(k) for a in (k + 2 + i, 1 + i)]
+        else:
+            y = x.reshape((n, depth) + (block,) * k + dims)
+            order = [0, 1] + [a for i in range(k) for a in (2 + k + i, 2 + i)]
+        return (y.transpose(order).reshape((n, depth) + tuple(d * block for d in dims)),)
+
+    return kernel
+
+
+@layer("SpaceToDepth", 1)
+def space_to_depth(node: LayerNode) -> Kernel:
+    """SpaceToDepth-1, the inverse of DepthToSpace: ``[N, C, D1 * b, ...]`` to ``[N, C * b^k, D1, ...]``."""
+    block = node.integer("block_size", 1)
+    first = node.choice("mode", "blocks_first", ("blocks_first", "depth_first")) == "blocks_first"
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        k, blocks = _space_blocks(node, x, block)
+        n, c = x.shape[:2]
+        if any(d % block for d in x.shape[2:]):
+            raise node.fail(f"spatial dims {list(x.shape[2:])} are not multiples of block_size {block}")
+        dims = tuple(d // block for d in x.shape[2:])
+        y = x.reshape((n, c) + tuple(v for d in dims for v in (d, block)))
+        blocks_axes = [3 + 2 * i for i in range(k)]
+        dim_axes = [2 + 2 * i for i in range(k)]
+        order = [0] + (blocks_axes + [1] if first else [1] + blocks_axes) + dim_axes
+        return (y.transpose(order).reshape((n, c * blocks) + dims),)
 
     return kernel
 
