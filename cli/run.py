@@ -27,10 +27,17 @@ def register(app: typer.Typer) -> None:
         output: Path | None = typer.Option(None, "--output", help="Write outputs to this .npz (keyed by output name)."),
         force: bool = typer.Option(False, "--force", help="Replace an existing --output."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
+        max_memory: str | None = typer.Option(
+            None, "--max-memory", help="Largest tensor to allocate, e.g. 16G (default 4G, or $OVPOOL_MAX_MEMORY)."
+        ),
     ) -> None:
         """Run a model on a device (falling back to numpy) and print a summary of its outputs (or save them)."""
-        from ovpool.errors import InputFileError
+        import os
+
+        from ovpool.errors import InputFileError, UsageError
         from ovpool.files import check_outputs
+        from ovpool.memory import MEMORY_ENV, parse_bytes
+        from ovpool.conversions import model_files
         from ovpool.runtime import open_model, open_session
         from ovpool.runtime.tensors import (
             check_inputs,
@@ -46,8 +53,13 @@ def register(app: typer.Typer) -> None:
             raise InputFileError("give the inputs (--inputs in.npz or -i NAME=x.npy) or --random-inputs, not both")
         if shapes and not random:
             raise InputFileError("--shape only applies with --random-inputs")
+        if seed < 0:
+            raise UsageError(f"--seed {seed}: must be >= 0")
+        if max_memory is not None:
+            os.environ[MEMORY_ENV] = str(parse_bytes(max_memory))
         if output is not None:
-            check_outputs([output], [model], force)
+            given_files = [Path(pair.partition("=")[2]) for pair in input_files]
+            check_outputs([output], [*model_files(model), *([inputs] if inputs else []), *given_files], force)
         loaded = open_model(model)
         opened = open_session(loaded, device, precision, fallback=not no_fallback, cache=not no_cache)
         if opened.notice:
@@ -61,7 +73,7 @@ def register(app: typer.Typer) -> None:
         results = session.infer(arrays)
         typer.echo(f"ran {model} on {session.device}{_precision_note(session, precision)}", err=True)
         if output is not None:
-            save_outputs(output, results, force, sources=[model])
+            save_outputs(output, results, force, sources=[*model_files(model), *([inputs] if inputs else []), *given_files])
             typer.echo(f"wrote {output} ({', '.join(results)})", err=True)
         else:
             typer.echo(summary(results))

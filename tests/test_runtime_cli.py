@@ -130,7 +130,7 @@ def test_hostile_inputs_are_one_line_errors(tmp_path, capsys):
         (2, ["run", tmp_path / "garbage.xml", "--random-inputs"], "garbage.xml:1:1: malformed XML"),
         (2, ["run", tmp_path / "folder.npz", "--random-inputs"], "unknown model format"),
         (2, ["run", EXAMPLE, "-i", f"input={tmp_path / 'in.npz'}"], "in.npz is an .npz archive, not one .npy array"),
-        (2, ["run", EXAMPLE, "-i", f"input={tmp_path / 'none.npy'}"], "none.npy: not a readable .npy"),
+        (2, ["run", EXAMPLE, "-i", f"input={tmp_path / 'none.npy'}"], "none.npy: no such file"),
         (2, ["run", EXAMPLE, "--random-inputs", "--precision", "f64"], "precision 'f64': expected one of"),
         (
             2,

@@ -8,18 +8,20 @@ or ``?``); a declaration whose rank is unknown has ``shape=None`` and accepts an
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import BinaryIO, cast
 
 import numpy as np
 from onnx import ModelProto
 
 from ovpool.dtypes import from_onnx, np_dtype
 from ovpool.errors import InputFileError, ModelError
-from ovpool.files import write_atomic
+from ovpool.files import regular_size, write_atomic
+from ovpool.memory import check_tensor
 
 
 @dataclass(frozen=True)
@@ -108,27 +110,58 @@ def random_inputs(
 
 
 def load_inputs(npz: Path | None, pairs: Sequence[str]) -> dict[str, np.ndarray]:
-    """Arrays from an .npz (keyed by input name) and ``NAME=file.npy`` pairs."""
+    """Arrays from an .npz (keyed by input name) and ``NAME=file.npy`` pairs. Each array's header
+    is read first: Python objects (pickles), a negative dim, a size over the memory budget or data
+    shorter than the header says are refused before the data is read."""
     arrays: dict[str, np.ndarray] = {}
     if npz is not None:
+        regular_size(npz)
         try:
-            with np.load(npz, allow_pickle=False) as data:
-                arrays.update({k: data[k] for k in data.files})
-        except (OSError, ValueError) as exc:
-            raise InputFileError(f"{npz}: not a readable .npz ({exc})") from exc
+            with zipfile.ZipFile(npz) as archive:
+                for member in archive.infolist():
+                    if not member.filename.endswith(".npy"):
+                        raise InputFileError.in_file(npz, f"member '{member.filename}' is not an .npy array")
+                    with archive.open(member) as stream:
+                        name = member.filename[: -len(".npy")]
+                        arrays[name] = _read_npy(stream, member.file_size, f"{npz}: member '{member.filename}'")
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
+            raise InputFileError.in_file(npz, f"not a readable .npz ({type(exc).__name__}: {exc})") from None
     for pair in pairs:
         name, sep, file = pair.partition("=")
         if not sep or not name or not file:
             raise InputFileError(f"-i {pair}: expected NAME=file.npy")
-        try:
-            loaded = np.load(file, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise InputFileError(f"{file}: not a readable .npy ({exc})") from exc
-        if not isinstance(loaded, np.ndarray):
-            loaded.close()
-            raise InputFileError(f"-i {pair}: {file} is an .npz archive, not one .npy array (use --inputs {file})")
-        arrays[name] = loaded
+        size = regular_size(file)
+        with open(file, "rb") as stream:
+            if stream.read(4) == b"PK\x03\x04":
+                raise InputFileError(f"-i {pair}: {file} is an .npz archive, not one .npy array (use --inputs {file})")
+            stream.seek(0)
+            try:
+                arrays[name] = _read_npy(stream, size, file)
+            except (EOFError, OSError, ValueError) as exc:
+                raise InputFileError.in_file(file, f"not a readable .npy ({type(exc).__name__}: {exc})") from None
     return arrays
+
+
+def _read_npy(stream: BinaryIO, size: int, label: str) -> np.ndarray:
+    """One .npy array from ``stream`` (``size`` bytes in all), its header checked before its data
+    is read (see ``load_inputs``); ``label`` names it in errors."""
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+    else:
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+    if dtype.hasobject:
+        raise InputFileError.in_file(label, "holds Python objects (a pickle); ovpool reads plain numeric arrays only")
+    if any(d < 0 for d in shape):
+        raise InputFileError.in_file(label, f"declares a negative dim {list(shape)}")
+    needed = check_tensor(f"{label}: array", shape, dtype.name, dtype.itemsize)
+    if size - stream.tell() < needed:
+        raise InputFileError.in_file(
+            label, f"is truncated: its header says {list(shape)} {dtype} ({needed} bytes) and it holds {size - stream.tell()}"
+        )
+    data = stream.read(needed)
+    array = np.frombuffer(data, dtype=dtype, count=math.prod(shape)) if needed else np.zeros(0, dtype)
+    return array.reshape(shape, order="F" if fortran else "C").copy()
 
 
 def save_outputs(path: Path, results: Mapping[str, np.ndarray], force: bool, sources: Sequence[Path] = ()) -> None:
