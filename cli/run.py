@@ -34,11 +34,11 @@ def register(app: typer.Typer) -> None:
         """Run a model on a device (falling back to numpy) and print a summary of its outputs (or save them)."""
         import os
 
-        from ovpool.errors import InputFileError, UsageError
+        from ovpool.errors import InputFileError, OvpoolError, UsageError
         from ovpool.files import check_outputs
         from ovpool.memory import MEMORY_ENV, parse_bytes
         from ovpool.conversions import model_files
-        from ovpool.runtime import open_model, open_session
+        from ovpool.runtime import DeviceError, open_model, open_session
         from ovpool.runtime.tensors import (
             check_inputs,
             load_inputs,
@@ -57,23 +57,29 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--seed {seed}: must be >= 0")
         if max_memory is not None:
             os.environ[MEMORY_ENV] = str(parse_bytes(max_memory))
+        read = [*([inputs] if inputs else []), *(Path(pair.partition("=")[2]) for pair in input_files)]
         if output is not None:
-            given_files = [Path(pair.partition("=")[2]) for pair in input_files]
-            check_outputs([output], [*model_files(model), *([inputs] if inputs else []), *given_files], force)
-        loaded = open_model(model)
-        opened = open_session(loaded, device, precision, fallback=not no_fallback, cache=not no_cache)
-        if opened.notice:
-            typer.echo(f"warning: {opened.notice}", err=True)
-        session = opened.session
-        if random:
-            arrays = random_inputs(loaded.label, session.inputs, parse_shapes(shapes), seed)
-        else:
-            arrays = load_inputs(inputs, input_files)
-            check_inputs(loaded.label, session.inputs, arrays)
-        results = session.infer(arrays)
+            read += model_files(model)
+            check_outputs([output], read, force)
+        arrays = None if random else load_inputs(inputs, input_files)
+        try:
+            loaded = open_model(model)
+            opened = open_session(loaded, device, precision, fallback=not no_fallback, cache=not no_cache)
+            if opened.notice:
+                typer.echo(f"warning: {opened.notice}", err=True)
+            session = opened.session
+            if arrays is None:
+                arrays = random_inputs(loaded.label, session.inputs, parse_shapes(shapes), seed)
+            else:
+                check_inputs(loaded.label, session.inputs, arrays)
+            results = session.infer(arrays)
+        except DeviceError:
+            raise  # about the device; it names the model where the model is the reason
+        except OvpoolError as exc:
+            raise exc.located(model) from None
         typer.echo(f"ran {model} on {session.device}{_precision_note(session, precision)}", err=True)
         if output is not None:
-            save_outputs(output, results, force, sources=[*model_files(model), *([inputs] if inputs else []), *given_files])
+            save_outputs(output, results, force, sources=read)
             typer.echo(f"wrote {output} ({', '.join(results)})", err=True)
         else:
             typer.echo(summary(results))

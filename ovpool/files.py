@@ -89,6 +89,9 @@ def check_outputs(outputs: Iterable[Path], sources: Iterable[Path], force: bool)
             raise OutputExistsError(f"{out}: refusing to overwrite an input file")
         if out.is_dir():
             raise OutputError(f"{out}: is a folder; give a file name")
+        kind = _kind(out.stat().st_mode) if out.exists() else None
+        if kind is not None:
+            raise OutputError(f"{out}: is {kind}; give a file name")
         if out.exists() and not force:
             raise OutputExistsError(f"{out}: exists (use --force to replace it)")
 

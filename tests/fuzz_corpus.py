@@ -3,7 +3,7 @@ command line's promises (``tests/test_fuzz.py`` runs a sample; ``python tests/fu
 runs all of it and prints the counts).
 
 The corpus is built from the bundled example (``tiny_pool.onnx``) and small pooling models made
-here, their IR (``ovpool.convert``) and DirectML JSON (``--to dml``): attribute mutations (huge,
+here, their IR and DirectML JSON (``ovpool convert``): attribute mutations (huge,
 zero, negative, float, string, wrong-length kernels, strides, dilations and pads), structural
 damage (unknown ops and domains, dangling inputs, cycles, missing attributes, bad element types,
 initializers whose data does not match their dims, external data that is short or points at the
@@ -43,9 +43,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, ModelProto, TensorProto, helper, numpy_helper
 
-import ovpool
-
-ROOT = Path(ovpool.__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]  # the checkout whose ovpool every run uses (PYTHONPATH)
 EXAMPLE = ROOT / "ovpool" / "examples" / "tiny_pool.onnx"
 HUGE = {"2**40": 2**40, "2**32": 2**32, "2**31": 2**31, "2**31-1": 2**31 - 1, "2**63-1": 2**63 - 1}
 SMALL = {"0": 0, "-1": -1, "-2**40": -(2**40)}
@@ -126,7 +124,8 @@ class Bases:
 
 
 def build_bases(folder: Path) -> Bases:
-    """Write the base models into ``folder`` and convert them to IR and DirectML in-process."""
+    """Write the base models into ``folder`` and convert them to IR and DirectML with the
+    checkout's ovpool (in a subprocess: this process may import another installed ovpool)."""
     protos = {
         "tiny": onnx.load(str(EXAMPLE)),
         "pools": _pools_model(),
@@ -138,9 +137,17 @@ def build_bases(folder: Path) -> Bases:
     for name in ("tiny", "pools"):
         path = folder / f"{name}.onnx"
         onnx.save(protos[name], str(path))
-        ovpool.convert(path, folder / f"{name}.xml", force=True)
+        for target, out in (("ir", f"{name}.xml"), ("dml", f"{name}.json")):
+            done = subprocess.run(
+                [sys.executable, "-m", "ovpool", "convert", str(path), "--to", target, "-o", str(folder / out), "--force"],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT), "CI": "true"},
+                check=False,
+            )
+            if done.returncode:
+                raise RuntimeError(f"converting the base model {name} to {target} failed: {done.stderr}")
         ir[name] = ((folder / f"{name}.xml").read_bytes(), (folder / f"{name}.bin").read_bytes())
-        ovpool.convert(path, folder / f"{name}.json", to="dml", force=True)
         dml[name] = (folder / f"{name}.json").read_bytes()
     return Bases(protos, ir, dml)
 
@@ -1023,17 +1030,19 @@ def report(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> str:
 
 
 def _log(outcome: Outcome) -> None:
-    status = "; ".join(outcome.problems) or "ok"
+    lines = outcome.stderr.strip().splitlines()
+    status = "; ".join(outcome.problems) or "ok: " + (lines[-1][:200] if lines else "")
     print(f"{outcome.code} {outcome.seconds:5.1f}s {outcome.case} :: {' '.join(outcome.argv)} :: {status}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] = ()) -> int:
-    """``python tests/fuzz_corpus.py [RUNS]``: every run of the corpus (or a sample of RUNS)."""
+    """``python tests/fuzz_corpus.py [RUNS [FAMILY...]]``: every run of the corpus (or a sample of
+    about RUNS; 0 for all), of every family or of those named (``inputs``, ``onnx-attr``, ...)."""
     limit = int(argv[0]) if argv else 0
     with tempfile.TemporaryDirectory(prefix="ovpool-fuzz-") as scratch:
         root = Path(scratch)
         (root / "bases").mkdir()
-        cases = corpus(build_bases(root / "bases"))
+        cases = [c for c in corpus(build_bases(root / "bases")) if len(argv) < 2 or c.family in argv[1:]]
         chosen = sample(cases, limit, 13) if limit else pairs(cases)
         outcomes = run_all(chosen, root, float(os.environ.get("FUZZ_TIMEOUT", "120")), log=_log)
         print(report(cases, outcomes))

@@ -22,7 +22,8 @@ from lxml import etree
 
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError
-from ovpool.files import read_input
+from ovpool.files import read_input, regular_size
+from ovpool.memory import budget
 from ovpool.names import port_tensor_name
 
 Bound = tuple[int, int | None]
@@ -244,6 +245,23 @@ def _source_bytes(source: str | os.PathLike | bytes, name: str | None) -> tuple[
         if name:
             exc.file = name
         raise
+
+
+def weights_file(xml: str | os.PathLike) -> Path | None:
+    """The IR's ``.bin`` beside its ``.xml``, checked to be a regular file (OpenVINO reads it
+    whole: a FIFO would block it, ``/dev/zero`` fill memory), or None when there is none."""
+    path = Path(xml).with_suffix(".bin")
+    if not os.path.lexists(path):
+        return None
+    regular_size(path)
+    return path
+
+
+def read_weights(xml: str | os.PathLike) -> bytes:
+    """The bytes of the IR's ``.bin`` (``weights_file``), empty when there is none; a file over the
+    memory budget (``ovpool.memory``) is refused before it is read."""
+    path = weights_file(xml)
+    return read_input(path, budget(), "IR weights (.bin) within the memory budget") if path is not None else b""
 
 
 def dim_bounds(text: str) -> Bound | None:

@@ -54,6 +54,7 @@ from ovpool.ir.reader import (
     dim_bounds,
     format_bound,
     read_ir,
+    weights_file,
 )
 from ovpool.ir.templates import POOL_LAYER_TYPES, Template
 from ovpool.spec import PoolSpec
@@ -379,6 +380,7 @@ def _check_with_openvino(doc: IRDocument, pool_types: Iterable[str]) -> list[Fin
     except ImportError:
         return []
     found: list[Finding] = []
+    weights_file(doc.path)  # OpenVINO reads the .bin: a FIFO would block it
     try:
         model = ov.Core().read_model(doc.path)
     except Exception as exc:  # OpenVINO raises RuntimeError and its own classes

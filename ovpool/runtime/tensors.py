@@ -19,7 +19,7 @@ import numpy as np
 from onnx import ModelProto
 
 from ovpool.dtypes import from_onnx, np_dtype
-from ovpool.errors import InputFileError, ModelError
+from ovpool.errors import InputFileError, ModelError, OvpoolError
 from ovpool.files import regular_size, write_atomic
 from ovpool.memory import check_tensor
 
@@ -49,20 +49,22 @@ def check_inputs(model: str, decls: Sequence[TensorDecl], arrays: Mapping[str, n
         parts = [f"missing input(s) {', '.join(missing)}"] if missing else []
         parts += [f"unknown input(s) {', '.join(unknown)}"] if unknown else []
         takes = "; ".join(d.shown() for d in decls)
-        raise ModelError(f"{model}: {'; '.join(parts)} (the model takes {takes})")
+        raise ModelError.in_file(model, f"{'; '.join(parts)} (the model takes {takes})")
     for decl in decls:
         array = arrays[decl.name]
         if array.dtype != np_dtype(decl.dtype):
-            raise ModelError(f"{model}: input '{decl.name}' is {array.dtype}, the model declares {decl.shown()}")
+            raise ModelError.in_file(model, f"input '{decl.name}' is {array.dtype}, the model declares {decl.shown()}")
         if decl.shape is None:
             continue
         if array.ndim != len(decl.shape):
-            raise ModelError(
-                f"{model}: input '{decl.name}' has rank {array.ndim} {list(array.shape)}, the model declares {decl.shown()}"
+            raise ModelError.in_file(
+                model, f"input '{decl.name}' has rank {array.ndim} {list(array.shape)}, the model declares {decl.shown()}"
             )
         for axis, (got, want) in enumerate(zip(array.shape, decl.shape)):
             if want is not None and got != want:
-                raise ModelError(f"{model}: input '{decl.name}' axis {axis} is {got}, the model declares {want} ({decl.shown()})")
+                raise ModelError.in_file(
+                    model, f"input '{decl.name}' axis {axis} is {got}, the model declares {want} ({decl.shown()})"
+                )
 
 
 def parse_shapes(pairs: Sequence[str]) -> dict[str, tuple[int, ...]]:
@@ -85,11 +87,12 @@ def random_inputs(
 ) -> dict[str, np.ndarray]:
     """One array per declared input: standard normal for floats, integers in [0, 10) for integer
     types, from ``numpy.random.default_rng(seed)``. Shapes are the declared ones, with ``shapes``
-    (``--shape``) filling dynamic dims; a dynamic dim without a ``--shape`` is an error."""
+    (``--shape``) filling dynamic dims; a dynamic dim without a ``--shape`` is an error, and so is
+    a shape over the memory budget (``ovpool.memory``), before anything is generated."""
     unknown = [n for n in shapes if n not in {d.name for d in decls}]
     if unknown:
-        raise ModelError(
-            f"{model}: --shape for unknown input(s) {', '.join(unknown)} (the model takes {'; '.join(d.shown() for d in decls)})"
+        raise ModelError.in_file(
+            model, f"--shape for unknown input(s) {', '.join(unknown)} (the model takes {'; '.join(d.shown() for d in decls)})"
         )
     rng = np.random.default_rng(seed)
     arrays = {}
@@ -97,8 +100,12 @@ def random_inputs(
         shape = shapes.get(decl.name)
         if shape is None:
             if decl.shape is None or None in decl.shape:
-                raise ModelError(f"{model}: input {decl.shown()} has dynamic dims; give --shape {decl.name}=d0,d1,...")
+                raise ModelError.in_file(model, f"input {decl.shown()} has dynamic dims; give --shape {decl.name}=d0,d1,...")
             shape = cast("tuple[int, ...]", decl.shape)  # every dim static (checked above)
+        try:
+            check_tensor(f"input '{decl.name}'", shape, decl.dtype)
+        except OvpoolError as exc:
+            raise exc.located(model) from None
         dtype = np_dtype(decl.dtype)
         if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
             high = 2 if dtype == np.bool_ else 10
