@@ -53,14 +53,16 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Replace an existing --svg file."),
     ) -> None:
         """Explain a pooling: output size per axis, windows over the padded input, divisors."""
+        from ovpool.conversions import model_files
         from ovpool.errors import SpecError, UsageError
         from ovpool.explain.explanation import explain as build
         from ovpool.explain.explanation import input_shape_for, render_svg, render_text
         from ovpool.explain.sources import spec_from_flags, spec_from_ir, spec_from_onnx
         from ovpool.files import check_outputs, write_atomic
 
+        read = [path for model in (onnx_model, ir_model) if model is not None for path in model_files(model)]
         if svg is not None:
-            check_outputs([svg], [], force)
+            check_outputs([svg], read, force)
         shape_dims = _ints(input_shape, "--input-shape")
         flags = {
             "--op": op != "avg",
@@ -120,5 +122,5 @@ def register(app: typer.Typer) -> None:
             raise exc.at(f"{model}: {'node' if onnx_model else 'layer'} '{node or layer}' on input {list(dims)}") from None
         typer.echo(render_text(result), nl=False)
         if svg is not None:
-            write_atomic({svg: render_svg(result).encode()}, force=force)
+            write_atomic({svg: render_svg(result).encode()}, force=force, sources=read)
             typer.echo(f"wrote {svg}")

@@ -52,26 +52,45 @@ def register(app: typer.Typer) -> None:
         ),
         force: bool = typer.Option(False, "--force", help="Replace an existing --output."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
+        max_memory: str | None = typer.Option(
+            None, "--max-memory", metavar="SIZE", help="Largest tensor to allocate, e.g. 16G (default 4G, or $OVPOOL_MAX_MEMORY)."
+        ),
     ) -> None:
         """Run a model on a device (falling back to CPU, then numpy) and print a summary of its outputs (or save them)."""
+        import os
+
         from ovpool.cli.common import check_input_options, model_inputs
+        from ovpool.conversions import model_files
+        from ovpool.errors import OvpoolError, UsageError
         from ovpool.files import check_outputs
-        from ovpool.runtime import open_model, open_session
+        from ovpool.memory import MEMORY_ENV, parse_bytes
+        from ovpool.runtime import DeviceError, open_model, open_session
         from ovpool.runtime.tensors import save_outputs, summary
 
         check_input_options(inputs, input_files, random, shapes)
+        if seed < 0:
+            raise UsageError(f"--seed {seed}: must be >= 0")
+        if max_memory is not None:
+            os.environ[MEMORY_ENV] = str(parse_bytes(max_memory))
+        read = [*([inputs] if inputs else []), *(Path(pair.partition("=")[2]) for pair in input_files)]
         if output is not None:
-            check_outputs([output], [model], force)
-        loaded = open_model(model)
-        opened = open_session(loaded, device, precision, fallback="none" if no_fallback else fallback, cache=not no_cache)
-        for notice in opened.notices:
-            typer.echo(f"warning: {notice}", err=True)
-        session = opened.session
-        arrays = model_inputs(loaded.label, session.inputs, inputs, input_files, random, shapes, seed)
-        results = session.infer(arrays)
+            read += model_files(model)
+            check_outputs([output], read, force)
+        try:
+            loaded = open_model(model)
+            opened = open_session(loaded, device, precision, fallback="none" if no_fallback else fallback, cache=not no_cache)
+            for notice in opened.notices:
+                typer.echo(f"warning: {notice}", err=True)
+            session = opened.session
+            arrays = model_inputs(loaded.label, session.inputs, inputs, input_files, random, shapes, seed)
+            results = session.infer(arrays)
+        except (DeviceError, UsageError):
+            raise  # about the device or an option; the device's names the model where the model is the reason
+        except OvpoolError as exc:
+            raise exc.located(model) from None
         typer.echo(f"ran {model} on {session.device}{_precision_note(session, precision)}", err=True)
         if output is not None:
-            save_outputs(output, results, force, sources=[model])
+            save_outputs(output, results, force, sources=read)
             typer.echo(f"wrote {output} ({', '.join(results)})", err=True)
         else:
             typer.echo(summary(results))

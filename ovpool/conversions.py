@@ -14,12 +14,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ovpool.errors import InputFileError, UnsupportedError, UsageError
-from ovpool.files import check_outputs, write_atomic
+from ovpool.files import check_outputs, regular_size, write_atomic
 from ovpool.onnx.model import external_data_files
 
 FORMAT_OF_SUFFIX = {".onnx": "onnx", ".xml": "ir", ".json": "dml", ".h": "dml"}
 MAIN_SUFFIX = {"onnx": ".onnx", "ir": ".xml", "dml": ".json"}
 DEFAULT_TARGET = {"onnx": "ir", "ir": "onnx", "dml": "onnx"}
+# The extensions an output of each format may have (DirectML: the JSON document or the C++ header).
+OUTPUT_SUFFIXES = {"onnx": (".onnx",), "ir": (".xml",), "dml": (".json", ".h")}
 # Files a format writes besides the main one (IR: the weights next to the .xml).
 COMPANION_SUFFIXES = {"ir": (".bin",)}
 
@@ -62,8 +64,13 @@ def target_format(source: str, to: str | None, out: Path | None) -> str:
 
 
 def output_path(src: Path, target: str, out: Path | None = None, output_dir: Path | None = None) -> Path:
-    """``out`` as given; else ``<output_dir or cwd>/<source stem><target suffix>`` (as ovc does)."""
+    """``out`` as given; else ``<output_dir or cwd>/<source stem><target suffix>`` (as ovc does).
+    An ``out`` whose extension is not the target's is refused (``-o o.txt`` for IR would write
+    ``o.xml`` and ``o.bin``, not the file named): the files checked are the files written."""
     if out is not None:
+        allowed = OUTPUT_SUFFIXES[target]
+        if out.suffix.lower() not in allowed:
+            raise UsageError(f"-o {out}: {target.upper()} output is named {' or '.join(allowed)}")
         return out
     return (output_dir or Path.cwd()) / (src.stem + MAIN_SUFFIX[target])
 
@@ -88,8 +95,7 @@ def convert(
     route's (``ROUTE_OPTIONS``): ONNX -> IR ``inputs`` (``"x[1,3,640,640]"``) and
     ``compress_to_fp16``; -> DirectML ``feature_level``."""
     src = Path(src)
-    if not src.is_file():
-        raise InputFileError.in_file(src, "no such file")
+    regular_size(src)
     source = source_format(src)
     out_path = Path(out) if out is not None else None
     target = target_format(source, to, out_path)
@@ -115,3 +121,10 @@ def input_files(src: Path, source: str, with_external_data: bool = True) -> list
     if source == "onnx" and with_external_data:
         return [src, *external_data_files(src)]
     return [src]
+
+
+def model_files(model: str | os.PathLike) -> list[Path]:
+    """Every file reading the model at ``model`` reads, by its extension (``input_files``): an
+    IR's ``m.xml`` gives ``[m.xml, m.bin]``; a file of another extension is only itself."""
+    path = Path(model)
+    return input_files(path, FORMAT_OF_SUFFIX.get(path.suffix.lower(), ""))

@@ -1,8 +1,8 @@
 """Element types: the one table of how each world spells a tensor's element type.
 
 ovpool's own spelling is numpy's dtype name ("float32"). Each row gives the same type as ONNX's
-``TensorProto`` element type (1), the IR port precision ("FP32"), the IR ``element_type`` and
-OpenVINO ``Type`` name ("f32") and DirectML's ``DML_TENSOR_DATA_TYPE_FLOAT32``, so
+``TensorProto`` element type (1), its size in bytes (4), the IR port precision ("FP32"), the IR
+``element_type`` and OpenVINO ``Type`` name ("f32") and DirectML's ``DML_TENSOR_DATA_TYPE_FLOAT32``, so
 ``ir_precision("float32") == "FP32"`` and ``from_ir_type("f32") == "float32"``. A type a world
 does not have is ``None`` there (DirectML has no bfloat16 or bool).
 
@@ -27,6 +27,7 @@ class ElementType:
 
     name: str
     onnx: int
+    itemsize: int
     ir_precision: str
     ir_type: str
     dml: str | None
@@ -34,19 +35,19 @@ class ElementType:
 
 _DML = "DML_TENSOR_DATA_TYPE_"
 TABLE: tuple[ElementType, ...] = (
-    ElementType("float32", 1, "FP32", "f32", _DML + "FLOAT32"),
-    ElementType("float16", 10, "FP16", "f16", _DML + "FLOAT16"),
-    ElementType("bfloat16", 16, "BF16", "bf16", None),
-    ElementType("float64", 11, "FP64", "f64", _DML + "FLOAT64"),
-    ElementType("int64", 7, "I64", "i64", _DML + "INT64"),
-    ElementType("int32", 6, "I32", "i32", _DML + "INT32"),
-    ElementType("int16", 5, "I16", "i16", _DML + "INT16"),
-    ElementType("int8", 3, "I8", "i8", _DML + "INT8"),
-    ElementType("uint64", 13, "U64", "u64", _DML + "UINT64"),
-    ElementType("uint32", 12, "U32", "u32", _DML + "UINT32"),
-    ElementType("uint16", 4, "U16", "u16", _DML + "UINT16"),
-    ElementType("uint8", 2, "U8", "u8", _DML + "UINT8"),
-    ElementType("bool", 9, "BOOL", "boolean", None),
+    ElementType("float32", 1, 4, "FP32", "f32", _DML + "FLOAT32"),
+    ElementType("float16", 10, 2, "FP16", "f16", _DML + "FLOAT16"),
+    ElementType("bfloat16", 16, 2, "BF16", "bf16", None),
+    ElementType("float64", 11, 8, "FP64", "f64", _DML + "FLOAT64"),
+    ElementType("int64", 7, 8, "I64", "i64", _DML + "INT64"),
+    ElementType("int32", 6, 4, "I32", "i32", _DML + "INT32"),
+    ElementType("int16", 5, 2, "I16", "i16", _DML + "INT16"),
+    ElementType("int8", 3, 1, "I8", "i8", _DML + "INT8"),
+    ElementType("uint64", 13, 8, "U64", "u64", _DML + "UINT64"),
+    ElementType("uint32", 12, 4, "U32", "u32", _DML + "UINT32"),
+    ElementType("uint16", 4, 2, "U16", "u16", _DML + "UINT16"),
+    ElementType("uint8", 2, 1, "U8", "u8", _DML + "UINT8"),
+    ElementType("bool", 9, 1, "BOOL", "boolean", None),
 )
 
 _BY_NAME = {row.name: row for row in TABLE}
@@ -65,6 +66,11 @@ def row(name: str) -> ElementType:
         return _BY_NAME[name]
     except KeyError:
         raise UnsupportedError(f"element type '{name}' is not one ovpool knows ({', '.join(NAMES)})") from None
+
+
+def itemsize(name: str) -> int:
+    """Bytes per element: "float16" -> 2, "bool" -> 1."""
+    return row(name).itemsize
 
 
 def from_onnx(elem_type: int) -> str:

@@ -26,6 +26,7 @@ import numpy as np
 from ovpool import shape
 from ovpool.axis import TapSpan, tap_span
 from ovpool.errors import ModelError, SpecError
+from ovpool.memory import check_tensor
 from ovpool.spec import PoolKind, PoolSpec
 
 
@@ -34,6 +35,8 @@ def pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.nda
     returns (values, indices)."""
     if x.ndim < 3:
         raise SpecError(spec.name, None, None, f"input rank {x.ndim} < 3: pooling needs N, C and a spatial axis")
+    if not spec.is_global:
+        check_tensor(f"node '{spec.name}': output", shape.output_shape(spec, x.shape), x.dtype.name, x.dtype.itemsize)
     if spec.kind is PoolKind.GLOBAL_AVERAGE:
         return _global(x, np.mean, _accumulator(x.dtype))
     if spec.kind is PoolKind.GLOBAL_MAX:
@@ -145,10 +148,12 @@ def max_unpool(
         out_shape = tuple(x.shape[:2]) + tuple(int(v) for v in shape.unpool_output_spatial(spec, x.shape[2:]))
     else:
         out_shape = tuple(int(v) for v in output_shape)
-        if len(out_shape) != x.ndim or out_shape[:2] != x.shape[:2]:
+        if len(out_shape) != x.ndim or out_shape[:2] != x.shape[:2] or min(out_shape) < 0:
             raise ModelError(
                 f"node '{spec.name}': output_shape {list(out_shape)} does not match X shape {list(x.shape)} in rank, N or C"
+                " (or has a negative dim)"
             )
+    check_tensor(f"node '{spec.name}': output", out_shape, x.dtype.name, x.dtype.itemsize)
     size = int(np.prod(out_shape))
     flat = indices.astype(np.int64, copy=False).ravel()
     bad = (flat < 0) | (flat >= size)
@@ -209,10 +214,11 @@ def _tap_views(res: np.ndarray, a: np.ndarray, axis: int, plan: _AxisPlan):
 
 def _phases(a: np.ndarray, axis: int, stride: int) -> list[np.ndarray] | None:
     """For a strided innermost axis, its ``stride`` phases as contiguous arrays (one copy of ``a``
-    in all): cell ``i*s + p`` is ``phases[p][i]``. None where plain views are already fast."""
+    in all): cell ``i*s + p`` is ``phases[p][i]``. None where plain views are already fast. A
+    stride longer than the axis has one phase per cell (stride 2**31-1 over 5 cells: 5 phases)."""
     if stride == 1 or axis != a.ndim - 1:
         return None
-    return [np.ascontiguousarray(a[..., p::stride]) for p in range(stride)]
+    return [np.ascontiguousarray(a[..., p::stride]) for p in range(min(stride, a.shape[axis]))]
 
 
 def _reduce_axis(a: np.ndarray, axis: int, plan: _AxisPlan, combine, fill, dtype) -> np.ndarray:

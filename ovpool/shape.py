@@ -13,12 +13,17 @@ from typing import TYPE_CHECKING, TypeGuard, cast, overload
 
 from ovpool.axis import ceil_div, tap_counts, window_extent
 from ovpool.errors import SpecError
-from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolSpec, Rounding
+from ovpool.spec import MAX_WINDOW, Divisor, IndexOrder, Indices, Padding, PoolSpec, Rounding
 
 if TYPE_CHECKING:  # numpy is imported by the functions that use it: size questions need none
     import numpy as np
 
 Dim = int | None
+
+# A pad may be longer than the input only up to this many cells: a window reaching further into
+# padding than both the input's length and this reads next to nothing at great cost (OpenVINO's CPU
+# plugin walks every tap: kernel 2**31-1 over 5 cells takes 13 s).
+MAX_OVERHANG = 4096
 
 
 def is_static(dims: Sequence[Dim]) -> TypeGuard[Sequence[int]]:
@@ -111,6 +116,7 @@ def output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
         if length is None:
             out.append(None)
             continue
+        _check_input_axis(spec, axis, length, pads_begin[axis] or 0, pads_end[axis] or 0)
         if padding in (Padding.SAME_UPPER, Padding.SAME_LOWER):
             n = ceil_div(length, s)
         elif padding is Padding.VALID:
@@ -126,6 +132,35 @@ def output_spatial(spec: PoolSpec, spatial: Sequence[Dim]) -> tuple[Dim, ...]:
             )
         out.append(n)
     return tuple(out)
+
+
+def _check_input_axis(spec: PoolSpec, axis: int, length: int, pad_begin: int, pad_end: int) -> None:
+    """One axis of the input against the spec: the padded length ``L + pb + pe`` at most
+    ``MAX_WINDOW`` (OpenVINO's CPU plugin pools in 32-bit integers), and no pad longer than both
+    ``L`` and ``MAX_OVERHANG`` (L=5: pads up to 4096; L=10000: pads up to 10000)."""
+    if length + pad_begin + pad_end > MAX_WINDOW:
+        raise SpecError(
+            spec.name,
+            "pads",
+            (pad_begin, pad_end),
+            f"axis {axis}: input length {length} plus pads is {length + pad_begin + pad_end}, over 2**31-1 "
+            "(OpenVINO's CPU plugin pools in 32-bit integers)",
+        )
+    if max(pad_begin, pad_end) > max(length, MAX_OVERHANG):
+        how = "" if spec.padding is Padding.EXPLICIT else f" (auto_pad {spec.padding.value.upper()} on input length {length})"
+        raise SpecError(
+            spec.name,
+            "pads",
+            (pad_begin, pad_end),
+            f"axis {axis}: a pad of {max(pad_begin, pad_end)}{how} is longer than both the input ({length}) and "
+            f"{MAX_OVERHANG} cells: its windows would be almost all padding",
+        )
+
+
+def tensor_bytes(dims: Sequence[int], itemsize: int) -> int:
+    """Bytes of a dense tensor with dims >= 0: elements times element size (1x3x224x224 float32:
+    602,112); a zero dim gives 0."""
+    return math.prod(int(d) for d in dims) * itemsize
 
 
 @overload

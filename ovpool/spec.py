@@ -3,8 +3,9 @@
 Every adapter (ONNX, OpenVINO IR, DirectML) parses into a PoolSpec and emits from one; the shape
 engine, the executors and the transforms read nothing else. A PoolSpec is validated when it is made,
 so holding one means its attributes are consistent: kernel, strides and dilations >= 1, pads >= 0,
-one value per spatial axis, and no pad so wide that a window could lie wholly in padding
-(``pad < dilation*(kernel-1)+1``: kernel 3, pad 3 is refused, pad 2 is fine).
+one value per spatial axis, no pad so wide that a window could lie wholly in padding
+(``pad < dilation*(kernel-1)+1``: kernel 3, pad 3 is refused, pad 2 is fine), and every kernel,
+stride, dilation, pad and window extent at most ``MAX_WINDOW`` (2**31-1).
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ from typing import TypedDict, Unpack
 
 from ovpool.axis import window_extent
 from ovpool.errors import SpecError
+
+# The largest kernel, stride, dilation, pad or window extent a spec may hold: what every world can
+# say. OpenVINO's CPU plugin pools in 32-bit integers (a stride of 2**32 wraps to 0 and the
+# compiled model dies of SIGFPE), and DirectML's window fields are UINT32; 2**31-1 fits both.
+MAX_WINDOW = 2**31 - 1
 
 
 class PoolKind(str, Enum):
@@ -205,6 +211,14 @@ class PoolSpec:
         pads = pads_begin + pads_end
         if min(pads) < 0:
             raise SpecError(self.name, "pads", pads, "must be >= 0")
+        for attr, values in (("kernel_shape", kernel), ("strides", strides), ("dilations", dilations), ("pads", pads)):
+            if max(values) > MAX_WINDOW:
+                raise SpecError(self.name, attr, values, _TOO_LARGE)
+        for axis, (k, d) in enumerate(zip(kernel, dilations)):
+            if window_extent(k, d) > MAX_WINDOW:
+                raise SpecError(
+                    self.name, "dilations", dilations, f"axis {axis}: the window extent {window_extent(k, d)} {_TOO_LARGE}"
+                )
         unpool = self.kind is PoolKind.UNPOOL
         if self.padding is not Padding.EXPLICIT and max(pads) > 0 and not unpool:
             raise SpecError(self.name, "pads", pads, f"must be zero when auto_pad is {self.padding.value.upper()}")
@@ -228,3 +242,6 @@ class PoolSpec:
                 raise SpecError(self.name, "index_element_type", self.indices.dtype, "must be int64 or int32")
         if self.kind is PoolKind.UNPOOL and self.dilations != (1,) * rank:
             raise SpecError(self.name, "dilations", self.dilations, "MaxUnpool has no dilations")
+
+
+_TOO_LARGE = "must be <= 2**31-1 (OpenVINO's CPU plugin pools in 32-bit integers, DirectML in UINT32)"

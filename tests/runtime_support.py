@@ -8,16 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "ovpool" / "examples" / "tiny_pool.onnx"
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    """Compiled models go to a temporary cache, never the user's (import this into a test module)."""
-    monkeypatch.setenv("OVPOOL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ovpool-cache"))
 
 
 def invoke(capsys, *args: object) -> tuple[int, str, str]:
@@ -88,15 +81,14 @@ def ir_with_relu(path: Path) -> Path:
 
 
 def ir_numpy_cannot_run(path: Path) -> Path:
-    """An IR of input x [1, 4, 6, 2] through DFT and IDFT (over axis 2), two layers the numpy
-    executor does not run, then ReLU."""
+    """An IR with a layer the numpy executor does not run (LRN before a MaxPool)."""
     import openvino as ov
-    from openvino import opset1, opset7
+    from openvino import opset1
 
-    x = opset1.parameter([1, 4, 6, 2], ov.Type.f32, name="x")
-    axes = opset1.constant(np.array([2], np.int64))
-    y = opset7.idft(opset7.dft(x, axes), axes)
-    ov.save_model(ov.Model([opset1.relu(y)], [x]), str(path))
+    x = opset1.parameter([1, 2, 6, 6], ov.Type.f32, name="x")
+    axes = opset1.constant(np.array([1], np.int64))
+    pool = opset1.max_pool(opset1.lrn(x, axes, 1e-4, 0.75, 1.0, 3), [2, 2], [0, 0], [0, 0], [2, 2])
+    ov.save_model(ov.Model([pool], [x]), str(path))
     return path
 
 
@@ -105,9 +97,11 @@ def random_input(shape, seed: int = 0) -> np.ndarray:
 
 
 class FakeGpuCore:
-    """A real ``openvino.Core`` that also lists ``GPU.0`` ("Fake GPU"), whose compiles always fail."""
+    """A real ``openvino.Core`` that also lists ``GPU.0`` ("Fake GPU"), whose compiles always fail;
+    with ``cpu_fails`` the CPU's compiles fail too."""
 
     real = None
+    cpu_fails = False
 
     def __init__(self) -> None:
         self._core = FakeGpuCore.real()
@@ -127,12 +121,15 @@ class FakeGpuCore:
     def compile_model(self, model, device: str, config=None):
         if device.startswith("GPU"):
             raise RuntimeError("Exception from src/inference/src/cpp/core.cpp:117:\nfake GPU plugin: out of device memory\n")
+        if FakeGpuCore.cpu_fails and device.startswith("CPU"):
+            raise RuntimeError("Exception from src/plugins/intel_cpu/src/plugin.cpp:9:\nfake CPU plugin: no kernel\n")
         return self._core.compile_model(model, device, config or {})
 
 
-def fake_gpu(monkeypatch) -> None:
-    """Make ``openvino.Core()`` a FakeGpuCore for this test."""
+def fake_gpu(monkeypatch, cpu_fails: bool = False) -> None:
+    """Make ``openvino.Core()`` a FakeGpuCore for this test (``cpu_fails``: CPU compiles fail too)."""
     import openvino
 
     FakeGpuCore.real = openvino.Core
     monkeypatch.setattr(openvino, "Core", FakeGpuCore)
+    monkeypatch.setattr(FakeGpuCore, "cpu_fails", cpu_fails)

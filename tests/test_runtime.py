@@ -10,16 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from runtime_support import (
-    EXAMPLE,
-    fake_gpu,
-    ir_numpy_cannot_run,
-    ir_pools,
-    ir_with_relu,
-    pool_model,
-    private_cache,  # noqa: F401  (autouse: a temporary compiled-model cache)
-    random_input,
-)
+from runtime_support import EXAMPLE, fake_gpu, ir_numpy_cannot_run, ir_pools, ir_with_relu, pool_model, random_input
 
 import ovpool
 from ovpool import runtime
@@ -71,37 +62,78 @@ def test_ir_pools_cpu_match_numpy_with_ir_meaning(tmp_path):
     assert [v.shape for v in exact.values()] == [(1, 2, 2, 2), (1, 2, 4, 4)]
 
 
-def test_ir_with_other_layers_runs_on_numpy(tmp_path):
-    xml = ir_with_relu(tmp_path / "relu.xml")
-    x = {"x": random_input((1, 2, 6, 6))}
-    _assert_close(ovpool.run(xml, x, device="CPU", fallback=False), ovpool.run(xml, x, device="numpy"))
-
-
 def test_ir_layers_numpy_does_not_run_are_refused_listing_them(tmp_path):
-    xml = ir_numpy_cannot_run(tmp_path / "dft.xml")
-    with pytest.raises(UnsupportedError, match=r"does not run these IR layers: DFT-opset7 '.*' \(line \d+\), IDFT"):
-        ovpool.run(xml, {"x": random_input((1, 4, 6, 2))}, device="numpy")
-    assert ovpool.run(xml, {"x": random_input((1, 4, 6, 2))}, device="CPU", fallback=False)
+    relu = ir_with_relu(tmp_path / "relu.xml")
+    x = {"x": random_input((1, 2, 6, 6))}
+    [on_numpy] = ovpool.run(relu, x, device="numpy").values()
+    [on_cpu] = ovpool.run(relu, x, device="CPU", fallback=False).values()
+    np.testing.assert_allclose(on_numpy, on_cpu, rtol=1e-6)
+    lrn = ir_numpy_cannot_run(tmp_path / "lrn.xml")
+    with pytest.raises(UnsupportedError, match=r"does not run these IR layers: LRN-opset1 '.*' \(line \d+\)"):
+        ovpool.run(lrn, x, device="numpy")
 
 
-def test_absent_device_falls_back_with_a_warning_or_fails_without_fallback():
+def test_absent_device_falls_back_to_cpu_with_a_warning_or_fails_without_fallback():
     x = {"input": random_input((1, 3, 14, 14))}
-    with pytest.warns(runtime.FallbackWarning, match=r"device 'NPU' is not present; running on numpy"):
-        out = ovpool.run(EXAMPLE, x, device="NPU")
-    assert np.array_equal(out["output"], ovpool.run(EXAMPLE, x, device="numpy")["output"])
-    with pytest.raises(runtime.DeviceError, match=r"'NPU' is not present.*Devices available: CPU, numpy"):
-        ovpool.run(EXAMPLE, x, device="NPU", fallback=False)
+    cpu = ovpool.run(EXAMPLE, x, device="CPU", fallback=False, cache=False)
+    for device in ("NPU", "GPU"):
+        with pytest.warns(runtime.FallbackWarning) as caught:
+            out = ovpool.run(EXAMPLE, x, device=device, cache=False)
+        assert [str(w.message) for w in caught] == [
+            f"device '{device}' is not present; running on CPU instead (devices available: CPU, numpy)"
+        ]
+        assert caught[0].message.device == "CPU"
+        assert np.array_equal(out["output"], cpu["output"])
+    for no in (False, "none"):
+        with pytest.raises(runtime.DeviceError, match=r"'NPU' is not present; not falling back.*Devices available: CPU, numpy"):
+            ovpool.run(EXAMPLE, x, device="NPU", fallback=no)
 
 
-def test_compile_failure_falls_back(monkeypatch):
+def test_compile_failure_falls_back_to_cpu(monkeypatch):
     fake_gpu(monkeypatch)
     model = runtime.open_model(EXAMPLE)
     opened = runtime.open_session(model, "GPU", cache=False)
-    assert opened.session.device == "numpy"
-    assert "device 'GPU' cannot compile" in opened.notice and "out of device memory" in opened.notice
-    assert "devices available: CPU, GPU.0, numpy" in opened.notice
+    assert opened.session.device == "CPU"
+    (notice,) = opened.notices
+    assert notice.startswith(f"device 'GPU' cannot compile {EXAMPLE}: fake GPU plugin: out of device memory; ")
+    assert notice.endswith("; running on CPU instead (devices available: CPU, GPU.0, numpy)")
     with pytest.raises(runtime.DeviceError, match="cannot compile.*Devices available: CPU, GPU.0, numpy"):
         runtime.open_session(model, "GPU", fallback=False, cache=False)
+
+
+def test_cpu_compile_failure_falls_back_to_numpy_one_line_per_step(monkeypatch):
+    fake_gpu(monkeypatch, cpu_fails=True)
+    model = runtime.open_model(EXAMPLE)
+    opened = runtime.open_session(model, "GPU", cache=False)
+    assert opened.session.device == "numpy"
+    assert [n.split(": ", 1)[0] for n in opened.notices] == [f"device 'GPU' cannot compile {EXAMPLE}"] + [
+        f"device 'CPU' cannot compile {EXAMPLE}"
+    ]
+    assert opened.notices[0].endswith("out of device memory; trying CPU instead")
+    assert opened.notices[1].endswith("no kernel; running on numpy instead (devices available: CPU, GPU.0, numpy)")
+    assert runtime.open_session(model, "CPU", cache=False).notices == (
+        f"device 'CPU' cannot compile {EXAMPLE}: fake CPU plugin: no kernel; running on numpy instead "
+        "(devices available: CPU, GPU.0, numpy)",
+    )
+    with pytest.raises(runtime.DeviceError, match=r"no kernel; not falling back to numpy \(--fallback cpu\)"):
+        runtime.open_session(model, "GPU", fallback="cpu", cache=False)
+    x = {"input": random_input((1, 3, 14, 14))}
+    with pytest.warns(runtime.FallbackWarning) as caught:
+        out = ovpool.run(EXAMPLE, x, device="GPU", cache=False)
+    assert [w.message.device for w in caught] == ["numpy", "numpy"]
+    assert np.array_equal(out["output"], ovpool.run(EXAMPLE, x, device="numpy")["output"])
+
+
+def test_fallback_chain_and_levels():
+    assert runtime.fallback_chain("GPU") == ("GPU", "CPU", "numpy")
+    assert runtime.fallback_chain("GPU.1", "cpu") == ("GPU.1", "CPU")
+    assert runtime.fallback_chain("NPU", True) == ("NPU", "CPU", "numpy")
+    assert runtime.fallback_chain("NPU", False) == runtime.fallback_chain("NPU", "none") == ("NPU",)
+    assert runtime.fallback_chain("CPU") == ("CPU", "numpy")
+    assert runtime.fallback_chain("cpu.0", "cpu") == ("cpu.0",)
+    assert runtime.fallback_chain("numpy") == ("numpy",)
+    with pytest.raises(UsageError, match="fallback 'gpu': expected one of none, cpu, numpy"):
+        runtime.fallback_chain("NPU", "gpu")
 
 
 def test_precision_hint_and_numpy_precision():

@@ -13,7 +13,6 @@ from runtime_support import (
     invoke_without_openvino,
     ir_numpy_cannot_run,
     pool_model,
-    private_cache,  # noqa: F401  (autouse: a temporary compiled-model cache)
     random_input,
     save,
 )
@@ -91,34 +90,56 @@ def test_random_inputs_need_shape_for_dynamic_dims(tmp_path, capsys):
 def test_absent_device_message_and_no_fallback(capsys):
     code, out, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU")
     assert code == 0 and "output: shape" in out
-    assert "warning: device 'GPU' is not present; running on numpy instead (devices available: CPU, numpy)" in err
-    code, out, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU", "--no-fallback")
-    assert code == 1 and out == ""
-    assert "error: device 'GPU' is not present; not falling back (--no-fallback). Devices available: CPU, numpy" in err
+    assert "warning: device 'GPU' is not present; running on CPU instead (devices available: CPU, numpy)\n" in err
+    assert f"ran {EXAMPLE} on CPU (OpenVINO, precision f32)" in err
+    for flags in (["--no-fallback"], ["--fallback", "none"]):
+        code, out, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU", *flags)
+        assert code == 1 and out == ""
+        assert "error: device 'GPU' is not present; not falling back (--fallback none). Devices available: CPU, numpy" in err
+    code, _, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--fallback", "gpu")
+    assert code == 2 and "error: fallback 'gpu': expected one of none, cpu, numpy" in err
 
 
 def test_compile_failure_message(monkeypatch, capsys):
     fake_gpu(monkeypatch)
     code, _, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU", "--no-cache")
-    assert code == 0 and "device 'GPU' cannot compile" in err and "out of device memory" in err
+    assert code == 0 and "device 'GPU' cannot compile" in err and "out of device memory; running on CPU instead" in err
     code, _, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU", "--no-fallback", "--no-cache")
     assert code == 1 and "Devices available: CPU, GPU.0, numpy" in err
 
 
+def test_every_openvino_device_failing_ends_on_numpy_or_stops_at_cpu(monkeypatch, capsys):
+    fake_gpu(monkeypatch, cpu_fails=True)
+    code, out, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU", "--no-cache")
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert code == 0 and "output: shape [1, 4, 1, 1]" in out
+    assert len(warnings) == 2
+    assert warnings[0].startswith("warning: device 'GPU' cannot compile") and warnings[0].endswith("trying CPU instead")
+    assert warnings[1].startswith("warning: device 'CPU' cannot compile") and warnings[1].endswith(
+        "running on numpy instead (devices available: CPU, GPU.0, numpy)"
+    )
+    assert f"ran {EXAMPLE} on numpy" in err
+    code, out, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "GPU", "--fallback", "cpu", "--no-cache")
+    assert code == 1 and out == "" and "not falling back to numpy (--fallback cpu)" in err
+
+
 def test_without_openvino_falls_back_or_fails(tmp_path):
-    result = invoke_without_openvino("run", EXAMPLE, "--random-inputs")
+    result = invoke_without_openvino("run", EXAMPLE, "--random-inputs", "--device", "GPU")
     assert result.returncode == 0, result.stderr
-    assert "OpenVINO is not available" in result.stderr and "running on numpy instead" in result.stderr
+    (warning,) = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert "OpenVINO is not available" in warning and warning.endswith("running on numpy instead (devices available: numpy)")
     assert "output: shape [1, 4, 1, 1]" in result.stdout
     result = invoke_without_openvino("run", EXAMPLE, "--random-inputs", "--no-fallback")
     assert result.returncode == 1 and "Devices available: numpy" in result.stderr
 
 
-def test_fallback_that_numpy_cannot_run_says_both(tmp_path, capsys):
-    xml = ir_numpy_cannot_run(tmp_path / "dft.xml")
-    code, out, err = invoke(capsys, "run", xml, "--random-inputs", "--device", "NPU")
+def test_fallback_that_numpy_cannot_run_says_each_step(tmp_path, monkeypatch, capsys):
+    fake_gpu(monkeypatch, cpu_fails=True)
+    xml = ir_numpy_cannot_run(tmp_path / "lrn.xml")
+    code, out, err = invoke(capsys, "run", xml, "--random-inputs", "--device", "NPU", "--no-cache")
     assert code == 1 and out == ""
-    assert "device 'NPU' is not present; the numpy fallback cannot run it either:" in err and "DFT-opset7" in err
+    assert "error: device 'NPU' is not present; device 'CPU' cannot compile" in err
+    assert "; the numpy fallback cannot run it either:" in err and "LRN" in err
 
 
 def test_hostile_inputs_are_one_line_errors(tmp_path, capsys):
@@ -132,7 +153,7 @@ def test_hostile_inputs_are_one_line_errors(tmp_path, capsys):
         (2, ["run", tmp_path / "garbage.xml", "--random-inputs"], "garbage.xml:1:1: malformed XML"),
         (2, ["run", tmp_path / "folder.npz", "--random-inputs"], "unknown model format"),
         (2, ["run", EXAMPLE, "-i", f"input={tmp_path / 'in.npz'}"], "in.npz is an .npz archive, not one .npy array"),
-        (2, ["run", EXAMPLE, "-i", f"input={tmp_path / 'none.npy'}"], "none.npy: not a readable .npy"),
+        (2, ["run", EXAMPLE, "-i", f"input={tmp_path / 'none.npy'}"], "none.npy: no such file"),
         (2, ["run", EXAMPLE, "--random-inputs", "--precision", "f64"], "precision 'f64': expected one of"),
         (
             2,

@@ -23,7 +23,8 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 from ovpool import dtypes, shape
 from ovpool.dml import adapter as dml_adapter
 from ovpool.dml.adapter import Operator
-from ovpool.errors import InputFileError, ModelError, UnsupportedError
+from ovpool.errors import ModelError, UnsupportedError
+from ovpool.files import read_input
 from ovpool.ir.writer import IRGraph
 from ovpool.onnx import adapter as onnx_adapter
 from ovpool.spec import Indices, PoolKind, PoolSpec
@@ -32,12 +33,9 @@ IMPORT_OPSET = 22
 
 
 def read_document(src: str | Path) -> dict:
+    """A DirectML document from a regular file of at most ``dml_adapter.MAX_JSON_BYTES``."""
     path = Path(src)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputFileError.in_file(path, f"cannot be read ({exc.strerror})") from exc
-    return dml_adapter.loads(data, str(path))
+    return dml_adapter.loads(read_input(path, dml_adapter.MAX_JSON_BYTES, "DirectML JSON"), str(path))
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,15 @@ def explain(spec: PoolSpec, input_shape: Sequence[int]) -> Explanation:
     kept_and_dropped = out
     if window.padding is Padding.EXPLICIT and window.rounding is Rounding.CEIL:
         kept_and_dropped = shape.output_spatial(window.with_(rounding=Rounding.CEIL_NO_DROP), spatial)
+    for axis, length in enumerate(spatial):  # a dropped ceil window may reach past the pads: drawn too
+        pb = int(pads_begin[axis] or 0)
+        lo, hi = padded_range(length, pb, int(pads_end[axis] or 0))
+        last = window_taps(int(kept_and_dropped[axis]) - 1, window.kernel[axis], window.strides[axis], window.dilations[axis], pb)
+        cells = max(hi, last[-1] + 1) - lo
+        if cells > MAX_CELLS:
+            raise UsageError(
+                f"input shape {list(input_shape)}: spatial axis {axis} has windows over {cells} cells; explain draws at most {MAX_CELLS}"
+            )
     names = AXIS_NAMES.get(len(spatial), tuple(f"axis{a}" for a in range(len(spatial))))
     axes = []
     for a, length in enumerate(spatial):

@@ -22,9 +22,14 @@ from lxml import etree
 
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError
+from ovpool.files import read_input, regular_size
+from ovpool.memory import budget
 from ovpool.names import port_tensor_name
 
 Bound = tuple[int, int | None]
+# The largest IR XML read: ten times the largest real IR seen (~100 MB), and within what lxml
+# parses without its huge-tree option.
+MAX_XML_BYTES = 1 << 30
 
 
 class Port(NamedTuple):
@@ -229,17 +234,34 @@ class _Read(NamedTuple):
 
 
 def _source_bytes(source: str | os.PathLike | bytes, name: str | None) -> tuple[bytes, str]:
-    """The document's bytes and the label its messages use."""
+    """The document's bytes and the label its messages use: a regular file of at most
+    ``MAX_XML_BYTES`` (``ovpool.files.read_input``)."""
     if isinstance(source, bytes):
         return source, name or "<bytes>"
     path = Path(source)
-    label = name or str(path)
     try:
-        return path.read_bytes(), label
-    except FileNotFoundError:
-        raise InputFileError.in_file(label, "no such file") from None
-    except OSError as exc:
-        raise InputFileError.in_file(label, f"cannot read ({exc.strerror})") from None
+        return read_input(path, MAX_XML_BYTES, "IR XML"), name or str(path)
+    except InputFileError as exc:
+        if name:
+            exc.file = name
+        raise
+
+
+def weights_file(xml: str | os.PathLike) -> Path | None:
+    """The IR's ``.bin`` beside its ``.xml``, checked to be a regular file (OpenVINO reads it
+    whole: a FIFO would block it, ``/dev/zero`` fill memory), or None when there is none."""
+    path = Path(xml).with_suffix(".bin")
+    if not os.path.lexists(path):
+        return None
+    regular_size(path)
+    return path
+
+
+def read_weights(xml: str | os.PathLike) -> bytes:
+    """The bytes of the IR's ``.bin`` (``weights_file``), empty when there is none; a file over the
+    memory budget (``ovpool.memory``) is refused before it is read."""
+    path = weights_file(xml)
+    return read_input(path, budget(), "IR weights (.bin) within the memory budget") if path is not None else b""
 
 
 def dim_bounds(text: str) -> Bound | None:

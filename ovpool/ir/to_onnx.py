@@ -29,7 +29,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
-from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_ir
+from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_ir, read_weights
 from ovpool.ir.templates import POOL_LAYER_TYPES
 from ovpool.names import FreshNames
 from ovpool.onnx.adapter import node_from_spec
@@ -42,8 +42,7 @@ _HELPERS = ("Parameter", "Result", "Const", "Pad")
 def ir_to_onnx(src: Path, out_suffix: str = ".onnx", **_options: object) -> dict[str, bytes]:
     """Convert the IR at ``src`` (its ``.bin`` beside it) to ONNX bytes: ``{".onnx": ...}``."""
     doc = read_ir(src)
-    weights_path = Path(src).with_suffix(".bin")
-    weights = weights_path.read_bytes() if weights_path.is_file() else b""
+    weights = read_weights(src)
     return {".onnx": _Converter(doc, weights).model().SerializeToString()}
 
 

@@ -57,7 +57,7 @@ from typing import TypedDict
 from ovpool import dtypes, shape
 from ovpool.errors import SpecError, UnsupportedError
 from ovpool.ir.adapter import AttributeIssue, read_layer, template_for
-from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir
+from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir, weights_file
 from ovpool.ir.templates import POOL_LAYER_TYPES, Template
 from ovpool.spec import PoolSpec
 
@@ -483,6 +483,7 @@ def _check_with_openvino(doc: IRDocument, pool_ids: set[str]) -> list[Finding]:
     except ImportError:
         return []
     found: list[Finding] = []
+    weights_file(doc.path)  # OpenVINO reads the .bin: a FIFO would block it
     try:
         model = ov.Core().read_model(doc.path)
     except Exception as exc:  # OpenVINO raises RuntimeError and its own classes

@@ -1,37 +1,49 @@
-"""Loading ONNX models safely: clear errors for unreadable files and external data that is
-missing or points outside the model's folder."""
+"""Loading ONNX models safely: clear errors for unreadable files, models that fail the structural
+check (``ovpool.onnx.check``), and external data that is missing, short, or not where it may be."""
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
 import onnx
-from onnx import GraphProto, ModelProto
+from onnx import GraphProto, ModelProto, TensorProto
 from onnx.external_data_helper import uses_external_data
 
 from ovpool import dtypes
-from ovpool.errors import InputFileError, ModelError
+from ovpool.errors import InputFileError, ModelError, OvpoolError
+from ovpool.files import read_input, regular_size
+from ovpool.memory import check_tensor
+from ovpool.onnx.check import DATA_TYPES, check_model, raw_bytes
+
+# protobuf's own limit on one message: a larger .onnx cannot exist (big weights go to external data)
+MAX_ONNX_BYTES = 2**31 - 1
 
 
 def load(model: str | os.PathLike | ModelProto, load_data: bool = True) -> ModelProto:
     """A ModelProto with its external data loaded; a path that is not a readable ONNX model raises
-    ``InputFileError`` naming the file. ``load_data=False`` checks the external data (inside the
-    model's folder, present) without reading it, for a caller that hands the file on."""
+    ``InputFileError`` naming the file, a model that fails the structural check ``ModelError``.
+    ``load_data=False`` checks the external data (inside the model's folder, present, as long as
+    its dims need) without reading it, for a caller that hands the file on. A ModelProto is
+    returned as it is."""
     if isinstance(model, ModelProto):
         return model
     path = Path(model)
-    if not path.is_file():
-        raise InputFileError.in_file(path, "no such file")
+    data = read_input(path, MAX_ONNX_BYTES, "ONNX models")
     try:
-        proto = onnx.load(str(path), load_external_data=False)
+        proto = onnx.load_model_from_string(data)
     except Exception as exc:  # protobuf raises DecodeError, RuntimeError or ValueError
         raise InputFileError.in_file(path, f"not a readable ONNX model ({type(exc).__name__}: {exc})") from exc
     if not proto.graph.node and not proto.graph.output:
         raise InputFileError.in_file(path, "not an ONNX model (no graph)")
+    check_model(proto, str(path))
     check_external_data(proto, path)
     if not load_data:
         return proto
+    for tensor in _tensors(proto):
+        if uses_external_data(tensor):
+            _within_budget(tensor, path)
     try:
         onnx.load_external_data_for_model(proto, str(path.parent))
     except Exception as exc:
@@ -40,20 +52,61 @@ def load(model: str | os.PathLike | ModelProto, load_data: bool = True) -> Model
 
 
 def check_external_data(proto: ModelProto, path: Path) -> None:
-    """Every external-data location must be a file inside the model's folder: ``../secret`` or an
-    absolute path is refused before anything is read."""
+    """Every external-data location must be a regular file inside the model's folder, other than
+    the model, holding the bytes the tensor's dims need at its offset: ``../secret``, an absolute
+    path, a NUL in the name or a file too short is refused before anything is read."""
     root = path.parent.resolve()
     for tensor in _tensors(proto):
         if not uses_external_data(tensor):
             continue
         location = _location(tensor)
+        where = f"tensor '{tensor.name}'"
+        if "\0" in location:
+            raise InputFileError.in_file(path, f"{where} names its external data {location!r}, with a NUL character")
         target = (root / location).resolve()
         if os.path.isabs(location) or root not in target.parents:
-            raise InputFileError.in_file(
-                path, f"tensor '{tensor.name}' points its external data at '{location}', outside the model's folder"
-            )
-        if not target.is_file():
-            raise InputFileError.in_file(path, f"tensor '{tensor.name}' needs external data '{location}', which is missing")
+            raise InputFileError.in_file(path, f"{where} points its external data at '{location}', outside the model's folder")
+        if target == path.resolve():
+            raise InputFileError.in_file(path, f"{where} points its external data at the model file itself")
+        try:
+            size = regular_size(target)
+        except InputFileError as exc:
+            reason = "which is missing" if str(exc).endswith("no such file") else str(exc).rsplit(": ", 1)[-1]
+            raise InputFileError.in_file(path, f"{where} needs external data '{location}', {reason}") from None
+        _check_extent(tensor, path, location, size)
+
+
+def _check_extent(tensor: TensorProto, path: Path, location: str, size: int) -> None:
+    """The tensor's ``offset``/``length`` lie within the file's ``size`` bytes and hold what its
+    dims need (1x3 float32: 12 bytes)."""
+    entries = {e.key: e.value for e in tensor.external_data}
+    where = f"tensor '{tensor.name}'"
+    try:
+        offset = int(entries.get("offset") or 0)
+        length = int(entries["length"]) if entries.get("length") else size - offset
+    except ValueError:
+        raise ModelError.in_file(path, f"{where}: external data offset/length are not integers") from None
+    needed = raw_bytes(tensor.data_type, math.prod(tensor.dims)) if tensor.data_type in DATA_TYPES else None
+    if offset < 0 or length < 0 or offset + length > size:
+        raise ModelError.in_file(
+            path, f"{where}: external data at offset {offset}, length {length} lies outside '{location}' ({size} bytes)"
+        )
+    if needed is not None and length != needed:
+        raise ModelError.in_file(
+            path, f"{where} {list(tensor.dims)} needs {needed} bytes of external data; '{location}' gives {length}"
+        )
+
+
+def _within_budget(tensor: TensorProto, path: Path) -> None:
+    """An external tensor is read into memory: its dims within the memory budget first."""
+    try:
+        dtype = dtypes.from_onnx(tensor.data_type)
+    except OvpoolError:
+        return  # a type ovpool does not compute in: no executor of ours reads it
+    try:
+        check_tensor(f"initializer '{tensor.name}'", list(tensor.dims), dtype)
+    except OvpoolError as exc:
+        raise exc.located(path) from None
 
 
 def external_data_files(path: str | os.PathLike) -> list[Path]:

@@ -33,12 +33,13 @@ from typing import Any, Protocol
 import numpy as np
 from onnx import ModelProto, NodeProto
 
-from ovpool import dtypes
+from ovpool import dtypes, shape
 from ovpool.dtypes import np_dtype
-from ovpool.errors import InputFileError, OvpoolError, UnsupportedError, UsageError
-from ovpool.ir.reader import IRDocument, Layer, read_ir
+from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError, UsageError
+from ovpool.ir.reader import IRDocument, Layer, read_ir, weights_file
+from ovpool.memory import check_tensor
 from ovpool.names import port_tensor_name
-from ovpool.onnx.model import load
+from ovpool.onnx.model import inferred_types, load
 from ovpool.runtime import devices
 from ovpool.runtime.graph import GraphSession
 from ovpool.runtime.ir_executor import IrGraph
@@ -140,6 +141,7 @@ def open_model(model: str | os.PathLike | ModelProto) -> Model:
         return Model("onnx", str(path), path=path, proto=load(path, load_data=False))
     if suffix == ".xml":
         read_ir(path)
+        weights_file(path)
         return Model("ir", str(path), path=path)
     raise InputFileError.in_file(path, "unknown model format (expected .onnx or OpenVINO IR .xml)")
 
@@ -186,7 +188,9 @@ class NumpySession:
         # op types that run on onnx.reference, outside ovpool's verified operators
         self.reference_ops: tuple[str, ...] = ()
         if model.format == "onnx":
-            session = GraphSession(model.onnx_with_data())
+            proto = model.onnx_with_data()
+            _check_onnx_budget(proto, model.label)
+            session = GraphSession(proto)
             self.inputs = session.inputs
             self.reference_ops = session.reference_ops
             self.graph = session
@@ -224,6 +228,7 @@ class OpenVINOSession:
         core = core if core is not None else devices.new_core()
         self.device = device
         ov_model, preferred = self._read_model(model, core)
+        _check_ov_budget(ov_model, model.label)
         self.compiled = core.compile_model(ov_model, device, compile_config(precision, cache))
         self.request = self.compiled.create_infer_request()
         # Names come from the model as read: the compiled model's nodes have the plugin's names.
@@ -269,7 +274,10 @@ class OpenVINOSession:
         if self._bf16_inputs:
             inputs = {k: _bf16_tensor(v) if k in self._bf16_inputs else v for k, v in inputs.items()}
         # to_tuple() is in compiled-output order; indexing the OVDict by port costs ~5 us per output
-        results = self.request.infer(inputs).to_tuple()
+        try:
+            results = self.request.infer(inputs).to_tuple()
+        except Exception as exc:  # OpenVINO raises RuntimeError and its own classes for inputs it cannot take
+            raise ModelError(f"OpenVINO cannot run the model on {self.device}: {devices.openvino_reason(exc)}") from None
         return {
             name: value.view(np.uint16).view(np_dtype("bfloat16")) if name in self._bf16_outputs else value
             for name, value in zip(self.output_names, results)
@@ -404,6 +412,34 @@ def warn_fallbacks(opened: Opened, stacklevel: int = 2) -> None:
     """A ``FallbackWarning`` per notice of ``opened`` (each device given up), ``device`` where it ran."""
     for notice in opened.notices:
         warnings.warn(FallbackWarning(notice, opened.session.device), stacklevel=stacklevel + 1)
+
+
+def _check_onnx_budget(proto: ModelProto, label: str) -> None:
+    """Every tensor of the model whose dims shape inference makes static (initializers, inputs,
+    intermediate values) within the memory budget, before the numpy executor allocates any."""
+    for name, (dtype, dims) in inferred_types(proto).items():
+        if dtype is not None and dims is not None and shape.is_static(dims) and min(dims, default=0) >= 0:
+            try:
+                check_tensor(f"tensor '{name}'", dims, dtype)
+            except OvpoolError as exc:
+                raise exc.located(label) from None
+
+
+def _check_ov_budget(ov_model, label: str) -> None:
+    """Every static output of the converted or read model within the memory budget, before OpenVINO
+    compiles it (its CPU plugin allocates static tensors when it compiles)."""
+    for op in ov_model.get_ordered_ops():
+        for index in range(op.get_output_size()):
+            partial = op.get_output_partial_shape(index)
+            dtype = dtypes.from_ov_type(op.get_output_element_type(index))
+            if dtype is None or not partial.is_static:
+                continue
+            names = op.output(index).get_names()
+            what = f"tensor '{min(names) if names else op.get_friendly_name()}'"
+            try:
+                check_tensor(what, [d.get_length() for d in partial], dtype)
+            except OvpoolError as exc:
+                raise exc.located(label) from None
 
 
 def _label(model: str | os.PathLike | ModelProto) -> str:

@@ -8,18 +8,20 @@ or ``?``); a declaration whose rank is unknown has ``shape=None`` and accepts an
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import IO, cast
 
 import numpy as np
 from onnx import ModelProto
 
 from ovpool.dtypes import from_onnx, np_dtype
-from ovpool.errors import InputFileError, ModelError
-from ovpool.files import write_atomic
+from ovpool.errors import InputFileError, ModelError, OvpoolError
+from ovpool.files import regular_size, write_atomic
+from ovpool.memory import check_tensor
 
 
 @dataclass(frozen=True)
@@ -47,20 +49,22 @@ def check_inputs(model: str, decls: Sequence[TensorDecl], arrays: Mapping[str, n
         parts = [f"missing input(s) {', '.join(missing)}"] if missing else []
         parts += [f"unknown input(s) {', '.join(unknown)}"] if unknown else []
         takes = "; ".join(d.shown() for d in decls)
-        raise ModelError(f"{model}: {'; '.join(parts)} (the model takes {takes})")
+        raise ModelError.in_file(model, f"{'; '.join(parts)} (the model takes {takes})")
     for decl in decls:
         array = arrays[decl.name]
         if array.dtype != np_dtype(decl.dtype):
-            raise ModelError(f"{model}: input '{decl.name}' is {array.dtype}, the model declares {decl.shown()}")
+            raise ModelError.in_file(model, f"input '{decl.name}' is {array.dtype}, the model declares {decl.shown()}")
         if decl.shape is None:
             continue
         if array.ndim != len(decl.shape):
-            raise ModelError(
-                f"{model}: input '{decl.name}' has rank {array.ndim} {list(array.shape)}, the model declares {decl.shown()}"
+            raise ModelError.in_file(
+                model, f"input '{decl.name}' has rank {array.ndim} {list(array.shape)}, the model declares {decl.shown()}"
             )
         for axis, (got, want) in enumerate(zip(array.shape, decl.shape)):
             if want is not None and got != want:
-                raise ModelError(f"{model}: input '{decl.name}' axis {axis} is {got}, the model declares {want} ({decl.shown()})")
+                raise ModelError.in_file(
+                    model, f"input '{decl.name}' axis {axis} is {got}, the model declares {want} ({decl.shown()})"
+                )
 
 
 def parse_shapes(pairs: Sequence[str]) -> dict[str, tuple[int, ...]]:
@@ -83,11 +87,12 @@ def random_inputs(
 ) -> dict[str, np.ndarray]:
     """One array per declared input: standard normal for floats, integers in [0, 10) for integer
     types, from ``numpy.random.default_rng(seed)``. Shapes are the declared ones, with ``shapes``
-    (``--shape``) filling dynamic dims; a dynamic dim without a ``--shape`` is an error."""
+    (``--shape``) filling dynamic dims; a dynamic dim without a ``--shape`` is an error, and so is
+    a shape over the memory budget (``ovpool.memory``), before anything is generated."""
     unknown = [n for n in shapes if n not in {d.name for d in decls}]
     if unknown:
-        raise ModelError(
-            f"{model}: --shape for unknown input(s) {', '.join(unknown)} (the model takes {'; '.join(d.shown() for d in decls)})"
+        raise ModelError.in_file(
+            model, f"--shape for unknown input(s) {', '.join(unknown)} (the model takes {'; '.join(d.shown() for d in decls)})"
         )
     rng = np.random.default_rng(seed)
     arrays = {}
@@ -95,8 +100,12 @@ def random_inputs(
         shape = shapes.get(decl.name)
         if shape is None:
             if decl.shape is None or None in decl.shape:
-                raise ModelError(f"{model}: input {decl.shown()} has dynamic dims; give --shape {decl.name}=d0,d1,...")
+                raise ModelError.in_file(model, f"input {decl.shown()} has dynamic dims; give --shape {decl.name}=d0,d1,...")
             shape = cast("tuple[int, ...]", decl.shape)  # every dim static (checked above)
+        try:
+            check_tensor(f"input '{decl.name}'", shape, decl.dtype)
+        except OvpoolError as exc:
+            raise exc.located(model) from None
         dtype = np_dtype(decl.dtype)
         if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
             high = 2 if dtype == np.bool_ else 10
@@ -108,27 +117,58 @@ def random_inputs(
 
 
 def load_inputs(npz: Path | None, pairs: Sequence[str]) -> dict[str, np.ndarray]:
-    """Arrays from an .npz (keyed by input name) and ``NAME=file.npy`` pairs."""
+    """Arrays from an .npz (keyed by input name) and ``NAME=file.npy`` pairs. Each array's header
+    is read first: Python objects (pickles), a negative dim, a size over the memory budget or data
+    shorter than the header says are refused before the data is read."""
     arrays: dict[str, np.ndarray] = {}
     if npz is not None:
+        regular_size(npz)
         try:
-            with np.load(npz, allow_pickle=False) as data:
-                arrays.update({k: data[k] for k in data.files})
-        except (OSError, ValueError) as exc:
-            raise InputFileError(f"{npz}: not a readable .npz ({exc})") from exc
+            with zipfile.ZipFile(npz) as archive:
+                for member in archive.infolist():
+                    if not member.filename.endswith(".npy"):
+                        raise InputFileError.in_file(npz, f"member '{member.filename}' is not an .npy array")
+                    with archive.open(member) as stream:
+                        name = member.filename[: -len(".npy")]
+                        arrays[name] = _read_npy(stream, member.file_size, f"{npz}: member '{member.filename}'")
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
+            raise InputFileError.in_file(npz, f"not a readable .npz ({type(exc).__name__}: {exc})") from None
     for pair in pairs:
         name, sep, file = pair.partition("=")
         if not sep or not name or not file:
             raise InputFileError(f"-i {pair}: expected NAME=file.npy")
-        try:
-            loaded = np.load(file, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise InputFileError(f"{file}: not a readable .npy ({exc})") from exc
-        if not isinstance(loaded, np.ndarray):
-            loaded.close()
-            raise InputFileError(f"-i {pair}: {file} is an .npz archive, not one .npy array (use --inputs {file})")
-        arrays[name] = loaded
+        size = regular_size(file)
+        with open(file, "rb") as stream:
+            if stream.read(4) == b"PK\x03\x04":
+                raise InputFileError(f"-i {pair}: {file} is an .npz archive, not one .npy array (use --inputs {file})")
+            stream.seek(0)
+            try:
+                arrays[name] = _read_npy(stream, size, file)
+            except (EOFError, OSError, ValueError) as exc:
+                raise InputFileError.in_file(file, f"not a readable .npy ({type(exc).__name__}: {exc})") from None
     return arrays
+
+
+def _read_npy(stream: IO[bytes], size: int, label: str) -> np.ndarray:
+    """One .npy array from ``stream`` (``size`` bytes in all), its header checked before its data
+    is read (see ``load_inputs``); ``label`` names it in errors."""
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+    else:
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+    if dtype.hasobject:
+        raise InputFileError.in_file(label, "holds Python objects (a pickle); ovpool reads plain numeric arrays only")
+    if any(d < 0 for d in shape):
+        raise InputFileError.in_file(label, f"declares a negative dim {list(shape)}")
+    needed = check_tensor(f"{label}: array", shape, dtype.name, dtype.itemsize)
+    if size - stream.tell() < needed:
+        raise InputFileError.in_file(
+            label, f"is truncated: its header says {list(shape)} {dtype} ({needed} bytes) and it holds {size - stream.tell()}"
+        )
+    data = stream.read(needed)
+    array = np.frombuffer(data, dtype=dtype, count=math.prod(shape)) if needed else np.zeros(0, dtype)
+    return array.reshape(shape, order="F" if fortran else "C").copy()
 
 
 def save_outputs(path: Path, results: Mapping[str, np.ndarray], force: bool, sources: Sequence[Path] = ()) -> None:

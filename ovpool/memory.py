@@ -1,0 +1,67 @@
+"""The memory budget: no tensor larger than it is allocated, and the check comes before allocating.
+
+Every size ovpool is about to allocate for a model (a generated or loaded input, an initializer, a
+pooling output, a tensor whose dims the model declares) is checked with ``check_tensor`` first, so
+a model declaring a 2**40-wide input is one clear error naming the tensor, its dims and the bytes
+it would need, not a ``MemoryError`` (or the machine running out of memory). The budget is 4 GiB per
+tensor unless ``OVPOOL_MAX_MEMORY`` says otherwise (``ovpool run --max-memory 16G`` sets it):
+bytes, or a number with a K/M/G/T suffix (powers of 1024, "GiB" and "GB" alike).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from ovpool import dtypes, shape
+from ovpool.errors import OvpoolError, UsageError
+
+MEMORY_ENV = "OVPOOL_MAX_MEMORY"
+DEFAULT_BUDGET = 4 << 30
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?", re.IGNORECASE)
+
+
+class MemoryBudgetError(OvpoolError):
+    """A tensor the model needs is larger than the memory budget (exit 1)."""
+
+
+def parse_bytes(text: str, what: str = "--max-memory") -> int:
+    """``"16G"`` -> 17179869184, ``"512MiB"`` -> 536870912, ``"1000"`` -> 1000; anything else (or
+    less than one byte) is a ``UsageError`` naming ``what``."""
+    match = _AMOUNT.fullmatch(text.strip())
+    amount = int(float(match.group(1)) * _UNITS[match.group(2).upper()]) if match else 0
+    if amount < 1:
+        raise UsageError(f"{what} {text!r}: expected a size such as 4G, 512M or a number of bytes")
+    return amount
+
+
+def budget() -> int:
+    """The budget in bytes: ``$OVPOOL_MAX_MEMORY`` if set, else ``DEFAULT_BUDGET`` (4 GiB)."""
+    text = os.environ.get(MEMORY_ENV)
+    return parse_bytes(text, MEMORY_ENV) if text else DEFAULT_BUDGET
+
+
+def format_bytes(amount: int) -> str:
+    """A size for people: 17592186044416 -> "16.0 TiB", 1536 -> "1.5 KiB", 12 -> "12 bytes"."""
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        scale = _UNITS[unit[0]]
+        if amount >= scale:
+            return f"{amount / scale:.1f} {unit}"
+    return f"{amount} bytes"
+
+
+def check_tensor(what: str, dims: Sequence[int], dtype: str, itemsize: int | None = None) -> int:
+    """The bytes of a ``dtype`` tensor with these dims (``shape.tensor_bytes``), or
+    ``MemoryBudgetError`` when they are over the budget: ``input 'x' [1, 3, 1048576, 1048576]
+    float32 would need 12.0 TiB, over the memory budget of 4.0 GiB``. ``what`` names the tensor;
+    ``itemsize`` is for a dtype outside ``ovpool.dtypes`` (an .npy file's complex64)."""
+    needed = shape.tensor_bytes(dims, dtypes.itemsize(dtype) if itemsize is None else itemsize)
+    limit = budget()
+    if needed > limit:
+        raise MemoryBudgetError(
+            f"{what} {list(dims)} {dtype} would need {format_bytes(needed)} ({needed} bytes), over the memory budget "
+            f"of {format_bytes(limit)} (--max-memory or {MEMORY_ENV} raises it)"
+        )
+    return needed
