@@ -263,16 +263,19 @@ def test_ovms_repository(tmp_path, capsys):
 
 def test_jobs_give_the_same_report_and_exit_code(tmp_path, capsys):
     """Two worker processes: the same lines in source order (a failure among them) and the same code."""
-    sources = [shutil.copy(EXAMPLE, tmp_path / f"{n}.onnx") for n in ("a", "b")]
+    sources = [shutil.copy(EXAMPLE, tmp_path / f"{n}.onnx") for n in ("a", "b", "d")]
     bad = tmp_path / "c.onnx"
     bad.write_bytes(b"not onnx")
     reports = []
     for jobs, out in (("1", "serial"), ("2", "parallel")):
-        code, _, err = invoke(capsys, "convert", *sources, bad, sources[0], "--output-dir", tmp_path / out, "--jobs", jobs)
+        (tmp_path / out).mkdir()
+        (tmp_path / out / "d.xml").write_text("already here")  # d's output exists: refused without --force
+        code, _, err = invoke(capsys, "convert", *sources[:2], bad, sources[2], "--output-dir", tmp_path / out, "--jobs", jobs)
         reports.append((code, err.replace(out, "OUT")))
     assert reports[0] == reports[1]
     code, err = reports[0]
     assert code == 2
     lines = [line for line in err.splitlines() if line.strip()]
     assert [line.split(":")[0] for line in lines] == [str(sources[0]), str(sources[1]), "error", "error", "convert"]
+    assert str(sources[2]) in lines[3]
     assert "c.onnx: not a readable ONNX model" in lines[2] and "exists (use --force" in lines[3]

@@ -309,7 +309,7 @@ def test_cli_hostile_convert(tmp_path, capsys):
     before = (tmp_path / "w.bin").read_bytes()
     cases = [
         (2, ["convert", tmp_path / "empty.onnx"], "empty.onnx: not an ONNX model"),
-        (2, ["convert", tmp_path / "folder.onnx"], "folder.onnx: no such file"),
+        (2, ["convert", tmp_path / "folder.onnx"], "folder.onnx: is a folder, not a file"),
         (2, ["convert", tmp_path / "xml.onnx"], "xml.onnx: not a readable ONNX model"),
         (2, ["convert", EXAMPLE, "--to", "bogus"], "--to bogus: expected one of"),
         (2, ["convert", EXAMPLE, "-o", tmp_path / "out.xml", "--force"], "out.xml: is a folder"),
