@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ovpool.cli.common import apply_max_memory, max_memory_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = (
@@ -40,6 +41,7 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
         as_json: bool = typer.Option(False, "--json", help='Print {"results": [...]} on stdout.'),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
+        max_memory: str | None = max_memory_option(),
     ) -> None:
         """Time a model on each backend with the same random inputs: median, min, max ms and throughput."""
         import json
@@ -53,6 +55,7 @@ def register(app: typer.Typer) -> None:
         from ovpool.runtime.bench import bench as run_bench
         from ovpool.runtime.tensors import parse_shapes
 
+        apply_max_memory(max_memory)
         loaded = open_model(model)
         with Progress(console=Console(stderr=True), transient=True) as progress:
 

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -20,6 +20,21 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ovpool.runtime.tensors import TensorDecl
+
+
+def max_memory_option() -> Any:
+    """``--max-memory SIZE``, the same on every command that allocates tensors (``apply_max_memory``)."""
+    return typer.Option(
+        None, "--max-memory", metavar="SIZE", help="Largest tensor to allocate, e.g. 16G (default 4G, or $OVPOOL_MAX_MEMORY)."
+    )
+
+
+def apply_max_memory(value: str | None) -> None:
+    """Set the memory budget (``ovpool.memory``) for this process and the workers it starts."""
+    from ovpool.memory import MEMORY_ENV, parse_bytes
+
+    if value is not None:
+        os.environ[MEMORY_ENV] = str(parse_bytes(value))
 
 
 def guarded(app: typer.Typer) -> None:

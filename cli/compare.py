@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from ovpool.cli.common import apply_max_memory, max_memory_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = "the comparison on stdout (--json: one JSON object); compiled models cached as ovpool run caches them; nothing else is written."
@@ -50,6 +51,7 @@ def register(app: typer.Typer) -> None:
         no_fallback: bool = typer.Option(False, "--no-fallback", help="Same as --fallback none."),
         as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
+        max_memory: str | None = max_memory_option(),
     ) -> None:
         """Where a device's results leave a reference's (numpy or CPU at f32): exit 0 within tolerance, 1 beyond."""
         import json
@@ -64,6 +66,7 @@ def register(app: typer.Typer) -> None:
         from ovpool.runtime.tensors import check_inputs
 
         check_input_options(inputs, input_files, random, shapes)
+        apply_max_memory(max_memory)
         loaded = open_model(model)
         opened, ref = open_sides(
             loaded, device, reference, precision, "none" if no_fallback else fallback, not no_cache, per_layer

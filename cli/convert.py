@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from ovpool.cli.common import apply_max_memory, max_memory_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = (
@@ -51,12 +52,14 @@ def register(app: typer.Typer) -> None:
         ),
         jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help="Convert N models at a time, in N processes."),
         force: bool = typer.Option(False, "--force", help="Replace existing outputs."),
+        max_memory: str | None = max_memory_option(),
     ) -> None:
         """Convert models between ONNX, OpenVINO IR and DirectML with exact pooling."""
         from ovpool.cli.common import batch
         from ovpool.ov import ovms
         from ovpool.ov.inputs import parse_input, parse_shape_pairs
 
+        apply_max_memory(max_memory)
         if sum(x is not None for x in (output, output_dir, ovms_repo)) > 1:
             raise typer.BadParameter("give one of -o, --output-dir and --ovms-repo")
         if output is not None and len(sources) > 1:
@@ -71,6 +74,8 @@ def register(app: typer.Typer) -> None:
         }
         if ovms_repo is not None:
             ovms.check_sources(ovms_repo, sources, to)
+        if len(sources) > 1:
+            check_batch(sources, output_dir, ovms_repo, to, force)
         one = partial(convert_one, output=output, output_dir=output_dir, ovms_repo=ovms_repo, to=to, force=force, options=options)
         succeeded: list[Path] = []
         code = batch(sources, one, "convert", jobs, succeeded)
@@ -78,6 +83,24 @@ def register(app: typer.Typer) -> None:
             config = ovms.write_config(ovms_repo, [ovms.model_name(src) for src in succeeded])
             typer.echo(f"wrote {config}", err=True)
         raise typer.Exit(code)
+
+
+def check_batch(sources: list[Path], output_dir: Path | None, ovms_repo: Path | None, to: str | None, force: bool) -> None:
+    """Refuse the batch before any conversion if two sources would write one file or one would
+    overwrite another's input (a source that cannot be planned is left to report its own error)."""
+    from ovpool import files
+    from ovpool.conversions import plan
+    from ovpool.errors import OvpoolError
+    from ovpool.ov import ovms
+
+    plans = []
+    for src in sources:
+        out = ovms.model_path(ovms_repo, ovms.model_name(src)) if ovms_repo is not None else None
+        try:
+            plans.append((src, *plan(src, out, to, output_dir, force)))
+        except OvpoolError:
+            continue
+    files.check_batch(plans)
 
 
 def convert_one(

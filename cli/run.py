@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from ovpool.cli.common import apply_max_memory, max_memory_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = (
@@ -52,26 +53,21 @@ def register(app: typer.Typer) -> None:
         ),
         force: bool = typer.Option(False, "--force", help="Replace an existing --output."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
-        max_memory: str | None = typer.Option(
-            None, "--max-memory", metavar="SIZE", help="Largest tensor to allocate, e.g. 16G (default 4G, or $OVPOOL_MAX_MEMORY)."
-        ),
+        max_memory: str | None = max_memory_option(),
     ) -> None:
         """Run a model on a device (falling back to CPU, then numpy) and print a summary of its outputs (or save them)."""
-        import os
 
         from ovpool.cli.common import check_input_options, model_inputs
         from ovpool.conversions import model_files
         from ovpool.errors import OvpoolError, UsageError
         from ovpool.files import check_outputs
-        from ovpool.memory import MEMORY_ENV, parse_bytes
         from ovpool.runtime import DeviceError, open_model, open_session
         from ovpool.runtime.tensors import save_outputs, summary
 
         check_input_options(inputs, input_files, random, shapes)
         if seed < 0:
             raise UsageError(f"--seed {seed}: must be >= 0")
-        if max_memory is not None:
-            os.environ[MEMORY_ENV] = str(parse_bytes(max_memory))
+        apply_max_memory(max_memory)
         read = [*([inputs] if inputs else []), *(Path(pair.partition("=")[2]) for pair in input_files)]
         if output is not None:
             read += model_files(model)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ovpool.cli.common import apply_max_memory, max_memory_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = (
@@ -40,19 +41,39 @@ def register(app: typer.Typer) -> None:
         output_dir: Path | None = typer.Option(None, "--output-dir", metavar="DIR", help="Write DIR/<stem>.onnx per model."),
         jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help="Transform N models at a time, in N processes."),
         force: bool = typer.Option(False, "--force", help="Replace existing outputs."),
+        max_memory: str | None = max_memory_option(),
     ) -> None:
         """Rewrite ONNX models into an exact, more portable form of their pooling."""
         from ovpool.cli.common import batch
         from ovpool.transforms.catalog import parse_pass
 
+        apply_max_memory(max_memory)
         if not passes:
             raise typer.BadParameter("give at least one --pass NAME", param_hint="--pass")
         if output is not None and (len(sources) > 1 or output_dir is not None):
             raise typer.BadParameter("-o takes one model and no --output-dir; use --output-dir for several")
         for name in passes:
             parse_pass(name)
+        if len(sources) > 1:
+            check_batch(sources, output, output_dir)
         one = partial(transform_one, passes=list(passes), output=output, output_dir=output_dir, force=force)
         raise typer.Exit(batch(sources, one, "transform", jobs))
+
+
+def check_batch(sources: list[Path], output: Path | None, output_dir: Path | None) -> None:
+    """Refuse the batch before any pass if two sources would write one file or one would overwrite
+    another's input (a source that cannot be read is left to report its own error)."""
+    from ovpool import files
+    from ovpool.conversions import model_files
+    from ovpool.errors import OvpoolError
+
+    plans = []
+    for src in sources:
+        try:
+            plans.append((src, [output_for(src, output, output_dir)], model_files(src)))
+        except OvpoolError:
+            continue
+    files.check_batch(plans)
 
 
 def transform_one(src: Path, passes: list[str], output: Path | None, output_dir: Path | None, force: bool) -> str:

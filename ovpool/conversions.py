@@ -97,19 +97,36 @@ def convert(
     src = Path(src)
     regular_size(src)
     source = source_format(src)
-    out_path = Path(out) if out is not None else None
-    target = target_format(source, to, out_path)
-    dest = output_path(src, target, out_path, Path(output_dir) if output_dir is not None else None)
+    planned, sources = plan(src, out, to, output_dir, force)
+    dest = planned[0]
+    target = FORMAT_OF_SUFFIX[dest.suffix.lower()]
     convert_route = route(source, target)
     given = {k: v for k, v in options.items() if v is not None and v is not False}
     stray = sorted(set(given) - ROUTE_OPTIONS.get((source, target), frozenset()))
     if stray:
         raise UsageError(f"{', '.join(stray)}: not an option of {source} -> {target} conversion")
-    planned = [dest, *(dest.with_suffix(suffix) for suffix in COMPANION_SUFFIXES.get(target, ()))]
-    sources = input_files(src, source, force and any(p.exists() for p in planned))
     check_outputs(planned, sources, force)
     files = convert_route(src, dest.suffix.lower(), **given)
     return write_atomic({dest.with_suffix(suffix): data for suffix, data in files.items()}, force, sources)
+
+
+def plan(
+    src: str | os.PathLike,
+    out: str | os.PathLike | None = None,
+    to: str | None = None,
+    output_dir: str | os.PathLike | None = None,
+    force: bool = True,
+) -> tuple[list[Path], list[Path]]:
+    """(the files converting ``src`` writes, the files it reads), without reading the model:
+    ``plan("m.onnx", output_dir="ir")`` is ``([ir/m.xml, ir/m.bin], [m.onnx])``. External-data
+    files are read from the model (and listed) only when ``force`` may replace an existing output."""
+    src = Path(src)
+    source = source_format(src)
+    out_path = Path(out) if out is not None else None
+    target = target_format(source, to, out_path)
+    dest = output_path(src, target, out_path, Path(output_dir) if output_dir is not None else None)
+    planned = [dest, *(dest.with_suffix(suffix) for suffix in COMPANION_SUFFIXES.get(target, ()))]
+    return planned, input_files(src, source, force and any(p.exists() for p in planned))
 
 
 def input_files(src: Path, source: str, with_external_data: bool = True) -> list[Path]:

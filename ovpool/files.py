@@ -16,7 +16,7 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ovpool.errors import InputFileError, OvpoolError
@@ -94,6 +94,28 @@ def check_outputs(outputs: Iterable[Path], sources: Iterable[Path], force: bool)
             raise OutputError(f"{out}: is {kind}; give a file name")
         if out.exists() and not force:
             raise OutputExistsError(f"{out}: exists (use --force to replace it)")
+
+
+def check_batch(plans: Sequence[tuple[Path, Iterable[Path], Iterable[Path]]]) -> None:
+    """Refuse a batch (one command over several sources, ``(source, outputs, inputs)`` each) in
+    which two sources write one file (``a/m.onnx`` and ``b/m.onnx`` both to ``out/m.xml``, or one
+    source given twice), or one source writes a file another reads (``convert m.onnx m.xml``:
+    ``m.xml`` is written by the first and read by the second), before any of them is done."""
+    writers: dict[Path, int] = {}
+    for index, (src, outputs, _) in enumerate(plans):
+        for out in outputs:
+            other = writers.setdefault(Path(out).resolve(), index)
+            if other != index and Path(plans[other][0]).resolve() == Path(src).resolve():
+                raise OutputExistsError(f"{src}: given twice; both would write {out}")
+            if other != index:
+                raise OutputExistsError(f"{out}: both {plans[other][0]} and {src} would write it; give them separate outputs")
+    for index, (src, _, inputs) in enumerate(plans):
+        for read in inputs:
+            writer = writers.get(Path(read).resolve())
+            if writer is not None and writer != index:
+                raise OutputExistsError(
+                    f"{read}: an input of this command ({src}) would be overwritten by {plans[writer][0]}'s output"
+                )
 
 
 def _check_name(out: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from onnx import ModelProto
 
+from ovpool.conversions import model_files
 from ovpool.errors import UnsupportedError
 from ovpool.files import write_atomic
 from ovpool.onnx.model import load
@@ -31,7 +32,7 @@ def transform(
     chosen = [parse_pass(p) if isinstance(p, str) else p for p in passes]
     result = run_passes(complete_value_types(load(src)), chosen)
     if out is not None:
-        sources = [] if isinstance(src, ModelProto) else [Path(src)]
+        sources = [] if isinstance(src, ModelProto) else model_files(src)
         try:
             data = result.model.SerializeToString()
         except ValueError as exc:

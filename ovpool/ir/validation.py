@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from ovpool import dtypes, shape
-from ovpool.errors import SpecError, UnsupportedError
+from ovpool.errors import InputFileError, SpecError, UnsupportedError
 from ovpool.ir.adapter import AttributeIssue, read_layer, template_for
 from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir, weights_file
 from ovpool.ir.templates import POOL_LAYER_TYPES, Template
@@ -147,6 +147,11 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
+    kind = {".onnx": "an ONNX model", ".json": "a DirectML JSON document"}.get(Path(path).suffix.lower())
+    if kind is not None:
+        raise InputFileError.in_file(
+            path, f"is {kind}; ovpool validate checks OpenVINO IR (.xml): convert it first (ovpool convert)"
+        )
     doc = read_ir(path)
     report = FileReport(doc.path)
     producers = doc.producers()
@@ -175,6 +180,7 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
 
 
 GLOBAL_POOL_TYPES = frozenset({"ReduceMean", "ReduceMax"})
+MAX_CONST_AXES_BYTES = 1024  # a Const of reduction axes: 8 bytes an axis
 
 
 class _Constants:
@@ -183,7 +189,6 @@ class _Constants:
 
     def __init__(self, doc: IRDocument) -> None:
         self.doc = doc
-        self._weights: bytes | None = None
 
     def ints(self, edge: Edge | None) -> tuple[int, ...] | None:
         """The values of the integer Const feeding ``edge``, or None."""
@@ -198,19 +203,24 @@ class _Constants:
             return None
         if dtype is None or not dtype.startswith(("int", "uint")) or count < 1 or size % count:
             return None
-        data = self._bin()[offset : offset + size]
-        if offset < 0 or len(data) != size:
+        data = self._bin(offset, size)
+        if len(data) != size:
             return None
         step = size // count
         return tuple(int.from_bytes(data[i : i + step], "little", signed=dtype.startswith("int")) for i in range(0, size, step))
 
-    def _bin(self) -> bytes:
-        if self._weights is None:
-            try:
-                self._weights = Path(self.doc.path).with_suffix(".bin").read_bytes()
-            except OSError:
-                self._weights = b""
-        return self._weights
+    def _bin(self, offset: int, size: int) -> bytes:
+        """``size`` bytes at ``offset`` of the ``.bin`` (a regular file: ``weights_file``), or
+        fewer where it has fewer: a Const's axes, never the whole file."""
+        path = weights_file(self.doc.path)
+        if path is None or offset < 0 or size > MAX_CONST_AXES_BYTES:
+            return b""
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(offset)
+                return handle.read(size)
+        except OSError:
+            return b""
 
 
 def _is_global_pool(layer: Layer, axes: tuple[int, ...] | None) -> bool:

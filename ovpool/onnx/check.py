@@ -33,6 +33,7 @@ from typing import Any
 
 import onnx
 import onnx.defs
+from google.protobuf.message import Message
 from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from ovpool.errors import ModelError, SpecError
@@ -89,11 +90,28 @@ def attribute_type(attribute: AttributeProto) -> int:
         return attribute.type
     for kind, name in _ATTRIBUTE_FIELDS.items():
         value = getattr(attribute, name)
-        if (name in ("f", "i", "s", "t", "g", "sparse_tensor", "tp") and attribute.HasField(name)) or (
-            not isinstance(value, (int, float, bytes)) and len(value)
-        ):
+        singular = name in ("f", "i", "s", "t", "g", "sparse_tensor", "tp")
+        if attribute.HasField(name) if singular else len(value):
             return kind
     return AttributeProto.UNDEFINED
+
+
+def fill_attribute_types(proto: ModelProto) -> None:
+    """Set the ``type`` of every attribute that leaves it unset (old exporters did) to the field
+    holding its value (``attribute_type``), so readers that go by ``type`` (onnx's
+    ``get_attribute_value``) read it: ``dilations`` with ``ints: [1, 1]`` and no type is INTS."""
+
+    def nodes(graph_nodes: Iterable[NodeProto]) -> None:
+        for node in graph_nodes:
+            for attribute in node.attribute:
+                if attribute.type == AttributeProto.UNDEFINED:
+                    attribute.type = attribute_type(attribute)
+                for graph in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                    nodes(graph.node)
+
+    nodes(proto.graph.node)
+    for function in proto.functions:
+        nodes(function.node)
 
 
 def check_attribute_types(node: NodeProto, schema: onnx.defs.OpSchema, where: str) -> None:
@@ -148,6 +166,7 @@ class _Checker:
 
     def model(self) -> None:
         proto = self.proto
+        _check_text(proto, "model")
         if proto.ir_version < 1 or proto.ir_version > onnx.IR_VERSION:
             raise _Problem(f"IR version {proto.ir_version} is not one onnx {onnx.__version__} reads (1 to {onnx.IR_VERSION})")
         opsets = self._opsets(proto.opset_import, "the model")
@@ -367,6 +386,22 @@ def _free_names(node: NodeProto) -> set[str]:
 
 def _domain(domain: str) -> str:
     return "" if domain == "ai.onnx" else domain
+
+
+def _check_text(message: Message, where: str) -> None:
+    """Every string field holds UTF-8 text (protobuf hands an undecodable one over as bytes, which
+    no name lookup expects): ``model.graph.node[2].op_type: is not UTF-8 text``."""
+    for field, value in message.ListFields():
+        if field.type == field.TYPE_STRING:
+            values = [value] if isinstance(value, (str, bytes)) else value
+            if any(isinstance(v, bytes) for v in values):
+                raise _Problem(f"{where}.{field.name}: is not UTF-8 text")
+        elif field.type == field.TYPE_MESSAGE:
+            if isinstance(value, Message):
+                _check_text(value, f"{where}.{field.name}")
+            else:
+                for index, item in enumerate(value):
+                    _check_text(item, f"{where}.{field.name}[{index}]")
 
 
 def _label(node: NodeProto) -> str:

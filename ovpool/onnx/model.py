@@ -15,7 +15,7 @@ from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError, OvpoolError
 from ovpool.files import read_input, regular_size
 from ovpool.memory import check_tensor
-from ovpool.onnx.check import DATA_TYPES, check_model, raw_bytes
+from ovpool.onnx.check import DATA_TYPES, check_model, fill_attribute_types, raw_bytes
 
 # protobuf's own limit on one message: a larger .onnx cannot exist (big weights go to external data)
 MAX_ONNX_BYTES = 2**31 - 1
@@ -38,6 +38,7 @@ def load(model: str | os.PathLike | ModelProto, load_data: bool = True) -> Model
     if not proto.graph.node and not proto.graph.output:
         raise InputFileError.in_file(path, "not an ONNX model (no graph)")
     check_model(proto, str(path))
+    fill_attribute_types(proto)
     check_external_data(proto, path)
     if not load_data:
         return proto

@@ -65,7 +65,7 @@ class PoolExtensions:
     def _convert(self, op_type: str, context) -> list:
         node = self._node_for(op_type, context)
         data = context.get_input(0)
-        spec = onnx_adapter.spec_from_node(node, self.opset, ov_lowering.dtype_of(data))
+        spec = onnx_adapter.spec_from_node(node, self.opset, ov_lowering.dtype_of(data, f"node '{node.name}'"))
         count = context.get_input_size()
         indices = context.get_input(1) if count > 1 else None
         output_shape = context.get_input(2) if count > 2 else None

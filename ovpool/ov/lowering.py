@@ -71,11 +71,12 @@ class Lowered:
     shape_given: bool = False
 
 
-def dtype_of(output: Output) -> str:
-    """ovpool's dtype name of an OpenVINO output: f32 -> "float32"."""
+def dtype_of(output: Output, where: str) -> str:
+    """ovpool's dtype name of an OpenVINO output: f32 -> "float32" (``where`` names the node in
+    the error for any other type)."""
     dtype = dtypes.from_ov_type(output.get_element_type())
     if dtype is None or dtype == "bool":
-        raise UnsupportedError(f"element type {output.get_element_type().get_type_name()} is not a pooling data type")
+        raise UnsupportedError(f"{where}: element type {output.get_element_type().get_type_name()} is not a pooling data type")
     return dtype
 
 
@@ -91,11 +92,11 @@ def check_exact(spec: PoolSpec) -> None:
         raise UnsupportedError(f"{where}: OpenVINO has no bfloat16 MaxPool with indices; use float32 or float16")
 
 
-def spatial_dims(output: Output) -> tuple[Dim, ...]:
-    """The spatial dims of an (N, C, *spatial) tensor, None where dynamic."""
+def spatial_dims(output: Output, spec: PoolSpec) -> tuple[Dim, ...]:
+    """The spatial dims of the (N, C, *spatial) input of ``spec``'s node, None where dynamic."""
     pshape = output.get_partial_shape()
     if pshape.rank.is_dynamic:
-        raise UnsupportedError("pooling input has a dynamic rank; OpenVINO pooling needs a known rank")
+        raise UnsupportedError(f"node '{spec.name}': its input has a dynamic rank; OpenVINO pooling needs a known rank")
     return tuple(d.get_length() if d.is_static else None for d in list(pshape)[2:])
 
 
@@ -110,7 +111,7 @@ def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_sh
         axes = opset1.constant(np.arange(2, data.get_partial_shape().rank.get_length(), dtype=np.int64))
         reduce = opset1.reduce_mean if spec.kind is PoolKind.GLOBAL_AVERAGE else opset1.reduce_max
         return Lowered(spec, data, (reduce(data, axes, True).output(0),))
-    spatial = spatial_dims(data)
+    spatial = spatial_dims(data, spec)
     if len(spatial) not in SPATIAL_RANKS:
         raise UnsupportedError(f"node '{spec.name}': OpenVINO pools 1 to 3 spatial axes; the input has {len(spatial)}")
     shape.output_spatial(spec, spatial)  # raises a SpecError naming the node for a too-small input
@@ -263,7 +264,7 @@ def _unpool_shape(spec: PoolSpec, data: Output) -> Output:
     """MaxUnpool's inferred output shape (N, C, *spatial): constants from
     ``shape.unpool_output_spatial`` on static dims, else ``in*scale + offset`` per axis
     (``shape.unpool_output_affine``) on the run-time shape of ``data``."""
-    spatial = spatial_dims(data)
+    spatial = spatial_dims(data, spec)
     dims = opset3.shape_of(data, "i64")
     batch_channels = opset8.gather(dims, _i64([0, 1]), _i64(0))
     if shape.is_static(spatial):

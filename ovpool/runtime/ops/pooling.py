@@ -11,7 +11,7 @@ checked when the session is prepared; the spec is built once per input dtype.
 from __future__ import annotations
 
 import numpy as np
-from onnx import helper
+from onnx import AttributeProto, helper
 
 from ovpool import kernels
 from ovpool.onnx.adapter import spec_from_node
@@ -28,7 +28,11 @@ def pool(node: OpNode) -> Kernel:
         [f"x{i}" for i in range(max(len(node.constants), 1))],
         [f"y{i}" for i in range(node.n_outputs)],
         name=node.name,
-        **node.attrs,
+    )
+    # an empty list (kernel_shape: []) has no type to infer; every list attribute of pooling is INTS
+    proto.attribute.extend(
+        helper.make_attribute(key, value, attr_type=AttributeProto.INTS if isinstance(value, list) and not value else None)
+        for key, value in node.attrs.items()
     )
     spec_from_node(proto, node.opset)
     specs: dict[np.dtype, PoolSpec] = {}
