@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = "the explanation on stdout; --svg FILE also writes the picture (an existing one needs --force)."
@@ -52,7 +51,6 @@ def register(app: typer.Typer) -> None:
         layer: str | None = typer.Option(None, "--layer", metavar="NAME|ID", help="IR layer name or id."),
         svg: Path | None = typer.Option(None, "--svg", metavar="FILE", help="Also write the picture as SVG to FILE."),
         force: bool = typer.Option(False, "--force", help="Replace an existing --svg file."),
-        max_memory: str | None = max_memory_option(),
     ) -> None:
         """Explain a pooling: output size per axis, windows over the padded input, divisors."""
         from ovpool.conversions import model_files
@@ -62,7 +60,6 @@ def register(app: typer.Typer) -> None:
         from ovpool.explain.sources import spec_from_flags, spec_from_ir, spec_from_onnx
         from ovpool.files import check_outputs, write_atomic
 
-        apply_max_memory(max_memory)
         read = [path for model in (onnx_model, ir_model) if model is not None for path in model_files(model)]
         if svg is not None:
             check_outputs([svg], read, force)

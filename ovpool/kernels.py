@@ -36,7 +36,13 @@ def pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.nda
     if x.ndim < 3:
         raise SpecError(spec.name, None, None, f"input rank {x.ndim} < 3: pooling needs N, C and a spatial axis")
     if not spec.is_global:
-        check_tensor(f"node '{spec.name}': output", shape.output_shape(spec, x.shape), x.dtype.name, x.dtype.itemsize)
+        out_shape = shape.output_shape(spec, x.shape)
+        check_tensor(f"node '{spec.name}': output", out_shape, x.dtype.name, x.dtype.itemsize)
+        if 0 in x.shape[:2]:  # no plane to pool (batch or channels 0): [0, 2, 9, 9] k3 s2 p1 ceil gives [0, 2, 5, 5]
+            values = np.empty(out_shape, x.dtype)
+            if spec.kind is PoolKind.MAX and spec.indices is not None:
+                return values, np.empty(out_shape, spec.indices.dtype)
+            return values
     if spec.kind is PoolKind.GLOBAL_AVERAGE:
         return _global(x, np.mean, _accumulator(x.dtype))
     if spec.kind is PoolKind.GLOBAL_MAX:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 
 from ovpool import dtypes, shape
-from ovpool.errors import OvpoolError, UsageError
+from ovpool.errors import ModelError, OvpoolError, UsageError
 
 MEMORY_ENV = "OVPOOL_MAX_MEMORY"
 DEFAULT_BUDGET = 4 << 30
@@ -58,10 +58,35 @@ def check_tensor(what: str, dims: Sequence[int], dtype: str, itemsize: int | Non
     float32 would need 12.0 TiB, over the memory budget of 4.0 GiB``. ``what`` names the tensor;
     ``itemsize`` is for a dtype outside ``ovpool.dtypes`` (an .npy file's complex64)."""
     needed = shape.tensor_bytes(dims, dtypes.itemsize(dtype) if itemsize is None else itemsize)
+    return check_bytes(f"{what} {list(dims)} {dtype} would need", needed)
+
+
+def check_bytes(what: str, needed: int) -> int:
+    """``needed`` if within the budget, else ``MemoryBudgetError``: ``m.bin: is 484 bytes, over
+    the memory budget of 10 bytes`` for ``what`` = "m.bin: is"."""
     limit = budget()
     if needed > limit:
+        exact = f" ({needed} bytes)" if needed >= 1024 else ""
         raise MemoryBudgetError(
-            f"{what} {list(dims)} {dtype} would need {format_bytes(needed)} ({needed} bytes), over the memory budget "
+            f"{what} {format_bytes(needed)}{exact}, over the memory budget "
             f"of {format_bytes(limit)} (--max-memory or {MEMORY_ENV} raises it)"
         )
     return needed
+
+
+# What numpy raises for a size it cannot hold, besides MemoryError: np.empty((2**62,)) gives
+# "array is too big", np.pad to 2**63 cells "Maximum allowed dimension exceeded".
+_TOO_BIG = ("array is too big", "Maximum allowed dimension exceeded")
+
+
+def kernel_failure(label: str, exc: Exception) -> OvpoolError:
+    """The error for a kernel that raised ``exc`` on a node or layer (``label``): a size numpy
+    cannot allocate is a ``MemoryBudgetError`` (``node 'c' (Conv-11): needs more memory than
+    numpy can allocate (Unable to allocate 408. GiB ...)``), anything else a ``ModelError``
+    naming the exception."""
+    text = str(exc)
+    if isinstance(exc, OverflowError):
+        return ModelError(f"{label}: a value is out of numpy's range ({text})")
+    if isinstance(exc, MemoryError) or any(marker in text for marker in _TOO_BIG):
+        return MemoryBudgetError(f"{label}: needs more memory than numpy can allocate ({text or type(exc).__name__})")
+    return ModelError(f"{label}: {type(exc).__name__}: {text}")

@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]  # the checkout whose ovpool every ru
 EXAMPLE = ROOT / "ovpool" / "examples" / "tiny_pool.onnx"
 HUGE = {"2**40": 2**40, "2**32": 2**32, "2**31": 2**31, "2**31-1": 2**31 - 1, "2**63-1": 2**63 - 1}
 SMALL = {"0": 0, "-1": -1, "-2**40": -(2**40)}
+IR_LAYER = {"tiny": "pool2", "pools": "mi"}  # a pooling layer of each base IR, for explain --layer
 SPARSE_SIZE = 3 << 30  # a sparse file this long takes no disk space and is over every size limit
 
 
@@ -170,7 +171,7 @@ def onnx_runs(model: str = "m.onnx", node: str = "pool1") -> tuple[tuple[str, ..
     )
 
 
-def ir_runs(model: str = "m.xml", layer: str = "pool1") -> tuple[tuple[str, ...], ...]:
+def ir_runs(model: str = "m.xml", layer: str = "pool2") -> tuple[tuple[str, ...], ...]:
     return (
         ("convert", model, "--to", "onnx", "-o", "out/m.onnx"),
         ("convert", model, "--to", "dml", "-o", "out/m.h"),
@@ -560,7 +561,7 @@ def byte_cases(bases: Bases, seed: int = 13, per_file: int = 16) -> Iterable[Cas
         for label, flipped in _flips(data, rng, per_file):
             yield Case(f"onnx/{base}/{label}", "onnx-bytes", {"m.onnx": flipped}, onnx_runs(node=node))
     for base, (xml, weights) in bases.ir.items():
-        layer = "pool1" if base == "tiny" else "mp"
+        layer = IR_LAYER[base]
         for cut in _truncations(xml, rng, per_file // 2):
             yield Case(f"ir/{base}/cut {cut}", "ir-bytes", {"m.xml": xml[:cut], "m.bin": weights}, ir_runs(layer=layer))
         for label, flipped in _flips(xml, rng, per_file):
@@ -598,7 +599,7 @@ def _ir_attribute_values() -> dict[str, str]:
 def ir_attr_cases(bases: Bases) -> Iterable[Case]:
     for base, (xml, weights) in bases.ir.items():
         text = xml.decode()
-        layer = "pool1" if base == "tiny" else "mp"
+        layer = IR_LAYER[base]
         for attr in ("kernel", "strides", "pads_begin", "pads_end", "dilations"):
             marker = f' {attr}="'
             start = text.find(marker)
@@ -635,10 +636,12 @@ def ir_attr_cases(bases: Bases) -> Iterable[Case]:
 def ir_structure_cases(bases: Bases) -> Iterable[Case]:
     for base, (xml, weights) in bases.ir.items():
         text = xml.decode()
-        layer = "pool1" if base == "tiny" else "mp"
+        layer = IR_LAYER[base]
 
-        def case(label: str, mutated: str, family: str = "ir-struct") -> Case:
-            return Case(f"ir/{base}/{label}", family, {"m.xml": mutated.encode(), "m.bin": weights}, ir_runs(layer=layer))
+        def case(label: str, mutated: str, family: str = "ir-struct", base: str = base, weights: bytes = weights) -> Case:
+            return Case(
+                f"ir/{base}/{label}", family, {"m.xml": mutated.encode(), "m.bin": weights}, ir_runs(layer=IR_LAYER[base])
+            )
 
         first_dim = text.index("<dim>") + len("<dim>")
         first_dim_end = text.index("</dim>", first_dim)
@@ -725,7 +728,7 @@ def dml_cases(bases: Bases) -> Iterable[Case]:
     for base, data in bases.dml.items():
         document = json.loads(data)
 
-        def case(label: str, mutated: object | bytes, family: str = "dml-json") -> Case:
+        def case(label: str, mutated: object | bytes, family: str = "dml-json", base: str = base) -> Case:
             payload = mutated if isinstance(mutated, bytes) else json.dumps(mutated).encode()
             return Case(f"dml/{base}/{label}", family, {"m.json": payload}, dml_runs())
 
@@ -916,12 +919,12 @@ def args_cases(bases: Bases) -> Iterable[Case]:
     yield case(
         "explain svg is the IR",
         {"m.xml": xml, "m.bin": weights},
-        ("explain", "--ir", "m.xml", "--layer", "mp", "--svg", "m.xml", "--force"),
+        ("explain", "--ir", "m.xml", "--layer", "mi", "--svg", "m.xml", "--force"),
     )
     yield case(
         "explain svg is the IR's bin",
         {"m.xml": xml, "m.bin": weights},
-        ("explain", "--ir", "m.xml", "--layer", "mp", "--svg", "m.bin", "--force"),
+        ("explain", "--ir", "m.xml", "--layer", "mi", "--svg", "m.bin", "--force"),
     )
     yield case(
         "convert foreign extension over existing xml", {"m.onnx": tiny, "o.xml": b"keep me"}, ("convert", "m.onnx", "-o", "o.txt")
@@ -1019,7 +1022,7 @@ def path_cases(bases: Bases) -> Iterable[Case]:
     xml, weights = bases.ir["pools"]
     targets = {
         "m.onnx": onnx_runs(node="mp"),
-        "m.xml": ir_runs(layer="mp"),
+        "m.xml": ir_runs(layer="mi"),
         "m.json": dml_runs(),
     }
     for name, runs in targets.items():
@@ -1029,7 +1032,7 @@ def path_cases(bases: Bases) -> Iterable[Case]:
         yield Case(f"path/{name} missing", "path", {}, runs)
         yield Case(f"path/{name} empty", "path", {name: b"", **({"m.bin": weights} if name == "m.xml" else {})}, runs)
     for kind in ("dir", "fifo", "zero", "sparse"):
-        yield Case(f"path/m.bin {kind}", "path", {"m.xml": xml}, ir_runs(layer="mp"), ((kind, "m.bin"),))
+        yield Case(f"path/m.bin {kind}", "path", {"m.xml": xml}, ir_runs(layer="mi"), ((kind, "m.bin"),))
         runs = (
             ("run", "m.onnx", "--inputs", "in.npz", "--device", "numpy"),
             ("run", "m.onnx", "-i", "x=in.npz", "--device", "CPU"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ def invoke(capsys, *args: object) -> tuple[int, str, str]:
     """Run ``ovpool ARGS`` through the console entry point in this process: (exit code, stdout, stderr)."""
     from ovpool.cli.app import main
 
-    saved = sys.argv
+    saved, environment = sys.argv, dict(os.environ)
     sys.argv = ["ovpool", *map(str, args)]
     try:
         main()
@@ -26,6 +27,8 @@ def invoke(capsys, *args: object) -> tuple[int, str, str]:
         code = exc.code if isinstance(exc.code, int) else 1
     finally:
         sys.argv = saved
+        os.environ.clear()  # options such as --max-memory set the environment of the process
+        os.environ.update(environment)
     out, err = capsys.readouterr()
     return code, out, err
 

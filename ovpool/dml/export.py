@@ -86,6 +86,7 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dml_a
     output). Layers must be in execution order, as OpenVINO writes them."""
     cap = dml_adapter.parse_feature_level(feature_level)
     doc = read_ir(Path(src))
+    doc.check_structure()
     producers = doc.producers()
     used = {(e.from_layer, e.from_port) for e in doc.edges}
     pool_types = POOL_LAYER_TYPES

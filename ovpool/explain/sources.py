@@ -94,6 +94,7 @@ def _refuse_unpool(spec: PoolSpec, where: str) -> None:
 def spec_from_ir(path: Path, layer_key: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
     """The pooling layer with this name or id in an IR, and its input port's static dims."""
     doc = read_ir(path)
+    doc.check_structure()
     layer = doc.layers.get(layer_key) or next((l for l in doc.layers.values() if l.name == layer_key), None)
     if layer is None:
         raise ModelError.in_file(path, f"no layer with id or name '{layer_key}'")

@@ -13,7 +13,7 @@ import io
 import os
 import re
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple
@@ -23,7 +23,7 @@ from lxml import etree
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError
 from ovpool.files import read_input, regular_size
-from ovpool.memory import budget
+from ovpool.memory import budget, check_bytes
 from ovpool.names import port_tensor_name
 
 Bound = tuple[int, int | None]
@@ -151,6 +151,37 @@ class IRDocument:
         """(to layer, to port) -> the edge feeding it."""
         return {(e.to_layer, e.to_port): e for e in self.edges}
 
+    def edge_problems(self) -> Iterator[tuple[int, str, str]]:
+        """(line, layer id, why) of each edge that connects nothing: a layer or port that does not
+        exist (an edge from port 9 of a layer with ports 0 and 1) or an input port fed by a second
+        edge; then of each layer with an input port no edge feeds. The layer id is the edge's
+        target where it exists, else its source, else ""."""
+        fed: set[tuple[str, str]] = set()
+        for edge in self.edges:
+            source, target = self.layers.get(edge.from_layer), self.layers.get(edge.to_layer)
+            where = f"edge from layer {edge.from_layer} port {edge.from_port} to layer {edge.to_layer} port {edge.to_port}"
+            at = edge.to_layer if target is not None else edge.from_layer if source is not None else ""
+            if source is None or target is None:
+                yield edge.line, at, f"{where}: no layer {edge.from_layer if source is None else edge.to_layer}"
+            elif source.output(edge.from_port) is None:
+                yield edge.line, at, f"{where}: layer '{source.name}' has no output port {edge.from_port}"
+            elif target.input(edge.to_port) is None:
+                yield edge.line, at, f"{where}: layer '{target.name}' has no input port {edge.to_port}"
+            elif (edge.to_layer, edge.to_port) in fed:
+                yield edge.line, at, f"{where}: input port {edge.to_port} of layer '{target.name}' is fed by another edge too"
+            fed.add((edge.to_layer, edge.to_port))
+        for layer in self.layers.values():
+            for port in layer.inputs:
+                if (layer.id, port.id) not in fed:
+                    yield layer.line, layer.id, f"layer '{layer.name}' ({layer.type}): input port {port.id} is not connected"
+
+    def check_structure(self) -> None:
+        """A ``ModelError`` at the first edge that connects nothing (``edge_problems``) or the
+        layers of a cycle: what every reader that runs or converts the graph needs first."""
+        for line, _, problem in self.edge_problems():
+            raise ModelError.in_file(f"{self.path}:{line}", problem)
+        self.execution_order()
+
     def execution_order(self) -> tuple[Layer, ...]:
         """Every layer after the layers that feed it (Kahn's algorithm; ready layers in file order).
         An edge naming a layer that does not exist, or a cycle, is a ``ModelError``."""
@@ -261,7 +292,10 @@ def read_weights(xml: str | os.PathLike) -> bytes:
     """The bytes of the IR's ``.bin`` (``weights_file``), empty when there is none; a file over the
     memory budget (``ovpool.memory``) is refused before it is read."""
     path = weights_file(xml)
-    return read_input(path, budget(), "IR weights (.bin) within the memory budget") if path is not None else b""
+    if path is None:
+        return b""
+    check_bytes(f"{path}: is", regular_size(path))
+    return read_input(path, budget(), "IR weights (.bin) within the memory budget")
 
 
 def dim_bounds(text: str) -> Bound | None:

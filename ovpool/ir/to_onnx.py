@@ -42,6 +42,7 @@ _HELPERS = ("Parameter", "Result", "Const", "Pad")
 def ir_to_onnx(src: Path, out_suffix: str = ".onnx", **_options: object) -> dict[str, bytes]:
     """Convert the IR at ``src`` (its ``.bin`` beside it) to ONNX bytes: ``{".onnx": ...}``."""
     doc = read_ir(src)
+    doc.check_structure()
     weights = read_weights(src)
     return {".onnx": _Converter(doc, weights).model().SerializeToString()}
 

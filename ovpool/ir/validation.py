@@ -34,6 +34,7 @@ OVP206   bad-dim                    a ``<dim>`` that is not an int, ``-1``, ``?`
 OVP301   edge-shape                 a port's dims differ from the connected port's
 OVP302   edge-missing               an input port with no edge, or an edge to nothing
 OVP303   edge-precision             a port's precision differs from the connected port's
+OVP304   graph-structure            outside the pooling layers: an edge to nothing, an unfed input, a cycle
 OVP401   openvino-shape             (--strict) OpenVINO infers other output dims than declared
 OVP402   openvino-refuses           (--strict) OpenVINO cannot read the model
 =======  =========================  ============================================================
@@ -55,7 +56,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from ovpool import dtypes, shape
-from ovpool.errors import InputFileError, SpecError, UnsupportedError
+from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import AttributeIssue, read_layer, template_for
 from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir, weights_file
 from ovpool.ir.templates import POOL_LAYER_TYPES, Template
@@ -76,6 +77,7 @@ CODES = {
     "edge-shape": "OVP301",
     "edge-missing": "OVP302",
     "edge-precision": "OVP303",
+    "graph-structure": "OVP304",
     "openvino-shape": "OVP401",
     "openvino-refuses": "OVP402",
 }
@@ -174,9 +176,27 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
         out.items.extend(items)
         if out.items:
             report.findings.extend(out.findings())
+    report.findings.extend(_structure_findings(doc, {layer_id for layer_id, _ in report.pooling_layers}))
     if strict:
         report.findings.extend(_check_with_openvino(doc, {layer_id for layer_id, _ in report.pooling_layers}))
     return report
+
+
+def _structure_findings(doc: IRDocument, pooling: set[str]) -> Iterator[Finding]:
+    """OVP304 for the graph around the pooling layers (whose own edges OVP302 covers): each edge
+    that connects nothing, each unfed input port, else a cycle (OpenVINO loads none of these)."""
+    problems = [(line, at, why) for line, at, why in doc.edge_problems() if at not in pooling]
+    if not problems and next(doc.edge_problems(), None) is None:
+        try:
+            doc.execution_order()
+        except ModelError as exc:
+            problems.append((0, "", str(exc.args[0])))
+    for line, at, why in problems:
+        layer = doc.layer(at)
+        if layer is None:
+            yield Finding(doc.path, "", "", "", "", "graph-structure", why, line)
+        else:
+            yield Finding(doc.path, layer.id, layer.name, layer.type, layer.version, "graph-structure", why, line)
 
 
 GLOBAL_POOL_TYPES = frozenset({"ReduceMean", "ReduceMax"})

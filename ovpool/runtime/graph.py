@@ -37,6 +37,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
 from ovpool.errors import ModelError, OvpoolError
+from ovpool.memory import kernel_failure
 from ovpool.onnx.model import load
 from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup
 from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
@@ -278,7 +279,7 @@ class CompiledGraph:
         except OvpoolError:
             raise
         except Exception as exc:  # numpy on inputs the node cannot take: said of the node
-            raise ModelError(f"{label}: {type(exc).__name__}: {exc}") from exc
+            raise kernel_failure(label, exc) from exc
 
     def _execute_observed(self, values: list[Any], observe: Observer) -> None:
         """As ``_execute``, calling ``observe(node, outputs)`` after every node in plan order; a
@@ -366,7 +367,7 @@ def _call(kernel: Kernel, args: list[Any], label: str, n_outputs: int) -> tuple[
     except OvpoolError:
         raise
     except Exception as exc:
-        raise ModelError(f"{label}: {type(exc).__name__}: {exc}") from exc
+        raise kernel_failure(label, exc) from exc
     if len(results) < n_outputs:
         raise ModelError(f"{label}: gave {len(results)} outputs, the node names {n_outputs}")
     return tuple(results)

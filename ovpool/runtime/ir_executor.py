@@ -32,6 +32,7 @@ import numpy as np
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_bodies, read_ir
+from ovpool.memory import kernel_failure
 from ovpool.runtime.ir_layers import STRUCTURAL, LayerNode, builder_for
 from ovpool.runtime.ops.base import Kernel
 from ovpool.runtime.tensors import TensorDecl
@@ -180,7 +181,7 @@ class _Graph:
         except OvpoolError as exc:
             raise exc.located(self.file) from None
         except Exception as exc:  # numpy on inputs the layer cannot take
-            raise ModelError.in_file(self.file, f"{node.label}: {type(exc).__name__}: {exc}") from exc
+            raise kernel_failure(node.label, exc).located(self.file) from exc
 
     def _build_plan(
         self,
@@ -300,7 +301,9 @@ class IrGraph:
     @classmethod
     def read(cls, path: str | os.PathLike) -> IrGraph:
         """The IR at ``path`` (its weights in the ``.bin`` beside it), prepared."""
-        return cls(read_ir(Path(path)))
+        doc = read_ir(Path(path))
+        doc.check_structure()
+        return cls(doc)
 
     def run(self, inputs: Mapping[str, np.ndarray], observe: Observer | None = None) -> dict[str, np.ndarray]:
         """Every output, ``{name: array}`` in Result order; ``inputs`` keyed by the names in

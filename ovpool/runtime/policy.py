@@ -140,7 +140,7 @@ def open_model(model: str | os.PathLike | ModelProto) -> Model:
     if suffix == ".onnx":
         return Model("onnx", str(path), path=path, proto=load(path, load_data=False))
     if suffix == ".xml":
-        read_ir(path)
+        read_ir(path).check_structure()
         weights_file(path)
         return Model("ir", str(path), path=path)
     raise InputFileError.in_file(path, "unknown model format (expected .onnx or OpenVINO IR .xml)")

@@ -1,0 +1,195 @@
+"""Hostile input, case by case (``test_fuzz.py`` runs the corpus): batches whose outputs collide,
+IR graphs that connect nothing, protobuf text that is not UTF-8, attributes without a type,
+zero-sized batches, sizes numpy cannot allocate, and ``--max-memory`` on every command."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from onnx import AttributeProto, TensorProto, helper
+from runtime_support import EXAMPLE, invoke, ir_pools, pool_model, save
+
+# ---------------------------------------------------------------- batches
+
+
+def test_two_sources_writing_one_output_are_refused_before_either_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(EXAMPLE, tmp_path / folder / "m.onnx")
+    code, _, err = invoke(capsys, "convert", "a/m.onnx", "b/m.onnx", "--output-dir", "out", "--force")
+    assert code == 2
+    assert "out/m.xml: both a/m.onnx and b/m.onnx would write it" in err
+    assert not (tmp_path / "out").exists()
+    code, _, err = invoke(capsys, "transform", "a/m.onnx", "b/m.onnx", "--output-dir", "t", "--pass", "no-ceil")
+    assert code == 2 and "t/m.onnx: both a/m.onnx and b/m.onnx would write it" in err
+
+
+def test_a_source_given_twice_is_named(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(EXAMPLE, tmp_path / "m.onnx")
+    code, _, err = invoke(capsys, "convert", "m.onnx", "m.onnx", "--to", "dml")
+    assert code == 2 and "m.onnx: given twice; both would write" in err
+
+
+def test_one_sources_output_may_not_be_anothers_input(tmp_path, capsys, monkeypatch):
+    """``convert m.onnx m.xml --force``: m.onnx's IR would replace m.xml, the second source, and
+    m.xml's ONNX would replace m.onnx, the first: refused, and both files kept."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(EXAMPLE, tmp_path / "m.onnx")
+    ir_pools(tmp_path / "m.xml")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code, _, err = invoke(capsys, "convert", "m.onnx", "m.xml", "--force")
+    assert code == 2 and "would be overwritten by" in err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+# ---------------------------------------------------------------- IR structure
+
+
+def _break(xml: str, what: str) -> str:
+    edges = xml.index("<edges>")
+    if what == "from port":
+        return xml[:edges] + xml[edges:].replace('from-port="', 'from-port="9', 1)
+    if what == "to port":
+        return xml[:edges] + xml[edges:].replace('to-port="', 'to-port="9', 1)
+    if what == "no edge":
+        last = xml.rindex("<edge ")
+        return xml[:last] + xml[xml.index("/>", last) + 2 :]
+    raise AssertionError(what)
+
+
+@pytest.mark.parametrize(
+    ("what", "message"),
+    [
+        ("from port", "edge from layer 0 port 90 to layer 1 port 0: layer 'x' has no output port 90"),
+        ("to port", "layer 1 port 90: layer"),
+        ("no edge", "input port 0 is not connected"),
+    ],
+)
+def test_an_ir_edge_to_nothing_is_one_line_at_its_line(tmp_path, capsys, what, message):
+    path = ir_pools(tmp_path / "m.xml")
+    path.write_text(_break(path.read_text(), what))
+    for args in (("run", path, "--random-inputs", "--device", "numpy"), ("convert", path, "--to", "dml")):
+        code, _, err = invoke(capsys, *args)
+        assert code == 1, err
+        assert message in err and f"{path}:" in err and "Error:" not in err
+
+
+def test_validate_reports_the_graph_around_the_pooling_layers(tmp_path, capsys):
+    path = ir_pools(tmp_path / "m.xml")
+    path.write_text(_break(path.read_text(), "no edge"))
+    from ovpool.ir.validation import validate
+
+    findings = validate(path)
+    assert [(f.code, f.type) for f in findings] == [("OVP304", "Result")]
+    assert "input port 0 is not connected" in findings[0].message
+
+
+# ---------------------------------------------------------------- ONNX structure
+
+
+def test_undecodable_text_in_the_protobuf_is_named(tmp_path, capsys):
+    data = bytearray(pool_model("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2]).SerializeToString())
+    position = data.index(b"MaxPool")
+    data[position : position + 2] = b"\xff\xfe"
+    path = tmp_path / "m.onnx"
+    path.write_bytes(bytes(data))
+    code, _, err = invoke(capsys, "convert", path, "--to", "dml")
+    assert code == 1
+    assert "model.graph.node[0].op_type: is not UTF-8 text" in err
+
+
+def test_an_attribute_without_its_type_is_read_by_the_field_that_holds_it(tmp_path, capsys):
+    """Old exporters left ``type`` unset: ``strides`` with ``ints: [2, 2]`` is INTS, as ONNX's
+    checker and onnxruntime read it."""
+    model = pool_model("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2])
+    model.graph.node[0].attribute.append(AttributeProto(name="strides", ints=[2, 2]))
+    path = save(model, tmp_path / "m.onnx")
+    code, out, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy")
+    assert code == 0, err
+    assert "y: shape [1, 1, 2, 2]" in out
+
+
+# ---------------------------------------------------------------- sizes
+
+
+def test_a_zero_batch_pools_to_an_empty_output_as_onnxruntime_does(tmp_path):
+    import onnxruntime as ort
+
+    import ovpool
+
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, 9, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None), helper.make_tensor_value_info("i", TensorProto.INT64, None)],
+    )
+    path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
+    x = np.zeros((0, 2, 9, 9), np.float32)
+    want = ort.InferenceSession(str(path)).run(None, {"x": x})
+    got = ovpool.run(path, {"x": x}, device="numpy")
+    assert [(a.shape, a.dtype) for a in got.values()] == [(w.shape, w.dtype) for w in want] == [
+        ((0, 2, 5, 5), np.float32),
+        ((0, 2, 5, 5), np.int64),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind", "text"),
+    [
+        (MemoryError("Unable to allocate 408. GiB"), "MemoryBudgetError", "needs more memory than numpy can allocate"),
+        (ValueError("Maximum allowed dimension exceeded"), "MemoryBudgetError", "needs more memory than numpy can allocate"),
+        (OverflowError("Python int too large to convert to C long"), "ModelError", "a value is out of numpy's range"),
+        (IndexError("index 0 is out of bounds"), "ModelError", "IndexError: index 0 is out of bounds"),
+    ],
+)
+def test_a_kernel_failure_is_said_of_the_node(exc, kind, text):
+    from ovpool.memory import kernel_failure
+
+    error = kernel_failure("node 'c' (Conv-11)", exc)
+    assert type(error).__name__ == kind
+    assert str(error).startswith("node 'c' (Conv-11): ") and text in str(error)
+
+
+@pytest.mark.parametrize("command", ["convert", "bench", "compare", "transform", "run"])
+def test_every_command_that_allocates_takes_max_memory(capsys, command):
+    code, out, _ = invoke(capsys, command, "--help")
+    assert code == 0 and "--max-memory" in out
+
+
+def test_max_memory_bounds_convert(tmp_path, capsys, monkeypatch):
+    """IR -> ONNX reads the IR's .bin (432 bytes of Conv weights here) within the budget."""
+    monkeypatch.chdir(tmp_path)
+    assert invoke(capsys, "convert", EXAMPLE, "-o", "m.xml")[0] == 0
+    code, _, err = invoke(capsys, "convert", "m.xml", "--to", "onnx", "--max-memory", "10")
+    assert code == 1 and "memory budget" in err and "10 bytes" in err, err
+    code, _, err = invoke(capsys, "convert", "m.xml", "--to", "onnx", "--max-memory", "lots")
+    assert code == 2 and "--max-memory 'lots'" in err
+
+
+def test_a_tiny_budget_names_the_bytes_once(tmp_path, capsys):
+    path = save(pool_model("MaxPool", [1, 2, 9, 9], kernel_shape=[2, 2]), tmp_path / "m.onnx")
+    code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy", "--max-memory", "100")
+    assert code == 1
+    assert "would need 648 bytes, over the memory budget of 100 bytes" in err
+
+
+def test_onnx_given_to_validate_is_named_as_onnx(tmp_path, capsys):
+    code, out, _ = invoke(capsys, "validate", EXAMPLE)
+    assert code == 2
+    assert "is an ONNX model; ovpool validate checks OpenVINO IR (.xml)" in out
+
+
+def test_empty_attribute_lists_are_refused_by_name_on_numpy(tmp_path, capsys):
+    model = pool_model("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2])
+    del model.graph.node[0].attribute[:]
+    model.graph.node[0].attribute.append(AttributeProto(name="kernel_shape", type=AttributeProto.INTS))
+    path = save(model, tmp_path / "m.onnx")
+    code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy")
+    assert code == 1
+    assert "attribute 'kernel_shape' = []: is required" in err
+
