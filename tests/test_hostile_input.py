@@ -126,16 +126,23 @@ def test_a_zero_batch_pools_to_an_empty_output_as_onnxruntime_does(tmp_path):
         [node],
         "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, 9, 9])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None), helper.make_tensor_value_info("i", TensorProto.INT64, None)],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("i", TensorProto.INT64, None),
+        ],
     )
     path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), tmp_path / "m.onnx")
     x = np.zeros((0, 2, 9, 9), np.float32)
     want = ort.InferenceSession(str(path)).run(None, {"x": x})
     got = ovpool.run(path, {"x": x}, device="numpy")
-    assert [(a.shape, a.dtype) for a in got.values()] == [(w.shape, w.dtype) for w in want] == [
-        ((0, 2, 5, 5), np.float32),
-        ((0, 2, 5, 5), np.int64),
-    ]
+    assert (
+        [(a.shape, a.dtype) for a in got.values()]
+        == [(w.shape, w.dtype) for w in want]
+        == [
+            ((0, 2, 5, 5), np.float32),
+            ((0, 2, 5, 5), np.int64),
+        ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -192,4 +199,3 @@ def test_empty_attribute_lists_are_refused_by_name_on_numpy(tmp_path, capsys):
     code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy")
     assert code == 1
     assert "attribute 'kernel_shape' = []: is required" in err
-
