@@ -44,7 +44,10 @@ def budget() -> int:
 
 
 def format_bytes(amount: int) -> str:
-    """A size for people: 17592186044416 -> "16.0 TiB", 1536 -> "1.5 KiB", 12 -> "12 bytes"."""
+    """A size for people: 17592186044416 -> "16.0 TiB", 1536 -> "1.5 KiB", 12 -> "12 bytes";
+    past 1024 TiB in powers of ten: 2**70 -> "1.2e+21 bytes"."""
+    if amount >= 1 << 50:
+        return f"{amount:.1e} bytes"
     for unit in ("TiB", "GiB", "MiB", "KiB"):
         scale = _UNITS[unit[0]]
         if amount >= scale:
@@ -66,7 +69,7 @@ def check_bytes(what: str, needed: int) -> int:
     the memory budget of 10 bytes`` for ``what`` = "m.bin: is"."""
     limit = budget()
     if needed > limit:
-        exact = f" ({needed} bytes)" if needed >= 1024 else ""
+        exact = f" ({needed} bytes)" if 1024 <= needed < 1 << 50 else ""
         raise MemoryBudgetError(
             f"{what} {format_bytes(needed)}{exact}, over the memory budget "
             f"of {format_bytes(limit)} (--max-memory or {MEMORY_ENV} raises it)"

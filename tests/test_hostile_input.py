@@ -199,3 +199,28 @@ def test_empty_attribute_lists_are_refused_by_name_on_numpy(tmp_path, capsys):
     code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy")
     assert code == 1
     assert "attribute 'kernel_shape' = []: is required" in err
+
+
+def test_sizes_past_a_pebibyte_read_in_powers_of_ten():
+    from ovpool.memory import format_bytes
+
+    assert [format_bytes(n) for n in (12, 1536, 16 << 40, 2**70)] == ["12 bytes", "1.5 KiB", "16.0 TiB", "1.2e+21 bytes"]
+
+
+def test_a_graph_input_declared_twice_is_refused(tmp_path, capsys):
+    model = pool_model("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2])
+    model.graph.input.append(model.graph.input[0])
+    path = save(model, tmp_path / "m.onnx")
+    code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy")
+    assert code == 1 and "input 'x' is declared twice" in err
+
+
+def test_an_attribute_openvino_would_hide_is_refused_on_the_way_to_ir(tmp_path, capsys):
+    """OpenVINO's frontend hands a conversion extension only the attributes its schema has: a
+    MaxPool-12 with ``count_include_pad`` (an AveragePool attribute) is refused, not converted."""
+    model = pool_model("MaxPool", [1, 1, 4, 4], opset=12, kernel_shape=[2, 2], count_include_pad=1)
+    path = save(model, tmp_path / "m.onnx")
+    code, _, err = invoke(capsys, "convert", path, "-o", tmp_path / "m.xml")
+    assert code == 1
+    assert "node 'pool': attribute 'count_include_pad' = 1: is not an attribute of MaxPool-12" in err
+    assert not (tmp_path / "m.xml").exists()

@@ -62,7 +62,8 @@ def spec_from_node(node: NodeProto, opset: int, dtype: str | None = None) -> Poo
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     for key in attrs:
         if key not in schema.attributes:
-            raise SpecError(name, key, attrs[key], f"is not an attribute of {node.op_type}-{row.since}")
+            value = attrs[key].decode(errors="replace") if isinstance(attrs[key], bytes) else attrs[key]
+            raise SpecError(name, key, value, f"is not an attribute of {node.op_type}-{row.since}")
     if dtype is not None:
         check_dtype(node.op_type, row.since, dtype, name)
     if row.kind in (PoolKind.GLOBAL_AVERAGE, PoolKind.GLOBAL_MAX):

@@ -205,6 +205,8 @@ class _Checker:
         defined: set[str] = set()
         for value in graph.input:
             self._value_type(value, f"{where}: input '{value.name}'", required=top)
+            if value.name in defined:
+                raise _Problem(f"{where}: input '{value.name}' is declared twice")
             defined.add(value.name)
         for value in list(graph.output) + list(graph.value_info):
             self._value_type(value, f"{where}: tensor '{value.name}'", required=False)

@@ -44,6 +44,9 @@ class PoolExtensions:
         self.opset = default_opset(self.proto)
         self._nodes: dict[tuple[str, str], list[NodeProto]] = {}
         for node in _pool_nodes(self.proto.graph):
+            # OpenVINO hands the extension only the attributes its schema knows: an unknown or
+            # out-of-range one must be refused here, before the frontend hides it
+            onnx_adapter.spec_from_node(node, self.opset)
             self._nodes.setdefault((node.op_type, node.input[0] if node.input else ""), []).append(node)
 
     def extensions(self) -> list[object]:

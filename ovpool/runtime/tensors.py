@@ -19,7 +19,7 @@ import numpy as np
 from onnx import ModelProto
 
 from ovpool.dtypes import from_onnx, np_dtype
-from ovpool.errors import InputFileError, ModelError, OvpoolError
+from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.files import regular_size, write_atomic
 from ovpool.memory import check_tensor
 
@@ -205,5 +205,9 @@ def onnx_inputs(proto: ModelProto) -> tuple[TensorDecl, ...]:
         shape = None
         if tensor.HasField("shape"):
             shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor.shape.dim)
-        decls.append(TensorDecl(value.name, from_onnx(tensor.elem_type), shape))
+        try:
+            dtype = from_onnx(tensor.elem_type)
+        except UnsupportedError as exc:
+            raise UnsupportedError(f"input '{value.name}': {exc}") from None
+        decls.append(TensorDecl(value.name, dtype, shape))
     return tuple(decls)
