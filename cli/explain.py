@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Explain a pooling: output size per axis, windows over the padded input, divisors."""
         from ovpool.conversions import model_files
-        from ovpool.errors import SpecError, UsageError
+        from ovpool.errors import OvpoolError, SpecError, UsageError
         from ovpool.explain.explanation import explain as build
         from ovpool.explain.explanation import input_shape_for, render_svg, render_text
         from ovpool.explain.sources import spec_from_flags, spec_from_ir, spec_from_onnx
@@ -64,6 +64,8 @@ def register(app: typer.Typer) -> None:
         if svg is not None:
             check_outputs([svg], read, force)
         shape_dims = _ints(input_shape, "--input-shape")
+        if shape_dims and min(shape_dims) < 1:
+            raise UsageError(f"--input-shape {input_shape}: every dim must be >= 1")
         flags = {
             "--op": op != "avg",
             "--kernel": kernel,
@@ -88,11 +90,17 @@ def register(app: typer.Typer) -> None:
         if onnx_model is not None:
             if not node:
                 raise typer.BadParameter("--onnx needs --node NAME")
-            spec, found_shape = spec_from_onnx(onnx_model, node)
+            try:
+                spec, found_shape = spec_from_onnx(onnx_model, node)
+            except OvpoolError as exc:
+                raise exc.located(onnx_model) from None
         elif ir_model is not None:
             if not layer:
                 raise typer.BadParameter("--ir needs --layer NAME|ID")
-            spec, found_shape = spec_from_ir(ir_model, layer)
+            try:
+                spec, found_shape = spec_from_ir(ir_model, layer)
+            except OvpoolError as exc:
+                raise exc.located(ir_model) from None
         else:
             if not kernel:
                 raise typer.BadParameter("give --kernel (or --onnx/--ir)")

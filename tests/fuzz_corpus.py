@@ -12,7 +12,8 @@ model itself), truncations and bit flips, hostile XML (DOCTYPE, entities, deep n
 paths that are not regular files (a folder, a FIFO, a socket, ``/dev/zero``, a 3 GiB sparse file).
 
 Each run is a subprocess (``python -m ovpool ...``) in a fresh folder holding the case's files,
-with a time limit and an address-space limit, and must end with exit code 0, 1 or 2, print no
+with a time limit and an address-space limit (every command: convert to each target, validate,
+run on numpy and CPU, bench, compare, transform and explain), and must end with exit code 0, 1 or 2, print no
 "internal error" and no traceback, die of no signal, leave every input file as it was, leave no
 temporary file, and write no file at all when it fails.
 """
@@ -168,6 +169,8 @@ def onnx_runs(model: str = "m.onnx", node: str = "pool1") -> tuple[tuple[str, ..
         ("run", model, "--random-inputs", "--device", "CPU"),
         ("transform", model, "-o", "out/t.onnx", "--pass", "explicit-pads", "--pass", "no-ceil"),
         ("explain", "--onnx", model, "--node", node),
+        ("bench", model, "--runs", "1", "--warmup", "0"),
+        ("compare", model, "--device", "CPU", "--random-inputs", "--per-layer"),
     )
 
 
@@ -181,6 +184,8 @@ def ir_runs(model: str = "m.xml", layer: str = "pool2") -> tuple[tuple[str, ...]
         ("run", model, "--random-inputs", "--device", "CPU"),
         ("transform", model, "--pass", "no-ceil"),
         ("explain", "--ir", model, "--layer", layer),
+        ("bench", model, "--runs", "1", "--warmup", "0"),
+        ("compare", model, "--device", "CPU", "--random-inputs"),
     )
 
 

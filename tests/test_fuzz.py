@@ -72,7 +72,7 @@ def cases(bases: fuzz_corpus.Bases) -> list[fuzz_corpus.Case]:
 def test_every_family_and_command_is_in_the_corpus(cases: list[fuzz_corpus.Case]) -> None:
     assert {c.family for c in cases} == set(FAMILIES)
     commands = {argv[0] for _, argv in fuzz_corpus.pairs(cases)}
-    assert commands == {"convert", "validate", "run", "transform", "explain"}
+    assert commands == {"convert", "validate", "run", "bench", "compare", "transform", "explain"}
     assert len(cases) >= 500
 
 
