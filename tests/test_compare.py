@@ -6,7 +6,6 @@ tests hold OpenVINO and onnxruntime to."""
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 
@@ -16,7 +15,6 @@ from onnx import TensorProto, helper, numpy_helper
 from runtime_support import EXAMPLE, fake_gpu, invoke, ir_pools, random_input, save
 
 from ovpool.runtime.compare import difference
-from ovpool.runtime.ir_executor import IrGraph
 
 pytestmark = pytest.mark.openvino
 
@@ -163,15 +161,23 @@ def test_pooling_ir_against_numpy_and_cpu(tmp_path, capsys):
     assert code == 0, err
     assert [s["type"] for s in doc["per_layer"]["layers"]] == ["MaxPool", "AvgPool"]
     assert [len(s["outputs"]) for s in doc["per_layer"]["layers"]] == [2, 1]  # MaxPool's values and indices
-    code, out, err = invoke(capsys, "compare", xml, "--device", "CPU", "--random-inputs", "--per-layer")
-    if "observe" in inspect.signature(IrGraph.run).parameters:
-        assert code == 0, err
-    else:
-        assert code == 1 and out == ""
-        assert (
-            f"error: {xml}: the numpy executor does not report the layers of IR models; compare per layer with --reference CPU"
-            in err
-        )
+    code, doc, err = _json(capsys, xml, "--device", "CPU", "--precision", "f32", "--random-inputs", "--per-layer")
+    assert code == 0, err
+    assert [s["type"] for s in doc["per_layer"]["layers"]] == ["MaxPool", "AvgPool"]
+
+
+def test_ir_against_the_numpy_reference_per_layer_names_the_convolution(tmp_path, capsys):
+    """The numpy executor runs the whole IR and reports every layer: at bf16 the first layer
+    beyond tolerance is the Convolution, at f32 every layer is within."""
+    xml = _ir_conv(tmp_path / "conv.xml")
+    args = (xml, "--device", "CPU", "--reference", "numpy", "--random-inputs", "--per-layer")
+    code, doc, err = _json(capsys, *args, "--precision", "bf16")
+    assert code == 1, err
+    assert doc["reference"] == "numpy"
+    first = doc["per_layer"]["first_beyond"]
+    assert (first["name"], first["type"]) == ("conv", "Convolution")
+    code, doc, err = _json(capsys, *args, "--precision", "f32")
+    assert code == 0 and doc["within"], err
 
 
 def test_inputs_from_files_and_text_report(tmp_path, capsys):

@@ -43,7 +43,10 @@ def check_sources(repo: str | Path, sources: Sequence[Path], to: str | None) -> 
     if to not in (None, "ir"):
         raise UsageError(f"--ovms-repo writes OpenVINO IR; --to {to} does not")
     seen: dict[str, Path] = {}
+    config = (Path(repo) / CONFIG).resolve()
     for src in sources:
+        if src.resolve() == config:
+            raise UsageError(f"{src}: is the repository's {CONFIG}, which --ovms-repo writes")
         if src.suffix.lower() == ".xml":
             raise UsageError(f"{src}: --ovms-repo converts ONNX or DirectML models; this is IR already")
         name = model_name(src)
