@@ -78,7 +78,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(_table(model, timings))
         if failures:
             failed = ", ".join(f.backend for f in failures)
-            raise OvpoolError(f"{len(failures)} of {len(timings) + len(failures)} backend(s) failed: {failed}")
+            raise OvpoolError(f"{len(failures)} of {len(timings) + len(failures)} backend(s) failed: {failed}", file=model)
 
 
 def _table(model: Path, timings) -> str:

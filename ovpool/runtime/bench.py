@@ -83,7 +83,9 @@ class OnnxRuntimeSession:
 
         try:
             source = str(model.path) if model.path is not None else model.proto.SerializeToString()
-            self._session = onnxruntime.InferenceSession(source, providers=["CPUExecutionProvider"])
+            options = onnxruntime.SessionOptions()
+            options.log_severity_level = 3  # errors only: its warnings are coloured log lines on stderr
+            self._session = onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/... types
             raise UnsupportedError(f"onnxruntime cannot load {model.label}: {exc}") from exc
         self.inputs = onnx_inputs(model.proto)
