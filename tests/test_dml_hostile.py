@@ -85,7 +85,11 @@ CASES = {
     ),
     "negative size": (
         lambda d: d["operators"][0]["desc"]["InputTensor"].__setitem__("Sizes", [1, 1, -8, 8]),
-        r"operator 'mp': InputTensor.Sizes must be a list of integers >= 1",
+        r"operator 'mp': InputTensor.Sizes must be a list of integers from 1 to 4294967295 \(UINT32\)",
+    ),
+    "size over UINT32": (
+        lambda d: d["operators"][0]["desc"]["InputTensor"].__setitem__("Sizes", [1, 1, 2**32, 8]),
+        r"operator 'mp': InputTensor.Sizes must be a list of integers from 1 to 4294967295 \(UINT32\)",
     ),
     "zero stride": (member(0, "Strides", [0, 2]), r"operator 'mp': attribute 'Strides' = \[0, 2\]: must be >= 1"),
     "zero window": (member(0, "WindowSize", [2, 0]), r"operator 'mp': attribute 'WindowSize' = \[2, 0\]: must be >= 1"),

@@ -224,3 +224,11 @@ def test_an_attribute_openvino_would_hide_is_refused_on_the_way_to_ir(tmp_path, 
     assert code == 1
     assert "node 'pool': attribute 'count_include_pad' = 1: is not an attribute of MaxPool-12" in err
     assert not (tmp_path / "m.xml").exists()
+
+
+def test_directml_sizes_past_uint32_are_refused_on_export(tmp_path, capsys):
+    model = pool_model("MaxPool", [2**32, 1, 4, 4], kernel_shape=[2, 2])
+    path = save(model, tmp_path / "m.onnx")
+    code, _, err = invoke(capsys, "convert", path, "--to", "dml")
+    assert code == 1
+    assert "DirectML tensor sizes are UINT32 (at most 4294967295)" in err

@@ -70,6 +70,9 @@ def level_text(level: int) -> str:
     return f"{level // 10}.{level % 10}"
 
 
+MAX_SIZE = 2**32 - 1  # a DML_BUFFER_TENSOR_DESC's Sizes are UINT32
+
+
 def tensor_desc(dtype: str, sizes: Sequence[int]) -> dict:
     return {"DataType": dtypes.dml_type(dtype), "Sizes": [int(v) for v in sizes]}
 
@@ -196,6 +199,8 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
     if any(d is None for d in input_shape):
         raise UnsupportedError(f"{where}: input shape {list(input_shape)} is not static; DirectML tensor descs need sizes")
     input_shape = tuple(int(d) for d in input_shape)
+    if max(input_shape) > MAX_SIZE:
+        raise UnsupportedError(f"{where}: input shape {list(input_shape)}: DirectML tensor sizes are UINT32 (at most {MAX_SIZE})")
     if not 3 <= len(input_shape) <= 5:
         raise UnsupportedError(
             f"{where}: a rank-{len(input_shape)} input has {len(input_shape) - 2} spatial axes; "
@@ -446,9 +451,9 @@ def _tensor(desc: Mapping[str, object], member: str, where: str) -> tuple[str, t
     if (
         not isinstance(sizes, list)
         or not sizes
-        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in sizes)
+        or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_SIZE for v in sizes)
     ):
-        raise ModelError(f"{where}: {member}.Sizes must be a list of integers >= 1, got {sizes!r}")
+        raise ModelError(f"{where}: {member}.Sizes must be a list of integers from 1 to {MAX_SIZE} (UINT32), got {sizes!r}")
     return numpy_type(value["DataType"], f"{where}: {member}"), tuple(sizes)
 
 
