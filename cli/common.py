@@ -49,6 +49,9 @@ def guarded(app: typer.Typer) -> None:
     except typer.Abort:
         typer.echo("aborted", err=True)
         sys.exit(130)
+    except MemoryError as exc:  # within --max-memory, beyond what the machine gives
+        typer.echo(f"error: out of memory: {exc or 'an allocation failed'}; a lower --max-memory refuses it up front", err=True)
+        sys.exit(1)
     except Exception as exc:  # click usage errors and anything unforeseen: one line, never a traceback
         if callable(show := getattr(exc, "show", None)) and isinstance(exit_code := getattr(exc, "exit_code", None), int):
             show()  # a click.ClickException (typer vendors click, so no isinstance check)

@@ -232,3 +232,55 @@ def test_directml_sizes_past_uint32_are_refused_on_export(tmp_path, capsys):
     code, _, err = invoke(capsys, "convert", path, "--to", "dml")
     assert code == 1
     assert "DirectML tensor sizes are UINT32 (at most 4294967295)" in err
+
+
+def test_random_inputs_are_one_standard_normal_draw_cast_to_the_input_type():
+    """Drawn a chunk at a time, the values are numpy's ``standard_normal(shape)`` (``integers(0,
+    10)``, ``integers(0, 2)`` for bool) of one generator, cast: the same for every --seed as one
+    float64 draw, at the cost of the input alone."""
+    from ovpool.runtime import tensors
+    from ovpool.runtime.tensors import TensorDecl, random_inputs
+
+    decls = [TensorDecl("a", "float16", (3, 700_001)), TensorDecl("b", "int32", (5,)), TensorDecl("c", "bool", (2, 3))]
+    got = random_inputs("m.onnx", decls, {}, seed=7)
+    rng = np.random.default_rng(7)
+    want = {
+        "a": rng.standard_normal((3, 700_001)).astype(np.float16),
+        "b": rng.integers(0, 10, size=(5,)).astype(np.int32),
+        "c": rng.integers(0, 2, size=(2, 3)).astype(np.bool_),
+    }
+    assert tensors._DRAW_CHUNK < 3 * 700_001
+    for name, array in want.items():
+        assert got[name].dtype == array.dtype and np.array_equal(got[name], array), name
+
+
+def test_an_input_within_max_memory_but_beyond_the_machine_is_a_memory_error_of_the_input(tmp_path, capsys):
+    """``--max-memory 2000T`` admits a 1 PiB input that no machine maps (x86-64 user space is
+    128 TiB): numpy's MemoryError is one line naming the model and the input, exit 1."""
+    path = save(pool_model("MaxPool", [1, 1, 2**24, 2**24], kernel_shape=[2, 2]), tmp_path / "m.onnx")
+    code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy", "--max-memory", "2000T")
+    assert code == 1, err
+    assert err.startswith(
+        f"error: {path}: input 'x' [1, 1, 16777216, 16777216] float32: needs more memory than numpy can allocate"
+    )
+    assert "internal error" not in err
+
+
+def test_a_memory_error_anywhere_is_one_line_not_an_internal_error(capsys, monkeypatch):
+    import typer
+
+    from ovpool.cli.common import guarded
+
+    app = typer.Typer()
+
+    @app.command()
+    def boom() -> None:
+        raise MemoryError("Unable to allocate 1.00 TiB")
+
+    monkeypatch.setattr("sys.argv", ["ovpool"])
+    with pytest.raises(SystemExit) as exited:
+        guarded(app)
+    assert exited.value.code == 1
+    assert (
+        capsys.readouterr().err == "error: out of memory: Unable to allocate 1.00 TiB; a lower --max-memory refuses it up front\n"
+    )

@@ -21,7 +21,7 @@ from onnx import ModelProto
 from ovpool.dtypes import from_onnx, np_dtype
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.files import regular_size, write_atomic
-from ovpool.memory import check_tensor
+from ovpool.memory import check_tensor, kernel_failure
 
 
 @dataclass(frozen=True)
@@ -106,14 +106,30 @@ def random_inputs(
             check_tensor(f"input '{decl.name}'", shape, decl.dtype)
         except OvpoolError as exc:
             raise exc.located(model) from None
-        dtype = np_dtype(decl.dtype)
-        if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
-            high = 2 if dtype == np.bool_ else 10
-            arrays[decl.name] = rng.integers(0, high, size=shape).astype(dtype)
-        else:
-            arrays[decl.name] = rng.standard_normal(shape).astype(dtype)
+        try:
+            arrays[decl.name] = _draw(rng, shape, np_dtype(decl.dtype))
+        except MemoryError as exc:  # within --max-memory, beyond what the machine gives
+            raise kernel_failure(f"input '{decl.name}' {list(shape)} {decl.dtype}", exc).located(model) from None
     check_inputs(model, decls, arrays)
     return arrays
+
+
+_DRAW_CHUNK = 1 << 20
+
+
+def _draw(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A ``dtype`` array of ``shape`` filled from ``rng`` a million values at a time, so drawing
+    costs the array and 8 MiB, not a float64 copy of it (a 3 GiB float32 input would otherwise
+    take 9 GiB). The values are those of one ``rng.standard_normal(shape)`` (or
+    ``rng.integers(0, 10, shape)``) cast to ``dtype``: the generator draws in sequence."""
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)
+    integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
+    high = 2 if dtype == np.bool_ else 10
+    for start in range(0, flat.size, _DRAW_CHUNK):
+        count = min(_DRAW_CHUNK, flat.size - start)
+        flat[start : start + count] = rng.integers(0, high, size=count) if integer else rng.standard_normal(count)
+    return out
 
 
 def load_inputs(npz: Path | None, pairs: Sequence[str]) -> dict[str, np.ndarray]:
