@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import warnings
@@ -38,29 +39,86 @@ def apply_max_memory(value: str | None) -> None:
 
 
 def guarded(app: typer.Typer) -> None:
-    """Run the app; an ``OvpoolError`` prints ``error: <message>`` and exits with its code."""
+    """Run the app; an ``OvpoolError`` prints ``error: <message>`` and exits with its code.
+
+    Standard output that cannot take what the command prints (``> /dev/full``) is one line on
+    stderr and exit 1; a pipe closed by its reader (``| head -1``) ends the command quietly with
+    exit 1; a closed stream (``>&-``) reads as /dev/null, as Python's ``print`` treats it."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout = _Stdout(sys.stdout or open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
+    sys.stderr = sys.stderr or open(os.devnull, "w")  # noqa: SIM115
+    try:
+        code = _exit_code(app)
+        sys.stdout.flush()
+    except StdoutError as exc:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # the interpreter's last flush at exit must not fail again
+        os.dup2(devnull, saved[0].fileno() if saved[0] is not None else 1)
+        os.close(devnull)
+        if exc.errno != errno.EPIPE:
+            typer.echo(f"error: {exc}", err=True)
+        code = exc.exit_code
+    finally:
+        sys.stdout, sys.stderr = saved[0] or sys.stdout, saved[1] or sys.stderr
+    sys.exit(code)
+
+
+def _exit_code(app: typer.Typer) -> int:
+    """Run ``app``: its exit code, every error printed as one line (``guarded``)."""
     try:
         code = app(standalone_mode=False)
+    except StdoutError:
+        raise
     except OvpoolError as exc:
         typer.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except typer.Abort:
         typer.echo("aborted", err=True)
-        sys.exit(130)
+        return 130
     except MemoryError as exc:  # within --max-memory, beyond what the machine gives
         typer.echo(f"error: out of memory: {exc or 'an allocation failed'}; a lower --max-memory refuses it up front", err=True)
-        sys.exit(1)
+        return 1
     except Exception as exc:  # click usage errors and anything unforeseen: one line, never a traceback
         if callable(show := getattr(exc, "show", None)) and isinstance(exit_code := getattr(exc, "exit_code", None), int):
             show()  # a click.ClickException (typer vendors click, so no isinstance check)
-            sys.exit(exit_code)
+            return exit_code
         if os.environ.get("OVPOOL_DEBUG"):
             raise
         typer.echo(f"error: internal error, please report it (OVPOOL_DEBUG=1 shows where): {type(exc).__name__}: {exc}", err=True)
-        sys.exit(1)
-    sys.exit(code if isinstance(code, int) else 0)
+        return 1
+    return code if isinstance(code, int) else 0
+
+
+class StdoutError(OvpoolError):
+    """Standard output refused what the command printed (``errno`` says why: ENOSPC, EPIPE)."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(f"cannot write to standard output ({exc.strerror or exc})")
+        self.errno = exc.errno
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs: a failed write or flush is a ``StdoutError``, told
+    apart from the failures of the files the command reads and writes."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise StdoutError(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise StdoutError(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def batch(

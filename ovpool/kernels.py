@@ -33,8 +33,7 @@ from ovpool.spec import PoolKind, PoolSpec
 def pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Run an average, max or global pool on ``x`` (N, C, *spatial). Max with ``spec.indices``
     returns (values, indices)."""
-    if x.ndim < 3:
-        raise SpecError(spec.name, None, None, f"input rank {x.ndim} < 3: pooling needs N, C and a spatial axis")
+    shape.check_input_rank(spec, x.ndim)
     if not spec.is_global:
         out_shape = shape.output_shape(spec, x.shape)
         check_tensor(f"node '{spec.name}': output", out_shape, x.dtype.name, x.dtype.itemsize)

@@ -169,9 +169,15 @@ def output_shape(spec: PoolSpec, input_shape: Sequence[int]) -> tuple[int, ...]:
 def output_shape(spec: PoolSpec, input_shape: Sequence[Dim]) -> tuple[Dim, ...]: ...
 def output_shape(spec: PoolSpec, input_shape: Sequence[Dim]) -> tuple[Dim, ...]:
     """Full output shape ``(N, C, *spatial)`` of a pool on an ``(N, C, *spatial)`` input."""
-    if len(input_shape) < 3:
-        raise SpecError(spec.name, None, None, f"input rank {len(input_shape)} < 3: pooling needs N, C and a spatial axis")
+    check_input_rank(spec, len(input_shape))
     return tuple(input_shape[:2]) + output_spatial(spec, input_shape[2:])
+
+
+def check_input_rank(spec: PoolSpec, rank: int) -> None:
+    """Pooling reads its input as ``(N, C, *spatial)``: a rank below 3 is a ``SpecError`` naming
+    the node (``input rank 2 < 3: pooling needs N, C and a spatial axis``; a scalar is rank 0)."""
+    if rank < 3:
+        raise SpecError(spec.name, None, None, f"input rank {rank} < 3: pooling needs N, C and a spatial axis")
 
 
 @overload

@@ -4,7 +4,10 @@ zero-sized batches, sizes numpy cannot allocate, and ``--max-memory`` on every c
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -284,3 +287,40 @@ def test_a_memory_error_anywhere_is_one_line_not_an_internal_error(capsys, monke
     assert (
         capsys.readouterr().err == "error: out of memory: Unable to allocate 1.00 TiB; a lower --max-memory refuses it up front\n"
     )
+
+
+# ---------------------------------------------------------------- standard streams
+
+TRAP = EXAMPLE.with_name("trap.xml")
+# buffered standard output (with PYTHONUNBUFFERED, Python drops what a short write to a pipe left)
+CHECKOUT = {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, "PYTHONPATH": str(EXAMPLE.parents[2])}
+
+
+def test_standard_output_that_takes_nothing_is_one_line_on_stderr():
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "ovpool", "validate", TRAP], stdout=full, stderr=subprocess.PIPE, text=True, env=CHECKOUT
+        )
+    assert done.returncode == 1
+    assert done.stderr == "error: cannot write to standard output (No space left on device)\n"
+
+
+def test_a_closed_standard_output_reads_as_dev_null():
+    command = f"{sys.executable} -m ovpool explain --kernel 3 --input-shape 1,1,7 >&-"
+    done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=CHECKOUT)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_a_pipe_closed_by_its_reader_ends_the_command_quietly():
+    """``ovpool explain ... | head -1``: about 2 MB of cells into a pipe nobody reads."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ovpool", "explain", "--kernel", "3", "--input-shape", "1,1,1000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=CHECKOUT,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.read(10)
+    process.stdout.close()
+    assert process.wait(timeout=120) == 1
+    assert process.stderr.read() == b""

@@ -199,6 +199,7 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
     if any(d is None for d in input_shape):
         raise UnsupportedError(f"{where}: input shape {list(input_shape)} is not static; DirectML tensor descs need sizes")
     input_shape = tuple(int(d) for d in input_shape)
+    shape.check_input_rank(spec, len(input_shape))
     if max(input_shape) > MAX_SIZE:
         raise UnsupportedError(f"{where}: input shape {list(input_shape)}: DirectML tensor sizes are UINT32 (at most {MAX_SIZE})")
     if not 3 <= len(input_shape) <= 5:

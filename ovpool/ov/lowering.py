@@ -97,6 +97,7 @@ def spatial_dims(output: Output, spec: PoolSpec) -> tuple[Dim, ...]:
     pshape = output.get_partial_shape()
     if pshape.rank.is_dynamic:
         raise UnsupportedError(f"node '{spec.name}': its input has a dynamic rank; OpenVINO pooling needs a known rank")
+    shape.check_input_rank(spec, pshape.rank.get_length())
     return tuple(d.get_length() if d.is_static else None for d in list(pshape)[2:])
 
 
