@@ -171,7 +171,7 @@ def test_bad_layer_attribute_names_the_layer(tmp_path):
         files[".xml"].replace(b'strides="2, 2"', b'strides="0, 2"').replace(b'strides="2,2"', b'strides="0,2"')
     )
     (tmp_path / "m.bin").write_bytes(files[".bin"])
-    with pytest.raises(SpecError, match=r"^layer 1 'pool' \(AvgPool opset1\): attribute 'strides'"):
+    with pytest.raises(SpecError, match=r"m\.xml: layer 1 'pool' \(AvgPool opset1\): attribute 'strides'"):
         ovpool.convert(tmp_path / "m.xml", tmp_path / "m.onnx")
 
 
@@ -241,3 +241,56 @@ def test_ovpool_onnx_to_ir_output_validates_and_converts_back(tmp_path):
     want = ovpool.run(source, {"x": x})["y"]
     [got] = ovpool.run(back, {"x": x}).values()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_every_onnx_file_it_writes_passes_onnx_s_full_check(tmp_path, recwarn):
+    """OpenVINO's own AvgPool-1 example declares 32x32 where ``same_upper`` with stride 2 gives
+    16x16: the ONNX output declares 16x16 (ONNX's checker refuses the other) and a warning says so."""
+    import onnx
+
+    from ovpool.ir.to_onnx import DeclaredShapeWarning
+
+    out = tmp_path / "s.onnx"
+    ovpool.convert(ovpool.examples.path("spec_example1.xml"), out)
+    model = onnx.load(str(out))
+    onnx.checker.check_model(model, full_check=True)
+    assert [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim] == [1, 3, 16, 16]
+    [warning] = [w for w in recwarn if w.category is DeclaredShapeWarning]
+    assert "layer 2 'y' (Result) declares [1, 3, 32, 32]; its layers give [1, 3, 16, 16]" in str(warning.message)
+
+
+def _edited_ir(tmp_path, old: str, new: str):
+    from openvino import opset1
+
+    p = opset1.parameter([1, 2, 9, 9], ov.Type.f32, name="x")
+    pool = opset1.max_pool(p, [1, 1], [0, 0], [0, 0], [3, 3], name="pool")
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([pool.output(0)], [p]), str(xml))
+    text = xml.read_text()
+    assert old in text
+    xml.write_text(text.replace(old, new, 1))
+    return xml
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            'kernel="3, 3"',
+            'kernel="30, 3"',
+            "'pool' (MaxPool opset1): attribute 'kernel_shape' = [30, 3]: axis 0: input length 9",
+        ),
+        ('element_type="f32"', 'element_type="boolean"', "IR -> ONNX makes a graph that ONNX refuses: [ShapeInferenceError]"),
+        ('kernel="3, 3"', 'kernel="3_0, 3"', "attribute 'kernel' = '3_0, 3': must be a comma-separated list of integers"),
+    ],
+)
+def test_an_ir_whose_onnx_form_onnx_would_refuse_is_refused(tmp_path, old, new, message):
+    """A kernel longer than the input, a Parameter whose element type is not its port's, and
+    ``3_0`` (Python's int reads 30, OpenVINO 3): one error naming the file, nothing written."""
+    from ovpool.errors import OvpoolError
+
+    xml = _edited_ir(tmp_path, old, new)
+    with pytest.raises(OvpoolError) as raised:
+        ovpool.convert(xml, tmp_path / "m.onnx")
+    assert str(raised.value).startswith(f"{xml}:") and message in str(raised.value)
+    assert not (tmp_path / "m.onnx").exists()

@@ -338,3 +338,31 @@ def test_openvino_refusal_inside_the_extension_names_model_and_node(monkeypatch)
     model = single_op(node, [_value("x", [1, 1, 4, 4])], [_value("y", None)], 13)
     with pytest.raises(ModelError, match=r"^case: node 'mp' \(MaxPool\): OpenVINO refuses it: Expected a 3D tensor$"):
         onnx_to_ov_model(model)
+
+
+def test_one_model_converts_to_the_same_ir_whatever_was_converted_before(tmp_path):
+    """OpenVINO numbers unnamed nodes (``Pad_10``) with a counter of the whole process; ovpool
+    names them after the model alone, so a conversion is the same bytes first, after another
+    model, and in another process (``--jobs``)."""
+    first = tmp_path / "a.xml"
+    convert(EXAMPLE, first)
+    unpool = helper.make_graph(
+        [helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="up", kernel_shape=[2, 2], strides=[2, 2])],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+            helper.make_tensor_value_info("i", TensorProto.INT64, [1, 1, 2, 2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    onnx.save(helper.make_model(unpool, opset_imports=[helper.make_opsetid("", 11)]), str(tmp_path / "u.onnx"))
+    convert(tmp_path / "u.onnx", tmp_path / "u.xml")
+    again = tmp_path / "b.xml"
+    convert(EXAMPLE, again)
+    elsewhere = tmp_path / "c.xml"
+    script = f"from ovpool.conversions import convert; convert({str(EXAMPLE)!r}, {str(elsewhere)!r})"
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=Path(ovpool.__file__).parents[1])
+    for path in (again, elsewhere):
+        assert path.read_bytes() == first.read_bytes()
+        assert path.with_suffix(".bin").read_bytes() == first.with_suffix(".bin").read_bytes()
+    assert b'name="Pad_4" type="Pad"' in first.read_bytes()

@@ -298,21 +298,32 @@ def read_weights(xml: str | os.PathLike) -> bytes:
     return read_input(path, budget(), "IR weights (.bin) within the memory budget")
 
 
+_INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
+def ir_int(text: str) -> int | None:
+    """An integer as OpenVINO reads one whole from IR text: ASCII digits, an optional sign and
+    blanks around (``" -2"`` -> -2); None for anything else. Python's ``int`` would also take
+    ``"3_0"`` (30, where OpenVINO reads 3) and other scripts' digits (``"٣"`` is 3)."""
+    return int(text) if _INTEGER.fullmatch(text) else None
+
+
 def dim_bounds(text: str) -> Bound | None:
     """(lower, upper) of a dim's text; upper None is unbounded. ``6`` -> (6, 6), ``-1``/``?`` ->
-    (0, None), ``1..10`` -> (1, 10), ``..10`` -> (0, 10), ``4..`` -> (4, None); None if unreadable."""
+    (0, None), ``1..10`` -> (1, 10), ``..10`` -> (0, 10), ``4..`` -> (4, None); None if unreadable
+    (``1_0``, ``abc``, a negative dim)."""
     text = text.strip()
     if text in ("-1", "?"):
         return 0, None
-    try:
-        if ".." in text:
-            low, high = text.split("..", 1)
-            bound = (int(low) if low else 0, int(high) if high and high != "-1" else None)
-            return bound if bound[0] >= 0 and (bound[1] is None or bound[1] >= bound[0]) else None
-        value = int(text)
-    except ValueError:
-        return None
-    return (value, value) if value >= 0 else None
+    if ".." in text:
+        low_text, high_text = text.split("..", 1)
+        low = ir_int(low_text) if low_text else 0
+        high = ir_int(high_text) if high_text and high_text != "-1" else None
+        if low is None or (high_text and high_text != "-1" and high is None):
+            return None
+        return (low, high) if low >= 0 and (high is None or high >= low) else None
+    value = ir_int(text)
+    return (value, value) if value is not None and value >= 0 else None
 
 
 def format_bound(bound: Bound) -> str:

@@ -23,6 +23,7 @@ from importlib import resources
 from typing import cast
 
 from ovpool.errors import UnsupportedError
+from ovpool.ir.reader import ir_int
 from ovpool.spec import PoolKind
 
 _BOOL_TEXT = {"true": True, "1": True, "false": False, "0": False}
@@ -190,18 +191,18 @@ _PARSED_LIMIT = 4096
 def _parse(decl: AttributeDecl, text: str, input_rank: int | None) -> object:
     text = text.strip()
     if decl.type == "ints":
-        try:
-            values = tuple(int(part) for part in text.split(","))
-        except ValueError:
-            raise AttributeValueError("must be a comma-separated list of integers") from None
+        parts = [ir_int(part) for part in text.split(",")]
+        if None in parts:
+            raise AttributeValueError("must be a comma-separated list of integers")
+        values = cast("tuple[int, ...]", tuple(parts))
         if decl.minimum is not None and min(values) < decl.minimum:
             raise AttributeValueError(f"values must be >= {decl.minimum}")
         return values
     if decl.type == "int":
-        try:
-            value = int(text)
-        except ValueError:
-            raise AttributeValueError("must be an integer") from None
+        read = ir_int(text)
+        if read is None:
+            raise AttributeValueError("must be an integer")
+        value = read
         if decl.range == "input_rank" and input_rank is not None and not -input_rank <= value < input_rank:
             raise AttributeValueError(f"must be in [{-input_rank}, {input_rank - 1}] for a rank-{input_rank} input")
         return value

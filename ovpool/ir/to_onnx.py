@@ -19,6 +19,7 @@ on the layer's static input dims:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +28,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ovpool import dtypes, shape
-from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
+from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
 from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_ir, read_weights
 from ovpool.ir.templates import POOL_LAYER_TYPES
@@ -44,7 +45,10 @@ def ir_to_onnx(src: Path, out_suffix: str = ".onnx", **_options: object) -> dict
     doc = read_ir(src)
     doc.check_structure()
     weights = read_weights(src)
-    return {".onnx": _Converter(doc, weights).model().SerializeToString()}
+    try:
+        return {".onnx": _Converter(doc, weights).model().SerializeToString()}
+    except OvpoolError as exc:
+        raise exc.located(src) from None
 
 
 class _Converter:
@@ -59,6 +63,7 @@ class _Converter:
         self.producer = doc.producers()
         self.used = {(e.from_layer, e.from_port) for e in doc.edges}
         self._names = FreshNames()
+        self.declared: dict[str, tuple[str, list[int | None]]] = {}  # graph output -> (its Result, the IR's dims)
 
     def model(self) -> onnx.ModelProto:
         pool_types = POOL_LAYER_TYPES
@@ -80,7 +85,38 @@ class _Converter:
                 self._result(layer)
         graph = helper.make_graph(self.nodes, self.doc.name or "model", self.inputs, self.outputs, self.initializers)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9, producer_name="ovpool")
-        onnx.checker.check_model(model)
+        return self._settled(model)
+
+    def _settled(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        """``model`` with each graph output declared as ONNX's shape inference computes it, and
+        checked as ``onnx.checker.check_model(full_check=True)`` checks it: ovpool writes no ONNX
+        file that ONNX refuses. An output the IR declares otherwise is declared as computed, with a
+        ``DeclaredShapeWarning`` (OpenVINO's AvgPool-1 example declares 32x32 where its rules give
+        16x16, which ``ovpool validate`` reports as OVP201)."""
+        probe = onnx.ModelProto()
+        probe.CopyFrom(model)
+        for output in probe.graph.output:
+            output.type.tensor_type.ClearField("shape")
+        try:
+            inferred = onnx.shape_inference.infer_shapes(probe, check_type=True, strict_mode=True)
+            computed = {o.name: o for o in inferred.graph.output}
+            for output in model.graph.output:
+                declared = self.declared[output.name]
+                dims = [
+                    d.dim_value if d.HasField("dim_value") else None for d in computed[output.name].type.tensor_type.shape.dim
+                ]
+                if computed[output.name].type.tensor_type.HasField("shape") and _disagree(declared[1], dims):
+                    warnings.warn(
+                        f"{self.doc.path}: {declared[0]} declares {_shown(declared[1])}; its layers give {_shown(dims)}, "
+                        "which the ONNX output declares",
+                        DeclaredShapeWarning,
+                        stacklevel=2,
+                    )
+                    output.type.CopyFrom(computed[output.name].type)
+            onnx.checker.check_model(model, full_check=True)
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ModelError.in_file(self.doc.path, f"IR -> ONNX makes a graph that ONNX refuses: {first}") from None
         return model
 
     def _name(self, layer: Layer, port: str) -> str:
@@ -142,7 +178,9 @@ class _Converter:
         dtype = port.dtype
         if dtype is None:
             raise ModelError(f"layer {layer.id} '{layer.name}' (Result): unknown precision '{port.precision}'")
-        self.outputs.append(helper.make_tensor_value_info(name, dtypes.to_onnx(dtype), [_dim(d) for d in port.dims]))
+        dims = [_dim(d) for d in port.dims]
+        self.declared[name] = (f"layer {layer.id} '{layer.name}' (Result)", dims)
+        self.outputs.append(helper.make_tensor_value_info(name, dtypes.to_onnx(dtype), dims))
 
     def _pool(self, layer: Layer) -> None:
         where = f"layer {layer.id} '{layer.name}' ({layer.type} {layer.version})"
@@ -213,7 +251,9 @@ class _Converter:
 
 def _onnx_meaning(spec: PoolSpec, spatial: Sequence[int], where: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
     """``spec`` restated with ONNX's rules on this input, and the end pads of an explicit zero Pad
-    that must precede it (None when the pool alone is exact)."""
+    that must precede it (None when the pool alone is exact). A window longer than the padded
+    input is a ``SpecError`` (kernel 30 on 9 cells)."""
+    shape.output_spatial(spec, spatial)
     pads_begin, pads_end = shape.resolved_pads(spec, spatial)
     explicit = spec.with_(padding=Padding.EXPLICIT, pads_begin=pads_begin, pads_end=pads_end)
     if spec.padding is not Padding.EXPLICIT:
@@ -236,6 +276,19 @@ def _onnx_meaning(spec: PoolSpec, spatial: Sequence[int], where: str) -> tuple[P
     if padded_end == explicit.pads_end:
         return explicit.with_(divisor=Divisor.INCLUDE_PAD), None
     return explicit, padded_end
+
+
+class DeclaredShapeWarning(UserWarning):
+    """An IR output declares a shape other than the one its layers compute (IR -> ONNX declares the computed one)."""
+
+
+def _disagree(declared: Sequence[int | None], computed: Sequence[int | None]) -> bool:
+    """Whether two shapes differ where both know the dim (``[1, 3, 32, 32]`` vs ``[1, 3, 16, 16]``)."""
+    return len(declared) != len(computed) or any(a is not None and b is not None and a != b for a, b in zip(declared, computed))
+
+
+def _shown(dims: Sequence[int | None]) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
 
 def _element(layer: Layer, element_type: str) -> str:

@@ -42,6 +42,7 @@ from onnx import ModelProto
 
 from ovpool import shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
+from ovpool.names import FreshNames
 from ovpool.onnx.model import load
 from ovpool.ov.extension import PoolExtensions
 from ovpool.ov.inputs import InputShape, input_shapes
@@ -142,7 +143,20 @@ def _convert(proto: ModelProto, source: object, label: str, shapes: Sequence[Inp
         raise exc.located(label) from None
     if proto.graph.name:
         converted.set_friendly_name(proto.graph.name)
+    stable_names(converted)
     return converted
+
+
+def stable_names(ov_model: openvino.Model) -> None:
+    """Name the nodes nobody named after the model alone. OpenVINO names them from a counter of the
+    whole process (``Pad_10`` here, ``Pad_38`` when another model was converted first), so one
+    model gave different IRs in one process and another, or with ``--jobs``; they become
+    ``Constant_1``, ``Constant_2``, ``Pad_3``... in the model's order, past the names it has."""
+    ops = ov_model.get_ordered_ops()
+    unnamed = [op for op in ops if op.get_friendly_name() == op.get_name()]
+    names = FreshNames(op.get_friendly_name() for op in ops if op.get_friendly_name() != op.get_name())
+    for number, op in enumerate(unnamed, 1):
+        op.set_friendly_name(names.fresh(f"{op.get_type_name()}_{number}"))
 
 
 def _set_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
