@@ -324,3 +324,18 @@ def test_a_pipe_closed_by_its_reader_ends_the_command_quietly():
     process.stdout.close()
     assert process.wait(timeout=120) == 1
     assert process.stderr.read() == b""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('strides="2, 2"', 'strides="1099511627776, 1099511627776"', "attribute 'strides' = [1099511627776, 1099511627776]"),
+        ('kernel="3, 3"', 'kernel="300, 3"', "axis 0: input length 7 plus pads is smaller than the window extent 300"),
+    ],
+)
+def test_an_ir_layer_numpy_refuses_is_named_as_a_layer(tmp_path, capsys, old, new, message):
+    path = ir_pools(tmp_path / "m.xml")
+    path.write_text(path.read_text().replace(old, new, 1))
+    code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy")
+    assert code == 1
+    assert err.startswith(f"error: {path}: layer '") and "(MaxPool-opset14, line " in err and message in err, err

@@ -74,7 +74,7 @@ from typing import Any
 import numpy as np
 
 from ovpool import dtypes, kernels
-from ovpool.errors import ModelError, UnsupportedError
+from ovpool.errors import ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
 from ovpool.ir.reader import Layer
 from ovpool.ir.templates import versions_of
@@ -1217,10 +1217,17 @@ def _pooling(node: LayerNode) -> Kernel:
 
     @functools.lru_cache(maxsize=8)
     def spec_for(rank: int, dtype: str) -> Any:
-        return spec_from_layer(template, layer_.data, rank, dtype, layer_.name, with_indices=with_indices)
+        try:
+            return spec_from_layer(template, layer_.data, rank, dtype, layer_.name, with_indices=with_indices)
+        except SpecError as exc:
+            raise exc.at(node.label) from None
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
-        result = kernels.pool(x, spec_for(x.ndim, x.dtype.name))
+        spec = spec_for(x.ndim, x.dtype.name)
+        try:
+            result = kernels.pool(x, spec)
+        except SpecError as exc:
+            raise exc.at(node.label) from None
         return result if isinstance(result, tuple) else (result,)
 
     return kernel
