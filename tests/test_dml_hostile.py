@@ -73,15 +73,15 @@ CASES = {
     "name not a string": (field(0, "name", ["mp"]), r"operator 0: 'name' must be a non-empty string"),
     "unknown operator type": (
         field(0, "type", "DML_OPERATOR_CONVOLUTION"),
-        r"operator 'mp': type 'DML_OPERATOR_CONVOLUTION' is not",
+        r'operator \'mp\': type "DML_OPERATOR_CONVOLUTION" is not',
     ),
     "unknown feature level": (
         field(0, "min_feature_level", "DML_FEATURE_LEVEL_9_9"),
-        r"operator 'mp': min_feature_level 'DML_FEATURE_LEVEL_9_9'",
+        r'operator \'mp\': min_feature_level "DML_FEATURE_LEVEL_9_9"',
     ),
     "DataType not a string": (
         lambda d: d["operators"][0]["desc"]["InputTensor"].__setitem__("DataType", ["FLOAT"]),
-        r"operator 'mp': InputTensor: DataType \['FLOAT'\]",
+        r'operator \'mp\': InputTensor: DataType \["FLOAT"\]',
     ),
     "negative size": (
         lambda d: d["operators"][0]["desc"]["InputTensor"].__setitem__("Sizes", [1, 1, -8, 8]),
@@ -93,7 +93,7 @@ CASES = {
     ),
     "zero stride": (member(0, "Strides", [0, 2]), r"operator 'mp': attribute 'Strides' = \[0, 2\]: must be >= 1"),
     "zero window": (member(0, "WindowSize", [2, 0]), r"operator 'mp': attribute 'WindowSize' = \[2, 0\]: must be >= 1"),
-    "DimensionCount a string": (member(0, "DimensionCount", "2"), r"operator 'mp': DimensionCount '2' must be the integer 2"),
+    "DimensionCount a string": (member(0, "DimensionCount", "2"), r'operator \'mp\': DimensionCount "2" must be the integer 2'),
     "float indices": (
         lambda d: d["operators"][0]["desc"]["OutputIndicesTensor"].__setitem__("DataType", "DML_TENSOR_DATA_TYPE_FLOAT32"),
         r"operator 'mp': OutputIndicesTensor DataType must be DML_TENSOR_DATA_TYPE_UINT64 or DML_TENSOR_DATA_TYPE_UINT32",
@@ -144,7 +144,7 @@ def test_malformed_operators_are_refused_naming_the_operator(change, message):
         (b"\xff\xfe\x00", r"not a JSON file"),
         (b"[1, 2]", r"not an ovpool DirectML document"),
         (json.dumps({**BASE, "format": "onnx"}).encode(), r"not an ovpool DirectML document"),
-        (json.dumps({k: v for k, v in BASE.items() if k != "version"}).encode(), r"version None is not 1"),
+        (json.dumps({k: v for k, v in BASE.items() if k != "version"}).encode(), r"version null is not 1"),
     ],
 )
 def test_files_that_are_not_directml_documents_are_unreadable_input(text, message):

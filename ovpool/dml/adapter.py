@@ -81,7 +81,7 @@ def numpy_type(dml_type: object, where: str) -> str:
     """``"DML_TENSOR_DATA_TYPE_FLOAT16"`` -> ``"float16"``; anything else is a ModelError."""
     dtype = dtypes.from_dml(dml_type) if isinstance(dml_type, str) else None
     if dtype is None:
-        raise ModelError(f"{where}: DataType {dml_type!r} is not a DML_TENSOR_DATA_TYPE ovpool knows")
+        raise ModelError(f"{where}: DataType {shown(dml_type)} is not a DML_TENSOR_DATA_TYPE ovpool knows")
     return dtype
 
 
@@ -371,25 +371,33 @@ class Operator:
     index_type: str | None
 
 
+def shown(value: object, limit: int = 80) -> str:
+    """A value of the document as JSON spells it, for messages: ``True`` -> ``true``, ``None`` ->
+    ``null``, ``"3"`` -> ``"3"`` (quoted, unlike the number 3); past ``limit`` characters cut with
+    ``...``."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def check_operator(op: object, position: int) -> Operator:
     """Validate one operator dict: known type, exactly its struct's members, consistent sizes and
     data types, tensor names for every input and output. Errors name the operator."""
     if not isinstance(op, dict):
-        raise ModelError(f"operator {position}: expected an object, got {type(op).__name__}")
+        raise ModelError(f"operator {position}: expected an object, got {shown(op)}")
     name = op.get("name", f"#{position}")
     if not isinstance(name, str) or not name:
-        raise ModelError(f"operator {position}: 'name' must be a non-empty string, got {name!r}")
+        raise ModelError(f"operator {position}: 'name' must be a non-empty string, got {shown(name)}")
     where = f"operator '{name}'"
     op_type = op.get("type")
     if op_type not in DML_OPERATORS:
         raise UnsupportedError(
-            f"{where}: type {op_type!r} is not a DirectML operator ovpool handles ({', '.join(DML_OPERATORS)})"
+            f"{where}: type {shown(op_type)} is not a DirectML operator ovpool handles ({', '.join(DML_OPERATORS)})"
         )
     row = row_at(op_type, DML_FEATURE_LEVELS[-1])
     assert row is not None  # every operator of DML_OPERATORS exists at the newest level
     level = op.get("min_feature_level")
     if level is not None and (not isinstance(level, str) or level not in {level_name(v) for v in DML_FEATURE_LEVELS}):
-        raise ModelError(f"{where}: min_feature_level {level!r} is not a DML_FEATURE_LEVEL_X_Y ovpool knows")
+        raise ModelError(f"{where}: min_feature_level {shown(level)} is not a DML_FEATURE_LEVEL_X_Y ovpool knows")
     desc = op.get("desc")
     if not isinstance(desc, dict):
         raise ModelError(f"{where}: 'desc' must be an object with the members of {struct_name(op_type)}")
@@ -429,12 +437,14 @@ def check_operator(op: object, position: int) -> Operator:
         count = desc["DimensionCount"]
         expected_count = len(x[1]) if row.kind is None else len(x[1]) - 2
         if type(count) is not int or count != expected_count:
-            raise ModelError(f"{where}: DimensionCount {count!r} must be the integer {expected_count} for {len(x[1])}-D tensors")
+            raise ModelError(
+                f"{where}: DimensionCount {shown(count)} must be the integer {expected_count} for {len(x[1])}-D tensors"
+            )
         for member in row.members:
             if member in ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations"):
                 _uints(desc[member], count, member, where)
     if "IncludePadding" in row.members and not isinstance(desc["IncludePadding"], bool):
-        raise ModelError(f"{where}: IncludePadding must be true or false, got {desc['IncludePadding']!r}")
+        raise ModelError(f"{where}: IncludePadding must be true or false, got {shown(desc['IncludePadding'])}")
     return Operator(str(name), row, tuple(inputs), tuple(outputs), desc, x[0], x[1], y[1], index_type)
 
 
@@ -454,7 +464,7 @@ def _tensor(desc: Mapping[str, object], member: str, where: str) -> tuple[str, t
         or not sizes
         or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_SIZE for v in sizes)
     ):
-        raise ModelError(f"{where}: {member}.Sizes must be a list of integers from 1 to {MAX_SIZE} (UINT32), got {sizes!r}")
+        raise ModelError(f"{where}: {member}.Sizes must be a list of integers from 1 to {MAX_SIZE} (UINT32), got {shown(sizes)}")
     return numpy_type(value["DataType"], f"{where}: {member}"), tuple(sizes)
 
 
@@ -464,7 +474,7 @@ def _uints(values: object, count: int, member: str, where: str) -> None:
         or len(values) != count
         or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values)
     ):
-        raise ModelError(f"{where}: {member} must be {count} unsigned integers, got {values!r}")
+        raise ModelError(f"{where}: {member} must be {count} unsigned integers, got {shown(values)}")
 
 
 def struct_name(op_type: str) -> str:
@@ -575,7 +585,7 @@ def padding_of(op: Operator) -> tuple[tuple[int, ...], tuple[int, ...], float]:
         raise UnsupportedError(f"{where}: PaddingMode {desc['PaddingMode']!r}: only DML_PADDING_MODE_CONSTANT is handled")
     value = desc["PaddingValue"]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise ModelError(f"{where}: PaddingValue must be a number, got {value!r}")
+        raise ModelError(f"{where}: PaddingValue must be a number, got {shown(value)}")
     begin, end = _window_member(desc, "StartPadding"), _window_member(desc, "EndPadding")
     if shape.padded_shape(op.input_sizes, begin, end) != op.output_sizes:
         raise ModelError(
@@ -644,7 +654,9 @@ def loads(data: bytes, source: str) -> dict:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise InputFileError.in_file(source, f'not an ovpool DirectML document (expected "format": "{FORMAT}")')
     if document.get("version") != FORMAT_VERSION:
-        raise InputFileError.in_file(source, f"DirectML document version {document.get('version')!r} is not {FORMAT_VERSION}")
+        raise InputFileError.in_file(
+            source, f"DirectML document version {shown(document.get('version'))} is not {FORMAT_VERSION}"
+        )
     if not isinstance(document.get("operators"), list) or not document["operators"]:
         raise ModelError.in_file(source, "'operators' must be a non-empty list")
     if not isinstance(document.get("tensors", {}), dict):

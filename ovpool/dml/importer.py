@@ -22,7 +22,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from ovpool import dtypes, shape
 from ovpool.dml import adapter as dml_adapter
-from ovpool.dml.adapter import Operator
+from ovpool.dml.adapter import Operator, shown
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.files import read_input
 from ovpool.ir.writer import IRGraph
@@ -176,7 +176,7 @@ def _logical_tensors(tensors: Mapping[str, object]) -> dict[str, tuple[str, tupl
             raise ModelError(f"{where}: expected an object with DataType and Sizes")
         sizes = value["Sizes"]
         if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in sizes):
-            raise ModelError(f"{where}: Sizes must be integers >= 1, got {sizes!r}")
+            raise ModelError(f"{where}: Sizes must be integers >= 1, got {shown(sizes)}")
         logical[name] = (dml_adapter.numpy_type(value.get("DataType"), where), tuple(sizes))
     return logical
 
