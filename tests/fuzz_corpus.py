@@ -434,6 +434,8 @@ def _structural(bases: Bases) -> Iterable[tuple[str, str, Callable[[ModelProto],
         yield f"input batch {label}", "pools", input_dims([value])
         yield f"input spatial {label}", "pools", input_dims([1, 2, value, 9])
     yield "input rank 2", "pools", lambda p: p.graph.input[0].type.tensor_type.shape.dim.__delitem__(slice(2, None))
+    yield "input scalar", "pools", lambda p: p.graph.input[0].type.tensor_type.shape.ClearField("dim")
+    yield "input untyped", "pools", lambda p: p.graph.input[0].ClearField("type")
     yield "weights raw short", "tiny", weights(raw(b"\0" * 100))
     yield "weights raw long", "tiny", weights(raw(b"\0" * 1000))
     yield "weights raw empty", "tiny", weights(raw(b""))
@@ -594,6 +596,8 @@ def _ir_attribute_values() -> dict[str, str]:
         "zero": "0, 0",
         "negative": "-1, -1",
         "floats": "2.5, 2",
+        "underscore": "3_0, 3",
+        "other digits": "\u0663, 3",
         "empty": "",
         "letters": "a, b",
         "one value": "3",
@@ -624,6 +628,7 @@ def ir_attr_cases(bases: Bases) -> Iterable[Case]:
             ("index_element_type", "i8"),
             ("axis", "9"),
             ("element_type", "x99"),
+            ("element_type", "boolean"),
             ("precision", "FP99"),
             ("version", "opset999"),
             ("type", "FooPool"),
