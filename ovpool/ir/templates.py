@@ -26,7 +26,7 @@ from ovpool.errors import UnsupportedError
 from ovpool.spec import PoolKind
 
 _BOOL_TEXT = {"true": True, "1": True, "false": False, "0": False}
-_OPSET = re.compile(r"opset(\d+)")
+_OPSET = re.compile(r"opset([0-9]+)")
 
 
 class AttributeValueError(ValueError):
