@@ -8,6 +8,7 @@ imported inside the commands, so ``ovpool --help`` starts fast.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import typer
 
@@ -47,10 +48,17 @@ for _name in COMMAND_MODULES:
 
 def main() -> None:
     """Console entry point: library errors become one line on stderr and their exit code.
-    A plain ``ovpool validate`` runs without typer's argument processing (``validate.quick``)."""
+    A plain ``ovpool validate`` runs without typer's argument processing (``validate.quick``);
+    choosing it happens inside ``guarded`` too, so nothing escapes as a traceback."""
+    from ovpool.cli.common import guarded
+
+    guarded(_dispatch)
+
+
+def _dispatch(standalone_mode: bool = False) -> Any:
+    """``validate.quick`` for the command line when it takes it, else the typer app."""
     import sys
 
-    from ovpool.cli.common import guarded
     from ovpool.cli.validate import quick
 
-    guarded(quick(sys.argv[1:]) or app)
+    return (quick(sys.argv[1:]) or app)(standalone_mode=standalone_mode)

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option
+from ovpool.cli.common import apply_max_memory, int_option, max_memory_option, seed_option
 from ovpool.cli.helptext import command
 
+# The most --runs (and --warmup) bench takes: a million calls of a 0.1 ms model is minutes; more is a typo.
+MAX_RUNS = 1_000_000
 OUTPUTS = (
     "a table on stdout (--json: one JSON object); compiled models cached as ovpool run caches them; nothing else is written."
 )
@@ -35,10 +37,10 @@ def register(app: typer.Typer) -> None:
         precision: str = typer.Option(
             "f32", "--precision", metavar="PRECISION", help="OpenVINO inference precision: f32, bf16, f16, default."
         ),
-        runs: int = typer.Option(20, "--runs", min=1, help="Timed inferences per backend."),
-        warmup: int = typer.Option(3, "--warmup", min=0, help="Untimed inferences before timing."),
+        runs: int = int_option(20, "--runs", 1, MAX_RUNS, f"Timed inferences per backend, 1 to {MAX_RUNS:,}."),
+        warmup: int = int_option(3, "--warmup", 0, MAX_RUNS, f"Untimed inferences before timing, 0 to {MAX_RUNS:,}."),
         shapes: list[str] = typer.Option([], "--shape", metavar="NAME=DIMS", help="NAME=d0,d1,... for dynamic input dims."),
-        seed: int = typer.Option(0, "--seed", help="Seed of the random inputs."),
+        seed: int = seed_option(),
         as_json: bool = typer.Option(False, "--json", help='Print {"results": [...]} on stdout.'),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
         max_memory: str | None = max_memory_option(),
@@ -55,6 +57,7 @@ def register(app: typer.Typer) -> None:
         from ovpool.runtime.bench import bench as run_bench
         from ovpool.runtime.tensors import parse_shapes
 
+        given_shapes = parse_shapes(shapes)
         apply_max_memory(max_memory)
         loaded = open_model(model)
         with Progress(console=Console(stderr=True), transient=True) as progress:
@@ -66,7 +69,7 @@ def register(app: typer.Typer) -> None:
             with warnings.catch_warnings(record=True) as notes:
                 warnings.simplefilter("always", FallbackWarning)
                 timings, failures = run_bench(
-                    loaded, backends, device, precision, runs, warmup, parse_shapes(shapes), seed, not no_cache, start, fallback
+                    loaded, backends, device, precision, runs, warmup, given_shapes, seed, not no_cache, start, fallback
                 )
         for note in notes:
             typer.echo(f"warning: {note.message}", err=True)

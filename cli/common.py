@@ -31,15 +31,54 @@ def max_memory_option() -> Any:
 
 
 def apply_max_memory(value: str | None) -> None:
-    """Set the memory budget (``ovpool.memory``) for this process and the workers it starts."""
-    from ovpool.memory import MEMORY_ENV, parse_bytes
+    """Set the memory budget (``ovpool.memory``) for this process and the workers it starts. Without
+    ``--max-memory``, ``$OVPOOL_MAX_MEMORY`` is checked here, before any model is read: a bad value
+    (``OVPOOL_MAX_MEMORY=junk``) is a ``UsageError`` naming the variable alone, not an error of the
+    model that happened to allocate first."""
+    from ovpool.memory import MEMORY_ENV, budget, parse_bytes
 
     if value is not None:
         os.environ[MEMORY_ENV] = str(parse_bytes(value))
+    else:
+        budget()
 
 
-def guarded(app: typer.Typer) -> None:
-    """Run the app; an ``OvpoolError`` prints ``error: <message>`` and exits with its code.
+def int_option(default: int, flag: str, low: int, high: int | None, help: str) -> Any:
+    """An int option that takes ``low`` to ``high`` (None: no upper bound), the same on every
+    command that has it; a value outside is a ``UsageError`` (exit 2) naming the flag:
+    ``int_option(20, "--runs", 1, 1_000_000, ...)`` refuses ``--runs 0`` as ``--runs 0: must be
+    from 1 to 1,000,000`` (and ``--runs 99999999999999999999999``, which would run for ever)."""
+    from ovpool.errors import UsageError
+
+    def check(value: int) -> int:
+        if value < low or high is not None and value > high:
+            allowed = f">= {low:,}" if high is None else f"from {low:,} to {high:,}"
+            raise UsageError(f"{flag} {value}: must be {allowed}")
+        return value
+
+    return typer.Option(default, flag, metavar="N", callback=check, help=help)
+
+
+def seed_option() -> Any:
+    """``--seed N``, the same on ``run``, ``compare`` and ``bench``: the seed of the random inputs,
+    any int >= 0 (``numpy.random.default_rng`` takes no negative seed)."""
+    return int_option(0, "--seed", 0, None, "Seed of the random inputs (the same seed, the same inputs), >= 0.")
+
+
+def fallback_level(fallback: str | None, no_fallback: bool, default: str) -> str:
+    """The ``--fallback`` level: ``default`` when neither option is given, ``none`` with
+    ``--no-fallback``; ``--no-fallback`` with ``--fallback cpu`` (or ``numpy``) contradicts itself
+    and is a ``UsageError`` rather than one of them silently winning."""
+    from ovpool.errors import UsageError
+
+    if no_fallback and fallback not in (None, "none"):
+        raise UsageError(f"--fallback {fallback} and --no-fallback contradict each other: give one")
+    return "none" if no_fallback else fallback or default
+
+
+def guarded(app: Callable[..., Any]) -> None:
+    """Run the app (a typer app, or any callable taking ``standalone_mode``); an ``OvpoolError``
+    prints ``error: <message>`` and exits with its code.
 
     Standard output that cannot take what the command prints (``> /dev/full``) is one line on
     stderr and exit 1; a pipe closed by its reader (``| head -1``) ends the command quietly with
@@ -62,7 +101,7 @@ def guarded(app: typer.Typer) -> None:
     sys.exit(code)
 
 
-def _exit_code(app: typer.Typer) -> int:
+def _exit_code(app: Callable[..., Any]) -> int:
     """Run ``app``: its exit code, every error printed as one line (``guarded``)."""
     try:
         code = app(standalone_mode=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option
+from ovpool.cli.common import apply_max_memory, max_memory_option, seed_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = "the comparison on stdout (--json: one JSON object); compiled models cached as ovpool run caches them; nothing else is written."
@@ -35,20 +35,20 @@ def register(app: typer.Typer) -> None:
             [], "-i", "--input", metavar="NAME=FILE.npy", help="One input from a .npy file, repeatable."
         ),
         random: bool = typer.Option(False, "--random-inputs", help="Generate inputs from the declared shapes and types."),
-        seed: int = typer.Option(0, "--seed", help="Seed for --random-inputs."),
+        seed: int = seed_option(),
         shapes: list[str] = typer.Option(
             [], "--shape", metavar="NAME=DIMS", help="NAME=d0,d1,... for dynamic dims with --random-inputs."
         ),
         rtol: float = typer.Option(1e-4, "--rtol", help="Allowed difference, relative to the reference's largest magnitude."),
         atol: float = typer.Option(1e-6, "--atol", help="Allowed absolute difference on top of --rtol."),
         per_layer: bool = typer.Option(False, "--per-layer", help="Compare every intermediate tensor; name the first beyond."),
-        fallback: str = typer.Option(
-            "none",
+        fallback: str | None = typer.Option(
+            None,
             "--fallback",
             metavar="LEVEL",
-            help="Where to run when the device cannot: none (fail), cpu, or numpy (device, CPU, numpy).",
+            help="Where to run when the device cannot: none (fail; the default), cpu, or numpy (device, CPU, numpy).",
         ),
-        no_fallback: bool = typer.Option(False, "--no-fallback", help="Same as --fallback none."),
+        no_fallback: bool = typer.Option(False, "--no-fallback", help="Same as --fallback none; not with another --fallback."),
         as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON on stdout."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),
         max_memory: str | None = max_memory_option(),
@@ -59,18 +59,18 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
-        from ovpool.cli.common import check_input_options, model_inputs
+        from ovpool.cli.common import check_input_options, fallback_level, model_inputs
         from ovpool.runtime import open_model
+        from ovpool.runtime.compare import check_tolerances, open_sides, report
         from ovpool.runtime.compare import compare as run_compare
-        from ovpool.runtime.compare import open_sides, report
         from ovpool.runtime.tensors import check_inputs
 
         check_input_options(inputs, input_files, random, shapes)
+        level = fallback_level(fallback, no_fallback, "none")
+        check_tolerances(rtol, atol)
         apply_max_memory(max_memory)
         loaded = open_model(model)
-        opened, ref = open_sides(
-            loaded, device, reference, precision, "none" if no_fallback else fallback, not no_cache, per_layer
-        )
+        opened, ref = open_sides(loaded, device, reference, precision, level, not no_cache, per_layer)
         for notice in opened.notices:
             typer.echo(f"warning: {notice}", err=True)
         arrays = model_inputs(loaded.label, opened.session.inputs, inputs, input_files, random, shapes, seed)
@@ -82,6 +82,6 @@ def register(app: typer.Typer) -> None:
                 return lambda: progress.advance(task)
 
             result = run_compare(loaded, opened.session, ref, arrays, rtol, atol, per_layer, not no_cache, start)
-        typer.echo(json.dumps(result.record()) if as_json else report(result))
+        typer.echo(json.dumps(result.record(), allow_nan=False) if as_json else report(result))
         if not result.within:
             raise typer.Exit(1)

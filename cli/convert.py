@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
         """Convert models between ONNX, OpenVINO IR and DirectML with exact pooling."""
         from ovpool.cli.common import batch
         from ovpool.ov import ovms
-        from ovpool.ov.inputs import parse_input, parse_shape_pairs
+        from ovpool.ov.inputs import input_shapes, parse_shape_pairs
 
         apply_max_memory(max_memory)
         if sum(x is not None for x in (output, output_dir, ovms_repo)) > 1:
@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("-o takes one model; use --output-dir for several")
         if inputs and shapes:
             raise typer.BadParameter("give input shapes with --input or with --shape, not both")
-        given = [s for text in inputs for s in parse_input(text)] or parse_shape_pairs(shapes)
+        given = input_shapes(inputs) or parse_shape_pairs(shapes)
         options: dict[str, object] = {
             "feature_level": feature_level,
             "inputs": [str(s) for s in given] or None,

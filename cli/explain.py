@@ -53,13 +53,15 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Replace an existing --svg file."),
     ) -> None:
         """Explain a pooling: output size per axis, windows over the padded input, divisors."""
+        from ovpool.cli.common import apply_max_memory
         from ovpool.conversions import model_files
         from ovpool.errors import OvpoolError, SpecError, UsageError
         from ovpool.explain.explanation import explain as build
         from ovpool.explain.explanation import input_shape_for, render_svg, render_text
-        from ovpool.explain.sources import spec_from_flags, spec_from_ir, spec_from_onnx
+        from ovpool.explain.sources import flag_error, spec_from_flags, spec_from_ir, spec_from_onnx
         from ovpool.files import check_outputs, write_atomic
 
+        apply_max_memory(None)  # $OVPOOL_MAX_MEMORY, which bounds an --onnx model's external data
         read = [path for model in (onnx_model, ir_model) if model is not None for path in model_files(model)]
         if svg is not None:
             check_outputs([svg], read, force)
@@ -125,7 +127,7 @@ def register(app: typer.Typer) -> None:
             result = build(spec, dims)
         except SpecError as exc:  # the spec does not fit this input
             if onnx_model is None and ir_model is None:
-                raise UsageError(f"--input-shape {','.join(map(str, dims))}: {exc.message}") from None
+                raise flag_error(exc, f"--input-shape {','.join(map(str, dims))}") from None
             model = onnx_model or ir_model
             raise exc.at(f"{model}: {'node' if onnx_model else 'layer'} '{node or layer}' on input {list(dims)}") from None
         typer.echo(render_text(result), nl=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option
+from ovpool.cli.common import apply_max_memory, max_memory_option, seed_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = (
@@ -31,20 +31,22 @@ def register(app: typer.Typer) -> None:
             metavar="PRECISION",
             help="OpenVINO inference precision: f32, bf16, f16 or default (the device's own).",
         ),
-        fallback: str = typer.Option(
-            "numpy",
+        fallback: str | None = typer.Option(
+            None,
             "--fallback",
             metavar="LEVEL",
-            help="How far to fall back when the device cannot run the model: numpy (device, then CPU, then numpy), "
-            "cpu (device, then CPU) or none.",
+            help="How far to fall back when the device cannot run the model: numpy (device, then CPU, then numpy; "
+            "the default), cpu (device, then CPU) or none.",
         ),
-        no_fallback: bool = typer.Option(False, "--no-fallback", help="Same as --fallback none: fail (exit 1) instead."),
+        no_fallback: bool = typer.Option(
+            False, "--no-fallback", help="Same as --fallback none: fail (exit 1) instead; not with another --fallback."
+        ),
         inputs: Path | None = typer.Option(None, "--inputs", metavar="FILE.npz", help=".npz keyed by input name."),
         input_files: list[str] = typer.Option(
             [], "-i", "--input", metavar="NAME=FILE.npy", help="One input from a .npy file, repeatable."
         ),
         random: bool = typer.Option(False, "--random-inputs", help="Generate inputs from the declared shapes and types."),
-        seed: int = typer.Option(0, "--seed", help="Seed for --random-inputs."),
+        seed: int = seed_option(),
         shapes: list[str] = typer.Option(
             [], "--shape", metavar="NAME=DIMS", help="NAME=d0,d1,... for dynamic dims with --random-inputs, repeatable."
         ),
@@ -57,7 +59,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a model on a device (falling back to CPU, then numpy) and print a summary of its outputs (or save them)."""
 
-        from ovpool.cli.common import check_input_options, model_inputs
+        from ovpool.cli.common import check_input_options, fallback_level, model_inputs
         from ovpool.conversions import model_files
         from ovpool.errors import OvpoolError, UsageError
         from ovpool.files import check_outputs
@@ -65,8 +67,7 @@ def register(app: typer.Typer) -> None:
         from ovpool.runtime.tensors import save_outputs, summary
 
         check_input_options(inputs, input_files, random, shapes)
-        if seed < 0:
-            raise UsageError(f"--seed {seed}: must be >= 0")
+        level = fallback_level(fallback, no_fallback, "numpy")
         apply_max_memory(max_memory)
         read = [*([inputs] if inputs else []), *(Path(pair.partition("=")[2]) for pair in input_files)]
         if output is not None:
@@ -74,7 +75,7 @@ def register(app: typer.Typer) -> None:
             check_outputs([output], read, force)
         try:
             loaded = open_model(model)
-            opened = open_session(loaded, device, precision, fallback="none" if no_fallback else fallback, cache=not no_cache)
+            opened = open_session(loaded, device, precision, fallback=level, cache=not no_cache)
             for notice in opened.notices:
                 typer.echo(f"warning: {notice}", err=True)
             session = opened.session

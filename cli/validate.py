@@ -5,11 +5,13 @@
 a 5,000-layer IR). It takes only what the typer command reads the same way (files, ``--strict``,
 ``--format F`` / ``--format=F`` with a known F, ``--jobs N`` / ``-j N`` / ``--jobs=N`` with N >= 1)
 and leaves everything else (``--help``, ``--``, unknown options, a bad format or count) to typer,
-so the two paths answer alike.
+so the two paths answer alike. ``quick`` runs inside ``guarded`` (``ovpool.cli.app.main``), and a
+count is ASCII digits (``-j ²`` goes to typer, which refuses it: ``str.isdigit`` takes superscripts).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
     from ovpool.ir.validation import FileReport
 
 FORMATS = ("text", "json", "junit")
+# A --jobs count ``quick`` takes: ASCII digits, at least 1, short enough for ``int`` (a longer or
+# odder one goes to typer).
+_JOBS = re.compile(r"[1-9][0-9]{0,5}")
 OUTPUTS = (
     "the report on stdout (redirect it to a file outside the files validated: "
     "ovpool validate --format junit ir/*.xml > ovpool-junit.xml); nothing else is written."
@@ -113,6 +118,6 @@ def quick(argv: Sequence[str]) -> Callable[..., int] | None:
             return None
         else:
             files.append(Path(token))
-    if not files or fmt not in FORMATS or not jobs.isdigit() or int(jobs) < 1:
+    if not files or fmt not in FORMATS or not _JOBS.fullmatch(jobs):
         return None
     return lambda standalone_mode=False: run(files, fmt, strict, int(jobs))

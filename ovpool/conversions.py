@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ovpool.errors import InputFileError, UnsupportedError, UsageError
+from ovpool.errors import InputFileError, UsageError
 from ovpool.files import check_outputs, regular_size, write_atomic
 from ovpool.onnx.model import external_data_files
 
@@ -42,6 +42,8 @@ ROUTE_OPTIONS: dict[tuple[str, str], frozenset[str]] = {
     ("onnx", "dml"): frozenset({"feature_level"}),
     ("ir", "dml"): frozenset({"feature_level"}),
 }
+# The command-line flags of those options, for errors: ``inputs`` is ``--input`` (or ``--shape``).
+OPTION_FLAGS = {"inputs": "--input/--shape", "compress_to_fp16": "--compress-to-fp16", "feature_level": "--feature-level"}
 
 Route = Callable[..., Mapping[str, bytes]]
 
@@ -76,9 +78,15 @@ def output_path(src: Path, target: str, out: Path | None = None, output_dir: Pat
 
 
 def route(source: str, target: str) -> Route:
+    """The function converting ``source`` to ``target``; a pair with no route (ONNX to ONNX, IR to
+    IR) is a ``UsageError`` saying where the source can go: ``converting onnx to onnx is not
+    supported; onnx converts to dml or ir (--to, or -o's extension)``."""
     spec = ROUTES.get((source, target))
     if spec is None:
-        raise UnsupportedError(f"converting {source} to {target} is not supported")
+        targets = " or ".join(sorted(t for s, t in ROUTES if s == source))
+        raise UsageError(
+            f"converting {source} to {target} is not supported; {source} converts to {targets} (--to, or -o's extension)"
+        )
     module, function = spec.split(":")
     return getattr(importlib.import_module(module), function)
 
@@ -104,7 +112,8 @@ def convert(
     given = {k: v for k, v in options.items() if v is not None and v is not False}
     stray = sorted(set(given) - ROUTE_OPTIONS.get((source, target), frozenset()))
     if stray:
-        raise UsageError(f"{', '.join(stray)}: not an option of {source} -> {target} conversion")
+        named = ", ".join(f"{OPTION_FLAGS.get(name, '--' + name)} ({name}=)" for name in stray)
+        raise UsageError(f"{named}: not an option of {source} -> {target} conversion")
     check_outputs(planned, sources, force)
     files = convert_route(src, dest.suffix.lower(), **given)
     return write_atomic({dest.with_suffix(suffix): data for suffix, data in files.items()}, force, sources)

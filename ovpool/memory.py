@@ -13,14 +13,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 
 from ovpool import dtypes, shape
 from ovpool.errors import ModelError, OvpoolError, UsageError
 
 MEMORY_ENV = "OVPOOL_MAX_MEMORY"
 DEFAULT_BUDGET = 4 << 30
+# The largest budget: more bytes than any machine addresses (numpy sizes are signed 64-bit).
+MAX_BUDGET = 2**63 - 1
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?", re.IGNORECASE)
+_AMOUNT = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?", re.IGNORECASE)
 
 
 class MemoryBudgetError(OvpoolError):
@@ -29,11 +32,12 @@ class MemoryBudgetError(OvpoolError):
 
 def parse_bytes(text: str, what: str = "--max-memory") -> int:
     """``"16G"`` -> 17179869184, ``"512MiB"`` -> 536870912, ``"1000"`` -> 1000; anything else (or
-    less than one byte) is a ``UsageError`` naming ``what``."""
+    less than one byte, or more than ``MAX_BUDGET``) is a ``UsageError`` naming ``what``. The
+    number is read as a decimal, never a float that 400 nines would overflow to infinity."""
     match = _AMOUNT.fullmatch(text.strip())
-    amount = int(float(match.group(1)) * _UNITS[match.group(2).upper()]) if match else 0
-    if amount < 1:
-        raise UsageError(f"{what} {text!r}: expected a size such as 4G, 512M or a number of bytes")
+    amount = int(Decimal(match.group(1)) * _UNITS[match.group(2).upper()]) if match else 0
+    if not 1 <= amount <= MAX_BUDGET:
+        raise UsageError(f"{what} {text!r}: expected a size such as 4G, 512M or a number of bytes, at most 2**63-1")
     return amount
 
 

@@ -355,10 +355,12 @@ def index_strides(shape: Sequence[int], indices: Indices) -> tuple[int, int, tup
 
 
 def _check_rank(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
+    """One kernel axis per spatial axis of the input: kernel [3] on a 1x1x5x5 input is refused as
+    ``has 1 axis but the input has 2 spatial axes``."""
     if not spec.is_global and len(spatial) != spec.rank:
-        raise SpecError(
-            spec.name, "kernel_shape", spec.kernel, f"has {spec.rank} axes but the input has {len(spatial)} spatial axes"
-        )
+        kernel_axes = f"{spec.rank} axis" if spec.rank == 1 else f"{spec.rank} axes"
+        input_axes = f"{len(spatial)} spatial axis" if len(spatial) == 1 else f"{len(spatial)} spatial axes"
+        raise SpecError(spec.name, "kernel_shape", spec.kernel, f"has {kernel_axes} but the input has {input_axes}")
 
 
 def floor_end_pads(spec: PoolSpec, spatial: Sequence[int], out: Sequence[int] | None = None) -> tuple[int, ...]:

@@ -32,7 +32,7 @@ def test_model_proto_and_path_agree():
 
 
 def test_input_names_are_checked():
-    with pytest.raises(ovpool.ModelError, match="missing input\\(s\\) input; unknown input\\(s\\) x"):
+    with pytest.raises(ovpool.ModelError, match="missing input\\(s\\) 'input'; unknown input\\(s\\) 'x'"):
         ovpool.run(str(EXAMPLE), {"x": np.ones((1, 3, 14, 14), np.float32)}, device="numpy")
 
 

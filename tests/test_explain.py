@@ -112,7 +112,7 @@ def usage_error(args: list[str]) -> str:
         (["--kernel", "3", "--pads", "1,1,1", "--input-shape", "4"], "--pads 1,1,1: needs 2 values"),
         (["--kernel", "3", "--rounding", "up", "--input-shape", "4"], "--rounding up: must be one of floor, ceil, ceil_no_drop"),
         (["--kernel", "3", "--input-shape", "0"], "every dim must be >= 1"),
-        (["--kernel", "3", "--input-shape", "1"], "--input-shape 1,1,1: axis 0: input length 1"),
+        (["--kernel", "3", "--input-shape", "1"], "--kernel 3 on --input-shape 1,1,1: axis 0: input length 1"),
         (["--kernel", "3", "--input-shape", "5000"], "explain draws at most 1024"),
         (["--kernel", "3", "--ceil", "--rounding", "floor", "--input-shape", "4"], "say the same thing"),
         (["--kernel", "3", "--onnx", EXAMPLE, "--node", "pool1"], "--kernel: the spec comes from the model"),

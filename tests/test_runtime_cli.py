@@ -66,7 +66,7 @@ def test_input_mismatch_is_a_clear_error(tmp_path, capsys, array, message):
 def test_wrong_input_name_and_unreadable_file(tmp_path, capsys):
     np.save(tmp_path / "x.npy", random_input((1, 3, 14, 14)))
     code, _, err = invoke(capsys, "run", EXAMPLE, "-i", f"image={tmp_path / 'x.npy'}")
-    assert code == 1 and "missing input(s) input; unknown input(s) image (the model takes input: float32" in err
+    assert code == 1 and "missing input(s) 'input'; unknown input(s) 'image' (the model takes input: float32" in err
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
     code, _, err = invoke(capsys, "run", EXAMPLE, "--inputs", tmp_path / "bad.npz")
     assert code == 2 and "bad.npz: not a readable .npz" in err

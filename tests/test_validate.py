@@ -234,7 +234,7 @@ def test_cli_formats_and_exit_codes(tmp_path):
     assert "OVP201" in result.output and "bad.xml:" in result.output
     result = runner.invoke(app, ["validate", "--format", "json", str(clean), str(bad)])
     doc = json.loads(result.output)
-    assert doc["summary"] == {"files": 2, "pooling_layers": 2, "findings": 1}
+    assert doc["summary"] == {"files": 2, "pooling_layers": 2, "findings": 1, "unreadable": 0}
     [finding] = doc["files"][1]["findings"]
     assert {k: finding[k] for k in ("code", "rule", "layer_id", "name", "type", "version", "declared", "expected")} == {
         "code": "OVP201",

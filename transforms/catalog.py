@@ -16,13 +16,14 @@ def pass_names() -> list[str]:
 
 
 def parse_pass(name: str) -> Pass:
-    """``"no-ceil"`` -> that pass; ``"opset=11"`` -> the opset pass for 11."""
+    """``"no-ceil"`` -> that pass; ``"opset=11"`` -> the opset pass for 11. N is ASCII digits
+    (``"opset=²"`` is refused: ``str.isdigit`` takes superscripts, which ``int`` does not)."""
     text = name.strip()
     if text in FIXED_PASSES:
         return FIXED_PASSES[text]
     key, _, value = text.partition("=")
     if key.strip() == "opset":
-        if not value.strip().isdigit():
+        if not value.strip().isascii() or not value.strip().isdigit():
             raise UnknownPassError(f"pass '{name}': N in opset=N must be a whole number (e.g. opset=19)")
         return opset_pass(int(value))
     raise UnknownPassError(f"unknown pass '{name}' (known: {', '.join(pass_names())})")

@@ -53,7 +53,8 @@ def parse_feature_level(text: str | None) -> int:
         return DML_FEATURE_LEVELS[-1]
     raw = str(text).strip().upper().removeprefix("DML_FEATURE_LEVEL_").replace("_", ".")
     major, _, minor = raw.partition(".")
-    level = int(major) * 10 + int(minor or 0) if major.isdigit() and (minor or "0").isdigit() and len(minor) < 2 else None
+    digits = raw.isascii() and major.isdigit() and (minor or "0").isdigit() and len(minor) < 2  # int() refuses "²"
+    level = int(major) * 10 + int(minor or 0) if digits else None
     if level not in DML_FEATURE_LEVELS:
         known = ", ".join(f"{v // 10}.{v % 10}" for v in DML_FEATURE_LEVELS)
         raise FeatureLevelError(f"--feature-level {text}: not a DirectML feature level (known: {known})")

@@ -63,8 +63,17 @@ def spec_from_flags(
             name="flags",
         )
     except SpecError as exc:
-        flag = _FLAG_OF.get(exc.attribute or "", exc.attribute)
-        raise UsageError(f"{flag} {_csv(exc.value)}: {exc.message}") from None
+        raise flag_error(exc) from None
+
+
+def flag_error(exc: SpecError, on: str | None = None) -> UsageError:
+    """A spec error of a spec made from flags, said of the flag that gave the attribute and, with
+    ``on``, of the input it was checked on: kernel [1] on a 1x1x3000x3000 input reads
+    ``--kernel 1 on --input-shape 1,1,3000,3000: has 1 axis but the input has 2 spatial axes``."""
+    flag = _FLAG_OF.get(exc.attribute or "", exc.attribute)
+    subject = f"{flag} {_csv(exc.value)}" if flag else None
+    where = " on ".join(part for part in (subject, on) if part)
+    return UsageError(f"{where}: {exc.message}" if where else exc.message)
 
 
 def _csv(value: object) -> str:

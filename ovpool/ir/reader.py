@@ -249,7 +249,7 @@ def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDoc
     if not read.has_layers:
         raise InputFileError.in_file(label, "not an OpenVINO IR (no <layers>)")
     version_text = read.root_attributes.get("version", "")
-    version = int(version_text) if version_text.isdigit() else None
+    version = int(version_text) if version_text.isascii() and version_text.isdigit() else None
     return IRDocument(label, read.root_attributes.get("name", ""), version, read.layers, tuple(read.edges))
 
 

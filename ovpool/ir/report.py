@@ -1,10 +1,15 @@
 """Rendering ``ovpool validate`` results: a text table, JSON, or JUnit XML for CI systems.
 
 JSON: ``{"files": [{"file", "pooling_layers", "findings": [...]}], "unreadable": [{"file", "error"}],
-"summary": {"files", "pooling_layers", "findings"}}``; each finding as ``Finding.as_dict`` (``code``,
+"summary": {"files", "pooling_layers", "findings", "unreadable"}}``; each finding as ``Finding.as_dict`` (``code``,
 ``rule``, ``file``, ``layer_id``, ``name``, ``type``, ``version``, ``message``, and for shape findings
 ``declared``/``expected`` lists of ints). JUnit: one ``<testsuite>`` per file, one ``<testcase>`` per
 pooling layer, a ``<failure>`` per finding (``type`` is the code); an unreadable file is an ``<error>``.
+
+Every format counts alike: ``files`` are the files read (each with its report), ``unreadable`` the
+files that could not be (an ONNX model given to validate, a truncated .xml), never among ``files``:
+one ONNX model alone is 0 files and 1 unreadable in the text summary, in the JSON ``summary``, and
+in JUnit (no suite of layers, one suite whose ``read`` case is an ``<error>``).
 """
 
 from __future__ import annotations
@@ -57,9 +62,10 @@ def as_json(reports: Sequence[FileReport], unreadable: Sequence[tuple[str, str]]
         ],
         "unreadable": [{"file": path, "error": error} for path, error in unreadable],
         "summary": {
-            "files": len(reports) + len(unreadable),
+            "files": len(reports),
             "pooling_layers": sum(len(r.pooling_layers) for r in reports),
             "findings": sum(len(r.findings) for r in reports),
+            "unreadable": len(unreadable),
         },
     }
     return json.dumps(doc, indent=2) + "\n"

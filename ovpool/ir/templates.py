@@ -27,7 +27,7 @@ from ovpool.ir.reader import ir_int
 from ovpool.spec import PoolKind
 
 _BOOL_TEXT = {"true": True, "1": True, "false": False, "0": False}
-_OPSET = re.compile(r"opset(\d+)")
+_OPSET = re.compile(r"opset([0-9]+)")
 
 
 class AttributeValueError(ValueError):

@@ -10,8 +10,11 @@
   and ``4..`` (bounds); ``[]`` is a scalar.
 
 Each dim is a ``Bound`` ``(lower, upper)`` as the IR reader has them: ``7`` is (7, 7), ``?`` is
-(0, None), ``1..10`` is (1, 10). This module parses only; ``ovpool.ov.from_onnx`` applies the shapes
-to the model's inputs (refusing an unknown name or a rank the model does not have).
+(0, None), ``1..10`` is (1, 10). Every number, a static dim or either bound of a range, is at most
+``MAX_DIM`` (2**31-1): ``x[1,3,2147483648,14]`` and ``x[1,3,4294967296..]`` are refused as they are
+parsed, naming the option and the dim. An input named twice is refused too (``x[1,3],x[1,4]``).
+This module parses only; ``ovpool.ov.from_onnx`` applies the shapes to the model's inputs
+(refusing an unknown name or a rank the model does not have).
 """
 
 from __future__ import annotations
@@ -22,9 +25,14 @@ from dataclasses import dataclass
 
 from ovpool.errors import UsageError
 from ovpool.ir.reader import Bound, format_bound
+from ovpool.spec import MAX_WINDOW
 
 _ITEM = re.compile(r"^(?P<name>[^\[\]()<]*?)\s*(?:\[(?P<dims>[0-9.?,\s-]*)\])?$")
-_DIM = re.compile(r"^(?:(?P<value>-1|\?|\d+)|(?P<low>\d*)\.\.(?P<high>\d*))$")
+_DIM = re.compile(r"^(?:(?P<value>-1|\?|[0-9]+)|(?P<low>[0-9]*)\.\.(?P<high>[0-9]*))$")
+# The longest dim an input may be given: the length a pooled axis may have with its pads
+# (``ovpool.shape`` refuses a longer padded axis: OpenVINO's CPU plugin pools in 32-bit integers),
+# so one rule for every dim, static or a range's bound, and for every option that gives dims.
+MAX_DIM = MAX_WINDOW
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,8 @@ class InputShape:
 
 def parse_input(value: str) -> list[InputShape]:
     """``ovc --input`` text: ``"x[1,3,640,640],y[1 10]"`` -> x (1,3,640,640) and y (1,10);
-    ``"[1,3,224,224]"`` -> the first input; a malformed value is a ``UsageError`` naming it."""
+    ``"[1,3,224,224]"`` -> the first input; a malformed value, a dim over ``MAX_DIM`` or an input
+    named twice is a ``UsageError`` naming it."""
     shapes = []
     for index, item in enumerate(_split(value)):
         match = _ITEM.match(item.strip())
@@ -60,24 +69,27 @@ def parse_input(value: str) -> list[InputShape]:
         if name is None and dims is None:
             raise UsageError(f"--input {value}: an empty item")
         shapes.append(InputShape(name, index, dims))
-    return shapes
+    return _distinct(shapes, "--input", [item.strip() for item in _split(value)])
 
 
-def parse_shape_pairs(pairs: Sequence[str]) -> list[InputShape]:
+def parse_shape_pairs(pairs: Sequence[str], static: bool = False) -> list[InputShape]:
     """``run``'s form, ``["x=1,3,640,640"]``: each pair names an input and its dims (the same dim
-    tokens as ``parse_input``); a malformed pair is a ``UsageError`` naming it."""
+    tokens as ``parse_input``; with ``static`` numbers only, as ``--random-inputs`` draws one
+    shape); a malformed pair, a dim over ``MAX_DIM`` or an input named twice
+    (``["x=1,3", "x=1,4"]``) is a ``UsageError`` naming it."""
     shapes = []
     for index, pair in enumerate(pairs):
         name, sep, dims = pair.partition("=")
         if not sep or not name.strip() or not dims.strip():
             raise UsageError(f"--shape {pair}: expected NAME=d0,d1,...")
-        shapes.append(InputShape(name.strip(), index, _dims(dims, re.compile(r",\s*"), f"--shape {pair}")))
-    return shapes
+        shapes.append(InputShape(name.strip(), index, _dims(dims, re.compile(r",\s*"), f"--shape {pair}", static)))
+    return _distinct(shapes, "--shape", [pair.strip() for pair in pairs])
 
 
 def input_shapes(value: str | Sequence[str] | Mapping[str, Sequence[int | str]] | None) -> list[InputShape]:
     """The shapes the Python API takes: ovc text (``"x[1,3,640,640]"``, or several such strings),
-    or a mapping ``{"x": [1, 3, 640, 640]}`` whose dims are ints or dim tokens (``"?"``, ``"1..10"``)."""
+    or a mapping ``{"x": [1, 3, 640, 640]}`` whose dims are ints or dim tokens (``"?"``, ``"1..10"``).
+    Several strings naming one input (``["x[1,3]", "x[1,4]"]``) are a ``UsageError``."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -88,7 +100,21 @@ def input_shapes(value: str | Sequence[str] | Mapping[str, Sequence[int | str]] 
             for index, (name, dims) in enumerate(value.items())
         ]
     found = [shape for text in value for shape in parse_input(text)]
-    return [InputShape(s.name, index, s.dims) for index, s in enumerate(found)]
+    return _distinct([InputShape(s.name, index, s.dims) for index, s in enumerate(found)], "--input", [str(s) for s in found])
+
+
+def _distinct(shapes: list[InputShape], option: str, spelled: Sequence[str]) -> list[InputShape]:
+    """``shapes`` if no input is named twice, else a ``UsageError`` quoting the two as given
+    (``spelled``, one per shape): ``x[1,3],x[1,4]`` reads ``--input: input 'x' is given twice
+    (x[1,3] and x[1,4])``, where the last would otherwise silently win."""
+    seen: dict[str, str] = {}
+    for shape, text in zip(shapes, spelled):
+        if shape.name is None:
+            continue
+        if shape.name in seen:
+            raise UsageError(f"{option}: input '{shape.name}' is given twice ({seen[shape.name]} and {text})")
+        seen[shape.name] = text
+    return shapes
 
 
 def _split(value: str) -> list[str]:
@@ -106,19 +132,41 @@ def _split(value: str) -> list[str]:
     return [*items, value[start:]]
 
 
-def _dims(text: str, separator: re.Pattern[str], where: str) -> tuple[Bound, ...]:
-    """``"1, 3, ?, 1..10"`` -> ((1, 1), (3, 3), (0, None), (1, 10)); ``""`` -> () (a scalar)."""
+def _dims(text: str, separator: re.Pattern[str], where: str, static: bool = False) -> tuple[Bound, ...]:
+    """``"1, 3, ?, 1..10"`` -> ((1, 1), (3, 3), (0, None), (1, 10)); ``""`` -> () (a scalar).
+    Each number is at most ``MAX_DIM`` (``_number``); with ``static`` only numbers are dims."""
     bounds: list[Bound] = []
     for token in (t for t in separator.split(text.strip()) if t):
         match = _DIM.match(token)
         if match is None:
-            raise UsageError(f"{where}: dim '{token}' is not an int, ?, -1 or a range like 1..10")
+            kinds = "a number" if static else "an int, ?, -1 or a range like 1..10"
+            raise UsageError(f"{where}: dim '{token}' is not {kinds}")
         value = match["value"]
-        if value is not None:
-            bounds.append((0, None) if value in ("-1", "?") else (int(value), int(value)))
+        if static and (value is None or value in ("-1", "?")):
+            raise UsageError(f"{where}: dim '{token}' is not a number (the inputs drawn have one shape)")
+        if value in ("-1", "?"):
+            bounds.append((0, None))
             continue
-        low, high = int(match["low"] or 0), int(match["high"]) if match["high"] else None
+        if value is not None:
+            number = _number(value, token, where)
+            bounds.append((number, number))
+            continue
+        low = _number(match["low"] or "0", token, where)
+        high = _number(match["high"], token, where) if match["high"] else None
         if high is not None and high < low:
             raise UsageError(f"{where}: dim '{token}' has its upper bound below its lower bound")
         bounds.append((low, high))
     return tuple(bounds)
+
+
+def _number(digits: str, token: str, where: str) -> int:
+    """The ASCII ``digits`` of a static dim or a range's bound as an int, at most ``MAX_DIM``:
+    ``"2147483647"`` -> 2147483647; ``"2147483648"`` (or ``"9223372036854775808"``, or
+    ``4294967296..``'s bound) is a ``UsageError`` naming ``where`` and the dim ``token``."""
+    significant = digits.lstrip("0")
+    if len(significant) > len(str(MAX_DIM)) or int(significant or "0") > MAX_DIM:
+        raise UsageError(
+            f"{where}: dim '{token}' is over {MAX_DIM} (2**31-1), the longest dim ovpool takes "
+            "(OpenVINO's CPU plugin pools in 32-bit integers)"
+        )
+    return int(significant or "0")

@@ -24,6 +24,7 @@ tolerance, or not compared, since every step before it was) and its own.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,7 +72,7 @@ class Difference:
     note: str = ""
 
     def record(self) -> dict[str, object]:
-        """The ``--json`` form: infinities become the string ``"inf"`` (JSON has none)."""
+        """The ``--json`` form: infinities and NaN become strings (``_json_number``; JSON has none)."""
         return {
             "name": self.name,
             "shape": None if self.shape is None else list(self.shape),
@@ -135,15 +136,18 @@ class Comparison:
         return all(d.within for d in self.outputs) and self.first_beyond is None
 
     def record(self) -> dict[str, object]:
-        """The ``--json`` document (README, "Comparing a device with a reference")."""
+        """The ``--json`` document (README, "Comparing a device with a reference"). It is strict
+        JSON: a NaN is the string ``"nan"`` and an infinity ``"inf"`` (``_json_number``), never the
+        ``NaN``/``Infinity`` tokens, so ``json.dumps(record, allow_nan=False)`` (what the CLI
+        prints) holds."""
         first = self.first_beyond
         return {
             "model": self.model,
             "device": self.device,
             "precision": self.precision,
             "reference": self.reference,
-            "rtol": self.rtol,
-            "atol": self.atol,
+            "rtol": _json_number(self.rtol),
+            "atol": _json_number(self.atol),
             "within": self.within,
             "outputs": [d.record() for d in self.outputs],
             "per_layer": None
@@ -255,6 +259,16 @@ def open_sides(
     return opened, openvino_session(model, reference, DEFAULT_PRECISION, cache, kind)
 
 
+def check_tolerances(rtol: float, atol: float) -> None:
+    """``rtol`` and ``atol`` are finite numbers >= 0, else a ``UsageError`` naming the flag: a NaN
+    tolerance would put every tensor beyond it (``max_abs <= nan`` is false) and an infinite one
+    every tensor within. ``check_tolerances(float("nan"), 1e-6)`` raises ``--rtol nan: must be a
+    finite number >= 0``."""
+    for flag, value in (("--rtol", rtol), ("--atol", atol)):
+        if not math.isfinite(value) or value < 0:
+            raise UsageError(f"{flag} {value}: must be a finite number >= 0")
+
+
 def compare(
     model: Model,
     device: Session,
@@ -268,8 +282,7 @@ def compare(
 ) -> Comparison:
     """Run both sessions on ``inputs`` and compare (module docstring); ``per_layer`` also traces
     both sides (OpenVINO sessions are compiled again with every intermediate as an output)."""
-    if rtol < 0 or atol < 0:
-        raise UsageError(f"tolerances must be >= 0 (rtol {rtol}, atol {atol})")
+    check_tolerances(rtol, atol)
     advance = progress(f"{device.device}: outputs", 1)
     got = device.infer(inputs)
     advance()
@@ -422,7 +435,12 @@ def _source_key(port: Any) -> tuple[str, int]:
 
 
 def _json_number(value: float | None) -> float | str | None:
-    return "inf" if value is not None and np.isinf(value) else value
+    """A number as ``--json`` writes it, which JSON can hold: infinities are the string ``"inf"``
+    (``"-inf"`` below zero) and NaN the string ``"nan"``, so the document is valid JSON
+    (``json.dumps(..., allow_nan=False)`` would refuse a NaN or infinite float); 0.5 stays 0.5."""
+    if value is None or math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"
 
 
 def _number(value: float | None) -> str:

@@ -41,7 +41,7 @@ from ovpool.memory import kernel_failure
 from ovpool.onnx.model import load
 from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup
 from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
-from ovpool.runtime.tensors import TensorDecl, onnx_inputs
+from ovpool.runtime.tensors import TensorDecl, name_mismatch, onnx_inputs
 
 # Operators whose outputs differ from one run to the next: never folded into constants.
 RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"})
@@ -343,12 +343,9 @@ class GraphSession:
     def run(self, inputs: Mapping[str, Any], observe: Observer | None = None) -> dict[str, Any]:
         """``{output name: array}`` in graph output order. ``observe(node, outputs)``, if given, is
         called after each node of the top-level graph in plan order (folded nodes included)."""
-        missing = [n for n in self.input_names if n not in inputs]
-        unknown = [n for n in inputs if n not in self.input_names]
-        if missing or unknown:
-            parts = [f"missing input(s) {', '.join(missing)}"] if missing else []
-            parts += [f"unknown input(s) {', '.join(unknown)}"] if unknown else []
-            raise ModelError(f"{self._label}: {'; '.join(parts)} (the model takes {', '.join(self.input_names)})")
+        mismatch = name_mismatch(self.input_names, inputs)
+        if mismatch:
+            raise ModelError(f"{self._label}: {mismatch} (the model takes {', '.join(self.input_names)})")
         values = self._graph([_as_value(inputs[n]) for n in self.input_names], observe=observe)
         return {
             name: value.copy() if constant and isinstance(value, np.ndarray) else value

@@ -35,7 +35,7 @@ from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_bodies, read_ir
 from ovpool.memory import kernel_failure
 from ovpool.runtime.ir_layers import STRUCTURAL, LayerNode, builder_for
 from ovpool.runtime.ops.base import Kernel
-from ovpool.runtime.tensors import TensorDecl
+from ovpool.runtime.tensors import TensorDecl, name_mismatch
 
 Observer = Callable[[Layer, tuple[Any, ...]], None]
 Port = tuple[str, str]  # (layer id, output port id)
@@ -310,12 +310,9 @@ class IrGraph:
         ``self.inputs``. ``observe(layer, outputs)``, if given, is called after every layer of the
         top-level graph in execution order (layers folded when prepared included, with their values)."""
         names = [d.name for d in self.inputs]
-        missing = [n for n in names if n not in inputs]
-        unknown = [n for n in inputs if n not in names]
-        if missing or unknown:
-            parts = [f"missing input(s) {', '.join(missing)}"] if missing else []
-            parts += [f"unknown input(s) {', '.join(unknown)}"] if unknown else []
-            raise ModelError.in_file(self.document.path, f"{'; '.join(parts)} (the model takes {', '.join(names)})")
+        mismatch = name_mismatch(names, inputs)
+        if mismatch:
+            raise ModelError.in_file(self.document.path, f"{mismatch} (the model takes {', '.join(names)})")
         values = self._graph([np.asarray(inputs[n]) for n in names], observe)
         return dict(zip(self.output_names, values))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import math
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -19,7 +19,7 @@ import numpy as np
 from onnx import ModelProto
 
 from ovpool.dtypes import from_onnx, np_dtype
-from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
+from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError, UsageError
 from ovpool.files import regular_size, write_atomic
 from ovpool.memory import check_tensor, kernel_failure
 
@@ -42,14 +42,10 @@ def check_inputs(model: str, decls: Sequence[TensorDecl], arrays: Mapping[str, n
     """Raise ``ModelError`` naming the model and the input when ``arrays`` do not fit ``decls``:
     a missing or unknown name, another rank, another dtype, or another size on a static dim
     (a (1, 3, 16, 16) array for a declared [1, 3, 14, 14] fails on axis 2: 16 != 14)."""
-    expected = [d.name for d in decls]
-    missing = [n for n in expected if n not in arrays]
-    unknown = [n for n in arrays if n not in expected]
-    if missing or unknown:
-        parts = [f"missing input(s) {', '.join(missing)}"] if missing else []
-        parts += [f"unknown input(s) {', '.join(unknown)}"] if unknown else []
+    mismatch = name_mismatch([d.name for d in decls], arrays)
+    if mismatch:
         takes = "; ".join(d.shown() for d in decls)
-        raise ModelError.in_file(model, f"{'; '.join(parts)} (the model takes {takes})")
+        raise ModelError.in_file(model, f"{mismatch} (the model takes {takes})")
     for decl in decls:
         array = arrays[decl.name]
         if array.dtype != np_dtype(decl.dtype):
@@ -67,19 +63,31 @@ def check_inputs(model: str, decls: Sequence[TensorDecl], arrays: Mapping[str, n
                 )
 
 
+def name_mismatch(expected: Sequence[str], given: Iterable[str]) -> str | None:
+    """What is wrong with the input names ``given`` for a model taking ``expected``, or None:
+    ``(["a", "b"], ["a", ""])`` -> ``missing input(s) 'b'; unknown input(s) ''``. Names are quoted
+    as Python writes strings, so an empty or odd one shows (an .npz member named ``.npy`` is the
+    input ``''``)."""
+    given = list(given)
+    missing = [repr(n) for n in expected if n not in given]
+    unknown = [repr(n) for n in given if n not in expected]
+    parts = [f"missing input(s) {', '.join(missing)}"] if missing else []
+    parts += [f"unknown input(s) {', '.join(unknown)}"] if unknown else []
+    return "; ".join(parts) or None
+
+
+def _quoted(names: Sequence[str]) -> str:
+    """Names as ``name_mismatch`` quotes them: ``['', 'x']`` -> ``'', 'x'``."""
+    return ", ".join(repr(name) for name in names)
+
+
 def parse_shapes(pairs: Sequence[str]) -> dict[str, tuple[int, ...]]:
-    """``["x=1,3,224,224"]`` -> ``{"x": (1, 3, 224, 224)}``; a malformed pair raises InputFileError."""
-    shapes: dict[str, tuple[int, ...]] = {}
-    for pair in pairs:
-        name, sep, dims = pair.partition("=")
-        try:
-            shape = tuple(int(d) for d in dims.split(","))
-        except ValueError:
-            shape = ()
-        if not sep or not name or not shape or min(shape) < 0:
-            raise InputFileError(f"--shape {pair}: expected NAME=d0,d1,... with non-negative integers")
-        shapes[name] = shape
-    return shapes
+    """``["x=1,3,224,224"]`` -> ``{"x": (1, 3, 224, 224)}``: ``--shape`` for ``--random-inputs``,
+    parsed by ``ovpool.ov.inputs.parse_shape_pairs`` (numbers only, each at most 2**31-1, no input
+    named twice); anything else is a ``UsageError`` naming the pair."""
+    from ovpool.ov.inputs import parse_shape_pairs
+
+    return {str(given.name): tuple(low for low, _ in given.dims or ()) for given in parse_shape_pairs(pairs, static=True)}
 
 
 def random_inputs(
@@ -92,7 +100,7 @@ def random_inputs(
     unknown = [n for n in shapes if n not in {d.name for d in decls}]
     if unknown:
         raise ModelError.in_file(
-            model, f"--shape for unknown input(s) {', '.join(unknown)} (the model takes {'; '.join(d.shown() for d in decls)})"
+            model, f"--shape for unknown input(s) {_quoted(unknown)} (the model takes {'; '.join(d.shown() for d in decls)})"
         )
     rng = np.random.default_rng(seed)
     arrays = {}
@@ -135,7 +143,18 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> 
 def load_inputs(npz: Path | None, pairs: Sequence[str]) -> dict[str, np.ndarray]:
     """Arrays from an .npz (keyed by input name) and ``NAME=file.npy`` pairs. Each array's header
     is read first: Python objects (pickles), a negative dim, a size over the memory budget or data
-    shorter than the header says are refused before the data is read."""
+    shorter than the header says are refused before the data is read. An input given twice (two
+    ``-i x=...``, an ``-i x=...`` for a member of the .npz, an .npz holding ``x.npy`` twice) is
+    refused, not the last silently winning. A big-endian array is read in native byte order:
+    ``>f4`` is float32."""
+    given: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, file = pair.partition("=")
+        if not sep or not name or not file:
+            raise InputFileError(f"-i {pair}: expected NAME=file.npy")
+        if name in given:
+            raise UsageError(f"-i: input '{name}' is given twice ({given[name]} and {pair})")
+        given[name] = pair
     arrays: dict[str, np.ndarray] = {}
     if npz is not None:
         regular_size(npz)
@@ -144,15 +163,17 @@ def load_inputs(npz: Path | None, pairs: Sequence[str]) -> dict[str, np.ndarray]
                 for member in archive.infolist():
                     if not member.filename.endswith(".npy"):
                         raise InputFileError.in_file(npz, f"member '{member.filename}' is not an .npy array")
+                    name = member.filename[: -len(".npy")]
+                    if name in arrays:
+                        raise InputFileError.in_file(npz, f"member '{member.filename}' appears twice")
+                    if name in given:
+                        raise UsageError(f"-i {given[name]}: input '{name}' is also in --inputs {npz}")
                     with archive.open(member) as stream:
-                        name = member.filename[: -len(".npy")]
                         arrays[name] = _read_npy(stream, member.file_size, f"{npz}: member '{member.filename}'")
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
             raise InputFileError.in_file(npz, f"not a readable .npz ({type(exc).__name__}: {exc})") from None
-    for pair in pairs:
-        name, sep, file = pair.partition("=")
-        if not sep or not name or not file:
-            raise InputFileError(f"-i {pair}: expected NAME=file.npy")
+    for name, pair in given.items():
+        file = pair.partition("=")[2]
         size = regular_size(file)
         with open(file, "rb") as stream:
             if stream.read(4) == b"PK\x03\x04":
@@ -184,7 +205,8 @@ def _read_npy(stream: IO[bytes], size: int, label: str) -> np.ndarray:
         )
     data = stream.read(needed)
     array = np.frombuffer(data, dtype=dtype, count=math.prod(shape)) if needed else np.zeros(0, dtype)
-    return array.reshape(shape, order="F" if fortran else "C").copy()
+    # A copy in C order and native byte order (a big-endian >f4 array is float32 all the same).
+    return array.reshape(shape, order="F" if fortran else "C").astype(dtype.newbyteorder("="), order="C")
 
 
 def save_outputs(path: Path, results: Mapping[str, np.ndarray], force: bool, sources: Sequence[Path] = ()) -> None:

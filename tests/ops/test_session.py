@@ -109,7 +109,7 @@ def test_input_names_are_checked() -> None:
     model = model_of([helper.make_node("Add", ["a", "b"], ["y"])], [vi("a", F, [1]), vi("b", F, [1])], ["y"])
     session = GraphSession(model)
     assert session.input_names == ("a", "b") and session.output_names == ("y",)
-    with pytest.raises(ModelError, match=r"model 'g': missing input\(s\) b; unknown input\(s\) c \(the model takes a, b\)"):
+    with pytest.raises(ModelError, match=r"model 'g': missing input\(s\) 'b'; unknown input\(s\) 'c' \(the model takes a, b\)"):
         session.run({"a": np.ones(1, np.float32), "c": np.ones(1, np.float32)})
 
 
