@@ -166,9 +166,10 @@ def test_pooling_ir_against_numpy_and_cpu(tmp_path, capsys):
     assert [s["type"] for s in doc["per_layer"]["layers"]] == ["MaxPool", "AvgPool"]
 
 
-def test_ir_against_the_numpy_reference_per_layer_names_the_convolution(tmp_path, capsys):
+@needs_bf16
+def test_ir_against_the_numpy_reference_per_layer_names_the_convolution_at_bf16(tmp_path, capsys):
     """The numpy executor runs the whole IR and reports every layer: at bf16 the first layer
-    beyond tolerance is the Convolution, at f32 every layer is within."""
+    beyond tolerance is the Convolution."""
     xml = _ir_conv(tmp_path / "conv.xml")
     args = (xml, "--device", "CPU", "--reference", "numpy", "--random-inputs", "--per-layer")
     code, doc, err = _json(capsys, *args, "--precision", "bf16")
@@ -176,8 +177,15 @@ def test_ir_against_the_numpy_reference_per_layer_names_the_convolution(tmp_path
     assert doc["reference"] == "numpy"
     first = doc["per_layer"]["first_beyond"]
     assert (first["name"], first["type"]) == ("conv", "Convolution")
+
+
+def test_ir_against_the_numpy_reference_per_layer_is_within_at_f32(tmp_path, capsys):
+    xml = _ir_conv(tmp_path / "conv.xml")
+    args = (xml, "--device", "CPU", "--reference", "numpy", "--random-inputs", "--per-layer")
     code, doc, err = _json(capsys, *args, "--precision", "f32")
     assert code == 0 and doc["within"], err
+    assert doc["reference"] == "numpy" and doc["per_layer"]["first_beyond"] is None
+    assert [s["type"] for s in doc["per_layer"]["layers"]][:2] == ["Convolution", "ReLU"]
 
 
 def test_inputs_from_files_and_text_report(tmp_path, capsys):
