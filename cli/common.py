@@ -120,7 +120,13 @@ def _exit_code(app: Callable[..., Any]) -> int:
         return 1
     except Exception as exc:  # click usage errors and anything unforeseen: one line, never a traceback
         if callable(show := getattr(exc, "show", None)) and isinstance(exit_code := getattr(exc, "exit_code", None), int):
-            show()  # a click.ClickException (typer vendors click, so no isinstance check)
+            # a click.ClickException (typer vendors click, so no isinstance check): a usage error
+            # is one line like every other error; bare ``ovpool`` still shows the help
+            context = getattr(exc, "ctx", None)
+            if context is not None and type(exc).__name__ != "NoArgsIsHelpError":
+                typer.echo(f"error: {exc.format_message().rstrip('.')} (see '{context.command_path} --help')", err=True)
+            else:
+                show()
             return exit_code
         if os.environ.get("OVPOOL_DEBUG"):
             raise

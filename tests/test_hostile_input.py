@@ -339,3 +339,19 @@ def test_an_ir_layer_numpy_refuses_is_named_as_a_layer(tmp_path, capsys, old, ne
     code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy")
     assert code == 1
     assert err.startswith(f"error: {path}: layer '") and "(MaxPool-opset14, line " in err and message in err, err
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("run",), "error: Missing argument 'MODEL' (see 'ovpool run --help')"),
+        (
+            ("convert", "--frob"),
+            "error: No such option: --frob (Possible options: --force, --jobs, --to) (see 'ovpool convert --help')",
+        ),
+        (("bogus",), "error: No such command 'bogus' (see 'ovpool --help')"),
+    ],
+)
+def test_a_usage_error_typer_finds_is_one_line_too(capsys, args, line):
+    code, out, err = invoke(capsys, *args)
+    assert (code, out, err) == (2, "", line + "\n")
