@@ -124,7 +124,7 @@ def _exit_code(app: Callable[..., Any]) -> int:
             # is one line like every other error; bare ``ovpool`` still shows the help
             context = getattr(exc, "ctx", None)
             if context is not None and type(exc).__name__ != "NoArgsIsHelpError":
-                typer.echo(f"error: {exc.format_message().rstrip('.')} (see '{context.command_path} --help')", err=True)
+                typer.echo(f"error: {exc.format_message().rstrip('.')} (see '{_command(context)} --help')", err=True)
             else:
                 show()
             return exit_code
@@ -133,6 +133,16 @@ def _exit_code(app: Callable[..., Any]) -> int:
         typer.echo(f"error: internal error, please report it (OVPOOL_DEBUG=1 shows where): {type(exc).__name__}: {exc}", err=True)
         return 1
     return code if isinstance(code, int) else 0
+
+
+def _command(context: Any) -> str:
+    """``ovpool run`` for a click context of the run command, however the program was started
+    (``python -m ovpool`` names itself ``python -m ovpool``)."""
+    names = []
+    while context.parent is not None:
+        names.append(context.info_name)
+        context = context.parent
+    return " ".join(["ovpool", *reversed(names)])
 
 
 class StdoutError(OvpoolError):
