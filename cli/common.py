@@ -122,9 +122,9 @@ def _exit_code(app: Callable[..., Any]) -> int:
         if callable(show := getattr(exc, "show", None)) and isinstance(exit_code := getattr(exc, "exit_code", None), int):
             # a click.ClickException (typer vendors click, so no isinstance check): a usage error
             # is one line like every other error; bare ``ovpool`` still shows the help
-            context = getattr(exc, "ctx", None)
-            if context is not None and type(exc).__name__ != "NoArgsIsHelpError":
-                typer.echo(f"error: {exc.format_message().rstrip('.')} (see '{_command(context)} --help')", err=True)
+            context, message = getattr(exc, "ctx", None), getattr(exc, "format_message", None)
+            if context is not None and callable(message) and type(exc).__name__ != "NoArgsIsHelpError":
+                typer.echo(f"error: {message().rstrip('.')} (see '{_command(context)} --help')", err=True)
             else:
                 show()
             return exit_code
