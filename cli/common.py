@@ -37,6 +37,20 @@ def apply_max_memory(value: str | None) -> None:
         os.environ[MEMORY_ENV] = str(parse_bytes(value))
 
 
+def path_parser(flag: str) -> Callable[[str], Path]:
+    """The ``parser`` of a path option: ``Path(text)``, but an empty text is a ``UsageError``
+    naming ``flag`` (``-o ""`` reads ``-o: got an empty path``), not ``Path("")``, which is ``.``."""
+
+    def parse(text: str) -> Path:
+        from ovpool.errors import UsageError
+
+        if not text:
+            raise UsageError(f"{flag}: got an empty path")
+        return Path(text)
+
+    return parse
+
+
 def guarded(app: typer.Typer) -> None:
     """Run the app; an ``OvpoolError`` prints ``error: <message>`` and exits with its code."""
     try:
