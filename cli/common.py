@@ -76,6 +76,20 @@ def fallback_level(fallback: str | None, no_fallback: bool, default: str) -> str
     return "none" if no_fallback else fallback or default
 
 
+def path_parser(flag: str) -> Callable[[str], Path]:
+    """The ``parser`` of a path option: ``Path(text)``, but an empty text is a ``UsageError``
+    naming ``flag`` (``-o ""`` reads ``-o: got an empty path``), not ``Path("")``, which is ``.``."""
+
+    def parse(text: str) -> Path:
+        from ovpool.errors import UsageError
+
+        if not text:
+            raise UsageError(f"{flag}: got an empty path")
+        return Path(text)
+
+    return parse
+
+
 def guarded(app: Callable[..., Any]) -> None:
     """Run the app (a typer app, or any callable taking ``standalone_mode``); an ``OvpoolError``
     prints ``error: <message>`` and exits with its code.

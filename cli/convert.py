@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option
+from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser
 from ovpool.cli.helptext import command
 
 OUTPUTS = (
@@ -22,8 +22,12 @@ def register(app: typer.Typer) -> None:
     @command(app, OUTPUTS, {1: "a model ovpool cannot convert exactly (unsupported or bad model)"})
     def convert(
         sources: list[Path] = typer.Argument(..., metavar="MODEL...", help="Models: .onnx, .xml (IR) or .json (DirectML)."),
-        output: Path | None = typer.Option(None, "-o", "--output", help="Output file (one model only)."),
-        output_dir: Path | None = typer.Option(None, "--output-dir", metavar="DIR", help="Write DIR/<stem>.<ext> per model."),
+        output: Path | None = typer.Option(
+            None, "-o", "--output", metavar="PATH", parser=path_parser("-o"), help="Output file (one model only)."
+        ),
+        output_dir: Path | None = typer.Option(
+            None, "--output-dir", metavar="DIR", parser=path_parser("--output-dir"), help="Write DIR/<stem>.<ext> per model."
+        ),
         to: str | None = typer.Option(
             None, "--to", metavar="FORMAT", help="ir, onnx or dml (default: from -o, else ONNX->IR, IR->ONNX, DirectML->ONNX)."
         ),
@@ -48,6 +52,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--ovms-repo",
             metavar="DIR",
+            parser=path_parser("--ovms-repo"),
             help="Write an OpenVINO Model Server repository: DIR/<stem>/1/model.xml|bin and DIR/config.json.",
         ),
         jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help="Convert N models at a time, in N processes."),
@@ -75,31 +80,32 @@ def register(app: typer.Typer) -> None:
         if ovms_repo is not None:
             ovms.check_sources(ovms_repo, sources, to)
         if len(sources) > 1:
-            check_batch(sources, output_dir, ovms_repo, to, force)
+            check_batch(sources, output_dir, ovms_repo, to)
         one = partial(convert_one, output=output, output_dir=output_dir, ovms_repo=ovms_repo, to=to, force=force, options=options)
         succeeded: list[Path] = []
         code = batch(sources, one, "convert", jobs, succeeded)
         if ovms_repo is not None and succeeded:
-            config = ovms.write_config(ovms_repo, [ovms.model_name(src) for src in succeeded])
+            config = ovms.write_config(ovms_repo, succeeded)
             typer.echo(f"wrote {config}", err=True)
         raise typer.Exit(code)
 
 
-def check_batch(sources: list[Path], output_dir: Path | None, ovms_repo: Path | None, to: str | None, force: bool) -> None:
+def check_batch(sources: list[Path], output_dir: Path | None, ovms_repo: Path | None, to: str | None) -> None:
     """Refuse the batch before any conversion if two sources would write one file or one would
-    overwrite another's input (a source that cannot be planned is left to report its own error)."""
+    overwrite another's input (a source, an IR's .bin, an ONNX model's external data). A source
+    that cannot be planned writes nothing (it reports its own error) but is still read."""
     from ovpool import files
     from ovpool.conversions import plan
     from ovpool.errors import OvpoolError
     from ovpool.ov import ovms
 
-    plans = []
+    plans: list[tuple[Path, list[Path], list[Path]]] = []
     for src in sources:
         out = ovms.model_path(ovms_repo, ovms.model_name(src)) if ovms_repo is not None else None
         try:
-            plans.append((src, *plan(src, out, to, output_dir, force)))
+            plans.append((src, *plan(src, out, to, output_dir)))
         except OvpoolError:
-            continue
+            plans.append((src, [], [src]))
     files.check_batch(plans)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ovpool.cli.common import path_parser
 from ovpool.cli.helptext import command
 
 OUTPUTS = "the explanation on stdout; --svg FILE also writes the picture (an existing one needs --force)."
@@ -49,7 +50,9 @@ def register(app: typer.Typer) -> None:
             None, "--ir", metavar="MODEL", help="Take the spec from this IR .xml (with --layer)."
         ),
         layer: str | None = typer.Option(None, "--layer", metavar="NAME|ID", help="IR layer name or id."),
-        svg: Path | None = typer.Option(None, "--svg", metavar="FILE", help="Also write the picture as SVG to FILE."),
+        svg: Path | None = typer.Option(
+            None, "--svg", metavar="FILE", parser=path_parser("--svg"), help="Also write the picture as SVG to FILE."
+        ),
         force: bool = typer.Option(False, "--force", help="Replace an existing --svg file."),
     ) -> None:
         """Explain a pooling: output size per axis, windows over the padded input, divisors."""
@@ -126,10 +129,11 @@ def register(app: typer.Typer) -> None:
         try:
             result = build(spec, dims)
         except SpecError as exc:  # the spec does not fit this input
-            if onnx_model is None and ir_model is None:
-                raise flag_error(exc, f"--input-shape {','.join(map(str, dims))}") from None
-            model = onnx_model or ir_model
-            raise exc.at(f"{model}: {'node' if onnx_model else 'layer'} '{node or layer}' on input {list(dims)}") from None
+            if onnx_model is not None:
+                raise exc.at(f"node '{node}' on input {list(dims)}").located(onnx_model) from None
+            if ir_model is not None:
+                raise exc.at(f"layer '{layer}' on input {list(dims)}").located(ir_model) from None
+            raise flag_error(exc, f"--input-shape {','.join(map(str, dims))}") from None
         typer.echo(render_text(result), nl=False)
         if svg is not None:
             write_atomic({svg: render_svg(result).encode()}, force=force, sources=read)

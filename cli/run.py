@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option, seed_option
+from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser, seed_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = (
@@ -51,7 +51,11 @@ def register(app: typer.Typer) -> None:
             [], "--shape", metavar="NAME=DIMS", help="NAME=d0,d1,... for dynamic dims with --random-inputs, repeatable."
         ),
         output: Path | None = typer.Option(
-            None, "--output", metavar="FILE.npz", help="Write outputs to this .npz (keyed by output name)."
+            None,
+            "--output",
+            metavar="FILE.npz",
+            parser=path_parser("--output"),
+            help="Write outputs to this .npz (keyed by output name).",
         ),
         force: bool = typer.Option(False, "--force", help="Replace an existing --output."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the compiled-model cache."),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option
+from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser
 from ovpool.cli.helptext import command
 
 OUTPUTS = (
@@ -37,14 +37,19 @@ def register(app: typer.Typer) -> None:
             metavar="NAME",
             help="Pass to run, repeatable, in order: explicit-pads, no-ceil, opset=N, dml-legal, expand-global.",
         ),
-        output: Path | None = typer.Option(None, "-o", "--output", help="Output file (one model only)."),
-        output_dir: Path | None = typer.Option(None, "--output-dir", metavar="DIR", help="Write DIR/<stem>.onnx per model."),
+        output: Path | None = typer.Option(
+            None, "-o", "--output", metavar="PATH", parser=path_parser("-o"), help="Output file (one model only)."
+        ),
+        output_dir: Path | None = typer.Option(
+            None, "--output-dir", metavar="DIR", parser=path_parser("--output-dir"), help="Write DIR/<stem>.onnx per model."
+        ),
         jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help="Transform N models at a time, in N processes."),
         force: bool = typer.Option(False, "--force", help="Replace existing outputs."),
         max_memory: str | None = max_memory_option(),
     ) -> None:
         """Rewrite ONNX models into an exact, more portable form of their pooling."""
         from ovpool.cli.common import batch
+        from ovpool.conversions import check_output_suffix
         from ovpool.transforms.catalog import parse_pass
 
         apply_max_memory(max_memory)
@@ -52,6 +57,8 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give at least one --pass NAME", param_hint="--pass")
         if output is not None and (len(sources) > 1 or output_dir is not None):
             raise typer.BadParameter("-o takes one model and no --output-dir; use --output-dir for several")
+        if output is not None:
+            check_output_suffix(output, "onnx")
         for name in passes:
             parse_pass(name)
         if len(sources) > 1:
@@ -79,12 +86,18 @@ def check_batch(sources: list[Path], output: Path | None, output_dir: Path | Non
 def transform_one(src: Path, passes: list[str], output: Path | None, output_dir: Path | None, force: bool) -> str:
     """Run the passes on one source (a worker process runs this with ``--jobs``); what it wrote."""
     from ovpool.errors import InputFileError
+    from ovpool.files import OutputError, OutputExistsError, real_path
     from ovpool.transforms.apply import transform as run_transform
     from ovpool.transforms.catalog import parse_pass
 
     if src.suffix.lower() != ".onnx":
         raise InputFileError.in_file(src, "ovpool transform takes ONNX models (.onnx)")
     dest = output_for(src, output, output_dir)
+    if output_dir is not None and real_path(dest, OutputError) == real_path(src):
+        raise OutputExistsError.in_file(
+            dest,
+            "refusing to overwrite an input file: --output-dir writes DIR/<stem>.onnx, the source itself here; give another folder",
+        )
     result = run_transform(src, [parse_pass(name) for name in passes], dest, force)
     what = "changed by " + ", ".join(result.changed) if result.changed else "no pass changed anything"
     return f"wrote {dest} ({what})"

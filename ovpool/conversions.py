@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ovpool.errors import InputFileError, UsageError
-from ovpool.files import check_outputs, regular_size, write_atomic
+from ovpool.files import OutputError, check_outputs, regular_size, write_atomic
 from ovpool.onnx.model import external_data_files
 
 FORMAT_OF_SUFFIX = {".onnx": "onnx", ".xml": "ir", ".json": "dml", ".h": "dml"}
@@ -70,11 +70,17 @@ def output_path(src: Path, target: str, out: Path | None = None, output_dir: Pat
     An ``out`` whose extension is not the target's is refused (``-o o.txt`` for IR would write
     ``o.xml`` and ``o.bin``, not the file named): the files checked are the files written."""
     if out is not None:
-        allowed = OUTPUT_SUFFIXES[target]
-        if out.suffix.lower() not in allowed:
-            raise UsageError(f"-o {out}: {target.upper()} output is named {' or '.join(allowed)}")
+        check_output_suffix(out, target)
         return out
     return (output_dir or Path.cwd()) / (src.stem + MAIN_SUFFIX[target])
+
+
+def check_output_suffix(out: Path, target: str) -> None:
+    """An ``-o`` named for another format is a ``UsageError``: ``-o o.txt`` for IR reads
+    ``-o o.txt: IR output is named .xml``, ``-o out.xml`` for ONNX ``ONNX output is named .onnx``."""
+    allowed = OUTPUT_SUFFIXES[target]
+    if out.suffix.lower() not in allowed:
+        raise UsageError(f"-o {out}: {target.upper()} output is named {' or '.join(allowed)}")
 
 
 def route(source: str, target: str) -> Route:
@@ -105,7 +111,7 @@ def convert(
     src = Path(src)
     regular_size(src)
     source = source_format(src)
-    planned, sources = plan(src, out, to, output_dir, force)
+    planned, sources = plan(src, out, to, output_dir)
     dest = planned[0]
     target = FORMAT_OF_SUFFIX[dest.suffix.lower()]
     convert_route = route(source, target)
@@ -115,7 +121,10 @@ def convert(
         named = ", ".join(f"{OPTION_FLAGS.get(name, '--' + name)} ({name}=)" for name in stray)
         raise UsageError(f"{named}: not an option of {source} -> {target} conversion")
     check_outputs(planned, sources, force)
-    files = convert_route(src, dest.suffix.lower(), **given)
+    try:
+        files = convert_route(src, dest.suffix.lower(), **given)
+    except OutputError as exc:  # a route that writes through a temporary folder (OpenVINO's save_model)
+        raise exc.located(dest) from None
     return write_atomic({dest.with_suffix(suffix): data for suffix, data in files.items()}, force, sources)
 
 
@@ -124,27 +133,26 @@ def plan(
     out: str | os.PathLike | None = None,
     to: str | None = None,
     output_dir: str | os.PathLike | None = None,
-    force: bool = True,
 ) -> tuple[list[Path], list[Path]]:
-    """(the files converting ``src`` writes, the files it reads), without reading the model:
-    ``plan("m.onnx", output_dir="ir")`` is ``([ir/m.xml, ir/m.bin], [m.onnx])``. External-data
-    files are read from the model (and listed) only when ``force`` may replace an existing output."""
+    """(the files converting ``src`` writes, the files it reads), without converting:
+    ``plan("m.onnx", output_dir="ir")`` is ``([ir/m.xml, ir/m.bin], [m.onnx])``, and
+    ``[m.onnx, w.bin]`` are read if m.onnx keeps its weights in ``w.bin`` (``input_files``)."""
     src = Path(src)
     source = source_format(src)
     out_path = Path(out) if out is not None else None
     target = target_format(source, to, out_path)
     dest = output_path(src, target, out_path, Path(output_dir) if output_dir is not None else None)
     planned = [dest, *(dest.with_suffix(suffix) for suffix in COMPANION_SUFFIXES.get(target, ()))]
-    return planned, input_files(src, source, force and any(p.exists() for p in planned))
+    return planned, input_files(src, source)
 
 
-def input_files(src: Path, source: str, with_external_data: bool = True) -> list[Path]:
+def input_files(src: Path, source: str) -> list[Path]:
     """Every file a conversion of ``src`` reads, which no output may replace: the source, an IR's
-    ``.bin``, and (``with_external_data``) an ONNX model's external-data files, so ``m.onnx`` with
-    its weights in ``m.bin`` is never overwritten by the ``m.bin`` of ``-o m.xml --force``."""
+    ``.bin``, an ONNX model's external-data files (``m.onnx`` with its weights in ``m.bin`` is never
+    overwritten by the ``m.bin`` of ``-o m.xml --force``, nor by another source's in a batch)."""
     if source == "ir":
         return [src, src.with_suffix(".bin")]
-    if source == "onnx" and with_external_data:
+    if source == "onnx":
         return [src, *external_data_files(src)]
     return [src]
 

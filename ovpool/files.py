@@ -2,18 +2,25 @@
 
 Reading: only regular files are read (a folder, FIFO, device or socket is named as such, never
 opened for reading, so ``/dev/zero`` cannot fill memory and a FIFO cannot block), and a file over
-the size limit its format allows is refused before a byte of it is read.
+the size limit its format allows is refused before a byte of it is read. JSON is parsed with
+bounds (``parse_json``): no nesting deep enough to exhaust Python's recursion, no huge integers.
 
 Writing: temporary file, then rename into place. An existing output is kept unless ``force`` is
 given; an output that is also an input is refused (with or without ``force``), as is a name longer
-than the file system allows; a failure part way leaves every earlier file as it was (IR's .xml and
-.bin are renamed only after both are fully written).
+than the file system allows, a path under something that is not a folder, or a symbolic link loop;
+the files of one write (IR's .xml and .bin) are all replaced or none is, and a failure leaves no
+temporary file and no folder it created.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import json
 import os
+import re
+import secrets
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -60,40 +67,146 @@ def read_input(path: str | os.PathLike[str], limit: int | None = None, what: str
     return data
 
 
+MAX_JSON_DEPTH = 32
+MAX_INT_DIGITS = 20
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_DEEP_OPENING = re.compile(r"[\[{]{" + str(MAX_JSON_DEPTH + 1) + "}")
+
+
+class _Unreadable(ValueError):
+    """JSON that parses but is no document: too deep, a huge integer, NaN."""
+
+
+def parse_json(data: bytes, source: str | os.PathLike[str], what: str) -> object:
+    """``data`` (UTF-8, a byte-order mark allowed) as JSON, within bounds Python's parser lacks:
+    nesting deeper than ``MAX_JSON_DEPTH`` (it recurses), integers of more than ``MAX_INT_DIGITS``
+    digits and NaN/Infinity are refused. Every refusal is an ``InputFileError`` of ``source``:
+    ``f.json: not a JSON file (Expecting value: line 1 column 1 (char 0))``, or with ``what`` =
+    "an OVMS config", ``config.json: not an OVMS config (nested more than 32 deep)``."""
+    try:
+        text = data.decode("utf-8-sig")
+        _check_depth(text)
+        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputFileError.in_file(source, f"not a JSON file ({exc})") from exc
+    except _Unreadable as exc:
+        raise InputFileError.in_file(source, f"not {what} ({exc})") from None
+
+
+def _check_depth(text: str) -> None:
+    """Refuse nesting deeper than ``MAX_JSON_DEPTH`` before parsing (Python's parser recurses):
+    brackets outside strings, innermost pairs removed ``MAX_JSON_DEPTH`` times; a pair left, or
+    more openings in a row than that, means deeper (``[[1]]`` is depth 2). Other unbalanced
+    brackets are left to the parser to report."""
+    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub('""', text))
+    for _ in range(MAX_JSON_DEPTH):
+        if not brackets:
+            return
+        brackets = brackets.replace("[]", "").replace("{}", "")
+    if "[]" in brackets or "{}" in brackets or _DEEP_OPENING.search(brackets):
+        raise _Unreadable(f"nested more than {MAX_JSON_DEPTH} deep")
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Unreadable(f"an integer of {len(text.lstrip('-'))} digits, {text[:12]}...")
+    return int(text)
+
+
+def _no_constant(text: str) -> float:
+    raise _Unreadable(f"{text} is not a JSON value")
+
+
 def regular_size(path: str | os.PathLike[str]) -> int:
     """The size of ``path`` if it is a regular file (symlinks followed), else an ``InputFileError``
-    saying what it is: ``x.onnx: is a folder, not a file``, ``/dev/zero: is a device, not a file``."""
+    saying what it is: ``x.onnx: is a folder, not a file``, ``/dev/zero: is a device, not a file``,
+    ``l.onnx: is a symbolic link loop``."""
     path = Path(path)
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         raise InputFileError.in_file(path, "no such file") from None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise InputFileError.in_file(path, f"cannot be read ({exc.strerror or exc})") from None
+        raise InputFileError.in_file(path, _loop(path)) from None
     except ValueError:  # a NUL in the path
         raise InputFileError.in_file(repr(str(path)), "a path cannot hold a NUL character") from None
-    except OSError as exc:
-        raise InputFileError.in_file(path, f"cannot be read ({exc.strerror or exc})") from None
     kind = _kind(info.st_mode)
     if kind is not None:
         raise InputFileError.in_file(path, f"is {kind}, not a file")
     return info.st_size
 
 
+def real_path(path: str | os.PathLike[str], error: type[OvpoolError] = InputFileError) -> Path:
+    """``path`` with every symbolic link followed, for telling whether an output is an input: in
+    ``/w``, ``out/../m.onnx`` and a link ``l.onnx -> m.onnx`` are both ``/w/m.onnx`` (a path that
+    does not exist yet is followed as far as it goes). A link loop on the way is ``error`` naming
+    the path (an ``InputFileError`` for an input, ``OutputError`` for an output), never
+    ``RuntimeError``: ``a.xml: is a symbolic link loop``, ``d/m.xml: d is a symbolic link loop``."""
+    path = Path(path)
+    if "\0" in str(path):
+        raise error.in_file(repr(str(path)), "a path cannot hold a NUL character")
+    real = Path(os.path.realpath(path))
+    try:
+        os.stat(real)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise error.in_file(path, _loop(path)) from None
+    return real
+
+
+def _loop(path: Path) -> str:
+    """Where the loop that makes ``os.stat(path)`` fail with ELOOP is: the path itself or the
+    first of its folders that loops (``d is a symbolic link loop``)."""
+    for prefix in (*reversed(path.parents), path):
+        try:
+            os.stat(prefix)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP and prefix != path:
+                return f"{prefix} is a symbolic link loop"
+            break
+    return "is a symbolic link loop"
+
+
+def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str], error: type[OvpoolError] = InputFileError) -> bool:
+    """Whether two paths name one file: the same path once links are followed (``real_path``;
+    a loop in either is ``error``), or hard links to one file (``m.onnx`` and ``ln m.onnx h.onnx``)."""
+    if real_path(first, error) == real_path(second, error):
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except (OSError, ValueError):  # either missing
+        return False
+
+
 def check_outputs(outputs: Iterable[Path], sources: Iterable[Path], force: bool) -> None:
     """Refuse before any work: an output that is a source (the same path, or a link to the same
-    file), a folder, a name the file system cannot hold, or an existing file without ``force``."""
+    file), a folder, under something that is not a folder, behind a link loop, a name the file
+    system cannot hold, or an existing file without ``force``."""
     sources = [Path(s) for s in sources]
-    resolved_sources = {s.resolve() for s in sources}
+    for source in sources:
+        real_path(source)  # a loop in an input is the input's error
     for out in map(Path, outputs):
         _check_name(out)
-        if out.resolve() in resolved_sources or any(_same_file(out, s) for s in sources):
-            raise OutputExistsError(f"{out}: refusing to overwrite an input file")
-        if out.is_dir():
-            raise OutputError(f"{out}: is a folder; give a file name")
-        kind = _kind(out.stat().st_mode) if out.exists() else None
+        real_path(out, OutputError)
+        if any(same_file(out, s, OutputError) for s in sources):
+            raise OutputExistsError.in_file(out, "refusing to overwrite an input file")
+        _check_folder(out)
+        try:
+            mode: int | None = os.stat(out).st_mode
+        except (FileNotFoundError, NotADirectoryError):  # none yet, or a link to nothing (replaced)
+            mode = None
+        except OSError as exc:
+            raise OutputError.in_file(out, f"cannot write ({exc.strerror or exc})") from None
+        kind = _kind(mode) if mode is not None else None
+        if kind == "a folder":
+            raise OutputError.in_file(out, "is a folder; give a file name")
         if kind is not None:
-            raise OutputError(f"{out}: is {kind}; give a file name")
-        if out.exists() and not force:
-            raise OutputExistsError(f"{out}: exists (use --force to replace it)")
+            raise OutputError.in_file(out, f"is {kind}; give a file name")
+        if mode is not None and not force:
+            raise OutputExistsError.in_file(out, "exists (use --force to replace it)")
 
 
 def check_batch(plans: Sequence[tuple[Path, Iterable[Path], Iterable[Path]]]) -> None:
@@ -104,17 +217,19 @@ def check_batch(plans: Sequence[tuple[Path, Iterable[Path], Iterable[Path]]]) ->
     writers: dict[Path, int] = {}
     for index, (src, outputs, _) in enumerate(plans):
         for out in outputs:
-            other = writers.setdefault(Path(out).resolve(), index)
-            if other != index and Path(plans[other][0]).resolve() == Path(src).resolve():
-                raise OutputExistsError(f"{src}: given twice; both would write {out}")
+            other = writers.setdefault(real_path(out, OutputError), index)
+            if other != index and real_path(plans[other][0]) == real_path(src):
+                raise OutputExistsError.in_file(src, f"given twice; both would write {out}")
             if other != index:
-                raise OutputExistsError(f"{out}: both {plans[other][0]} and {src} would write it; give them separate outputs")
+                raise OutputExistsError.in_file(
+                    out, f"both {plans[other][0]} and {src} would write it; give them separate outputs"
+                )
     for index, (src, _, inputs) in enumerate(plans):
         for read in inputs:
-            writer = writers.get(Path(read).resolve())
+            writer = writers.get(real_path(read))
             if writer is not None and writer != index:
-                raise OutputExistsError(
-                    f"{read}: an input of this command ({src}) would be overwritten by {plans[writer][0]}'s output"
+                raise OutputExistsError.in_file(
+                    read, f"an input of this command ({src}) would be overwritten by {plans[writer][0]}'s output"
                 )
 
 
@@ -122,9 +237,9 @@ def _check_name(out: Path) -> None:
     """A name longer than the file system allows (255 bytes on most) is refused up front, rather
     than failing after the work (and a temporary name is longer still)."""
     if "\0" in str(out):
-        raise OutputError(f"{str(out)!r}: a path cannot hold a NUL character")
+        raise OutputError.in_file(repr(str(out)), "a path cannot hold a NUL character")
     folder = out.parent if str(out.parent) else Path(".")
-    while not folder.exists() and folder != folder.parent:
+    while not os.path.exists(folder) and folder != folder.parent:
         folder = folder.parent
     try:
         longest = os.pathconf(folder, "PC_NAME_MAX")
@@ -132,47 +247,140 @@ def _check_name(out: Path) -> None:
         longest = 255
     for part in out.parts:
         if len(os.fsencode(part)) > longest:
-            raise OutputError(
-                f"{out}: the name {part[:20]}... is {len(os.fsencode(part))} bytes long; the file system allows {longest}"
+            raise OutputError.in_file(
+                out, f"the name {part[:20]}... is {len(os.fsencode(part))} bytes long; the file system allows {longest}"
             )
 
 
-def _same_file(out: Path, source: Path) -> bool:
-    """Whether ``out`` is ``source`` under another name (a hard link); False if either is missing."""
-    try:
-        return os.path.samefile(out, source)
-    except (OSError, ValueError):
-        return False
+def _check_folder(out: Path) -> None:
+    """The nearest existing folder above ``out`` must be a folder (links followed), else it is
+    named with what it is: ``ff/m.xml: cannot write: ff is a FIFO (named pipe), not a folder``,
+    ``/dev/null/m.xml: ... /dev/null is a device``, ``d/m.xml: ... d is a link to nothing (x)``."""
+    for parent in out.parents:
+        if not os.path.lexists(parent):
+            continue
+        try:
+            kind = _kind(os.stat(parent).st_mode) or "a file"
+        except OSError as exc:  # a link to nothing; loops are real_path's, anything else the write's to say
+            if exc.errno != errno.ENOENT or not os.path.islink(parent):
+                return
+            kind = f"a symbolic link to nothing ({os.readlink(parent)})"
+        if kind != "a folder":
+            raise OutputError.in_file(out, f"cannot write: {parent} is {kind}, not a folder")
+        return
 
 
 def write_atomic(files: Mapping[Path, bytes], force: bool = False, sources: Iterable[Path] = ()) -> list[Path]:
-    """Write every ``path: content`` pair so that each path holds either its old content or the
-    whole new one; returns the paths written."""
+    """Write every ``path: content`` pair, all of them or none: each path ends up with its old
+    content or the whole new one, and an IR's ``m.xml`` and ``m.bin`` are both replaced or both
+    kept. Each file is written to a temporary name beside its target; the targets that exist are
+    kept under a second name (a hard link, else a copy) until every rename is done, and put back if
+    one fails. A failure removes the temporary files, the second names and the folders this call
+    created (``-o new/sub/m.xml`` leaves no ``new/``). Returns the paths written."""
     check_outputs(files, sources, force)
-    staged: list[tuple[str, Path]] = []
-    target = None
+    write = _Write()
     try:
-        for target, content in ((Path(p), c) for p, c in files.items()):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # the temporary name adds 14 bytes to the target's, which may already be near the limit
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=".tmp", dir=target.parent)
-            staged.append((tmp, target))
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(content)
-            os.chmod(tmp, _new_file_mode())
-        for tmp, target in staged:
-            os.replace(tmp, target)
-    except (FileExistsError, NotADirectoryError) as exc:  # mkdir or mkstemp under a file
-        raise OutputError(f"{target}: cannot write (a parent of it is a file, not a folder)") from exc
-    except OSError as exc:  # no permission, read-only file system, disk full, name too long
-        if exc.errno == errno.ENAMETOOLONG:
-            raise OutputError(f"{target}: cannot write (the name is longer than the file system allows)") from exc
-        raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from exc
-    finally:
-        for tmp, _ in staged:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        for target, content in files.items():
+            write.stage(Path(target), content)
+        write.commit()
+    except BaseException as exc:
+        failed = write.undo()
+        if not isinstance(exc, OSError):
+            raise
+        why = "the name is longer than the file system allows" if exc.errno == errno.ENAMETOOLONG else exc.strerror or exc
+        raise OutputError.in_file(write.current, f"cannot write ({why}){failed}") from exc
+    write.discard_backups()
     return [Path(p) for p in files]
+
+
+class _Write:
+    """The state of one ``write_atomic``: what it staged, created, kept and replaced so far."""
+
+    def __init__(self) -> None:
+        self.current = Path()
+        self.created: list[Path] = []
+        self.staged: list[tuple[str, Path]] = []
+        self.backups: dict[Path, str] = {}
+        self.replaced: list[Path] = []
+
+    def stage(self, target: Path, content: bytes) -> None:
+        """Write ``content`` to a temporary file beside ``target``, creating missing folders."""
+        self.current = target
+        self._make_folders(target.parent)
+        # the temporary name adds 14 bytes to the target's, which may already be near the limit
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=".tmp", dir=target.parent)
+        self.staged.append((tmp, target))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+        os.chmod(tmp, _new_file_mode())
+
+    def commit(self) -> None:
+        """Keep a second name for every existing target but the last (whose failed rename leaves
+        it as it was), then rename each staged file onto its target."""
+        for _, target in self.staged[:-1]:
+            self.current = target
+            if os.path.lexists(target):
+                self.backups[target] = _backup(target)
+        for tmp, target in self.staged:
+            self.current = target
+            os.replace(tmp, target)
+            self.replaced.append(target)
+
+    def undo(self) -> str:
+        """Put everything back as it was; what could not be (`` ; m.xml could not be put back:
+        its old content is .m.xml.1a2b3c4d.tmp``), else ""."""
+        failed = ""
+        for tmp, _ in self.staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        for target in reversed(self.replaced):
+            backup = self.backups.pop(target, None)
+            try:
+                if backup is None:
+                    os.unlink(target)
+                else:
+                    os.replace(backup, target)
+            except OSError:
+                failed += f"; {target} could not be put back" + (f": its old content is {backup}" if backup else "")
+        self.discard_backups()
+        for folder in reversed(self.created):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+        return failed
+
+    def discard_backups(self) -> None:
+        for backup in self.backups.values():
+            with contextlib.suppress(OSError):
+                os.unlink(backup)
+
+    def _make_folders(self, folder: Path) -> None:
+        """Create ``folder`` and the missing folders above it, each recorded (outermost first)."""
+        missing = []
+        while not os.path.lexists(folder) and folder != folder.parent:
+            missing.append(folder)
+            folder = folder.parent
+        for new in reversed(missing):
+            os.mkdir(new)
+            self.created.append(new)
+
+
+def _backup(target: Path) -> str:
+    """A second name beside ``target`` (``.m.xml.1a2b3c4d.tmp``) for its current content: a hard
+    link (to the link itself if ``target`` is a symbolic link), else a copy."""
+    while True:
+        backup = str(target.parent / f".{target.name[:200]}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.link(target, backup, follow_symlinks=False)
+            return backup
+        except FileExistsError:
+            continue
+        except OSError:  # a file system without hard links
+            break
+    fd, backup = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=".tmp", dir=target.parent)
+    with os.fdopen(fd, "wb") as handle, open(target, "rb") as old:
+        shutil.copyfileobj(old, handle)
+    shutil.copymode(target, backup)
+    return backup
 
 
 def _new_file_mode() -> int:

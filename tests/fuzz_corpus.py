@@ -9,7 +9,8 @@ damage (unknown ops and domains, dangling inputs, cycles, missing attributes, ba
 initializers whose data does not match their dims, external data that is short or points at the
 model itself), truncations and bit flips, hostile XML (DOCTYPE, entities, deep nesting) and JSON
 (deep nesting, 5000-digit integers), broken .npz/.npy inputs, hostile command-line arguments, and
-paths that are not regular files (a folder, a FIFO, a socket, ``/dev/zero``, a 3 GiB sparse file).
+paths that are not regular files (a folder, a FIFO, a socket, ``/dev/zero``, a 3 GiB sparse file,
+a symbolic link loop), and outputs that are inputs, not folders or empty.
 
 Each run is a subprocess (``python -m ovpool ...``) in a fresh folder holding the case's files,
 with a time limit and an address-space limit (every command: convert to each target, validate,
@@ -56,7 +57,8 @@ SPARSE_SIZE = 3 << 30  # a sparse file this long takes no disk space and is over
 class Case:
     """One bad input: files written into a fresh folder (``setup`` then makes the special ones:
     ``("fifo", name)``, ``("dir", name)``, ``("socket", name)``, ``("zero", name)`` a symlink to
-    /dev/zero, ``("sparse", name)``), and the command lines (after ``ovpool``) run on it."""
+    /dev/zero, ``("sparse", name)``, ``("loop", name)`` a symbolic link loop through
+    ``name.2``), and the command lines (after ``ovpool``) run on it."""
 
     name: str
     family: str
@@ -1065,6 +1067,71 @@ def path_cases(bases: Bases) -> Iterable[Case]:
         (("convert", "m.onnx", "-o", "p.xml", "--force"),),
         (("fifo", "p.xml"),),
     )
+    yield Case(
+        "path/outputs are symbolic link loops",
+        "path",
+        {"m.onnx": pools},
+        (
+            ("convert", "m.onnx", "-o", "l.xml", "--force"),
+            ("transform", "m.onnx", "-o", "l.onnx", "--pass", "no-ceil", "--force"),
+            ("run", "m.onnx", "--random-inputs", "--device", "numpy", "--output", "l.npz", "--force"),
+            ("explain", "--kernel", "2", "--input-shape", "4", "--svg", "l.svg", "--force"),
+            ("convert", "m.onnx", "--output-dir", "l"),
+            ("convert", "m.onnx", "--ovms-repo", "l"),
+        ),
+        (("loop", "l.xml"), ("loop", "l.onnx"), ("loop", "l.npz"), ("loop", "l.svg"), ("loop", "l")),
+    )
+    yield Case(
+        "path/inputs are symbolic link loops",
+        "path",
+        {"m.onnx": pools},
+        (
+            ("convert", "m.onnx", "l.onnx", "--output-dir", "out"),
+            ("run", "m.onnx", "-i", "x=l.npy", "--output", "o.npz"),
+            ("explain", "--ir", "l.xml", "--layer", "mi", "--svg", "o.svg"),
+        ),
+        (("loop", "l.onnx"), ("loop", "l.npy"), ("loop", "l.xml")),
+    )
+    for kind in ("dir", "fifo", "zero", "sparse", "loop"):
+        yield Case(
+            f"path/ovms config.json {kind}",
+            "path",
+            {"m.onnx": pools},
+            (("convert", "m.onnx", "--ovms-repo", "."),),
+            ((kind, "config.json"),),
+        )
+    yield Case(
+        "path/ovms config.json too deep",
+        "path",
+        {"m.onnx": pools, "config.json": b"[" * 200_000},
+        (("convert", "m.onnx", "--ovms-repo", "."),),
+    )
+    tiny = bases.onnx["tiny"]
+    yield Case(
+        "path/batch output is another source's external data",
+        "path",
+        {"a.onnx": _external(tiny, "p.bin").SerializeToString(), "p.bin": tiny.graph.initializer[0].raw_data, "p.onnx": pools},
+        (("convert", "a.onnx", "p.onnx", "--force"),),
+    )
+    yield Case(
+        "path/output dir is not a folder",
+        "path",
+        {"m.onnx": pools},
+        (("convert", "m.onnx", "--output-dir", "f"), ("transform", "m.onnx", "--pass", "no-ceil", "--output-dir", "z")),
+        (("fifo", "f"), ("zero", "z")),
+    )
+    yield Case(
+        "path/empty output paths",
+        "path",
+        {"m.onnx": pools},
+        (
+            ("convert", "m.onnx", "-o", ""),
+            ("convert", "m.onnx", "--output-dir", ""),
+            ("transform", "m.onnx", "--pass", "no-ceil", "-o", ""),
+            ("run", "m.onnx", "--random-inputs", "--output", ""),
+            ("explain", "--kernel", "2", "--input-shape", "4", "--svg", ""),
+        ),
+    )
 
 
 def corpus(bases: Bases) -> list[Case]:
@@ -1102,6 +1169,9 @@ def _prepare(case: Case, folder: Path) -> None:
             server.close()
         elif kind == "zero":
             path.symlink_to("/dev/zero")
+        elif kind == "loop":
+            (folder / f"{name}.2").symlink_to(name)
+            path.symlink_to(f"{name}.2")
         elif kind == "sparse":
             with open(path, "wb") as handle:
                 handle.truncate(SPARSE_SIZE)

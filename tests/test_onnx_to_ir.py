@@ -313,8 +313,8 @@ def test_cli_hostile_convert(tmp_path, capsys):
         (2, ["convert", tmp_path / "xml.onnx"], "xml.onnx: not a readable ONNX model"),
         (2, ["convert", EXAMPLE, "--to", "bogus"], "--to bogus: expected one of"),
         (2, ["convert", EXAMPLE, "-o", tmp_path / "out.xml", "--force"], "out.xml: is a folder"),
-        (2, ["convert", EXAMPLE, "-o", tmp_path / "empty.onnx" / "m.xml"], "a parent of it is a file"),
-        (2, ["convert", weights, "-o", tmp_path / "w.xml"], "w.bin: exists (use --force"),
+        (2, ["convert", EXAMPLE, "-o", tmp_path / "empty.onnx" / "m.xml"], "empty.onnx is a file, not a folder"),
+        (2, ["convert", weights, "-o", tmp_path / "w.xml"], "w.bin: refusing to overwrite an input file"),
         (2, ["convert", weights, "-o", tmp_path / "w.xml", "--force"], "w.bin: refusing to overwrite an input file"),
         (
             2,

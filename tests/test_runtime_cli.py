@@ -161,7 +161,11 @@ def test_hostile_inputs_are_one_line_errors(tmp_path, capsys):
             "precision 'f16' applies to OpenVINO",
         ),
         (2, ["run", EXAMPLE, "--random-inputs", "--output", tmp_path / "folder.npz", "--force"], "is a folder"),
-        (2, ["run", EXAMPLE, "--random-inputs", "--output", tmp_path / "empty.onnx" / "o.npz"], "a parent of it is a file"),
+        (
+            2,
+            ["run", EXAMPLE, "--random-inputs", "--output", tmp_path / "empty.onnx" / "o.npz"],
+            "empty.onnx is a file, not a folder",
+        ),
         (2, ["run", EXAMPLE, "--random-inputs", "--output", EXAMPLE, "--force"], "refusing to overwrite an input file"),
     ]
     for code, args, message in cases:

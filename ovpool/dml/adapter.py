@@ -21,7 +21,6 @@ Everything else DirectML cannot say exactly is refused with the node and the rea
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict, cast
@@ -30,6 +29,7 @@ from ovpool import dtypes, shape
 from ovpool.axis import unpool_window_for
 from ovpool.dml.levels import DML_FEATURE_LEVELS, DML_LEVELS, DML_OPERATORS, DmlOperatorLevel, row_at
 from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
+from ovpool.files import parse_json
 from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec
 
 FORMAT = "ovpool-dml"
@@ -641,17 +641,10 @@ def _scalars(value: object) -> bool:
 
 
 def loads(data: bytes, source: str) -> dict:
-    """Parse and check the top level of a DirectML document; per-operator checks are
-    ``check_operator``'s. Nesting deeper than ``MAX_JSON_DEPTH`` and integers of more than
-    ``MAX_INT_DIGITS`` digits are refused (a document nests 6 deep and its sizes fit in 20 digits)."""
-    try:
-        text = data.decode("utf-8-sig")
-        _check_depth(text)
-        document = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputFileError.in_file(source, f"not a JSON file ({exc})") from exc
-    except _Unreadable as exc:
-        raise InputFileError.in_file(source, f"not a DirectML document ({exc})") from None
+    """Parse (``ovpool.files.parse_json``: bounded depth and integers) and check the top level of a
+    DirectML document; per-operator checks are ``check_operator``'s. A document nests 6 deep and
+    its sizes fit in 20 digits, well within the parser's bounds."""
+    document = parse_json(data, source, "a DirectML document")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise InputFileError.in_file(source, f'not an ovpool DirectML document (expected "format": "{FORMAT}")')
     if document.get("version") != FORMAT_VERSION:
@@ -666,39 +659,6 @@ def loads(data: bytes, source: str) -> dict:
 
 
 MAX_JSON_BYTES = 64 << 20
-MAX_JSON_DEPTH = 32
-MAX_INT_DIGITS = 20
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
-_DEEP_OPENING = re.compile(r"[\[{]{" + str(MAX_JSON_DEPTH + 1) + "}")
-
-
-class _Unreadable(ValueError):
-    """JSON that parses but is no document: too deep, a huge integer, NaN."""
-
-
-def _check_depth(text: str) -> None:
-    """Refuse nesting deeper than ``MAX_JSON_DEPTH`` before parsing (Python's parser recurses):
-    brackets outside strings, innermost pairs removed ``MAX_JSON_DEPTH`` times; a pair left, or
-    more openings in a row than that, means deeper (``[[1]]`` is depth 2). Other unbalanced
-    brackets are left to the parser to report."""
-    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub('""', text))
-    for _ in range(MAX_JSON_DEPTH):
-        if not brackets:
-            return
-        brackets = brackets.replace("[]", "").replace("{}", "")
-    if "[]" in brackets or "{}" in brackets or _DEEP_OPENING.search(brackets):
-        raise _Unreadable(f"nested more than {MAX_JSON_DEPTH} deep")
-
-
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise _Unreadable(f"an integer of {len(text.lstrip('-'))} digits, {text[:12]}...")
-    return int(text)
-
-
-def _no_constant(text: str) -> float:
-    raise _Unreadable(f"{text} is not a JSON value")
 
 
 def _refuse_empty_windows(spec: PoolSpec, spatial: Sequence[int], where: str) -> None:

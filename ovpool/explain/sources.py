@@ -90,14 +90,16 @@ def spec_from_onnx(path: Path, node_name: str) -> tuple[PoolSpec, tuple[int, ...
     if not is_pool_node(node):
         raise ModelError.in_file(path, f"node '{node_name}' is {node.op_type}, not a pooling node")
     spec = spec_from_node(node, default_opset(proto))
-    _refuse_unpool(spec, f"{path}: node '{node_name}'")
+    _refuse_unpool(spec, path, f"node '{node_name}'")
     dims = inferred_types(proto).get(node.input[0], (None, None))[1]  # a help here: --input-shape can say it
     return spec, (tuple(int(d) for d in dims) if dims and shape.is_static(dims) else None)
 
 
-def _refuse_unpool(spec: PoolSpec, where: str) -> None:
+def _refuse_unpool(spec: PoolSpec, path: Path, where: str) -> None:
     if spec.kind is PoolKind.UNPOOL:
-        raise UnsupportedError(f"{where} is MaxUnpool: it has no windows over its input to explain (explain its MaxPool)")
+        raise UnsupportedError.in_file(
+            path, f"{where} is MaxUnpool: it has no windows over its input to explain (explain its MaxPool)"
+        )
 
 
 def spec_from_ir(path: Path, layer_key: str) -> tuple[PoolSpec, tuple[int, ...] | None]:
@@ -115,5 +117,5 @@ def spec_from_ir(path: Path, layer_key: str) -> tuple[PoolSpec, tuple[int, ...] 
     try:
         spec = spec_from_layer(template, layer.data, rank, name=layer.name)
     except SpecError as exc:
-        raise exc.at(f"{path}: {where}") from None
+        raise exc.at(where).located(path) from None
     return spec, (static if bounds and len(static) == len(bounds) else None)

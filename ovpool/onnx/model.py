@@ -13,7 +13,7 @@ from onnx.external_data_helper import uses_external_data
 
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError, OvpoolError
-from ovpool.files import read_input, regular_size
+from ovpool.files import read_input, real_path, regular_size
 from ovpool.memory import check_tensor
 from ovpool.onnx.check import DATA_TYPES, check_model, fill_attribute_types, raw_bytes
 
@@ -55,8 +55,9 @@ def load(model: str | os.PathLike | ModelProto, load_data: bool = True) -> Model
 def check_external_data(proto: ModelProto, path: Path) -> None:
     """Every external-data location must be a regular file inside the model's folder, other than
     the model, holding the bytes the tensor's dims need at its offset: ``../secret``, an absolute
-    path, a NUL in the name or a file too short is refused before anything is read."""
-    root = path.parent.resolve()
+    path, a NUL in the name, a symbolic link loop or a file too short is refused before anything
+    is read."""
+    root = real_path(path.parent)
     for tensor in _tensors(proto):
         if not uses_external_data(tensor):
             continue
@@ -64,10 +65,10 @@ def check_external_data(proto: ModelProto, path: Path) -> None:
         where = f"tensor '{tensor.name}'"
         if "\0" in location:
             raise InputFileError.in_file(path, f"{where} names its external data {location!r}, with a NUL character")
-        target = (root / location).resolve()
+        target = real_path(root / location)
         if os.path.isabs(location) or root not in target.parents:
             raise InputFileError.in_file(path, f"{where} points its external data at '{location}', outside the model's folder")
-        if target == path.resolve():
+        if target == real_path(path):
             raise InputFileError.in_file(path, f"{where} points its external data at the model file itself")
         try:
             size = regular_size(target)
@@ -111,12 +112,17 @@ def _within_budget(tensor: TensorProto, path: Path) -> None:
 
 
 def external_data_files(path: str | os.PathLike) -> list[Path]:
-    """The files an ONNX model keeps its external data in (``m.onnx`` with ``location: "m.bin"``
-    gives ``[<folder>/m.bin]``), for writers that must never overwrite an input."""
+    """The files an ONNX model names as its external data (``m.onnx`` with ``location: "m.bin"``
+    gives ``[<folder>/m.bin]``), for writers that must never overwrite an input. The model is
+    parsed but neither checked nor its data read; a file that is not a readable ONNX model names
+    none (reading it for the work reports why)."""
     path = Path(path)
-    proto = load(path, load_data=False)
+    try:
+        proto = onnx.load_model_from_string(read_input(path, MAX_ONNX_BYTES, "ONNX models"))
+    except Exception:  # an InputFileError, or protobuf's DecodeError, RuntimeError, ValueError
+        return []
     locations = {_location(tensor) for tensor in _tensors(proto) if uses_external_data(tensor)}
-    return sorted(path.parent / location for location in locations if location)
+    return sorted(path.parent / location for location in locations if location and "\0" not in location)
 
 
 def _location(tensor) -> str:

@@ -11,6 +11,8 @@ Public functions:
   is the ``("onnx", "ir")`` route of ``ovpool.convert``: the IR files, for ``ovpool convert
   model.onnx``. Weights stay float32 unless ``compress_to_fp16`` (then they are stored as f16
   constants, each followed by a Convert to f32, as ``ovc --compress_to_fp16`` writes them).
+  OpenVINO saves the IR to a temporary folder first: a failure there (a full disk or a file size
+  limit) is an ``OutputError`` (``ovpool.convert`` names the output in it).
 
 ``inputs`` sets input shapes before conversion, as ``ovc --input`` does: ovc's text
 (``"x[1,3,640,640]"``) or a mapping (``{"x": [1, 3, 640, 640]}``), see ``ovpool.ov.inputs``. The
@@ -42,6 +44,7 @@ from onnx import ModelProto
 
 from ovpool import shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
+from ovpool.files import OutputError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import load
 from ovpool.ov.extension import PoolExtensions
@@ -90,8 +93,14 @@ def onnx_to_ir(src: Path, out_suffix: str = ".xml", inputs: Inputs = None, compr
     converted = onnx_to_ov_model(src, inputs)
     with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
         xml = Path(folder) / "model.xml"
-        ov.save_model(converted, str(xml), compress_to_fp16=compress_to_fp16)
-        return {".xml": xml.read_bytes(), ".bin": xml.with_suffix(".bin").read_bytes()}
+        try:
+            ov.save_model(converted, str(xml), compress_to_fp16=compress_to_fp16)
+            return {".xml": xml.read_bytes(), ".bin": xml.with_suffix(".bin").read_bytes()}
+        except (RuntimeError, OSError) as exc:  # a full disk or file size limit in $TMPDIR: "iostream error"
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else openvino_reason(exc)
+            raise OutputError(
+                f"cannot write: OpenVINO could not save the IR to a temporary folder in {tempfile.gettempdir()} ({reason})"
+            ) from None
 
 
 def check_shapes(lowered: list[Lowered]) -> None:
