@@ -124,8 +124,13 @@ def register(app: typer.Typer) -> None:
             dims = input_shape_for(spec, shape_dims)
         elif found_shape is not None:
             dims = found_shape
+        elif onnx_model is not None or ir_model is not None:
+            where = f"node '{node}'" if onnx_model is not None else f"layer '{layer}'"
+            raise UsageError.in_file(
+                onnx_model or ir_model or "", f"{where}: the model gives its input no static shape; give --input-shape N,C,D1,..."
+            )
         else:
-            raise typer.BadParameter("give --input-shape (the model does not say a static input shape)")
+            raise UsageError("give --input-shape N,C,D1,... (the input the windows cover)")
         try:
             result = build(spec, dims)
         except SpecError as exc:  # the spec does not fit this input

@@ -355,3 +355,14 @@ def test_an_ir_layer_numpy_refuses_is_named_as_a_layer(tmp_path, capsys, old, ne
 def test_a_usage_error_typer_finds_is_one_line_too(capsys, args, line):
     code, out, err = invoke(capsys, *args)
     assert (code, out, err) == (2, "", line + "\n")
+
+
+def test_explain_of_a_node_without_a_static_input_shape_names_the_model_and_node(tmp_path, capsys):
+    path = save(pool_model("MaxPool", ["N", 2, "H", 9], kernel_shape=[2, 2]), tmp_path / "m.onnx")
+    code, _, err = invoke(capsys, "explain", "--onnx", path, "--node", "pool")
+    assert (code, err) == (
+        2,
+        f"error: {path}: node 'pool': the model gives its input no static shape; give --input-shape N,C,D1,...\n",
+    )
+    code, out, err = invoke(capsys, "explain", "--onnx", path, "--node", "pool", "--input-shape", "1,2,4,9")
+    assert code == 0 and "output [1, 2, 2, 4]" in out, err
