@@ -88,7 +88,7 @@ def test_onnx_node_and_errors():
     assert result.exit_code == 0 and "divisor include_pad" in result.output
     refused = runner.invoke(app, ["explain", "--onnx", EXAMPLE, "--node", "relu1"])
     assert refused.exception.exit_code == 1 and "not a pooling node" in str(refused.exception)
-    assert runner.invoke(app, ["explain", "--kernel", "3,3"]).exit_code == 2
+    assert runner.invoke(app, ["explain", "--kernel", "3,3"]).exception.exit_code == 2
 
 
 def usage_error(args: list[str]) -> str:
