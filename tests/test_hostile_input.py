@@ -366,3 +366,18 @@ def test_explain_of_a_node_without_a_static_input_shape_names_the_model_and_node
     )
     code, out, err = invoke(capsys, "explain", "--onnx", path, "--node", "pool", "--input-shape", "1,2,4,9")
     assert code == 0 and "input [1, 2, 4, 9] -> output [1, 2, 3, 8]" in out, err
+
+
+def test_a_graph_input_without_a_type_or_with_complex_elements_is_named(tmp_path, capsys):
+    untyped = pool_model("MaxPool", [1, 1, 5, 5], kernel_shape=[3, 3])
+    untyped.graph.input[0].ClearField("type")
+    complex_input = pool_model("MaxPool", [1, 1, 5, 5], kernel_shape=[3, 3])
+    complex_input.graph.input[0].type.tensor_type.elem_type = TensorProto.COMPLEX64
+    for model, message in ((untyped, "input 'x' has no type"), (complex_input, "tensor 'x': ONNX element type 14 (COMPLEX64)")):
+        path = save(model, tmp_path / "m.onnx")
+        for args in (
+            ("transform", path, "-p", "no-ceil", "-o", tmp_path / "t.onnx"),
+            ("run", path, "--random-inputs", "--device", "numpy"),
+        ):
+            code, _, err = invoke(capsys, *args)
+            assert code in (1, 2) and err.startswith(f"error: {path}: ") and message in err, err

@@ -307,6 +307,8 @@ class _Checker:
 
     def _value_type(self, value: onnx.ValueInfoProto, where: str, required: bool) -> None:
         kind = value.type.WhichOneof("value")
+        if kind is None and required:
+            raise _Problem(f"{where} has no type")
         if kind not in ("tensor_type", "sparse_tensor_type"):
             return
         tensor = getattr(value.type, kind)

@@ -12,7 +12,7 @@ from onnx import GraphProto, ModelProto, TensorProto
 from onnx.external_data_helper import uses_external_data
 
 from ovpool import dtypes
-from ovpool.errors import InputFileError, ModelError, OvpoolError
+from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.files import read_input, real_path, regular_size
 from ovpool.memory import check_tensor
 from ovpool.onnx.check import DATA_TYPES, check_model, fill_attribute_types, raw_bytes
@@ -155,14 +155,23 @@ def value_types(graph: GraphProto) -> dict[str, tuple[str | None, tuple[int | No
         if not info.type.HasField("tensor_type"):
             continue
         tensor_type = info.type.tensor_type
-        dtype = dtypes.from_onnx(tensor_type.elem_type) if tensor_type.elem_type else None
+        dtype = _dtype(info.name, tensor_type.elem_type) if tensor_type.elem_type else None
         dims = None
         if tensor_type.HasField("shape"):
             dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim)
         known[info.name] = (dtype, dims)
     for init in graph.initializer:
-        known[init.name] = (dtypes.from_onnx(init.data_type), tuple(init.dims))
+        known[init.name] = (_dtype(init.name, init.data_type), tuple(init.dims))
     return known
+
+
+def _dtype(tensor: str, elem_type: int) -> str:
+    """``dtypes.from_onnx``, its refusal naming the tensor (``tensor 'x': ONNX element type 14
+    (COMPLEX64) has no numpy form ovpool handles``)."""
+    try:
+        return dtypes.from_onnx(elem_type)
+    except UnsupportedError as exc:
+        raise UnsupportedError(f"tensor '{tensor}': {exc}") from None
 
 
 def inferred_types(
