@@ -1021,6 +1021,51 @@ def args_cases(bases: Bases) -> Iterable[Case]:
         ("rounding bogus", ("--kernel", "3", "--rounding", "sideways", "--input-shape", "5")),
     ):
         yield case(f"explain {label}", {}, ("explain", *flags))
+    sup = "\u00b2"  # a superscript 2: str.isdigit() says yes, int() says no
+    yield case(
+        "seeds negative elsewhere",
+        {"m.onnx": pools},
+        ("bench", "m.onnx", "--seed", "-5", "--runs", "1", "--backend", "numpy"),
+        ("compare", "m.onnx", "--device", "numpy", "--random-inputs", "--seed", "-1"),
+    )
+    yield case("bench runs huge", {"m.onnx": pools}, ("bench", "m.onnx", "--runs", "9" * 23, "--backend", "numpy"))
+    yield case("bench warmup huge", {"m.onnx": pools}, ("bench", "m.onnx", "--warmup", str(2**70), "--backend", "numpy"))
+    yield case(
+        "compare tolerance not finite",
+        {"m.onnx": pools},
+        ("compare", "m.onnx", "--device", "numpy", "--random-inputs", "--rtol", "nan", "--json"),
+        ("compare", "m.onnx", "--device", "numpy", "--random-inputs", "--atol", "inf"),
+    )
+    yield case(
+        "digits that are not ASCII",
+        {"m.onnx": pools, "m.xml": xml, "m.bin": weights},
+        ("transform", "m.onnx", "-p", f"opset={sup}", "-o", "out/t.onnx"),
+        ("validate", "m.xml", "-j", sup),
+        ("convert", "m.onnx", "--to", "dml", "--feature-level", f"5.{sup}", "-o", "out/m.json"),
+    )
+    for label, text in (
+        ("2**63", str(2**63)),
+        ("2**63-1", str(2**63 - 1)),
+        ("2**70", str(2**70)),
+        ("range to 2**40", f"1..{2**40}"),
+    ):
+        yield case(
+            f"convert --input dim {label}",
+            {"m.onnx": dyn},
+            ("convert", "m.onnx", "--input", f"x[1,2,{text},8]", "-o", "out/m.xml"),
+            ("convert", "m.onnx", "--shape", f"x=1,2,{text},8", "-o", "out/m.xml"),
+        )
+    yield case(
+        "an input given twice",
+        {"m.onnx": dyn, "x.npy": _npy(np.zeros((1, 2, 8, 8), np.float32))},
+        ("convert", "m.onnx", "--input", "x[1,2,8,8]", "--input", "x[1,2,4,4]", "-o", "out/m.xml"),
+        ("run", "m.onnx", "-i", "x=x.npy", "-i", "x=x.npy", "--device", "numpy"),
+    )
+    yield case(
+        "fallback contradicted", {"m.onnx": pools}, ("run", "m.onnx", "--random-inputs", "--fallback", "numpy", "--no-fallback")
+    )
+    yield case("format to itself", {"m.onnx": pools}, ("convert", "m.onnx", "--to", "onnx", "-o", "out/n.onnx"))
+    yield case("max-memory past int64", {"m.onnx": pools}, ("run", "m.onnx", "--random-inputs", "--max-memory", "9" * 400))
     yield case("explain node missing", {"m.onnx": tiny}, ("explain", "--onnx", "m.onnx", "--node", "nope"))
     yield case("explain layer missing", {"m.xml": xml, "m.bin": weights}, ("explain", "--ir", "m.xml", "--layer", "nope"))
     yield case("explain node not a pool", {"m.onnx": tiny}, ("explain", "--onnx", "m.onnx", "--node", "conv1"))
