@@ -645,6 +645,46 @@ def ir_attr_cases(bases: Bases) -> Iterable[Case]:
             yield Case(f"ir/{base}/{attr}={bad}", "ir-attr", {"m.xml": mutated.encode(), "m.bin": weights}, ir_runs(layer=layer))
 
 
+def window_wrap_cases() -> Iterable[Case]:
+    """Window sizes past 32 bits where OpenVINO's CPU plugin divides by them: SAME padding with a
+    stride of 2**32, which it holds as 0 and dies of SIGFPE on. In pooling (the bundled
+    ``spec_example1.xml``, AvgPool SAME_UPPER) and outside it (a grouped ONNX Conv)."""
+    example = (ROOT / "ovpool" / "examples" / "spec_example1.xml").read_text()
+    for label, value in (
+        ("2**32", "4294967296,4294967296"),
+        ("2**40", "1099511627776,1099511627776"),
+        ("2**32+1", "4294967297,2"),
+    ):
+        xml = example.replace('strides="2,2"', f'strides="{value}"')
+        yield Case(f"ir/example/strides={label} same_upper", "ir-attr", {"m.xml": xml.encode()}, ir_runs(layer="pool"))
+    for group, label in ((2, "grouped"), (1, "plain")):
+        weights = numpy_helper.from_array(np.ones((2, 2 // group, 3, 3), np.float32), "w")
+        conv = helper.make_node(
+            "Conv",
+            ["x", "w"],
+            ["y"],
+            name="conv",
+            kernel_shape=[3, 3],
+            group=group,
+            strides=[2**32, 2**32],
+            auto_pad="SAME_UPPER",
+        )
+        graph = helper.make_graph(
+            [conv],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            [weights],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        yield Case(
+            f"onnx/{label} conv strides=2**32 same_upper",
+            "onnx-attr",
+            {"m.onnx": model.SerializeToString()},
+            onnx_runs(node="conv"),
+        )
+
+
 def ir_structure_cases(bases: Bases) -> Iterable[Case]:
     for base, (xml, weights) in bases.ir.items():
         text = xml.decode()
@@ -1187,6 +1227,7 @@ def corpus(bases: Bases) -> list[Case]:
         *onnx_external_cases(bases),
         *byte_cases(bases),
         *ir_attr_cases(bases),
+        *window_wrap_cases(),
         *ir_structure_cases(bases),
         *dml_cases(bases),
         *input_cases(bases),

@@ -381,3 +381,56 @@ def test_a_graph_input_without_a_type_or_with_complex_elements_is_named(tmp_path
         ):
             code, _, err = invoke(capsys, *args)
             assert code in (1, 2) and err.startswith(f"error: {path}: ") and message in err, err
+
+
+# ---------------------------------------------------------------- values OpenVINO holds in 32 bits
+
+
+@pytest.mark.openvino
+@pytest.mark.parametrize("command", [("run", "--random-inputs", "--fallback", "none"), ("bench", "--runs", "1", "--warmup", "0")])
+def test_an_ir_stride_past_32_bits_never_reaches_the_cpu_plugin(tmp_path, command):
+    """AvgPool SAME_UPPER with strides 2**32: OpenVINO's CPU plugin holds it as 0 and dies of
+    SIGFPE. In a subprocess, so that a regression fails this test instead of killing pytest."""
+    path = tmp_path / "m.xml"
+    path.write_text(EXAMPLE.with_name("spec_example1.xml").read_text().replace('strides="2,2"', 'strides="4294967296,2"'))
+    done = subprocess.run(
+        [sys.executable, "-m", "ovpool", command[0], str(path), *command[1:]],
+        capture_output=True,
+        text=True,
+        env=CHECKOUT,
+        timeout=300,
+    )
+    assert done.returncode == 1, done
+    assert f"{path}: AvgPool 'pool': attribute 'strides' = [4294967296, 2]: must be within +-(2**31-1)" in done.stderr
+
+
+@pytest.mark.openvino
+def test_a_grouped_conv_stride_past_32_bits_runs_on_numpy_instead(tmp_path):
+    """Not pooling, the same crash (a GroupConvolution with SAME padding): OpenVINO is given up for
+    the numpy executor, which takes the one window at cell 0 that ONNX's SAME padding gives."""
+    weights = helper.make_tensor("w", TensorProto.FLOAT, [2, 1, 3, 3], [1.0] * 18)
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", group=2, strides=[2**32, 2**32], auto_pad="SAME_UPPER")
+    graph = helper.make_graph(
+        [conv],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [weights],
+    )
+    path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "g.onnx")
+    x = np.arange(128, dtype=np.float32).reshape(1, 2, 8, 8)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "y.npz"
+    done = subprocess.run(
+        [sys.executable, "-m", "ovpool", "run", str(path), "-i", f"x={tmp_path / 'x.npy'}", "--output", str(out)],
+        capture_output=True,
+        text=True,
+        env=CHECKOUT,
+        timeout=300,
+    )
+    assert done.returncode == 0, done
+    assert (
+        "OpenVINO cannot take" in done.stderr and "GroupConvolution" in done.stderr and "running on numpy instead" in done.stderr
+    )
+    expected = x[0, :, :3, :3].sum(axis=(1, 2)).reshape(1, 2, 1, 1)
+    np.testing.assert_array_equal(np.load(out)["y"], expected)

@@ -44,6 +44,7 @@ from ovpool.runtime import devices
 from ovpool.runtime.graph import GraphSession
 from ovpool.runtime.ir_executor import IrGraph
 from ovpool.runtime.tensors import TensorDecl, check_inputs
+from ovpool.spec import MAX_WINDOW
 
 DEFAULT_DEVICE = "CPU"
 # --precision value -> INFERENCE_PRECISION_HINT (None: leave the device's default).
@@ -54,6 +55,9 @@ CACHE_ENV = "OVPOOL_CACHE_DIR"
 FALLBACKS = ("none", "cpu", "numpy")
 DEFAULT_FALLBACK = "numpy"
 FALLBACK_DEVICE = "CPU"
+# OpenVINO attributes that size a window (convolution, pooling, patches); each value must fit in
+# 32 bits (``_check_ov_windows``).
+WINDOW_ATTRIBUTES = frozenset({"kernel", "strides", "dilations", "pads_begin", "pads_end", "output_padding", "sizes", "rates"})
 
 
 class DeviceError(OvpoolError):
@@ -229,6 +233,7 @@ class OpenVINOSession:
         self.device = device
         ov_model, preferred = self._read_model(model, core)
         _check_ov_budget(ov_model, model.label)
+        _check_ov_windows(ov_model, model.label)
         self.compiled = core.compile_model(ov_model, device, compile_config(precision, cache))
         self.request = self.compiled.create_infer_request()
         # Names come from the model as read: the compiled model's nodes have the plugin's names.
@@ -440,6 +445,24 @@ def _check_ov_budget(ov_model, label: str) -> None:
                 check_tensor(what, [d.get_length() for d in partial], dtype)
             except OvpoolError as exc:
                 raise exc.located(label) from None
+
+
+def _check_ov_windows(ov_model, label: str) -> None:
+    """Every window attribute (``WINDOW_ATTRIBUTES``) of every operation, pooling or not, within
+    ``MAX_WINDOW`` before OpenVINO compiles it: its CPU plugin holds them in 32 bits, and a stride of
+    2**32 wraps to 0 and kills the process with SIGFPE (a GroupConvolution or MaxPool with strides
+    4294967296 and SAME padding). An IR's pooling layers are checked by the spec too; this catches
+    the rest, e.g. ``GroupConvolution 'conv': attribute 'strides' = [4294967296, 1]``."""
+    for op in ov_model.get_ordered_ops():
+        if op.get_type_name() in ("Constant", "Parameter", "Result"):
+            continue
+        for name, value in op.get_attributes().items():
+            if name in WINDOW_ATTRIBUTES and isinstance(value, list) and any(abs(int(v)) > MAX_WINDOW for v in value):
+                raise ModelError.in_file(
+                    label,
+                    f"{op.get_type_name()} '{op.get_friendly_name()}': attribute '{name}' = {list(value)}: must be within "
+                    "+-(2**31-1) (OpenVINO's plugins hold window sizes in 32-bit integers)",
+                )
 
 
 def _label(model: str | os.PathLike | ModelProto) -> str:
