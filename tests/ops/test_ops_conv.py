@@ -394,6 +394,30 @@ def test_conv_same_with_dilation(opset: int) -> None:
     np.testing.assert_array_equal(lower[0, 0], [20, 30, 41, 52, 63, 4])
 
 
+@pytest.mark.parametrize(
+    ("op", "x_shape", "w_shape", "attrs"),
+    [
+        ("Conv", (1, 2, 8, 8), (2, 1, 3, 3), {"group": 2, "strides": [2**32, 2**32], "auto_pad": "SAME_UPPER"}),
+        ("Conv", (1, 2, 8, 8), (3, 2, 3, 3), {"strides": [2**32, 2], "pads": [1, 1, 1, 1]}),
+        ("Conv", (1, 2, 7, 5), (3, 2, 1, 1), {"strides": [2**32, 2]}),
+        ("ConvTranspose", (1, 2, 1, 4), (2, 1, 3, 3), {"group": 2, "strides": [2**32, 2]}),
+        ("ConvTranspose", (1, 2, 1, 1), (2, 3, 3, 3), {"strides": [2**40, 2**40], "dilations": [2, 2], "pads": [1, 0, 0, 1]}),
+    ],
+)
+def test_a_stride_longer_than_the_axis(
+    op: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: dict[str, Any]
+) -> None:
+    """A Conv axis with one output, or a ConvTranspose axis with one input, never uses its stride:
+    stride 2**32 over 8 cells reads one window from cell 0 (SAME: total pad max(0, 0 * 2**32 + 3 - 8)
+    = 0), computed at once instead of splitting the axis into 2**32 phases. Against the schema
+    text, in float64 (onnxruntime reads SAME from a negative pad here, and takes no 2**32)."""
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+    actual = ovpool_of(op, 13, [x, w], attrs)[0]
+    expected = schema_conv(x, w, None, attrs) if op == "Conv" else schema_conv_transpose(11, x, w, None, attrs)
+    np.testing.assert_allclose(actual, expected, rtol=1e-10, atol=1e-12)
+
+
 def test_bfloat16_at_version_22() -> None:
     """Conv-22 and ConvTranspose-22 allow bfloat16 (onnxruntime has no kernel): computed in float32
     and given back as bfloat16."""

@@ -220,6 +220,9 @@ def conv_plan(node: OpNode, attrs: Attrs, x_shape: tuple[int, ...], w_shape: tup
     out = tuple((n + b + e - kd) // s + 1 for n, b, e, kd, s in zip(sizes, begin, end, spans, strides))
     if any(o < 1 for o in out):
         raise node.fail(f"input {list(sizes)} with pads {list(begin + end)} is smaller than the dilated kernel {spans}")
+    # An axis with one output reads from position 0 only: its stride is never used, and the tap
+    # loop splits each axis into `stride` phases (strides 2**32 over 8 cells: one output, stride 1).
+    strides = tuple(1 if o == 1 else s for s, o in zip(strides, out))
     return ConvPlan(conv_method(w_shape, group, attrs.pads), group, strides, dilations, tuple(begin), tuple(end), out)
 
 
@@ -233,9 +236,10 @@ def conv_weights(method: str, w: np.ndarray, group: int, dtype: np.dtype) -> np.
 
 
 def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan) -> np.ndarray:
-    """1x1 kernel: ``(g, M/g, C/g) @ (N, g, C/g, P)``, strided input subsampled first."""
-    if any(s > 1 for s in plan.strides):
-        x = x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in plan.strides)]
+    """1x1 kernel: ``(g, M/g, C/g) @ (N, g, C/g, P)``, the input subsampled first to the cells
+    the outputs read, ``0, s, ..., (out - 1) * s`` (stride 2 over 7 cells: 0, 2, 4, 6)."""
+    if x.shape[2:] != plan.out:
+        x = x[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(plan.out, plan.strides))]
     n, g = x.shape[0], plan.group
     y = np.matmul(wl, x.reshape(n, g, x.shape[1] // g, math.prod(plan.out)))
     return y.reshape((n, g * wl.shape[1]) + plan.out)
@@ -458,6 +462,9 @@ def transpose_plan(node: OpNode, attrs: Attrs, split: Split, x_shape: tuple[int,
         out = tuple(f - b - e for f, b, e in zip(full, begin, end))
         if any(o < 1 for o in out):
             raise node.fail(f"{list(begin + end)} crop the whole output of size {full}", "pads")
+    # An axis with one input cell writes from position 0 only: its stride is never used, and col2im
+    # splits each axis into `stride` phases (strides 2**32 over 1 cell: stride 1).
+    strides = tuple(1 if n == 1 else s for s, n in zip(strides, sizes))
     return TransposePlan(group, strides, dilations, tuple(begin), tuple(out))
 
 
