@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+import fuzz_corpus
 import numpy as np
 import pytest
 from onnx import AttributeProto, TensorProto, helper
@@ -408,16 +409,9 @@ def test_an_ir_stride_past_32_bits_never_reaches_the_cpu_plugin(tmp_path, comman
 def test_a_grouped_conv_stride_past_32_bits_runs_on_numpy_instead(tmp_path):
     """Not pooling, the same crash (a GroupConvolution with SAME padding): OpenVINO is given up for
     the numpy executor, which takes the one window at cell 0 that ONNX's SAME padding gives."""
-    weights = helper.make_tensor("w", TensorProto.FLOAT, [2, 1, 3, 3], [1.0] * 18)
-    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", group=2, strides=[2**32, 2**32], auto_pad="SAME_UPPER")
-    graph = helper.make_graph(
-        [conv],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [weights],
-    )
-    path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "g.onnx")
+    (case,) = [c for c in fuzz_corpus.window_wrap_cases() if c.name.startswith("onnx/grouped conv")]
+    path = tmp_path / "g.onnx"
+    path.write_bytes(case.files["m.onnx"])  # Conv group 2, W of ones (2, 1, 3, 3), strides 2**32, SAME_UPPER
     x = np.arange(128, dtype=np.float32).reshape(1, 2, 8, 8)
     np.save(tmp_path / "x.npy", x)
     out = tmp_path / "y.npz"
