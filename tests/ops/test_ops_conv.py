@@ -29,6 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
+from ovpool.memory import MemoryBudgetError
 from ovpool.runtime.ops import conv as conv_module
 
 CONV_OPSETS = since_opsets("Conv")
@@ -416,6 +417,18 @@ def test_a_stride_longer_than_the_axis(
     actual = ovpool_of(op, 13, [x, w], attrs)[0]
     expected = schema_conv(x, w, None, attrs) if op == "Conv" else schema_conv_transpose(11, x, w, None, attrs)
     np.testing.assert_allclose(actual, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_conv_transpose_output_over_the_budget_is_refused_before_any_work() -> None:
+    """Strides 2**20 over a 2x2 input: the output is 1048579 x 1048579 (4 TiB at float32), which
+    shape inference cannot see for a dynamic input; refused by size before the phase planes are
+    laid out (2**40 of them, which filled the memory first)."""
+    x = np.ones((1, 1, 2, 2), dtype=np.float32)
+    w = np.ones((1, 1, 3, 3), dtype=np.float32)
+    with pytest.raises(
+        MemoryBudgetError, match=r"convtranspose_node.*output \[1, 1, 1048579, 1048579\] float32 would need 4\.0 TiB"
+    ):
+        ovpool_of("ConvTranspose", 11, [x, w], {"strides": [2**20, 2**20]})
 
 
 def test_bfloat16_at_version_22() -> None:

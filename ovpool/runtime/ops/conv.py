@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
@@ -504,7 +505,6 @@ def _transpose_run(x: np.ndarray, wt: np.ndarray, plan: TransposePlan, kernel: t
     m = g * (wt.shape[1] // len(taps))
     strides, dilations = plan.strides, plan.dilations
     extents = tuple(size + (k - 1) * d // s for size, k, d, s in zip(sizes, kernel, dilations, strides))
-    phases = list(product(*(range(s) for s in strides)))
     plane = math.prod(extents)
     pitches = [math.prod(extents[i + 1 :]) for i in range(len(kernel))]
     run = sizes[0] * math.prod(extents[1:])
@@ -517,6 +517,7 @@ def _transpose_run(x: np.ndarray, wt: np.ndarray, plan: TransposePlan, kernel: t
     if all((k - 1) * d < s for k, d, s in zip(kernel, dilations, strides)):
         sources = {r: cols[:, :, number].reshape((n, m) + extents) for number, r in enumerate(residues)}
     else:
+        phases = list(product(*(range(s) for s in strides)))
         offsets = [
             phases.index(r) * plane + sum(t * d // s * p for t, d, s, p in zip(tap, dilations, strides, pitches))
             for r, tap in zip(residues, taps)
@@ -561,6 +562,9 @@ def _transpose_factory(node: OpNode, split: Split) -> Kernel:
         dtype = _compute_dtype(node, x, w)
         plan = plan_for(x.shape, w.shape)
         _check_bias(node, b, w.shape[1] * plan.group, x.dtype)
+        # Dynamic dims reach here unchecked: the output, whose size bounds the phase planes and the
+        # phases (strides 2**20 x 2**20 over 2x2: 2**40 phases), within the budget before any work.
+        check_tensor(f"{node.label}: output", (x.shape[0], w.shape[1] * plan.group) + plan.out, dtype.name)
         wt = prepared.get(dtype) if w_const is not None else None
         if wt is None:
             wt = transpose_weights(w, plan.group, dtype)
