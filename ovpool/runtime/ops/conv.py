@@ -377,6 +377,10 @@ def _conv_factory(node: OpNode) -> Kernel:
         dtype = _compute_dtype(node, x, w)
         plan = plan_for(x.shape, w.shape)
         _check_bias(node, b, w.shape[0], x.dtype)
+        # Within the budget before any work: the output, and the padded input the windows read
+        # (pads 2**31 on an IR layer whose declared output is small: 408 GiB).
+        check_tensor(f"{node.label}: output", (x.shape[0], w.shape[0]) + plan.out, dtype.name)
+        check_tensor(f"{node.label}: padded input", _padded_shape(x.shape, plan.begin, plan.end), dtype.name)
         wl = prepared.get((plan.method, dtype)) if w_const is not None else None
         if wl is None:
             wl = conv_weights(plan.method, w, plan.group, dtype)
