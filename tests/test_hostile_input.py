@@ -428,3 +428,30 @@ def test_a_grouped_conv_stride_past_32_bits_runs_on_numpy_instead(tmp_path):
     )
     expected = x[0, :, :3, :3].sum(axis=(1, 2)).reshape(1, 2, 1, 1)
     np.testing.assert_array_equal(np.load(out)["y"], expected)
+
+
+# ---------------------------------------------------------------- dims known only at run time
+
+
+def test_tensors_the_fed_shapes_make_static_are_held_to_the_budget(tmp_path, capsys, monkeypatch):
+    """``y = Tile(x, [100, 1])`` with ``x: [N, 64]``: shape inference cannot size y until x is fed.
+    Fed [100, 64], y is [10000, 64] float32, 2.4 MiB: over a 1 MiB budget, refused before the run;
+    fed [10, 64] (y 250 KiB) it runs."""
+    monkeypatch.chdir(tmp_path)
+    repeats = helper.make_tensor("r", TensorProto.INT64, [2], [100, 1])
+    graph = helper.make_graph(
+        [helper.make_node("Tile", ["x", "r"], ["y"], name="tile")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [repeats],
+    )
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    for rows in (100, 10):
+        np.save(tmp_path / f"x{rows}.npy", np.ones((rows, 64), np.float32))
+    args = ("run", "m.onnx", "--device", "numpy", "--max-memory", "1M", "-i")
+    code, _, err = invoke(capsys, *args, "x=x100.npy")
+    assert code == 1
+    assert err.startswith("error: m.onnx: tensor 'y' [10000, 64] float32 would need 2.4 MiB"), err
+    code, out, _ = invoke(capsys, *args, "x=x10.npy")
+    assert code == 0 and "y: shape [1000, 64]" in out

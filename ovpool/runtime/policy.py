@@ -33,18 +33,16 @@ from typing import Any, Protocol
 import numpy as np
 from onnx import ModelProto, NodeProto
 
-from ovpool import dtypes, shape
+from ovpool import dtypes
 from ovpool.dtypes import np_dtype
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError, UsageError
 from ovpool.ir.reader import IRDocument, Layer, read_ir, weights_file
-from ovpool.memory import check_tensor
 from ovpool.names import port_tensor_name
-from ovpool.onnx.model import inferred_types, load
-from ovpool.runtime import devices
+from ovpool.onnx.model import load
+from ovpool.runtime import devices, limits
 from ovpool.runtime.graph import GraphSession
 from ovpool.runtime.ir_executor import IrGraph
 from ovpool.runtime.tensors import TensorDecl, check_inputs
-from ovpool.spec import MAX_WINDOW
 
 DEFAULT_DEVICE = "CPU"
 # --precision value -> INFERENCE_PRECISION_HINT (None: leave the device's default).
@@ -55,9 +53,6 @@ CACHE_ENV = "OVPOOL_CACHE_DIR"
 FALLBACKS = ("none", "cpu", "numpy")
 DEFAULT_FALLBACK = "numpy"
 FALLBACK_DEVICE = "CPU"
-# OpenVINO attributes that size a window (convolution, pooling, patches); each value must fit in
-# 32 bits (``_check_ov_windows``).
-WINDOW_ATTRIBUTES = frozenset({"kernel", "strides", "dilations", "pads_begin", "pads_end", "output_padding", "sizes", "rates"})
 
 
 class DeviceError(OvpoolError):
@@ -191,9 +186,13 @@ class NumpySession:
         self.graph: GraphSession | IrGraph
         # op types that run on onnx.reference, outside ovpool's verified operators
         self.reference_ops: tuple[str, ...] = ()
+        # an ONNX model with dynamic inputs, checked again for each set of input shapes fed
+        self._dynamic: ModelProto | None = None
+        self._checked: set[tuple[tuple[str, tuple[int, ...]], ...]] = set()
         if model.format == "onnx":
             proto = model.onnx_with_data()
-            _check_onnx_budget(proto, model.label)
+            limits.check_onnx_budget(proto, model.label)
+            self._dynamic = proto if limits.dynamic_inputs(proto) else None
             session = GraphSession(proto)
             self.inputs = session.inputs
             self.reference_ops = session.reference_ops
@@ -206,7 +205,19 @@ class NumpySession:
         self.label = model.label
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self.check_run(inputs)
         return self.graph.run(inputs)
+
+    def check_run(self, inputs: Mapping[str, np.ndarray]) -> None:
+        """An ONNX model with dynamic inputs: the tensors the fed shapes make static within the
+        memory budget (``limits.check_run_budget``), once per set of input shapes."""
+        proto = self._dynamic
+        if proto is None:
+            return
+        key = tuple(sorted((name, tuple(np.shape(value))) for name, value in inputs.items()))
+        if key not in self._checked:
+            limits.check_run_budget(proto, dict(key), self.label)
+            self._checked.add(key)
 
     def trace(self, inputs: Mapping[str, np.ndarray], observe: StepObserver) -> dict[str, np.ndarray]:
         """As ``infer``, calling ``observe(step, outputs)`` after each node of an ONNX graph (folded
@@ -215,6 +226,7 @@ class NumpySession:
         ``observe(layer, outputs)``; otherwise an ``UnsupportedError``."""
         graph = self.graph
         if isinstance(graph, GraphSession):
+            self.check_run(inputs)
             return graph.run(inputs, observe=lambda node, outputs: observe(_onnx_step(node), outputs))
         if "observe" not in inspect.signature(graph.run).parameters:
             raise UnsupportedError.in_file(
@@ -232,8 +244,8 @@ class OpenVINOSession:
         core = core if core is not None else devices.new_core()
         self.device = device
         ov_model, preferred = self._read_model(model, core)
-        _check_ov_budget(ov_model, model.label)
-        _check_ov_windows(ov_model, model.label)
+        limits.check_ov_budget(ov_model, model.label)
+        limits.check_ov_windows(ov_model, model.label)
         self.compiled = core.compile_model(ov_model, device, compile_config(precision, cache))
         self.request = self.compiled.create_infer_request()
         # Names come from the model as read: the compiled model's nodes have the plugin's names.
@@ -417,52 +429,6 @@ def warn_fallbacks(opened: Opened, stacklevel: int = 2) -> None:
     """A ``FallbackWarning`` per notice of ``opened`` (each device given up), ``device`` where it ran."""
     for notice in opened.notices:
         warnings.warn(FallbackWarning(notice, opened.session.device), stacklevel=stacklevel + 1)
-
-
-def _check_onnx_budget(proto: ModelProto, label: str) -> None:
-    """Every tensor of the model whose dims shape inference makes static (initializers, inputs,
-    intermediate values) within the memory budget, before the numpy executor allocates any."""
-    for name, (dtype, dims) in inferred_types(proto).items():
-        if dtype is not None and dims is not None and shape.is_static(dims) and min(dims, default=0) >= 0:
-            try:
-                check_tensor(f"tensor '{name}'", dims, dtype)
-            except OvpoolError as exc:
-                raise exc.located(label) from None
-
-
-def _check_ov_budget(ov_model, label: str) -> None:
-    """Every static output of the converted or read model within the memory budget, before OpenVINO
-    compiles it (its CPU plugin allocates static tensors when it compiles)."""
-    for op in ov_model.get_ordered_ops():
-        for index in range(op.get_output_size()):
-            partial = op.get_output_partial_shape(index)
-            dtype = dtypes.from_ov_type(op.get_output_element_type(index))
-            if dtype is None or not partial.is_static:
-                continue
-            names = op.output(index).get_names()
-            what = f"tensor '{min(names) if names else op.get_friendly_name()}'"
-            try:
-                check_tensor(what, [d.get_length() for d in partial], dtype)
-            except OvpoolError as exc:
-                raise exc.located(label) from None
-
-
-def _check_ov_windows(ov_model, label: str) -> None:
-    """Every window attribute (``WINDOW_ATTRIBUTES``) of every operation, pooling or not, within
-    ``MAX_WINDOW`` before OpenVINO compiles it: its CPU plugin holds them in 32 bits, and a stride of
-    2**32 wraps to 0 and kills the process with SIGFPE (a GroupConvolution or MaxPool with strides
-    4294967296 and SAME padding). An IR's pooling layers are checked by the spec too; this catches
-    the rest, e.g. ``GroupConvolution 'conv': attribute 'strides' = [4294967296, 1]``."""
-    for op in ov_model.get_ordered_ops():
-        if op.get_type_name() in ("Constant", "Parameter", "Result"):
-            continue
-        for name, value in op.get_attributes().items():
-            if name in WINDOW_ATTRIBUTES and isinstance(value, list) and any(abs(int(v)) > MAX_WINDOW for v in value):
-                raise ModelError.in_file(
-                    label,
-                    f"{op.get_type_name()} '{op.get_friendly_name()}': attribute '{name}' = {list(value)}: must be within "
-                    "+-(2**31-1) (OpenVINO's plugins hold window sizes in 32-bit integers)",
-                )
 
 
 def _label(model: str | os.PathLike | ModelProto) -> str:

@@ -1,0 +1,127 @@
+"""What a model may ask of an executor, checked before the executor allocates or compiles.
+
+* The memory budget (``ovpool.memory``) on every tensor whose dims are known: at session start
+  those shape inference makes static (ONNX) or OpenVINO's static outputs; at run time, for a model
+  with dynamic inputs, those that the fed input shapes make static (a Tile of an input
+  ``[N, 4096]`` fed ``[40000, 4096]`` and repeated 10 times along axis 0: 6.1 GiB, refused).
+* OpenVINO's 32-bit window attributes (``WINDOW_ATTRIBUTES``), on every operation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from onnx import GraphProto, ModelProto, TensorProto, TypeProto, ValueInfoProto
+
+from ovpool import dtypes, shape
+from ovpool.errors import ModelError, OvpoolError
+from ovpool.memory import check_tensor
+from ovpool.onnx.model import inferred_types
+from ovpool.spec import MAX_WINDOW
+
+# OpenVINO attributes that size a window (convolution, pooling, patches); each value must fit in
+# 32 bits (``check_ov_windows``).
+WINDOW_ATTRIBUTES = frozenset({"kernel", "strides", "dilations", "pads_begin", "pads_end", "output_padding", "sizes", "rates"})
+# Initializers up to this many elements keep their values in the model that run-time shape
+# inference reads (shape constants that data propagation follows); larger ones only their dims.
+SMALL_INITIALIZER = 64
+
+
+def check_onnx_budget(proto: ModelProto, label: str, data_prop: bool = False) -> None:
+    """Every tensor of the model whose dims shape inference makes static (initializers, inputs,
+    intermediate values) within the memory budget, before the numpy executor allocates any."""
+    for name, (dtype, dims) in inferred_types(proto, data_prop=data_prop).items():
+        if dtype is not None and dims is not None and shape.is_static(dims) and min(dims, default=0) >= 0:
+            try:
+                check_tensor(f"tensor '{name}'", dims, dtype)
+            except OvpoolError as exc:
+                raise exc.located(label) from None
+
+
+def check_ov_budget(ov_model: Any, label: str) -> None:
+    """Every static output of the converted or read model within the memory budget, before OpenVINO
+    compiles it (its CPU plugin allocates static tensors when it compiles)."""
+    for op in ov_model.get_ordered_ops():
+        for index in range(op.get_output_size()):
+            partial = op.get_output_partial_shape(index)
+            dtype = dtypes.from_ov_type(op.get_output_element_type(index))
+            if dtype is None or not partial.is_static:
+                continue
+            names = op.output(index).get_names()
+            what = f"tensor '{min(names) if names else op.get_friendly_name()}'"
+            try:
+                check_tensor(what, [d.get_length() for d in partial], dtype)
+            except OvpoolError as exc:
+                raise exc.located(label) from None
+
+
+def check_ov_windows(ov_model: Any, label: str) -> None:
+    """Every window attribute (``WINDOW_ATTRIBUTES``) of every operation, pooling or not, within
+    ``MAX_WINDOW`` before OpenVINO compiles it: its CPU plugin holds them in 32 bits, and a stride of
+    2**32 wraps to 0 and kills the process with SIGFPE (a GroupConvolution or MaxPool with strides
+    4294967296 and SAME padding). An IR's pooling layers are checked by the spec too; this catches
+    the rest, e.g. ``GroupConvolution 'conv': attribute 'strides' = [4294967296, 1]``."""
+    for op in ov_model.get_ordered_ops():
+        if op.get_type_name() in ("Constant", "Parameter", "Result"):
+            continue
+        for name, value in op.get_attributes().items():
+            if name in WINDOW_ATTRIBUTES and isinstance(value, list) and any(abs(int(v)) > MAX_WINDOW for v in value):
+                raise ModelError.in_file(
+                    label,
+                    f"{op.get_type_name()} '{op.get_friendly_name()}': attribute '{name}' = {list(value)}: must be within "
+                    "+-(2**31-1) (OpenVINO's plugins hold window sizes in 32-bit integers)",
+                )
+
+
+def dynamic_inputs(proto: ModelProto) -> bool:
+    """Whether a graph input (not an initializer) has a dim that shape inference cannot know."""
+    initializers = {t.name for t in proto.graph.initializer}
+    for info in proto.graph.input:
+        if info.name in initializers or not info.type.HasField("tensor_type"):
+            continue
+        tensor_type = info.type.tensor_type
+        if not tensor_type.HasField("shape") or any(not d.HasField("dim_value") for d in tensor_type.shape.dim):
+            return True
+    return False
+
+
+def check_run_budget(proto: ModelProto, shapes: Mapping[str, tuple[int, ...]], label: str) -> None:
+    """``check_onnx_budget`` again with the graph inputs' dims set to ``shapes`` (the arrays fed):
+    the tensors those dims make static within the budget before the run allocates any. Input
+    ``x: [N, 4096]`` fed ``[40000, 4096]`` into ``Tile(x, [10, 1])``: ``tensor 'y' [400000, 4096]
+    float32 would need 6.1 GiB``. Large initializers go in as typed inputs without data."""
+    graph = GraphProto(name=proto.graph.name, node=proto.graph.node, output=proto.graph.output)
+    initializers = {t.name for t in proto.graph.initializer}
+    for info in proto.graph.input:
+        if info.name not in initializers:
+            graph.input.append(_pinned(info, shapes.get(info.name)))
+    for tensor in proto.graph.initializer:
+        if math.prod(tensor.dims) <= SMALL_INITIALIZER:
+            graph.initializer.append(tensor)
+        else:
+            graph.input.append(_typed(tensor))
+    light = ModelProto(ir_version=proto.ir_version, opset_import=proto.opset_import, graph=graph, functions=proto.functions)
+    check_onnx_budget(light, label, data_prop=True)
+
+
+def _pinned(info: ValueInfoProto, dims: tuple[int, ...] | None) -> ValueInfoProto:
+    """``info`` with its dims set to ``dims`` (unchanged when the input is not fed or has no tensor type)."""
+    pinned = ValueInfoProto()
+    pinned.CopyFrom(info)
+    if dims is not None and pinned.type.HasField("tensor_type"):
+        tensor_shape = pinned.type.tensor_type.shape
+        tensor_shape.ClearField("dim")
+        for d in dims:
+            tensor_shape.dim.add().dim_value = d
+    return pinned
+
+
+def _typed(tensor: TensorProto) -> ValueInfoProto:
+    """An initializer as a graph input of its type and dims, without its data."""
+    value_type = TypeProto()
+    value_type.tensor_type.elem_type = tensor.data_type
+    for d in tensor.dims:
+        value_type.tensor_type.shape.dim.add().dim_value = d
+    return ValueInfoProto(name=tensor.name, type=value_type)
