@@ -16,7 +16,9 @@ Each run is a subprocess (``python -m ovpool ...``) in a fresh folder holding th
 with a time limit and an address-space limit (every command: convert to each target, validate,
 run on numpy and CPU, bench, compare, transform and explain), and must end with exit code 0, 1 or 2, print no
 "internal error" and no traceback, die of no signal, leave every input file as it was, leave no
-temporary file, and write no file at all when it fails.
+temporary file, write no file at all when it fails, and stay within its memory: a 1 GiB budget
+(``OVPOOL_MAX_MEMORY``) and a resident peak under ``PEAK_LIMIT`` (3 GiB), so that memory filled
+step by step is caught before the address-space limit turns it into a quick MemoryError.
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ HUGE = {"2**40": 2**40, "2**32": 2**32, "2**31": 2**31, "2**31-1": 2**31 - 1, "2
 SMALL = {"0": 0, "-1": -1, "-2**40": -(2**40)}
 IR_LAYER = {"tiny": "pool2", "pools": "mi"}  # a pooling layer of each base IR, for explain --layer
 SPARSE_SIZE = 3 << 30  # a sparse file this long takes no disk space and is over every size limit
+# Each run gets a 1 GiB memory budget (OVPOOL_MAX_MEMORY) in a 4 GiB address space; a run whose
+# resident peak passes this allocated far past its budget (the address-space limit only turned a
+# machine-filling allocation into a quick MemoryError).
+BUDGET = 1 << 30
+PEAK_LIMIT = 2 * BUDGET + (1 << 30)
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,7 @@ class Outcome:
     argv: tuple[str, ...]
     code: int | None
     seconds: float
+    peak: int = 0  # resident bytes at the peak
     problems: list[str] = field(default_factory=list)
     stderr: str = ""
 
@@ -682,6 +690,36 @@ def window_wrap_cases() -> Iterable[Case]:
             "onnx-attr",
             {"m.onnx": model.SerializeToString()},
             onnx_runs(node="conv"),
+        )
+    # Sizes the run alone knows: a dynamic 2x2 input, strides 2**20 (ConvTranspose: a 4 TiB output
+    # and 2**40 phase planes, listed one by one until the memory was full) and Tile of fed rows.
+    weights = numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")
+    repeats = numpy_helper.from_array(np.array([1, 1, 2**20, 2**20], np.int64), "r")
+    for label, node, initializer in (
+        ("conv transpose strides=2**20", helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2**20, 2**20]), weights),
+        ("tile repeats=2**20", helper.make_node("Tile", ["x", "r"], ["y"]), repeats),
+    ):
+        node.name = "n"
+        graph = helper.make_graph(
+            [node],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "H", "W"])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            [initializer],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        fed = ("-i", "x=x.npy")
+        yield Case(
+            f"onnx/dynamic {label}",
+            "inputs",
+            {"m.onnx": model.SerializeToString(), "x.npy": _npy(np.ones((1, 1, 2, 2), np.float32))},
+            (
+                ("run", "m.onnx", *fed, "--device", "numpy"),
+                ("run", "m.onnx", *fed, "--device", "CPU"),
+                ("compare", "m.onnx", *fed, "--device", "CPU"),
+                ("bench", "m.onnx", "--shape", "x=1,1,2,2", "--runs", "1", "--warmup", "0"),
+                ("compare", "m.onnx", "--shape", "x=1,1,2,2", "--random-inputs", "--device", "numpy", "--reference", "CPU"),
+            ),
         )
 
 
@@ -1291,7 +1329,7 @@ def run_one(case: Case, argv: Sequence[str], root: Path, timeout: float) -> Outc
         env = {k: v for k, v in os.environ.items() if k not in ("OVPOOL_DEBUG", "OVPOOL_MAX_MEMORY")}
         # a 1 GiB memory budget: every run fits the 4 GiB address space it is given
         env.update(
-            PYTHONPATH=str(ROOT), OVPOOL_CACHE_DIR=str(root / "cache"), OVPOOL_MAX_MEMORY=str(1 << 30), CI="true", COLUMNS="200"
+            PYTHONPATH=str(ROOT), OVPOOL_CACHE_DIR=str(root / "cache"), OVPOOL_MAX_MEMORY=str(BUDGET), CI="true", COLUMNS="200"
         )
         with tempfile.TemporaryFile(dir=root) as out, tempfile.TemporaryFile(dir=root) as err:
             start = time.monotonic()
@@ -1305,22 +1343,36 @@ def run_one(case: Case, argv: Sequence[str], root: Path, timeout: float) -> Outc
                 start_new_session=True,
                 preexec_fn=_limits,
             )
-            try:
-                code: int | None = process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                code = None
+            code, peak = _wait(process, timeout)
             seconds = time.monotonic() - start
             out.seek(0)
             err.seek(0)
             stdout = out.read(1 << 20).decode(errors="replace")
             stderr = err.read(1 << 20).decode(errors="replace")
-        outcome = Outcome(case.name, case.family, tuple(argv), code, seconds, stderr=stderr[-2000:])
+        outcome = Outcome(case.name, case.family, tuple(argv), code, seconds, peak, stderr=stderr[-2000:])
         outcome.problems.extend(_problems(code, stdout, stderr, before, _snapshot(folder), timeout))
+        if peak > PEAK_LIMIT:
+            outcome.problems.append(f"peak memory {peak / (1 << 30):.1f} GiB, over {PEAK_LIMIT / (1 << 30):.1f} GiB")
         return outcome
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _wait(process: subprocess.Popen, timeout: float) -> tuple[int | None, int]:
+    """The exit code (negative: the signal; None: killed at ``timeout``) and peak resident bytes
+    of ``process``, from ``wait4``'s resource usage of that child alone."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            process.returncode = os.waitstatus_to_exitcode(status)
+            return process.returncode, usage.ru_maxrss * 1024
+        if time.monotonic() > deadline:
+            os.killpg(process.pid, signal.SIGKILL)
+            _, _, usage = os.wait4(process.pid, 0)
+            process.returncode = -signal.SIGKILL
+            return None, usage.ru_maxrss * 1024
+        time.sleep(0.01)
 
 
 def _problems(
@@ -1399,6 +1451,7 @@ def report(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> str:
         "commands: " + ", ".join(f"{c}: {n}" for c, n in sorted(commands.items())),
         "families: " + ", ".join(f"{f}: {n}" for f, n in sorted(families.items())),
         f"slowest: {max((o.seconds for o in outcomes), default=0):.1f} s",
+        f"largest peak memory: {max((o.peak for o in outcomes), default=0) / (1 << 20):.0f} MiB",
         f"runs breaking a promise: {len(bad)}",
     ]
     lines += [f"  {o.case} :: ovpool {' '.join(o.argv)} :: {'; '.join(o.problems)}" for o in bad]
@@ -1409,7 +1462,7 @@ def _log(outcome: Outcome) -> None:
     lines = outcome.stderr.strip().splitlines()
     status = "; ".join(outcome.problems) or "ok: " + (lines[-1][:200] if lines else "")
     print(
-        f"{outcome.code} {outcome.seconds:5.1f}s {outcome.case} :: {' '.join(outcome.argv)} :: {status}",
+        f"{outcome.code} {outcome.seconds:5.1f}s {outcome.peak >> 20:5d}M {outcome.case} :: {' '.join(outcome.argv)} :: {status}",
         file=sys.stderr,
         flush=True,
     )

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ovpool.errors import OvpoolError, UnsupportedError, UsageError
+from ovpool.runtime import limits
 from ovpool.runtime.policy import (
     DEFAULT_DEVICE,
     DEFAULT_PRECISION,
@@ -90,8 +91,10 @@ class OnnxRuntimeSession:
             raise UnsupportedError(f"onnxruntime cannot load {model.label}: {exc}") from exc
         self.inputs = onnx_inputs(model.proto)
         self._names = [o.name for o in self._session.get_outputs()]
+        self._budget = limits.RunBudget(model.proto, model.label)
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self._budget.check(inputs)
         return dict(zip(self._names, self._session.run(None, dict(inputs))))
 
 

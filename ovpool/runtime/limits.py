@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 from onnx import GraphProto, ModelProto, TensorProto, TypeProto, ValueInfoProto
 
 from ovpool import dtypes, shape
@@ -85,6 +86,25 @@ def dynamic_inputs(proto: ModelProto) -> bool:
         if not tensor_type.HasField("shape") or any(not d.HasField("dim_value") for d in tensor_type.shape.dim):
             return True
     return False
+
+
+class RunBudget:
+    """``check_run_budget`` for every session that runs an ONNX model (numpy, OpenVINO,
+    onnxruntime), once per set of input shapes fed; nothing to do when no input is dynamic."""
+
+    def __init__(self, proto: ModelProto | None, label: str) -> None:
+        self._proto = proto if proto is not None and dynamic_inputs(proto) else None
+        self._label = label
+        self._checked: set[tuple[tuple[str, tuple[int, ...]], ...]] = set()
+
+    def check(self, inputs: Mapping[str, Any]) -> None:
+        """The tensors the shapes of ``inputs`` make static within the budget, before a run."""
+        if self._proto is None:
+            return
+        key = tuple(sorted((name, tuple(np.shape(value))) for name, value in inputs.items()))
+        if key not in self._checked:
+            check_run_budget(self._proto, dict(key), self._label)
+            self._checked.add(key)
 
 
 def check_run_budget(proto: ModelProto, shapes: Mapping[str, tuple[int, ...]], label: str) -> None:

@@ -186,13 +186,11 @@ class NumpySession:
         self.graph: GraphSession | IrGraph
         # op types that run on onnx.reference, outside ovpool's verified operators
         self.reference_ops: tuple[str, ...] = ()
-        # an ONNX model with dynamic inputs, checked again for each set of input shapes fed
-        self._dynamic: ModelProto | None = None
-        self._checked: set[tuple[tuple[str, tuple[int, ...]], ...]] = set()
+        self._budget = limits.RunBudget(None, model.label)
         if model.format == "onnx":
             proto = model.onnx_with_data()
             limits.check_onnx_budget(proto, model.label)
-            self._dynamic = proto if limits.dynamic_inputs(proto) else None
+            self._budget = limits.RunBudget(proto, model.label)
             session = GraphSession(proto)
             self.inputs = session.inputs
             self.reference_ops = session.reference_ops
@@ -205,19 +203,8 @@ class NumpySession:
         self.label = model.label
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        self.check_run(inputs)
+        self._budget.check(inputs)
         return self.graph.run(inputs)
-
-    def check_run(self, inputs: Mapping[str, np.ndarray]) -> None:
-        """An ONNX model with dynamic inputs: the tensors the fed shapes make static within the
-        memory budget (``limits.check_run_budget``), once per set of input shapes."""
-        proto = self._dynamic
-        if proto is None:
-            return
-        key = tuple(sorted((name, tuple(np.shape(value))) for name, value in inputs.items()))
-        if key not in self._checked:
-            limits.check_run_budget(proto, dict(key), self.label)
-            self._checked.add(key)
 
     def trace(self, inputs: Mapping[str, np.ndarray], observe: StepObserver) -> dict[str, np.ndarray]:
         """As ``infer``, calling ``observe(step, outputs)`` after each node of an ONNX graph (folded
@@ -226,7 +213,7 @@ class NumpySession:
         ``observe(layer, outputs)``; otherwise an ``UnsupportedError``."""
         graph = self.graph
         if isinstance(graph, GraphSession):
-            self.check_run(inputs)
+            self._budget.check(inputs)
             return graph.run(inputs, observe=lambda node, outputs: observe(_onnx_step(node), outputs))
         if "observe" not in inspect.signature(graph.run).parameters:
             raise UnsupportedError.in_file(
@@ -246,6 +233,7 @@ class OpenVINOSession:
         ov_model, preferred = self._read_model(model, core)
         limits.check_ov_budget(ov_model, model.label)
         limits.check_ov_windows(ov_model, model.label)
+        self._budget = limits.RunBudget(model.proto if model.format == "onnx" else None, model.label)
         self.compiled = core.compile_model(ov_model, device, compile_config(precision, cache))
         self.request = self.compiled.create_infer_request()
         # Names come from the model as read: the compiled model's nodes have the plugin's names.
@@ -288,6 +276,7 @@ class OpenVINOSession:
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs by name. bfloat16 crosses as raw bits: OpenVINO's Python layer would read an
         ml_dtypes bfloat16 array, and show a bf16 tensor, as float16 (1.25 would come back 1.906)."""
+        self._budget.check(inputs)
         if self._bf16_inputs:
             inputs = {k: _bf16_tensor(v) if k in self._bf16_inputs else v for k, v in inputs.items()}
         # to_tuple() is in compiled-output order; indexing the OVDict by port costs ~5 us per output
