@@ -27,6 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
+from ovpool.memory import MemoryBudgetError
 
 INT64_MAX, INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
@@ -511,6 +512,42 @@ def test_range_27_stash_type() -> None:
     np.testing.assert_array_equal(plain, [s + np.float16(i) * d for i in range(count)])
     with pytest.raises(ModelError, match="delta"):
         ovpool_of("Range", 11, [np.int64(0), np.int64(3), np.int64(0)])
+
+
+@pytest.mark.parametrize(
+    ("op", "opset", "inputs", "attrs", "match"),
+    [
+        (
+            "Expand",
+            8,
+            [np.ones((1, 1), np.float32), ints(1, 40000, 40000)],
+            {},
+            r"output \[1, 40000, 40000\] float32 would need 6\.0 GiB",
+        ),
+        ("Expand", 13, [np.ones((1, 1), np.float32), ints(1, 40000, 40000)], {}, r"output \[1, 40000, 40000\] float32"),
+        ("Tile", 6, [np.ones((1, 1), np.float32), ints(40000, 40000)], {}, r"output \[40000, 40000\] float32"),
+        ("Tile", 13, [np.ones((1, 1), np.float32), ints(40000, 40000)], {}, r"output \[40000, 40000\] float32"),
+        ("Pad", 7, [np.ones((1, 1), np.float32)], {"pads": [0, 0, 39999, 39999]}, r"output \[40000, 40000\] float32"),
+        ("Pad", 11, [np.ones((1, 1), np.float32), ints(0, 0, 39999, 39999)], {}, r"output \[40000, 40000\] float32"),
+        (
+            "Pad",
+            19,
+            [np.ones((1, 1), np.float32), ints(0, 0, 39999, 39999)],
+            {"mode": "wrap"},
+            r"output \[40000, 40000\] float32",
+        ),
+        ("Range", 11, [np.array(v, np.float32) for v in (0, 2**31, 1)], {}, r"output \[2147483648\] float32 would need 8\.0 GiB"),
+        # int32 output of 4 GiB (the budget itself), computed in int64: 8 GiB
+        ("Range", 11, [np.array(v, np.int32) for v in (0, 2**30, 1)], {}, r"int64 work \[1073741824\] int64"),
+    ],
+)
+def test_sizes_over_the_budget_are_refused_before_any_work(
+    op: str, opset: int, inputs: list[np.ndarray], attrs: dict[str, Any], match: str
+) -> None:
+    """Output dims the values of a graph input decide (shape inference cannot know them) within
+    the memory budget before the kernel allocates: Expand to [1, 40000, 40000] float32 is 6.0 GiB."""
+    with pytest.raises(MemoryBudgetError, match=f"{op.lower()}_node.*{match}"):
+        ovpool_of(op, opset, inputs, attrs)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axes, normalize_axis, outputs, register
 
 P = TypeVar("P")
@@ -375,7 +376,8 @@ def split(node: OpNode) -> Kernel:
 @register("Expand", 8)
 def expand(node: OpNode) -> Kernel:
     """Expand: bidirectional broadcast of the input with ``shape``. (3,1) with shape [2,1,6]
-    gives (2,3,6): a 1 in ``shape`` keeps the input's dim."""
+    gives (2,3,6): a 1 in ``shape`` keeps the input's dim. The output is held to the memory budget
+    before it is allocated: shape [1, 40000, 40000] of a float32 input would need 6.0 GiB."""
     target = _prepared(node, 1, lambda s: tuple(_int_list(node, s, "shape")))
 
     def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -384,6 +386,7 @@ def expand(node: OpNode) -> Kernel:
             out_shape = np.broadcast_shapes(x.shape, dims)
         except ValueError:
             raise node.fail(f"input {x.shape} does not broadcast with shape {list(dims)}") from None
+        check_tensor(f"{node.label}: output", out_shape, x.dtype.name, x.dtype.itemsize)
         result = np.empty(out_shape, dtype=x.dtype)
         result[...] = x
         return (result,)
@@ -394,13 +397,15 @@ def expand(node: OpNode) -> Kernel:
 @register("Tile", 6)
 def tile(node: OpNode) -> Kernel:
     """Tile: axis i repeated repeats[i] times (one value per axis, each >= 0). (2,3) with
-    repeats [2,1] gives (4,3): the rows 0,1,0,1."""
+    repeats [2,1] gives (4,3): the rows 0,1,0,1. The output (dims times repeats) is held to the
+    memory budget before ``np.tile`` runs: (1,1) float32 with repeats [40000, 40000] would need 6.0 GiB."""
     parse = _list_input(node, 1, "repeats")
 
     def kernel(x: np.ndarray, repeats: np.ndarray) -> tuple[np.ndarray, ...]:
         reps = parse(repeats)
         if len(reps) != x.ndim or any(r < 0 for r in reps):
             raise node.fail(f"repeats {reps} must be {x.ndim} values >= 0 for the input {x.shape}")
+        check_tensor(f"{node.label}: output", [d * r for d, r in zip(x.shape, reps)], x.dtype.name, x.dtype.itemsize)
         return (np.tile(x, reps),)
 
     return kernel
@@ -425,7 +430,9 @@ def _source_positions(mode: str, begin: int, end: int, d: int) -> np.ndarray:
 def _pad(node: OpNode, x: np.ndarray, pads: list[int], axes: list[int] | None, mode: str, value: Any) -> np.ndarray:
     """Pads ``x``; a negative pad removes that many values. Constant mode places input i at output
     i+begin (d=5, pads [-1, 2] with 0: [2,3,4,5,0,0]); edge/reflect/wrap crop first and pad the cropped
-    axis (wrap of [1,2,3,4,5], pads [-1, 2]: [2,3,4,5,2,3]), as onnxruntime does."""
+    axis (wrap of [1,2,3,4,5], pads [-1, 2]: [2,3,4,5,2,3]), as onnxruntime does. The output is
+    held to the memory budget before it is allocated (pads 2**20 on both sides of a (1, 1) float32
+    input: 2097153 x 2097153, 16.0 TiB), whichever version the pads came from."""
     rank = x.ndim
     chosen = list(range(rank)) if axes is None else list(normalize_axes(node, axes, rank))
     if len(pads) != 2 * len(chosen):
@@ -436,6 +443,7 @@ def _pad(node: OpNode, x: np.ndarray, pads: list[int], axes: list[int] | None, m
     out_shape = [d + b + e for d, b, e in zip(x.shape, begins, ends)]
     if any(s < 0 for s in out_shape):
         raise node.fail(f"{pads} removes more than the input {x.shape} has", "pads")
+    check_tensor(f"{node.label}: output", out_shape, x.dtype.name, x.dtype.itemsize)
     if mode == "constant":
         result = np.full(out_shape, value, dtype=x.dtype)
         src = tuple(slice(max(-b, 0), d - max(-e, 0)) for d, b, e in zip(x.shape, begins, ends))
@@ -603,7 +611,9 @@ def trilu(node: OpNode) -> Kernel:
 def range_(node: OpNode) -> Kernel:
     """Range: max(ceil((limit - start) / delta), 0) values start + i*delta, computed in T (the count
     in exact arithmetic: float64 for floats, integers for ints). start=10, limit=4, delta=-2 gives
-    [10, 8, 6]. Range-27 float16/bfloat16 work in float32 when stash_type=1 (the default)."""
+    [10, 8, 6]. Range-27 float16/bfloat16 work in float32 when stash_type=1 (the default). The
+    count is held to the memory budget before any array exists: start 0, limit 2**31, delta 1 in
+    float32 would need 8.0 GiB."""
     stash = int(node.attr("stash_type", 1)) if node.since >= 27 else 0
 
     def kernel(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -618,9 +628,18 @@ def range_(node: OpNode) -> Kernel:
             count = max(-(-(int(lim) - int(s)) // int(d)), 0)
         else:
             count = max(math.ceil((float(lim) - float(s)) / float(d)), 0)
+        work: np.dtype[Any] = dtype
         if dtype.kind in "iu":
-            return outputs((np.arange(count, dtype=np.int64) * int(d) + int(s)).astype(dtype))
-        work = np.dtype(np.float32) if stash == 1 and dtype.name in ("float16", "bfloat16") else dtype
+            work = np.dtype(np.int64)
+        elif stash == 1 and dtype.name in ("float16", "bfloat16"):
+            work = np.dtype(np.float32)
+        check_tensor(f"{node.label}: output", [count], dtype.name, dtype.itemsize)
+        if work.itemsize > dtype.itemsize:
+            # The values are computed in a wider type first: an int32 or float16 output within the
+            # budget may need twice the bytes on the way.
+            check_tensor(f"{node.label}: {work.name} work", [count], work.name, work.itemsize)
+        if dtype.kind in "iu":
+            return outputs((np.arange(count, dtype=work) * int(d) + int(s)).astype(dtype))
         i = np.arange(count, dtype=work)
         return outputs((i * d.astype(work) + s.astype(work)).astype(dtype, copy=False))
 
