@@ -9,12 +9,23 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import assert_same, check, check_node_case, drawn_rng, make_model, node_case_params, run_ovpool, since_opsets
+from harness import (
+    assert_same,
+    check,
+    check_node_case,
+    drawn_rng,
+    make_model,
+    node_case_params,
+    ovpool_of,
+    run_ovpool,
+    since_opsets,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, OvpoolError
+from ovpool.memory import MemoryBudgetError
 
 BASIC_OPS = ("Constant", "Identity", "Dropout", "Cast", "CastLike", "Shape", "Size", "ConstantOfShape")
 POOL_OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool")
@@ -365,6 +376,15 @@ def test_constant_of_shape_refuses_negative_dims() -> None:
     model = make_model("ConstantOfShape", 9, [np.array([2, -1], np.int64)])
     with pytest.raises(ModelError, match="negative dim"):
         run_ovpool(model, {"x0": np.array([2, -1], np.int64)})
+
+
+@pytest.mark.parametrize("opset", since_opsets("ConstantOfShape"))
+def test_constant_of_shape_over_the_budget_is_refused_before_any_work(opset: int) -> None:
+    """Dims from a graph input (shape inference cannot know them) within the memory budget before
+    the output is allocated: [1, 40000, 40000] of the default float32 is 6.0 GiB."""
+    match = r"constantofshape_node.*output \[1, 40000, 40000\] float32 would need 6\.0 GiB"
+    with pytest.raises(MemoryBudgetError, match=match):
+        ovpool_of("ConstantOfShape", opset, [np.array([1, 40000, 40000], np.int64)])
 
 
 # ---------------------------------------------------------------- pooling in the table

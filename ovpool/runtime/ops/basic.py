@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
 
+from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
 
 
@@ -404,7 +405,9 @@ def size(node: OpNode) -> Kernel:
 def constant_of_shape(node: OpNode) -> Kernel:
     """ConstantOfShape: a tensor of the dims given by the int64 input, filled with ``value`` (a
     one-element tensor, default float32 0; its type is the output's). ``[2, 3]`` with value
-    int32 [7] gives a 2x3 int32 tensor of 7s; ``[]`` gives a 0-d tensor; a 0 dim an empty one."""
+    int32 [7] gives a 2x3 int32 tensor of 7s; ``[]`` gives a 0-d tensor; a 0 dim an empty one. The
+    output is held to the memory budget before it is allocated: [1, 40000, 40000] of the default
+    float32 would need 6.0 GiB."""
     value = node.attr("value")
     if value is None:
         fill = np.zeros((), dtype=np.float32)
@@ -418,6 +421,7 @@ def constant_of_shape(node: OpNode) -> Kernel:
             raise node.fail(f"input must be a 1-D int64 tensor, got {dims.dtype} of shape {list(dims.shape)}")
         if dims.size and dims.min() < 0:
             raise node.fail(f"input {dims.tolist()} has a negative dim")
+        check_tensor(f"{node.label}: output", dims.tolist(), fill.dtype.name, fill.dtype.itemsize)
         return (np.full(tuple(dims.tolist()), fill, dtype=fill.dtype),)
 
     return kernel
