@@ -28,6 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
+from ovpool.memory import MemoryBudgetError
 
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
 FLOATS = ("float32", "float16", "float64")
@@ -258,6 +259,30 @@ def test_one_hot_negative_indices() -> None:
     np.testing.assert_array_equal(out11, [[5, 0, 0], [0, 0, 5], [0, 0, 5], [0, 0, 0]])
     out = ovpool_of("OneHot", 11, [np.array([1.7, -0.5], np.float32), np.array(3.9, np.float32), on_off], {"axis": 0})[0]
     np.testing.assert_array_equal(out, [[0, 5], [5, 0], [0, 0]])
+
+
+@pytest.mark.parametrize(
+    ("opset", "indices", "depth", "on_off", "match"),
+    [
+        (
+            9,
+            np.zeros(40000, np.int64),
+            40000,
+            np.array([0, 1], np.float32),
+            r"output \[40000, 40000\] float32 would need 6\.0 GiB",
+        ),
+        (11, np.zeros(40000, np.int64), 40000, np.array([0, 1], np.float32), r"output \[40000, 40000\] float32"),
+        # an int8 output of 2 GiB, compared against 2**31 int64 class numbers: 16 GiB
+        (11, ints(0), 2**31, np.array([0, 1], np.int8), r"class numbers \[2147483648\] int64"),
+    ],
+)
+def test_one_hot_over_the_budget_is_refused_before_any_work(
+    opset: int, indices: np.ndarray, depth: int, on_off: np.ndarray, match: str
+) -> None:
+    """``depth`` from a graph input (shape inference cannot know it) within the memory budget
+    before any work: 40000 indices of depth 40000 with float32 values are 6.0 GiB."""
+    with pytest.raises(MemoryBudgetError, match=f"onehot_node.*{match}"):
+        ovpool_of("OneHot", opset, [indices, ints(depth), on_off])
 
 
 @pytest.mark.parametrize("opset", opsets("CumSum"))

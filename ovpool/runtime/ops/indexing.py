@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, outputs, register
 
 
@@ -214,7 +215,9 @@ def one_hot(node: OpNode) -> Kernel:
     values[1] (on) where it equals the index and values[0] (off) elsewhere. Indices and depth of
     other types are cast to int64. OneHot-9: indices outside [0, depth) give an all-off row;
     OneHot-11: [-depth, depth) are valid, -1 being the last class. Indices [0, 2, -1], depth 3,
-    values [0, 5] give [[5,0,0],[0,0,5],[0,0,5]] in 11, last row [0,0,0] in 9."""
+    values [0, 5] give [[5,0,0],[0,0,5],[0,0,5]] in 11, last row [0,0,0] in 9. The output (the
+    indices' dims with ``depth`` inserted at ``axis``) is held to the memory budget before any work:
+    indices (40000,) with depth 40000 and float32 values would need 6.0 GiB."""
     axis = int(node.attr("axis", -1))
     negative = node.since >= 11
 
@@ -230,6 +233,10 @@ def one_hot(node: OpNode) -> Kernel:
         if indices.ndim < 1:
             raise node.fail("input 'indices' must have rank >= 1")
         a = normalize_axis(node, axis, indices.ndim + 1)
+        out_dims = [*indices.shape[:a], classes, *indices.shape[a:]]
+        check_tensor(f"{node.label}: output", out_dims, values.dtype.name, values.dtype.itemsize)
+        # The comparison reads an int64 range of depth numbers: larger than an int8 output of one index.
+        check_tensor(f"{node.label}: class numbers", [classes], "int64")
         index = indices.astype(np.int64, copy=False)
         if negative:
             index = np.where(index < 0, index + classes, index)
