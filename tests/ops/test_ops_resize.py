@@ -32,11 +32,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, feeds_of, make_model, run_ort, run_ovpool, since_opsets
+from harness import check, feeds_of, make_model, ovpool_of, run_ort, run_ovpool, since_opsets
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
+from ovpool.memory import MemoryBudgetError
 from ovpool.runtime.ops.base import OpNode, lookup
 
 F = np.float32
@@ -621,6 +622,53 @@ def test_empty_output() -> None:
     x = np.ones((1, 1, 2, 10), F)
     check("Resize", 13, [x, None, np.array([1, 1, 1, 0.05], F)], {"mode": "linear"}, constant=(2,))
     assert run_case("Resize", 13, x, Case(mode="cubic", sizes=(1, 1, 2, 0))).shape == (1, 1, 2, 0)
+
+
+X22 = np.ones((1, 1, 2, 2), F)
+BIG = np.array([1, 1, 20000, 20000], F)
+
+
+@pytest.mark.parametrize(
+    ("op", "opset", "inputs", "attrs", "match"),
+    [
+        ("Upsample", 7, [X22], {"scales": BIG.tolist()}, r"output \[1, 1, 40000, 40000\] float32 would need 6\.0 GiB"),
+        ("Upsample", 9, [X22, BIG], {}, r"output \[1, 1, 40000, 40000\] float32"),
+        ("Resize", 10, [X22, BIG], {}, r"output \[1, 1, 40000, 40000\] float32"),
+        ("Resize", 11, [X22, np.zeros(0, F), BIG], {}, r"output \[1, 1, 40000, 40000\] float32"),
+        ("Resize", 13, [X22, None, BIG], {"mode": "linear"}, r"output \[1, 1, 40000, 40000\] float32"),
+        ("Resize", 13, [X22, None, None, np.array([1, 1, 40000, 40000], np.int64)], {}, r"output \[1, 1, 40000, 40000\] float32"),
+        ("Resize", 18, [X22, None, BIG], {"mode": "cubic"}, r"output \[1, 1, 40000, 40000\] float32"),
+        ("Resize", 19, [X22, None, BIG], {}, r"output \[1, 1, 40000, 40000\] float32"),
+        # uint8 output of 1.5 GiB, interpolated in float64: 11.9 GiB
+        ("Resize", 13, [X22.astype(np.uint8), None, BIG], {"mode": "linear"}, r"float64 work \[1, 1, 40000, 40000\] float64"),
+        # an empty output, but 2**40 coordinates along its last axis
+        (
+            "Resize",
+            13,
+            [np.ones((1, 0, 2), F), None, None, np.array([1, 0, 2**40], np.int64)],
+            {},
+            r"axis 2 coordinates \[1099511627776\]",
+        ),
+    ],
+)
+def test_sizes_over_the_budget_are_refused_before_any_work(
+    op: str, opset: int, inputs: list[np.ndarray | None], attrs: dict[str, Any], match: str
+) -> None:
+    """Output dims from the values of scales or sizes (graph inputs shape inference cannot read)
+    within the memory budget before any table or array exists, at every version: (1, 1, 2, 2)
+    float32 at scales (1, 1, 20000, 20000) would be (1, 1, 40000, 40000), 6.0 GiB."""
+    with pytest.raises(MemoryBudgetError, match=f"{op.lower()}_node.*{match}"):
+        ovpool_of(op, opset, inputs, attrs)
+
+
+def test_antialias_taps_over_the_budget_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Antialias below scale 1 weighs every input within 1/scale: 10**5 elements down to one give
+    one output of about 2 * 10**5 linear taps, a 1.5 MiB float64 table, over a budget of 1 MiB
+    that the input (391 KiB) and the output are well within."""
+    monkeypatch.setenv("OVPOOL_MAX_MEMORY", "1M")
+    x = np.ones((1, 100000), F)
+    with pytest.raises(MemoryBudgetError, match=r"resize_node.*axis 1 taps \[1, 20000\d\] float64"):
+        run_case("Resize", 18, x, Case(mode="linear", antialias=1, sizes=(1, 1)))
 
 
 # --- errors ----------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ units); ``cubic`` also clips to the type's range. float16 and bfloat16 compute i
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axes, register
 
 _MODES = ("nearest", "linear", "cubic")
@@ -262,7 +264,7 @@ def _cubic(d: np.ndarray, a: float) -> np.ndarray:
     return np.where(d <= 1, near, np.where(d < 2, far, 0.0))
 
 
-def _taps(rule: _Rule, axis: _Axis, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _taps(label: str, rule: _Rule, axis: _Axis, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Source indices and weights, (n_out, taps) each. linear: 2 taps (the coordinate clamped into
     the axis, which is what edge replication gives); cubic: 4 taps, the ones outside the axis
     replicated or, with exclude_outside, dropped and the rest renormalised; antialias below scale 1:
@@ -278,6 +280,8 @@ def _taps(rule: _Rule, axis: _Axis, c: np.ndarray) -> tuple[np.ndarray, np.ndarr
     else:
         first = np.floor(c) - (support - 1)
         count = 2 * support
+    # Antialias at scale 1e-8 gives each output 2 * 10**8 + 1 linear taps: a table many times the input.
+    check_tensor(f"{label} taps", [axis.n_out, count], "float64")
     index = first[:, None] + np.arange(count)
     distance = (index - c[:, None]) * stretch
     if rule.mode == "linear":
@@ -292,10 +296,13 @@ def _taps(rule: _Rule, axis: _Axis, c: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return np.clip(index, 0, axis.n_in - 1).astype(np.intp), weight
 
 
-def _step(rule: _Rule, a: int, axis: _Axis, rank: int, compute: np.dtype | None) -> _Step | None:
-    """The table of one axis, or None when it maps every element to itself."""
+def _step(label: str, rule: _Rule, a: int, axis: _Axis, rank: int, compute: np.dtype | None) -> _Step | None:
+    """The table of one axis, or None when it maps every element to itself. Its arrays are sized by
+    the axis's output length alone, held to the memory budget before they exist (``label`` names
+    them): with sizes (1, 0, 2**40) a (1, 0, 2) input has an empty output but 2**40 coordinates."""
     if axis.n_out == 0:
         return _Step(a, (np.zeros(0, np.intp),), None, None)
+    check_tensor(f"{label} coordinates", [axis.n_out], "float32")
     c32 = _coordinates(rule.transform, axis)
     outside = None
     if rule.transform == "tf_crop_and_resize":
@@ -304,10 +311,11 @@ def _step(rule: _Rule, a: int, axis: _Axis, rank: int, compute: np.dtype | None)
     unchanged = axis.n_out == axis.n_in and np.array_equal(c32, np.arange(axis.n_in, dtype=_F32))
     if unchanged and outside is None and not (rule.antialias and axis.scale < 1 and rule.mode != "nearest"):
         return None
+    check_tensor(f"{label} coordinates", [axis.n_out], "float64")  # and as many intp indices
     c = c32.astype(np.float64)
     if rule.mode == "nearest" or compute is None:
         return _Step(a, (_nearest(rule, axis, c),), None, outside)
-    index, weight = _taps(rule, axis, c)
+    index, weight = _taps(label, rule, axis, c)
     keep = np.any(weight != 0, axis=0)  # taps that never weigh anything (antialias over-count)
     index, weight = index[:, keep], weight[:, keep]
     along = (axis.n_out,) + (1,) * (rank - a - 1)
@@ -331,13 +339,24 @@ def _compute_dtype(node: OpNode, rule: _Rule, dtype: np.dtype) -> np.dtype | Non
 
 
 def _plan(node: OpNode, rule: _Rule, x: np.ndarray, roi: Any, scales: Any, sizes: Any) -> _Plan:
+    """The steps of every version of Resize and Upsample: the one place (with the tables of
+    ``_step``) where their sizes are held to the memory budget before any array exists. (1, 1, 2, 2)
+    float32 at scales (1, 1, 20000, 20000) gives (1, 1, 40000, 40000): 6.0 GiB, refused."""
     axes = _resolve(node, rule, x.shape, roi, scales, sizes)
+    out_dims = tuple(axes[a].n_out if a in axes else n for a, n in enumerate(x.shape))
+    check_tensor(f"{node.label}: output", out_dims, x.dtype.name, x.dtype.itemsize)
     compute = _compute_dtype(node, rule, x.dtype)
     # shrinking axes first (less data for the others), then the innermost (its gathers cost most)
     order = sorted(axes, key=lambda a: (axes[a].n_out / max(axes[a].n_in, 1), -a))
-    steps = [_step(rule, a, axes[a], x.ndim, compute) for a in order]
+    steps = [_step(f"{node.label}: axis {a}", rule, a, axes[a], x.ndim, compute) for a in order]
     kept = tuple(s for s in steps if s is not None)
-    return _Plan(kept, compute if any(s.weights is not None for s in kept) else None)
+    plan = _Plan(kept, compute if any(s.weights is not None for s in kept) else None)
+    if plan.compute is not None and plan.compute.itemsize > x.dtype.itemsize:
+        # Weighted sums run in the wider compute type (float64 for integers, float32 for float16) on
+        # arrays no larger than the input or the output, whichever is larger.
+        work = out_dims if math.prod(out_dims) >= x.size else x.shape
+        check_tensor(f"{node.label}: {plan.compute.name} work", work, plan.compute.name, plan.compute.itemsize)
+    return plan
 
 
 class _Scratch(threading.local):
