@@ -91,7 +91,7 @@ class OnnxRuntimeSession:
             raise UnsupportedError(f"onnxruntime cannot load {model.label}: {exc}") from exc
         self.inputs = onnx_inputs(model.proto)
         self._names = [o.name for o in self._session.get_outputs()]
-        self._budget = limits.RunBudget(model.proto, model.label)
+        self._budget = limits.RunBudget(model.proto, model.label, model.folder)
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self._budget.check(inputs)

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-from onnx import GraphProto, ModelProto, TensorProto, TypeProto, ValueInfoProto
+from onnx import GraphProto, ModelProto, NodeProto, TensorProto, TypeProto, ValueInfoProto
+from onnx.checker import ValidationError
+from onnx.external_data_helper import load_external_data_for_tensor
 
 from ovpool import dtypes, shape
 from ovpool.errors import ModelError, OvpoolError
@@ -58,22 +61,39 @@ def check_ov_budget(ov_model: Any, label: str) -> None:
                 raise exc.located(label) from None
 
 
-def check_ov_windows(ov_model: Any, label: str) -> None:
+def check_ov_windows(ov_model: Any, label: str, proto: ModelProto | None = None) -> None:
     """Every window attribute (``WINDOW_ATTRIBUTES``) of every operation, pooling or not, within
     ``MAX_WINDOW`` before OpenVINO compiles it: its CPU plugin holds them in 32 bits, and a stride of
     2**32 wraps to 0 and kills the process with SIGFPE (a GroupConvolution or MaxPool with strides
     4294967296 and SAME padding). An IR's pooling layers are checked by the spec too; this catches
-    the rest, e.g. ``GroupConvolution 'conv': attribute 'strides' = [4294967296, 1]``."""
+    the rest: ``GroupConvolution 'conv': attribute 'strides' = [4294967296, 1]`` for an IR layer,
+    ``node 'conv' (Conv, OpenVINO GroupConvolution): ...`` when ``proto``, the ONNX model OpenVINO
+    converted, has the node that writes the operation's output."""
+    writers = {out: node for node in proto.graph.node for out in node.output} if proto is not None else {}
     for op in ov_model.get_ordered_ops():
         if op.get_type_name() in ("Constant", "Parameter", "Result"):
             continue
         for name, value in op.get_attributes().items():
-            if name in WINDOW_ATTRIBUTES and isinstance(value, list) and any(abs(int(v)) > MAX_WINDOW for v in value):
+            if (
+                name in WINDOW_ATTRIBUTES
+                and isinstance(value, list)
+                and any(isinstance(v, int) and abs(v) > MAX_WINDOW for v in value)
+            ):
                 raise ModelError.in_file(
                     label,
-                    f"{op.get_type_name()} '{op.get_friendly_name()}': attribute '{name}' = {list(value)}: must be within "
+                    f"{_ov_op_where(op, writers)}: attribute '{name}' = {list(value)}: must be within "
                     "+-(2**31-1) (OpenVINO's plugins hold window sizes in 32-bit integers)",
                 )
+
+
+def _ov_op_where(op: Any, writers: Mapping[str, NodeProto]) -> str:
+    """An OpenVINO operation as an error names it: the ONNX node that writes one of its outputs
+    when there is one, else the operation's type and name."""
+    names = sorted(n for i in range(op.get_output_size()) for n in op.output(i).get_names())
+    node = next((writers[n] for n in names if n in writers), None)
+    if node is not None:
+        return f"node '{node.name or node.output[0]}' ({node.op_type}, OpenVINO {op.get_type_name()})"
+    return f"{op.get_type_name()} '{op.get_friendly_name()}'"
 
 
 def dynamic_inputs(proto: ModelProto) -> bool:
@@ -92,9 +112,10 @@ class RunBudget:
     """``check_run_budget`` for every session that runs an ONNX model (numpy, OpenVINO,
     onnxruntime), once per set of input shapes fed; nothing to do when no input is dynamic."""
 
-    def __init__(self, proto: ModelProto | None, label: str) -> None:
+    def __init__(self, proto: ModelProto | None, label: str, folder: Path | None = None) -> None:
         self._proto = proto if proto is not None and dynamic_inputs(proto) else None
         self._label = label
+        self._folder = folder
         self._checked: set[tuple[tuple[str, tuple[int, ...]], ...]] = set()
 
     def check(self, inputs: Mapping[str, Any]) -> None:
@@ -103,27 +124,45 @@ class RunBudget:
             return
         key = tuple(sorted((name, tuple(np.shape(value))) for name, value in inputs.items()))
         if key not in self._checked:
-            check_run_budget(self._proto, dict(key), self._label)
+            check_run_budget(self._proto, dict(key), self._label, self._folder)
             self._checked.add(key)
 
 
-def check_run_budget(proto: ModelProto, shapes: Mapping[str, tuple[int, ...]], label: str) -> None:
+def check_run_budget(proto: ModelProto, shapes: Mapping[str, tuple[int, ...]], label: str, folder: Path | None = None) -> None:
     """``check_onnx_budget`` again with the graph inputs' dims set to ``shapes`` (the arrays fed):
     the tensors those dims make static within the budget before the run allocates any. Input
     ``x: [N, 4096]`` fed ``[40000, 4096]`` into ``Tile(x, [10, 1])``: ``tensor 'y' [400000, 4096]
-    float32 would need 6.1 GiB``. Large initializers go in as typed inputs without data."""
+    float32 would need 6.1 GiB``. Large initializers go in as typed inputs without data; small ones
+    keep their values, read from ``folder`` when they are external data."""
     graph = GraphProto(name=proto.graph.name, node=proto.graph.node, output=proto.graph.output)
     initializers = {t.name for t in proto.graph.initializer}
     for info in proto.graph.input:
         if info.name not in initializers:
             graph.input.append(_pinned(info, shapes.get(info.name)))
     for tensor in proto.graph.initializer:
-        if math.prod(tensor.dims) <= SMALL_INITIALIZER:
-            graph.initializer.append(tensor)
+        small = _small(tensor, folder) if math.prod(tensor.dims) <= SMALL_INITIALIZER else None
+        if small is not None:
+            graph.initializer.append(small)
         else:
             graph.input.append(_typed(tensor))
     light = ModelProto(ir_version=proto.ir_version, opset_import=proto.opset_import, graph=graph, functions=proto.functions)
     check_onnx_budget(light, label, data_prop=True)
+
+
+def _small(tensor: TensorProto, folder: Path | None) -> TensorProto | None:
+    """A small initializer with its values: itself, or a copy with its external data read from
+    ``folder`` (None when that cannot be read; the structural check has named such data already)."""
+    if tensor.data_location != TensorProto.EXTERNAL:
+        return tensor
+    if folder is None:
+        return None
+    loaded = TensorProto()
+    loaded.CopyFrom(tensor)
+    try:
+        load_external_data_for_tensor(loaded, str(folder))
+    except (OSError, ValueError, ValidationError):
+        return None
+    return loaded
 
 
 def _pinned(info: ValueInfoProto, dims: tuple[int, ...] | None) -> ValueInfoProto:

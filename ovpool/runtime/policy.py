@@ -83,6 +83,11 @@ class Model:
     path: Path | None = None
     proto: ModelProto | None = None
 
+    @property
+    def folder(self) -> Path | None:
+        """The folder of the model's file, where its external data lies (None for a proto)."""
+        return self.path.parent if self.path is not None else None
+
     def onnx_with_data(self) -> ModelProto:
         """The ONNX proto with its external data loaded (the proto itself when it has none)."""
         if self.path is not None:
@@ -232,8 +237,8 @@ class OpenVINOSession:
         self.device = device
         ov_model, preferred = self._read_model(model, core)
         limits.check_ov_budget(ov_model, model.label)
-        limits.check_ov_windows(ov_model, model.label)
-        self._budget = limits.RunBudget(model.proto if model.format == "onnx" else None, model.label)
+        limits.check_ov_windows(ov_model, model.label, model.proto if model.format == "onnx" else None)
+        self._budget = limits.RunBudget(model.proto if model.format == "onnx" else None, model.label, model.folder)
         self.compiled = core.compile_model(ov_model, device, compile_config(precision, cache))
         self.request = self.compiled.create_infer_request()
         # Names come from the model as read: the compiled model's nodes have the plugin's names.

@@ -405,8 +405,9 @@ def test_conv_same_with_dilation(opset: int) -> None:
         ("ConvTranspose", (1, 2, 1, 1), (2, 3, 3, 3), {"strides": [2**40, 2**40], "dilations": [2, 2], "pads": [1, 0, 0, 1]}),
     ],
 )
+@pytest.mark.parametrize("opset", CONV_OPSETS)  # ConvTranspose's since-versions are the same (asserted above)
 def test_a_stride_longer_than_the_axis(
-    op: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: dict[str, Any]
+    op: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: dict[str, Any], opset: int
 ) -> None:
     """A Conv axis with one output, or a ConvTranspose axis with one input, never uses its stride:
     stride 2**32 over 8 cells reads one window from cell 0 (SAME: total pad max(0, 0 * 2**32 + 3 - 8)
@@ -414,8 +415,9 @@ def test_a_stride_longer_than_the_axis(
     text, in float64 (onnxruntime reads SAME from a negative pad here, and takes no 2**32)."""
     rng = np.random.default_rng(7)
     x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
-    actual = ovpool_of(op, 13, [x, w], attrs)[0]
-    expected = schema_conv(x, w, None, attrs) if op == "Conv" else schema_conv_transpose(11, x, w, None, attrs)
+    actual = ovpool_of(op, opset, [x, w], attrs)[0]
+    version = 1 if opset < 11 else 11
+    expected = schema_conv(x, w, None, attrs) if op == "Conv" else schema_conv_transpose(version, x, w, None, attrs)
     np.testing.assert_allclose(actual, expected, rtol=1e-10, atol=1e-12)
 
 
@@ -432,8 +434,9 @@ def test_a_stride_longer_than_the_axis(
         ),
     ],
 )
+@pytest.mark.parametrize("opset", CONV_OPSETS)
 def test_sizes_over_the_budget_are_refused_before_any_work(
-    op: str, w_shape: tuple[int, ...], attrs: dict[str, Any], match: str
+    op: str, w_shape: tuple[int, ...], attrs: dict[str, Any], match: str, opset: int
 ) -> None:
     """Sizes the run alone knows (an IR declares the output it likes; a dynamic input hides it
     from shape inference) within the memory budget before any work: ConvTranspose with strides
@@ -442,7 +445,7 @@ def test_sizes_over_the_budget_are_refused_before_any_work(
     a 3 x 3 output read from a 16 TiB padded input."""
     x = np.ones((1, 1, 2, 2), dtype=np.float32)
     with pytest.raises(MemoryBudgetError, match=match):
-        ovpool_of(op, 11, [x, np.ones(w_shape, dtype=np.float32)], attrs)
+        ovpool_of(op, opset, [x, np.ones(w_shape, dtype=np.float32)], attrs)
 
 
 def test_bfloat16_at_version_22() -> None:
