@@ -69,10 +69,10 @@ def name_mismatch(expected: Sequence[str], given: Iterable[str]) -> str | None:
     as Python writes strings, so an empty or odd one shows (an .npz member named ``.npy`` is the
     input ``''``)."""
     given = list(given)
-    missing = [repr(n) for n in expected if n not in given]
-    unknown = [repr(n) for n in given if n not in expected]
-    parts = [f"missing input(s) {', '.join(missing)}"] if missing else []
-    parts += [f"unknown input(s) {', '.join(unknown)}"] if unknown else []
+    missing = [n for n in expected if n not in given]
+    unknown = [n for n in given if n not in expected]
+    parts = [f"missing input(s) {_quoted(missing)}"] if missing else []
+    parts += [f"unknown input(s) {_quoted(unknown)}"] if unknown else []
     return "; ".join(parts) or None
 
 
