@@ -60,6 +60,29 @@ NAMES: tuple[str, ...] = tuple(_BY_NAME)
 DML_NAMES: tuple[str, ...] = tuple(row.name for row in TABLE if row.dml)
 
 
+@dataclass(frozen=True)
+class NarrowType:
+    """An element type numpy has no type of its own for, held as ml_dtypes' type of the same
+    ``name`` (what onnx's numpy helpers give for it): the 4-bit integers and the 8-bit floats of
+    quantized models. Only the IR executor meets them, in weights (``Const``) and ``Convert``; an IR's
+    ``.bin`` holds ``bits``-wide elements packed into bytes, the first in the low bits ([1, 2, 3]
+    as ``u4`` is the bytes 0x21 0x03)."""
+
+    name: str
+    onnx: int
+    bits: int
+    ir_type: str
+
+
+NARROW: tuple[NarrowType, ...] = (
+    NarrowType("int4", 22, 4, "i4"),
+    NarrowType("uint4", 21, 4, "u4"),
+    NarrowType("float8_e4m3fn", 17, 8, "f8e4m3"),
+    NarrowType("float8_e5m2", 19, 8, "f8e5m2"),
+)
+_NARROW_BY_IR_TYPE = {row.ir_type: row for row in NARROW}
+
+
 def row(name: str) -> ElementType:
     """The row of a dtype name; a name ovpool does not know is an ``UnsupportedError``."""
     try:
@@ -101,6 +124,19 @@ def from_ir_type(element_type: str) -> str | None:
     """IR ``element_type`` / OpenVINO type name -> dtype name ("f32" -> "float32"); None if unknown."""
     found = _BY_IR_TYPE.get(element_type.strip().lower())
     return found.name if found else None
+
+
+def narrow_from_ir_type(element_type: str) -> NarrowType | None:
+    """IR ``element_type`` of a narrow type -> its row ("u4" -> uint4, 4 bits); None otherwise."""
+    return _NARROW_BY_IR_TYPE.get(element_type.strip().lower())
+
+
+def narrow_np_dtype(row: NarrowType) -> np.dtype:
+    """The numpy (ml_dtypes) type of a narrow type: uint4 -> ``ml_dtypes.uint4``."""
+    import numpy as np
+    from onnx import helper
+
+    return np.dtype(helper.tensor_dtype_to_np_dtype(row.onnx))
 
 
 def ir_precision(name: str) -> str:

@@ -60,24 +60,31 @@ class _Weights:
         """The value of a Const layer: ``element_type="f16" shape="64,3,3,3" offset="0" size="3456"``."""
         where = f"Const '{layer.name}' (line {layer.line})"
         element = layer.data.get("element_type", "")
-        name = dtypes.from_ir_type(element)
-        if name is None:
+        name, narrow = dtypes.from_ir_type(element), dtypes.narrow_from_ir_type(element)
+        if name is not None:
+            dtype = dtypes.np_dtype(name)
+            bits = 8 * dtype.itemsize
+        elif narrow is not None:
+            dtype, bits = dtypes.narrow_np_dtype(narrow), narrow.bits
+        else:
             raise UnsupportedError.in_file(file, f"{where}: element_type '{element}' does not run on numpy")
-        dtype = dtypes.np_dtype(name)
         try:
             shape = tuple(int(d) for d in layer.data.get("shape", "").split(",") if d.strip())
             offset, size = int(layer.data["offset"]), int(layer.data["size"])
         except (KeyError, ValueError):
             raise ModelError.in_file(file, f"{where}: shape, offset and size must be given as integers") from None
         count = int(np.prod(shape, dtype=np.int64))
-        if min(shape, default=0) < 0 or offset < 0 or size != count * dtype.itemsize:
+        if min(shape, default=0) < 0 or offset < 0 or size != -(-count * bits // 8):
             raise ModelError.in_file(file, f"{where}: size {size} does not hold shape {list(shape)} of {element}")
         data = self._open()
         if offset + size > data.size:
             raise ModelError.in_file(
                 file, f"{where}: bytes {offset}..{offset + size} lie beyond the end of {self.path} ({data.size} bytes)"
             )
-        return data[offset : offset + size].view(dtype).reshape(shape).copy()
+        raw = data[offset : offset + size]
+        if bits == 4:
+            return _nibbles(raw, count, dtype).reshape(shape)
+        return raw.view(dtype).reshape(shape).copy()
 
     def close(self) -> None:
         """Let go of the file (every Const has been copied out of it)."""
@@ -92,6 +99,18 @@ class _Weights:
             except OSError as exc:
                 raise InputFileError.in_file(self.path, f"cannot read ({exc.strerror})") from None
         return self._data
+
+
+def _nibbles(raw: np.ndarray, count: int, dtype: np.dtype) -> np.ndarray:
+    """``count`` 4-bit elements packed two to a byte, the first in the low nibble, as ``dtype``
+    (ml_dtypes' int4 or uint4): the byte 0xF1 holds 1 then 15 (u4) or 1 then -1 (i4)."""
+    pairs = np.empty((raw.size, 2), np.int8)
+    pairs[:, 0] = raw & 0x0F
+    pairs[:, 1] = raw >> 4
+    values = pairs.reshape(-1)[:count]
+    if dtype.name == "int4":
+        values = np.where(values >= 8, values - 16, values).astype(np.int8)
+    return values.astype(dtype)
 
 
 class _Graph:
