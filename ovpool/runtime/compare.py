@@ -33,6 +33,7 @@ import numpy as np
 
 from ovpool.errors import UsageError
 from ovpool.runtime import devices
+from ovpool.runtime.ir_executor import IrGraph
 from ovpool.runtime.policy import (
     DEFAULT_PRECISION,
     PRECISIONS,
@@ -44,6 +45,7 @@ from ovpool.runtime.policy import (
     Step,
     StepObserver,
     _port_name,
+    compile_config,
     open_session,
     openvino_session,
 )
@@ -70,6 +72,7 @@ class Difference:
     max_rel: float | None
     within: bool
     note: str = ""
+    steps: float | None = None
 
     def record(self) -> dict[str, object]:
         """The ``--json`` form: infinities and NaN become strings (``_json_number``; JSON has none)."""
@@ -78,6 +81,7 @@ class Difference:
             "shape": None if self.shape is None else list(self.shape),
             "max_abs": _json_number(self.max_abs),
             "max_rel": _json_number(self.max_rel),
+            "steps": _json_number(self.steps),
             "within": self.within,
             "note": self.note,
         }
@@ -92,10 +96,16 @@ class LayerDifference:
     step: Step
     inputs: tuple[Difference, ...]
     outputs: tuple[Difference, ...]
+    note: str = ""
 
     @property
     def within(self) -> bool:
         return all(d.within for d in self.outputs)
+
+    @property
+    def worst(self) -> Difference | None:
+        """The output furthest from the reference (by ``max_rel``), None when none was compared."""
+        return max(self.outputs, key=lambda d: -1.0 if d.max_rel is None else d.max_rel, default=None)
 
     def record(self) -> dict[str, object]:
         return {
@@ -105,6 +115,7 @@ class LayerDifference:
             "inputs": [d.record() for d in self.inputs],
             "outputs": [d.record() for d in self.outputs],
             "within": self.within,
+            "note": self.note,
         }
 
 
@@ -124,6 +135,7 @@ class Comparison:
     outputs: tuple[Difference, ...]
     layers: tuple[LayerDifference, ...] | None = None
     steps: int = 0
+    every: tuple[LayerDifference, ...] | None = None
 
     @property
     def first_beyond(self) -> LayerDifference | None:
@@ -157,13 +169,18 @@ class Comparison:
                 "compared": len(self.layers),
                 "first_beyond": None if first is None else first.record(),
                 "layers": [layer.record() for layer in self.layers],
+                **({} if self.every is None else {"every_layer": [layer.record() for layer in self.every]}),
             },
         }
 
 
-def difference(name: str, got: Any, want: Any, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> Difference:
+def difference(
+    name: str, got: Any, want: Any, rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL, quantum: Any = None
+) -> Difference:
     """``got`` (the device's) against ``want`` (the reference's), by the rule in the module's
-    docstring: [1.0, 2.5] against [1.0, 2.0] gives max_abs 0.5, max_rel 0.25, beyond tolerance."""
+    docstring: [1.0, 2.5] against [1.0, 2.0] gives max_abs 0.5, max_rel 0.25, beyond tolerance.
+    With ``quantum``, the quantization step of the tensor (per tensor, or broadcasting per channel),
+    ``steps`` is the largest difference in steps: off by 0.5 with a step of 0.25 is 2 steps."""
     device, reference = np.asarray(got), np.asarray(want)
     shape = tuple(int(d) for d in reference.shape)
     if device.shape != reference.shape:
@@ -182,19 +199,130 @@ def difference(name: str, got: Any, want: Any, rtol: float = DEFAULT_RTOL, atol:
     scale = float(finite.max()) if finite.size else 0.0
     max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     allowed = 0.0 if exact else atol + rtol * scale
-    return Difference(name, shape, max_abs, max_rel, max_abs <= allowed)
+    return Difference(name, shape, max_abs, max_rel, max_abs <= allowed, steps=_steps(gap, quantum))
+
+
+def _steps(gap: np.ndarray, quantum: Any) -> float | None:
+    """The largest of ``gap / quantum`` (None without a quantum, or one that does not fit)."""
+    if quantum is None:
+        return None
+    step = np.abs(np.asarray(quantum, np.float64))
+    try:
+        if np.broadcast_shapes(step.shape, gap.shape) != gap.shape:
+            return None
+    except ValueError:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(gap == 0, 0.0, gap / step)
+    return float(ratio.max()) if ratio.size else 0.0
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the ops of an ``openvino.Model`` went in a device's compiled (runtime) graph, read
+    from each runtime node's ``originalLayersNames``: ``kept`` the ops whose output a runtime node
+    computes (the last of its group in the model's order: a Convolution node holding ``conv1``,
+    ``bias`` and the FakeQuantize ``q1`` computes ``q1``'s output), ``fused`` the other ops of a
+    group, each with the node it went into (``conv1``: ``Convolution 'conv1'``). An op in neither
+    is not computed at run time: folded into a constant, or removed by the plugin."""
+
+    kept: frozenset[str]
+    fused: Mapping[str, str]
+
+    def note(self, op_name: str, device: str) -> str:
+        """Why ``device`` reports no value for the op's output (none when it is kept)."""
+        if op_name in self.kept:
+            return ""
+        if op_name in self.fused:
+            return f"fused into {self.fused[op_name]} on {device}: no value of its own"
+        return f"not computed at run time on {device} (folded into a constant or removed by the plugin)"
+
+
+def placement(ov_model: Any, compiled: Any) -> Placement:
+    """The ``Placement`` of ``ov_model``'s ops in ``compiled`` (``compiled.get_runtime_model()``)."""
+    order = {op.get_friendly_name(): i for i, op in enumerate(ov_model.get_ordered_ops())}
+    kept: set[str] = set()
+    fused: dict[str, str] = {}
+    for node in compiled.get_runtime_model().get_ordered_ops():
+        info = node.get_rt_info()
+        names = [n for n in _rt_text(info, "originalLayersNames").split(",") if n in order]
+        kind = _rt_text(info, "layerType")
+        if not names or kind in ("Input", "Output", "Const"):
+            continue
+        last = max(names, key=order.__getitem__)
+        kept.add(last)
+        fused.update((n, f"{kind} '{node.get_friendly_name()}'") for n in names if n != last)
+    return Placement(frozenset(kept), {n: where for n, where in fused.items() if n not in kept})
+
+
+def _rt_text(info: Any, key: str) -> str:
+    """A runtime-graph property as text ("" when absent)."""
+    try:
+        return str(info[key].astype(str))
+    except (KeyError, RuntimeError, AttributeError):
+        return ""
+
+
+def _ov_quantum(op: Any) -> np.ndarray | None:
+    """The quantization step of an OpenVINO FakeQuantize whose output range is constant."""
+    if op.get_type_name() != "FakeQuantize":
+        return None
+    ranges = [op.input_value(i).get_node() for i in (3, 4)]
+    if any(r.get_type_name() != "Constant" for r in ranges):
+        return None
+    low, high = (np.asarray(r.get_data(), np.float64) for r in ranges)
+    return np.abs(high - low) / (op.get_levels() - 1)
+
+
+def is_low_precision(ov_model: Any) -> bool:
+    """Whether the model holds FakeQuantize, which OpenVINO's plugins run in low precision."""
+    return any(op.get_type_name() == "FakeQuantize" for op in ov_model.get_ordered_ops())
 
 
 class TracedOpenVINOSession(OpenVINOSession):
-    """An ``OpenVINOSession`` whose model has every intermediate tensor as an extra output, so a
-    run reports each step: the ONNX nodes (ONNX models) or the layers (IR) in OpenVINO's order."""
+    """An ``OpenVINOSession`` whose model has intermediate tensors as extra outputs, so a run
+    reports each step: the ONNX nodes (ONNX models) or the layers (IR) in OpenVINO's order.
+
+    A float model has every intermediate tensor tapped (that can stop the plugin fusing a
+    Convolution with its activation, which changes little). A low-precision model (one holding
+    FakeQuantize) is first compiled as it is and only the tensors its runtime graph computes
+    anyway are tapped: a tap on every tensor would change which layers run in INT8 (on a small
+    INT8 CNN it moved a convolution's output by 64% of a quantization step, where tapping only
+    the runtime graph's tensors leaves every output bit for bit as the untapped model gives it).
+    The other steps are in ``untapped``, tensor name -> why the device reports no value for it."""
+
+    def __init__(
+        self, model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True, core: Any = None
+    ) -> None:
+        self._precision = precision
+        self.untapped: dict[str, str] = {}
+        super().__init__(model, device, precision, cache, core)
 
     def _read_model(self, model: Model, core) -> tuple[Any, set[str]]:
         ov_model, preferred = super()._read_model(model, core)
         ops = [op for op in ov_model.get_ordered_ops() if op.get_type_name() not in _UNTRACED]
         fed = {_source_key(result.input(0).get_source_output()) for result in ov_model.get_results()}
+        where: Placement | None = None
+        if is_low_precision(ov_model):
+            where = placement(ov_model, core.compile_model(ov_model, self.device, compile_config(self._precision, False)))
         ports: list[Any] = []
         self._keys: list[tuple[str, ...]] = []
+        self.aliases: dict[str, tuple[str, ...]] = {}
+        self.quanta: dict[str, np.ndarray] = {}
+
+        def tap(port: Any, keys: tuple[str, ...]) -> None:
+            for key in keys:
+                self.aliases[key] = tuple(k for k in keys if k != key)
+            quantum = _ov_quantum(port.get_node())
+            if quantum is not None:
+                self.quanta.update(dict.fromkeys(keys, quantum))
+            note = "" if where is None else where.note(port.get_node().get_friendly_name(), self.device)
+            if note:
+                self.untapped.update(dict.fromkeys(keys, note))
+            elif _source_key(port) not in fed:
+                ports.append(port)
+                self._keys.append(keys)
+
         if model.format == "onnx":
             assert model.proto is not None  # an ONNX Model always has its proto (open_model)
             self.steps = _onnx_steps(model.proto.graph.node, ops)
@@ -202,16 +330,13 @@ class TracedOpenVINOSession(OpenVINOSession):
             for op in ops:
                 for port in op.outputs():
                     keys = tuple(sorted(port.get_names() & known))
-                    if keys and _source_key(port) not in fed:
-                        ports.append(port)
-                        self._keys.append(keys)
+                    if keys:
+                        tap(port, keys)
         else:
             self.steps = tuple(_ov_step(op) for op in ops)
             for op, step in zip(ops, self.steps):
                 for port, key in zip(op.outputs(), step.outputs):
-                    if _source_key(port) not in fed:
-                        ports.append(port)
-                        self._keys.append((key,))
+                    tap(port, tuple(dict.fromkeys((key, *sorted(port.get_names())))))
         if ports:
             ov_model.add_outputs(ports)
         return ov_model, preferred
@@ -247,16 +372,18 @@ def open_sides(
     fallback: str | bool = "none",
     cache: bool = True,
     per_layer: bool = False,
+    reference_model: Model | None = None,
 ) -> tuple[Opened, Session]:
     """The device's session (``open_session``: its fallback notices in ``Opened``) and the
     reference's: numpy, or OpenVINO CPU at f32, traced when ``per_layer`` (no fallback: a reference
-    elsewhere is no reference)."""
+    elsewhere is no reference), running ``reference_model`` when given, else ``model``."""
     reference = check_reference(reference)
     opened = open_session(model, device, precision, fallback, cache)
+    source = reference_model or model
     if reference == devices.NUMPY:
-        return opened, NumpySession(model)
+        return opened, NumpySession(source)
     kind = TracedOpenVINOSession if per_layer else OpenVINOSession
-    return opened, openvino_session(model, reference, DEFAULT_PRECISION, cache, kind)
+    return opened, openvino_session(source, reference, DEFAULT_PRECISION, cache, kind)
 
 
 def check_tolerances(rtol: float, atol: float) -> None:
@@ -279,34 +406,50 @@ def compare(
     per_layer: bool = False,
     cache: bool = True,
     progress: Progress = lambda label, total: lambda: None,
+    every_layer: bool = False,
+    reference_model: Model | None = None,
 ) -> Comparison:
     """Run both sessions on ``inputs`` and compare (module docstring); ``per_layer`` also traces
-    both sides (OpenVINO sessions are compiled again with every intermediate as an output)."""
+    both sides (OpenVINO sessions are compiled again with intermediates as outputs), and
+    ``every_layer`` keeps a row for every step, compared or not (``Comparison.every``, with the
+    reason a step was not compared). ``reference`` runs ``reference_model`` when given (the float
+    model an INT8 model was quantized from): tensors are matched by name."""
     check_tolerances(rtol, atol)
     advance = progress(f"{device.device}: outputs", 1)
     got = device.infer(inputs)
     advance()
     layers: list[LayerDifference] | None = None
+    every: list[LayerDifference] = []
     steps = 0
     if per_layer:
-        traced = _device_values(model, device, inputs, cache, progress)
+        traced, untapped = _device_values(model, device, inputs, cache, progress)
         layers = []
         diffs: dict[str, Difference] = {}
         count = [0]
-        tracer = _traceable(model, reference, cache)
+        tracer = _traceable(reference_model or model, reference, cache)
+        quanta = _quanta(tracer)
         advance = progress(f"{reference.device}: comparing layers", _step_count(tracer))
 
         def visit(step: Step, outputs: tuple[Any, ...]) -> None:
             count[0] += 1
             advance()
-            own = [
-                difference(name, traced[name], value, rtol, atol)
-                for name, value in zip(step.outputs, outputs)
-                if name and value is not None and traced.get(name) is not None
-            ]
+            own: list[Difference] = []
+            notes: list[str] = []
+            for name, value in zip(step.outputs, outputs):
+                if not name:
+                    continue
+                if value is None:
+                    notes.append(getattr(tracer, "untapped", {}).get(name, "not reported by the reference"))
+                elif traced.get(name) is None:
+                    notes.append(untapped.get(name, "not reported by the device (a constant, or a tensor it does not keep)"))
+                else:
+                    own.append(difference(name, traced[name], value, rtol, atol, quanta.get(name)))
+            read = tuple(_input_difference(name, diffs, inputs) for name in step.inputs if name)
+            entry = LayerDifference(count[0] - 1, step, read, tuple(own), "; ".join(dict.fromkeys(notes)))
             if own:
-                read = tuple(_input_difference(name, diffs, inputs) for name in step.inputs if name)
-                layers.append(LayerDifference(count[0] - 1, step, read, tuple(own)))
+                layers.append(entry)
+            if every_layer:
+                every.append(entry)
             diffs.update((d.name, d) for d in own)
 
         want = tracer.trace(inputs, visit)
@@ -320,12 +463,13 @@ def compare(
         model.label,
         device.device,
         getattr(device, "precision", ""),
-        reference.device,
+        reference.device if reference_model is None else f"{reference.device} running {reference_model.label}",
         rtol,
         atol,
         outputs,
         None if layers is None else tuple(layers),
         steps,
+        tuple(every) if per_layer and every_layer else None,
     )
 
 
@@ -353,24 +497,99 @@ def report(comparison: Comparison) -> str:
             for kind, group in (("input", first.inputs), ("output", first.outputs)):
                 for d in group:
                     figures = "" if d.max_abs is None else f"max abs {_number(d.max_abs)}  max rel {_number(d.max_rel)}  "
-                    lines.append(f"  {kind:<6} {d.name:<32} {_shape(d):<20} {figures}{d.note or _yes(d)}")
+                    steps = "" if d.steps is None else f"steps {_number(d.steps)}  "
+                    lines.append(f"  {kind:<6} {d.name:<32} {_shape(d):<20} {figures}{steps}{d.note or _yes(d)}")
+    if c.every is not None:
+        lines.extend(every_layer_table(c))
     lines.append("within tolerance" if c.within else "beyond tolerance")
     return "\n".join(lines)
 
 
+def every_layer_table(comparison: Comparison) -> list[str]:
+    """Every step in execution order, one line each: its worst output's max abs, max rel and
+    error in quantization steps (for a quantized tensor), and whether it is within tolerance, or
+    why it was not compared (``fused into Convolution 'conv1' on CPU: no value of its own``)."""
+    every = comparison.every or ()
+    width = max((len(e.step.name) for e in every), default=4)
+    lines = [
+        "every layer, in execution order (steps: the error in quantization steps of a quantized tensor):",
+        f"{'#':>5}  {'type':<18} {'name':<{width}} {'max abs':>10} {'max rel':>10} {'steps':>8}  within",
+    ]
+    for entry in every:
+        worst = entry.worst
+        head = f"{entry.index + 1:>5}  {entry.step.type:<18} {entry.step.name:<{width}}"
+        if worst is None:
+            lines.append(f"{head} {'-':>10} {'-':>10} {'-':>8}  {entry.note or 'no output compared'}")
+        else:
+            steps = "-" if worst.steps is None else f"{worst.steps:.3g}"
+            lines.append(
+                f"{head} {_number(worst.max_abs):>10} {_number(worst.max_rel):>10} {steps:>8}  {'yes' if entry.within else 'NO'}"
+            )
+    return lines
+
+
 def _device_values(
     model: Model, device: Session, inputs: Mapping[str, np.ndarray], cache: bool, progress: Progress
-) -> dict[str, Any]:
-    """Every tensor the device's trace reports, by name."""
+) -> tuple[dict[str, Any], Mapping[str, str]]:
+    """Every tensor the device's trace reports, by name (a tensor with several names under each),
+    and why it reports no value for the others it knows (``TracedOpenVINOSession.untapped``)."""
     values: dict[str, Any] = dict(inputs)
     advance = progress(f"{device.device}: tracing layers", None)
+    traceable = _traceable(model, device, cache)
+    aliases = getattr(traceable, "aliases", {})
 
     def keep(step: Step, outputs: tuple[Any, ...]) -> None:
         advance()
-        values.update((name, value) for name, value in zip(step.outputs, outputs) if name and value is not None)
+        for name, value in zip(step.outputs, outputs):
+            if name and value is not None:
+                values.update(dict.fromkeys((name, *aliases.get(name, ())), value))
 
-    _traceable(model, device, cache).trace(inputs, keep)
-    return values
+    traceable.trace(inputs, keep)
+    return values, getattr(traceable, "untapped", {})
+
+
+def _quanta(session: NumpySession | TracedOpenVINOSession) -> Mapping[str, np.ndarray]:
+    """The quantization step of each quantized tensor the reference reports, by name: FakeQuantize
+    outputs (IR on numpy or OpenVINO) and DequantizeLinear outputs (ONNX on numpy)."""
+    if isinstance(session, TracedOpenVINOSession):
+        return session.quanta
+    graph = session.graph
+    if isinstance(graph, IrGraph):
+        return graph.quanta
+    return onnx_quanta(graph.proto)
+
+
+def onnx_quanta(proto: Any) -> dict[str, np.ndarray]:
+    """The step of each DequantizeLinear output whose scale is an initializer: the scale, along
+    ``axis`` (default 1) when per axis, as a shape that broadcasts against a rank-``r`` output
+    when the output's rank is known from the graph (a scale of 4 along axis 1 of a 4-D output:
+    shape (1, 4, 1, 1)); a per-axis scale of unknown rank is left out (blocked scales too)."""
+    from onnx import numpy_helper
+
+    initializers = {t.name: t for t in proto.graph.initializer}
+    ranks = {
+        info.name: len(info.type.tensor_type.shape.dim)
+        for info in (*proto.graph.value_info, *proto.graph.output, *proto.graph.input)
+        if info.type.tensor_type.HasField("shape")
+    }
+    quanta: dict[str, np.ndarray] = {}
+    for node in proto.graph.node:
+        if node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx") or len(node.input) < 2:
+            continue
+        scale = initializers.get(node.input[1])
+        if scale is None or any(a.name == "block_size" and a.i > 0 for a in node.attribute):
+            continue
+        value = np.abs(numpy_helper.to_array(scale).astype(np.float64))
+        if value.size > 1 or value.ndim == 1:
+            rank = ranks.get(node.output[0])
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            if rank is None or value.ndim != 1 or not -rank <= axis < rank:
+                continue
+            shape = [1] * rank
+            shape[axis % rank] = value.size
+            value = value.reshape(shape)
+        quanta[node.output[0]] = value
+    return quanta
 
 
 def _traceable(model: Model, session: Session, cache: bool) -> NumpySession | TracedOpenVINOSession:

@@ -305,7 +305,10 @@ class IrGraph:
     """An IR document prepared once for repeated runs on numpy.
 
     ``inputs`` are the Parameters as declared (``TensorDecl``), ``output_names`` the outputs in
-    Result order, ``folded_layers`` the names of the layers computed when prepared."""
+    Result order, ``folded_layers`` the names of the layers computed when prepared, ``quanta`` the
+    quantization step of each FakeQuantize output whose output range is constant, by tensor name:
+    ``(output_high - output_low) / (levels - 1)``, per tensor or broadcasting per channel (output
+    range [-128, 127] over 256 levels: 1.0)."""
 
     def __init__(self, document: IRDocument, weights: Path | None = None) -> None:
         self.document = document
@@ -316,6 +319,11 @@ class IrGraph:
         self.inputs = tuple(_parameter_decl(document, l) for l in self._graph.parameters)
         self.output_names = tuple(_output_name(document, result) for result in self._graph.results)
         self.folded_layers = tuple(layer.name for layer, folded, _ in self._graph._order if folded is not None)
+        self.quanta = {
+            document.tensor_name(step.node.layer, step.node.layer.outputs[0].id): quantum
+            for step in self._graph._steps
+            if (quantum := _quantum(step.node)) is not None
+        }
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> IrGraph:
@@ -334,6 +342,21 @@ class IrGraph:
             raise ModelError.in_file(self.document.path, f"{mismatch} (the model takes {', '.join(names)})")
         values = self._graph([np.asarray(inputs[n]) for n in names], observe)
         return dict(zip(self.output_names, values))
+
+
+def _quantum(node: LayerNode) -> np.ndarray | None:
+    """The quantization step of a FakeQuantize layer with a constant output range, else None."""
+    layer = node.layer
+    low, high = node.constant(3), node.constant(4)
+    if layer.type != "FakeQuantize" or low is None or high is None or not layer.outputs:
+        return None
+    try:
+        levels = int(layer.data.get("levels", ""))
+    except ValueError:
+        return None
+    if levels < 2:
+        return None
+    return np.abs(high.astype(np.float64) - low.astype(np.float64)) / (levels - 1)
 
 
 def _output_name(document: IRDocument, result: Layer) -> str:
