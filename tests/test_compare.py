@@ -250,3 +250,46 @@ def test_real_model_bf16_names_a_layer_and_f32_is_within(name, tmp_path, capsys)
     code, doc, err = _json(capsys, *args, "--precision", "f32")
     assert code == 0 and doc["per_layer"]["first_beyond"] is None, err
     assert max(layer["outputs"][0]["max_rel"] for layer in doc["per_layer"]["layers"]) <= 1e-4
+
+
+# ---------------------------------------------------------------------------------------------
+# Quantized models: INT8 IRs, the runtime graph, every layer, the plot, the float source
+
+
+@pytest.fixture(scope="module")
+def int8(tmp_path_factory):
+    """A small float CNN (tests/quantized_models.py), its QDQ form (onnxruntime, uint8) and the
+    INT8 IR ``ovpool convert`` writes of it."""
+    import ovpool
+    from quantized_models import cnn, quantize_qdq
+    from quantized_models import save as save_model
+
+    folder = tmp_path_factory.mktemp("int8")
+    source = save_model(cnn(), folder / "cnn.onnx")
+    qdq = quantize_qdq(source, folder / "cnn_u8.onnx", "u8")
+    ovpool.convert(qdq, output_dir=folder)
+    np.savez(folder / "in.npz", x=random_input((1, 3, 16, 16)))
+    return {"float": source, "qdq": qdq, "ir": folder / "cnn_u8.xml", "inputs": folder / "in.npz"}
+
+
+def test_int8_ir_per_layer_taps_only_what_the_runtime_graph_computes(int8, capsys):
+    """On an INT8 IR the CPU plugin fuses FakeQuantize into the convolutions and folds the weights'
+    dequantization: those layers have no value of their own and are named, not compared; the
+    tensors tapped leave the model's results bit for bit as the untapped model gives them (the
+    last layer's figures are the output's), and every quantized tensor is within one step of
+    numpy's run of the same IR."""
+    code, doc, err = _json(capsys, int8["ir"], "--device", "CPU", "--inputs", int8["inputs"], "--all-layers")
+    assert "Traceback" not in err and code in (0, 1), err
+    layers = doc["per_layer"]
+    every = layers["every_layer"]
+    assert len(every) == layers["steps"] and [e["index"] for e in every] == list(range(layers["steps"]))
+    assert layers["compared"] == sum(1 for e in every if e["outputs"]) < layers["steps"]
+    notes = [e["note"] for e in every if not e["outputs"]]
+    assert any(n.startswith("fused into Convolution '") and n.endswith("on CPU: no value of its own") for n in notes)
+    assert any(n.startswith("not in CPU's runtime graph") for n in notes)
+    assert {e["type"] for e in every if "runtime graph" in e["note"]} >= {"Convert", "Multiply"}  # the weights' dequantization
+    quantized = [o for e in every for o in e["outputs"] if o["steps"] is not None]
+    assert quantized and max(o["steps"] for o in quantized) <= 1.0001
+    (output,) = doc["outputs"]
+    (last,) = [o for e in every for o in e["outputs"] if o["name"] == output["name"]]
+    assert last["max_abs"] == output["max_abs"] and last["steps"] is not None

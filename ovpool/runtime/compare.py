@@ -24,6 +24,7 @@ tolerance, or not compared, since every step before it was) and its own.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,10 +34,12 @@ import numpy as np
 
 from ovpool.errors import UsageError
 from ovpool.runtime import devices
+from ovpool.ir.reader import Layer
 from ovpool.runtime.ir_executor import IrGraph
 from ovpool.runtime.policy import (
     DEFAULT_PRECISION,
     PRECISIONS,
+    DeviceError,
     Model,
     NumpySession,
     Opened,
@@ -235,7 +238,7 @@ class Placement:
             return ""
         if op_name in self.fused:
             return f"fused into {self.fused[op_name]} on {device}: no value of its own"
-        return f"not computed at run time on {device} (folded into a constant or removed by the plugin)"
+        return f"not in {device}'s runtime graph (folded into a constant, or rewritten by the plugin's transformations)"
 
 
 def placement(ov_model: Any, compiled: Any) -> Placement:
@@ -264,14 +267,39 @@ def _rt_text(info: Any, key: str) -> str:
 
 
 def _ov_quantum(op: Any) -> np.ndarray | None:
-    """The quantization step of an OpenVINO FakeQuantize whose output range is constant."""
-    if op.get_type_name() != "FakeQuantize":
-        return None
-    ranges = [op.input_value(i).get_node() for i in (3, 4)]
-    if any(r.get_type_name() != "Constant" for r in ranges):
-        return None
-    low, high = (np.asarray(r.get_data(), np.float64) for r in ranges)
-    return np.abs(high - low) / (op.get_levels() - 1)
+    """The quantization step of an OpenVINO op's output, by the rules of ``IrGraph.quanta``: a
+    FakeQuantize with a constant output range, the integers a Convert makes of one, a Multiply by a
+    constant scale of a Convert from integers (after a Subtract), else None."""
+    kind = op.get_type_name()
+    inputs = [op.input_value(i).get_node() for i in range(op.get_input_size())]
+    if kind == "FakeQuantize" and all(r.get_type_name() == "Constant" for r in inputs[3:5]):
+        low, high = (np.asarray(r.get_data(), np.float64) for r in inputs[3:5])
+        return np.abs(high - low) / (op.get_levels() - 1)
+    if kind == "Convert" and op.get_output_element_type(0).is_integral() and inputs[0].get_type_name() == "FakeQuantize":
+        return np.ones(())
+    if kind == "Multiply" and len(inputs) == 2:
+        for scale, other in ((inputs[1], inputs[0]), (inputs[0], inputs[1])):
+            if other.get_type_name() == "Subtract":
+                other = other.input_value(0).get_node()
+            converts = other.get_type_name() == "Convert" and other.get_input_element_type(0).is_integral()
+            if scale.get_type_name() == "Constant" and converts:
+                return np.abs(np.asarray(scale.get_data(), np.float64))
+    return None
+
+
+_DEQUANTIZE = ("Convert", "Subtract", "Multiply")
+
+
+def _dequantized(op: Any) -> Any:
+    """The op that ends the dequantization after a FakeQuantize: the last of a chain of single
+    readers Convert, Subtract, Multiply (FakeQuantize -> Convert u8 -> Convert f32 -> Subtract ->
+    Multiply, as the ONNX frontend writes QuantizeLinear -> DequantizeLinear), or the
+    FakeQuantize itself when it maps to the float range directly."""
+    while True:
+        readers = list(op.output(0).get_target_inputs())
+        if len(readers) != 1 or readers[0].get_node().get_type_name() not in _DEQUANTIZE:
+            return op
+        op = readers[0].get_node()
 
 
 def is_low_precision(ov_model: Any) -> bool:
@@ -289,13 +317,17 @@ class TracedOpenVINOSession(OpenVINOSession):
     anyway are tapped: a tap on every tensor would change which layers run in INT8 (on a small
     INT8 CNN it moved a convolution's output by 64% of a quantization step, where tapping only
     the runtime graph's tensors leaves every output bit for bit as the untapped model gives it).
-    The other steps are in ``untapped``, tensor name -> why the device reports no value for it."""
+    The other steps are in ``untapped``, tensor name -> why the device reports no value for it;
+    ``quanta`` holds each FakeQuantize output's quantization step and ``quantized`` maps the
+    tensor a FakeQuantize reads to the one it writes (``r1`` -> ``r1_DequantizeLinear_Output``)."""
 
     def __init__(
         self, model: Model, device: str, precision: str = DEFAULT_PRECISION, cache: bool = True, core: Any = None
     ) -> None:
         self._precision = precision
+        self._config = compile_config(precision, cache)
         self.untapped: dict[str, str] = {}
+        self._trial: tuple[Any, Any] | None = None  # (model, compiled) of the taps that compiled
         super().__init__(model, device, precision, cache, core)
 
     def _read_model(self, model: Model, core) -> tuple[Any, set[str]]:
@@ -305,28 +337,34 @@ class TracedOpenVINOSession(OpenVINOSession):
         where: Placement | None = None
         if is_low_precision(ov_model):
             where = placement(ov_model, core.compile_model(ov_model, self.device, compile_config(self._precision, False)))
-        ports: list[Any] = []
-        self._keys: list[tuple[str, ...]] = []
+        taps: list[tuple[tuple[str, int], tuple[str, ...], bool]] = []  # (op, output index), names, integer
         self.aliases: dict[str, tuple[str, ...]] = {}
         self.quanta: dict[str, np.ndarray] = {}
+        self.quantized: dict[str, str] = {}
+        known: set[str] = set()
+
+        def name_of(port: Any) -> str:
+            return min(port.get_names() & known, default="") or _port_name(port, set())
 
         def tap(port: Any, keys: tuple[str, ...]) -> None:
             for key in keys:
                 self.aliases[key] = tuple(k for k in keys if k != key)
-            quantum = _ov_quantum(port.get_node())
+            op = port.get_node()
+            quantum = _ov_quantum(op)
             if quantum is not None:
                 self.quanta.update(dict.fromkeys(keys, quantum))
-            note = "" if where is None else where.note(port.get_node().get_friendly_name(), self.device)
+            if op.get_type_name() == "FakeQuantize":
+                self.quantized.update(dict.fromkeys(op.input_value(0).get_names(), name_of(_dequantized(op).output(0))))
+            note = "" if where is None else where.note(op.get_friendly_name(), self.device)
             if note:
                 self.untapped.update(dict.fromkeys(keys, note))
             elif _source_key(port) not in fed:
-                ports.append(port)
-                self._keys.append(keys)
+                taps.append((_source_key(port), keys, port.get_element_type().is_integral()))
 
         if model.format == "onnx":
             assert model.proto is not None  # an ONNX Model always has its proto (open_model)
             self.steps = _onnx_steps(model.proto.graph.node, ops)
-            known = {name for step in self.steps for name in step.outputs}
+            known.update(name for step in self.steps for name in step.outputs)
             for op in ops:
                 for port in op.outputs():
                     keys = tuple(sorted(port.get_names() & known))
@@ -337,9 +375,72 @@ class TracedOpenVINOSession(OpenVINOSession):
             for op, step in zip(ops, self.steps):
                 for port, key in zip(op.outputs(), step.outputs):
                     tap(port, tuple(dict.fromkeys((key, *sorted(port.get_names())))))
-        if ports:
-            ov_model.add_outputs(ports)
-        return ov_model, preferred
+        chosen = self._taps_that_compile(model, core, taps)
+        self._keys = [keys for _, keys, _ in chosen]
+        assert self._trial is not None  # _taps_that_compile leaves the model that compiled
+        return self._trial[0], preferred
+
+    def _taps_that_compile(
+        self, model: Model, core: Any, taps: list[tuple[tuple[str, int], tuple[str, ...], bool]]
+    ) -> list[tuple[tuple[str, int], tuple[str, ...], bool]]:
+        """The taps the device compiles the model with. A plugin may refuse a model with some
+        tensors as outputs (OpenVINO 2026.4.1's CPU plugin at bf16 finds "no suitable
+        implementations" for an i8 tensor of an INT8 model): then the integer tensors are left
+        out first, then added back, halving each group the device refuses until the ones it
+        refuses are found (at most 16 compiles; what is left when they are spent is left out); a
+        tap left out is in ``untapped`` with the plugin's reason."""
+        budget = [16]
+        why: list[str] = []
+
+        def attempt(subset: list[tuple[tuple[str, int], tuple[str, ...], bool]]) -> bool:
+            budget[0] -= 1
+            trial, _ = OpenVINOSession._read_model(self, model, core)
+            ops = {op.get_friendly_name(): op for op in trial.get_ordered_ops()}
+            if subset:
+                trial.add_outputs([ops[name].output(index) for (name, index), _, _ in subset])
+            try:
+                self._trial = (trial, core.compile_model(trial, self.device, dict(self._config)))
+            except Exception as exc:  # OpenVINO raises RuntimeError and its own classes
+                why[:] = [devices.openvino_reason(exc)]
+                return False
+            return True
+
+        def leave_out(group: list[tuple[tuple[str, int], tuple[str, ...], bool]]) -> None:
+            note = f"not tapped: {self.device} cannot compile the model with it as an output ({why[0] if why else 'no reason given'})"
+            for _, keys, _ in group:
+                self.untapped.update(dict.fromkeys(keys, note))
+
+        if attempt(taps):
+            return taps
+        floats = [t for t in taps if not t[2]]
+        integers = [t for t in taps if t[2]]
+        accepted: list[tuple[tuple[str, int], tuple[str, ...], bool]] = []
+
+        def search(group: list[tuple[tuple[str, int], tuple[str, ...], bool]]) -> None:
+            if budget[0] <= 0 or len(group) == 1:
+                leave_out(group)
+                return
+            half = len(group) // 2
+            for part in (group[:half], group[half:]):
+                if part and attempt(accepted + part):
+                    accepted.extend(part)
+                elif part:
+                    search(part)
+
+        if integers and floats and attempt(floats):
+            accepted.extend(floats)
+        elif floats:
+            search(floats)
+        if integers:
+            search(integers)
+        if not attempt(accepted):  # the last attempt may have been a refused one
+            raise DeviceError(f"device '{self.device}' cannot compile {model.label}: {why[0] if why else 'no reason given'}")
+        return accepted
+
+    def _compile(self, core, ov_model: Any, config: Mapping[str, str]) -> Any:
+        if self._trial is not None and self._trial[0] is ov_model:
+            return self._trial[1]
+        return super()._compile(core, ov_model, config)
 
     def trace(self, inputs: Mapping[str, np.ndarray], observe: StepObserver) -> dict[str, np.ndarray]:
         """The model's outputs; ``observe(step, outputs)`` is called for every step after the run
@@ -422,12 +523,15 @@ def compare(
     every: list[LayerDifference] = []
     steps = 0
     if per_layer:
-        traced, untapped = _device_values(model, device, inputs, cache, progress)
+        traced, untapped, device_side = _device_values(model, device, inputs, cache, progress)
         layers = []
         diffs: dict[str, Difference] = {}
         count = [0]
         tracer = _traceable(reference_model or model, reference, cache)
         quanta = _quanta(tracer)
+        views: Mapping[str, str] = {}
+        if reference_model is not None:  # a float tensor is compared with the quantized model's quantized copy of it
+            views, quanta = quantized_views(device_side), _quanta(device_side)
         advance = progress(f"{reference.device}: comparing layers", _step_count(tracer))
 
         def visit(step: Step, outputs: tuple[Any, ...]) -> None:
@@ -440,10 +544,14 @@ def compare(
                     continue
                 if value is None:
                     notes.append(getattr(tracer, "untapped", {}).get(name, "not reported by the reference"))
-                elif traced.get(name) is None:
-                    notes.append(untapped.get(name, "not reported by the device (a constant, or a tensor it does not keep)"))
+                    continue
+                seen = views[name] if traced.get(views.get(name, "")) is not None else name
+                if traced.get(seen) is None:
+                    why = untapped.get(views.get(name, name)) or untapped.get(name)
+                    notes.append(why or "not reported by the device (a constant, or a tensor it does not keep)")
                 else:
-                    own.append(difference(name, traced[name], value, rtol, atol, quanta.get(name)))
+                    found = difference(name, traced[seen], value, rtol, atol, quanta.get(seen))
+                    own.append(dataclasses.replace(found, note=f"the device's {seen}") if seen != name else found)
             read = tuple(_input_difference(name, diffs, inputs) for name in step.inputs if name)
             entry = LayerDifference(count[0] - 1, step, read, tuple(own), "; ".join(dict.fromkeys(notes)))
             if own:
@@ -530,9 +638,10 @@ def every_layer_table(comparison: Comparison) -> list[str]:
 
 def _device_values(
     model: Model, device: Session, inputs: Mapping[str, np.ndarray], cache: bool, progress: Progress
-) -> tuple[dict[str, Any], Mapping[str, str]]:
+) -> tuple[dict[str, Any], Mapping[str, str], NumpySession | TracedOpenVINOSession]:
     """Every tensor the device's trace reports, by name (a tensor with several names under each),
-    and why it reports no value for the others it knows (``TracedOpenVINOSession.untapped``)."""
+    why it reports no value for the others it knows (``TracedOpenVINOSession.untapped``), and the
+    session that traced it."""
     values: dict[str, Any] = dict(inputs)
     advance = progress(f"{device.device}: tracing layers", None)
     traceable = _traceable(model, device, cache)
@@ -545,7 +654,44 @@ def _device_values(
                 values.update(dict.fromkeys((name, *aliases.get(name, ())), value))
 
     traceable.trace(inputs, keep)
-    return values, getattr(traceable, "untapped", {})
+    return values, getattr(traceable, "untapped", {}), traceable
+
+
+def quantized_views(session: NumpySession | TracedOpenVINOSession) -> dict[str, str]:
+    """Each tensor a model quantizes, mapped to its quantized copy: the output of the FakeQuantize
+    reading it (IR, or an ONNX model on OpenVINO), or of the DequantizeLinear after the
+    QuantizeLinear reading it (ONNX on numpy): ``r1`` -> ``r1_DequantizeLinear_Output``. This is
+    how a quantized model carries its float source's tensor ``r1``."""
+    if isinstance(session, TracedOpenVINOSession):
+        return session.quantized
+    graph = session.graph
+    views: dict[str, str] = {}
+    if isinstance(graph, IrGraph):
+        document = graph.document
+        producers = document.producers()
+        readers: dict[tuple[str, str], list[Layer]] = {}
+        for edge in document.edges:
+            if edge.to_layer in document.layers:
+                readers.setdefault((edge.from_layer, edge.from_port), []).append(document.layers[edge.to_layer])
+        for layer in document.layers.values():
+            edge = producers.get((layer.id, layer.inputs[0].id)) if layer.type == "FakeQuantize" and layer.inputs else None
+            if edge is None or edge.from_layer not in document.layers or not layer.outputs:
+                continue
+            source = document.layers[edge.from_layer]
+            port = next((p for p in source.outputs if p.id == edge.from_port), None)
+            names = [n.strip() for n in (port.names if port else "").split(",") if n.strip()]
+            end = layer
+            while len(after := readers.get((end.id, end.outputs[0].id), [])) == 1 and after[0].type in _DEQUANTIZE and after[0].outputs:
+                end = after[0]
+            target = document.tensor_name(end, end.outputs[0].id)
+            views.update(dict.fromkeys((*names, document.tensor_name(source, edge.from_port)), target))
+        return views
+    nodes = graph.proto.graph.node
+    readers = {node.input[0]: node for node in nodes if node.op_type == "DequantizeLinear" and node.input}
+    for node in nodes:
+        if node.op_type == "QuantizeLinear" and node.input and node.output and node.output[0] in readers:
+            views[node.input[0]] = readers[node.output[0]].output[0]
+    return views
 
 
 def _quanta(session: NumpySession | TracedOpenVINOSession) -> Mapping[str, np.ndarray]:

@@ -306,9 +306,7 @@ class IrGraph:
 
     ``inputs`` are the Parameters as declared (``TensorDecl``), ``output_names`` the outputs in
     Result order, ``folded_layers`` the names of the layers computed when prepared, ``quanta`` the
-    quantization step of each FakeQuantize output whose output range is constant, by tensor name:
-    ``(output_high - output_low) / (levels - 1)``, per tensor or broadcasting per channel (output
-    range [-128, 127] over 256 levels: 1.0)."""
+    quantization step of each quantized tensor computed at run time, by tensor name (``_quanta``)."""
 
     def __init__(self, document: IRDocument, weights: Path | None = None) -> None:
         self.document = document
@@ -319,11 +317,7 @@ class IrGraph:
         self.inputs = tuple(_parameter_decl(document, l) for l in self._graph.parameters)
         self.output_names = tuple(_output_name(document, result) for result in self._graph.results)
         self.folded_layers = tuple(layer.name for layer, folded, _ in self._graph._order if folded is not None)
-        self.quanta = {
-            document.tensor_name(step.node.layer, step.node.layer.outputs[0].id): quantum
-            for step in self._graph._steps
-            if (quantum := _quantum(step.node)) is not None
-        }
+        self.quanta = _quanta(document, [step.node for step in self._graph._steps])
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> IrGraph:
@@ -344,19 +338,43 @@ class IrGraph:
         return dict(zip(self.output_names, values))
 
 
-def _quantum(node: LayerNode) -> np.ndarray | None:
-    """The quantization step of a FakeQuantize layer with a constant output range, else None."""
-    layer = node.layer
-    low, high = node.constant(3), node.constant(4)
-    if layer.type != "FakeQuantize" or low is None or high is None or not layer.outputs:
-        return None
-    try:
-        levels = int(layer.data.get("levels", ""))
-    except ValueError:
-        return None
-    if levels < 2:
-        return None
-    return np.abs(high.astype(np.float64) - low.astype(np.float64)) / (levels - 1)
+def _quanta(document: IRDocument, nodes: Sequence[LayerNode]) -> dict[str, np.ndarray]:
+    """The quantization step of each quantized tensor among ``nodes``' outputs, by tensor name,
+    per tensor or broadcasting per channel: a FakeQuantize with a constant output range, ``(output_high
+    - output_low) / (levels - 1)`` ([-128, 127] over 256 levels: 1.0); the integers a Convert makes
+    of a FakeQuantize's output, 1; and a dequantization as the ONNX frontend writes it, a Multiply by
+    a constant scale of a Convert from integers (after a Subtract of the zero point, if any): the scale."""
+    producers = document.producers()
+
+    def source(layer: Layer, port: int) -> Layer | None:
+        edge = producers.get((layer.id, layer.inputs[port].id)) if port < len(layer.inputs) else None
+        return document.layers.get(edge.from_layer) if edge is not None else None
+
+    def from_integers(layer: Layer | None) -> bool:
+        if layer is not None and layer.type == "Subtract":
+            layer = source(layer, 0)
+        return layer is not None and layer.type == "Convert" and bool(layer.inputs) and layer.inputs[0].precision[:1] in "IU"
+
+    quanta: dict[str, np.ndarray] = {}
+    for node in nodes:
+        layer, quantum = node.layer, None
+        if layer.type == "FakeQuantize" and node.constant(3) is not None and node.constant(4) is not None:
+            levels = layer.data.get("levels", "")
+            if levels.isdigit() and int(levels) >= 2:
+                low, high = (np.asarray(node.constant(i), np.float64) for i in (3, 4))
+                quantum = np.abs(high - low) / (int(levels) - 1)
+        elif layer.type == "Convert" and layer.outputs and layer.outputs[0].precision[:1] in "IU":
+            producer = source(layer, 0)
+            quantum = np.ones(()) if producer is not None and producer.type == "FakeQuantize" else None
+        elif layer.type == "Multiply" and len(layer.inputs) == 2:
+            for scale, other in ((1, 0), (0, 1)):
+                value = node.constant(scale)
+                producer = source(layer, other)
+                if value is not None and node.constant(other) is None and producer is not None and from_integers(producer):
+                    quantum = np.abs(np.asarray(value, np.float64))
+        if quantum is not None and layer.outputs:
+            quanta[document.tensor_name(layer, layer.outputs[0].id)] = quantum
+    return quanta
 
 
 def _output_name(document: IRDocument, result: Layer) -> str:
