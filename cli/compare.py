@@ -118,7 +118,17 @@ def register(app: typer.Typer) -> None:
                 return lambda: progress.advance(task)
 
             result = run_compare(
-                loaded, opened.session, ref, arrays, rtol, atol, per_layer, not no_cache, start, all_layers or plot is not None, other
+                loaded,
+                opened.session,
+                ref,
+                arrays,
+                rtol,
+                atol,
+                per_layer,
+                not no_cache,
+                start,
+                all_layers or plot is not None,
+                other,
             )
         shown = result if all_layers else dataclasses.replace(result, every=None)
         typer.echo(json.dumps(shown.record(), allow_nan=False) if as_json else report(shown))

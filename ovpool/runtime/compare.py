@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from ovpool.errors import UsageError
-from ovpool.runtime import devices
 from ovpool.ir.reader import Layer
+from ovpool.runtime import devices
 from ovpool.runtime.ir_executor import IrGraph
 from ovpool.runtime.policy import (
     DEFAULT_PRECISION,
@@ -670,9 +670,9 @@ def quantized_views(session: NumpySession | TracedOpenVINOSession) -> dict[str, 
         document = graph.document
         producers = document.producers()
         readers: dict[tuple[str, str], list[Layer]] = {}
-        for edge in document.edges:
-            if edge.to_layer in document.layers:
-                readers.setdefault((edge.from_layer, edge.from_port), []).append(document.layers[edge.to_layer])
+        for link in document.edges:
+            if link.to_layer in document.layers:
+                readers.setdefault((link.from_layer, link.from_port), []).append(document.layers[link.to_layer])
         for layer in document.layers.values():
             edge = producers.get((layer.id, layer.inputs[0].id)) if layer.type == "FakeQuantize" and layer.inputs else None
             if edge is None or edge.from_layer not in document.layers or not layer.outputs:
@@ -681,16 +681,20 @@ def quantized_views(session: NumpySession | TracedOpenVINOSession) -> dict[str, 
             port = next((p for p in source.outputs if p.id == edge.from_port), None)
             names = [n.strip() for n in (port.names if port else "").split(",") if n.strip()]
             end = layer
-            while len(after := readers.get((end.id, end.outputs[0].id), [])) == 1 and after[0].type in _DEQUANTIZE and after[0].outputs:
+            while (
+                len(after := readers.get((end.id, end.outputs[0].id), [])) == 1
+                and after[0].type in _DEQUANTIZE
+                and after[0].outputs
+            ):
                 end = after[0]
             target = document.tensor_name(end, end.outputs[0].id)
             views.update(dict.fromkeys((*names, document.tensor_name(source, edge.from_port)), target))
         return views
     nodes = graph.proto.graph.node
-    readers = {node.input[0]: node for node in nodes if node.op_type == "DequantizeLinear" and node.input}
+    dequantizers = {node.input[0]: node for node in nodes if node.op_type == "DequantizeLinear" and node.input}
     for node in nodes:
-        if node.op_type == "QuantizeLinear" and node.input and node.output and node.output[0] in readers:
-            views[node.input[0]] = readers[node.output[0]].output[0]
+        if node.op_type == "QuantizeLinear" and node.input and node.output and node.output[0] in dequantizers:
+            views[node.input[0]] = dequantizers[node.output[0]].output[0]
     return views
 
 

@@ -68,7 +68,9 @@ def render_plot(comparison: Comparison) -> str:
         parts.append(
             f'<line x1="{_LEFT}" y1="{y:.1f}" x2="{_LEFT + plot_width}" y2="{y:.1f}" stroke="{_RED}" stroke-dasharray="6,4"/>'
         )
-        parts.append(f'<text x="{_LEFT + plot_width - 4}" y="{y - 4:.1f}" font-size="11" text-anchor="end">rtol {c.rtol:g}</text>')
+        parts.append(
+            f'<text x="{_LEFT + plot_width - 4}" y="{y - 4:.1f}" font-size="11" text-anchor="end">rtol {c.rtol:g}</text>'
+        )
     parts.append(
         f'<text x="16" y="{_TOP + _PANEL / 2}" font-size="12" transform="rotate(-90 16 {_TOP + _PANEL / 2})" '
         'text-anchor="middle">max relative error (log)</text>'
@@ -123,7 +125,9 @@ def _step_panel(quantized: list[LayerDifference], x_of, plot_width: int, top: fl
         y = y_of(label)
         parts.append(f'<text x="{_LEFT - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">{label:g}</text>')
     y1 = y_of(1.0)
-    parts.append(f'<line x1="{_LEFT}" y1="{y1:.1f}" x2="{_LEFT + plot_width}" y2="{y1:.1f}" stroke="#777" stroke-dasharray="6,4"/>')
+    parts.append(
+        f'<line x1="{_LEFT}" y1="{y1:.1f}" x2="{_LEFT + plot_width}" y2="{y1:.1f}" stroke="#777" stroke-dasharray="6,4"/>'
+    )
     parts.append(
         f'<text x="16" y="{top + _STEP_PANEL / 2}" font-size="12" transform="rotate(-90 16 {top + _STEP_PANEL / 2})" '
         'text-anchor="middle">steps</text>'
