@@ -360,8 +360,9 @@ def quantized(tmp_path_factory) -> dict[str, dict[str, Path]]:
     import subprocess
     import sys
 
-    import ovpool
     from quantized_models import SCHEMES, cnn, quantize_dynamic, quantize_qdq, save
+
+    import ovpool
 
     folder = tmp_path_factory.mktemp("quantized")
     made: dict[str, dict[str, Path]] = {}
