@@ -293,8 +293,8 @@ def test_4_bit_weights_unpack_low_nibble_first(element, count):
 def test_convert_to_narrow_types_truncates_wraps_or_rounds_as_the_reference(target):
     """f32 -> u4/i4 truncates toward zero and keeps the low four bits (-9.2 -> -9 -> 7 in both),
     f32 -> f8e4m3/f8e5m2 rounds to nearest even (f8e4m3 has no infinity: 500 -> NaN), and back to
-    f32: equal to OpenVINO's reference Convert. (The CPU plugin does not wrap 4-bit activations: it
-    gives -9 and 300 for i4.)"""
+    f32: equal to OpenVINO's reference Convert. (The CPU plugin keeps eight bits of a 4-bit
+    activation: -9.2 gives -9 in i4, 300 gives 44.)"""
     x = np.array([1.7, -9.2, 7.5, -8.5, 300, -2.5, 15.9, 16.2, 0.1, 460, 500, 1e9, -1e-9], F32)
     kind = getattr(ov.Type, target)
     param = opset1.parameter([x.size], ov.Type.f32, name="x")

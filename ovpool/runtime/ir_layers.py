@@ -18,8 +18,13 @@ its own, this module computes it with numpy (Interpolate's modes, StridedSlice m
   ``m_pythondiv="false"`` it truncates, -3. FloorMod has the divisor's sign (-7 mod 2 = 1), Mod
   the dividend's (-7 mod 2 = -1).
 - Convert from a float to an integer type truncates toward zero and wraps: -2.5 -> -2, and 300 ->
-  44 in u8; to boolean, any non-zero is true. f16 weights followed by Convert to f32 (what
-  ``ovc`` writes) are decompressed once, when the graph is prepared.
+  44 in u8, -9.2 -> 7 in u4 and i4; to the 8-bit floats it rounds to nearest even; to boolean, any
+  non-zero is true. f16 weights followed by Convert to f32 (what ``ovc`` writes) are decompressed
+  once, when the graph is prepared; u4/i4 weights are read two to a byte, the low nibble first.
+- FakeQuantize-1 is the specification's formula computed in float32 operation by operation,
+  rounding half to even (OpenVINO's reference implementation bit for bit): input range [0, 2.55]
+  over 256 levels maps 1.005 to round(100.5) = 100. Integer Convolution (ConvInteger as the ONNX
+  frontend writes it) is exact.
 - Reshape with ``special_zero="true"``: a 0 copies the input's dim (ONNX Reshape's 0); ``false``:
   a 0 is an empty dim (ONNX ``allowzero=1``).
 - StridedSlice masks (one flag per entry of ``begin``): ``begin_mask``/``end_mask`` 1 ignores that
