@@ -368,3 +368,54 @@ def test_quantized_ir_against_its_float_source(int8, capsys):
     assert relu["name"] == "r1" and relu["note"].startswith("the device's ") and relu["steps"] is not None
     assert 0 < relu["max_rel"] < 0.2  # the quantization error, not a wrong tensor
     assert rows["conv1"]["outputs"] == []  # the quantized model has no tensor c1 (Relu went into the quantization)
+
+
+def test_difference_counts_quantization_steps():
+    """With the tensor's quantization step, ``steps`` is the largest difference in steps, per
+    tensor or per channel; a step that does not fit the tensor gives none."""
+    d = difference("q", np.array([1.0, 1.5]), np.array([1.0, 1.0]), quantum=0.25)
+    assert (d.max_abs, d.steps, d.within) == (0.5, 2.0, False)
+    got = np.array([[0.0, 0.1, 0.2], [0.0, 3.0, 0.0]])
+    per_channel = difference("q", got, np.zeros((2, 3)), quantum=np.array([[0.1], [1.0]]))
+    assert per_channel.steps == pytest.approx(3.0)
+    assert difference("q", got, np.zeros((2, 3)), quantum=np.ones(4)).steps is None
+    assert difference("q", got, got).steps is None and difference("q", got, got, quantum=0.5).steps == 0.0
+    assert difference("q", got, got, quantum=0.5).record()["steps"] == 0.0
+
+
+def test_plot_of_a_comparison_made_by_hand():
+    """``render_plot``: a point per layer compared (red beyond tolerance, the first beyond circled
+    and named), a grey tick per layer not compared, a bar per quantized tensor in the steps panel,
+    names escaped, a <title> on every mark."""
+    from xml.etree import ElementTree
+
+    from ovpool.runtime.compare import Comparison, LayerDifference
+    from ovpool.runtime.compare_plot import render_plot
+    from ovpool.runtime.policy import Step
+
+    def entry(index, name, rel=None, steps=None, note=""):
+        outputs = () if rel is None else (difference(name, np.array([1.0 + rel]), np.array([1.0]), quantum=steps),)
+        return LayerDifference(index, Step(name, "Conv", (), (name,)), (), outputs, note)
+
+    every = (
+        entry(0, "c<1>&", 0.0),
+        entry(1, "fused", note="fused into Convolution 'c' on CPU: no value of its own"),
+        entry(2, "q", 0.02, steps=0.01),
+        entry(3, "r", 1e-7),
+    )
+    compared = tuple(e for e in every if e.outputs)
+    c = Comparison("m.xml", "CPU", "f32", "numpy", 1e-4, 1e-6, (), compared, 4, every)
+    root = ElementTree.fromstring(render_plot(c))
+    ns = "{http://www.w3.org/2000/svg}"
+    points = [x for x in root.iter(f"{ns}circle") if x.get("fill") != "none"]
+    assert [p.get("fill") for p in points] == ["#2e86c1", "#c0392b", "#2e86c1"]
+    rings = [x for x in root.iter(f"{ns}circle") if x.get("fill") == "none"]
+    assert len(rings) == 1 and rings[0].get("cx") == points[1].get("cx")
+    titles = [t.text for t in root.iter(f"{ns}title")]
+    assert "step 1 of 4: Conv 'c<1>&': max abs 0, max rel 0, within" in titles
+    assert "step 2 of 4: Conv 'fused': fused into Convolution 'c' on CPU: no value of its own" in titles
+    assert any(t.startswith("step 3: Conv 'q': max abs 0.02, max rel 0.02, 2 steps, BEYOND") for t in titles)
+    texts = [t.text or "" for t in root.iter(f"{ns}text")]
+    assert "first beyond tolerance (circled): Conv 'q', step 3 of 4" in texts
+    bars = [r for r in root.iter(f"{ns}rect") if r.get("fill") in ("#2e86c1", "#c0392b")]
+    assert len(bars) == 1

@@ -468,3 +468,57 @@ def test_dynamically_quantized_ir_on_numpy(quantized, converter):
         got = graph.run(feeds)["y"]
         for want in (_cpu(files[converter], feeds), _onnxruntime(files["onnx"], feeds)):
             assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+# ---------------------------------------------------------------------------------------------
+# Real models of the suite, quantized by onnxruntime (tests/fetch_real_models.py)
+
+REAL = [("orientation", "u8"), ("orientation", "s8-per-channel"), ("yolov8n-nudenet", "u8"), ("yolov8n-nudenet", "s8-per-channel")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, scheme", REAL, ids=[f"{n}-{s}" for n, s in REAL])
+def test_real_quantized_model_diverges_first_by_one_step(tmp_path, name, scheme):
+    """A real model quantized by ``quantize_static`` (QDQ, calibrated on four seeded inputs of its
+    own kind), converted by ``ovpool convert``: its IR runs on numpy, and against the CPU plugin at
+    f32, layer by layer (``compare --per-layer``), the first tensor beyond tolerance is a quantized
+    one a single step off: the two part ways only where a value lands at a tie, never by a layer
+    computed otherwise. (From there the step grows through the model: see docs/semantics.md.)"""
+    import onnxruntime.quantization as q
+    from ops.real_models import MODELS
+
+    import ovpool
+    from ovpool.runtime import open_model
+    from ovpool.runtime.compare import compare, open_sides
+
+    (model,) = [m for m in MODELS if m.name == name]
+    if not model.path.is_file():
+        pytest.skip(f"{model.path} absent: run python tests/fetch_real_models.py")
+    activation, weight, per_channel = {"u8": ("QUInt8", "QUInt8", False), "s8-per-channel": ("QInt8", "QInt8", True)}[scheme]
+    feeds = model.feeds()
+
+    class Reader(q.CalibrationDataReader):
+        def __init__(self) -> None:
+            noise = [np.random.default_rng(seed).normal(0, 0.05, feeds[k].shape) for seed, k in enumerate(feeds)]
+            self.data = iter([{k: (v + i * n).astype(v.dtype) for (k, v), n in zip(feeds.items(), noise)} for i in range(4)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    qdq = tmp_path / f"{name}-{scheme}.onnx"
+    q.quantize_static(
+        str(model.path),
+        str(qdq),
+        Reader(),
+        quant_format=q.QuantFormat.QDQ,
+        activation_type=getattr(q.QuantType, activation),
+        weight_type=getattr(q.QuantType, weight),
+        per_channel=per_channel,
+    )
+    ovpool.convert(qdq, output_dir=tmp_path)
+    loaded = open_model(tmp_path / f"{name}-{scheme}.xml")
+    opened, reference = open_sides(loaded, "CPU", "numpy", "f32", "none", False, True)
+    result = compare(loaded, opened.session, reference, feeds, per_layer=True, cache=False)
+    first = result.first_beyond
+    assert first is not None and first.worst is not None
+    assert first.worst.steps is not None and round(first.worst.steps) == 1, first
