@@ -473,7 +473,12 @@ def test_dynamically_quantized_ir_on_numpy(quantized, converter):
 # ---------------------------------------------------------------------------------------------
 # Real models of the suite, quantized by onnxruntime (tests/fetch_real_models.py)
 
-REAL = [("orientation", "u8"), ("orientation", "s8-per-channel"), ("yolov8n-nudenet", "u8"), ("yolov8n-nudenet", "s8-per-channel")]
+REAL = [
+    ("orientation", "u8"),
+    ("orientation", "s8-per-channel"),
+    ("yolov8n-nudenet", "u8"),
+    ("yolov8n-nudenet", "s8-per-channel"),
+]
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -127,7 +127,9 @@ class Comparison:
     """The result of ``compare``: the sides (``device`` and ``reference`` as they ran, e.g.
     ``"CPU"``, ``"numpy"``; ``precision`` the device's reported inference precision, "" on numpy),
     the tolerance, each output's difference, and with per-layer comparison every step compared
-    (``layers``; ``steps`` how many steps the reference executed)."""
+    (``layers``; ``steps`` how many steps the reference executed), every step with or without a
+    comparison when asked (``every``), and ``trace_note`` when the per-layer run's outputs are
+    not the device's own run's (the taps changed how the device computes)."""
 
     model: str
     device: str
@@ -139,6 +141,7 @@ class Comparison:
     layers: tuple[LayerDifference, ...] | None = None
     steps: int = 0
     every: tuple[LayerDifference, ...] | None = None
+    trace_note: str = ""
 
     @property
     def first_beyond(self) -> LayerDifference | None:
@@ -171,6 +174,7 @@ class Comparison:
                 "steps": self.steps,
                 "compared": len(self.layers),
                 "first_beyond": None if first is None else first.record(),
+                "note": self.trace_note,
                 "layers": [layer.record() for layer in self.layers],
                 **({} if self.every is None else {"every_layer": [layer.record() for layer in self.every]}),
             },
@@ -522,8 +526,10 @@ def compare(
     layers: list[LayerDifference] | None = None
     every: list[LayerDifference] = []
     steps = 0
+    trace_note = ""
     if per_layer:
-        traced, untapped, device_side = _device_values(model, device, inputs, cache, progress)
+        traced, untapped, device_side, traced_outputs = _device_values(model, device, inputs, cache, progress)
+        trace_note = _tap_shift(traced_outputs, got)
         layers = []
         diffs: dict[str, Difference] = {}
         count = [0]
@@ -578,6 +584,7 @@ def compare(
         None if layers is None else tuple(layers),
         steps,
         tuple(every) if per_layer and every_layer else None,
+        trace_note,
     )
 
 
@@ -594,6 +601,8 @@ def report(comparison: Comparison) -> str:
     if c.layers is not None:
         first = c.first_beyond
         lines.append(f"per layer: {len(c.layers)} of {c.steps} steps compared")
+        if c.trace_note:
+            lines.append(f"note: {c.trace_note}")
         if first is None:
             lines.append("every step compared is within tolerance")
         else:
@@ -636,12 +645,19 @@ def every_layer_table(comparison: Comparison) -> list[str]:
     return lines
 
 
-def _device_values(
-    model: Model, device: Session, inputs: Mapping[str, np.ndarray], cache: bool, progress: Progress
-) -> tuple[dict[str, Any], Mapping[str, str], NumpySession | TracedOpenVINOSession]:
-    """Every tensor the device's trace reports, by name (a tensor with several names under each),
-    why it reports no value for the others it knows (``TracedOpenVINOSession.untapped``), and the
-    session that traced it."""
+class _Trace(NamedTuple):
+    """What tracing the device gave: every tensor it reports by name (a tensor with several names
+    under each), why it reports no value for the others it knows, the session that traced, and the
+    model's outputs from that traced run."""
+
+    values: dict[str, Any]
+    untapped: Mapping[str, str]
+    session: NumpySession | TracedOpenVINOSession
+    outputs: Mapping[str, Any]
+
+
+def _device_values(model: Model, device: Session, inputs: Mapping[str, np.ndarray], cache: bool, progress: Progress) -> _Trace:
+    """The device's ``_Trace`` on ``inputs``."""
     values: dict[str, Any] = dict(inputs)
     advance = progress(f"{device.device}: tracing layers", None)
     traceable = _traceable(model, device, cache)
@@ -653,8 +669,8 @@ def _device_values(
             if name and value is not None:
                 values.update(dict.fromkeys((name, *aliases.get(name, ())), value))
 
-    traceable.trace(inputs, keep)
-    return values, getattr(traceable, "untapped", {}), traceable
+    outputs = traceable.trace(inputs, keep)
+    return _Trace(values, getattr(traceable, "untapped", {}), traceable, outputs)
 
 
 def quantized_views(session: NumpySession | TracedOpenVINOSession) -> dict[str, str]:
@@ -777,6 +793,22 @@ def _output_difference(name: str, got: Mapping[str, Any], want: Mapping[str, Any
     if name not in got:
         return Difference(name, None, float("inf"), float("inf"), False, f"the device gives no output '{name}'")
     return difference(name, got[name], want[name], rtol, atol)
+
+
+def _tap_shift(traced: Mapping[str, Any], got: Mapping[str, Any]) -> str:
+    """A note when the traced run's outputs are not the device's own run's: the taps changed how
+    the device computes the model (by how much), else ""."""
+    shift = 0.0
+    for name, value in traced.items():
+        if name in got and np.shape(value) == np.shape(got[name]):
+            a, b = np.asarray(value), np.asarray(got[name])
+            if a.dtype.kind in "fiub" and b.dtype.kind in "fiub":
+                with np.errstate(invalid="ignore"):
+                    gap = np.abs(a.astype(np.float64) - b.astype(np.float64))
+                shift = max(shift, float(np.nanmax(gap, initial=0.0)))
+    if shift == 0:
+        return ""
+    return f"the traced run's outputs differ from the device's own run by up to {shift:.3g}: the taps changed how it computes"
 
 
 def _onnx_steps(nodes: Sequence[Any], ops: Sequence[Any]) -> tuple[Step, ...]:
