@@ -1253,8 +1253,66 @@ def path_cases(bases: Bases) -> Iterable[Case]:
             ("transform", "m.onnx", "--pass", "no-ceil", "-o", ""),
             ("run", "m.onnx", "--random-inputs", "--output", ""),
             ("explain", "--kernel", "2", "--input-shape", "4", "--svg", ""),
+            ("compare", "m.onnx", "--device", "numpy", "--random-inputs", "--plot", ""),
         ),
     )
+    compare = ("compare", "--device", "numpy", "--random-inputs")
+    yield Case(
+        "path/compare plot over an input, a folder, a FIFO",
+        "path",
+        {"m.onnx": pools, "m.xml": xml, "m.bin": weights},
+        (
+            (compare[0], "m.onnx", *compare[1:], "--plot", "m.onnx", "--force"),
+            (compare[0], "m.xml", *compare[1:], "--plot", "m.bin", "--force"),
+            (compare[0], "m.onnx", *compare[1:], "--plot", "d"),
+            (compare[0], "m.onnx", *compare[1:], "--plot", "f/plot.svg"),
+            (compare[0], "m.onnx", *compare[1:], "--force"),
+            (compare[0], "m.onnx", *compare[1:], "--reference-model", "missing.onnx"),
+            (compare[0], "m.onnx", *compare[1:], "--reference-model", "m.xml", "--all-layers"),
+        ),
+        (("dir", "d"), ("fifo", "f")),
+    )
+
+
+def _fake_quantize_ir(levels: str, low_shape: str = "", element: str = "f32", size: int = 4) -> bytes:
+    """An IR of one FakeQuantize over a 2x3 input, its four ranges from one Const (``low_shape``,
+    ``element``, ``size`` bytes at offset 0)."""
+    dims = "".join(f"<dim>{d}</dim>" for d in low_shape.split(",") if d)
+    ports = "".join(f'<port id="{i}" precision="FP32">{dims}</port>' for i in range(1, 5))
+    edges = "".join(f'<edge from-layer="1" from-port="0" to-layer="2" to-port="{i}"/>' for i in range(1, 5))
+    return f"""<?xml version="1.0"?>
+<net name="fq" version="11"><layers>
+<layer id="0" name="x" type="Parameter" version="opset1"><data shape="2,3" element_type="f32"/>
+<output><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port></output></layer>
+<layer id="1" name="r" type="Const" version="opset1"><data element_type="{element}" shape="{low_shape}" offset="0" size="{size}"/>
+<output><port id="0" precision="FP32">{dims}</port></output></layer>
+<layer id="2" name="fq" type="FakeQuantize" version="opset1"><data levels="{levels}" auto_broadcast="numpy"/>
+<input><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port>{ports}</input>
+<output><port id="5" precision="FP32"><dim>2</dim><dim>3</dim></port></output></layer>
+<layer id="3" name="out" type="Result" version="opset1"><input><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port></input></layer>
+</layers><edges><edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>{edges}
+<edge from-layer="2" from-port="5" to-layer="3" to-port="0"/></edges></net>
+""".encode()
+
+
+def quantized_ir_cases() -> Iterable[Case]:
+    """FakeQuantize layers numpy must refuse by name: levels 1, 2**70, not a number, ranges that do
+    not broadcast to the data, 4-bit ranges of the wrong size, NaN ranges (which run)."""
+    runs = (
+        ("run", "m.xml", "--random-inputs", "--device", "numpy"),
+        ("compare", "m.xml", "--device", "numpy", "--reference", "CPU", "--random-inputs", "--per-layer"),
+        ("validate", "m.xml"),
+    )
+    nan = np.full(1, np.nan, np.float32).tobytes()
+    for label, text, weights in (
+        ("levels 1", _fake_quantize_ir("1"), np.ones(1, np.float32).tobytes()),
+        ("levels 2**70", _fake_quantize_ir(str(2**70)), np.ones(1, np.float32).tobytes()),
+        ("levels not a number", _fake_quantize_ir("many"), np.ones(1, np.float32).tobytes()),
+        ("ranges of another shape", _fake_quantize_ir("256", "4", size=16), np.ones(4, np.float32).tobytes()),
+        ("u4 ranges of the wrong size", _fake_quantize_ir("256", "3", "u4", 1), b"\x21"),
+        ("NaN ranges", _fake_quantize_ir("256"), nan),
+    ):
+        yield Case(f"ir/fake-quantize/{label}", "ir-struct", {"m.xml": text, "m.bin": weights}, runs)
 
 
 def corpus(bases: Bases) -> list[Case]:
@@ -1267,6 +1325,7 @@ def corpus(bases: Bases) -> list[Case]:
         *ir_attr_cases(bases),
         *window_wrap_cases(),
         *ir_structure_cases(bases),
+        *quantized_ir_cases(),
         *dml_cases(bases),
         *input_cases(bases),
         *args_cases(bases),

@@ -244,7 +244,7 @@ def _fake_quantize_text(levels: str, low_shape: Sequence[int] = ()) -> str:
 @pytest.mark.parametrize(
     "levels, low_shape, message",
     [
-        ("1", (), r"layer 'fq' \(FakeQuantize-opset1, line \d+\): attribute 'levels': 1 is below 2"),
+        ("1", (), r"layer 'fq' \(FakeQuantize-opset1, line \d+\): attribute 'levels': 1 is not between 2 and 2\*\*64 - 1"),
         ("many", (), r"layer 'fq' \(FakeQuantize-opset1, line \d+\): attribute 'levels': 'many' is not an integer"),
         (
             "256",

@@ -632,8 +632,8 @@ def fake_quantize(node: LayerNode) -> Kernel:
     output range [0, 255], 256 levels: 1.004 gives round(100.4) = 100, 1.005 gives round(100.5) =
     100 (half to even), the next float32 up 101, and 3 gives 255."""
     levels = node.integer("levels")
-    if levels < 2:
-        raise node.fail(f"{levels} is below 2", "levels")
+    if not 2 <= levels < 2**64:
+        raise node.fail(f"{levels} is not between 2 and 2**64 - 1 (OpenVINO holds it in 64 bits)", "levels")
     align = _aligner(node)
 
     def kernel(
