@@ -12,12 +12,13 @@ com.microsoft QLinearAveragePool, OpenVINO's FakeQuantize -> AvgPool and DirectM
 DML_QUANTIZED_LINEAR_AVERAGE_POOLING_OPERATOR_DESC alike; every converter, executor and validator
 reads it from here.
 
-**Exact, not float32.** Every step is computed exactly on the stored scales and zero points
-(float32 values, i.e. rationals): the only rounding is the quantize step's round-half-to-even. A
-uint8 average of the cells 3 and 4 at zero point 0 and one shared scale is 3.5 exactly, which rounds
-to 4 (even); a float32 pipeline computing ``(3*s + 4*s)/2/s`` may land on 3.4999998 or 3.5000002 and
-round either way. Where float32 arithmetic lands within its rounding error of a tie, runtimes
-(onnxruntime included) may differ from this meaning by one step; nowhere else.
+**A quantized pool is exact, not float32.** Its steps are computed exactly on the stored scales and
+zero points (float32 values, i.e. rationals): the only rounding is the final round-half-to-even.
+A uint8 average of the cells 3 and 4 at zero point 0 and one shared scale is 3.5 exactly, which
+rounds to 4 (even); a float32 pipeline computing ``(3*s + 4*s)/2/s`` may land on 3.4999998 or
+3.5000002 and round either way. Where float32 arithmetic lands within its rounding error of a tie,
+runtimes (onnxruntime included) may differ from this meaning by one step; nowhere else. A lone
+QuantizeLinear of a float tensor (``quantize``) is ONNX's float32 division, then the rounding.
 
 Scales are per tensor, or per channel along one axis; zero points too. Element types: uint8, int8,
 uint16, int16, uint4, int4 (held in numpy as uint8/int8/uint16/int16 arrays).
@@ -168,13 +169,15 @@ def dequantize(q: np.ndarray, scale: np.ndarray, zero_point: np.ndarray) -> np.n
 
 
 def quantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, dtype: str) -> np.ndarray:
-    """``saturate(round_half_even(x / scale) + zero_point)`` as ``dtype``'s integers, with ``x / scale``
-    the exact quotient (not its float rounding): float32 x = 0.175 (0.17499999701...) over scale 0.05
-    (0.0500000007...) is just under 3.5 and gives 3, where float32 division gives 3.5 and then 4.
-    NaN quantizes to the zero point (onnxruntime's choice; ONNX leaves it undefined)."""
-    x64 = np.asarray(x, dtype=np.float64)
-    scale64 = np.broadcast_to(np.asarray(scale, dtype=np.float64), x64.shape)
-    return _finish(_round_quotient(x64, scale64), zero_point, dtype, x64)
+    """ONNX QuantizeLinear of a float tensor: ``saturate(round_half_even(x / scale) + zero_point)`` as
+    ``dtype``'s integers, where ``x / scale`` is the float32 quotient of the float32 tensors (correctly
+    rounded, as ONNX's reference and onnxruntime divide): float32 0.175 over 0.05 is 3.5 in float32
+    (3.4999999... exactly) and rounds to 4. NaN quantizes to the zero point (onnxruntime's choice;
+    ONNX leaves it undefined)."""
+    x32 = np.asarray(x, dtype=np.float32)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        quotient = x32 / np.asarray(scale, dtype=np.float32)
+    return _finish(np.rint(quotient.astype(np.float64)), zero_point, dtype, quotient)
 
 
 def rescale(
@@ -243,18 +246,6 @@ class QuantizedPool:
             counts = np.multiply.outer(counts, axis_counts)
         total = np.rint(mean * counts).astype(np.int64)  # mean = total / count, total < 2**53: exact
         return rescale(total, counts, in_scale, out_scale, out_zero, self.output.dtype)
-
-
-def _round_quotient(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """round_half_even(x / scale) of float64 arrays, exact: the float quotient decides except
-    within 1e-9 of a tie, where the rationals do."""
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        approx = x / scale
-    rounded = np.rint(approx)
-    near = _near_tie(approx)
-    for index in zip(*np.nonzero(near)):
-        rounded[index] = round(Fraction(float(x[index])) / Fraction(float(scale[index])))
-    return rounded
 
 
 def _near_tie(approx: np.ndarray) -> np.ndarray:

@@ -101,8 +101,16 @@ def spatial_dims(output: Output, spec: PoolSpec) -> tuple[Dim, ...]:
     return tuple(d.get_length() if d.is_static else None for d in list(pshape)[2:])
 
 
-def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_shape: Output | None = None) -> Lowered:
-    """OpenVINO nodes computing ``spec`` on ``data`` (``indices``/``output_shape``: MaxUnpool's)."""
+def lower(
+    spec: PoolSpec,
+    data: Output,
+    indices: Output | None = None,
+    output_shape: Output | None = None,
+    dequantized: bool = False,
+) -> Lowered:
+    """OpenVINO nodes computing ``spec`` on ``data`` (``indices``/``output_shape``: MaxUnpool's).
+    ``dequantized``: ``data`` is a dequantized tensor whose zero point may not be 0, which OpenVINO's
+    low-precision execution pools on the integers (see ``_counted_avg_pool``)."""
     check_exact(spec)
     if spec.kind is PoolKind.UNPOOL:
         if indices is None:
@@ -120,7 +128,7 @@ def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_sh
     window = shape.simplest_form(spec, spatial)
     if window.kind is PoolKind.MAX:
         return Lowered(spec, data, _max_pool(window, data, spatial))
-    return Lowered(spec, data, (_avg_pool(window, data, spatial),))
+    return Lowered(spec, data, (_avg_pool(window, data, spatial, dequantized),))
 
 
 def _check_windows(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
@@ -189,8 +197,10 @@ def _index_layout(spec: PoolSpec, flat: Output, data: Output, spatial: Sequence[
     return result.output(0)
 
 
-def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
-    padded = any(spec.pads_begin + spec.pads_end)
+def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim], dequantized: bool = False) -> Output:
+    padded = any(spec.pads_begin + spec.pads_end) or spec.padding in (Padding.SAME_UPPER, Padding.SAME_LOWER)
+    if spec.divisor is Divisor.INCLUDE_PAD and padded and dequantized:
+        return _counted_avg_pool(spec, data, spatial)
     if spec.divisor is Divisor.INCLUDE_PAD and spec.rounding is not Rounding.FLOOR and padded:
         return _padded_avg_pool(spec, data, spatial)
     exclude = spec.divisor is Divisor.EXCLUDE_PAD
@@ -206,6 +216,36 @@ def _avg_node(
     if version == "opset16":
         return opset16.avg_pool(*args, dilations=list(spec.dilations)).output(0)
     return _AVG_POOL[version](*args).output(0)
+
+
+def _counted_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
+    """Include-pad average of a dequantized tensor: the exclude-pad average times the ratio of
+    in-input taps to counted taps, so that no padding value is ever read.
+
+    OpenVINO's low-precision execution moves a dequantization (subtract the zero point, multiply
+    by the scale) past an AvgPool and pools the integers, padding them with integer 0 where ONNX
+    pads the reals with 0.0, the zero point: uint8 at zero point 128 and scale 0.05, a corner window
+    of 3x3 over 4 cells of 2.0 gives (4*168 + 5*0)/9 - 128 = -53.3 steps, -2.67, where ONNX gives
+    8.0/9 = 0.89. An exclude-pad AvgPool reads no padding and pools the integers exactly; its result
+    times ``n_in / n_counted`` (4/9 at that corner, a constant of ``kernels.average_pool`` over
+    ones) is the include-pad average, within float32 rounding. Dynamic dims: the ratio is the exact
+    include-pad average of a ones tensor the input's spatial size, computed in the graph."""
+    exclude = spec.with_(divisor=Divisor.EXCLUDE_PAD)
+    pooled = _avg_pool(exclude, data, spatial)
+    float_type = data.get_element_type()
+    if shape.is_static(spatial):
+        from ovpool import kernels
+
+        ones = np.ones((1, 1, *spatial), dtype=np.float32)
+        ratio = opset1.constant(
+            kernels.average_pool(ones, spec).astype(dtypes.np_dtype(dtypes.from_ov_type(float_type) or "float32"))
+        )
+    else:
+        dims = opset8.gather(opset3.shape_of(data, "i64"), _i64(list(range(2, 2 + len(spatial)))), _i64(0))
+        ones_shape = opset1.concat([_i64([1, 1]), dims], 0)
+        ones = opset3.broadcast(opset1.constant(1, float_type), ones_shape)
+        ratio = opset1.convert(_avg_pool(spec, ones.output(0), spatial), float_type)
+    return opset1.multiply(pooled, ratio).output(0)
 
 
 def _padded_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
