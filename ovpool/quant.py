@@ -33,6 +33,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ovpool.errors import ModelError, UnsupportedError
 
@@ -162,13 +163,13 @@ class Quantization:
         return quantize(x, scale, zero, self.dtype)
 
 
-def dequantize(q: np.ndarray, scale: np.ndarray, zero_point: np.ndarray) -> np.ndarray:
+def dequantize(q: np.ndarray, scale: ArrayLike, zero_point: ArrayLike) -> np.ndarray:
     """``(q - zero_point) * scale`` in float64, exact for float32 scales and integers of up to 29
     bits (``scale``, ``zero_point`` broadcast against ``q``)."""
     return (q.astype(np.int64) - np.asarray(zero_point, dtype=np.int64)) * np.asarray(scale, dtype=np.float64)
 
 
-def quantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, dtype: str) -> np.ndarray:
+def quantize(x: ArrayLike, scale: ArrayLike, zero_point: ArrayLike, dtype: str) -> np.ndarray:
     """ONNX QuantizeLinear of a float tensor: ``saturate(round_half_even(x / scale) + zero_point)`` as
     ``dtype``'s integers, where ``x / scale`` is the float32 quotient of the float32 tensors (correctly
     rounded, as ONNX's reference and onnxruntime divide): float32 0.175 over 0.05 is 3.5 in float32
@@ -181,7 +182,7 @@ def quantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, dtype: st
 
 
 def rescale(
-    total: np.ndarray, count: np.ndarray | int, in_scale: np.ndarray, out_scale: np.ndarray, zero_point: np.ndarray, dtype: str
+    total: ArrayLike, count: ArrayLike, in_scale: ArrayLike, out_scale: ArrayLike, zero_point: ArrayLike, dtype: str
 ) -> np.ndarray:
     """``saturate(round_half_even(total * in_scale / (count * out_scale)) + zero_point)`` exactly, for
     integer ``total`` (a window's sum of ``q - zero_point``, or one such value) and ``count`` (the
@@ -256,7 +257,7 @@ def _near_tie(approx: np.ndarray) -> np.ndarray:
         return np.isfinite(approx) & (distance <= 1e-9 * np.maximum(1.0, np.abs(approx)))
 
 
-def _finish(rounded: np.ndarray, zero_point: np.ndarray, dtype: str, source: np.ndarray) -> np.ndarray:
+def _finish(rounded: np.ndarray, zero_point: ArrayLike, dtype: str, source: np.ndarray) -> np.ndarray:
     kind = quant_type(dtype)
     with np.errstate(invalid="ignore"):
         shifted = rounded + np.asarray(zero_point, dtype=np.float64)

@@ -31,12 +31,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from onnx import NodeProto
 from openvino import Output, opset1, opset8, opset13
 
 from ovpool import shape
-from ovpool.errors import UnsupportedError
+from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.ov import lowering
-from ovpool.quant import Quantization, QuantizedPool, QuantType, quantize, rescale
+from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool, QuantType, quantize, rescale
 from ovpool.spec import Divisor, Padding, PoolKind, Rounding
 
 # The most table entries a per-channel form may hold (4 MiB of float32).
@@ -256,3 +257,128 @@ def _f32(values) -> Output:
 
 def _i64(values: Sequence[int]) -> Output:
     return opset1.constant(np.asarray(values, dtype=np.int64)).output(0)
+
+
+# The private domain of the nodes ``QuantExtensions`` writes for OpenVINO's frontend to hand back.
+DOMAIN = "ai.ovpool"
+
+
+class QuantExtensions:
+    """The exact forms of one ONNX model's quantization, for OpenVINO's frontend.
+
+    The model is rewritten first (``model``): each QDQ pool pattern and each com.microsoft
+    QLinearAveragePool / QLinearGlobalAveragePool becomes one ``ai.ovpool.QuantizedPool`` node from
+    its integers to its integers, and each QuantizeLinear / DequantizeLinear with constant scales
+    and zero points an ``ai.ovpool`` node of the same name, each with an ``index`` attribute into
+    ``meanings``; ``extensions()`` converts them by this module's exact forms. Nodes whose
+    quantization is not a constant (or is blocked) are left to OpenVINO. Every rewritten node keeps
+    its name and output tensor names."""
+
+    def __init__(self, proto) -> None:
+        from onnx import helper
+
+        from ovpool.onnx import qdq
+        from ovpool.onnx.model import default_opset, inferred_types
+
+        self.meanings: list[object] = []
+        self.errors: list[OvpoolError] = []
+        model = type(proto)()
+        model.CopyFrom(proto)
+        graph = model.graph
+        opset = default_opset(model)
+        known = qdq.constants(graph)
+        types = inferred_types(model)
+        replaced: dict[str, NodeProto | None] = {}  # a node's first output -> its replacement (None: removed)
+        for pattern in qdq.find_qdq_pools(model):
+            replaced[pattern.quantize.output[0]] = self._node(
+                helper, "QuantizedPool", pattern.quantize, [pattern.dequantize.input[0]], pattern.meaning
+            )
+            replaced[pattern.pool.output[0]] = None
+        for node in graph.node:
+            if node.domain == qdq.MS_DOMAIN and node.op_type in qdq.QLINEAR_POOL_OPS:
+                meaning = qdq.qlinear_pool(node, known, _quant_name(types.get(node.input[0], (None, None))[0]))
+                replaced[node.output[0]] = self._node(
+                    helper, "QuantizedPool", node, node.input[:1], (meaning, qdq.is_channels_last(node))
+                )
+            elif node.output[0] not in replaced and node.domain in ("", "ai.onnx") and node.op_type in qdq.QDQ_OPS:
+                dims = types.get(node.input[0], (None, None))[1]
+                quantized = node.output[0] if node.op_type == "QuantizeLinear" else node.input[0]
+                found = qdq.node_quantization(
+                    node, opset, known, None if dims is None else len(dims), _quant_name(types.get(quantized, (None, None))[0])
+                )
+                if found is not None and _float32_scale(node, known):
+                    replaced[node.output[0]] = self._node(helper, node.op_type, node, node.input[:1], found)
+        kept = [replaced.get(node.output[0], node) if node.output else node for node in graph.node]
+        used = {name for node in kept if node is not None for name in node.input} | {o.name for o in graph.output}
+        nodes = [
+            node
+            for node in kept
+            if node is not None and not (node.op_type == "DequantizeLinear" and not used.intersection(node.output))
+        ]
+        del graph.node[:]
+        graph.node.extend(nodes)
+        if self.meanings:
+            model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
+        self.model = model
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.meanings)
+
+    def _node(self, helper, op_type: str, node: NodeProto, inputs, meaning: object) -> NodeProto:
+        self.meanings.append(meaning)
+        return helper.make_node(
+            op_type, list(inputs), list(node.output[:1]), name=node.name, domain=DOMAIN, index=len(self.meanings) - 1
+        )
+
+    def extensions(self) -> list[object]:
+        from openvino.frontend.onnx import ConversionExtension
+
+        return [
+            ConversionExtension(op, DOMAIN, self._converter(op)) for op in ("QuantizedPool", "QuantizeLinear", "DequantizeLinear")
+        ]
+
+    def _converter(self, op_type: str):
+        def convert(context) -> list:
+            meaning = self.meanings[int(context.get_attribute("index"))]
+            data = context.get_input(0)
+            try:
+                if op_type == "QuantizeLinear":
+                    assert isinstance(meaning, Quantization)
+                    return [quantize_linear(_as_f32(data), meaning)]
+                if op_type == "DequantizeLinear":
+                    assert isinstance(meaning, Quantization)
+                    return [dequantize_linear(data, meaning)]
+                if isinstance(meaning, tuple):
+                    fused, channels_last = meaning
+                    return [_channels_last_pool(fused, data) if channels_last else pool(fused, data)]
+                assert isinstance(meaning, QuantizedPool)
+                return [pool(meaning, data)]
+            except OvpoolError as exc:
+                self.errors.append(exc)
+                raise
+
+        return convert
+
+
+def _channels_last_pool(meaning: QuantizedPool, data: Output) -> Output:
+    """A pool of an (N, *spatial, C) tensor: transposed to (N, C, *spatial) and back."""
+    rank = data.get_partial_shape().rank.get_length()
+    first = opset1.transpose(data, _i64([0, rank - 1, *range(1, rank - 1)]))
+    pooled = pool(meaning, first.output(0))
+    return opset1.transpose(pooled, _i64([0, *range(2, rank), 1])).output(0)
+
+
+def _float32_scale(node, known) -> bool:
+    """A Q/DQ node whose scale is float32: the exact forms compute in float32 (a float16 scale's
+    DequantizeLinear outputs float16, which is OpenVINO's to compute)."""
+    scale = known.get(node.input[1]) if len(node.input) > 1 else None
+    return scale is not None and scale.dtype == np.float32
+
+
+def _as_f32(data: Output) -> Output:
+    return data if data.get_element_type().get_type_name() == "f32" else opset1.convert(data, "f32").output(0)
+
+
+def _quant_name(dtype: str | None) -> str | None:
+    return dtype if dtype in QUANT_TYPES else None
