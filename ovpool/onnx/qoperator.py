@@ -60,7 +60,7 @@ its tensor name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -643,3 +643,94 @@ def _all_names(graph: GraphProto) -> set[str]:
             taken.update(node.output)
     taken.discard("")
     return taken
+
+
+def check_qoperator_nodes(model: ModelProto) -> None:
+    """Refuse, naming the node, a QOperator node (main graph or subgraph) whose constant scale is
+    zero or not finite, or has more values than its tensor is quantized with (one, except QGemm's B
+    and QLinearConv's w: one per channel), or whose constant zero point is not uint8/int8 or has
+    another count than its scale; or whose required scale is missing."""
+    for graph, known in _graphs_with_constants(model.graph, {}):
+        for node in graph.node:
+            if not is_qoperator(node):
+                continue
+            row = QOPERATORS[node.op_type]
+            where = node_label(node)
+            operands = [o for o in row.inputs if isinstance(o, Operand)]
+            if row.variadic is not None:
+                operands = [Operand(str(i), at, at + 1, at + 2) for i, at in enumerate(range(row.variadic, len(node.input), 3))]
+            pairs = [(o.scale, o.zero_point, o.axis is not None) for o in operands] + [(*row.output, False)]
+            for scale_at, zero_at, per_channel in pairs:
+                _check_pair(node, where, known, scale_at, zero_at, per_channel)
+
+
+def _check_pair(
+    node: NodeProto, where: str, known: Mapping[str, np.ndarray], scale_at: int, zero_at: int, per_channel: bool
+) -> None:
+    scale_name = node.input[scale_at] if len(node.input) > scale_at else ""
+    zero_name = node.input[zero_at] if len(node.input) > zero_at else ""
+    if not scale_name:
+        if node.op_type == "QGemm" and scale_at == QOPERATORS["QGemm"].output[0]:
+            return  # a float output
+        raise ModelError(f"{where}: input {scale_at} (a scale) is missing")
+    scale = known.get(scale_name)
+    if scale is not None:
+        values = np.asarray(scale)
+        if values.dtype.kind != "f":
+            raise ModelError(f"{where}: scale '{scale_name}' is {values.dtype.name}, not a float tensor")
+        wide = values.astype(np.float64)
+        bad = wide[~np.isfinite(wide) | (wide == 0)]
+        if bad.size:
+            raise ModelError(f"{where}: scale {float(bad.reshape(-1)[0]):g} must be finite and non-zero")
+        if values.size > 1 and not per_channel:
+            raise ModelError(
+                f"{where}: scale '{scale_name}' has {values.size} values; {node.op_type} quantizes that tensor per tensor"
+            )
+    zero = known.get(zero_name) if zero_name else None
+    if zero is not None:
+        points = np.asarray(zero)
+        if points.dtype.name not in ("uint8", "int8"):
+            raise ModelError(f"{where}: zero point '{zero_name}' is {points.dtype.name}; {node.op_type} takes uint8 or int8")
+        if scale is not None and points.size not in (1, np.size(scale)):
+            raise ModelError(f"{where}: {np.size(scale)} scale(s) but {points.size} zero point(s)")
+
+
+def _graphs_with_constants(
+    graph: GraphProto, outer: Mapping[str, np.ndarray]
+) -> Iterable[tuple[GraphProto, Mapping[str, np.ndarray]]]:
+    known = _LazyConstants(graph, outer)
+    yield graph, known
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == AttributeProto.GRAPH:
+                yield from _graphs_with_constants(attribute.g, known)
+            for sub in attribute.graphs:
+                yield from _graphs_with_constants(sub, known)
+
+
+class _LazyConstants(Mapping[str, np.ndarray]):
+    """A graph's constants (initializers, Constant ``value`` outputs, then the enclosing graphs'),
+    each converted to numpy only when read: checking a few scales reads a few small tensors, not
+    every weight of the model."""
+
+    def __init__(self, graph: GraphProto, outer: Mapping[str, np.ndarray]) -> None:
+        self._outer = outer
+        self._protos: dict[str, TensorProto] = {t.name: t for t in graph.initializer if t.data_location != TensorProto.EXTERNAL}
+        for node in graph.node:
+            if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+                for attribute in node.attribute:
+                    if attribute.name == "value" and attribute.type == AttributeProto.TENSOR:
+                        self._protos[node.output[0]] = attribute.t
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        proto = self._protos.get(name)
+        if proto is None:
+            return self._outer[name]
+        return numpy_helper.to_array(proto)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._protos
+        yield from (name for name in self._outer if name not in self._protos)
+
+    def __len__(self) -> int:
+        return len(set(self._protos) | set(self._outer))
