@@ -79,11 +79,10 @@ def onnx_to_ov_model(
     shapes = input_shapes(inputs)
     label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
     proto = model if isinstance(model, ModelProto) else load(Path(model), load_data=False)
-    quant = _quant_extensions(proto, model, label) if exact_quantization else None
-    if quant is None and not isinstance(model, ModelProto):
+    whole, quant = _prepared(proto, model, label, exact_quantization)
+    if whole is None and not isinstance(model, ModelProto):
         return _convert(proto, str(model), label, shapes)
-    whole = quant.model if quant is not None else proto
-    assert isinstance(whole, ModelProto)
+    whole = whole if whole is not None else proto
     if whole.ByteSize() > _PROTOBUF_LIMIT:
         with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
             path = Path(folder) / "model.onnx"
@@ -94,18 +93,30 @@ def onnx_to_ov_model(
     return _convert(whole, io.BytesIO(whole.SerializeToString()), label, shapes, quant)
 
 
-def _quant_extensions(proto: ModelProto, model: str | os.PathLike | ModelProto, label: str) -> QuantExtensions | None:
-    """The exact quantization of ``ovpool.ov.quantized`` for the model, None when it has none. A
-    model read from a file is rewritten whole (its external data read)."""
+def _prepared(
+    proto: ModelProto, model: str | os.PathLike | ModelProto, label: str, exact: bool
+) -> tuple[ModelProto | None, QuantExtensions | None]:
+    """The model as OpenVINO's frontend is to see it (None: as it is) and the extensions of its
+    exact quantization. com.microsoft QOperator nodes become DequantizeLinear -> op ->
+    QuantizeLinear (``ovpool.onnx.qoperator``); with ``exact``, quantization goes into
+    ``ovpool.ov.quantized``'s private nodes. A model read from a file is rewritten whole (its
+    external data read)."""
+    from ovpool.onnx import qoperator
     from ovpool.ov.quantized import QuantExtensions
 
+    has_qoperators = any(qoperator.is_qoperator(node) for node in proto.graph.node)
+    if not (exact or has_qoperators):
+        return None, None
+    if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
+        proto = load(Path(model), load_data=True)
     try:
-        quant = QuantExtensions(proto)
-        if quant.changed and not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
-            quant = QuantExtensions(load(Path(model), load_data=True))
+        expanded = qoperator.expand_model(proto)
+        quant = QuantExtensions(expanded) if exact else None
     except OvpoolError as exc:
         raise exc.located(label) from None
-    return quant if quant.changed else None
+    if quant is not None and quant.changed:
+        return quant.model, quant
+    return (expanded if expanded is not proto else None), None
 
 
 def onnx_to_ir(

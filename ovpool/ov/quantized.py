@@ -266,9 +266,9 @@ DOMAIN = "ai.ovpool"
 class QuantExtensions:
     """The exact forms of one ONNX model's quantization, for OpenVINO's frontend.
 
-    The model is rewritten first (``model``): each QDQ pool pattern and each com.microsoft
-    QLinearAveragePool / QLinearGlobalAveragePool becomes one ``ai.ovpool.QuantizedPool`` node from
-    its integers to its integers, and each QuantizeLinear / DequantizeLinear with constant scales
+    The model is rewritten first (``model``): each QDQ pool pattern (com.microsoft QLinear pools
+    are one once ``ovpool.onnx.qoperator`` expanded them) becomes one ``ai.ovpool.QuantizedPool``
+    node from its integers to its integers, and each QuantizeLinear / DequantizeLinear with constant scales
     and zero points an ``ai.ovpool`` node of the same name, each with an ``index`` attribute into
     ``meanings``; ``extensions()`` converts them by this module's exact forms. Nodes whose
     quantization is not a constant (or is blocked) are left to OpenVINO. Every rewritten node keeps
@@ -295,12 +295,7 @@ class QuantExtensions:
             )
             replaced[pattern.pool.output[0]] = None
         for node in graph.node:
-            if node.domain == qdq.MS_DOMAIN and node.op_type in qdq.QLINEAR_POOL_OPS:
-                meaning = qdq.qlinear_pool(node, known, _quant_name(types.get(node.input[0], (None, None))[0]))
-                replaced[node.output[0]] = self._node(
-                    helper, "QuantizedPool", node, node.input[:1], (meaning, qdq.is_channels_last(node))
-                )
-            elif node.output[0] not in replaced and node.domain in ("", "ai.onnx") and node.op_type in qdq.QDQ_OPS:
+            if node.output[0] not in replaced and node.domain in ("", "ai.onnx") and node.op_type in qdq.QDQ_OPS:
                 dims = types.get(node.input[0], (None, None))[1]
                 quantized = node.output[0] if node.op_type == "QuantizeLinear" else node.input[0]
                 found = qdq.node_quantization(
@@ -349,9 +344,6 @@ class QuantExtensions:
                 if op_type == "DequantizeLinear":
                     assert isinstance(meaning, Quantization)
                     return [dequantize_linear(data, meaning)]
-                if isinstance(meaning, tuple):
-                    fused, channels_last = meaning
-                    return [_channels_last_pool(fused, data) if channels_last else pool(fused, data)]
                 assert isinstance(meaning, QuantizedPool)
                 return [pool(meaning, data)]
             except OvpoolError as exc:
@@ -359,14 +351,6 @@ class QuantExtensions:
                 raise
 
         return convert
-
-
-def _channels_last_pool(meaning: QuantizedPool, data: Output) -> Output:
-    """A pool of an (N, *spatial, C) tensor: transposed to (N, C, *spatial) and back."""
-    rank = data.get_partial_shape().rank.get_length()
-    first = opset1.transpose(data, _i64([0, rank - 1, *range(1, rank - 1)]))
-    pooled = pool(meaning, first.output(0))
-    return opset1.transpose(pooled, _i64([0, *range(2, rank), 1])).output(0)
 
 
 def _float32_scale(node, known) -> bool:
