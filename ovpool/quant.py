@@ -138,14 +138,14 @@ class Quantization:
 
     def check_rank(self, shape: Sequence[int]) -> None:
         """A per-axis quantization fits a tensor of this shape (its axis exists and has one value
-        per scale); else a ``ModelError`` naming ``where``."""
+        per scale; -1 is a dim not known yet); else a ``ModelError`` naming ``where``."""
         if self.per_tensor:
             return
         prefix = f"{self.where}: " if self.where else ""
         axis = self.axis if self.axis is not None else 0
         if not -len(shape) <= axis < len(shape):
             raise ModelError(f"{prefix}axis {axis} is outside a tensor of rank {len(shape)}")
-        if shape[axis] != len(self.scale):
+        if shape[axis] not in (len(self.scale), -1):
             raise ModelError(f"{prefix}{len(self.scale)} per-axis scales for axis {axis} of length {shape[axis]}")
 
     def dequantize(self, q: np.ndarray) -> np.ndarray:
