@@ -135,3 +135,72 @@ def test_bad_quantization_is_one_line_naming_the_node(tmp_path, monkeypatch, cap
         assert len(err.splitlines()) == 1 and err.startswith("error: ")
         assert re.search(f"^error: {re.escape(str(source))}: {message}$", err), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.onnx"]
+
+
+# QuantizeLinear / DequantizeLinear since-versions and the integer types each first allows.
+Q_VERSIONS = [
+    (10, "uint8"),
+    (10, "int8"),
+    (13, "uint8"),
+    (19, "int8"),
+    (21, "uint16"),
+    (21, "int16"),
+    (21, "uint4"),
+    (21, "int4"),
+]
+Q_VERSIONS += [(23, "uint8"), (24, "int8"), (25, "uint8")]
+Q_RANGES = {
+    "uint8": (0, 255),
+    "int8": (-128, 127),
+    "uint16": (0, 65535),
+    "int16": (-32768, 32767),
+    "uint4": (0, 15),
+    "int4": (-8, 7),
+}
+Q_ELEM = {"uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "uint4": 21, "int4": 22}
+
+
+@pytest.mark.parametrize(("opset", "dtype"), Q_VERSIONS, ids=[f"{o}-{d}" for o, d in Q_VERSIONS])
+@pytest.mark.parametrize("per_axis", [False, True], ids=["per-tensor", "per-axis"])
+def test_quantize_dequantize_at_every_version(opset: int, dtype: str, per_axis: bool) -> None:
+    """QuantizeLinear -> DequantizeLinear on float inputs that sit at, just beside and between
+    ties. The schema text computed directly is the oracle: ``q = saturate(rint(x / s) + zp)`` with
+    ``x / s`` float32 division (numpy's is correctly rounded), ``y = (q - zp) * s`` in float32.
+    The exact form equals it bit for bit; the default (FakeQuantize) form is within one step."""
+    if per_axis and opset < 13:
+        pytest.skip("DequantizeLinear has no axis before opset 13")
+    low, high = Q_RANGES[dtype]
+    rng = np.random.default_rng(opset)
+    scales = np.array([0.05, 0.0371, 0.123] if per_axis else [0.0371], np.float32)
+    zeros = rng.integers(low, high + 1, scales.size)
+    levels = np.arange(low - zeros.max() - 2, high - zeros.min() + 3)
+    ties = (levels + 0.5)[None, :] * scales.astype(np.float64)[:, None]
+    columns = np.concatenate(
+        [ties, np.nextafter(ties.astype(np.float32), np.inf), np.nextafter(ties.astype(np.float32), -np.inf)], 1
+    )
+    x = np.broadcast_to(columns.astype(np.float32)[None, :, None, :], (1, 3, 2, columns.shape[1])).copy()
+    shape = [1, 3, 2, columns.shape[1]]
+    axis = {"axis": 1} if per_axis else {}
+    inits = [
+        numpy_helper.from_array(scales if per_axis else scales.reshape(()), "s"),
+        helper.make_tensor("zp", Q_ELEM[dtype], [scales.size] if per_axis else [], [int(z) for z in zeros]),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"], **axis),
+        helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"], **axis),
+    ]
+    graph = helper.make_graph(
+        nodes, "qdq", [helper.make_tensor_value_info("x", 1, shape)], [helper.make_tensor_value_info("y", 1, None)], inits
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10 if opset >= 21 else 8
+    s = (scales if per_axis else np.resize(scales, 3)).reshape(1, 3, 1, 1)
+    z = np.resize(zeros, 3).reshape(1, 3, 1, 1)
+    q = np.clip(np.rint(x / s) + z, low, high)
+    want = ((q - z).astype(np.float32) * s).astype(np.float32)
+    for exact, bound in ((True, 0), (False, 1)):
+        compiled = ov.Core().compile_model(onnx_to_ov_model(model, exact_quantization=exact), "CPU", F32)
+        got = compiled({"x": x})[0]
+        assert int(np.rint(np.abs(got - want) / s).max()) <= bound
+        if exact:
+            assert np.array_equal(got, want)

@@ -258,6 +258,26 @@ def _numpy_quant_type(dtype: np.dtype) -> str | None:
     return name if name in ("int4", "uint4") else None
 
 
+def tensor_kinds(model: ModelProto) -> dict[str, tuple[str | None, int | None]]:
+    """``{tensor: (element type name, rank)}`` of the main graph after ONNX shape inference, None
+    where unknown; 4-bit types by ovpool.quant's names ("int4"), where ``dtypes`` has none."""
+    import onnx
+
+    try:
+        graph = onnx.shape_inference.infer_shapes(model, strict_mode=False).graph
+    except (onnx.shape_inference.InferenceError, RuntimeError, ValueError):
+        graph = model.graph
+    kinds: dict[str, tuple[str | None, int | None]] = {}
+    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
+        if info.type.HasField("tensor_type"):
+            tensor = info.type.tensor_type
+            rank = len(tensor.shape.dim) if tensor.HasField("shape") else None
+            kinds[info.name] = (_ONNX_QUANT_TYPES.get(tensor.elem_type) or _dtype_or_none(tensor.elem_type), rank)
+    for init in graph.initializer:
+        kinds[init.name] = (_ONNX_QUANT_TYPES.get(init.data_type) or _dtype_or_none(init.data_type), len(init.dims))
+    return kinds
+
+
 def _elem_type(graph: GraphProto, name: str) -> str | None:
     for info in list(graph.input) + list(graph.value_info) + list(graph.output):
         if info.name == name and info.type.HasField("tensor_type"):
