@@ -192,12 +192,12 @@ def rescale(
     count64 = np.broadcast_to(np.asarray(count, dtype=np.int64), total64.shape)
     ratio = np.asarray(in_scale, dtype=np.float64) / np.asarray(out_scale, dtype=np.float64)
     approx = total64 * np.broadcast_to(ratio, total64.shape) / count64
-    rounded = np.rint(approx)
+    rounded = np.array(np.rint(approx), dtype=np.float64)  # an array for 0-d inputs too (np.rint gives a scalar)
     near = _near_tie(approx)
     if near.any():
         ins = np.broadcast_to(np.asarray(in_scale, dtype=np.float64), total64.shape)
         outs = np.broadcast_to(np.asarray(out_scale, dtype=np.float64), total64.shape)
-        for index in zip(*np.nonzero(near)):
+        for index in map(tuple, np.argwhere(near)):  # argwhere: 0-d arrays too
             exact = (
                 Fraction(int(total64[index])) * Fraction(float(ins[index])) / (int(count64[index]) * Fraction(float(outs[index])))
             )
