@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict, cast
 
+import numpy as np
+
 from ovpool import dtypes, shape
 from ovpool.axis import unpool_window_for
 from ovpool.dml.levels import DML_FEATURE_LEVELS, DML_LEVELS, DML_OPERATORS, DmlOperatorLevel, row_at
@@ -734,6 +736,13 @@ def padding_of(op: Operator) -> tuple[tuple[int, ...], tuple[int, ...], float]:
     value = desc["PaddingValue"]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ModelError(f"{where}: PaddingValue must be a number, got {shown(value)}")
+    kind = dtypes.np_dtype(op.dtype)
+    if kind.kind in "iu":
+        info = np.iinfo(kind)
+        if not float(value).is_integer() or not info.min <= value <= info.max:
+            raise ModelError(
+                f"{where}: PaddingValue {shown(value)} is not a {op.dtype} value (an integer in [{info.min}, {info.max}])"
+            )
     begin, end = _window_member(desc, "StartPadding"), _window_member(desc, "EndPadding")
     if shape.padded_shape(op.input_sizes, begin, end) != op.output_sizes:
         raise ModelError(
