@@ -704,3 +704,25 @@ def test_header_with_quantized_operators_compiles_against_the_directml_declarati
         ["g++", *flags, "-I", str(tmp_path), str(tmp_path / "main.cpp")], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_reader_refuses_a_constant_used_as_data():
+    document = edited(("operators", 0, "inputs", 0), "pool/input_scale")
+    with pytest.raises(ModelError, match=r"tensor 'pool/input_scale': an operator reads or writes it as data, and 'constants'"):
+        dml_import.model_from_document(document)
+
+
+def test_null_zero_points_read_as_zero():
+    """InputZeroPointTensor and OutputZeroPointTensor are optional (_Maybenull_): null is 0, and
+    the operator then lists three inputs. uint8 cells 3 and 4 at scale 1 average to 3.5 -> 4."""
+    case = qdq_case(
+        shape=(1, 1, 1, 2), attrs={"kernel_shape": [1, 2]}, in_scale=(1.0,), in_zero=(0,), out_scale=(1.0,), out_zero=(0,)
+    )
+    document = dml_export.document_from_onnx(case.model())
+    op = document["operators"][0]
+    op["desc"]["InputZeroPointTensor"] = op["desc"]["OutputZeroPointTensor"] = None
+    op["inputs"] = ["x", "pool/input_scale", "pool/output_scale"]
+    x = np.array([[[[3, 4]]]], np.uint8)
+    assert dml_emulator.run(document, {"x": x})["y"].item() == 4
+    back = dml_import.model_from_document(document)
+    assert round_trip_meaning(back, x, False).item() == 4

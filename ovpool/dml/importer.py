@@ -131,6 +131,9 @@ def read_graph(document: Mapping[str, object]) -> Graph:
         else:
             spec = dml_adapter.spec_from_operator(op)
             steps.append(Step(op, shape.drop_unit_axis(spec) if unit else spec, None))
+    both = next((t for t in types if t in constants), None)
+    if both is not None:
+        raise ModelError(f"tensor '{both}': an operator reads or writes it as data, and 'constants' holds it too")
     consumed = {t for op in operators for t in op.inputs}
     outputs = tuple(t for t in dict.fromkeys(written) if t not in consumed)
     return Graph(tuple(steps), tuple(read_first), outputs, types)
