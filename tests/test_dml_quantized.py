@@ -726,3 +726,15 @@ def test_null_zero_points_read_as_zero():
     assert dml_emulator.run(document, {"x": x})["y"].item() == 4
     back = dml_import.model_from_document(document)
     assert round_trip_meaning(back, x, False).item() == 4
+
+
+def test_worked_example_ties_go_to_even():
+    """docs/semantics.md: uint8 cells 130 and 131 at zero point 128 and scale 0.5 are 1.0 and 1.5;
+    their average 1.25 over the output scale 0.5 is 2.5, which rounds to 2: the output is 130."""
+    case = qdq_case(
+        shape=(1, 1, 1, 2), attrs={"kernel_shape": [1, 2]}, in_scale=(0.5,), in_zero=(128,), out_scale=(0.5,), out_zero=(128,)
+    )
+    x = np.array([[[[130, 131]]]], np.uint8)
+    document = dml_export.document_from_onnx(case.model())
+    assert dml_emulator.run(document, {"x": x})["y"].item() == 130
+    assert core_meaning(case.model(), x).item() == 130
