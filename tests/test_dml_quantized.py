@@ -62,6 +62,7 @@ class QCase:
     out_zero: tuple
     channels_last: bool = False
     global_pool: bool = False
+    opset: int = 21
 
     @property
     def model_shape(self) -> tuple:
@@ -105,7 +106,9 @@ class QCase:
             [helper.make_tensor_value_info("y", ELEM[self.out_type], None)],
             initializer=inits,
         )
-        opsets = [helper.make_opsetid("", 21)] + ([helper.make_opsetid("com.microsoft", 1)] if self.form == "qlinear" else [])
+        opsets = [helper.make_opsetid("", self.opset)] + (
+            [helper.make_opsetid("com.microsoft", 1)] if self.form == "qlinear" else []
+        )
         return helper.make_model(graph, opset_imports=opsets, ir_version=10)
 
     def input(self, seed: int) -> np.ndarray:
@@ -125,6 +128,7 @@ def _vector(values: tuple, dtype) -> np.ndarray:
 @st.composite
 def quantized_cases(draw) -> QCase:
     form = draw(st.sampled_from(["qdq", "qdq", "qlinear"]))
+    opset = draw(st.sampled_from([13, 19, 21])) if form == "qdq" else 21  # QDQ per-axis from 13; dilations from 19
     global_pool = draw(st.integers(0, 5)) == 0
     rank = draw(st.integers(1, 3))
     spatial = tuple(draw(st.integers(1, 5 if rank < 3 else 3)) for _ in range(rank))
@@ -133,7 +137,7 @@ def quantized_cases(draw) -> QCase:
     attrs: dict = {}
     if not global_pool:
         kernel = [draw(st.integers(1, 3)) for _ in range(rank)]
-        dilations = [draw(st.integers(1, 2)) if form == "qdq" else 1 for _ in range(rank)]
+        dilations = [draw(st.integers(1, 2)) if form == "qdq" and opset >= 19 else 1 for _ in range(rank)]
         strides = [draw(st.integers(1, 3)) for _ in range(rank)]
         extents = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
         attrs = {"kernel_shape": kernel, "strides": strides}
@@ -168,7 +172,7 @@ def quantized_cases(draw) -> QCase:
     in_scale, in_zero = quantization(in_type)
     out_scale, out_zero = quantization(out_type)
     channels_last = form == "qlinear" and draw(st.booleans())
-    return QCase(form, shape, attrs, in_type, out_type, in_scale, in_zero, out_scale, out_zero, channels_last, global_pool)
+    return QCase(form, shape, attrs, in_type, out_type, in_scale, in_zero, out_scale, out_zero, channels_last, global_pool, opset)
 
 
 def overhangs(case: QCase) -> bool:
@@ -282,12 +286,27 @@ def exact_quotients(case: QCase, x: np.ndarray) -> np.ndarray:
     return out
 
 
-def run_onnxruntime(model: ModelProto, x: np.ndarray) -> np.ndarray:
+def run_onnxruntime(model: ModelProto, x: np.ndarray) -> np.ndarray | None:
+    """onnxruntime CPU's output, or None where its QLinear pooling kernel refuses the scales
+    ("parameter out of computation range": it computes with a fixed-point multiplier whose range
+    some input/output scale ratios leave, e.g. 0.5 / 0.001953125 = 256 over one cell)."""
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return session.run(None, {"x": x})[0]
+    try:
+        return session.run(None, {"x": x})[0]
+    except ort.capi.onnxruntime_pybind11_state.RuntimeException as exc:
+        if "out of computation range" not in str(exc):
+            raise
+        return None
+
+
+def compare_onnxruntime(model: ModelProto, case: QCase, x: np.ndarray, want: np.ndarray) -> None:
+    got = run_onnxruntime(model, x)
+    event("onnxruntime refused the scales" if got is None else "onnxruntime ran")
+    if got is not None:
+        assert steps_apart(channels_first(case, got), want, case, x) <= 1
 
 
 def onnxruntime_skip(case: QCase) -> str | None:
@@ -351,7 +370,7 @@ def test_quantized_average_pooling_is_exact_on_directml_and_back(case, seed):
     skip = onnxruntime_skip(case)
     event(f"onnxruntime: {skip or 'compared'}")
     if skip is None:
-        assert steps_apart(channels_first(case, run_onnxruntime(model, x)), want, case, x) <= 1
+        compare_onnxruntime(model, case, x, want)
 
     back = dml_import.model_from_document(document)
     round_trip = round_trip_meaning(back, channels_first(case, x), case.channels_last)
@@ -359,7 +378,7 @@ def test_quantized_average_pooling_is_exact_on_directml_and_back(case, seed):
     kinds = {n.op_type for n in back.graph.node}
     event("back as QLinearAveragePool" if "QLinearAveragePool" in kinds else "back as QDQ")
     if skip is None:
-        assert steps_apart(channels_first(case, run_onnxruntime(back, x)), want, case, x) <= 1
+        compare_onnxruntime(back, case, x, want)
 
 
 def qdq_case(**changes) -> QCase:
@@ -622,7 +641,8 @@ def test_onnxruntime_qlinear_include_pad_ceil_counts_the_overhang():
         (0,),
     )
     x = np.full((1, 1, 4), 64, np.uint8)
-    assert run_onnxruntime(case.model(), x)[0, 0, 2] == 21
+    got = run_onnxruntime(case.model(), x)
+    assert got is not None and got[0, 0, 2] == 21
     document = dml_export.document_from_onnx(case.model())
     assert dml_emulator.run(document, {"x": x})["y"][0, 0, 2] == 32
     assert core_meaning(case.model(), x)[0, 0, 2] == 32
@@ -738,3 +758,20 @@ def test_worked_example_ties_go_to_even():
     document = dml_export.document_from_onnx(case.model())
     assert dml_emulator.run(document, {"x": x})["y"].item() == 130
     assert core_meaning(case.model(), x).item() == 130
+
+
+def test_a_pool_read_by_two_quantize_nodes_is_two_operators():
+    model = qdq_case().model()
+    model.graph.initializer.append(numpy_helper.from_array(np.array(0.1, np.float32), "s2"))
+    model.graph.initializer.append(numpy_helper.from_array(np.array(3, np.int8), "z2"))
+    model.graph.node.append(helper.make_node("QuantizeLinear", ["yf", "s2", "z2"], ["y2"], name="q2"))
+    model.graph.output.append(helper.make_tensor_value_info("y2", TensorProto.INT8, None))
+    document = dml_export.document_from_onnx(model)
+    assert [(op["name"], op["outputs"]) for op in document["operators"]] == [("pool/q", ["y"]), ("pool/q2", ["y2"])]
+    assert document["skipped"] == []
+    x = qdq_case().input(5)
+    emulated = dml_emulator.run(document, {"x": x})
+    np.testing.assert_array_equal(emulated["y"], core_meaning(qdq_case().model(), x))
+    assert emulated["y2"].dtype == np.int8
+    back = dml_import.model_from_document(document)
+    assert [n.op_type for n in back.graph.node] == ["QLinearAveragePool", "DequantizeLinear", "AveragePool", "QuantizeLinear"]

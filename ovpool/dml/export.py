@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -87,12 +88,17 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
                     where,
                 )
             )
-        for pattern in quantized.patterns.get(node.output[0] if node.output else "", []):
+        patterns = quantized.patterns.get(node.output[0] if node.output else "", [])
+        for pattern in patterns:
             where = node_label(pattern.pool)
             input_shape = known.get(pattern.dequantize.input[0], (None, None))[1]
+            meaning = pattern.meaning
+            if len(patterns) > 1:  # one operator per QuantizeLinear, named after both nodes
+                quantize_name = pattern.quantize.name or pattern.quantize.output[0]
+                meaning = replace(meaning, spec=meaning.spec.with_(name=f"{meaning.spec.name}/{quantize_name}"))
             lowered_all.append(
                 operators_from_quantized(
-                    pattern.meaning,
+                    meaning,
                     _shape_of(pattern.dequantize.input[0], input_shape, where),
                     pattern.dequantize.input[0],
                     pattern.quantize.output[0],
