@@ -69,44 +69,7 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
     for node in proto.graph.node:
         if quantized.absorbs(node):
             continue
-        lowered_all: list[dml_adapter.Lowered] = []
-        if node.domain == MS_DOMAIN and node.op_type in QLINEAR_POOL_OPS:
-            where = node_label(node)
-            if not node.input or not node.input[0] or len(node.output) != 1:
-                raise ModelError(f"{where}: needs the input X and one output Y")
-            dtype, input_shape = known.get(node.input[0], (None, None))
-            pool = qlinear_pool(node, constants, dtype)
-            lowered_all.append(
-                operators_from_quantized(
-                    pool,
-                    _shape_of(node.input[0], input_shape, where),
-                    node.input[0],
-                    node.output[0],
-                    taken,
-                    cap,
-                    is_channels_last(node),
-                    where,
-                )
-            )
-        patterns = quantized.patterns.get(node.output[0] if node.output else "", [])
-        for pattern in patterns:
-            where = node_label(pattern.pool)
-            input_shape = known.get(pattern.dequantize.input[0], (None, None))[1]
-            meaning = pattern.meaning
-            if len(patterns) > 1:  # one operator per QuantizeLinear, named after both nodes
-                quantize_name = pattern.quantize.name or pattern.quantize.output[0]
-                meaning = replace(meaning, spec=meaning.spec.with_(name=f"{meaning.spec.name}/{quantize_name}"))
-            lowered_all.append(
-                operators_from_quantized(
-                    meaning,
-                    _shape_of(pattern.dequantize.input[0], input_shape, where),
-                    pattern.dequantize.input[0],
-                    pattern.quantize.output[0],
-                    taken,
-                    cap,
-                    where=where,
-                )
-            )
+        lowered_all = _quantized_lowerings(node, quantized, known, constants, taken, cap)
         for lowered in lowered_all:
             operators.extend(lowered.operators)
             tensors.update(lowered.tensors)
@@ -144,6 +107,39 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
     if not operators:
         raise UnsupportedError(f"model '{proto.graph.name}' has no pooling node to convert to DirectML")
     return dml_adapter.new_document(operators, tensors, skipped, values)
+
+
+def _quantized_lowerings(
+    node: NodeProto,
+    quantized: _QuantizedAverages,
+    known: Mapping[str, tuple[str | None, Shape | None]],
+    constants: Mapping[str, np.ndarray],
+    taken: FreshNames,
+    cap: int,
+) -> list[dml_adapter.Lowered]:
+    """The quantized operators a node starts: one for a com.microsoft QLinear pooling node, one
+    per QDQ pattern of a pool (named ``<pool>/<quantize>`` when the pool feeds several), none else."""
+    lowered = []
+    if node.domain == MS_DOMAIN and node.op_type in QLINEAR_POOL_OPS:
+        where = node_label(node)
+        if not node.input or not node.input[0] or len(node.output) != 1:
+            raise ModelError(f"{where}: needs the input X and one output Y")
+        dtype, input_shape = known.get(node.input[0], (None, None))
+        pool = qlinear_pool(node, constants, dtype)
+        shape_ = _shape_of(node.input[0], input_shape, where)
+        lowered.append(
+            operators_from_quantized(pool, shape_, node.input[0], node.output[0], taken, cap, is_channels_last(node), where)
+        )
+    patterns = quantized.patterns.get(node.output[0] if node.output else "", [])
+    for pattern in patterns:
+        where = node_label(pattern.pool)
+        source, meaning = pattern.dequantize.input[0], pattern.meaning
+        if len(patterns) > 1:
+            quantize_name = pattern.quantize.name or pattern.quantize.output[0]
+            meaning = replace(meaning, spec=meaning.spec.with_(name=f"{meaning.spec.name}/{quantize_name}"))
+        shape_ = _shape_of(source, known.get(source, (None, None))[1], where)
+        lowered.append(operators_from_quantized(meaning, shape_, source, pattern.quantize.output[0], taken, cap, where=where))
+    return lowered
 
 
 class _QuantizedAverages:
