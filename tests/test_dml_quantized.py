@@ -1,14 +1,15 @@
 """DirectML's quantized average pooling (DML_QUANTIZED_LINEAR_AVERAGE_POOLING_OPERATOR_DESC).
 
 Every drawn quantized average pool (QDQ ``DequantizeLinear -> AveragePool -> QuantizeLinear`` at
-opset 21, or com.microsoft QLinearAveragePool / QLinearGlobalAveragePool, channels_last too;
+opsets 13, 19 and 21, or com.microsoft QLinearAveragePool / QLinearGlobalAveragePool, channels_last too;
 ranks 1-3, explicit and auto pads, ceil, include-pad, dilations; uint8/int8, per-tensor and
 per-channel scales and zero points) is either refused for a reason the test predicts without
 ovpool, or written as operators whose descriptor fields, run by the naive emulator
 (``tests/dml_emulator.py``, exact rationals), give exactly what ``ovpool.quant`` says, and what
 onnxruntime (CPU, one thread, no graph optimisation) computes on the source model within one
-quantization step, that step only where the exact value lies within float32 rounding of a tie.
-The document converted back to ONNX means the same (0 steps) and runs on onnxruntime alike.
+quantization step, that step only where the exact value lies within float32 rounding of a tie;
+naive loops on rationals over the oracle's windows agree exactly. The document converted back to
+ONNX means the same (0 steps) and runs on onnxruntime alike.
 """
 
 from __future__ import annotations
