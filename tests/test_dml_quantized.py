@@ -787,3 +787,77 @@ def test_a_pool_read_by_two_quantize_nodes_is_two_operators():
     assert emulated["y2"].dtype == np.int8
     back = dml_import.model_from_document(document)
     assert [n.op_type for n in back.graph.node] == ["QLinearAveragePool", "DequantizeLinear", "AveragePool", "QuantizeLinear"]
+
+
+def _tiny_cnn() -> ModelProto:
+    rng = np.random.default_rng(0)
+    weights = [
+        numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "W"),
+        numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "B"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node(
+            "AveragePool", ["r"], ["a"], name="avg", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1
+        ),
+        helper.make_node("GlobalAveragePool", ["a"], ["g"], name="gap"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("g", TensorProto.FLOAT, [1, 4, 1, 1])],
+        initializer=weights,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("quant_format", ["QDQ", "QOperator"])
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+def test_models_quantized_by_onnxruntime(tmp_path, quant_format, activation):
+    """A tiny CNN quantized by onnxruntime's quantize_static (static calibration on seeded data):
+    its two average pools, QDQ or QLinearAveragePool / QLinearGlobalAveragePool, become two
+    quantized operators; run on the integers onnxruntime feeds them, the emulated descriptors give
+    onnxruntime's pooled integers within one step, and they import back to QLinearAveragePool."""
+    from onnxruntime import quantization
+
+    rng = np.random.default_rng(1)
+
+    class Reader(quantization.CalibrationDataReader):
+        def __init__(self) -> None:
+            self.batches = iter([{"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)} for _ in range(8)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    source, quantized_path = tmp_path / "cnn.onnx", tmp_path / "q.onnx"
+    source.write_bytes(_tiny_cnn().SerializeToString())
+    quantization.quantize_static(
+        str(source),
+        str(quantized_path),
+        Reader(),
+        quant_format=getattr(quantization.QuantFormat, quant_format),
+        activation_type=getattr(quantization.QuantType, activation),
+        weight_type=quantization.QuantType.QInt8,
+    )
+    model = ModelProto.FromString(quantized_path.read_bytes())
+    document = dml_export.document_from_onnx(model)
+    pools = [op for op in document["operators"] if op["type"] == OP]
+    assert len(pools) == 2 and len(document["operators"]) == 2
+    assert {s["op_type"] for s in document["skipped"]} <= {"QuantizeLinear", "DequantizeLinear", "Conv", "QLinearConv"}
+    tensors = {name for op in pools for name in (op["inputs"][0], op["outputs"][0])}
+    probe = ModelProto.FromString(model.SerializeToString())
+    elem = TensorProto.UINT8 if activation == "QUInt8" else TensorProto.INT8
+    probe.graph.output.extend(helper.make_tensor_value_info(name, elem, None) for name in sorted(tensors))
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    seen = dict(zip(names, session.run(None, {"x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32)})))
+    for op in pools:
+        single = {**document, "operators": [op]}
+        emulated = dml_emulator.run(single, {op["inputs"][0]: seen[op["inputs"][0]]})[op["outputs"][0]]
+        assert np.abs(emulated.astype(np.int64) - seen[op["outputs"][0]].astype(np.int64)).max() <= 1
+    back = dml_import.model_from_document(document)
+    assert [n.op_type for n in back.graph.node] == ["QLinearAveragePool", "QLinearAveragePool"]
