@@ -34,7 +34,7 @@ MS_DOMAIN = "com.microsoft"
 QLINEAR_POOL_OPS = {"QLinearAveragePool": "AveragePool", "QLinearGlobalAveragePool": "GlobalAveragePool"}
 # The AveragePool version whose attributes QLinearAveragePool carries (auto_pad, ceil_mode,
 # count_include_pad, kernel_shape, pads, strides; no dilations), besides its own channels_last.
-_QLINEAR_AVERAGE_SINCE = 11
+QLINEAR_AVERAGE_SINCE = 11
 
 # ONNX element types of the quantized integers ovpool handles, and their names in ovpool.quant.
 _ONNX_QUANT_TYPES = {
@@ -171,7 +171,7 @@ def qlinear_pool(node: NodeProto, known: Mapping[str, np.ndarray], tensor_type: 
     attrs = [a for a in node.attribute if a.name != "channels_last"]
     pool = helper.make_node(float_op, [node.input[0]], [node.output[0]], name=node.name or node.output[0])
     pool.attribute.extend(attrs)
-    spec = onnx_adapter.spec_from_node(pool, _QLINEAR_AVERAGE_SINCE)
+    spec = onnx_adapter.spec_from_node(pool, QLINEAR_AVERAGE_SINCE)
     quantizations = []
     for at in (1, 3):
         found = node_quantization(node, 0, known, scale_at=at, tensor_type=tensor_type)
