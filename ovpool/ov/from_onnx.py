@@ -99,8 +99,8 @@ def _prepared(
     """The model as OpenVINO's frontend is to see it (None: as it is) and the extensions of its
     exact quantization. com.microsoft QOperator nodes become DequantizeLinear -> op ->
     QuantizeLinear (``ovpool.onnx.qoperator``); with ``exact``, quantization goes into
-    ``ovpool.ov.quantized``'s private nodes (without, 16-bit QuantizeLinear and DequantizeLinear
-    only, which OpenVINO's own FakeQuantize cannot compile). A model read from a file is rewritten whole (its
+    ``ovpool.ov.quantized``'s private nodes (without, only what OpenVINO's own forms get wrong:
+    16-bit QuantizeLinear and DequantizeLinear, and average pools to a finer output scale). A model read from a file is rewritten whole (its
     external data read)."""
     from ovpool.onnx import qoperator
     from ovpool.ov.quantized import QuantExtensions
@@ -113,7 +113,7 @@ def _prepared(
         proto = load(Path(model), load_data=True)
     try:
         expanded = qoperator.expand_model(proto)
-        quant = QuantExtensions(expanded, wide_only=not exact)
+        quant = QuantExtensions(expanded, exact)
     except OvpoolError as exc:
         raise exc.located(label) from None
     if quant is not None and quant.changed:

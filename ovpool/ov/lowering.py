@@ -116,6 +116,10 @@ def lower(
         if indices is None:
             raise UnsupportedError(f"node '{spec.name}': MaxUnpool needs its indices input")
         return Lowered(spec, data, (_unpool(spec, data, indices, output_shape),), output_shape is not None)
+    if spec.is_global and dequantized and spec.kind is PoolKind.GLOBAL_AVERAGE and _static_spatial(data):
+        # OpenVINO's low-precision ReduceMean takes a per-channel output quantization of a 3-D
+        # tensor along the batch axis (62 steps off); its AvgPool does not
+        return lower(spec.resolve_global(tuple(d.get_length() for d in list(data.get_partial_shape())[2:])), data)
     if spec.is_global:
         axes = opset1.constant(np.arange(2, data.get_partial_shape().rank.get_length(), dtype=np.int64))
         reduce = opset1.reduce_mean if spec.kind is PoolKind.GLOBAL_AVERAGE else opset1.reduce_max
@@ -129,6 +133,11 @@ def lower(
     if window.kind is PoolKind.MAX:
         return Lowered(spec, data, _max_pool(window, data, spatial))
     return Lowered(spec, data, (_avg_pool(window, data, spatial, dequantized),))
+
+
+def _static_spatial(data: Output) -> bool:
+    pshape = data.get_partial_shape()
+    return pshape.rank.is_static and all(d.is_static for d in list(pshape)[2:])
 
 
 def _check_windows(spec: PoolSpec, spatial: Sequence[Dim]) -> None:

@@ -85,6 +85,20 @@ def pool(meaning: QuantizedPool, q: Output) -> Output:
     return _average(meaning, q, window, tuple(spatial), rank)
 
 
+def int8_within_a_step(meaning: QuantizedPool) -> bool:
+    """Whether OpenVINO's INT8 execution of a QDQ pool pattern is within one step of its meaning.
+
+    OpenVINO's CPU pools the integers and rounds an average to an integer of the input's grid
+    before the output FakeQuantize: half an input step of error, which is more than half an output
+    step when the output scale is finer. uint8 cells 130 and 69 at zero point 128 and scale 1
+    average to -28.5; rounded to -28 and requantized at scale 0.25 it is 2 steps from -114. A max
+    pool only picks integers and is always within a step."""
+    if meaning.spec.kind in (PoolKind.MAX, PoolKind.GLOBAL_MAX):
+        return True
+    ins, outs, _ = _per_group(meaning.input, meaning.output)
+    return bool(np.all(outs >= ins))
+
+
 def quantize_thresholds(scale: float, zero_point: int, kind: QuantType) -> np.ndarray:
     """``T[y - low]`` for ``y`` in ``low..high+1``: the least float32 ``x`` that ONNX quantizes to
     ``y`` or more (``-inf`` for ``low``, ``+inf`` past ``high``). uint8 at scale 0.05, zero point
@@ -272,11 +286,14 @@ class QuantExtensions:
     and zero points an ``ai.ovpool`` node of the same name, each with an ``index`` attribute into
     ``meanings``; ``extensions()`` converts them by this module's exact forms. Nodes whose
     quantization is not a constant (or is blocked) are left to OpenVINO. Every rewritten node keeps
-    its name and output tensor names. ``wide_only``: the 16-bit QuantizeLinear / DequantizeLinear
-    nodes alone (OpenVINO's CPU plugin cannot compile a 16-bit FakeQuantize feeding a
-    DequantizeLinear: "replace_output_update_name" fails in its low-precision pass)."""
+    its name and output tensor names.
 
-    def __init__(self, proto, wide_only: bool = False) -> None:
+    Without ``exact``, only what OpenVINO's own forms get wrong: the 16-bit QuantizeLinear and
+    DequantizeLinear nodes (its CPU plugin cannot compile a 16-bit FakeQuantize feeding a
+    DequantizeLinear: "replace_output_update_name" fails in its low-precision pass), and the pool
+    patterns ``int8_within_a_step`` rejects."""
+
+    def __init__(self, proto, exact: bool = True) -> None:
         from onnx import helper
 
         from ovpool.onnx import qdq
@@ -291,7 +308,9 @@ class QuantExtensions:
         known = qdq.constants(graph)
         kinds = qdq.tensor_kinds(model)
         replaced: dict[str, NodeProto | None] = {}  # a node's first output -> its replacement (None: removed)
-        for pattern in [] if wide_only else qdq.find_qdq_pools(model):
+        for pattern in qdq.find_qdq_pools(model):
+            if not exact and int8_within_a_step(pattern.meaning):
+                continue
             replaced[pattern.quantize.output[0]] = self._node(
                 helper, "QuantizedPool", pattern.quantize, [pattern.dequantize.input[0]], pattern.meaning
             )
@@ -301,7 +320,7 @@ class QuantExtensions:
                 rank = kinds.get(node.input[0], (None, None))[1]
                 quantized = node.output[0] if node.op_type == "QuantizeLinear" else node.input[0]
                 found = qdq.node_quantization(node, opset, known, rank, _quant_name(kinds.get(quantized, (None, None))[0]))
-                wanted = found is not None and (not wide_only or found.type.levels > 256)
+                wanted = found is not None and (exact or found.type.levels > 256)
                 if found is not None and wanted and _float32_scale(node, known):
                     replaced[node.output[0]] = self._node(helper, node.op_type, node, node.input[:1], found)
         kept = [replaced.get(node.output[0], node) if node.output else node for node in graph.node]
