@@ -77,12 +77,12 @@ def tiny_qdq() -> onnx.ModelProto:
     weights = np.clip(np.rint(rng.standard_normal((4, 3, 3, 3)) * 40), -127, 127).astype(np.int8)
     constants = [
         numpy_helper.from_array(weights, "conv_wq"),
-        numpy_helper.from_array(np.float32(0.005), "w_scale"),
-        numpy_helper.from_array(np.int8(0), "w_zero"),
-        numpy_helper.from_array(np.float32(0.02), "x_scale"),
-        numpy_helper.from_array(np.uint8(128), "x_zero"),
-        numpy_helper.from_array(np.float32(0.05), "a_scale"),
-        numpy_helper.from_array(np.uint8(128), "a_zero"),
+        numpy_helper.from_array(np.array(0.005, np.float32), "w_scale"),
+        numpy_helper.from_array(np.array(0, np.int8), "w_zero"),
+        numpy_helper.from_array(np.array(0.02, np.float32), "x_scale"),
+        numpy_helper.from_array(np.array(128, np.uint8), "x_zero"),
+        numpy_helper.from_array(np.array(0.05, np.float32), "a_scale"),
+        numpy_helper.from_array(np.array(128, np.uint8), "a_zero"),
     ]
     nodes = [
         helper.make_node("QuantizeLinear", ["input", "x_scale", "x_zero"], ["input_q"], name="input_quantize"),

@@ -76,7 +76,10 @@ class PoolExtensions:
         indices = context.get_input(1) if count > 1 else None
         output_shape = context.get_input(2) if count > 2 else None
         try:
-            lowered = ov_lowering.lower(spec, data, indices, output_shape, node.input[0] in self._dequantized)
+            source = node.input[0]
+            lowered = ov_lowering.lower(
+                spec, data, indices, output_shape, source in self._dequantized, self._dequantized.get(source, False)
+            )
         except OvpoolError:
             raise
         except Exception as exc:  # OpenVINO's node validation (RuntimeError and its own types)
@@ -126,20 +129,21 @@ _PRESERVING = frozenset(
 )
 
 
-def dequantized_tensors(proto: ModelProto) -> set[str]:
-    """Tensors that are a DequantizeLinear's output whose zero point is not known to be 0, directly
-    or through operators that keep it a dequantized tensor (``_PRESERVING``): the inputs whose
-    include-pad averages OpenVINO would pad with the integer 0."""
-    found: set[str] = set()
+def dequantized_tensors(proto: ModelProto) -> dict[str, bool]:
+    """Tensors that are a DequantizeLinear's output, directly or through operators that keep them
+    dequantized (``_PRESERVING``): OpenVINO's low-precision execution pools them on the integers.
+    Each maps to whether its zero point may not be 0 (then an include-pad average would be padded
+    with the integer 0, which is not the zero point)."""
+    found: dict[str, bool] = {}
     for graph in _graphs(proto.graph):
         known = qdq.constants(graph)
         for node in graph.node:
             if node.domain not in ("", "ai.onnx"):
                 continue
-            if node.op_type == "DequantizeLinear" and _nonzero_zero_point(node, known):
-                found.update(node.output[:1])
+            if node.op_type == "DequantizeLinear" and node.output:
+                found[node.output[0]] = _nonzero_zero_point(node, known)
             elif node.op_type in _PRESERVING and node.input and node.input[0] in found:
-                found.update(output for output in node.output if output)
+                found.update((output, found[node.input[0]]) for output in node.output if output)
     return found
 
 

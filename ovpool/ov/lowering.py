@@ -107,19 +107,22 @@ def lower(
     indices: Output | None = None,
     output_shape: Output | None = None,
     dequantized: bool = False,
+    zero_point: bool = False,
 ) -> Lowered:
     """OpenVINO nodes computing ``spec`` on ``data`` (``indices``/``output_shape``: MaxUnpool's).
-    ``dequantized``: ``data`` is a dequantized tensor whose zero point may not be 0, which OpenVINO's
-    low-precision execution pools on the integers (see ``_counted_avg_pool``)."""
+    ``dequantized``: ``data`` is a dequantized tensor, which OpenVINO's low-precision execution
+    pools on the integers; ``zero_point``: one whose zero point may not be 0 (see
+    ``_counted_avg_pool``)."""
     check_exact(spec)
     if spec.kind is PoolKind.UNPOOL:
         if indices is None:
             raise UnsupportedError(f"node '{spec.name}': MaxUnpool needs its indices input")
         return Lowered(spec, data, (_unpool(spec, data, indices, output_shape),), output_shape is not None)
-    if spec.is_global and dequantized and spec.kind is PoolKind.GLOBAL_AVERAGE and _static_spatial(data):
-        # OpenVINO's low-precision ReduceMean takes a per-channel output quantization of a 3-D
-        # tensor along the batch axis (62 steps off); its AvgPool does not
-        return lower(spec.resolve_global(tuple(d.get_length() for d in list(data.get_partial_shape())[2:])), data)
+    if spec.is_global and dequantized and _static_spatial(data):
+        # OpenVINO's low-precision ReduceMean and ReduceMax take the per-channel scales of a 3-D
+        # tensor along the batch axis (up to 95 steps off); its AvgPool and MaxPool do not
+        window = spec.resolve_global(tuple(d.get_length() for d in list(data.get_partial_shape())[2:]))
+        return lower(window, data, dequantized=dequantized, zero_point=zero_point)
     if spec.is_global:
         axes = opset1.constant(np.arange(2, data.get_partial_shape().rank.get_length(), dtype=np.int64))
         reduce = opset1.reduce_mean if spec.kind is PoolKind.GLOBAL_AVERAGE else opset1.reduce_max
@@ -132,7 +135,7 @@ def lower(
     window = shape.simplest_form(spec, spatial)
     if window.kind is PoolKind.MAX:
         return Lowered(spec, data, _max_pool(window, data, spatial))
-    return Lowered(spec, data, (_avg_pool(window, data, spatial, dequantized),))
+    return Lowered(spec, data, (_avg_pool(window, data, spatial, zero_point),))
 
 
 def _static_spatial(data: Output) -> bool:
@@ -206,9 +209,9 @@ def _index_layout(spec: PoolSpec, flat: Output, data: Output, spatial: Sequence[
     return result.output(0)
 
 
-def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim], dequantized: bool = False) -> Output:
+def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim], zero_point: bool = False) -> Output:
     padded = any(spec.pads_begin + spec.pads_end) or spec.padding in (Padding.SAME_UPPER, Padding.SAME_LOWER)
-    if spec.divisor is Divisor.INCLUDE_PAD and padded and dequantized:
+    if spec.divisor is Divisor.INCLUDE_PAD and padded and zero_point:
         return _counted_avg_pool(spec, data, spatial)
     if spec.divisor is Divisor.INCLUDE_PAD and spec.rounding is not Rounding.FLOOR and padded:
         return _padded_avg_pool(spec, data, spatial)
