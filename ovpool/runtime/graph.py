@@ -39,7 +39,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import kernel_failure
 from ovpool.onnx.model import load
-from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup
+from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup, registered_since
 from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
 from ovpool.runtime.tensors import TensorDecl, name_mismatch, onnx_inputs
 
@@ -160,9 +160,12 @@ class CompiledGraph:
         try:
             since = onnx.defs.get_schema(node.op_type, opset, domain).since_version
         except onnx.defs.SchemaError:
-            raise ModelError(
-                f"{label}: ONNX has no operator {node.op_type} in opset {opset} of domain '{domain or 'ai.onnx'}'"
-            ) from None
+            own = registered_since(node.op_type, opset, domain)
+            if own is None:
+                raise ModelError(
+                    f"{label}: ONNX has no operator {node.op_type} in opset {opset} of domain '{domain or 'ai.onnx'}'"
+                ) from None
+            since = own
         inputs = _trimmed(node.input)
         attrs = attributes(node)
         subgraphs: dict[str, CompiledGraph] = {}
@@ -308,6 +311,13 @@ class CompiledGraph:
                 dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor.shape.dim)
             types.append((None if dtype is None else np.dtype(dtype), dims))
         return types
+
+
+def compile_graph(graph: GraphProto, opsets: Mapping[str, int], label: str, ir_version: int = 10) -> CompiledGraph:
+    """``graph`` compiled on its own as a top-level graph (its initializers constants, the rest of its
+    inputs called in ``input_names`` order): a kernel that runs an expansion of its node
+    (``ovpool.runtime.ops.quantized``)."""
+    return CompiledGraph(graph, _Model(label, dict(opsets), ir_version), top=True)
 
 
 class GraphSession:

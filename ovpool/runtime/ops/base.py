@@ -115,6 +115,15 @@ def lookup(op_type: str, since: int, domain: str = "") -> OpVersion | None:
     return None
 
 
+def registered_since(op_type: str, opset: int, domain: str) -> int | None:
+    """For a domain onnx has no schemas for (``com.microsoft``): the since-version in force at
+    ``opset``, the latest registered range start not after it (QLinearAdd in com.microsoft opset 1: 1),
+    or None."""
+    _load_families()
+    starts = [row.since for row in _TABLE.get((domain, op_type), ()) if row.since <= opset]
+    return max(starts) if starts else None
+
+
 def covered() -> list[OpVersion]:
     """Every registered range, by domain, op type and version."""
     _load_families()
