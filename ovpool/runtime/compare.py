@@ -294,16 +294,22 @@ def _ov_quantum(op: Any) -> np.ndarray | None:
 _DEQUANTIZE = ("Convert", "Subtract", "Multiply")
 
 
-def _dequantized(op: Any) -> Any:
-    """The op that ends the dequantization after a FakeQuantize: the last of a chain of single
-    readers Convert, Subtract, Multiply (FakeQuantize -> Convert u8 -> Convert f32 -> Subtract ->
-    Multiply, as the ONNX frontend writes QuantizeLinear -> DequantizeLinear), or the
-    FakeQuantize itself when it maps to the float range directly."""
+def _dequantized(op: Any) -> Any | None:
+    """The op whose output is a FakeQuantize's output as reals: the Multiply ending a chain of
+    single readers Convert, Subtract, Multiply (FakeQuantize -> Convert u8 -> Convert f32 ->
+    Subtract -> Multiply, as the ONNX frontend writes QuantizeLinear -> DequantizeLinear), the
+    FakeQuantize itself when no such chain follows it (it maps to the reals directly), or None when
+    the chain ends without a Multiply (the reals are never formed: ``ovpool convert``'s exact forms
+    scale after pooling the integers)."""
+    chain = [op]
     while True:
-        readers = list(op.output(0).get_target_inputs())
+        readers = list(chain[-1].output(0).get_target_inputs())
         if len(readers) != 1 or readers[0].get_node().get_type_name() not in _DEQUANTIZE:
-            return op
-        op = readers[0].get_node()
+            break
+        chain.append(readers[0].get_node())
+    if len(chain) == 1:
+        return op
+    return chain[-1] if chain[-1].get_type_name() == "Multiply" else None
 
 
 def is_low_precision(ov_model: Any) -> bool:
@@ -357,8 +363,9 @@ class TracedOpenVINOSession(OpenVINOSession):
             quantum = _ov_quantum(op)
             if quantum is not None:
                 self.quanta.update(dict.fromkeys(keys, quantum))
-            if op.get_type_name() == "FakeQuantize":
-                self.quantized.update(dict.fromkeys(op.input_value(0).get_names(), name_of(_dequantized(op).output(0))))
+            real = _dequantized(op) if op.get_type_name() == "FakeQuantize" else None
+            if real is not None:
+                self.quantized.update(dict.fromkeys(op.input_value(0).get_names(), name_of(real.output(0))))
             note = "" if where is None else where.note(op.get_friendly_name(), self.device)
             if note:
                 self.untapped.update(dict.fromkeys(keys, note))
@@ -696,14 +703,16 @@ def quantized_views(session: NumpySession | TracedOpenVINOSession) -> dict[str, 
             source = document.layers[edge.from_layer]
             port = next((p for p in source.outputs if p.id == edge.from_port), None)
             names = [n.strip() for n in (port.names if port else "").split(",") if n.strip()]
-            end = layer
+            chain = [layer]
             while (
-                len(after := readers.get((end.id, end.outputs[0].id), [])) == 1
+                len(after := readers.get((chain[-1].id, chain[-1].outputs[0].id), [])) == 1
                 and after[0].type in _DEQUANTIZE
                 and after[0].outputs
             ):
-                end = after[0]
-            target = document.tensor_name(end, end.outputs[0].id)
+                chain.append(after[0])
+            if len(chain) > 1 and chain[-1].type != "Multiply":
+                continue  # the reals are never formed (see _dequantized)
+            target = document.tensor_name(chain[-1], chain[-1].outputs[0].id)
             views.update(dict.fromkeys((*names, document.tensor_name(source, edge.from_port)), target))
         return views
     nodes = graph.proto.graph.node
