@@ -10,7 +10,9 @@ inputs. Each tensor compared gives a ``Difference``:
   lives on (a probability map whose largest value is 0.8, off by 0.004 somewhere: 0.005);
 * within tolerance when ``max_abs <= atol + rtol * max|reference|``: with the defaults rtol 1e-4,
   atol 1e-6 and a reference whose largest magnitude is 10, up to 0.001001. Integer and boolean
-  tensors (indices, shapes, masks) must be equal.
+  tensors (indices, shapes, masks) must be equal;
+* ``steps``, for a quantized tensor: the largest difference in its quantization steps (0.024 off
+  with a step of 0.024 is 1 step).
 
 With ``per_layer`` the intermediate tensors of both sides are compared in the reference's
 execution order: ONNX models by ONNX tensor name (OpenVINO keeps them on the ports that compute
@@ -20,6 +22,14 @@ extra output of a second compile of the model; that can stop the plugin fusing l
 figures can differ slightly from the per-output ones, which come from the model compiled as is.
 The first step beyond tolerance is reported with its type, its inputs' differences (within
 tolerance, or not compared, since every step before it was) and its own.
+
+A low-precision model (FakeQuantize; INT8) is traced where its runtime graph computes anyway
+(``TracedOpenVINOSession``): a layer fused into another runtime node, or gone from the runtime
+graph, has no value on the device and is reported with the reason, not compared. With
+``every_layer`` the comparison keeps a row for every step, compared or not (``Comparison.every``;
+``compare_plot`` draws it). With a ``reference_model`` (the float model a quantized one was made
+from) tensors are matched by name, a float tensor against the quantized model's real-valued copy
+of it (``quantized_views``).
 """
 
 from __future__ import annotations
