@@ -420,3 +420,43 @@ def test_plot_of_a_comparison_made_by_hand():
     assert "first beyond tolerance (circled): Conv 'q', step 3 of 4" in texts
     bars = [r for r in root.iter(f"{ns}rect") if r.get("fill") in ("#2e86c1", "#c0392b")]
     assert len(bars) == 1
+
+
+def test_qdq_onnx_model_per_layer_on_the_cpu_against_numpy(int8, capsys):
+    """A QDQ ONNX model runs on OpenVINO as the INT8 IR does (the frontend writes FakeQuantize):
+    its ONNX nodes are traced where the runtime graph computes them, QuantizeLinear outputs have
+    their error in steps (integers: a step is 1), and the first beyond tolerance is the
+    AveragePool's QuantizeLinear, one step off at a tie."""
+    args = (int8["avg qdq"], "--device", "CPU", "--precision", "f32", "--inputs", int8["inputs"], "--all-layers")
+    code, doc, err = _json(capsys, *args)
+    assert code == 1 and "Traceback" not in err, err
+    first = doc["per_layer"]["first_beyond"]
+    assert (first["type"], first["name"]) == ("QuantizeLinear", "p1_QuantizeLinear")
+    assert first["outputs"][0]["steps"] == 1 and doc["per_layer"]["note"] == ""
+    every = doc["per_layer"]["every_layer"]
+    assert any(e["type"] == "AveragePool" and e["note"].startswith("fused into Pooling") for e in every)
+
+
+def test_onnx_quanta_are_the_scales_along_the_axis():
+    """``onnx_quanta``: QuantizeLinear outputs step by 1, a DequantizeLinear output by its scale,
+    per axis as a shape that broadcasts against the output (a rank-4 output, axis 1: (1, C, 1, 1))."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from ovpool.runtime.compare import onnx_quanta
+
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1),
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"], axis=1),
+        helper.make_node("DequantizeLinear", ["q", "s1", "z1"], ["e"]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.float32([0.5, 0.25, 2.0]), "s"),
+        numpy_helper.from_array(np.uint8([0, 1, 2]), "z"),
+        numpy_helper.from_array(np.float32(-0.1), "s1"),
+        numpy_helper.from_array(np.uint8(3), "z1"),
+    ]
+    info = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 3, 2, 2]) for n in ("d", "e")]
+    graph = helper.make_graph(nodes, "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2, 2])], info, inits)
+    quanta = onnx_quanta(helper.make_model(graph))
+    assert quanta["q"] == 1 and quanta["d"].shape == (1, 3, 1, 1) and list(quanta["d"].ravel()) == [0.5, 0.25, 2.0]
+    assert float(quanta["e"]) == pytest.approx(0.1)

@@ -745,7 +745,8 @@ def _quanta(session: NumpySession | TracedOpenVINOSession) -> Mapping[str, np.nd
 
 
 def onnx_quanta(proto: Any) -> dict[str, np.ndarray]:
-    """The step of each DequantizeLinear output whose scale is an initializer: the scale, along
+    """The step of each QuantizeLinear output (1: integers) and of each DequantizeLinear output
+    whose scale is an initializer: the scale, along
     ``axis`` (default 1) when per axis, as a shape that broadcasts against a rank-``r`` output
     when the output's rank is known from the graph (a scale of 4 along axis 1 of a 4-D output:
     shape (1, 4, 1, 1)); a per-axis scale of unknown rank is left out (blocked scales too)."""
@@ -759,6 +760,8 @@ def onnx_quanta(proto: Any) -> dict[str, np.ndarray]:
     }
     quanta: dict[str, np.ndarray] = {}
     for node in proto.graph.node:
+        if node.op_type == "QuantizeLinear" and node.domain in ("", "ai.onnx") and node.output:
+            quanta[node.output[0]] = np.ones(())  # integers: a step is 1
         if node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx") or len(node.input) < 2:
             continue
         scale = initializers.get(node.input[1])
