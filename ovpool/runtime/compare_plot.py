@@ -35,7 +35,13 @@ def render_plot(comparison: Comparison) -> str:
     plot_width = min(2400, max(480, 4 * total))
     quantized = [e for e in every if e.worst is not None and e.worst.steps is not None]
     height = _TOP + _PANEL + _GAP + (_STEP_PANEL + _GAP if quantized else 0)
-    width = _LEFT + plot_width + _RIGHT
+    first = c.first_beyond
+    subtitle = (
+        "every layer compared is within tolerance"
+        if first is None
+        else f"first beyond tolerance (circled): {first.step.type} '{first.step.name}', step {first.index + 1} of {total}"
+    )
+    width = max(_LEFT + plot_width + _RIGHT, _LEFT + _RIGHT + 8.5 * len(_title(c)), _LEFT + _RIGHT + 7 * len(subtitle))
 
     def x_of(entry: LayerDifference) -> float:
         return _LEFT + plot_width * (entry.index + 0.5) / total
@@ -89,16 +95,11 @@ def render_plot(comparison: Comparison) -> str:
             f'<circle cx="{x:.1f}" cy="{y_of(worst.max_rel):.1f}" r="3" fill="{colour}">'
             f"<title>{escape(_hover(entry, total))}</title></circle>"
         )
-    first = c.first_beyond
     if first is not None and first.worst is not None:
         x, y = x_of(first), y_of(first.worst.max_rel)
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="7" fill="none" stroke="{_RED}" stroke-width="1.5"/>')
-        parts.append(
-            f'<text x="{_LEFT}" y="38" font-size="12" fill="{_RED}">first beyond tolerance (circled): '
-            f"{escape(first.step.type)} '{escape(first.step.name)}', step {first.index + 1} of {total}</text>"
-        )
-    else:
-        parts.append(f'<text x="{_LEFT}" y="38" font-size="12">every layer compared is within tolerance</text>')
+    colour = "" if first is None else f' fill="{_RED}"'
+    parts.append(f'<text x="{_LEFT}" y="38" font-size="12"{colour}>{escape(subtitle)}</text>')
     axis_y = _TOP + _PANEL + 44
     parts.extend(_x_ticks(total, plot_width, _TOP + _PANEL, axis_y))
     if quantized:
