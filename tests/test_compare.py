@@ -272,6 +272,9 @@ def int8(tmp_path_factory):
         qdq = quantize_qdq(source, folder / f"cnn_{kind}_u8.onnx", "u8")
         ovpool.convert(qdq, output_dir=folder)
         files.update({f"{kind} float": source, f"{kind} qdq": qdq, f"{kind} ir": folder / f"cnn_{kind}_u8.xml"})
+    signed = quantize_qdq(files["max float"], folder / "cnn_max_s8.onnx", "s8-per-channel")
+    ovpool.convert(signed, output_dir=folder)
+    files["max s8 ir"] = folder / "cnn_max_s8.xml"
     np.savez(folder / "in.npz", x=sample(3))
     files["inputs"] = folder / "in.npz"
     return files
@@ -460,3 +463,15 @@ def test_onnx_quanta_are_the_scales_along_the_axis():
     quanta = onnx_quanta(helper.make_model(graph))
     assert quanta["q"] == 1 and quanta["d"].shape == (1, 3, 1, 1) and list(quanta["d"].ravel()) == [0.5, 0.25, 2.0]
     assert float(quanta["e"]) == pytest.approx(0.1)
+
+
+@needs_bf16
+def test_a_tap_the_plugin_cannot_compile_is_left_out_and_named(int8, capsys):
+    """At bf16 the CPU plugin (2026.4.1) cannot compile the int8 per-channel IR with the MaxPool's
+    i8 output as an extra output: that tap is found by halving and named, the others are compared."""
+    args = (int8["max s8 ir"], "--device", "CPU", "--precision", "bf16", "--inputs", int8["inputs"], "--all-layers")
+    code, doc, err = _json(capsys, *args)
+    assert code in (0, 1) and "Traceback" not in err, err
+    every = doc["per_layer"]["every_layer"]
+    refused = [e for e in every if e["note"].startswith("not tapped: CPU cannot compile the model with it as an output")]
+    assert 1 <= len(refused) < sum(1 for e in every if e["outputs"])

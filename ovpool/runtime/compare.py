@@ -412,6 +412,7 @@ class TracedOpenVINOSession(OpenVINOSession):
         tap left out is in ``untapped`` with the plugin's reason."""
         budget = [16]
         why: list[str] = []
+        compiled_with: list[tuple[str, int]] = []  # the taps of the model in self._trial
 
         def attempt(subset: list[tuple[tuple[str, int], tuple[str, ...], bool]]) -> bool:
             budget[0] -= 1
@@ -424,6 +425,7 @@ class TracedOpenVINOSession(OpenVINOSession):
             except Exception as exc:  # OpenVINO raises RuntimeError and its own classes
                 why[:] = [devices.openvino_reason(exc)]
                 return False
+            compiled_with[:] = [port for port, _, _ in subset]
             return True
 
         def leave_out(group: list[tuple[tuple[str, int], tuple[str, ...], bool]]) -> None:
@@ -454,7 +456,7 @@ class TracedOpenVINOSession(OpenVINOSession):
             search(floats)
         if integers:
             search(integers)
-        if not attempt(accepted):  # the last attempt may have been a refused one
+        if compiled_with != [port for port, _, _ in accepted] and not attempt(accepted):
             raise DeviceError(f"device '{self.device}' cannot compile {model.label}: {why[0] if why else 'no reason given'}")
         return accepted
 
