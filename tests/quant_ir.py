@@ -13,7 +13,14 @@ from ir_fixtures import dims_xml
 from ovpool import shape
 from ovpool.ir.adapter import read_layer, template_for
 
-_STRUCT = {"f32": ("f", "FP32"), "f16": ("e", "FP16"), "i64": ("q", "I64"), "i32": ("i", "I32"), "u8": ("B", "U8"), "i8": ("b", "I8")}
+_STRUCT = {
+    "f32": ("f", "FP32"),
+    "f16": ("e", "FP16"),
+    "i64": ("q", "I64"),
+    "i32": ("i", "I32"),
+    "u8": ("B", "U8"),
+    "i8": ("b", "I8"),
+}
 
 
 class Out(NamedTuple):
@@ -53,7 +60,14 @@ class Graph:
         return outs
 
     def parameter(self, dims, element_type="f32", name="x") -> Out:
-        return self._add("Parameter", "opset1", [], [(dims, _STRUCT[element_type][1])], {"shape": ",".join(map(str, dims)), "element_type": element_type}, name)[0]
+        return self._add(
+            "Parameter",
+            "opset1",
+            [],
+            [(dims, _STRUCT[element_type][1])],
+            {"shape": ",".join(map(str, dims)), "element_type": element_type},
+            name,
+        )[0]
 
     def const(self, values, element_type="f32", dims=None) -> Out:
         values = list(values) if isinstance(values, (list, tuple)) else [values]
@@ -107,12 +121,26 @@ def quantize_dequantize(g: Graph, x: Out, element_type="u8", zero_point=128, sca
     q = g.op("Convert", [q], {"destination_type": element_type}, precision=_STRUCT[element_type][1], name="q")
     y = g.op("Convert", [q], {"destination_type": "f32"}, precision="FP32")
     if subtract:
-        zc = g.op("Convert", [g.const(zero_point, element_type, channels(zero_point, x))], {"destination_type": "f32"}, precision="FP32")
+        zc = g.op(
+            "Convert", [g.const(zero_point, element_type, channels(zero_point, x))], {"destination_type": "f32"}, precision="FP32"
+        )
         y = g.op("Subtract", [y, zc], {"auto_broadcast": "numpy"})
     return g.op("Multiply", [y, g.const(scale)], {"auto_broadcast": "numpy"}, name="dq")
 
 
-def avg_pool(g: Graph, x: Out, kernel, strides=None, pads_begin=None, pads_end=None, exclude_pad=False, rounding="floor", auto_pad="explicit", version="opset1", name="pool") -> Out:
+def avg_pool(
+    g: Graph,
+    x: Out,
+    kernel,
+    strides=None,
+    pads_begin=None,
+    pads_end=None,
+    exclude_pad=False,
+    rounding="floor",
+    auto_pad="explicit",
+    version="opset1",
+    name="pool",
+) -> Out:
     rank = len(kernel)
     data = {
         "kernel": ",".join(map(str, kernel)),

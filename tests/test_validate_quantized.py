@@ -52,7 +52,10 @@ class Quantized:
         rng = np.random.default_rng(seed)
         f32 = lambda v: np.float64(np.float32(v))  # noqa: E731 (the IR's constants are float32)
         if self.fq is not None:
-            il, ih, ol, oh = (np.asarray(v, np.float64).reshape((1, -1, 1, 1) if np.ndim(v) else ()) for v in map(lambda a: np.asarray(a, np.float32), self.fq))
+            il, ih, ol, oh = (
+                np.asarray(v, np.float64).reshape((1, -1, 1, 1) if np.ndim(v) else ())
+                for v in map(lambda a: np.asarray(a, np.float32), self.fq)
+            )
             k = rng.integers(0, self.levels, size=SHAPE)
             k[:, 0] = self.levels - 1
             x = (il + k * (ih - il) / (self.levels - 1)).astype(np.float32)
@@ -74,7 +77,9 @@ def pooled(kernel, strides=None, pads=(0, 0, 0, 0), divisor="full_if_padded", ro
         import oracle
 
         if padded:
-            real = np.pad(real, [(0, 0), (0, 0)] + [(b, e) for b, e in zip(padded[: len(padded) // 2], padded[len(padded) // 2 :])])
+            real = np.pad(
+                real, [(0, 0), (0, 0)] + [(b, e) for b, e in zip(padded[: len(padded) // 2], padded[len(padded) // 2 :])]
+            )
         attrs = {"kernel_shape": kernel, "strides": strides or [1] * len(kernel), "pads": list(pads), "auto_pad": auto_pad}
         return oracle.pool(real, "avg", attrs, rounding=rounding, divisor=divisor)
 
@@ -134,7 +139,12 @@ def with_convolution(g, y):
     out = include_pad()(g, y)
     g.result(out)
     weights = fake_quantize(g, g.const([0.125] * 4, dims=(2, 2, 1, 1)), -16.0, 15.875, -16.0, 15.875, name="wfq")
-    conv = g.op("Convolution", [out, weights], {"strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0", "dilations": "1,1", "auto_pad": "explicit"}, name="conv")
+    conv = g.op(
+        "Convolution",
+        [out, weights],
+        {"strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0", "dilations": "1,1", "auto_pad": "explicit"},
+        name="conv",
+    )
     g.result(conv)
 
 
@@ -142,23 +152,97 @@ CASES = [
     Case("AvgPool-1 include-pad pads 1", U8, include_pad(), INCLUDE, 128 * 5 / 9),
     Case("AvgPool-1 exclude-pad pads 1", U8, include_pad(exclude_pad=True), EXCLUDE, None),
     Case("AvgPool-14 floor include-pad", U8, include_pad("opset14"), INCLUDE, 128 * 5 / 9),
-    Case("AvgPool-14 ceil_torch include-pad", U8, lambda g, y: avg_pool(g, y, [3, 3], [2, 2], [1, 1], [1, 1], rounding="ceil_torch", version="opset14"), pooled([3, 3], [2, 2], (1, 1, 1, 1), rounding="ceil"), None),
+    Case(
+        "AvgPool-14 ceil_torch include-pad",
+        U8,
+        lambda g, y: avg_pool(g, y, [3, 3], [2, 2], [1, 1], [1, 1], rounding="ceil_torch", version="opset14"),
+        pooled([3, 3], [2, 2], (1, 1, 1, 1), rounding="ceil"),
+        None,
+    ),
     Case("AvgPool-16 include-pad", U8, include_pad("opset16"), INCLUDE, None),
-    Case("same_upper include-pad", U8, lambda g, y: avg_pool(g, y, [3, 3], auto_pad="same_upper"), pooled([3, 3], auto_pad="SAME_UPPER"), 128 * 5 / 9),
+    Case(
+        "same_upper include-pad",
+        U8,
+        lambda g, y: avg_pool(g, y, [3, 3], auto_pad="same_upper"),
+        pooled([3, 3], auto_pad="SAME_UPPER"),
+        128 * 5 / 9,
+    ),
     Case("valid include-pad", U8, lambda g, y: avg_pool(g, y, [3, 3], auto_pad="valid"), pooled([3, 3], auto_pad="VALID"), None),
-    Case("ceil overhang without pads", U8, lambda g, y: avg_pool(g, y, [3, 3], [2, 2], rounding="ceil"), pooled([3, 3], [2, 2], rounding="ceil_no_drop"), None),
-    Case("ceil with pads 1", U8, lambda g, y: avg_pool(g, y, [3, 3], [2, 2], [1, 1], [1, 1], rounding="ceil"), pooled([3, 3], [2, 2], (1, 1, 1, 1), rounding="ceil_no_drop"), 128 * 8 / 9),
+    Case(
+        "ceil overhang without pads",
+        U8,
+        lambda g, y: avg_pool(g, y, [3, 3], [2, 2], rounding="ceil"),
+        pooled([3, 3], [2, 2], rounding="ceil_no_drop"),
+        None,
+    ),
+    Case(
+        "ceil with pads 1",
+        U8,
+        lambda g, y: avg_pool(g, y, [3, 3], [2, 2], [1, 1], [1, 1], rounding="ceil"),
+        pooled([3, 3], [2, 2], (1, 1, 1, 1), rounding="ceil_no_drop"),
+        128 * 8 / 9,
+    ),
     Case("zero Pad -> AvgPool-1", U8, pad_then_pool(), pooled([3, 3], divisor="exclude", padded=(1, 1, 1, 1)), 128 * 5 / 9),
-    Case("zero Pad-1 -> AvgPool-1", U8, lambda g, y: avg_pool(g, pad(g, y, [0, 0, 1, 1], [0, 0, 1, 1], version="opset1"), [3, 3], exclude_pad=True), pooled([3, 3], divisor="exclude", padded=(1, 1, 1, 1)), 128 * 5 / 9),
-    Case("zero Pad -> AvgPool-14", U8, pad_then_pool(version="opset14"), pooled([3, 3], divisor="exclude", padded=(1, 1, 1, 1)), None),
-    Case("Pad 0.5 -> AvgPool-1", U8, pad_then_pool(value=0.5), lambda r: pooled([3, 3], divisor="exclude")(__import__("numpy").pad(r, [(0, 0), (0, 0), (1, 1), (1, 1)], constant_values=0.5)), None),
-    Case("edge Pad -> AvgPool-1", U8, pad_then_pool(value=None, mode="edge"), lambda r: pooled([3, 3], divisor="exclude")(__import__("numpy").pad(r, [(0, 0), (0, 0), (1, 1), (1, 1)], mode="edge")), None),
-    Case("zero Pad read twice -> AvgPool-1", U8, pad_then_pool(extra_reader=True), pooled([3, 3], divisor="exclude", padded=(1, 1, 1, 1)), None),
-    Case("zero Pad -> AvgPool-1 with its own end pad", U8, pad_then_pool(pool_pads_end=(1, 1)), pooled([3, 3], pads=(0, 0, 1, 1), divisor="exclude", padded=(1, 1, 1, 1)), None),
+    Case(
+        "zero Pad-1 -> AvgPool-1",
+        U8,
+        lambda g, y: avg_pool(g, pad(g, y, [0, 0, 1, 1], [0, 0, 1, 1], version="opset1"), [3, 3], exclude_pad=True),
+        pooled([3, 3], divisor="exclude", padded=(1, 1, 1, 1)),
+        128 * 5 / 9,
+    ),
+    Case(
+        "zero Pad -> AvgPool-14",
+        U8,
+        pad_then_pool(version="opset14"),
+        pooled([3, 3], divisor="exclude", padded=(1, 1, 1, 1)),
+        None,
+    ),
+    Case(
+        "Pad 0.5 -> AvgPool-1",
+        U8,
+        pad_then_pool(value=0.5),
+        lambda r: pooled([3, 3], divisor="exclude")(
+            __import__("numpy").pad(r, [(0, 0), (0, 0), (1, 1), (1, 1)], constant_values=0.5)
+        ),
+        None,
+    ),
+    Case(
+        "edge Pad -> AvgPool-1",
+        U8,
+        pad_then_pool(value=None, mode="edge"),
+        lambda r: pooled([3, 3], divisor="exclude")(__import__("numpy").pad(r, [(0, 0), (0, 0), (1, 1), (1, 1)], mode="edge")),
+        None,
+    ),
+    Case(
+        "zero Pad read twice -> AvgPool-1",
+        U8,
+        pad_then_pool(extra_reader=True),
+        pooled([3, 3], divisor="exclude", padded=(1, 1, 1, 1)),
+        None,
+    ),
+    Case(
+        "zero Pad -> AvgPool-1 with its own end pad",
+        U8,
+        pad_then_pool(pool_pads_end=(1, 1)),
+        pooled([3, 3], pads=(0, 0, 1, 1), divisor="exclude", padded=(1, 1, 1, 1)),
+        None,
+    ),
     Case("through Reshape", U8, through("Reshape", {"special_zero": "false"}, [[1, 2, 6, 6]]), INCLUDE, 128 * 5 / 9),
-    Case("through Transpose", U8, through("Transpose", None, [[0, 1, 3, 2]]), lambda r: INCLUDE(r.transpose(0, 1, 3, 2)), 128 * 5 / 9),
+    Case(
+        "through Transpose",
+        U8,
+        through("Transpose", None, [[0, 1, 3, 2]]),
+        lambda r: INCLUDE(r.transpose(0, 1, 3, 2)),
+        128 * 5 / 9,
+    ),
     Case("through Concat", U8, through("Concat"), lambda r: INCLUDE(__import__("numpy").concatenate([r, r], 1)), 128 * 5 / 9),
-    Case("through MaxPool k1", U8, through("MaxPool", {"kernel": "1,1", "strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0"}), INCLUDE, 128 * 5 / 9),
+    Case(
+        "through MaxPool k1",
+        U8,
+        through("MaxPool", {"kernel": "1,1", "strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0"}),
+        INCLUDE,
+        128 * 5 / 9,
+    ),
     Case("through ReLU", U8, through("ReLU"), lambda r: INCLUDE(__import__("numpy").maximum(r, 0)), None),
     Case("uint8 zero point 0", Quantized("u8", 0), include_pad(), INCLUDE, None),
     Case("int8 zero point 0", Quantized("i8", 0), include_pad(), INCLUDE, None),
@@ -170,8 +254,21 @@ CASES = [
     Case("FakeQuantize -6.35..6.35", Quantized(fq=(-6.35, 6.35, -6.35, 6.35)), include_pad(), INCLUDE, 127.5 * 5 / 9),
     Case("FakeQuantize 0.5..3", Quantized(fq=(0.5, 3.0, 0.5, 3.0)), include_pad(), INCLUDE, 51 * 5 / 9),
     Case("FakeQuantize 16 levels -1..2", Quantized(fq=(-1.0, 2.0, -1.0, 2.0), levels=16), include_pad(), INCLUDE, 5 * 5 / 9),
-    Case("FakeQuantize per channel -1..2, 0..12.75", Quantized(fq=([-1.0, 0.0], [2.0, 12.75], [-1.0, 0.0], [2.0, 12.75])), include_pad(), INCLUDE, 85 * 5 / 9),
-    Case("int8 FakeQuantize, Convolution behind", Quantized(fq=(-6.4, 6.35, -6.4, 6.35)), with_convolution, INCLUDE, 128 * 5 / 9, True),
+    Case(
+        "FakeQuantize per channel -1..2, 0..12.75",
+        Quantized(fq=([-1.0, 0.0], [2.0, 12.75], [-1.0, 0.0], [2.0, 12.75])),
+        include_pad(),
+        INCLUDE,
+        85 * 5 / 9,
+    ),
+    Case(
+        "int8 FakeQuantize, Convolution behind",
+        Quantized(fq=(-6.4, 6.35, -6.4, 6.35)),
+        with_convolution,
+        INCLUDE,
+        128 * 5 / 9,
+        True,
+    ),
     Case("int8 zero point 0, Convolution behind", Quantized("i8", 0), with_convolution, INCLUDE, 128 * 5 / 9, True),
 ]
 
@@ -254,7 +351,9 @@ def test_message_names_the_source_zero_point_steps_and_fix(tmp_path):
     assert (finding.rule, finding.port, finding.type, finding.version) == ("quantized-padding", "0", "AvgPool", "opset1")
     [fused] = validate_file(_write(tmp_path, next(c for c in CASES if c.name == "zero Pad -> AvgPool-1"))).findings
     assert fused.message.startswith("OpenVINO CPU fuses the zero Pad 'pad' into this average and averages the uint8")
-    [forced] = validate_file(_write(tmp_path, next(c for c in CASES if c.name == "int8 FakeQuantize, Convolution behind"))).findings
+    [forced] = validate_file(
+        _write(tmp_path, next(c for c in CASES if c.name == "int8 FakeQuantize, Convolution behind"))
+    ).findings
     assert "(int8 made uint8, zero point + 128, for Convolution 'conv'" in forced.message and "zero point 128:" in forced.message
 
 
@@ -368,7 +467,11 @@ def test_ovpool_convert_output_is_flagged_exactly_when_cpu_gets_it_wrong(tmp_pat
         helper.make_node("QuantizeLinear", ["p", "s", "z"], ["y"], name="q1"),
     ]
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("xq", TensorProto.UINT8, SHAPE)], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("xq", TensorProto.UINT8, SHAPE)],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+        inits,
     )
     source = tmp_path / "qdq.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), source)

@@ -142,7 +142,9 @@ class GraphView:
     """What the checks read of a document: the edge into each input port, the edges out of each
     output port, and its constants."""
 
-    def __init__(self, doc: IRDocument, producers: Mapping[tuple[str, str], Edge], consumers: Mapping[tuple[str, str], list[Edge]]) -> None:
+    def __init__(
+        self, doc: IRDocument, producers: Mapping[tuple[str, str], Edge], consumers: Mapping[tuple[str, str], list[Edge]]
+    ) -> None:
         self.doc, self.producers, self.consumers = doc, producers, consumers
         self.constants = Constants(doc)
         self._has_fake_quantize: bool | None = None
@@ -234,28 +236,32 @@ class IntegerPadding:
 
 def integer_padding(view: GraphView, layer: Layer, spec: PoolSpec) -> IntegerPadding | None:
     """The OVP501 verdict on an AvgPool ``layer`` whose ``spec`` has been checked: how OpenVINO CPU
-    pads its integers, or None where it computes the layer as written (see the module text)."""
+    pads its integers, or None where it computes the layer as written (see the module text).
+    Cheapest questions first: most averages fail the first two."""
     runs_as_v1 = layer.version == "opset1" or (
         layer.version in ("opset14", "opset15") and layer.data.get("rounding_type", "floor").strip().lower() != "ceil_torch"
     )
-    if not runs_as_v1 or not view.has_fake_quantize() or not layer.inputs:
+    include = spec.divisor is Divisor.FULL_KERNEL_IF_PADDED
+    source = view.source(layer, 0)
+    after_pad = source is not None and source.type == "Pad" and layer.version == "opset1"
+    if not runs_as_v1 or not (include or after_pad) or not view.has_fake_quantize():
+        return None
+    integers = _integers(view, view.edge_into(source if after_pad else layer, 0), _MAX_HOPS)  # type: ignore[arg-type]
+    if integers is None or integers.zero_point == 0:
         return None
     spatial = [_static(d) for d in layer.inputs[0].dims[2:]]
     begin, end = shape.resolved_pads(spec, spatial)
-    include = spec.divisor is Divisor.FULL_KERNEL_IF_PADDED
-    source = view.source(layer, 0)
-    fused = _fused_pads(view, source, layer) if source is not None and source.type == "Pad" and layer.version == "opset1" else None
-    pad: Layer | None = None
-    if fused is not None and None not in begin + end and (include or not any(begin + end)):
+    pad = None
+    if not after_pad and not any(begin + end):
+        return None
+    if after_pad:
+        fused = _fused_pads(view, source, layer)  # type: ignore[arg-type]
+        if fused is None or None in begin + end or not (include or not any(begin + end)):
+            return None
         pad = source
         begin = tuple(b + p for b, p in zip(begin, fused[0]) if b is not None)
         end = tuple(e + p for e, p in zip(end, fused[1]) if e is not None)
         spatial = [None if d is None else d - b - e for d, b, e in zip(spatial, fused[0], fused[1])]
-    elif not include or not any(begin + end):
-        return None
-    integers = _integers(view, view.edge_into(pad if pad is not None else layer, 0), _MAX_HOPS)
-    if integers is None or integers.zero_point == 0:
-        return None
     inside = 1
     for axis, length in enumerate(spatial):
         k, s, pb, pe = spec.kernel[axis], spec.strides[axis], begin[axis] or 0, end[axis] or 0
@@ -268,7 +274,9 @@ def integer_padding(view: GraphView, layer: Layer, spec: PoolSpec) -> IntegerPad
     return IntegerPadding(integers, pad, taps - inside, taps) if inside < taps else None
 
 
-def lpt_zero_points(levels: int, lows: Sequence[float], highs: Sequence[float], uint8_only: bool = False) -> tuple[str, tuple[float, ...]]:
+def lpt_zero_points(
+    levels: int, lows: Sequence[float], highs: Sequence[float], uint8_only: bool = False
+) -> tuple[str, tuple[float, ...]]:
     """The integers LPT quantizes a FakeQuantize's output to: type and zero point per channel
     (``LayerTransformation::getPrecisionDetails`` and the FakeQuantize decomposition).
 

@@ -180,7 +180,7 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
         out = _Layer(doc.path, layer)
         _check_edges(out, doc, layer, producers, consumers)
         out.items.extend(items)
-        if layer.type == "AvgPool" and not items:
+        if layer.type == "AvgPool" and not items and view.has_fake_quantize():
             _check_integer_padding(out, view, content.spec(layer))
         if out.items:
             report.findings.extend(out.findings())
@@ -208,6 +208,8 @@ def _structure_findings(doc: IRDocument, pooling: set[str]) -> Iterator[Finding]
 
 
 GLOBAL_POOL_TYPES = frozenset({"ReduceMean", "ReduceMax"})
+
+
 def _check_integer_padding(out: _Layer, view: GraphView, spec: PoolSpec | None) -> None:
     """OVP501: an average OpenVINO CPU computes on integers padded with 0, not the zero point
     (``ovpool.ir.lowprecision``)."""
