@@ -118,7 +118,7 @@ class Constants:
         dims = [ir_int(d) for d in layer.data.get("shape", "").split(",") if d.strip()]
         if dtype is None or dtype == "bool" or offset is None or size is None or offset < 0 or size > MAX_CONST_BYTES:
             return None
-        count = math.prod(d if d is not None and d >= 0 else -1 for d in dims)
+        count = math.prod(d if d is not None and d > 0 else 0 for d in dims)
         if count < 1 or size != count * dtypes.itemsize(dtype):
             return None
         data = self._bin(offset, size)
@@ -195,8 +195,8 @@ class Integers:
 
     @property
     def zero_point(self) -> float:
-        """The largest zero point in magnitude: per-channel 3 and 250 -> 250."""
-        return max(abs(z) for z in self.zero_points)
+        """The zero point of largest magnitude, with its sign: per channel 3 and 250 -> 250; -51 -> -51."""
+        return max(self.zero_points, key=abs)
 
 
 @dataclass(frozen=True)
@@ -213,7 +213,7 @@ class IntegerPadding:
     @property
     def steps(self) -> float:
         """The largest error in quantization steps of the input: zero point x padded / taps."""
-        return self.integers.zero_point * self.padded / self.taps
+        return abs(self.integers.zero_point) * self.padded / self.taps
 
     def message(self) -> str:
         """The finding's text: why, by how much, and the exact form."""
@@ -242,23 +242,22 @@ def integer_padding(view: GraphView, layer: Layer, spec: PoolSpec) -> IntegerPad
         layer.version in ("opset14", "opset15") and layer.data.get("rounding_type", "floor").strip().lower() != "ceil_torch"
     )
     include = spec.divisor is Divisor.FULL_KERNEL_IF_PADDED
-    source = view.source(layer, 0)
-    after_pad = source is not None and source.type == "Pad" and layer.version == "opset1"
-    if not runs_as_v1 or not (include or after_pad) or not view.has_fake_quantize():
+    pad = view.source(layer, 0)
+    if pad is not None and (pad.type != "Pad" or layer.version != "opset1"):
+        pad = None
+    if not runs_as_v1 or not (include or pad is not None) or not view.has_fake_quantize():
         return None
-    integers = _integers(view, view.edge_into(source if after_pad else layer, 0), _MAX_HOPS)  # type: ignore[arg-type]
+    integers = _integers(view, view.edge_into(pad or layer, 0), _MAX_HOPS)
     if integers is None or integers.zero_point == 0:
         return None
     spatial = [_static(d) for d in layer.inputs[0].dims[2:]]
     begin, end = shape.resolved_pads(spec, spatial)
-    pad = None
-    if not after_pad and not any(begin + end):
+    if pad is None and not any(begin + end):
         return None
-    if after_pad:
-        fused = _fused_pads(view, source, layer)  # type: ignore[arg-type]
+    if pad is not None:
+        fused = _fused_pads(view, pad, layer)
         if fused is None or None in begin + end or not (include or not any(begin + end)):
             return None
-        pad = source
         begin = tuple(b + p for b, p in zip(begin, fused[0]) if b is not None)
         end = tuple(e + p for e, p in zip(end, fused[1]) if e is not None)
         spatial = [None if d is None else d - b - e for d, b, e in zip(spatial, fused[0], fused[1])]
@@ -322,6 +321,8 @@ def _integers(view: GraphView, edge: Edge | None, hops: int) -> Integers | None:
         return None
     if layer.type == "Interpolate" and layer.data.get("mode", "").strip().lower() != "nearest":
         return None
+    if layer.type == "MaxPool" and layer.outputs and edge.from_port != layer.outputs[0].id:  # type: ignore[union-attr]
+        return None  # MaxPool-8/14 indices
     if layer.type != "Concat":
         return _integers(view, view.edge_into(layer, 0), hops - 1)
     found = [_integers(view, view.edge_into(layer, index), hops - 1) for index in range(len(layer.inputs))]
