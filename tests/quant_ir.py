@@ -140,7 +140,9 @@ def avg_pool(
     auto_pad="explicit",
     version="opset1",
     name="pool",
+    dims=None,
 ) -> Out:
+    """An AvgPool layer; its output dims from the shape engine unless ``dims`` gives them."""
     rank = len(kernel)
     data = {
         "kernel": ",".join(map(str, kernel)),
@@ -152,9 +154,11 @@ def avg_pool(
         "rounding_type": rounding,
         "auto_pad": auto_pad,
     }
-    issues, spec = read_layer(template_for("AvgPool", version), data, len(x.dims))
-    assert not issues, issues
-    return g.op("AvgPool", [x], data, version, dims=shape.output_shape(spec, x.dims), name=name)
+    if dims is None:
+        issues, spec = read_layer(template_for("AvgPool", version), data, len(x.dims))
+        assert not issues, issues
+        dims = shape.output_shape(spec, x.dims)
+    return g.op("AvgPool", [x], data, version, dims=dims, name=name)
 
 
 def pad(g: Graph, x: Out, pads_begin, pads_end, value=0.0, mode="constant", version="opset12", name="pad") -> Out:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -521,3 +522,28 @@ def test_lpt_zero_points_mixed_channels_and_uint8_only():
 )
 def test_fewest_taps_inside(length, out, kernel, stride, pad_begin, expected):
     assert fewest_taps_inside(length, out, kernel, stride, pad_begin) == expected
+
+
+def test_walks_back_are_bounded(tmp_path):
+    """A chain of 60 Concats each reading the one before twice branches 2**60 ways, and a cycle of
+    Reshapes never ends: both are looked at for a bounded number of layers, in well under a second."""
+    g = Graph()
+    y = quantize_dequantize(g, g.parameter((1, 1, 6, 6)))
+    for _ in range(60):
+        y = g.op("Concat", [y, y], {"axis": 1}, dims=(1, 2 * y.dims[1], 6, 6))
+    g.result(include_pad()(g, y))
+    start = time.perf_counter()
+    report = validate_file(g.write(tmp_path, "concats"))
+    assert time.perf_counter() - start < 1 and report.findings == []
+    g = Graph()
+    x = g.parameter(SHAPE)
+    loop = g.op("Reshape", [x, g.const([1, 2, 6, 6], "i64")], {"special_zero": "false"})
+    again = g.op("Reshape", [loop, g.const([1, 2, 6, 6], "i64")], {"special_zero": "false"})
+    into_loop = f'from-layer="{x.layer}" from-port="{x.port}" to-layer="{loop.layer}"'
+    g.edges = [
+        e.replace(into_loop, f'from-layer="{again.layer}" from-port="{again.port}" to-layer="{loop.layer}"') for e in g.edges
+    ]
+    g.result(include_pad()(g, again))
+    g.result(fake_quantize(g, g.parameter(SHAPE, name="other"), 0.0, 1.0, 0.0, 1.0))
+    codes = {f.code for f in validate_file(g.write(tmp_path, "cycle")).findings}
+    assert "OVP501" not in codes and "OVP304" in codes

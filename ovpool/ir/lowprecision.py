@@ -89,7 +89,7 @@ PRECISION_PRESERVING = frozenset(
 )
 LPT_LEVELS = frozenset({15, 16, 255, 256})  # int4 and int8, narrow and full range
 MAX_CONST_BYTES = 1 << 16  # a constant read from the .bin: axes, pads, a per-channel range
-_MAX_HOPS = 64  # layers walked from an average to its integers, or from those to a convolution
+_MAX_STEPS = 64  # layers looked at from an average back to its integers, or from those on to a convolution
 _ZERO = 1e-6  # LPT's threshold for a range end that is zero
 
 
@@ -247,7 +247,7 @@ def integer_padding(view: GraphView, layer: Layer, spec: PoolSpec) -> IntegerPad
         pad = None
     if not runs_as_v1 or not (include or pad is not None) or not view.has_fake_quantize():
         return None
-    integers = _integers(view, view.edge_into(pad or layer, 0), _MAX_HOPS)
+    integers = _integers(view, view.edge_into(pad or layer, 0), _Budget())
     if integers is None or integers.zero_point == 0:
         return None
     spatial = [_static(d) for d in layer.inputs[0].dims[2:]]
@@ -308,15 +308,28 @@ def lpt_zero_points(
     return "uint8", tuple(-low * (levels - 1) / (high - low) if high != low else 0.0 for low, high in zip(lows, highs))
 
 
-def _integers(view: GraphView, edge: Edge | None, hops: int) -> Integers | None:
+class _Budget:
+    """How many more layers a walk may look at (``_MAX_STEPS`` in all): a walk back through Concats
+    branches, and a Concat chain of 64 layers must not cost 2**64 steps."""
+
+    def __init__(self) -> None:
+        self.left = _MAX_STEPS
+
+    def take(self) -> bool:
+        """Use one step; False when none is left."""
+        self.left -= 1
+        return self.left >= 0
+
+
+def _integers(view: GraphView, edge: Edge | None, budget: _Budget) -> Integers | None:
     """The integers behind ``edge`` as OpenVINO CPU's LPT sees them, or None (float, or unknown)."""
     layer = view.doc.layer(edge.from_layer) if edge is not None else None
-    if layer is None or hops <= 0:
+    if layer is None or not budget.take():
         return None
     if layer.type == "Multiply":
-        return _dequantized(view, layer, hops)
+        return _dequantized(view, layer)
     if layer.type == "FakeQuantize":
-        return _fake_quantized(view, layer, hops)
+        return _fake_quantized(view, layer)
     if layer.type not in PASS_THROUGH or not layer.inputs:
         return None
     if layer.type == "Interpolate" and layer.data.get("mode", "").strip().lower() != "nearest":
@@ -324,8 +337,8 @@ def _integers(view: GraphView, edge: Edge | None, hops: int) -> Integers | None:
     if layer.type == "MaxPool" and layer.outputs and edge.from_port != layer.outputs[0].id:  # type: ignore[union-attr]
         return None  # MaxPool-8/14 indices
     if layer.type != "Concat":
-        return _integers(view, view.edge_into(layer, 0), hops - 1)
-    found = [_integers(view, view.edge_into(layer, index), hops - 1) for index in range(len(layer.inputs))]
+        return _integers(view, view.edge_into(layer, 0), budget)
+    found = [_integers(view, view.edge_into(layer, index), budget) for index in range(len(layer.inputs))]
     if any(item is None for item in found) or len({item.dtype for item in found if item is not None}) != 1:
         return None
     first = found[0]
@@ -334,7 +347,7 @@ def _integers(view: GraphView, edge: Edge | None, hops: int) -> Integers | None:
     return Integers(first.dtype, zero_points, first.source, first.convolution)
 
 
-def _dequantized(view: GraphView, multiply: Layer, hops: int) -> Integers | None:
+def _dequantized(view: GraphView, multiply: Layer) -> Integers | None:
     """``Convert(u8/i8 -> float) [-> Subtract zp] -> Multiply scale``: its integers, or None."""
     if len(multiply.inputs) != 2:
         return None
@@ -354,13 +367,13 @@ def _dequantized(view: GraphView, multiply: Layer, hops: int) -> Integers | None
         return None
     fake_quantize = view.source(quantize, 0) if quantize.type == "Convert" else None
     if dtype == "int8" and fake_quantize is not None and fake_quantize.type == "FakeQuantize":
-        convolution = _uint8_convolution(view, multiply, hops)
+        convolution = _uint8_convolution(view, multiply)
         if convolution is not None:
             return Integers("uint8", tuple(z + 128 for z in zero_points), quantize, convolution)
     return Integers(dtype, zero_points, quantize)
 
 
-def _fake_quantized(view: GraphView, layer: Layer, hops: int) -> Integers | None:
+def _fake_quantized(view: GraphView, layer: Layer) -> Integers | None:
     """A FakeQuantize's integers as LPT decomposes it (``lpt_zero_points``), or None."""
     levels = ir_int(layer.data.get("levels", ""))
     lows = view.numbers(view.edge_into(layer, 3))
@@ -373,26 +386,28 @@ def _fake_quantized(view: GraphView, layer: Layer, hops: int) -> Integers | None
         lows, highs = lows * len(highs) if len(lows) == 1 else lows, highs * len(lows) if len(highs) == 1 else highs
     dtype, zero_points = lpt_zero_points(levels, lows, highs)
     if dtype == "int8":
-        convolution = _uint8_convolution(view, layer, hops)
+        convolution = _uint8_convolution(view, layer)
         if convolution is not None:
             return Integers(*lpt_zero_points(levels, lows, highs, uint8_only=True), layer, convolution)
     return Integers(dtype, zero_points, layer)
 
 
-def _uint8_convolution(view: GraphView, start: Layer, hops: int) -> Layer | None:
+def _uint8_convolution(view: GraphView, start: Layer) -> Layer | None:
     """A Convolution or 4-D GroupConvolution that reads ``start``'s output through
     precision-preserving layers (which on processors without AMX or AVX2-VNNI-2 makes LPT quantize
-    it to uint8), or None."""
+    it to uint8), or None; the nearest ``_MAX_STEPS`` readers are looked at."""
     seen = {start.id}
     frontier = [start]
-    while frontier and hops > 0:
-        hops -= 1
+    budget = _Budget()
+    while frontier:
         nxt = []
         for layer in frontier:
             for edge in view.readers(layer):
                 reader = view.doc.layer(edge.to_layer)
                 if reader is None or reader.id in seen:
                     continue
+                if not budget.take():
+                    return None
                 seen.add(reader.id)
                 first_port = reader.inputs[0].id if reader.inputs else None
                 if reader.type == "Convolution" and edge.to_port == first_port:
