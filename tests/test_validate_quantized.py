@@ -547,3 +547,36 @@ def test_walks_back_are_bounded(tmp_path):
     g.result(fake_quantize(g, g.parameter(SHAPE, name="other"), 0.0, 1.0, 0.0, 1.0))
     codes = {f.code for f in validate_file(g.write(tmp_path, "cycle")).findings}
     assert "OVP501" not in codes and "OVP304" in codes
+
+
+def _dynamic(tmp_path: Path) -> Path:
+    g = Graph()
+    y = quantize_dequantize(g, g.parameter((1, 2, -1, -1)))
+    g.result(avg_pool(g, y, [3, 3], pads_begin=[1, 1], pads_end=[1, 1], dims=(1, 2, -1, -1)))
+    return g.write(tmp_path, "dynamic")
+
+
+def test_dynamic_spatial_dims(tmp_path):
+    """Explicit pads pad whatever the input size: with ``?`` spatial dims the layer is flagged, the
+    bound taken from a window at the border of an input at least one window long (5 of 9)."""
+    [finding] = validate_file(_dynamic(tmp_path)).findings
+    assert "off by up to 71.1 quantization steps (5 of 9 taps in padding)" in finding.message
+    g = Graph()
+    y = quantize_dequantize(g, g.parameter((1, 2, -1, -1)))
+    g.result(avg_pool(g, y, [3, 3], auto_pad="same_upper", dims=(1, 2, -1, -1)))
+    assert validate_file(g.write(tmp_path, "same")).findings == []  # same_* pads unknown without the dims
+
+
+def test_a_negative_zero_point_keeps_its_sign(tmp_path):
+    """FakeQuantize 0.5..3: uint8 whose integer 0 is 0.5, zero point -51 (28.3 steps)."""
+    [finding] = validate_file(_write(tmp_path, next(c for c in CASES if c.name == "FakeQuantize 0.5..3"))).findings
+    assert "not the zero point -51: border windows are off by up to 28.3 quantization steps" in finding.message
+
+
+@pytest.mark.openvino
+def test_dynamic_spatial_dims_on_cpu(tmp_path):
+    import numpy as np
+
+    pytest.importorskip("openvino")
+    x, real, step = U8.sample(0)
+    assert abs(float(np.max(np.abs(cpu_output(_dynamic(tmp_path), x) - INCLUDE(real)) / step)) - 128 * 5 / 9) < 1
