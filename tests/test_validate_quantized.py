@@ -327,8 +327,9 @@ def test_verdict_is_what_openvino_cpu_computes(tmp_path, case):
 
 
 def test_a_model_without_fake_quantize_is_not_run_on_integers(tmp_path):
-    """LPT runs only on a model with a FakeQuantize: a uint8 Parameter dequantized and averaged
-    is pooled in float (measured), until a FakeQuantize appears anywhere in the model."""
+    """LPT runs only on a model with a FakeQuantize of 15, 16, 255 or 256 levels: a uint8 Parameter
+    dequantized and averaged is pooled in float (measured; with a 2- or 128-level FakeQuantize
+    too), until such a FakeQuantize appears anywhere in the model."""
     g = Graph()
     x = g.parameter(SHAPE, "u8")
     y = g.op("Convert", [x], {"destination_type": "f32"}, precision="FP32")
@@ -336,6 +337,8 @@ def test_a_model_without_fake_quantize_is_not_run_on_integers(tmp_path):
     y = g.op("Multiply", [y, g.const(0.05)], {"auto_broadcast": "numpy"})
     g.result(include_pad()(g, y))
     assert validate_file(g.write(tmp_path, "plain")).findings == []
+    g.result(fake_quantize(g, g.parameter(SHAPE, name="binary"), 0.0, 1.0, 0.0, 1.0, levels=2))
+    assert validate_file(g.write(tmp_path, "binary")).findings == []  # 2 levels: no LPT either
     g.result(fake_quantize(g, g.parameter(SHAPE, name="other"), 0.0, 1.0, 0.0, 1.0))
     [finding] = validate_file(g.write(tmp_path, "quantized")).findings
     assert finding.code == "OVP501" and "integers of Parameter 'x'" in finding.message

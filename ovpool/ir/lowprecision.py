@@ -12,7 +12,7 @@ A layer is flagged when all three hold:
 
 * **the CPU pools integers**: the layer runs as AvgPool-1 (``opset1``, or ``opset14``/``opset15``
   without ``ceil_torch``; AvgPool-16 and ``ceil_torch`` run in float) and the model has a
-  FakeQuantize (without one LPT does not run);
+  FakeQuantize of 15, 16, 255 or 256 levels (without one LPT does not run);
 * **windows reach into padding**: ``exclude-pad="false"`` with a non-zero pad (explicit, or
   ``same_*`` on known dims), or, for AvgPool-1 only, a zero Pad in front that the plugin fuses into
   the average (constant mode, value 0, no batch or channel pads, the Pad's only consumer, and the
@@ -150,9 +150,13 @@ class GraphView:
         self._has_fake_quantize: bool | None = None
 
     def has_fake_quantize(self) -> bool:
-        """Whether any layer is a FakeQuantize (LPT runs only then); looked up once."""
+        """Whether any layer is a FakeQuantize of 15, 16, 255 or 256 levels (the CPU plugin runs LPT
+        only then: one of 2 or 128 levels leaves the model in float); looked up once."""
         if self._has_fake_quantize is None:
-            self._has_fake_quantize = any(layer.type == "FakeQuantize" for layer in self.doc.layers.values())
+            self._has_fake_quantize = any(
+                layer.type == "FakeQuantize" and ir_int(layer.data.get("levels", "")) in LPT_LEVELS
+                for layer in self.doc.layers.values()
+            )
         return self._has_fake_quantize
 
     def edge_into(self, layer: Layer, index: int) -> Edge | None:
