@@ -108,24 +108,28 @@ def fake_quantize(g: Graph, x: Out, input_low, input_high, output_low, output_hi
 INT_RANGE = {"u8": (0, 255), "i8": (-128, 127)}
 
 
-def quantize_dequantize(g: Graph, x: Out, element_type="u8", zero_point=128, scale=0.05, subtract=True) -> Out:
+def quantize_dequantize(g: Graph, x: Out, element_type="u8", zero_point=128, scale=0.05, subtract=None, name="q") -> Out:
     """What OpenVINO's ONNX frontend makes of QuantizeLinear -> DequantizeLinear: a FakeQuantize to
-    the integer range, Convert to the integer type ('q') and back, Subtract the zero point (a Const
-    of the integer type, converted), Multiply by the scale."""
+    the integer range, Convert to the integer type (``name``) and back, Subtract the zero point (a
+    Const of the integer type, converted; left out for zero points 0 unless ``subtract``), Multiply
+    by the scale. A list of zero points or scales is per channel."""
     lo, hi = INT_RANGE[element_type]
-    zps = zero_point if isinstance(zero_point, (list, tuple)) else [zero_point]
-    lows = [(lo - z) * scale for z in zps]
-    highs = [(hi - z) * scale for z in zps]
-    shaped = (lambda v: v) if isinstance(zero_point, (list, tuple)) else (lambda v: v[0])
-    q = fake_quantize(g, x, shaped(lows), shaped(highs), float(lo), float(hi))
-    q = g.op("Convert", [q], {"destination_type": element_type}, precision=_STRUCT[element_type][1], name="q")
+    per_channel = [v for v in (zero_point, scale) if isinstance(v, (list, tuple))]
+    count = len(per_channel[0]) if per_channel else 1
+    zps = zero_point if isinstance(zero_point, (list, tuple)) else [zero_point] * count
+    scales = scale if isinstance(scale, (list, tuple)) else [scale] * count
+    lows = [(lo - z) * s for z, s in zip(zps, scales)]
+    highs = [(hi - z) * s for z, s in zip(zps, scales)]
+    shaped = (lambda v: v) if per_channel else (lambda v: v[0])
+    q = fake_quantize(g, x, shaped(lows), shaped(highs), float(lo), float(hi), name=f"fq_{name}")
+    q = g.op("Convert", [q], {"destination_type": element_type}, precision=_STRUCT[element_type][1], name=name)
     y = g.op("Convert", [q], {"destination_type": "f32"}, precision="FP32")
-    if subtract:
+    if subtract or (subtract is None and any(zps)):
         zc = g.op(
             "Convert", [g.const(zero_point, element_type, channels(zero_point, x))], {"destination_type": "f32"}, precision="FP32"
         )
         y = g.op("Subtract", [y, zc], {"auto_broadcast": "numpy"})
-    return g.op("Multiply", [y, g.const(scale)], {"auto_broadcast": "numpy"}, name="dq")
+    return g.op("Multiply", [y, g.const(scale, dims=channels(scale, x))], {"auto_broadcast": "numpy"}, name=f"dq_{name}")
 
 
 def avg_pool(

@@ -583,3 +583,101 @@ def test_dynamic_spatial_dims_on_cpu(tmp_path):
     pytest.importorskip("openvino")
     x, real, step = U8.sample(0)
     assert abs(float(np.max(np.abs(cpu_output(_dynamic(tmp_path), x) - INCLUDE(real)) / step)) - 128 * 5 / 9) < 1
+
+
+# ---------------------------------------------------------------- OVP502: 3-D ReduceMean on integers
+
+PER_TENSOR = {"zero_point": 128, "scale": 0.05}
+NO_ZERO = {"zero_point": 0, "scale": 0.05}
+ZERO_POINTS = {"zero_point": [128, 100], "scale": 0.05}
+SCALES_NO_ZERO = {"zero_point": 0, "scale": [0.05, 0.2]}
+
+REDUCE_CASES = [
+    # shape, input quantization, output quantization (None: no FakeQuantize reads the output), flagged
+    ((2, 2, 3), PER_TENSOR, PER_TENSOR, False),
+    ((3, 2, 3), PER_TENSOR, PER_TENSOR, True),
+    ((3, 2, 3), NO_ZERO, NO_ZERO, False),
+    ((3, 2, 3), NO_ZERO, None, True),
+    ((2, 2, 3), PER_TENSOR, None, False),
+    ((2, 2, 3), ZERO_POINTS, PER_TENSOR, True),
+    ((2, 2, 3), PER_TENSOR, ZERO_POINTS, True),
+    ((2, 2, 3), ZERO_POINTS, ZERO_POINTS, False),
+    ((3, 2, 3), ZERO_POINTS, ZERO_POINTS, True),
+    ((2, 2, 3), SCALES_NO_ZERO, SCALES_NO_ZERO, True),
+    ((2, 2, 3), ZERO_POINTS, None, True),
+    ((1, 2, 3), ZERO_POINTS, PER_TENSOR, False),
+]
+
+
+def _reduce_ir(tmp_path: Path, shape, qin, qout, pool=False) -> Path:
+    """Parameter -> QDQ ``qin`` -> ReduceMean over the last axis (or, ``pool``, an AvgPool whose
+    kernel is that axis) -> QDQ ``qout`` -> Result."""
+    g = Graph()
+    y = quantize_dequantize(g, g.parameter(shape), **qin)
+    if pool:
+        y = avg_pool(g, y, [shape[2]], exclude_pad=True)
+    else:
+        y = g.op("ReduceMean", [y, g.const([2], "i64")], {"keep_dims": "true"}, dims=shape[:2] + (1,), name="gap")
+    if qout is not None:
+        y = quantize_dequantize(g, y, name="q_out", **qout)
+    g.result(y)
+    return g.write(tmp_path, "reduce")
+
+
+def _reduce_error(path: Path, shape, qin, qout) -> float:
+    """OpenVINO CPU against the float meaning, in output steps (input steps without an output
+    quantization), on two random inputs."""
+    import numpy as np
+
+    def arrays(q):
+        c = (1, -1, 1)
+        zp = np.asarray(q["zero_point"], np.float64).reshape(c if np.ndim(q["zero_point"]) else ())
+        return zp, np.asarray(q["scale"], np.float32).astype(np.float64).reshape(c if np.ndim(q["scale"]) else ())
+
+    worst = 0.0
+    for seed in (0, 1):
+        zi, si = arrays(qin)
+        real = (np.random.default_rng(seed).integers(0, 256, size=shape) - zi) * si
+        expected = real.mean(axis=2, keepdims=True)
+        step = si
+        if qout is not None:
+            zo, step = arrays(qout)
+            expected = (np.clip(np.rint(expected / step) + zo, 0, 255) - zo) * step
+        worst = max(worst, float(np.max(np.abs(cpu_output(path, real.astype(np.float32)) - expected) / step)))
+    return worst
+
+
+@pytest.mark.parametrize("shape, qin, qout, flagged", REDUCE_CASES)
+def test_reduce_verdict(tmp_path, shape, qin, qout, flagged):
+    report = validate_file(_reduce_ir(tmp_path, shape, qin, qout))
+    assert report.pooling_layers and [(f.code, f.name) for f in report.findings] == ([("OVP502", "gap")] if flagged else [])
+
+
+@pytest.mark.openvino
+@pytest.mark.parametrize("shape, qin, qout, flagged", REDUCE_CASES)
+def test_reduce_verdict_is_what_openvino_cpu_computes(tmp_path, shape, qin, qout, flagged):
+    pytest.importorskip("openvino")
+    error = _reduce_error(_reduce_ir(tmp_path, shape, qin, qout), shape, qin, qout)
+    assert (error > 1) == flagged, error
+
+
+@pytest.mark.openvino
+@pytest.mark.parametrize("shape, qin, qout, flagged", [c for c in REDUCE_CASES if c[3]])
+def test_the_average_pool_form_is_exact(tmp_path, shape, qin, qout, flagged):
+    """The form the message proposes, an AvgPool over the whole axis: clean, and exact on CPU."""
+    pytest.importorskip("openvino")
+    path = _reduce_ir(tmp_path, shape, qin, qout, pool=True)
+    assert validate_file(path).findings == []
+    assert _reduce_error(path, shape, qin, qout) <= 1
+
+
+def test_reduce_messages(tmp_path):
+    [mixed] = validate_file(_reduce_ir(tmp_path, (3, 2, 3), PER_TENSOR, PER_TENSOR)).findings
+    assert mixed.message == (
+        "OpenVINO CPU averages this 3-D tensor as the uint8 integers of Convert 'q' with a batch of 3 over 2 channels: "
+        "batch 2 comes out wrong; write an AvgPool whose kernel is the whole axis, which it computes exactly "
+        "(ovpool convert writes it from the ONNX source on static dims)"
+    )
+    assert (mixed.rule, mixed.type) == ("quantized-reduce", "ReduceMean")
+    [channels] = validate_file(_reduce_ir(tmp_path, (2, 2, 3), ZERO_POINTS, PER_TENSOR)).findings
+    assert "applying its per-channel quantization along the batch axis (batch 2)" in channels.message

@@ -196,6 +196,8 @@ class Integers:
     zero_points: tuple[float, ...]
     source: Layer
     convolution: Layer | None = None
+    per_channel: bool = False  # zero points or scales that differ between channels
+    ranges: tuple[tuple[float, ...], ...] | None = None  # the FakeQuantize's input_low, input_high
 
     @property
     def zero_point(self) -> float:
@@ -277,6 +279,69 @@ def integer_padding(view: GraphView, layer: Layer, spec: PoolSpec) -> IntegerPad
     return IntegerPadding(integers, pad, taps - inside, taps) if inside < taps else None
 
 
+@dataclass(frozen=True)
+class BatchMixup:
+    """A ReduceMean over the last axis of a 3-D tensor (a 1-D global average pool) that OpenVINO CPU
+    computes on integers with batch and channels mixed up: ``per_channel`` quantization applied
+    along the batch axis, or (False) a batch larger than the channels."""
+
+    integers: Integers
+    batch: int
+    channels: int | None
+    per_channel: bool
+
+    def message(self) -> str:
+        """The finding's text: why, and the form OpenVINO computes exactly."""
+        ints = self.integers
+        if self.per_channel:
+            why = f"applying its per-channel quantization along the batch axis (batch {self.batch})"
+        else:
+            wrong = (
+                f"batch {self.channels} comes"
+                if self.batch == (self.channels or 0) + 1
+                else f"batches {self.channels} to {self.batch - 1} come"
+            )
+            why = f"with a batch of {self.batch} over {self.channels} channels: {wrong} out wrong"
+        return (
+            f"OpenVINO CPU averages this 3-D tensor as the {ints.dtype} integers of {ints.source.type} '{ints.source.name}' "
+            f"{why}; write an AvgPool whose kernel is the whole axis, which it computes exactly (ovpool convert writes "
+            "it from the ONNX source on static dims)"
+        )
+
+
+def reduce_batch_mixup(view: GraphView, layer: Layer) -> BatchMixup | None:
+    """The OVP502 verdict on a ReduceMean over the last axis of a 3-D tensor (a global pool), or
+    None. Measured on OpenVINO CPU 2026.4.1 with batch N >= 2 (batch 1 is always exact):
+
+    * quantization per channel (zero points or scales that differ) on the input integers or in the
+      FakeQuantize reading the output is applied along the batch axis: wrong, unless both sides
+      are quantized alike with a zero point and N <= C;
+    * per tensor, N > C: batches C and on come out wrong, unless the zero point is 0 and a
+      FakeQuantize reads the output (2x2x3 and 2x3x3 exact, 3x2x3 off by up to 191 steps)."""
+    if layer.type != "ReduceMean" or len(layer.inputs) < 1 or len(layer.inputs[0].dims) != 3:
+        return None
+    batch, channels = (_static(d) for d in layer.inputs[0].dims[:2])
+    if batch is None or batch < 2 or not view.has_fake_quantize():
+        return None
+    integers = _integers(view, view.edge_into(layer, 0), _Budget())
+    if integers is None:
+        return None
+    reader = next((view.doc.layer(e.to_layer) for e in view.readers(layer) if _is_type(view, e.to_layer, "FakeQuantize")), None)
+    out_ranges = _ranges(view, reader, 1) if reader is not None else None
+    out_per_channel = out_ranges is not None and len(set(zip(*out_ranges))) > 1
+    if integers.per_channel or out_per_channel:
+        alike = integers.ranges == out_ranges and integers.zero_point != 0 and channels is not None and batch <= channels
+        return None if alike else BatchMixup(integers, batch, channels, True)
+    if channels is not None and batch > channels and (integers.zero_point != 0 or reader is None):
+        return BatchMixup(integers, batch, channels, False)
+    return None
+
+
+def _is_type(view: GraphView, layer_id: str, layer_type: str) -> bool:
+    layer = view.doc.layer(layer_id)
+    return layer is not None and layer.type == layer_type
+
+
 def lpt_zero_points(
     levels: int, lows: Sequence[float], highs: Sequence[float], uint8_only: bool = False
 ) -> tuple[str, tuple[float, ...]]:
@@ -348,7 +413,8 @@ def _integers(view: GraphView, edge: Edge | None, budget: _Budget) -> Integers |
     first = found[0]
     assert first is not None
     zero_points = tuple(z for item in found if item is not None for z in item.zero_points)
-    return Integers(first.dtype, zero_points, first.source, first.convolution)
+    per_channel = len(set(zero_points)) > 1 or any(item.per_channel for item in found if item is not None)
+    return Integers(first.dtype, zero_points, first.source, first.convolution, per_channel)
 
 
 def _dequantized(view: GraphView, multiply: Layer) -> Integers | None:
@@ -359,41 +425,56 @@ def _dequantized(view: GraphView, multiply: Layer) -> Integers | None:
     if constant.count(True) != 1:
         return None
     data = view.source(multiply, constant.index(False))
+    scales = view.numbers(view.edge_into(multiply, constant.index(True)))
     zero_points: tuple[float, ...] | None = (0.0,)
     if data is not None and data.type == "Subtract" and len(data.inputs) == 2:
         zero_points = view.numbers(view.edge_into(data, 1))
         data = view.source(data, 0)
-    if zero_points is None or data is None or data.type != "Convert" or not data.inputs:
+    if zero_points is None or scales is None or data is None or data.type != "Convert" or not data.inputs:
         return None
     dtype = dtypes.from_ir_precision(data.inputs[0].precision)
     quantize = view.source(data, 0)
     if dtype not in ("uint8", "int8") or quantize is None:
         return None
     fake_quantize = view.source(quantize, 0) if quantize.type == "Convert" else None
-    if dtype == "int8" and fake_quantize is not None and fake_quantize.type == "FakeQuantize":
+    if fake_quantize is not None and fake_quantize.type != "FakeQuantize":
+        fake_quantize = None
+    per_channel = len(set(zero_points)) > 1 or len(set(scales)) > 1
+    ranges = _ranges(view, fake_quantize, 1) if fake_quantize is not None else None
+    if dtype == "int8" and fake_quantize is not None:
         convolution = _uint8_convolution(view, multiply)
         if convolution is not None:
-            return Integers("uint8", tuple(z + 128 for z in zero_points), quantize, convolution)
-    return Integers(dtype, zero_points, quantize)
+            return Integers("uint8", tuple(z + 128 for z in zero_points), quantize, convolution, per_channel, ranges)
+    return Integers(dtype, zero_points, quantize, None, per_channel, ranges)
 
 
 def _fake_quantized(view: GraphView, layer: Layer) -> Integers | None:
     """A FakeQuantize's integers as LPT decomposes it (``lpt_zero_points``), or None."""
     levels = ir_int(layer.data.get("levels", ""))
-    lows = view.numbers(view.edge_into(layer, 3))
-    highs = view.numbers(view.edge_into(layer, 4))
-    if levels not in LPT_LEVELS or lows is None or highs is None or not all(map(math.isfinite, lows + highs)):
+    output = _ranges(view, layer, 3)
+    if levels not in LPT_LEVELS or output is None:
+        return None
+    lows, highs = output
+    per_channel = len(set(zip(lows, highs))) > 1
+    dtype, zero_points = lpt_zero_points(levels, lows, highs)
+    convolution = _uint8_convolution(view, layer) if dtype == "int8" else None
+    if convolution is not None:
+        dtype, zero_points = lpt_zero_points(levels, lows, highs, uint8_only=True)
+    return Integers(dtype, zero_points, layer, convolution, per_channel, _ranges(view, layer, 1))
+
+
+def _ranges(view: GraphView, fake_quantize: Layer, first: int) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """A FakeQuantize's input range (``first`` 1) or output range (3): (lows, highs) of one length,
+    a single value repeated to the other's; None if unreadable, not finite or of lengths that differ."""
+    lows = view.numbers(view.edge_into(fake_quantize, first))
+    highs = view.numbers(view.edge_into(fake_quantize, first + 1))
+    if lows is None or highs is None or not all(map(math.isfinite, lows + highs)):
         return None
     if len(lows) != len(highs):
         if 1 not in (len(lows), len(highs)):
             return None
-        lows, highs = lows * len(highs) if len(lows) == 1 else lows, highs * len(lows) if len(highs) == 1 else highs
-    dtype, zero_points = lpt_zero_points(levels, lows, highs)
-    if dtype == "int8":
-        convolution = _uint8_convolution(view, layer)
-        if convolution is not None:
-            return Integers(*lpt_zero_points(levels, lows, highs, uint8_only=True), layer, convolution)
-    return Integers(dtype, zero_points, layer)
+        lows, highs = (lows * len(highs), highs) if len(lows) == 1 else (lows, highs * len(lows))
+    return lows, highs
 
 
 def _uint8_convolution(view: GraphView, start: Layer) -> Layer | None:

@@ -38,11 +38,13 @@ OVP304   graph-structure            outside the pooling layers: an edge to nothi
 OVP401   openvino-shape             (--strict) OpenVINO infers other output dims than declared
 OVP402   openvino-refuses           (--strict) OpenVINO cannot read the model
 OVP501   quantized-padding          OpenVINO CPU averages integers padded with 0, not the zero point
+OVP502   quantized-reduce           OpenVINO CPU mixes batch and channels in a 3-D integer ReduceMean
 =======  =========================  ============================================================
 
 OVP5xx is how OpenVINO's CPU plugin runs a layer that is valid as written: a quantized AvgPool
 with padding whose integers have a non-zero zero point is averaged on integers padded with 0
-(``ovpool.ir.lowprecision`` says exactly which layers, and by how many quantization steps).
+(OVP501), and a quantized ReduceMean over the last axis of a 3-D tensor with a batch of 2 or more
+mixes batch and channels up (OVP502); ``ovpool.ir.lowprecision`` says exactly which layers.
 
 A declared dim of ``-1``/``?`` is always accepted (less precise, not wrong); any other declared
 dim must equal the expected one, bounds included: input ``1..10``, kernel 3, stride 2, pads 1/0
@@ -62,7 +64,7 @@ from typing import TypedDict
 from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import AttributeIssue, read_layer, template_for
-from ovpool.ir.lowprecision import GraphView, integer_padding
+from ovpool.ir.lowprecision import GraphView, integer_padding, reduce_batch_mixup
 from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir, weights_file
 from ovpool.ir.templates import POOL_LAYER_TYPES, Template
 from ovpool.spec import PoolSpec
@@ -86,6 +88,7 @@ CODES = {
     "openvino-shape": "OVP401",
     "openvino-refuses": "OVP402",
     "quantized-padding": "OVP501",
+    "quantized-reduce": "OVP502",
 }
 
 
@@ -182,6 +185,8 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
         out.items.extend(items)
         if layer.type == "AvgPool" and not items and view.has_fake_quantize():
             _check_integer_padding(out, view, content.spec(layer))
+        elif layer.type == "ReduceMean" and not items and view.has_fake_quantize():
+            _check_batch_mixup(out, view)
         if out.items:
             report.findings.extend(out.findings())
     report.findings.extend(_structure_findings(doc, {layer_id for layer_id, _ in report.pooling_layers}))
@@ -208,6 +213,13 @@ def _structure_findings(doc: IRDocument, pooling: set[str]) -> Iterator[Finding]
 
 
 GLOBAL_POOL_TYPES = frozenset({"ReduceMean", "ReduceMax"})
+
+
+def _check_batch_mixup(out: _Layer, view: GraphView) -> None:
+    """OVP502: a 3-D ReduceMean OpenVINO CPU computes on integers with batch and channels mixed up."""
+    found = reduce_batch_mixup(view, out.layer)
+    if found is not None:
+        out.add("quantized-reduce", found.message(), port=out.layer.inputs[0].id)
 
 
 def _check_integer_padding(out: _Layer, view: GraphView, spec: PoolSpec | None) -> None:
