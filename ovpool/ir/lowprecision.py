@@ -1,4 +1,4 @@
-"""Quantized averages that OpenVINO's CPU plugin computes otherwise than written (``ovpool validate`` OVP501).
+"""Quantized pools that OpenVINO's CPU plugin computes otherwise than written (``ovpool validate`` OVP501, OVP502).
 
 OpenVINO CPU runs the AvgPool of a quantized model on integers: its low-precision transformations
 (LPT) move the dequantization ``(q - zero_point) * scale`` past the pool, and the pool pads the
@@ -28,8 +28,12 @@ A layer is flagged when all three hold:
   GroupConvolution through precision-preserving layers (``PRECISION_PRESERVING``): on processors
   without AMX or AVX2-VNNI-2 the plugin feeds those only uint8.
 
+OVP502 (``reduce_batch_mixup``): a ReduceMean over the last axis of a 3-D tensor on such integers,
+with a batch of 2 or more, is computed with batch and channels mixed up.
+
 The checks read only the ``.xml`` and a few small constants of the ``.bin`` (``Constants``), and run
-only for AvgPool layers with padding, so they add nothing measurable to a model without them.
+only for AvgPool layers with padding and 3-D ReduceMean layers in a model with a FakeQuantize, so
+they add nothing measurable to other models.
 """
 
 from __future__ import annotations
@@ -235,8 +239,9 @@ class IntegerPadding:
         return (
             f"OpenVINO CPU {fused}averages the {ints.dtype} integers of {ints.source.type} '{ints.source.name}'{why} "
             f"padded with integer 0, not the {zero}: border windows are off by up to {_number(self.steps)} quantization "
-            f"steps ({self.padded} of {self.taps} taps in padding); write an exclude-pad AvgPool times the constant "
-            "ratio of in-input to counted taps, which pools integers exactly (ovpool convert writes it from the ONNX source)"
+            f"steps ({self.padded} of {self.taps} taps in padding); convert the ONNX source with ovpool convert, which "
+            "writes a form OpenVINO CPU computes exactly, or write an exclude-pad AvgPool times the constant ratio of "
+            "in-input to counted taps (within a step: OpenVINO rounds the INT8 average first)"
         )
 
 
@@ -316,8 +321,8 @@ def reduce_batch_mixup(view: GraphView, layer: Layer) -> BatchMixup | None:
     * quantization per channel (zero points or scales that differ) on the input integers or in the
       FakeQuantize reading the output is applied along the batch axis: wrong, unless both sides
       are quantized alike with a zero point and N <= C;
-    * per tensor, N > C: batches C and on come out wrong, unless the zero point is 0 and a
-      FakeQuantize reads the output (2x2x3 and 2x3x3 exact, 3x2x3 off by up to 191 steps)."""
+    * per tensor, N > C: batches C and on come out wrong unless a FakeQuantize reads the output and
+      the zero point is 0 or C is 1 (2x2x3 and 2x3x3 exact, 3x2x3 off by up to 191 steps)."""
     if layer.type != "ReduceMean" or len(layer.inputs) < 1 or len(layer.inputs[0].dims) != 3:
         return None
     batch, channels = (_static(d) for d in layer.inputs[0].dims[:2])
@@ -332,7 +337,7 @@ def reduce_batch_mixup(view: GraphView, layer: Layer) -> BatchMixup | None:
     if integers.per_channel or out_per_channel:
         alike = integers.ranges == out_ranges and integers.zero_point != 0 and channels is not None and batch <= channels
         return None if alike else BatchMixup(integers, batch, channels, True)
-    if channels is not None and batch > channels and (integers.zero_point != 0 or reader is None):
+    if channels is not None and batch > channels and (reader is None or (integers.zero_point != 0 and channels >= 2)):
         return BatchMixup(integers, batch, channels, False)
     return None
 
