@@ -1383,11 +1383,17 @@ def path_cases(bases: Bases) -> Iterable[Case]:
 
 
 def _quantized_irs() -> dict[str, tuple[str, bytes]]:
-    """Quantized IRs whose averages validate's OVP501 reads back to their integers: the
-    dequantization ONNX QDQ models become, a bare FakeQuantize, and a zero Pad fused into the
-    average (``quant_ir``)."""
+    """Quantized IRs whose pools validate's OVP501/OVP502 read back to their integers: the
+    dequantization ONNX QDQ models become, a bare FakeQuantize, a zero Pad fused into the average,
+    and a 3-D ReduceMean with per-channel zero points (``quant_ir``)."""
     made = {}
     with tempfile.TemporaryDirectory() as folder:
+        g = quant_ir.Graph()
+        y = quant_ir.quantize_dequantize(g, g.parameter((3, 2, 3)), zero_point=[128, 100])
+        y = g.op("ReduceMean", [y, g.const([2], "i64")], {"keep_dims": "true"}, dims=(3, 2, 1))
+        g.result(quant_ir.quantize_dequantize(g, y, name="q_out"))
+        path = g.write(Path(folder), "reduce")
+        made["reduce"] = (path.read_text(), path.with_suffix(".bin").read_bytes())
         pads = {"pad": 1, "pad-huge": 2**40, "pad-negative": -1}
         for name in ("qdq", "fq", *pads):
             g = quant_ir.Graph()
