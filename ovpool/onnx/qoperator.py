@@ -346,6 +346,8 @@ class _Expander:
             attrs["axis"] = axis
         if zero and per_channel is False:
             zero = self.scalar_zero(zero)
+        elif zero and per_channel:
+            zero = self.channel_zero(zero, scale)
         return self.add("DequantizeLinear", self.zero_inputs(value, scale, zero), f"dequantize_{operand.name}", **attrs)
 
     def scale_input(self, scale: str, zero: str, per_channel: bool, what: str) -> tuple[str, bool | None]:
@@ -384,6 +386,15 @@ class _Expander:
         if values.size != 1:
             raise self.fail(f"zero point '{zero}' has {values.size} values; this input is quantized per tensor")
         return self.constant("zero_point", values.reshape(()))
+
+    def channel_zero(self, zero: str, scale: str) -> str:
+        """A constant per-tensor zero point beside per-channel scales, written out per channel
+        (DequantizeLinear wants the scale's shape; onnxruntime's QGemm and QLinearConv broadcast it)."""
+        values = self.scale_values(zero)
+        scales = self.scale_values(scale)
+        if values is None or scales is None or values.size != 1 or scales.size == 1:
+            return zero
+        return self.constant("zero_point", np.full(scales.size, values.reshape(-1)[0], dtype=values.dtype))
 
     def bias(self, operand: Bias) -> str:
         value = self.input(operand.value)

@@ -617,19 +617,23 @@ def test_omitted_zero_points_take_the_input_type() -> None:
 
 def test_zero_scale_is_refused_by_the_model_check(tmp_path: Any) -> None:
     """``ovpool run`` on a QOperator model with a zero scale: exit 1, one line naming the node."""
+    import os
     import subprocess
     import sys
+    from pathlib import Path
 
     inputs, constant, attrs = _example("QLinearAdd")
     inputs[1] = np.float32(0)
     model, _ = ms_model("QLinearAdd", inputs, constant, attrs, name="layer")
     path = tmp_path / "zero.onnx"
     onnx.save(model, path)
+    checkout = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     done = subprocess.run(
         [sys.executable, "-m", "ovpool", "run", str(path), "--device", "numpy", "--random-inputs"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=checkout,
     )
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
