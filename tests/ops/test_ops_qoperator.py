@@ -579,7 +579,6 @@ def test_expansion_reaches_subgraphs_and_keeps_names_fresh() -> None:
 
 
 REFUSALS = [
-    ("QGemm", 11, "per channel .5 values., which DequantizeLinear takes from opset 13", UnsupportedError, {}),
     ("QLinearAveragePool", 17, "dilations", UnsupportedError, {"kernel_shape": [2, 2], "dilations": [2, 2]}),
     ("QLinearSoftmax", 11, "has no Softmax in ai.onnx opset 11", UnsupportedError, {"opset": 13, "axis": 1}),
     ("QLinearSoftmax", 17, "attribute 'opset' is required", ModelError, {}),
@@ -589,13 +588,31 @@ REFUSALS = [
 
 @pytest.mark.parametrize(("op", "opset", "match", "error", "attrs"), REFUSALS)
 def test_refusals(op: str, opset: int, match: str, error: type, attrs: dict[str, Any]) -> None:
-    """No exact expansion: one line naming the node. The per-channel QGemm of an opset-11 model is
-    refused (DequantizeLinear has no axis before 13) rather than written with other ops."""
+    """No exact expansion: one line naming the node."""
     inputs, constant, default = _example(op)
     model, _ = ms_model(op, inputs, constant, attrs if op == "QLinearSoftmax" else attrs or default, opset=opset, name="layer")
     with pytest.raises(error, match=match) as info:
         expand_model(model)
     assert "node 'layer'" in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("op", ["QGemm", "QLinearConv"])
+@pytest.mark.parametrize("opset", [10, 12, 13])
+def test_per_channel_before_opset_13(op: str, opset: int) -> None:
+    """Per-channel weights (and their int32 bias) in a model older than DequantizeLinear's axis:
+    Cast -> Sub -> Mul with the constants shaped along the axis, the same values as
+    DequantizeLinear-13 gives (onnxruntime runs both: equal outputs)."""
+    inputs, constant, attrs = _example(op)
+    if op == "QGemm":
+        inputs[5] = np.arange(5, dtype=np.int8)  # per-column zero points, not 0
+    model, feeds = ms_model(op, inputs, constant, attrs, opset=opset, name="layer")
+    expanded = expand_model(model)
+    kinds = {n.name: n.op_type for n in expanded.graph.node}
+    weight = "b" if op == "QGemm" else "w"
+    assert kinds[f"layer/dequantize_{weight}"] == ("Mul" if opset < 13 else "DequantizeLinear")
+    reference, _ = ms_model(op, inputs, constant, attrs, opset=13, name="layer")
+    np.testing.assert_array_equal(run_ort(expanded, feeds)[0], run_ort(expand_model(reference), feeds)[0])
+    np.testing.assert_array_equal(run_ovpool(expanded, feeds)[0], run_ovpool(expand_model(reference), feeds)[0])
 
 
 def test_qgemm_with_one_of_the_output_quantization_inputs_is_refused() -> None:
