@@ -423,6 +423,42 @@ def test_dynamic_quantize_linear_of_the_schema() -> None:
     assert s == np.float32(np.float32(4) / np.float32(255)) and z == 64 and y.tolist() == [0, 96, 223, 255]
 
 
+# ---------------------------------------------------------------------- com.microsoft
+
+
+MS_CASES = [
+    ({}, np.float32(0.1), np.int8(3)),
+    ({"axis": 1}, np.array([0.1, 0.2, 0.3], np.float32), np.array([1, 2, 3], np.int8)),
+    ({"axis": -1}, np.array([0.05, 0.3], np.float32), np.array([7, 9], np.uint16)),
+    ({}, np.float32(0.02), None),
+]
+
+
+@pytest.mark.parametrize(("attrs", "scale", "zero"), MS_CASES)
+def test_microsoft_quantize_and_dequantize(attrs: dict[str, Any], scale: np.ndarray, zero: np.ndarray | None) -> None:
+    """com.microsoft QuantizeLinear / DequantizeLinear (what the quantizer writes for 16-bit types
+    before opset 21): QuantizeLinear-21's and DequantizeLinear-21's meaning without block_size."""
+    x = (np.arange(12, dtype=np.float32).reshape(2, 3, 2) * 0.37 - 2).astype(np.float32)
+    names = ["x", "s"] + (["z"] if zero is not None else [])
+    inits = [numpy_helper.from_array(np.asarray(scale), "s")] + (
+        [numpy_helper.from_array(np.asarray(zero), "z")] if zero is not None else []
+    )
+    nodes = [
+        helper.make_node("QuantizeLinear", names, ["q"], name="q", domain="com.microsoft", **attrs),
+        helper.make_node("DequantizeLinear", ["q", *names[1:]], ["y"], name="dq", domain="com.microsoft", **attrs),
+    ]
+    imports = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = model_of(nodes, [vi("x", TensorProto.FLOAT, [2, 3, 2])], ["q", "y"], initializers=inits, imports=imports)
+    model.ir_version = 8
+    q, y = run_ovpool(model, {"x": x})
+    q_ort, y_ort = run_ort(model, {"x": x})
+    full = expand(np.asarray(scale), x.shape, attrs.get("axis"), 0).astype(np.float64)
+    zeros = expand(np.asarray(0 if zero is None else zero), x.shape, attrs.get("axis") if zero is not None else None, 0)
+    exact = schema_quantize(x, full, zeros, "uint8" if zero is None else np.dtype(zero.dtype).name)
+    assert_steps(q, q_ort, exact, exact_quotients(x, full))
+    np.testing.assert_array_equal(y, y_ort)
+
+
 # ---------------------------------------------------------------------- refused
 
 

@@ -70,17 +70,7 @@ _BY_VERSION: tuple[tuple[int, frozenset[str]], ...] = (
     (21, frozenset({"uint8", "int8", "uint16", "int16", "uint4", "int4"})),
     (10, frozenset({"uint8", "int8"})),
 )
-# element types with no integer quantization rule here, by numpy dtype name and by ONNX type
-_REFUSED_NAMES = {
-    "float8_e4m3fn": "float8e4m3fn",
-    "float8_e4m3fnuz": "float8e4m3fnuz",
-    "float8_e5m2": "float8e5m2",
-    "float8_e5m2fnuz": "float8e5m2fnuz",
-    "float8_e8m0fnu": "float8e8m0",
-    "float4_e2m1fn": "float4e2m1",
-    "int2": "int2",
-    "uint2": "uint2",
-}
+# element types with no integer quantization rule here, by ONNX type and by numpy dtype name
 _REFUSED_ONNX: dict[int, str] = {
     TensorProto.FLOAT8E4M3FN: "float8e4m3fn",
     TensorProto.FLOAT8E4M3FNUZ: "float8e4m3fnuz",
@@ -91,6 +81,7 @@ _REFUSED_ONNX: dict[int, str] = {
     TensorProto.INT2: "int2",
     TensorProto.UINT2: "uint2",
 }
+_REFUSED_NAMES = {np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name: name for elem, name in _REFUSED_ONNX.items()}
 _FLOATS = ("float32", "float16", "bfloat16")
 
 
@@ -187,7 +178,7 @@ def broadcast_quantization(
         raise node.fail(
             f"the scale has {scale.size} values; {node.op_type}-{node.since} takes one (per-axis scales are from version 13)"
         )
-    if zero.shape not in ((), scale.shape) or (zero.ndim == 0 and node.domain != MS):
+    if zero.shape != scale.shape:
         if zero.ndim == 0:
             raise node.fail(f"{scale.size} per-axis scales with a scalar zero point; the zero point has the scale's shape")
         raise node.fail(f"{scale.size} scale(s) but {zero.size} zero point(s)")
@@ -331,8 +322,8 @@ def dynamic_quantize_linear(node: OpNode) -> Kernel:
         if x.dtype != np.float32:
             raise node.fail(f"x is {x.dtype.name}; DynamicQuantizeLinear-11 takes float32")
         f32 = np.float32
-        low = f32(min(f32(0), f32(x.min()))) if x.size else f32(0)
-        high = f32(max(f32(0), f32(x.max()))) if x.size else f32(0)
+        low = f32(np.minimum(f32(0), x.min())) if x.size else f32(0)  # np.minimum keeps a NaN
+        high = f32(np.maximum(f32(0), x.max())) if x.size else f32(0)
         if np.isnan(low) or np.isnan(high):
             raise node.fail("x holds NaN; its scale and zero point are undefined")
         with np.errstate(over="ignore"):
