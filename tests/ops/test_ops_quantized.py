@@ -576,3 +576,15 @@ NODE_CASE_SKIPS = {
 @pytest.mark.parametrize("case", node_case_params(["QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"]))
 def test_onnx_node_cases(case: Any) -> None:
     check_node_case(case, rtol=0, atol=0, skip=NODE_CASE_SKIPS)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16", "int16"])
+def test_random_inputs_of_quantized_types_lie_within_the_type(dtype: str) -> None:
+    """``ovpool run --random-inputs`` draws integer inputs (a quantized model's uint8 image) as
+    integers of the type, not floats cast to it (which would wrap)."""
+    from ovpool.runtime.tensors import TensorDecl, random_inputs
+
+    arrays = random_inputs("m.onnx", [TensorDecl("x", dtype, (4, 1000))], {}, seed=3)
+    low, high = RANGES[dtype]
+    assert arrays["x"].dtype == np.dtype(dtype)
+    assert low <= int(arrays["x"].min()) and int(arrays["x"].max()) <= high
