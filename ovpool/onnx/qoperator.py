@@ -189,13 +189,18 @@ def is_qoperator(node: NodeProto) -> bool:
 
 def expand_model(model: ModelProto) -> ModelProto:
     """``model`` with every com.microsoft QOperator node (main graph and subgraphs) replaced by its
-    ai.onnx DequantizeLinear -> op -> QuantizeLinear nodes; ``model`` itself when it has none.
+    ai.onnx DequantizeLinear -> op -> QuantizeLinear nodes, at the model's ai.onnx opset (a model
+    importing none gets ``NUMPY_OPSET``); ``model`` itself when it has none.
     A node with no exact expansion is an ``UnsupportedError`` (or ``ModelError`` for a node the
     schema does not allow) naming it."""
     if not any(is_qoperator(node) for graph in _graphs(model.graph) for node in graph.node):
         return model
     expanded = ModelProto()
     expanded.CopyFrom(model)
+    if not any(entry.domain in ("", "ai.onnx") for entry in expanded.opset_import):
+        # a model of com.microsoft nodes only: its expansion is the first ai.onnx it holds
+        expanded.opset_import.append(helper.make_opsetid("", NUMPY_OPSET))
+        expanded.ir_version = max(expanded.ir_version, helper.find_min_ir_version_for([expanded.opset_import[-1]]))
     opset = default_opset(expanded)
     names = FreshNames(_all_names(expanded.graph))
     _expand_graph(expanded.graph, opset, {}, names)

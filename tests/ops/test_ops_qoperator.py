@@ -615,6 +615,17 @@ def test_per_channel_before_opset_13(op: str, opset: int) -> None:
     np.testing.assert_array_equal(run_ovpool(expanded, feeds)[0], run_ovpool(expand_model(reference), feeds)[0])
 
 
+def test_model_of_microsoft_nodes_only() -> None:
+    """A model importing com.microsoft alone: its expansion imports ai.onnx opset 21."""
+    inputs, constant, attrs = _example("QLinearSigmoid")
+    model, feeds = ms_model("QLinearSigmoid", inputs, constant, attrs, name="layer")
+    del model.opset_import[0]
+    expanded = expand_model(model)
+    assert {(o.domain, o.version) for o in expanded.opset_import} == {("com.microsoft", 1), ("", 21)}
+    np.testing.assert_array_equal(run_ovpool(expanded, feeds)[0], run_ovpool(model, feeds)[0])
+    assert np.abs(run_ort(expanded, feeds)[0].astype(int) - run_ort(model, feeds)[0].astype(int)).max() <= 1
+
+
 def test_qgemm_with_one_of_the_output_quantization_inputs_is_refused() -> None:
     inputs, constant, attrs = _example("QGemm")
     model, _ = ms_model("QGemm", inputs[:8], constant - {8}, attrs, name="layer")
