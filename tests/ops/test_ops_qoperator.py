@@ -643,16 +643,32 @@ def test_omitted_zero_points_take_the_input_type() -> None:
     assert run_ovpool(model, feeds)[0].tolist() == [[-67, 3, 67]] == run_ort(expanded, feeds)[0].tolist()
 
 
-def test_zero_scale_is_refused_by_the_model_check(tmp_path: Any) -> None:
-    """``ovpool run`` on a QOperator model with a zero scale: exit 1, one line naming the node."""
+@pytest.mark.parametrize("op", ["QLinearAdd", "DequantizeLinear"])
+def test_zero_scale_is_refused_by_the_model_check(tmp_path: Any, op: str) -> None:
+    """``ovpool run`` on a model with a zero scale (a QOperator node's, or a DequantizeLinear's,
+    read by ``ovpool.onnx.qdq.check_quantization_nodes``): exit 1, one line naming the node, nothing
+    written."""
     import os
     import subprocess
     import sys
     from pathlib import Path
 
-    inputs, constant, attrs = _example("QLinearAdd")
-    inputs[1] = np.float32(0)
-    model, _ = ms_model("QLinearAdd", inputs, constant, attrs, name="layer")
+    if op == "QLinearAdd":
+        inputs, constant, attrs = _example("QLinearAdd")
+        inputs[1] = np.float32(0)
+        model, _ = ms_model("QLinearAdd", inputs, constant, attrs, name="layer")
+    else:
+        node = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], name="layer")
+        inits = [numpy_helper.from_array(np.float32(0), "s"), numpy_helper.from_array(np.uint8(3), "z")]
+        graph = helper.make_graph(
+            [node],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.UINT8, [2, 3])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+            initializer=inits,
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 7
     path = tmp_path / "zero.onnx"
     onnx.save(model, path)
     checkout = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
@@ -665,7 +681,7 @@ def test_zero_scale_is_refused_by_the_model_check(tmp_path: Any) -> None:
     )
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "node 'layer' (QLinearAdd)" in lines[0] and "scale 0 must be finite and non-zero" in lines[0], (
+    assert len(lines) == 1 and f"node 'layer' ({op})" in lines[0] and "scale 0 must be finite and non-zero" in lines[0], (
         done.stderr
     )
-    assert not list(tmp_path.glob("ovpool-out*"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["zero.onnx"]
