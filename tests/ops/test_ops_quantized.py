@@ -348,7 +348,9 @@ def test_dequantize_linear_equals_onnxruntime(opset: int, qtype: str, data: st.D
             for v, z, s in zip(q.astype(np.int64).ravel(), zero.ravel(), scale.ravel())
         ]
     )
-    np.testing.assert_array_equal(actual, exact.reshape(q.shape).astype(scale_type), err_msg="ovpool against the schema text")
+    with np.errstate(over="ignore"):  # int16 at a float16 scale reaches past float16: inf
+        rounded = exact.reshape(q.shape).astype(scale_type)
+    np.testing.assert_array_equal(actual, rounded, err_msg="ovpool against the schema text")
     if scale_type == np.float32:
         np.testing.assert_array_equal(actual, ort)
     else:

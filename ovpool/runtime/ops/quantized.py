@@ -292,7 +292,8 @@ def _dequantize_linear(node: OpNode) -> Kernel:
         scales = _checked_scale(node, scale)
         zeros = None if zero is None else _zero_of(node, zero, x.dtype, "the zero point")
         s, z = broadcast_quantization(node, x.shape, scales, zeros, axis, block_size)
-        return outputs(dequantize(_integers(x), s, z).astype(out))
+        with np.errstate(over="ignore"):  # beyond float16's range: inf, as the product rounds
+            return outputs(dequantize(_integers(x), s, z).astype(out))
 
     return kernel
 
