@@ -366,9 +366,10 @@ def test_pools(op: str, data: st.DataObject) -> None:
         exact[index] = min(max(round(value) + int(y_z), low), high)
     feed_x = np.moveaxis(x, 1, -1).copy() if channels_last else x
     model, feeds = ms_model(op, [feed_x, x_s, x_z, y_s, y_z], {1, 2, 3, 4}, {**attrs, "channels_last": int(channels_last)})
-    actual, ort = run_ovpool(model, feeds)[0], run_ort(model, feeds)[0]
+    actual, ort = run_ovpool(model, feeds)[0], _ort_pool(model, feeds)
     if channels_last:
-        actual, ort = np.moveaxis(actual, -1, 1), np.moveaxis(ort, -1, 1)
+        actual = np.moveaxis(actual, -1, 1)
+        ort = None if ort is None else np.moveaxis(ort, -1, 1)
     # onnxruntime divides a ceil window that runs past the input (not into pads) by the whole
     # kernel with count_include_pad, as its float AveragePool does (docs/semantics.md) ...
     past_the_end = attrs.get("ceil_mode") and attrs.get("count_include_pad")
@@ -378,6 +379,17 @@ def test_pools(op: str, data: st.DataObject) -> None:
         for n, s, k in zip(x.shape[2:], attrs.get("strides", [1] * (x.ndim - 2)), attrs["kernel_shape"])
     )
     assert_steps(actual, None if past_the_end or negative else ort, (exact, quotient), 0, F32)
+
+
+def _ort_pool(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np.ndarray | None:
+    """onnxruntime's QLinear pool, or None where its kernel refuses the scales: x_scale / (y_scale *
+    count) of 256 or more is "parameter out of computation range" (MLAS's requantization)."""
+    try:
+        return run_ort(model, feeds)[0]
+    except Exception as exc:  # onnxruntime raises its own exception types
+        if "out of computation range" in str(exc):
+            return None
+        raise
 
 
 def test_average_pool_tie_rounds_to_even() -> None:
