@@ -462,7 +462,10 @@ class _Expander:
         attrs: dict[str, Any] = {}
         if per_channel:
             bias = self.known.get(value)
-            if bias is not None and (np.ndim(bias) == 0 or np.shape(bias)[-1] != np.size(product) and np.size(bias) > 1):
+            weight_scale = known[1]
+            assert weight_scale is not None  # per channel: b's (w's) scales are known
+            channels = int(weight_scale.size)
+            if bias is not None and (np.ndim(bias) == 0 or np.shape(bias)[-1] != channels):
                 raise self.unsupported(
                     f"the int32 bias of shape {list(np.shape(bias))} does not run along the per-channel scales; "
                     "no DequantizeLinear expresses it"

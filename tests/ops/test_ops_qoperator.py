@@ -643,6 +643,16 @@ def test_model_of_microsoft_nodes_only() -> None:
     assert np.abs(run_ort(expanded, feeds)[0].astype(int) - run_ort(model, feeds)[0].astype(int)).max() <= 1
 
 
+def test_qgemm_bias_across_per_column_scales_is_refused() -> None:
+    """A (1,) bias beside 5 per-column scales stands for 5 different reals (C * a_scale * b_scale[n]):
+    no DequantizeLinear of C says that."""
+    inputs, constant, attrs = _example("QGemm")
+    inputs[6] = np.array([5], np.int32)
+    model, _ = ms_model("QGemm", inputs, constant, attrs, name="layer")
+    with pytest.raises(UnsupportedError, match="node 'layer' .QGemm.: the int32 bias of shape .1. does not run along"):
+        expand_model(model)
+
+
 def test_qgemm_with_one_of_the_output_quantization_inputs_is_refused() -> None:
     inputs, constant, attrs = _example("QGemm")
     model, _ = ms_model("QGemm", inputs[:8], constant - {8}, attrs, name="layer")
