@@ -1,5 +1,5 @@
 """``ovpool convert MODEL... [-o OUT | --output-dir DIR | --ovms-repo DIR] [--to ir|onnx|dml]
-[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--jobs N] [--force]``."""
+[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--exact-quantization] [--jobs N] [--force]``."""
 
 from __future__ import annotations
 
@@ -45,6 +45,12 @@ def register(app: typer.Typer) -> None:
             "--compress-to-fp16",
             help="Store weights as f16 (ovc does by default). Off by default: ovpool writes the weights ONNX computes with.",
         ),
+        exact_quantization: bool = typer.Option(
+            False,
+            "--exact-quantization",
+            help="Write QuantizeLinear, DequantizeLinear and quantized pools in forms exact to ONNX on OpenVINO CPU "
+            "(no FakeQuantize: the layers around them leave INT8 execution). Default: FakeQuantize, INT8 kept, within one step.",
+        ),
         feature_level: str | None = typer.Option(
             None, "--feature-level", metavar="X.Y", help="DirectML: highest feature level to use, e.g. 4.0."
         ),
@@ -76,6 +82,7 @@ def register(app: typer.Typer) -> None:
             "feature_level": feature_level,
             "inputs": [str(s) for s in given] or None,
             "compress_to_fp16": compress_to_fp16,
+            "exact_quantization": exact_quantization,
         }
         if ovms_repo is not None:
             ovms.check_sources(ovms_repo, sources, to)

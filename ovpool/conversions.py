@@ -38,12 +38,17 @@ ROUTES: dict[tuple[str, str], str] = {
 
 # The options each route takes (ovpool.convert's **options); any other is a UsageError.
 ROUTE_OPTIONS: dict[tuple[str, str], frozenset[str]] = {
-    ("onnx", "ir"): frozenset({"inputs", "compress_to_fp16"}),
+    ("onnx", "ir"): frozenset({"inputs", "compress_to_fp16", "exact_quantization"}),
     ("onnx", "dml"): frozenset({"feature_level"}),
     ("ir", "dml"): frozenset({"feature_level"}),
 }
 # The command-line flags of those options, for errors: ``inputs`` is ``--input`` (or ``--shape``).
-OPTION_FLAGS = {"inputs": "--input/--shape", "compress_to_fp16": "--compress-to-fp16", "feature_level": "--feature-level"}
+OPTION_FLAGS = {
+    "inputs": "--input/--shape",
+    "compress_to_fp16": "--compress-to-fp16",
+    "exact_quantization": "--exact-quantization",
+    "feature_level": "--feature-level",
+}
 
 Route = Callable[..., Mapping[str, bytes]]
 
@@ -107,7 +112,7 @@ def convert(
 ) -> list[Path]:
     """Convert one file; returns the files written (IR: the .xml and its .bin). ``options`` are the
     route's (``ROUTE_OPTIONS``): ONNX -> IR ``inputs`` (``"x[1,3,640,640]"``) and
-    ``compress_to_fp16``; -> DirectML ``feature_level``."""
+    ``compress_to_fp16`` and ``exact_quantization``; -> DirectML ``feature_level``."""
     src = Path(src)
     regular_size(src)
     source = source_format(src)

@@ -12,12 +12,13 @@ com.microsoft QLinearAveragePool, OpenVINO's FakeQuantize -> AvgPool and DirectM
 DML_QUANTIZED_LINEAR_AVERAGE_POOLING_OPERATOR_DESC alike; every converter, executor and validator
 reads it from here.
 
-**Exact, not float32.** Every step is computed exactly on the stored scales and zero points
-(float32 values, i.e. rationals): the only rounding is the quantize step's round-half-to-even. A
-uint8 average of the cells 3 and 4 at zero point 0 and one shared scale is 3.5 exactly, which rounds
-to 4 (even); a float32 pipeline computing ``(3*s + 4*s)/2/s`` may land on 3.4999998 or 3.5000002 and
-round either way. Where float32 arithmetic lands within its rounding error of a tie, runtimes
-(onnxruntime included) may differ from this meaning by one step; nowhere else.
+**A quantized pool is exact, not float32.** Its steps are computed exactly on the stored scales and
+zero points (float32 values, i.e. rationals): the only rounding is the final round-half-to-even.
+A uint8 average of the cells 3 and 4 at zero point 0 and one shared scale is 3.5 exactly, which
+rounds to 4 (even); a float32 pipeline computing ``(3*s + 4*s)/2/s`` may land on 3.4999998 or
+3.5000002 and round either way. Where float32 arithmetic lands within its rounding error of a tie,
+runtimes (onnxruntime included) may differ from this meaning by one step; nowhere else. A lone
+QuantizeLinear of a float tensor (``quantize``) is ONNX's float32 division, then the rounding.
 
 Scales are per tensor, or per channel along one axis; zero points too. Element types: uint8, int8,
 uint16, int16, uint4, int4 (held in numpy as uint8/int8/uint16/int16 arrays).
@@ -32,6 +33,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ovpool.errors import ModelError, UnsupportedError
 
@@ -136,14 +138,14 @@ class Quantization:
 
     def check_rank(self, shape: Sequence[int]) -> None:
         """A per-axis quantization fits a tensor of this shape (its axis exists and has one value
-        per scale); else a ``ModelError`` naming ``where``."""
+        per scale; -1 is a dim not known yet); else a ``ModelError`` naming ``where``."""
         if self.per_tensor:
             return
         prefix = f"{self.where}: " if self.where else ""
         axis = self.axis if self.axis is not None else 0
         if not -len(shape) <= axis < len(shape):
             raise ModelError(f"{prefix}axis {axis} is outside a tensor of rank {len(shape)}")
-        if shape[axis] != len(self.scale):
+        if shape[axis] not in (len(self.scale), -1):
             raise ModelError(f"{prefix}{len(self.scale)} per-axis scales for axis {axis} of length {shape[axis]}")
 
     def dequantize(self, q: np.ndarray) -> np.ndarray:
@@ -161,24 +163,26 @@ class Quantization:
         return quantize(x, scale, zero, self.dtype)
 
 
-def dequantize(q: np.ndarray, scale: np.ndarray, zero_point: np.ndarray) -> np.ndarray:
+def dequantize(q: np.ndarray, scale: ArrayLike, zero_point: ArrayLike) -> np.ndarray:
     """``(q - zero_point) * scale`` in float64, exact for float32 scales and integers of up to 29
     bits (``scale``, ``zero_point`` broadcast against ``q``)."""
     return (q.astype(np.int64) - np.asarray(zero_point, dtype=np.int64)) * np.asarray(scale, dtype=np.float64)
 
 
-def quantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, dtype: str) -> np.ndarray:
-    """``saturate(round_half_even(x / scale) + zero_point)`` as ``dtype``'s integers, with ``x / scale``
-    the exact quotient (not its float rounding): float32 x = 0.175 (0.17499999701...) over scale 0.05
-    (0.0500000007...) is just under 3.5 and gives 3, where float32 division gives 3.5 and then 4.
-    NaN quantizes to the zero point (onnxruntime's choice; ONNX leaves it undefined)."""
-    x64 = np.asarray(x, dtype=np.float64)
-    scale64 = np.broadcast_to(np.asarray(scale, dtype=np.float64), x64.shape)
-    return _finish(_round_quotient(x64, scale64), zero_point, dtype, x64)
+def quantize(x: ArrayLike, scale: ArrayLike, zero_point: ArrayLike, dtype: str) -> np.ndarray:
+    """ONNX QuantizeLinear of a float tensor: ``saturate(round_half_even(x / scale) + zero_point)`` as
+    ``dtype``'s integers, where ``x / scale`` is the float32 quotient of the float32 tensors (correctly
+    rounded, as ONNX's reference and onnxruntime divide): float32 0.175 over 0.05 is 3.5 in float32
+    (3.4999999... exactly) and rounds to 4. NaN quantizes to the zero point (onnxruntime's choice;
+    ONNX leaves it undefined)."""
+    x32 = np.asarray(x, dtype=np.float32)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        quotient = x32 / np.asarray(scale, dtype=np.float32)
+    return _finish(np.rint(quotient.astype(np.float64)), zero_point, dtype, quotient)
 
 
 def rescale(
-    total: np.ndarray, count: np.ndarray | int, in_scale: np.ndarray, out_scale: np.ndarray, zero_point: np.ndarray, dtype: str
+    total: ArrayLike, count: ArrayLike, in_scale: ArrayLike, out_scale: ArrayLike, zero_point: ArrayLike, dtype: str
 ) -> np.ndarray:
     """``saturate(round_half_even(total * in_scale / (count * out_scale)) + zero_point)`` exactly, for
     integer ``total`` (a window's sum of ``q - zero_point``, or one such value) and ``count`` (the
@@ -245,18 +249,6 @@ class QuantizedPool:
         return rescale(total, counts, in_scale, out_scale, out_zero, self.output.dtype)
 
 
-def _round_quotient(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """round_half_even(x / scale) of float64 arrays, exact: the float quotient decides except
-    within 1e-9 of a tie, where the rationals do."""
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        approx = x / scale
-    rounded = np.array(np.rint(approx), dtype=np.float64)  # an array for 0-d inputs too (np.rint gives a scalar)
-    near = _near_tie(approx)
-    for index in map(tuple, np.argwhere(near)):  # argwhere: 0-d arrays too
-        rounded[index] = round(Fraction(float(x[index])) / Fraction(float(scale[index])))
-    return rounded
-
-
 def _near_tie(approx: np.ndarray) -> np.ndarray:
     """Where a float64 quotient lies within 1e-9 (relative) of a half: there its few ulps of error
     could decide the rounding, and the exact rationals must. Elsewhere ``rint`` is exact."""
@@ -265,7 +257,7 @@ def _near_tie(approx: np.ndarray) -> np.ndarray:
         return np.isfinite(approx) & (distance <= 1e-9 * np.maximum(1.0, np.abs(approx)))
 
 
-def _finish(rounded: np.ndarray, zero_point: np.ndarray, dtype: str, source: np.ndarray) -> np.ndarray:
+def _finish(rounded: np.ndarray, zero_point: ArrayLike, dtype: str, source: np.ndarray) -> np.ndarray:
     kind = quant_type(dtype)
     with np.errstate(invalid="ignore"):
         shifted = rounded + np.asarray(zero_point, dtype=np.float64)

@@ -129,6 +129,56 @@ def _dynamic_model() -> ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
+def _quantized_model() -> ModelProto:
+    """Quantized average pools for DirectML: x uint8[1,2,4,4] -> DequantizeLinear (per channel,
+    zero points 128) -> AveragePool k3 s2 p1 ceil include-pad (a window past the end pad: PADDING
+    with the zero point, then the quantized operator) -> QuantizeLinear; and z int8[1,4,4,3] ->
+    com.microsoft QLinearAveragePool channels_last k2 (a strided view)."""
+    inputs = [
+        helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 2, 4, 4]),
+        helper.make_tensor_value_info("z", TensorProto.INT8, [1, 4, 4, 3]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([0.05, 0.1], np.float32), "xs"),
+        numpy_helper.from_array(np.array([128, 128], np.uint8), "xz"),
+        numpy_helper.from_array(np.array(0.04, np.float32), "ys"),
+        numpy_helper.from_array(np.array(125, np.uint8), "yz"),
+        numpy_helper.from_array(np.array(0.1, np.float32), "zs"),
+        numpy_helper.from_array(np.array(-3, np.int8), "zz"),
+    ]
+    nodes = [
+        helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"], name="dq", axis=1),
+        helper.make_node(
+            "AveragePool",
+            ["xf"],
+            ["af"],
+            name="ap",
+            kernel_shape=[3, 3],
+            strides=[2, 2],
+            pads=[1, 1, 1, 1],
+            ceil_mode=1,
+            count_include_pad=1,
+        ),
+        helper.make_node("QuantizeLinear", ["af", "ys", "yz"], ["y"], name="q"),
+        helper.make_node(
+            "QLinearAveragePool",
+            ["z", "zs", "zz", "zs", "zz"],
+            ["w"],
+            name="qp",
+            domain="com.microsoft",
+            kernel_shape=[2, 2],
+            channels_last=1,
+        ),
+    ]
+    outputs = [
+        helper.make_tensor_value_info("y", TensorProto.UINT8, None),
+        helper.make_tensor_value_info("w", TensorProto.INT8, None),
+    ]
+    graph = helper.make_graph(nodes, "quantized", inputs, outputs, initializer=inits)
+    opsets = [helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=10)
+
+
 @dataclass(frozen=True)
 class Bases:
     """The valid models every case starts from: ONNX protos, and IR and DirectML files."""
@@ -146,13 +196,15 @@ def build_bases(folder: Path) -> Bases:
         "pools": _pools_model(),
         "unpool": _unpool_model(),
         "dyn": _dynamic_model(),
+        "quantized": _quantized_model(),
     }
     ir: dict[str, tuple[bytes, bytes]] = {}
     dml: dict[str, bytes] = {}
-    for name in ("tiny", "pools"):
+    for name in ("tiny", "pools", "quantized"):
         path = folder / f"{name}.onnx"
         onnx.save(protos[name], str(path))
-        for target, out in (("ir", f"{name}.xml"), ("dml", f"{name}.json")):
+        targets = (("dml", f"{name}.json"),) if name == "quantized" else (("ir", f"{name}.xml"), ("dml", f"{name}.json"))
+        for target, out in targets:
             done = subprocess.run(
                 [sys.executable, "-m", "ovpool", "convert", str(path), "--to", target, "-o", str(folder / out), "--force"],
                 capture_output=True,
@@ -162,7 +214,8 @@ def build_bases(folder: Path) -> Bases:
             )
             if done.returncode:
                 raise RuntimeError(f"converting the base model {name} to {target} failed: {done.stderr}")
-        ir[name] = ((folder / f"{name}.xml").read_bytes(), (folder / f"{name}.bin").read_bytes())
+        if name != "quantized":
+            ir[name] = ((folder / f"{name}.xml").read_bytes(), (folder / f"{name}.bin").read_bytes())
         dml[name] = (folder / f"{name}.json").read_bytes()
     return Bases(protos, ir, dml)
 
@@ -878,6 +931,77 @@ def dml_cases(bases: Bases) -> Iterable[Case]:
 # ---------------------------------------------------------------- inputs of ``ovpool run``
 
 
+def dml_quantized_cases(bases: Bases) -> Iterable[Case]:
+    """Hostile quantized average pooling: the DirectML document's constants, scale and zero point
+    descs and channels-last Strides, and the ONNX model's Q/DQ and QLinear constants."""
+    document = json.loads(bases.dml["quantized"])
+
+    def case(label: str, mutated: object) -> Case:
+        return Case(f"dml/quantized/{label}", "dml-quantized", {"m.json": json.dumps(mutated).encode()}, dml_runs())
+
+    values: dict[str, object] = {
+        "NaN": [float("nan")],
+        "Infinity": [float("inf")],
+        "1e39": [1e39],
+        "2**64": [2**64],
+        "negative": [-1],
+        "zero": [0],
+        "strings": ["0.05"],
+        "empty": [],
+        "null": None,
+        "object": {"a": 1},
+    }
+    for constant in document["constants"]:
+        for label, value in values.items():
+            mutated = copy.deepcopy(document)
+            mutated["constants"][constant]["Values"] = value
+            yield case(f"{constant} Values={label}", mutated)
+        mutated = copy.deepcopy(document)
+        del mutated["constants"][constant]
+        yield case(f"{constant} missing", mutated)
+        for key, value in (("DataType", "DML_TENSOR_DATA_TYPE_BOGUS"), ("Sizes", [1, 2**40, 1, 1]), ("Sizes", [])):
+            mutated = copy.deepcopy(document)
+            mutated["constants"][constant][key] = value
+            yield case(f"{constant} {key}={value}", mutated)
+    yield case("constants list", {**document, "constants": [1]})
+    quantized = [i for i, op in enumerate(document["operators"]) if "InputScaleTensor" in op["desc"]]
+    for index in quantized:
+        for member in ("InputScaleTensor", "InputZeroPointTensor", "OutputScaleTensor", "OutputZeroPointTensor"):
+            for label, value in (("null", None), ("huge", [1, 2**32, 1, 1]), ("rank 9", [1] * 9), ("int", 5)):
+                mutated = copy.deepcopy(document)
+                if label == "null":
+                    mutated["operators"][index]["desc"][member] = None
+                else:
+                    mutated["operators"][index]["desc"][member]["Sizes"] = value
+                yield case(f"op {index} {member}={label}", mutated)
+        for tensor in ("InputTensor", "OutputTensor"):
+            for label, value in (
+                ("2**40", [2**40, 1, 1, 1]),
+                ("negative", [-1, 1, 1, 1]),
+                ("short", [1]),
+                ("strings", ["1"] * 4),
+            ):
+                mutated = copy.deepcopy(document)
+                mutated["operators"][index]["desc"][tensor]["Strides"] = value
+                yield case(f"op {index} {tensor} Strides={label}", mutated)
+    model = bases.onnx["quantized"]
+    for name, value in (
+        ("xs", np.array([0.0, 0.1], np.float32)),
+        ("xs", np.array([np.nan, 0.1], np.float32)),
+        ("xs", np.array([0.05, 0.1, 0.2], np.float32)),
+        ("ys", np.array(-1.0, np.float32)),
+        ("zs", np.array(np.inf, np.float32)),
+        ("zz", np.array([1, 2], np.int8)),
+        ("xz", np.array([127], np.int8)),
+    ):
+        proto = copy.deepcopy(model)
+        for init in proto.graph.initializer:
+            if init.name == name:
+                init.CopyFrom(numpy_helper.from_array(value, name))
+        runs = (("convert", "m.onnx", "--to", "dml", "-o", "out/m.json"), ("convert", "m.onnx", "--to", "dml", "-o", "out/m.h"))
+        yield Case(f"onnx/quantized/{name}={value.tolist()}", "dml-quantized", {"m.onnx": proto.SerializeToString()}, runs)
+
+
 def _npy(array: np.ndarray) -> bytes:
     import io
 
@@ -1268,6 +1392,7 @@ def corpus(bases: Bases) -> list[Case]:
         *window_wrap_cases(),
         *ir_structure_cases(bases),
         *dml_cases(bases),
+        *dml_quantized_cases(bases),
         *input_cases(bases),
         *args_cases(bases),
         *path_cases(bases),

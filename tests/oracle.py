@@ -59,7 +59,8 @@ def _starts(length, k, s, d, pb, pe, rounding):
 
 
 def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
-    """Naive pool. op: "avg" or "max". attrs: ONNX attribute dict (kernel_shape, strides, pads,
+    """Naive pool. op: "avg", "max" or "sum" (the window totals and divisor counts of "avg", as a
+    pair of arrays, for exact arithmetic on them). attrs: ONNX attribute dict (kernel_shape, strides, pads,
     dilations, auto_pad, ceil_mode, count_include_pad, storage_order). ``rounding`` overrides
     ceil_mode with "floor", "ceil" or "ceil_no_drop"; ``divisor`` overrides count_include_pad with
     "exclude", "include" or "full_if_padded". Returns (y, indices) for max, y for avg."""
@@ -82,6 +83,7 @@ def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
     out_shape = (n, c) + tuple(len(s) for s in starts)
     y = np.zeros(out_shape, dtype=np.float64)
     idx = np.zeros(out_shape, dtype=np.int64)
+    counts = np.zeros(out_shape, dtype=np.int64)
     padded_any = any(begin) or any(end)
     for b, ch in itertools.product(range(n), range(c)):
         for pos in itertools.product(*[range(len(s)) for s in starts]):
@@ -100,7 +102,7 @@ def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
                 total += v
                 if best is None or v > best or (math.isnan(v) and not math.isnan(best)):
                     best, best_at = v, coords
-            if op == "avg":
+            if op in ("avg", "sum"):
                 if divisor == "full_if_padded":
                     count = (
                         math.prod(kernel)
@@ -111,7 +113,8 @@ def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
                             if all(0 <= starts[a][pos[a]] + tap[a] * dilations[a] < spatial[a] for a in range(rank))
                         )
                     )
-                y[(b, ch) + pos] = total / count
+                y[(b, ch) + pos] = total / count if op == "avg" else total
+                counts[(b, ch) + pos] = count
             else:
                 if best is None:
                     raise ValueError(f"window {pos} lies wholly in padding")
@@ -125,6 +128,8 @@ def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
                 idx[(b, ch) + pos] = base + flat
     if op == "avg":
         return y
+    if op == "sum":
+        return y, counts
     return y, idx
 
 

@@ -38,6 +38,7 @@ FAMILIES = (
     "args",
     "dml-bytes",
     "dml-json",
+    "dml-quantized",
     "inputs",
     "ir-attr",
     "ir-bytes",

@@ -19,12 +19,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import onnx
 import onnx.defs
 from onnx import GraphProto, ModelProto, NodeProto, helper
 
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
+from ovpool.onnx import qdq
 from ovpool.onnx.model import default_opset
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import lowering as ov_lowering
@@ -42,6 +44,7 @@ class PoolExtensions:
 
     def __post_init__(self) -> None:
         self.opset = default_opset(self.proto)
+        self._dequantized = dequantized_tensors(self.proto)
         self._nodes: dict[tuple[str, str], list[NodeProto]] = {}
         for node in _pool_nodes(self.proto.graph):
             # OpenVINO hands the extension only the attributes its schema knows: an unknown or
@@ -73,7 +76,10 @@ class PoolExtensions:
         indices = context.get_input(1) if count > 1 else None
         output_shape = context.get_input(2) if count > 2 else None
         try:
-            lowered = ov_lowering.lower(spec, data, indices, output_shape)
+            source = node.input[0]
+            lowered = ov_lowering.lower(
+                spec, data, indices, output_shape, source in self._dequantized, self._dequantized.get(source, False)
+            )
         except OvpoolError:
             raise
         except Exception as exc:  # OpenVINO's node validation (RuntimeError and its own types)
@@ -96,6 +102,66 @@ class PoolExtensions:
             return max(candidates, key=lambda n: len(n.output) > 1 and bool(n.output[1]))
         outputs = ["Y", "Indices"] if _has_indices(op_type, self.opset) else ["Y"]
         return helper.make_node(op_type, ["X"], outputs, name=next(iter(sorted(names)), op_type), **attributes)
+
+
+# Operators OpenVINO's low-precision execution moves a dequantization through unchanged: a pool
+# behind them still pools the integers.
+_PRESERVING = frozenset(
+    {
+        "Identity",
+        "Reshape",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Transpose",
+        "Slice",
+        "Split",
+        "Gather",
+        "Concat",
+        "MaxPool",
+        "Relu",
+        "Pad",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "Resize",
+        "Upsample",
+    }
+)
+
+
+def dequantized_tensors(proto: ModelProto) -> dict[str, bool]:
+    """Tensors that are a DequantizeLinear's output, directly or through operators that keep them
+    dequantized (``_PRESERVING``): OpenVINO's low-precision execution pools them on the integers.
+    Each maps to whether its zero point may not be 0 (then an include-pad average would be padded
+    with the integer 0, which is not the zero point)."""
+    found: dict[str, bool] = {}
+    for graph in _graphs(proto.graph):
+        known = qdq.constants(graph)
+        for node in graph.node:
+            if node.domain not in ("", "ai.onnx"):
+                continue
+            if node.op_type == "DequantizeLinear" and node.output:
+                found[node.output[0]] = _nonzero_zero_point(node, known)
+            elif node.op_type in _PRESERVING and node.input and node.input[0] in found:
+                found.update((output, found[node.input[0]]) for output in node.output if output)
+    return found
+
+
+def _nonzero_zero_point(node: NodeProto, known: dict) -> bool:
+    zero = node.input[2] if len(node.input) > 2 else ""
+    if not zero:
+        return False
+    return zero not in known or bool(np.any(known[zero] != 0))
+
+
+def _graphs(graph: GraphProto) -> Iterator[GraphProto]:
+    yield graph
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(attribute.g)
+            for sub in attribute.graphs:
+                yield from _graphs(sub)
 
 
 def _pool_nodes(graph: GraphProto) -> Iterator[NodeProto]:

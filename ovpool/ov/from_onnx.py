@@ -57,6 +57,8 @@ from ovpool.spec import PoolKind
 if TYPE_CHECKING:
     import openvino
 
+    from ovpool.ov.quantized import QuantExtensions
+
 _PROTOBUF_LIMIT = 2**31 - 1
 _NO_RULE = re.compile(r"No conversion rule found for operations?: ([^\n]+)")
 # OpenVINO's report of operators it has but could not convert: "-- Loop-13 with a message:" and the
@@ -67,30 +69,67 @@ _FAILED_NODE = re.compile(r"While validating ONNX node '<Node\([^)]*\): ([^>]*)>
 Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
 
 
-def onnx_to_ov_model(model: str | os.PathLike | ModelProto, inputs: Inputs = None) -> openvino.Model:
+def onnx_to_ov_model(
+    model: str | os.PathLike | ModelProto, inputs: Inputs = None, exact_quantization: bool = False
+) -> openvino.Model:
     """An ``openvino.Model`` of the ONNX model (a path or a ModelProto) with exact pooling;
-    ``inputs`` sets input shapes first (``"x[1,3,640,640]"``, see the module docstring)."""
+    ``inputs`` sets input shapes first (``"x[1,3,640,640]"``, see the module docstring);
+    ``exact_quantization`` writes QuantizeLinear, DequantizeLinear and quantized pools in the exact
+    forms of ``ovpool.ov.quantized`` instead of FakeQuantize and OpenVINO's low-precision pipeline."""
     shapes = input_shapes(inputs)
-    if isinstance(model, ModelProto):
-        if model.ByteSize() > _PROTOBUF_LIMIT:
-            with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
-                path = Path(folder) / "model.onnx"
-                import onnx
+    label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
+    proto = model if isinstance(model, ModelProto) else load(Path(model), load_data=False)
+    whole, quant = _prepared(proto, model, label, exact_quantization)
+    if whole is None and not isinstance(model, ModelProto):
+        return _convert(proto, str(model), label, shapes)
+    whole = whole if whole is not None else proto
+    if whole.ByteSize() > _PROTOBUF_LIMIT:
+        with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
+            path = Path(folder) / "model.onnx"
+            import onnx
 
-                onnx.save_model(model, str(path), save_as_external_data=True, location="model.onnx.data")
-                return _convert(model, str(path), "model", shapes)
-        return _convert(model, io.BytesIO(model.SerializeToString()), model.graph.name or "model", shapes)
-    path = Path(model)
-    proto = load(path, load_data=False)
-    return _convert(proto, str(path), str(path), shapes)
+            onnx.save_model(whole, str(path), save_as_external_data=True, location="model.onnx.data")
+            return _convert(whole, str(path), label, shapes, quant)
+    return _convert(whole, io.BytesIO(whole.SerializeToString()), label, shapes, quant)
 
 
-def onnx_to_ir(src: Path, out_suffix: str = ".xml", inputs: Inputs = None, compress_to_fp16: bool = False) -> Mapping[str, bytes]:
+def _prepared(
+    proto: ModelProto, model: str | os.PathLike | ModelProto, label: str, exact: bool
+) -> tuple[ModelProto | None, QuantExtensions | None]:
+    """The model as OpenVINO's frontend is to see it (None: as it is) and the extensions of its
+    exact quantization. com.microsoft QOperator nodes become DequantizeLinear -> op ->
+    QuantizeLinear (``ovpool.onnx.qoperator``); with ``exact``, quantization goes into
+    ``ovpool.ov.quantized``'s private nodes (without, only what OpenVINO's own forms get wrong:
+    16-bit QuantizeLinear and DequantizeLinear, and average pools to a finer output scale). A model read from a file is rewritten whole (its
+    external data read)."""
+    from ovpool.onnx import qoperator
+    from ovpool.ov.quantized import QuantExtensions
+
+    has_qoperators = any(qoperator.is_qoperator(node) for node in proto.graph.node)
+    has_quantization = any(node.op_type in ("QuantizeLinear", "DequantizeLinear") for node in proto.graph.node)
+    if not (exact or has_qoperators or has_quantization):
+        return None, None
+    if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
+        proto = load(Path(model), load_data=True)
+    try:
+        expanded = qoperator.expand_model(proto)
+        quant = QuantExtensions(expanded, exact)
+    except OvpoolError as exc:
+        raise exc.located(label) from None
+    if quant is not None and quant.changed:
+        return quant.model, quant
+    return (expanded if expanded is not proto else None), None
+
+
+def onnx_to_ir(
+    src: Path, out_suffix: str = ".xml", inputs: Inputs = None, compress_to_fp16: bool = False, exact_quantization: bool = False
+) -> Mapping[str, bytes]:
     """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
-    ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin)."""
+    ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin); with
+    ``exact_quantization``, quantization in exact forms (``onnx_to_ov_model``)."""
     import openvino as ov
 
-    converted = onnx_to_ov_model(src, inputs)
+    converted = onnx_to_ov_model(src, inputs, exact_quantization)
     with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
         xml = Path(folder) / "model.xml"
         try:
@@ -126,12 +165,14 @@ def check_shapes(lowered: list[Lowered]) -> None:
                 )
 
 
-def _convert(proto: ModelProto, source: object, label: str, shapes: Sequence[InputShape] = ()) -> openvino.Model:
+def _convert(
+    proto: ModelProto, source: object, label: str, shapes: Sequence[InputShape] = (), quant: QuantExtensions | None = None
+) -> openvino.Model:
     from openvino.frontend import FrontEndManager
 
     pools = PoolExtensions(proto)
     frontend = FrontEndManager().load_by_framework("onnx")
-    for extension in pools.extensions():
+    for extension in pools.extensions() + (quant.extensions() if quant is not None else []):
         frontend.add_extension(extension)
     try:
         input_model = frontend.load(source)
@@ -141,8 +182,9 @@ def _convert(proto: ModelProto, source: object, label: str, shapes: Sequence[Inp
     try:
         converted = frontend.convert(input_model)
     except Exception as exc:  # OpenVINO's OpConversionFailure/GeneralFailure derive from Exception
-        if pools.errors:
-            raise pools.errors[0].located(label) from None
+        errors = pools.errors + (quant.errors if quant is not None else [])
+        if errors:
+            raise errors[0].located(label) from None
         raise _conversion_error(label, exc) from None
     if pools.errors:
         raise pools.errors[0].located(label)

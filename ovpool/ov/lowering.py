@@ -101,13 +101,28 @@ def spatial_dims(output: Output, spec: PoolSpec) -> tuple[Dim, ...]:
     return tuple(d.get_length() if d.is_static else None for d in list(pshape)[2:])
 
 
-def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_shape: Output | None = None) -> Lowered:
-    """OpenVINO nodes computing ``spec`` on ``data`` (``indices``/``output_shape``: MaxUnpool's)."""
+def lower(
+    spec: PoolSpec,
+    data: Output,
+    indices: Output | None = None,
+    output_shape: Output | None = None,
+    dequantized: bool = False,
+    zero_point: bool = False,
+) -> Lowered:
+    """OpenVINO nodes computing ``spec`` on ``data`` (``indices``/``output_shape``: MaxUnpool's).
+    ``dequantized``: ``data`` is a dequantized tensor, which OpenVINO's low-precision execution
+    pools on the integers; ``zero_point``: one whose zero point may not be 0 (see
+    ``_counted_avg_pool``)."""
     check_exact(spec)
     if spec.kind is PoolKind.UNPOOL:
         if indices is None:
             raise UnsupportedError(f"node '{spec.name}': MaxUnpool needs its indices input")
         return Lowered(spec, data, (_unpool(spec, data, indices, output_shape),), output_shape is not None)
+    if spec.is_global and dequantized and _static_spatial(data):
+        # OpenVINO's low-precision ReduceMean and ReduceMax take the per-channel scales of a 3-D
+        # tensor along the batch axis (up to 95 steps off); its AvgPool and MaxPool do not
+        window = spec.resolve_global(tuple(d.get_length() for d in list(data.get_partial_shape())[2:]))
+        return lower(window, data, dequantized=dequantized, zero_point=zero_point)
     if spec.is_global:
         axes = opset1.constant(np.arange(2, data.get_partial_shape().rank.get_length(), dtype=np.int64))
         reduce = opset1.reduce_mean if spec.kind is PoolKind.GLOBAL_AVERAGE else opset1.reduce_max
@@ -120,7 +135,12 @@ def lower(spec: PoolSpec, data: Output, indices: Output | None = None, output_sh
     window = shape.simplest_form(spec, spatial)
     if window.kind is PoolKind.MAX:
         return Lowered(spec, data, _max_pool(window, data, spatial))
-    return Lowered(spec, data, (_avg_pool(window, data, spatial),))
+    return Lowered(spec, data, (_avg_pool(window, data, spatial, zero_point),))
+
+
+def _static_spatial(data: Output) -> bool:
+    pshape = data.get_partial_shape()
+    return pshape.rank.is_static and all(d.is_static for d in list(pshape)[2:])
 
 
 def _check_windows(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
@@ -189,8 +209,10 @@ def _index_layout(spec: PoolSpec, flat: Output, data: Output, spatial: Sequence[
     return result.output(0)
 
 
-def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
-    padded = any(spec.pads_begin + spec.pads_end)
+def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim], zero_point: bool = False) -> Output:
+    padded = any(spec.pads_begin + spec.pads_end) or spec.padding in (Padding.SAME_UPPER, Padding.SAME_LOWER)
+    if spec.divisor is Divisor.INCLUDE_PAD and padded and zero_point:
+        return _counted_avg_pool(spec, data, spatial)
     if spec.divisor is Divisor.INCLUDE_PAD and spec.rounding is not Rounding.FLOOR and padded:
         return _padded_avg_pool(spec, data, spatial)
     exclude = spec.divisor is Divisor.EXCLUDE_PAD
@@ -206,6 +228,36 @@ def _avg_node(
     if version == "opset16":
         return opset16.avg_pool(*args, dilations=list(spec.dilations)).output(0)
     return _AVG_POOL[version](*args).output(0)
+
+
+def _counted_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
+    """Include-pad average of a dequantized tensor: the exclude-pad average times the ratio of
+    in-input taps to counted taps, so that no padding value is ever read.
+
+    OpenVINO's low-precision execution moves a dequantization (subtract the zero point, multiply
+    by the scale) past an AvgPool and pools the integers, padding them with integer 0 where ONNX
+    pads the reals with 0.0, the zero point: uint8 at zero point 128 and scale 0.05, a corner window
+    of 3x3 over 4 cells of 2.0 gives (4*168 + 5*0)/9 - 128 = -53.3 steps, -2.67, where ONNX gives
+    8.0/9 = 0.89. An exclude-pad AvgPool reads no padding and pools the integers exactly; its result
+    times ``n_in / n_counted`` (4/9 at that corner, a constant of ``kernels.average_pool`` over
+    ones) is the include-pad average, within float32 rounding. Dynamic dims: the ratio is the exact
+    include-pad average of a ones tensor the input's spatial size, computed in the graph."""
+    exclude = spec.with_(divisor=Divisor.EXCLUDE_PAD)
+    pooled = _avg_pool(exclude, data, spatial)
+    float_type = data.get_element_type()
+    if shape.is_static(spatial):
+        from ovpool import kernels
+
+        ones = np.ones((1, 1, *spatial), dtype=np.float32)
+        ratio = opset1.constant(
+            kernels.average_pool(ones, spec).astype(dtypes.np_dtype(dtypes.from_ov_type(float_type) or "float32"))
+        )
+    else:
+        dims = opset8.gather(opset3.shape_of(data, "i64"), _i64(list(range(2, 2 + len(spatial)))), _i64(0))
+        ones_shape = opset1.concat([_i64([1, 1]), dims], 0)
+        ones = opset3.broadcast(opset1.constant(1, float_type), ones_shape)
+        ratio = opset1.convert(_avg_pool(spec, ones.output(0), spatial), float_type)
+    return opset1.multiply(pooled, ratio).output(0)
 
 
 def _padded_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Output:
