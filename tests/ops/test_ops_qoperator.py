@@ -6,7 +6,7 @@ The meaning (the expansion's, "DequantizeLinear inputs -> float op -> QuantizeLi
 computed independently in this file: each quantized input dequantized exactly and rounded once to
 float32 (``deq``), the float op in numpy (float32 where it is one IEEE operation: Add, Mul,
 LeakyRelu, selection; in float64 and then rounded to float32 for Sigmoid, Softmax, ReduceMean, Gemm
-and Conv), and the quantization in Python ``fractions`` (``quant``). QLinearAveragePool and
+and Conv), and QuantizeLinear's quantization, a float32 quotient rounded half to even (``quant``). QLinearAveragePool and
 QLinearGlobalAveragePool are quantized pools: exact rationals (the average of the dequantized
 window), for which ``tests/oracle.py`` gives the window average in float64.
 
@@ -90,13 +90,14 @@ def deq(q: np.ndarray, scale: Any, zero: Any) -> np.ndarray:
 
 
 def quant(y: np.ndarray, scale: Any, zero: Any, qtype: str) -> tuple[np.ndarray, np.ndarray]:
-    """``saturate(round_half_even(y / scale) + zero_point)`` in rationals, and the quotients."""
+    """QuantizeLinear's ``saturate(round_half_even(y / scale) + zero_point)`` of float32 ``y``, the
+    quotient in float32 (as ONNX divides) and its rounding in rationals; and the quotients."""
     low, high = RANGES[qtype]
-    y = np.asarray(y)
+    y = np.asarray(y, dtype=np.float32)
     out = np.empty(y.shape, dtype=np.int64)
     quotient = np.empty(y.shape)
     for index in np.ndindex(y.shape):
-        value = Fraction(float(y[index])) / Fraction(float(np.float32(scale)))
+        value = Fraction(float(y[index] / np.float32(scale)))
         quotient[index] = float(value)
         out[index] = min(max(round(value) + int(zero), low), high)
     return out, quotient

@@ -1,11 +1,12 @@
 """Quantized operators: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv,
 QLinearMatMul, ConvInteger, MatMulInteger, and onnxruntime's com.microsoft QOperator ops.
 
-Every quantize step is ``ovpool.quant``'s: ``saturate(round_half_even(x / scale) + zero_point)``
-with ``x / scale`` the exact quotient of the stored values, and every dequantize ``(q - zero_point)
-* scale`` exact before its one rounding to the output type. QuantizeLinear-13 of float32 0.175
-(0.17499999701...) at scale 0.05 (0.0500000007...) is 3: the exact quotient is just under 3.5,
-where float32 division gives 3.5 and rounds to 4.
+Every quantize step of a float tensor is ``ovpool.quant.quantize``: ``saturate(round_half_even(x /
+scale) + zero_point)`` with ``x / scale`` the float32 quotient, as ONNX's reference and onnxruntime
+divide (float16 and bfloat16 widened to float32 first): QuantizeLinear-13 of float32 0.175 at scale
+0.05 is 4, the float32 quotient being 3.5 (the exact one is 3.4999999...). Every dequantize is
+``(q - zero_point) * scale`` exact before its one rounding to the output type. Integer arithmetic
+(QLinearConv, QLinearMatMul) is exact and requantized exactly (``ovpool.quant.rescale``).
 
 **QuantizeLinear / DequantizeLinear** (10, 13, 19, 21, 23, 24, 25 and later): the granularity is
 the scale's shape. A scalar, or a 1-element vector (onnxruntime reads ``[0.05]`` as ``0.05``), is
@@ -19,14 +20,14 @@ output type of QuantizeLinear is the zero point's, else ``output_dtype`` (21+), 
 DequantizeLinear's output is float32 up to 13, the scale's type from 19 (float32, float16,
 bfloat16), ``output_dtype`` if given from 23; int32 inputs are dequantized too (their zero point
 subtracted if given, as onnxruntime does). float8, float4, float8e8m0 scales and the 2-bit types
-(23, 24, 25) are refused by name; ``saturate`` (float8 only) and ``precision`` (23: the exact
-quotient is at least as precise as any) change nothing here. A NaN quantizes to the zero point
-(ONNX leaves it undefined; onnxruntime 1.31 gives the type's lowest value).
+(23, 24, 25) are refused by name; ``saturate`` (float8 only) changes nothing here, and neither does
+``precision`` (23: the division is float32's whatever it says, as onnxruntime's). A NaN quantizes
+to the zero point (ONNX leaves it undefined; onnxruntime 1.31 gives the type's lowest value).
 
 **DynamicQuantizeLinear-11** computes its scale and zero point as its function body does, in
 float32: ``scale = (max(0, max x) - min(0, min x)) / 255``, ``zero_point = round_half_even(clip(0 -
-min(0, min x) / scale, 0, 255))``, then quantizes exactly. All-zero (or empty) x has no scale by
-that rule (0 / 0); it gets scale 1 and zero point 0, onnxruntime's choice.
+min(0, min x) / scale, 0, 255))``, then quantizes x like QuantizeLinear. All-zero (or empty) x has
+no scale by that rule (0 / 0); it gets scale 1 and zero point 0, onnxruntime's choice.
 
 **QLinearConv-10, QLinearMatMul-10/21** are integer arithmetic and one exact rescale: the integer
 convolution or product of ``x - x_zero_point`` and ``w - w_zero_point`` (exact in float64 up to
