@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import quant_ir
 from onnx import AttributeProto, ModelProto, TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout whose ovpool every run uses (PYTHONPATH)
@@ -1436,7 +1437,75 @@ def quantized_ir_cases() -> Iterable[Case]:
         ("u4 ranges of the wrong size", _fake_quantize_ir("256", "3", "u4", 1), b"\x21"),
         ("NaN ranges", _fake_quantize_ir("256"), nan),
     ):
-        yield Case(f"ir/fake-quantize/{label}", "ir-struct", {"m.xml": text, "m.bin": weights}, runs)
+        yield Case(f"ir-quant/fake-quantize/{label}", "ir-quant", {"m.xml": text, "m.bin": weights}, runs)
+
+
+def _quantized_irs() -> dict[str, tuple[str, bytes]]:
+    """Quantized IRs whose pools validate's OVP501/OVP502 read back to their integers: the
+    dequantization ONNX QDQ models become, a bare FakeQuantize, a zero Pad fused into the average,
+    and a 3-D ReduceMean with per-channel zero points (``quant_ir``)."""
+    made = {}
+    with tempfile.TemporaryDirectory() as folder:
+        g = quant_ir.Graph()
+        y = quant_ir.quantize_dequantize(g, g.parameter((3, 2, 3)), zero_point=[128, 100])
+        y = g.op("ReduceMean", [y, g.const([2], "i64")], {"keep_dims": "true"}, dims=(3, 2, 1))
+        g.result(quant_ir.quantize_dequantize(g, y, name="q_out"))
+        path = g.write(Path(folder), "reduce")
+        made["reduce"] = (path.read_text(), path.with_suffix(".bin").read_bytes())
+        pads = {"pad": 1, "pad-huge": 2**40, "pad-negative": -1}
+        for name in ("qdq", "fq", *pads):
+            g = quant_ir.Graph()
+            x = g.parameter((1, 2, 6, 6))
+            if name == "fq":
+                y = quant_ir.fake_quantize(g, x, -1.0, 2.0, -1.0, 2.0)
+            else:
+                y = quant_ir.quantize_dequantize(g, x)
+            if name in pads:
+                p = pads[name]
+                y = quant_ir.avg_pool(
+                    g, quant_ir.pad(g, y, [0, 0, p, p], [0, 0, p, p]), [3, 3], exclude_pad=True, dims=(1, 2, 6, 6)
+                )
+            else:
+                y = quant_ir.avg_pool(g, y, [3, 3], pads_begin=[1, 1], pads_end=[1, 1])
+            g.result(y)
+            path = g.write(Path(folder), name)
+            made[name] = (path.read_text(), path.with_suffix(".bin").read_bytes())
+    return made
+
+
+def ir_quant_cases() -> Iterable[Case]:
+    """OVP501's reads of a quantized IR's constants and layers, damaged: ranges, zero points and
+    pads past the .bin, huge, negative, NaN or of the wrong type, odd levels, a missing .bin."""
+    runs = (("validate", "m.xml"), ("validate", "--strict", "--format", "json", "m.xml"))
+    for base, (text, weights) in _quantized_irs().items():
+
+        def case(label: str, xml: str = text, data: bytes | None = weights, base: str = base) -> Case:
+            files = {"m.xml": xml.encode()} if data is None else {"m.xml": xml.encode(), "m.bin": data}
+            return Case(f"ir-quant/{base}/{label}", "ir-quant", files, runs)
+
+        yield case("as made")
+        yield case("no bin", data=None)
+        yield case("bin truncated", data=weights[: len(weights) // 2])
+        yield case("bin all NaN", data=b"\x00\x00\xc0\x7f" * (len(weights) // 4) + b"\x00" * (len(weights) % 4))
+        yield case("bin all inf", data=b"\x00\x00\x80\x7f" * (len(weights) // 4) + b"\x00" * (len(weights) % 4))
+        for label, old, new in (
+            ("offsets past end", 'offset="', 'offset="9999999'),
+            ("sizes huge", 'size="', 'size="1099511627776'),
+            ("sizes negative", 'size="', 'size="-'),
+            ("shapes huge", 'shape="', 'shape="1099511627776,'),
+            ("shapes negative", 'shape="', 'shape="-1,'),
+            ("element types bool", 'element_type="f32"', 'element_type="boolean"'),
+            ("element types bf16", 'element_type="f32"', 'element_type="bf16"'),
+            ("element types unknown", 'element_type="', 'element_type="x'),
+            ("levels 2**40", 'levels="256"', 'levels="1099511627776"'),
+            ("levels -1", 'levels="256"', 'levels="-1"'),
+            ("levels text", 'levels="256"', 'levels="many"'),
+            ("pad mode edge", 'pad_mode="constant"', 'pad_mode="edge"'),
+            ("precision I8", 'precision="U8"', 'precision="I8"'),
+            ("precision unknown", 'precision="U8"', 'precision="Q7"'),
+        ):
+            if old in text:
+                yield case(label, text.replace(old, new))
 
 
 def corpus(bases: Bases) -> list[Case]:
@@ -1450,6 +1519,7 @@ def corpus(bases: Bases) -> list[Case]:
         *window_wrap_cases(),
         *ir_structure_cases(bases),
         *quantized_ir_cases(),
+        *ir_quant_cases(),
         *dml_cases(bases),
         *dml_quantized_cases(bases),
         *input_cases(bases),

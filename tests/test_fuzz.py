@@ -42,6 +42,7 @@ FAMILIES = (
     "inputs",
     "ir-attr",
     "ir-bytes",
+    "ir-quant",
     "ir-struct",
     "ir-xml",
     "onnx-attr",

@@ -19,14 +19,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import onnx
 import onnx.defs
 from onnx import GraphProto, ModelProto, NodeProto, helper
 
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx import qdq
 from ovpool.onnx.model import default_opset
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import lowering as ov_lowering
@@ -76,10 +74,7 @@ class PoolExtensions:
         indices = context.get_input(1) if count > 1 else None
         output_shape = context.get_input(2) if count > 2 else None
         try:
-            source = node.input[0]
-            lowered = ov_lowering.lower(
-                spec, data, indices, output_shape, source in self._dequantized, self._dequantized.get(source, False)
-            )
+            lowered = ov_lowering.lower(spec, data, indices, output_shape, node.input[0] in self._dequantized)
         except OvpoolError:
             raise
         except Exception as exc:  # OpenVINO's node validation (RuntimeError and its own types)
@@ -129,29 +124,19 @@ _PRESERVING = frozenset(
 )
 
 
-def dequantized_tensors(proto: ModelProto) -> dict[str, bool]:
+def dequantized_tensors(proto: ModelProto) -> set[str]:
     """Tensors that are a DequantizeLinear's output, directly or through operators that keep them
-    dequantized (``_PRESERVING``): OpenVINO's low-precision execution pools them on the integers.
-    Each maps to whether its zero point may not be 0 (then an include-pad average would be padded
-    with the integer 0, which is not the zero point)."""
-    found: dict[str, bool] = {}
+    dequantized (``_PRESERVING``): OpenVINO's low-precision execution pools them on the integers."""
+    found: set[str] = set()
     for graph in _graphs(proto.graph):
-        known = qdq.constants(graph)
         for node in graph.node:
             if node.domain not in ("", "ai.onnx"):
                 continue
-            if node.op_type == "DequantizeLinear" and node.output:
-                found[node.output[0]] = _nonzero_zero_point(node, known)
+            if node.op_type == "DequantizeLinear":
+                found.update(node.output[:1])
             elif node.op_type in _PRESERVING and node.input and node.input[0] in found:
-                found.update((output, found[node.input[0]]) for output in node.output if output)
+                found.update(output for output in node.output if output)
     return found
-
-
-def _nonzero_zero_point(node: NodeProto, known: dict) -> bool:
-    zero = node.input[2] if len(node.input) > 2 else ""
-    if not zero:
-        return False
-    return zero not in known or bool(np.any(known[zero] != 0))
 
 
 def _graphs(graph: GraphProto) -> Iterator[GraphProto]:

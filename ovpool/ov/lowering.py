@@ -107,12 +107,10 @@ def lower(
     indices: Output | None = None,
     output_shape: Output | None = None,
     dequantized: bool = False,
-    zero_point: bool = False,
 ) -> Lowered:
     """OpenVINO nodes computing ``spec`` on ``data`` (``indices``/``output_shape``: MaxUnpool's).
     ``dequantized``: ``data`` is a dequantized tensor, which OpenVINO's low-precision execution
-    pools on the integers; ``zero_point``: one whose zero point may not be 0 (see
-    ``_counted_avg_pool``)."""
+    pools on the integers (see ``_counted_avg_pool``)."""
     check_exact(spec)
     if spec.kind is PoolKind.UNPOOL:
         if indices is None:
@@ -122,7 +120,7 @@ def lower(
         # OpenVINO's low-precision ReduceMean and ReduceMax take the per-channel scales of a 3-D
         # tensor along the batch axis (up to 95 steps off); its AvgPool and MaxPool do not
         window = spec.resolve_global(tuple(d.get_length() for d in list(data.get_partial_shape())[2:]))
-        return lower(window, data, dequantized=dequantized, zero_point=zero_point)
+        return lower(window, data, dequantized=dequantized)
     if spec.is_global:
         axes = opset1.constant(np.arange(2, data.get_partial_shape().rank.get_length(), dtype=np.int64))
         reduce = opset1.reduce_mean if spec.kind is PoolKind.GLOBAL_AVERAGE else opset1.reduce_max
@@ -135,7 +133,7 @@ def lower(
     window = shape.simplest_form(spec, spatial)
     if window.kind is PoolKind.MAX:
         return Lowered(spec, data, _max_pool(window, data, spatial))
-    return Lowered(spec, data, (_avg_pool(window, data, spatial, zero_point),))
+    return Lowered(spec, data, (_avg_pool(window, data, spatial, dequantized),))
 
 
 def _static_spatial(data: Output) -> bool:
@@ -209,9 +207,9 @@ def _index_layout(spec: PoolSpec, flat: Output, data: Output, spatial: Sequence[
     return result.output(0)
 
 
-def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim], zero_point: bool = False) -> Output:
+def _avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim], dequantized: bool = False) -> Output:
     padded = any(spec.pads_begin + spec.pads_end) or spec.padding in (Padding.SAME_UPPER, Padding.SAME_LOWER)
-    if spec.divisor is Divisor.INCLUDE_PAD and padded and zero_point:
+    if spec.divisor is Divisor.INCLUDE_PAD and padded and dequantized:
         return _counted_avg_pool(spec, data, spatial)
     if spec.divisor is Divisor.INCLUDE_PAD and spec.rounding is not Rounding.FLOOR and padded:
         return _padded_avg_pool(spec, data, spatial)
@@ -236,7 +234,8 @@ def _counted_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> O
 
     OpenVINO's low-precision execution moves a dequantization (subtract the zero point, multiply
     by the scale) past an AvgPool and pools the integers, padding them with integer 0 where ONNX
-    pads the reals with 0.0, the zero point: uint8 at zero point 128 and scale 0.05, a corner window
+    pads the reals with 0.0, the zero point (a zero point of 0 too: on a processor without AMX an
+    int8 tensor a Convolution reads is made uint8 at zero point 128): uint8 at zero point 128 and scale 0.05, a corner window
     of 3x3 over 4 cells of 2.0 gives (4*168 + 5*0)/9 - 128 = -53.3 steps, -2.67, where ONNX gives
     8.0/9 = 0.89. An exclude-pad AvgPool reads no padding and pools the integers exactly; its result
     times ``n_in / n_counted`` (4/9 at that corner, a constant of ``kernels.average_pool`` over

@@ -89,23 +89,18 @@ def int8_within_a_step(meaning: QuantizedPool) -> bool:
     """Whether OpenVINO's INT8 execution of a QDQ pool pattern is within one step of its meaning
     (else the default form writes the exact one for that pattern alone).
 
-    Not so for two kinds of average. An include-pad average with padding and a zero point that is
-    not 0 is pooled on the integers padded with integer 0 (up to 96 steps off at uint8 zero point
-    128; rewritten as an exclude-pad average times the ratio of counted taps it would be within a
-    step, but off by one at most border cells, because OpenVINO rounds the INT8 average before the
-    ratio applies). And an average to a finer output scale: OpenVINO rounds the average to an
-    integer of the input's grid first, so uint8 cells 130 and 69 at zero point 128 and scale 1
-    average to -28.5, become -28, and are 2 steps of 0.25 from -114. A max pool only picks
-    integers and is always within a step."""
+    Not so for an include-pad average with padding: OpenVINO pools the integers padded with
+    integer 0 where ONNX pads with the zero point (up to 96 steps off at uint8 zero point 128;
+    a zero point of 0 is no shelter, as an int8 tensor a Convolution reads is made uint8 at zero
+    point 128 on processors without AMX). Written as an exclude-pad average times the ratio of
+    counted taps it would be within a step, but off by one at most border cells and by more
+    towards a finer output scale, because OpenVINO then rounds the INT8 average to the input's
+    grid before the ratio applies. Max pools and other averages are within a step."""
     spec = meaning.spec
-    if spec.kind in (PoolKind.MAX, PoolKind.GLOBAL_MAX):
+    if spec.kind is not PoolKind.AVERAGE or spec.divisor is not Divisor.INCLUDE_PAD:
         return True
-    ins, outs, _ = _per_group(meaning.input, meaning.output)
-    if np.any(outs < ins):
-        return False
     padded = spec.padding in (Padding.SAME_UPPER, Padding.SAME_LOWER) or any(spec.pads_begin + spec.pads_end)
-    include = spec.divisor is Divisor.INCLUDE_PAD and (padded or spec.rounding is not Rounding.FLOOR)
-    return not (include and any(meaning.input.zero_point))
+    return not (padded or spec.rounding is not Rounding.FLOOR)
 
 
 def quantize_thresholds(scale: float, zero_point: int, kind: QuantType) -> np.ndarray:
