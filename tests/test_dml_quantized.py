@@ -614,7 +614,7 @@ SCALE, ZERO = ("constants", "pool/input_scale"), ("constants", "pool/input_zero_
         ((*DESC, "OutputScaleTensor"), None, r"missing OutputScaleTensor"),
         (("operators", 0, "inputs"), ["x", "pool/input_scale"], r"takes 5 input\(s\)"),
         (SCALE, None, r"InputScaleTensor reads 'pool/input_scale', which has no 'constants' entry"),
-        ((*SCALE, "Values"), [0.05, 0.0], r"InputScaleTensor/InputZeroPointTensor: scale 0 must be finite and > 0"),
+        ((*SCALE, "Values"), [0.05, 0.0], r"InputScaleTensor/InputZeroPointTensor: scale 0 must be finite and non-zero"),
         ((*ZERO, "Values"), [120, 256], r"zero point 256 is outside uint8 \[0, 255\]"),
         ((*ZERO, "Values"), [120, 2.5], r"must have Values: a list of 2 integers"),
         (

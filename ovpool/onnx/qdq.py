@@ -126,7 +126,7 @@ def node_quantization(
 def find_qdq_pools(model: ModelProto) -> list[QdqPool]:
     """Every ``DequantizeLinear -> pool -> QuantizeLinear`` pattern of the main graph whose pool
     output feeds QuantizeLinear nodes only (not a graph output) and whose quantizations are
-    constants, per tensor or per channel (axis 1)."""
+    constants, per tensor or per channel (axis 1), with positive scales."""
     graph = model.graph
     opset = default_opset(model)
     known = constants(graph)
@@ -150,12 +150,12 @@ def find_qdq_pools(model: ModelProto) -> list[QdqPool]:
             continue
         rank = _pool_rank(pool, graph, opset)
         source = node_quantization(dequantize, opset, known, rank, _elem_type(graph, dequantize.input[0]))
-        if source is None or not _channel_wise(source):
+        if source is None or not _channel_wise(source) or not source.increasing:
             continue
         spec = onnx_adapter.spec_from_node(pool, opset)
         for user in users:
             target = node_quantization(user, opset, known, rank)
-            if target is None or not _channel_wise(target):
+            if target is None or not _channel_wise(target) or not target.increasing:
                 continue
             found.append(QdqPool(dequantize, pool, user, QuantizedPool(spec, source, target)))
     return found

@@ -287,8 +287,8 @@ class QuantExtensions:
     The model is rewritten first (``model``): each QDQ pool pattern (com.microsoft QLinear pools
     are one once ``ovpool.onnx.qoperator`` expanded them) becomes one ``ai.ovpool.QuantizedPool``
     node from its integers to its integers, and each QuantizeLinear / DequantizeLinear with constant scales
-    and zero points an ``ai.ovpool`` node of the same name, each with an ``index`` attribute into
-    ``meanings``; ``extensions()`` converts them by this module's exact forms. Nodes whose
+    and zero points (positive float32 scales) an ``ai.ovpool`` node of the same name, each with an
+    ``index`` attribute into ``meanings``; ``extensions()`` converts them by this module's exact forms. Nodes whose
     quantization is not a constant (or is blocked) are left to OpenVINO. Every rewritten node keeps
     its name and output tensor names.
 
@@ -325,7 +325,7 @@ class QuantExtensions:
                 quantized = node.output[0] if node.op_type == "QuantizeLinear" else node.input[0]
                 found = qdq.node_quantization(node, opset, known, rank, _quant_name(kinds.get(quantized, (None, None))[0]))
                 wanted = found is not None and (exact or found.type.levels > 256)
-                if found is not None and wanted and _float32_scale(node, known):
+                if found is not None and wanted and found.increasing and _float32_scale(node, known):
                     replaced[node.output[0]] = self._node(helper, node.op_type, node, node.input[:1], found)
         kept = [replaced.get(node.output[0], node) if node.output else node for node in graph.node]
         used = {name for node in kept if node is not None for name in node.input} | {o.name for o in graph.output}
