@@ -4,10 +4,10 @@
 disagree: MaxPool 3x3 s2 p1 with ceil_mode=1 and its indices, then AveragePool 3x3 s2 p1 with
 ceil_mode=1 and count_include_pad=1, then GlobalAveragePool.
 
-``tiny_qdq.onnx`` (opset 13) is the same kind of model quantized as onnxruntime's and NNCF's
-quantizers write it: uint8 at zero point 128, a QuantizeLinear/DequantizeLinear pair around the
-Conv, and ``DequantizeLinear -> AveragePool 3x3 s1 p1 (count_include_pad=1) -> QuantizeLinear``,
-the include-pad average OpenVINO's INT8 execution pads with integer 0 instead of the zero point.
+``tiny_qdq.onnx`` (opset 13) is a model quantized as onnxruntime's quantizer writes it, uint8:
+the input quantized at zero point 100, ``DequantizeLinear -> AveragePool 3x3 s1 p1
+(count_include_pad=1) -> QuantizeLinear`` (the include-pad average OpenVINO's INT8 execution pads
+with integer 0 instead of the zero point), then a Conv with int8 weights and its QuantizeLinear.
 
 The two IRs are what ``ovpool validate`` finds (the README's example), each a Parameter, one
 AvgPool layer (line 8) and a Result:
@@ -80,22 +80,22 @@ def tiny_qdq() -> onnx.ModelProto:
         numpy_helper.from_array(np.array(0.005, np.float32), "w_scale"),
         numpy_helper.from_array(np.array(0, np.int8), "w_zero"),
         numpy_helper.from_array(np.array(0.02, np.float32), "x_scale"),
-        numpy_helper.from_array(np.array(128, np.uint8), "x_zero"),
+        numpy_helper.from_array(np.array(100, np.uint8), "x_zero"),
         numpy_helper.from_array(np.array(0.05, np.float32), "a_scale"),
         numpy_helper.from_array(np.array(128, np.uint8), "a_zero"),
     ]
     nodes = [
         helper.make_node("QuantizeLinear", ["input", "x_scale", "x_zero"], ["input_q"], name="input_quantize"),
         helper.make_node("DequantizeLinear", ["input_q", "x_scale", "x_zero"], ["input_dq"], name="input_dequantize"),
-        helper.make_node("DequantizeLinear", ["conv_wq", "w_scale", "w_zero"], ["conv_w"], name="weights_dequantize"),
-        helper.make_node("Conv", ["input_dq", "conv_w"], ["conv"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-        helper.make_node("QuantizeLinear", ["conv", "a_scale", "a_zero"], ["conv_q"], name="conv_quantize"),
-        helper.make_node("DequantizeLinear", ["conv_q", "a_scale", "a_zero"], ["conv_dq"], name="conv_dequantize"),
         helper.make_node(
-            "AveragePool", ["conv_dq"], ["pool"], name="pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1
+            "AveragePool", ["input_dq"], ["pool"], name="pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1
         ),
-        helper.make_node("QuantizeLinear", ["pool", "a_scale", "a_zero"], ["pool_q"], name="pool_quantize"),
-        helper.make_node("DequantizeLinear", ["pool_q", "a_scale", "a_zero"], ["output"], name="output_dequantize"),
+        helper.make_node("QuantizeLinear", ["pool", "x_scale", "x_zero"], ["pool_q"], name="pool_quantize"),
+        helper.make_node("DequantizeLinear", ["pool_q", "x_scale", "x_zero"], ["pool_dq"], name="pool_dequantize"),
+        helper.make_node("DequantizeLinear", ["conv_wq", "w_scale", "w_zero"], ["conv_w"], name="weights_dequantize"),
+        helper.make_node("Conv", ["pool_dq", "conv_w"], ["conv"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["conv", "a_scale", "a_zero"], ["conv_q"], name="conv_quantize"),
+        helper.make_node("DequantizeLinear", ["conv_q", "a_scale", "a_zero"], ["output"], name="output_dequantize"),
     ]
     graph = helper.make_graph(
         nodes,
