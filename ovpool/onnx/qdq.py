@@ -17,7 +17,7 @@ one line naming the node.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +26,7 @@ from onnx import GraphProto, ModelProto, NodeProto, TensorProto, helper, numpy_h
 from ovpool import dtypes
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.model import default_opset
+from ovpool.onnx.model import default_opset, graphs
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool
 
 QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
@@ -196,7 +196,7 @@ def check_quantization_nodes(model: ModelProto) -> None:
     node whose constant scale is zero or not finite, whose zero point has another type than the
     tensor it quantizes or another count than the scales, or whose scale is missing."""
     opset = default_opset(model)
-    for graph in _graphs(model.graph):
+    for graph in graphs(model.graph):
         known = constants(graph)
         for node in graph.node:
             if _is(node, *QDQ_OPS):
@@ -328,13 +328,3 @@ def _is(node: NodeProto, *op_types: str) -> bool:
 
 def _external(tensor: TensorProto) -> bool:
     return tensor.data_location == TensorProto.EXTERNAL
-
-
-def _graphs(graph: GraphProto) -> Iterator[GraphProto]:
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.type == attribute.GRAPH:
-                yield from _graphs(attribute.g)
-            for sub in attribute.graphs:
-                yield from _graphs(sub)

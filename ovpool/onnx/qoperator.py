@@ -73,7 +73,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto,
 
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.model import default_opset
+from ovpool.onnx.model import default_opset, graphs
 from ovpool.onnx.qdq import MS_DOMAIN, constants, node_label
 
 # ai.onnx element types of the quantized tensors of QOperator ops (and int32 biases)
@@ -193,7 +193,7 @@ def expand_model(model: ModelProto) -> ModelProto:
     importing none gets ``NUMPY_OPSET``); ``model`` itself when it has none.
     A node with no exact expansion is an ``UnsupportedError`` (or ``ModelError`` for a node the
     schema does not allow) naming it."""
-    if not any(is_qoperator(node) for graph in _graphs(model.graph) for node in graph.node):
+    if not any(is_qoperator(node) for graph in graphs(model.graph) for node in graph.node):
         return model
     expanded = ModelProto()
     expanded.CopyFrom(model)
@@ -679,20 +679,10 @@ def _declared(graph: GraphProto) -> tuple[dict[str, int], dict[str, int]]:
     return types, ranks
 
 
-def _graphs(graph: GraphProto) -> Iterable[GraphProto]:
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.type == AttributeProto.GRAPH:
-                yield from _graphs(attribute.g)
-            for sub in attribute.graphs:
-                yield from _graphs(sub)
-
-
 def _all_names(graph: GraphProto) -> set[str]:
     """Every node and tensor name of the graph and its subgraphs."""
     taken: set[str] = set()
-    for sub in _graphs(graph):
+    for sub in graphs(graph):
         taken.update(i.name for i in sub.input)
         taken.update(o.name for o in sub.output)
         taken.update(t.name for t in sub.initializer)

@@ -25,7 +25,7 @@ from onnx import GraphProto, ModelProto, NodeProto, helper
 
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.model import default_opset
+from ovpool.onnx.model import default_opset, graphs
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import lowering as ov_lowering
 from ovpool.runtime.devices import openvino_reason
@@ -128,7 +128,7 @@ def dequantized_tensors(proto: ModelProto) -> set[str]:
     """Tensors that are a DequantizeLinear's output, directly or through operators that keep them
     dequantized (``_PRESERVING``): OpenVINO's low-precision execution pools them on the integers."""
     found: set[str] = set()
-    for graph in _graphs(proto.graph):
+    for graph in graphs(proto.graph):
         for node in graph.node:
             if node.domain not in ("", "ai.onnx"):
                 continue
@@ -139,25 +139,9 @@ def dequantized_tensors(proto: ModelProto) -> set[str]:
     return found
 
 
-def _graphs(graph: GraphProto) -> Iterator[GraphProto]:
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(attribute.g)
-            for sub in attribute.graphs:
-                yield from _graphs(sub)
-
-
 def _pool_nodes(graph: GraphProto) -> Iterator[NodeProto]:
-    for node in graph.node:
-        if onnx_adapter.is_pool_node(node):
-            yield node
-        for attribute in node.attribute:
-            if attribute.type == onnx.AttributeProto.GRAPH:
-                yield from _pool_nodes(attribute.g)
-            for sub in attribute.graphs:
-                yield from _pool_nodes(sub)
+    """The pooling nodes of ``graph`` and its subgraphs (pools in a Loop body convert too)."""
+    return (node for sub in graphs(graph) for node in sub.node if onnx_adapter.is_pool_node(node))
 
 
 def _context_attributes(op_type: str, opset: int, context) -> dict[str, Any]:
