@@ -29,9 +29,11 @@ import numpy as np
 import onnxruntime as ort
 import oracle
 import pytest
-from hypothesis import assume, event, given
+from hypothesis import event, given
 from hypothesis import strategies as st
 from onnx import ModelProto, TensorProto, helper, numpy_helper
+from quant_cases import RANGES
+from strategies import window_attributes
 
 from ovpool.dml import adapter as dml_adapter
 from ovpool.dml import cpp as dml_cpp
@@ -43,7 +45,6 @@ from ovpool.onnx.qdq import constants, find_qdq_pools, qlinear_pool
 ROOT = Path(__file__).resolve().parents[1]
 OP = "DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING"
 ELEM = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8, "uint16": TensorProto.UINT16}
-RANGE = {"uint8": (0, 255), "int8": (-128, 127)}
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ class QCase:
         return helper.make_model(graph, opset_imports=opsets, ir_version=10)
 
     def input(self, seed: int) -> np.ndarray:
-        low, high = RANGE[self.in_type]
+        low, high = RANGES[self.in_type]
         return np.random.default_rng(seed).integers(low, high, self.model_shape, endpoint=True).astype(self.in_type)
 
     def pool_attrs(self, spatial) -> dict:
@@ -137,22 +138,7 @@ def quantized_cases(draw) -> QCase:
     shape = (draw(st.integers(1, 2)), channels, *spatial)
     attrs: dict = {}
     if not global_pool:
-        kernel = [draw(st.integers(1, 3)) for _ in range(rank)]
-        dilations = [draw(st.integers(1, 2)) if form == "qdq" and opset >= 19 else 1 for _ in range(rank)]
-        strides = [draw(st.integers(1, 3)) for _ in range(rank)]
-        extents = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
-        attrs = {"kernel_shape": kernel, "strides": strides}
-        if any(d != 1 for d in dilations):
-            attrs["dilations"] = dilations
-        auto_pad = draw(st.sampled_from(["NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]))
-        if auto_pad == "NOTSET":
-            pads = [draw(st.integers(0, e - 1)) for e in extents] + [draw(st.integers(0, e - 1)) for e in extents]
-            attrs["pads"] = pads
-            assume(all(spatial[a] + pads[a] + pads[rank + a] >= extents[a] for a in range(rank)))
-        else:
-            attrs["auto_pad"] = auto_pad
-            if auto_pad == "VALID":
-                assume(all(spatial[a] >= extents[a] for a in range(rank)))
+        attrs = window_attributes(draw, rank, spatial, form == "qdq" and opset >= 19)
         if draw(st.booleans()):
             attrs["ceil_mode"] = 1
         if draw(st.booleans()):
@@ -166,7 +152,7 @@ def quantized_cases(draw) -> QCase:
 
     def quantization(dtype: str) -> tuple[tuple, tuple]:
         count = channels if form == "qdq" and draw(st.booleans()) else 1
-        low, high = RANGE[dtype]
+        low, high = RANGES[dtype]
         zero = st.integers(low, high) if draw(st.booleans()) else st.sampled_from([0, 128 if dtype == "uint8" else 0, 10])
         return tuple(draw(scales) for _ in range(count)), tuple(draw(zero) for _ in range(count))
 
@@ -290,7 +276,7 @@ def exact_quotients(case: QCase, x: np.ndarray) -> np.ndarray:
 def naive_quantized(case: QCase, x: np.ndarray) -> np.ndarray:
     """``exact_quotients`` rounded half to even, plus the output zero point, saturated."""
     exact = exact_quotients(case, x)
-    low, high = RANGE[case.out_type]
+    low, high = RANGES[case.out_type]
     out = np.empty(exact.shape, dtype=case.out_type)
     for index in np.ndindex(exact.shape):
         zero = case.out_zero[index[1] if len(case.out_zero) > 1 else 0]

@@ -20,7 +20,7 @@ import onnx
 import pytest
 from hypothesis import given
 from onnx import helper, numpy_helper
-from quant_cases import QdqCase, expected, qdq_cases, steps
+from quant_cases import ELEM, RANGES, QdqCase, expected, qdq_cases, steps
 
 from ovpool.cli.app import main
 from ovpool.ov.from_onnx import onnx_to_ov_model
@@ -149,15 +149,6 @@ Q_VERSIONS = [
     (21, "int4"),
 ]
 Q_VERSIONS += [(23, "uint8"), (24, "int8"), (25, "uint8")]
-Q_RANGES = {
-    "uint8": (0, 255),
-    "int8": (-128, 127),
-    "uint16": (0, 65535),
-    "int16": (-32768, 32767),
-    "uint4": (0, 15),
-    "int4": (-8, 7),
-}
-Q_ELEM = {"uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "uint4": 21, "int4": 22}
 
 
 @pytest.mark.parametrize(("opset", "dtype"), Q_VERSIONS, ids=[f"{o}-{d}" for o, d in Q_VERSIONS])
@@ -169,7 +160,7 @@ def test_quantize_dequantize_at_every_version(opset: int, dtype: str, per_axis: 
     The exact form equals it bit for bit; the default (FakeQuantize) form is within one step."""
     if per_axis and opset < 13:
         pytest.skip("DequantizeLinear has no axis before opset 13")
-    low, high = Q_RANGES[dtype]
+    low, high = RANGES[dtype]
     rng = np.random.default_rng(opset)
     scales = np.array([0.05, 0.0371, 0.123] if per_axis else [0.0371], np.float32)
     zeros = rng.integers(low, high + 1, scales.size)
@@ -183,7 +174,7 @@ def test_quantize_dequantize_at_every_version(opset: int, dtype: str, per_axis: 
     axis = {"axis": 1} if per_axis else {}
     inits = [
         numpy_helper.from_array(scales if per_axis else scales.reshape(()), "s"),
-        helper.make_tensor("zp", Q_ELEM[dtype], [scales.size] if per_axis else [], [int(z) for z in zeros]),
+        helper.make_tensor("zp", ELEM[dtype], [scales.size] if per_axis else [], [int(z) for z in zeros]),
     ]
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"], **axis),

@@ -34,27 +34,12 @@ from harness import check_node_case, examples, model_of, node_case_params, opset
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+from quant_cases import ELEM, RANGES
 
 from ovpool.errors import ModelError, UnsupportedError
 
 Q_OPSETS = opsets("QuantizeLinear")
 DQ_OPSETS = opsets("DequantizeLinear")
-RANGES = {
-    "uint8": (0, 255),
-    "int8": (-128, 127),
-    "uint16": (0, 65535),
-    "int16": (-32768, 32767),
-    "uint4": (0, 15),
-    "int4": (-8, 7),
-}
-ONNX_TYPES = {
-    "uint8": TensorProto.UINT8,
-    "int8": TensorProto.INT8,
-    "uint16": TensorProto.UINT16,
-    "int16": TensorProto.INT16,
-    "uint4": TensorProto.UINT4,
-    "int4": TensorProto.INT4,
-}
 NICE_SCALES = (0.05, 0.1, 0.02, 0.5, 1 / 255, 1 / 256, 0.007843138, 3.0, 0.3)
 
 
@@ -64,7 +49,7 @@ def test_opsets_cover_every_version() -> None:
 
 
 def np_type(name: str) -> np.dtype:
-    return np.dtype(helper.tensor_dtype_to_np_dtype(ONNX_TYPES[name]))
+    return np.dtype(helper.tensor_dtype_to_np_dtype(ELEM[name]))
 
 
 def types_of(opset: int) -> list[str]:
@@ -167,7 +152,7 @@ def q_model(opset: int, case: dict[str, Any], x: np.ndarray, zero_given: bool = 
         inputs.append("z")
     attrs = dict(case["attrs"])
     if output_dtype:
-        attrs["output_dtype"] = ONNX_TYPES[output_dtype]
+        attrs["output_dtype"] = ELEM[output_dtype]
     nodes = [helper.make_node("QuantizeLinear", inputs, ["q"], name="quantize", **attrs)]
     out = "q"
     if qtype in ("int4", "uint4"):
