@@ -77,6 +77,20 @@ def level_text(level: int) -> str:
 MAX_SIZE = 2**32 - 1  # a DML_BUFFER_TENSOR_DESC's Sizes are UINT32
 
 
+def window_members(explicit: PoolSpec, include: bool) -> dict[str, object]:
+    """The window members every pooling desc shares, of a spec with explicit pads: kernel 3,
+    stride 2, pads 1/1 give ``WindowSize [3, 3]``, ``Strides [2, 2]``, ``StartPadding [1, 1]``..."""
+    return {
+        "DimensionCount": len(explicit.kernel),
+        "Strides": list(explicit.strides),
+        "WindowSize": list(explicit.kernel),
+        "StartPadding": list(explicit.pads_begin),
+        "EndPadding": list(explicit.pads_end),
+        "Dilations": list(explicit.dilations),
+        "IncludePadding": include,
+    }
+
+
 def tensor_desc(dtype: str, sizes: Sequence[int], strides: Sequence[int] | None = None) -> dict:
     """A buffer tensor desc as the JSON holds it; ``strides`` (in elements) only for a tensor that is
     not packed row-major (a channels-last view: ``channels_last_strides``)."""
@@ -287,13 +301,7 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
         "InputTensor": tensor_desc(spec.dtype, in_shape),
         "OutputTensor": tensor_desc(spec.dtype, out_shape),
         "OutputIndicesTensor": tensor_desc(index_type, out_shape) if index_type else None,
-        "DimensionCount": len(explicit.kernel),
-        "Strides": list(explicit.strides),
-        "WindowSize": list(explicit.kernel),
-        "StartPadding": list(explicit.pads_begin),
-        "EndPadding": list(explicit.pads_end),
-        "Dilations": list(explicit.dilations),
-        "IncludePadding": include,
+        **window_members(explicit, include),
     }
     operators.append(make_operator(spec.name, row, level, [source], outputs, values))
     return Lowered(operators, tensors)

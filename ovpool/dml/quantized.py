@@ -44,6 +44,7 @@ from ovpool.dml.adapter import (
     spec_from_operator,
     static_input,
     tensor_desc,
+    window_members,
 )
 from ovpool.dml.levels import DML_FEATURE_LEVELS
 from ovpool.errors import ModelError, SpecError, UnsupportedError
@@ -145,13 +146,7 @@ def _lower(pool, input_shape, source, target, names, cap, channels_last, where) 
     values = {
         "InputTensor": tensor_desc(in_type, in_sizes, channels_last_strides(in_sizes) if channels_last else None),
         "OutputTensor": tensor_desc(out_type, out_sizes, channels_last_strides(out_sizes) if channels_last else None),
-        "DimensionCount": len(explicit.kernel),
-        "Strides": list(explicit.strides),
-        "WindowSize": list(explicit.kernel),
-        "StartPadding": list(explicit.pads_begin),
-        "EndPadding": list(explicit.pads_end),
-        "Dilations": list(explicit.dilations),
-        "IncludePadding": include,
+        **window_members(explicit, include),
     }
     inputs = [reads]
     for side, quantization in (("Input", pool.input), ("Output", pool.output)):
