@@ -129,6 +129,12 @@ def from_ir_type(element_type: str) -> str | None:
     return found.name if found else None
 
 
+def any_ir_type(name: str) -> str:
+    """The IR ``element_type`` of a dtype name, narrow types too: "uint8" -> "u8", "int4" -> "i4"."""
+    narrow = next((row for row in NARROW if row.name == name), None)
+    return narrow.ir_type if narrow is not None else ir_type(name)
+
+
 def narrow_from_ir_type(element_type: str) -> NarrowType | None:
     """IR ``element_type`` of a narrow type -> its row ("u4" -> uint4, 4 bits); None otherwise."""
     return _NARROW_BY_IR_TYPE.get(element_type.strip().lower())

@@ -34,7 +34,7 @@ import numpy as np
 from onnx import NodeProto
 from openvino import Output, opset1, opset8, opset13
 
-from ovpool import shape
+from ovpool import dtypes, shape
 from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.ov import lowering
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool, QuantType, quantize, rescale
@@ -266,7 +266,7 @@ def _clamp(value, kind: QuantType) -> Output:
 
 
 def _ov_type(kind: QuantType) -> str:
-    return {"uint8": "u8", "int8": "i8", "uint16": "u16", "int16": "i16", "uint4": "u4", "int4": "i4"}[kind.name]
+    return dtypes.any_ir_type(kind.name)
 
 
 def _f32(values) -> Output:
