@@ -169,6 +169,10 @@ def _convert(
     from openvino.frontend import FrontEndManager
 
     pools = PoolExtensions(proto)
+    if quant is not None:
+        # one list, in the order OpenVINO called the extensions: the first error is the cause (an
+        # exact pool refused leaves a dynamic-rank output that a later pool then refuses too)
+        quant.errors = pools.errors
     frontend = FrontEndManager().load_by_framework("onnx")
     for extension in pools.extensions() + (quant.extensions() if quant is not None else []):
         frontend.add_extension(extension)
@@ -180,9 +184,8 @@ def _convert(
     try:
         converted = frontend.convert(input_model)
     except Exception as exc:  # OpenVINO's OpConversionFailure/GeneralFailure derive from Exception
-        errors = pools.errors + (quant.errors if quant is not None else [])
-        if errors:
-            raise errors[0].located(label) from None
+        if pools.errors:
+            raise pools.errors[0].located(label) from None
         raise _conversion_error(label, exc) from None
     if pools.errors:
         raise pools.errors[0].located(label)
