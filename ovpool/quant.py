@@ -138,14 +138,14 @@ class Quantization:
 
     def check_rank(self, shape: Sequence[int]) -> None:
         """A per-axis quantization fits a tensor of this shape (its axis exists and has one value
-        per scale); else a ``ModelError`` naming ``where``."""
+        per scale; -1 is a dim not known yet); else a ``ModelError`` naming ``where``."""
         if self.per_tensor:
             return
         prefix = f"{self.where}: " if self.where else ""
         axis = self.axis if self.axis is not None else 0
         if not -len(shape) <= axis < len(shape):
             raise ModelError(f"{prefix}axis {axis} is outside a tensor of rank {len(shape)}")
-        if shape[axis] != len(self.scale):
+        if shape[axis] not in (len(self.scale), -1):
             raise ModelError(f"{prefix}{len(self.scale)} per-axis scales for axis {axis} of length {shape[axis]}")
 
     def dequantize(self, q: np.ndarray) -> np.ndarray:
@@ -192,12 +192,12 @@ def rescale(
     count64 = np.broadcast_to(np.asarray(count, dtype=np.int64), total64.shape)
     ratio = np.asarray(in_scale, dtype=np.float64) / np.asarray(out_scale, dtype=np.float64)
     approx = total64 * np.broadcast_to(ratio, total64.shape) / count64
-    rounded = np.rint(approx)
+    rounded = np.array(np.rint(approx), dtype=np.float64)  # an array for 0-d inputs too (np.rint gives a scalar)
     near = _near_tie(approx)
     if near.any():
         ins = np.broadcast_to(np.asarray(in_scale, dtype=np.float64), total64.shape)
         outs = np.broadcast_to(np.asarray(out_scale, dtype=np.float64), total64.shape)
-        for index in zip(*np.nonzero(near)):
+        for index in map(tuple, np.argwhere(near)):  # argwhere: 0-d arrays too
             exact = (
                 Fraction(int(total64[index])) * Fraction(float(ins[index])) / (int(count64[index]) * Fraction(float(outs[index])))
             )

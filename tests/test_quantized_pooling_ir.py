@@ -12,11 +12,18 @@ oracle between exact dequantize and quantize steps):
 
 from __future__ import annotations
 
+import re
+import sys
+
 import numpy as np
+import onnx
 import pytest
 from hypothesis import given
+from onnx import helper, numpy_helper
 from quant_cases import QdqCase, expected, qdq_cases, steps
 
+from ovpool.cli.app import main
+from ovpool.errors import UnsupportedError
 from ovpool.ov.from_onnx import onnx_to_ov_model
 
 ov = pytest.importorskip("openvino")
@@ -54,14 +61,156 @@ def test_qlinear_pool_default_form_within_one_step(case: QdqCase) -> None:
     assert steps(run_cpu(case, q, exact=False), expected(case, q)) <= 1
 
 
+AVERAGE = QdqCase(
+    "AveragePool",
+    19,
+    {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+    (1, 3, 6, 6),
+    "uint8",
+    (0.05,),
+    (128,),
+    (0.05,),
+    (128,),
+)
+
+
+def _zero_scale(model: onnx.ModelProto) -> None:
+    model.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.array(0.0, np.float32), "x_scale"))
+
+
+def _missing_scale(model: onnx.ModelProto) -> None:
+    model.graph.node[2].input[1] = ""
+
+
+def _more_zero_points(model: onnx.ModelProto) -> None:
+    model.graph.initializer.extend(
+        [
+            numpy_helper.from_array(np.array([0.1, 0.2, 0.3], np.float32), "s3"),
+            numpy_helper.from_array(np.array([1, 2], np.uint8), "z2"),
+        ]
+    )
+    model.graph.node[0].input[1:] = ["s3", "z2"]
+
+
+def _zero_point_type(model: onnx.ModelProto) -> None:
+    model.graph.initializer[1].CopyFrom(numpy_helper.from_array(np.array(3, np.int8), "x_zero"))
+
+
+def _axis_length(model: onnx.ModelProto) -> None:
+    model.graph.initializer.extend(
+        [
+            numpy_helper.from_array(np.array([0.1, 0.2], np.float32), "s2"),
+            numpy_helper.from_array(np.array([1, 2], np.uint8), "z2"),
+        ]
+    )
+    model.graph.node[0].input[1:] = ["s2", "z2"]
+    model.graph.node[0].attribute.append(helper.make_attribute("axis", 1))
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (_zero_scale, r"node 'dequantize' \(DequantizeLinear\): scale 0 must be finite and non-zero"),
+        (_missing_scale, r"node 'quantize' \(QuantizeLinear-19\): input 1 \('y_scale'\) is required but empty"),
+        (_more_zero_points, r"node 'dequantize' \(DequantizeLinear\): 3 scale\(s\) but 2 zero point\(s\)"),
+        (_zero_point_type, r"node 'dequantize' \(DequantizeLinear\): the zero point is int8 but the quantized tensor is uint8"),
+        (_axis_length, r"node 'dequantize' \(DequantizeLinear\): 2 per-axis scales for axis 1 of length 3"),
+    ],
+)
+def test_bad_quantization_is_one_line_naming_the_node(tmp_path, monkeypatch, capsys, damage, message) -> None:
+    """Each command refuses the model with exit 1 and one line naming the node, and writes nothing."""
+    model = AVERAGE.model()
+    damage(model)
+    source = tmp_path / "bad.onnx"
+    onnx.save(model, source)
+    for args in (
+        ["convert", source],
+        ["convert", source, "--exact-quantization"],
+        ["run", source, "--device", "numpy", "--random-inputs"],
+    ):
+        monkeypatch.setattr(sys, "argv", ["ovpool", *map(str, args)])
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+        err = capsys.readouterr().err.strip()
+        assert exit_info.value.code == 1, err
+        assert len(err.splitlines()) == 1 and err.startswith("error: ")
+        assert re.search(f"^error: {re.escape(str(source))}: {message}$", err), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.onnx"]
+
+
+# QuantizeLinear / DequantizeLinear since-versions and the integer types each first allows.
+Q_VERSIONS = [
+    (10, "uint8"),
+    (10, "int8"),
+    (13, "uint8"),
+    (19, "int8"),
+    (21, "uint16"),
+    (21, "int16"),
+    (21, "uint4"),
+    (21, "int4"),
+]
+Q_VERSIONS += [(23, "uint8"), (24, "int8"), (25, "uint8")]
+Q_RANGES = {
+    "uint8": (0, 255),
+    "int8": (-128, 127),
+    "uint16": (0, 65535),
+    "int16": (-32768, 32767),
+    "uint4": (0, 15),
+    "int4": (-8, 7),
+}
+Q_ELEM = {"uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "uint4": 21, "int4": 22}
+
+
+@pytest.mark.parametrize(("opset", "dtype"), Q_VERSIONS, ids=[f"{o}-{d}" for o, d in Q_VERSIONS])
+@pytest.mark.parametrize("per_axis", [False, True], ids=["per-tensor", "per-axis"])
+def test_quantize_dequantize_at_every_version(opset: int, dtype: str, per_axis: bool) -> None:
+    """QuantizeLinear -> DequantizeLinear on float inputs that sit at, just beside and between
+    ties. The schema text computed directly is the oracle: ``q = saturate(rint(x / s) + zp)`` with
+    ``x / s`` float32 division (numpy's is correctly rounded), ``y = (q - zp) * s`` in float32.
+    The exact form equals it bit for bit; the default (FakeQuantize) form is within one step."""
+    if per_axis and opset < 13:
+        pytest.skip("DequantizeLinear has no axis before opset 13")
+    low, high = Q_RANGES[dtype]
+    rng = np.random.default_rng(opset)
+    scales = np.array([0.05, 0.0371, 0.123] if per_axis else [0.0371], np.float32)
+    zeros = rng.integers(low, high + 1, scales.size)
+    levels = np.arange(low - zeros.max() - 2, high - zeros.min() + 3)
+    ties = (levels + 0.5)[None, :] * scales.astype(np.float64)[:, None]
+    columns = np.concatenate(
+        [ties, np.nextafter(ties.astype(np.float32), np.inf), np.nextafter(ties.astype(np.float32), -np.inf)], 1
+    )
+    x = np.broadcast_to(columns.astype(np.float32)[None, :, None, :], (1, 3, 2, columns.shape[1])).copy()
+    shape = [1, 3, 2, columns.shape[1]]
+    axis = {"axis": 1} if per_axis else {}
+    inits = [
+        numpy_helper.from_array(scales if per_axis else scales.reshape(()), "s"),
+        helper.make_tensor("zp", Q_ELEM[dtype], [scales.size] if per_axis else [], [int(z) for z in zeros]),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"], **axis),
+        helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"], **axis),
+    ]
+    graph = helper.make_graph(
+        nodes, "qdq", [helper.make_tensor_value_info("x", 1, shape)], [helper.make_tensor_value_info("y", 1, None)], inits
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10 if opset >= 21 else 8
+    s = (scales if per_axis else np.resize(scales, 3)).reshape(1, 3, 1, 1)
+    z = np.resize(zeros, 3).reshape(1, 3, 1, 1)
+    q = np.clip(np.rint(x / s) + z, low, high)
+    want = ((q - z).astype(np.float32) * s).astype(np.float32)
+    for exact, bound in ((True, 0), (False, 1)):
+        compiled = ov.Core().compile_model(onnx_to_ov_model(model, exact_quantization=exact), "CPU", F32)
+        got = compiled({"x": x})[0]
+        assert int(np.rint(np.abs(got - want) / s).max()) <= bound
+        if exact:
+            assert np.array_equal(got, want)
+
+
 def test_exact_form_names_the_pool_that_needs_static_dims() -> None:
     """An exact QDQ GlobalAveragePool on dynamic spatial dims is refused, and the error names it,
     not a later float MaxPool that the refused pool's dynamic-rank output reaches (the PP-OCR
     classifier quantized by onnxruntime, converted without --input, named its last MaxPool)."""
-    from onnx import TensorProto, helper, numpy_helper
-
-    from ovpool.errors import UnsupportedError
-
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="quantize"),
         helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"], name="dequantize"),
@@ -72,8 +221,8 @@ def test_exact_form_names_the_pool_that_needs_static_dims() -> None:
         helper.make_node("MaxPool", ["e"], ["y"], name="max", kernel_shape=[2, 2], strides=[2, 2]),
     ]
     scale = [numpy_helper.from_array(np.array(0.1, np.float32), "s"), numpy_helper.from_array(np.array(128, np.uint8), "z")]
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])
-    graph = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], scale)
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, "h", "w"])
+    graph = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], scale)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     with pytest.raises(UnsupportedError, match="node 'average': an exact quantized pool needs static spatial dims"):
         onnx_to_ov_model(model, exact_quantization=True)

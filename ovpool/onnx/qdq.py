@@ -193,20 +193,26 @@ def is_channels_last(node: NodeProto) -> bool:
 
 def check_quantization_nodes(model: ModelProto) -> None:
     """Refuse, naming the node, a QuantizeLinear, DequantizeLinear or com.microsoft QLinear pooling
-    node whose constant scale is zero, negative or not finite, whose zero point lies outside its type
-    or has another count than the scales, or whose scale is missing."""
+    node whose constant scale is zero or not finite, whose zero point has another type than the
+    tensor it quantizes or another count than the scales, or whose scale is missing."""
     opset = default_opset(model)
     for graph in _graphs(model.graph):
         known = constants(graph)
         for node in graph.node:
             if _is(node, *QDQ_OPS):
-                _check_node(node, opset, known, 1)
+                quantized = _elem_type(graph, node.input[0]) if node.op_type == "DequantizeLinear" else None
+                found = _check_node(node, opset, known, 1, quantized)
+                dims = _declared_dims(graph, node.input[0])
+                if found is not None and dims is not None and not found.per_tensor:
+                    found.check_rank(tuple(-1 if d is None else d for d in dims))
             elif node.domain == MS_DOMAIN and node.op_type in QLINEAR_POOL_OPS:
-                _check_node(node, opset, known, 1)
+                _check_node(node, opset, known, 1, _elem_type(graph, node.input[0]))
                 _check_node(node, opset, known, 3)
 
 
-def _check_node(node: NodeProto, opset: int, known: Mapping[str, np.ndarray], at: int) -> None:
+def _check_node(
+    node: NodeProto, opset: int, known: Mapping[str, np.ndarray], at: int, quantized: str | None = None
+) -> Quantization | None:
     where = node_label(node)
     scale_name = node.input[at] if len(node.input) > at else ""
     if not scale_name:
@@ -218,7 +224,7 @@ def _check_node(node: NodeProto, opset: int, known: Mapping[str, np.ndarray], at
         if bad.size:
             raise ModelError(f"{where}: scale {float(bad.reshape(-1)[0]):g} must be finite and non-zero")
     try:
-        node_quantization(node, opset, known, scale_at=at)
+        return node_quantization(node, opset, known, scale_at=at, tensor_type=quantized)
     except OvpoolError:
         raise
     except (ValueError, TypeError) as exc:
@@ -252,6 +258,26 @@ def _numpy_quant_type(dtype: np.dtype) -> str | None:
     return name if name in ("int4", "uint4") else None
 
 
+def tensor_kinds(model: ModelProto) -> dict[str, tuple[str | None, int | None]]:
+    """``{tensor: (element type name, rank)}`` of the main graph after ONNX shape inference, None
+    where unknown; 4-bit types by ovpool.quant's names ("int4"), where ``dtypes`` has none."""
+    import onnx
+
+    try:
+        graph = onnx.shape_inference.infer_shapes(model, strict_mode=False).graph
+    except (onnx.shape_inference.InferenceError, RuntimeError, ValueError):
+        graph = model.graph
+    kinds: dict[str, tuple[str | None, int | None]] = {}
+    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
+        if info.type.HasField("tensor_type"):
+            tensor = info.type.tensor_type
+            rank = len(tensor.shape.dim) if tensor.HasField("shape") else None
+            kinds[info.name] = (_ONNX_QUANT_TYPES.get(tensor.elem_type) or _dtype_or_none(tensor.elem_type), rank)
+    for init in graph.initializer:
+        kinds[init.name] = (_ONNX_QUANT_TYPES.get(init.data_type) or _dtype_or_none(init.data_type), len(init.dims))
+    return kinds
+
+
 def _elem_type(graph: GraphProto, name: str) -> str | None:
     for info in list(graph.input) + list(graph.value_info) + list(graph.output):
         if info.name == name and info.type.HasField("tensor_type"):
@@ -259,6 +285,17 @@ def _elem_type(graph: GraphProto, name: str) -> str | None:
     for init in graph.initializer:
         if init.name == name:
             return _ONNX_QUANT_TYPES.get(init.data_type)
+    return None
+
+
+def _declared_dims(graph: GraphProto, name: str) -> tuple[int | None, ...] | None:
+    """The dims a graph input, value_info or initializer declares for ``name`` (None: unknown)."""
+    for info in list(graph.input) + list(graph.value_info):
+        if info.name == name and info.type.tensor_type.HasField("shape"):
+            return tuple(d.dim_value if d.HasField("dim_value") else None for d in info.type.tensor_type.shape.dim)
+    for init in graph.initializer:
+        if init.name == name:
+            return tuple(init.dims)
     return None
 
 

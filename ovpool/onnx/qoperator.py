@@ -40,10 +40,11 @@ Rules beyond the table, each the onnxruntime kernel's:
   along B's axis 1, or 0 with ``transB``. QLinearConv's int32 bias likewise, with scale
   ``x_scale * w_scale`` per output channel.
 * QLinearSoftmax: ``opset`` (required) picks Softmax's meaning (below 13: over the 2-D coercion at
-  ``axis``; 13 and up: along ``axis``); without ``axis`` the Softmax of that opset's default (1
-  below 13, else -1), as onnxruntime's kernel reads it, not the schema's stated -1. In a model
-  whose ai.onnx opset has the other meaning the coercion is written out (Flatten -> Softmax ->
-  Reshape) or, for an axis that is not the last, refused.
+  ``axis``; 13 and up: along ``axis``); ``axis`` defaults to -1 for both, the schema's default,
+  which is what onnxruntime 1.31's kernel reads (not Softmax-11's 1): a (1, 2, 2) input of opset
+  11 without ``axis`` is softmaxed over its last axis. In a model whose ai.onnx opset has the other
+  meaning the coercion is written out (Flatten -> Softmax -> Reshape) or, for an axis that is not
+  the last, refused.
 * QLinearAveragePool's ``dilations`` (quantizers copy it from AveragePool-19) is ignored by
   onnxruntime and applied by AveragePool-19: dilations other than 1 are refused.
 
@@ -514,7 +515,7 @@ def _softmax(expander: _Expander, inputs: list[str], output: str) -> None:
         raise expander.fail("attribute 'opset' is required (the Softmax version whose meaning it has)")
     meaning = int(attrs["opset"])
     coerced = meaning < 13
-    axis = int(attrs.get("axis", 1 if coerced else -1))
+    axis = int(attrs.get("axis", -1))
     if coerced == (expander.opset < 13) or axis == -1:
         expander.emit_float(inputs, output, {"axis": axis})
         return

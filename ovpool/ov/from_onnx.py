@@ -99,19 +99,21 @@ def _prepared(
     """The model as OpenVINO's frontend is to see it (None: as it is) and the extensions of its
     exact quantization. com.microsoft QOperator nodes become DequantizeLinear -> op ->
     QuantizeLinear (``ovpool.onnx.qoperator``); with ``exact``, quantization goes into
-    ``ovpool.ov.quantized``'s private nodes. A model read from a file is rewritten whole (its
+    ``ovpool.ov.quantized``'s private nodes (without, 16-bit QuantizeLinear and DequantizeLinear
+    only, which OpenVINO's own FakeQuantize cannot compile). A model read from a file is rewritten whole (its
     external data read)."""
     from ovpool.onnx import qoperator
     from ovpool.ov.quantized import QuantExtensions
 
     has_qoperators = any(qoperator.is_qoperator(node) for node in proto.graph.node)
-    if not (exact or has_qoperators):
+    has_quantization = any(node.op_type in ("QuantizeLinear", "DequantizeLinear") for node in proto.graph.node)
+    if not (exact or has_qoperators or has_quantization):
         return None, None
     if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
         proto = load(Path(model), load_data=True)
     try:
         expanded = qoperator.expand_model(proto)
-        quant = QuantExtensions(expanded) if exact else None
+        quant = QuantExtensions(expanded, wide_only=not exact)
     except OvpoolError as exc:
         raise exc.located(label) from None
     if quant is not None and quant.changed:

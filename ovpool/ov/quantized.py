@@ -272,13 +272,15 @@ class QuantExtensions:
     and zero points an ``ai.ovpool`` node of the same name, each with an ``index`` attribute into
     ``meanings``; ``extensions()`` converts them by this module's exact forms. Nodes whose
     quantization is not a constant (or is blocked) are left to OpenVINO. Every rewritten node keeps
-    its name and output tensor names."""
+    its name and output tensor names. ``wide_only``: the 16-bit QuantizeLinear / DequantizeLinear
+    nodes alone (OpenVINO's CPU plugin cannot compile a 16-bit FakeQuantize feeding a
+    DequantizeLinear: "replace_output_update_name" fails in its low-precision pass)."""
 
-    def __init__(self, proto) -> None:
+    def __init__(self, proto, wide_only: bool = False) -> None:
         from onnx import helper
 
         from ovpool.onnx import qdq
-        from ovpool.onnx.model import default_opset, inferred_types
+        from ovpool.onnx.model import default_opset
 
         self.meanings: list[object] = []
         self.errors: list[OvpoolError] = []
@@ -287,21 +289,20 @@ class QuantExtensions:
         graph = model.graph
         opset = default_opset(model)
         known = qdq.constants(graph)
-        types = inferred_types(model)
+        kinds = qdq.tensor_kinds(model)
         replaced: dict[str, NodeProto | None] = {}  # a node's first output -> its replacement (None: removed)
-        for pattern in qdq.find_qdq_pools(model):
+        for pattern in [] if wide_only else qdq.find_qdq_pools(model):
             replaced[pattern.quantize.output[0]] = self._node(
                 helper, "QuantizedPool", pattern.quantize, [pattern.dequantize.input[0]], pattern.meaning
             )
             replaced[pattern.pool.output[0]] = None
         for node in graph.node:
             if node.output[0] not in replaced and node.domain in ("", "ai.onnx") and node.op_type in qdq.QDQ_OPS:
-                dims = types.get(node.input[0], (None, None))[1]
+                rank = kinds.get(node.input[0], (None, None))[1]
                 quantized = node.output[0] if node.op_type == "QuantizeLinear" else node.input[0]
-                found = qdq.node_quantization(
-                    node, opset, known, None if dims is None else len(dims), _quant_name(types.get(quantized, (None, None))[0])
-                )
-                if found is not None and _float32_scale(node, known):
+                found = qdq.node_quantization(node, opset, known, rank, _quant_name(kinds.get(quantized, (None, None))[0]))
+                wanted = found is not None and (not wide_only or found.type.levels > 256)
+                if found is not None and wanted and _float32_scale(node, known):
                     replaced[node.output[0]] = self._node(helper, node.op_type, node, node.input[:1], found)
         kept = [replaced.get(node.output[0], node) if node.output else node for node in graph.node]
         used = {name for node in kept if node is not None for name in node.input} | {o.name for o in graph.output}

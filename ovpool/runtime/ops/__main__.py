@@ -13,14 +13,17 @@ from ovpool.runtime.reference import DEFECTS
 
 
 def table() -> str:
-    """One row per family: ``| conv | Conv 1, 11, 22; ConvTranspose 1, 11, 22 |``."""
+    """One row per family: ``| conv | Conv 1, 11, 22; ConvTranspose 1, 11, 22 |``; operators of other
+    domains are named with theirs (``com.microsoft.QLinearAdd 1``)."""
     history: dict[tuple[str, str], list[int]] = defaultdict(list)
     for schema in onnx.defs.get_all_schemas_with_history():
         history[(schema.domain, schema.name)].append(schema.since_version)
     families: dict[str, dict[str, list[int]]] = defaultdict(dict)
     for row in covered():
         family = row.factory.__module__.rpartition(".")[2]
-        versions = sorted(v for v in history[(row.domain, row.op_type)] if row.since <= v <= row.until)
+        known = history[(row.domain, row.op_type)]
+        # a domain onnx has no schemas for (com.microsoft): the registered range's first version
+        versions = sorted(v for v in known if row.since <= v <= row.until) if known else [row.since]
         name = row.op_type if not row.domain else f"{row.domain}.{row.op_type}"
         families[family].setdefault(name, []).extend(versions)
     lines = ["| family | operators (ONNX since-versions) |", "|---|---|"]
