@@ -54,6 +54,9 @@ scale known only at run time is written per tensor (DequantizeLinear-10 then ref
 Every model needs opset 10 (DequantizeLinear). A constant 1-element scale is per tensor (onnxruntime
 reads ``[0.05]`` as ``0.05``) and is written as a scalar.
 
+The ai.onnx QLinearConv row is the same: ``expand_model`` expands an ai.onnx QLinearConv too when
+its w_scale is per output channel, which OpenVINO's frontend gets wrong (``expands``).
+
 Names: the float op keeps the node's name; the others are ``name/dequantize_a``,
 ``name/quantize``, ``name/transpose_x``... (fresh: ``name/quantize_1`` if taken); the output keeps
 its tensor name.
@@ -184,12 +187,30 @@ def is_qoperator(node: NodeProto) -> bool:
     return node.domain == MS_DOMAIN and node.op_type in QOPERATORS
 
 
+def expands(node: NodeProto, known: Mapping[str, np.ndarray] | None = None) -> bool:
+    """Whether ``expand_model`` replaces ``node``: a com.microsoft QOperator node, or an ai.onnx
+    QLinearConv whose constant w_scale is per output channel (``known``: the graph's constants;
+    None: any ai.onnx QLinearConv may be). OpenVINO 2026.4's ONNX frontend dequantizes
+    QLinearConv's weights along axis 1 (input channels) instead of 0: a 4 -> 4 1x1 QLinearConv with
+    w_scale 0.01, 0.02, 0.04, 0.08 comes out up to 150 steps off, silently, and other channel counts
+    fail to convert. The expansion dequantizes them along axis 0, as ONNX does."""
+    if is_qoperator(node):
+        return True
+    if node.op_type != "QLinearConv" or node.domain not in ("", "ai.onnx"):
+        return False
+    if known is None:
+        return True
+    scale = known.get(node.input[4]) if len(node.input) > 4 else None
+    return scale is not None and np.size(scale) > 1
+
+
 def expand_model(model: ModelProto) -> ModelProto:
-    """``model`` with every com.microsoft QOperator node (main graph and subgraphs) replaced by its
-    ai.onnx DequantizeLinear -> op -> QuantizeLinear nodes; ``model`` itself when it has none.
-    A node with no exact expansion is an ``UnsupportedError`` (or ``ModelError`` for a node the
-    schema does not allow) naming it."""
-    if not any(is_qoperator(node) for graph in _graphs(model.graph) for node in graph.node):
+    """``model`` with every com.microsoft QOperator node and per-channel ai.onnx QLinearConv
+    (``expands``; main graph and subgraphs) replaced by its ai.onnx DequantizeLinear -> op ->
+    QuantizeLinear nodes; ``model`` itself when it has no candidate. A node with no exact
+    expansion is an ``UnsupportedError`` (or ``ModelError`` for a node the schema does not allow)
+    naming it."""
+    if not any(expands(node) for graph in _graphs(model.graph) for node in graph.node):
         return model
     expanded = ModelProto()
     expanded.CopyFrom(model)
@@ -592,7 +613,7 @@ def _expand_graph(graph: GraphProto, opset: int, outer: Mapping[str, np.ndarray]
                 _expand_graph(attribute.g, opset, known, names)
             for sub in attribute.graphs:
                 _expand_graph(sub, opset, known, names)
-        if not is_qoperator(node):
+        if not expands(node, known):
             nodes.append(node)
             continue
         expansion = expand_node(node, opset, known, names, types, ranks)

@@ -97,15 +97,15 @@ def _prepared(
     proto: ModelProto, model: str | os.PathLike | ModelProto, label: str, exact: bool
 ) -> tuple[ModelProto | None, QuantExtensions | None]:
     """The model as OpenVINO's frontend is to see it (None: as it is) and the extensions of its
-    exact quantization. com.microsoft QOperator nodes become DequantizeLinear -> op ->
-    QuantizeLinear (``ovpool.onnx.qoperator``); with ``exact``, quantization goes into
+    exact quantization. com.microsoft QOperator nodes and per-channel QLinearConv nodes become
+    DequantizeLinear -> op -> QuantizeLinear (``ovpool.onnx.qoperator.expands``); with ``exact``, quantization goes into
     ``ovpool.ov.quantized``'s private nodes (without, 16-bit QuantizeLinear and DequantizeLinear
     only, which OpenVINO's own FakeQuantize cannot compile). A model read from a file is rewritten whole (its
     external data read)."""
     from ovpool.onnx import qoperator
     from ovpool.ov.quantized import QuantExtensions
 
-    has_qoperators = any(qoperator.is_qoperator(node) for node in proto.graph.node)
+    has_qoperators = any(qoperator.expands(node) for node in proto.graph.node)
     has_quantization = any(node.op_type in ("QuantizeLinear", "DequantizeLinear") for node in proto.graph.node)
     if not (exact or has_qoperators or has_quantization):
         return None, None

@@ -1,0 +1,74 @@
+"""ai.onnx QLinearConv with per-channel weight scales through ``ovpool convert`` on OpenVINO CPU,
+against onnxruntime in quantization steps.
+
+OpenVINO 2026.4's ONNX frontend dequantizes QLinearConv's weights along axis 1 (input channels)
+instead of 0 (output channels): with as many input as output channels the result is silently wrong
+(150 steps off on the 4 -> 4 case below), with other counts the conversion fails ("The number of
+dequantization scale elements '8' must match the input shape dimension '4'"). onnxruntime's
+quantizer writes such nodes for every conv of a model quantized per channel in QOperator format.
+ovpool expands them (``ovpool.onnx.qoperator.expands``): within one step in both forms (onnxruntime
+requantizes in float32; a value at a near tie may round either way).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from ovpool.errors import UnsupportedError
+from ovpool.ov.from_onnx import onnx_to_ov_model
+
+ov = pytest.importorskip("openvino")
+ort = pytest.importorskip("onnxruntime")
+pytestmark = pytest.mark.openvino
+
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+
+
+def qlinear_conv(out_channels: int, in_channels: int, group: int = 1, opset: int = 13) -> onnx.ModelProto:
+    """One QLinearConv (3x3, pads 1) of uint8 x (zero point 128) and int8 weights with scales 0.01,
+    0.02, 0.04, ... per output channel, an int32 bias, uint8 output at scale 0.1, zero point 128."""
+    rng = np.random.default_rng(0)
+    scales = (0.01 * 2.0 ** (np.arange(out_channels) % 4)).astype(np.float32)
+    inits = [
+        numpy_helper.from_array(np.array(0.05, np.float32), "x_scale"),
+        numpy_helper.from_array(np.array(128, np.uint8), "x_zero"),
+        numpy_helper.from_array(rng.integers(-60, 60, (out_channels, in_channels // group, 3, 3)).astype(np.int8), "w"),
+        numpy_helper.from_array(scales, "w_scale"),
+        numpy_helper.from_array(np.zeros(out_channels, np.int8), "w_zero"),
+        numpy_helper.from_array(np.array(0.1, np.float32), "y_scale"),
+        numpy_helper.from_array(np.array(128, np.uint8), "y_zero"),
+        numpy_helper.from_array(rng.integers(-500, 500, out_channels).astype(np.int32), "bias"),
+    ]
+    node = helper.make_node(
+        "QLinearConv",
+        ["x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero", "bias"],
+        ["y"],
+        name="conv",
+        pads=[1, 1, 1, 1],
+        group=group,
+    )
+    x = helper.make_tensor_value_info("x", TensorProto.UINT8, [1, in_channels, 6, 6])
+    graph = helper.make_graph([node], "conv", [x], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize(("out_channels", "in_channels", "group"), [(4, 4, 1), (8, 4, 1), (4, 8, 1), (6, 6, 6)])
+@pytest.mark.parametrize("exact", [False, True], ids=["default", "exact"])
+def test_per_channel_qlinear_conv_within_one_step(out_channels: int, in_channels: int, group: int, exact: bool) -> None:
+    model = qlinear_conv(out_channels, in_channels, group)
+    x = np.random.default_rng(1).integers(0, 256, (1, in_channels, 6, 6)).astype(np.uint8)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = ov.Core().compile_model(onnx_to_ov_model(model, exact_quantization=exact), "CPU", F32)({"x": x})[0]
+    assert int(np.abs(got.astype(np.int64) - want.astype(np.int64)).max()) <= 1
+
+
+def test_per_channel_qlinear_conv_before_opset_13_is_refused() -> None:
+    """DequantizeLinear has an axis from opset 13: an older model's per-channel QLinearConv is
+    refused by name (OpenVINO would compute it wrong)."""
+    with pytest.raises(UnsupportedError, match="node 'conv' \\(QLinearConv\\): w_scale is per channel"):
+        onnx_to_ov_model(qlinear_conv(4, 4, opset=11))
