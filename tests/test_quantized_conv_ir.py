@@ -4,7 +4,8 @@ against onnxruntime in quantization steps.
 OpenVINO 2026.4's ONNX frontend dequantizes QLinearConv's weights along axis 1 (input channels)
 instead of 0 (output channels): with as many input as output channels the result is silently wrong
 (150 steps off on the 4 -> 4 case below), with other counts the conversion fails ("The number of
-dequantization scale elements '8' must match the input shape dimension '4'"). onnxruntime's
+dequantization scale elements '8' must match the input shape dimension '4'", and a 4 -> 1 conv's
+w_scale of shape [1] alike). onnxruntime's
 quantizer writes such nodes for every conv of a model quantized per channel in QOperator format.
 ovpool expands them (``ovpool.onnx.qoperator.expands``): within one step in both forms (onnxruntime
 requantizes in float32; a value at a near tie may round either way).
@@ -29,7 +30,8 @@ F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 
 def qlinear_conv(out_channels: int, in_channels: int, group: int = 1, opset: int = 13) -> onnx.ModelProto:
     """One QLinearConv (3x3, pads 1) of uint8 x (zero point 128) and int8 weights with scales 0.01,
-    0.02, 0.04, ... per output channel, an int32 bias, uint8 output at scale 0.1, zero point 128."""
+    0.02, 0.04, ... per output channel (1-D, of one value for one output channel), an int32 bias,
+    uint8 output at scale 0.1, zero point 128."""
     rng = np.random.default_rng(0)
     scales = (0.01 * 2.0 ** (np.arange(out_channels) % 4)).astype(np.float32)
     inits = [
@@ -57,7 +59,7 @@ def qlinear_conv(out_channels: int, in_channels: int, group: int = 1, opset: int
     return model
 
 
-@pytest.mark.parametrize(("out_channels", "in_channels", "group"), [(4, 4, 1), (8, 4, 1), (4, 8, 1), (6, 6, 6)])
+@pytest.mark.parametrize(("out_channels", "in_channels", "group"), [(4, 4, 1), (8, 4, 1), (4, 8, 1), (6, 6, 6), (1, 4, 1)])
 @pytest.mark.parametrize("exact", [False, True], ids=["default", "exact"])
 def test_per_channel_qlinear_conv_within_one_step(out_channels: int, in_channels: int, group: int, exact: bool) -> None:
     model = qlinear_conv(out_channels, in_channels, group)

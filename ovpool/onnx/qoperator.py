@@ -55,7 +55,7 @@ Every model needs opset 10 (DequantizeLinear). A constant 1-element scale is per
 reads ``[0.05]`` as ``0.05``) and is written as a scalar.
 
 The ai.onnx QLinearConv row is the same: ``expand_model`` expands an ai.onnx QLinearConv too when
-its w_scale is per output channel, which OpenVINO's frontend gets wrong (``expands``).
+its w_scale is per output channel (1-D), which OpenVINO's frontend gets wrong (``expands``).
 
 Names: the float op keeps the node's name; the others are ``name/dequantize_a``,
 ``name/quantize``, ``name/transpose_x``... (fresh: ``name/quantize_1`` if taken); the output keeps
@@ -189,11 +189,12 @@ def is_qoperator(node: NodeProto) -> bool:
 
 def expands(node: NodeProto, known: Mapping[str, np.ndarray] | None = None) -> bool:
     """Whether ``expand_model`` replaces ``node``: a com.microsoft QOperator node, or an ai.onnx
-    QLinearConv whose constant w_scale is per output channel (``known``: the graph's constants;
-    None: any ai.onnx QLinearConv may be). OpenVINO 2026.4's ONNX frontend dequantizes
+    QLinearConv whose constant w_scale is a 1-D tensor, per output channel (``known``: the graph's
+    constants; None: any ai.onnx QLinearConv may be). OpenVINO 2026.4's ONNX frontend dequantizes
     QLinearConv's weights along axis 1 (input channels) instead of 0: a 4 -> 4 1x1 QLinearConv with
-    w_scale 0.01, 0.02, 0.04, 0.08 comes out up to 150 steps off, silently, and other channel counts
-    fail to convert. The expansion dequantizes them along axis 0, as ONNX does."""
+    w_scale 0.01, 0.02, 0.04, 0.08 comes out up to 150 steps off, silently, and a 1-D w_scale of
+    another length than the input channels (a 16 -> 1 conv's one-element w_scale too) fails to
+    convert. The expansion dequantizes the weights along axis 0, as ONNX does."""
     if is_qoperator(node):
         return True
     if node.op_type != "QLinearConv" or node.domain not in ("", "ai.onnx"):
@@ -201,7 +202,7 @@ def expands(node: NodeProto, known: Mapping[str, np.ndarray] | None = None) -> b
     if known is None:
         return True
     scale = known.get(node.input[4]) if len(node.input) > 4 else None
-    return scale is not None and np.size(scale) > 1
+    return scale is not None and np.ndim(scale) == 1
 
 
 def expand_model(model: ModelProto) -> ModelProto:
