@@ -1,14 +1,16 @@
-"""ai.onnx QLinearConv with per-channel weight scales through ``ovpool convert`` on OpenVINO CPU,
-against onnxruntime in quantization steps.
+"""ai.onnx QLinear ops OpenVINO's frontend gets wrong, through ``ovpool convert`` on OpenVINO CPU.
 
 OpenVINO 2026.4's ONNX frontend dequantizes QLinearConv's weights along axis 1 (input channels)
 instead of 0 (output channels): with as many input as output channels the result is silently wrong
 (150 steps off on the 4 -> 4 case below), with other counts the conversion fails ("The number of
-dequantization scale elements '8' must match the input shape dimension '4'", and a 4 -> 1 conv's
-w_scale of shape [1] alike). onnxruntime's
-quantizer writes such nodes for every conv of a model quantized per channel in QOperator format.
-ovpool expands them (``ovpool.onnx.qoperator.expands``): within one step in both forms (onnxruntime
+dequantization scale elements '8' must match the input shape dimension '4'"; a 4 -> 1 conv's
+w_scale of shape [1] alike). onnxruntime's quantizer writes such nodes for every conv of a model
+quantized per channel in QOperator format. ovpool expands them
+(``ovpool.onnx.qoperator.expands``): within one step of onnxruntime in both forms (onnxruntime
 requantizes in float32; a value at a near tie may round either way).
+
+The frontend refuses a QLinearMatMul with per-column scales; the error is that refusal, not the
+consequence a pool behind it meets.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from ovpool.errors import UnsupportedError
+from ovpool.errors import ModelError, UnsupportedError
 from ovpool.ov.from_onnx import onnx_to_ov_model
 
 ov = pytest.importorskip("openvino")
@@ -74,3 +76,34 @@ def test_per_channel_qlinear_conv_before_opset_13_is_refused() -> None:
     refused by name (OpenVINO would compute it wrong)."""
     with pytest.raises(UnsupportedError, match="node 'conv' \\(QLinearConv\\): w_scale is per channel"):
         onnx_to_ov_model(qlinear_conv(4, 4, opset=11))
+
+
+def test_openvino_failure_before_a_pool_is_the_error_given() -> None:
+    """OpenVINO's frontend refuses a per-column QLinearMatMul ("Scalar value can't be derived from
+    a node with [6]"); the MaxPool behind it then sees a dynamic rank. The error is OpenVINO's
+    reason for the QLinearMatMul, in both forms, not the pool's (which ovpool gave before)."""
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(np.array(0.05, np.float32), "a_scale"),
+        numpy_helper.from_array(np.array(128, np.uint8), "a_zero"),
+        numpy_helper.from_array(rng.integers(-50, 50, (4, 6)).astype(np.int8), "b"),
+        numpy_helper.from_array(rng.uniform(0.01, 0.08, 6).astype(np.float32), "b_scale"),
+        numpy_helper.from_array(np.zeros(6, np.int8), "b_zero"),
+        numpy_helper.from_array(np.array(0.1, np.float32), "y_scale"),
+        numpy_helper.from_array(np.array(128, np.uint8), "y_zero"),
+    ]
+    nodes = [
+        helper.make_node(
+            "QLinearMatMul", ["a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "y_scale", "y_zero"], ["m"], name="mm"
+        ),
+        helper.make_node("DequantizeLinear", ["m", "y_scale", "y_zero"], ["d"], name="dequantize"),
+        helper.make_node("MaxPool", ["d"], ["y"], name="pool", kernel_shape=[2, 2]),
+    ]
+    a = helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 2, 3, 4])
+    graph = helper.make_graph(nodes, "mm", [a], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    for exact in (False, True):
+        with pytest.raises(
+            ModelError, match="^mm: OpenVINO could not convert the model: QLinearMatMul-13 \\(node 'mm'\\): [^;]*$"
+        ):
+            onnx_to_ov_model(model, exact_quantization=exact)

@@ -47,6 +47,7 @@ from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedEr
 from ovpool.files import OutputError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import load
+from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov.extension import PoolExtensions
 from ovpool.ov.inputs import InputShape, input_shapes
 from ovpool.ov.lowering import Lowered
@@ -186,9 +187,12 @@ def _convert(
     try:
         converted = frontend.convert(input_model)
     except Exception as exc:  # OpenVINO's OpConversionFailure/GeneralFailure derive from Exception
-        if pools.errors:
+        ours = frozenset(POOL_OPS) | (quant.reported_op_types if quant is not None else frozenset())
+        if pools.errors and not _failed_elsewhere(exc, ours):
             raise pools.errors[0].located(label) from None
-        raise _conversion_error(label, exc) from None
+        # an operator OpenVINO converts failed first: ovpool's errors are its consequences (a pool
+        # behind it sees a dynamic rank), OpenVINO's reason is the one to give
+        raise _conversion_error(label, exc, ours if pools.errors else frozenset()) from None
     if pools.errors:
         raise pools.errors[0].located(label)
     try:
@@ -240,14 +244,21 @@ def _set_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape
         input_model.set_partial_shape(place, PartialShape(dims))
 
 
-def _conversion_error(label: str, exc: Exception) -> OvpoolError:
+def _failed_elsewhere(exc: Exception, ours: frozenset[str]) -> bool:
+    """OpenVINO's failure report names an operator that ovpool's extensions do not convert."""
+    return any(op.rsplit("-", 1)[0] not in ours for op, _log in _FAILED_OP.findall(str(exc)))
+
+
+def _conversion_error(label: str, exc: Exception, skip: frozenset[str] = frozenset()) -> OvpoolError:
+    """OpenVINO's conversion failure as one error; the operators of ``skip`` (op types) are left
+    out of its list of failed operators."""
     text = str(exc)
     missing = _NO_RULE.search(text)
     if missing:
         return UnsupportedError.in_file(label, f"no OpenVINO conversion rule for {missing.group(1).strip()}")
     if "Cannot recognize" in text or "Unable to read" in text:
         return InputFileError.in_file(label, "OpenVINO cannot read the model")
-    failed = [_failed_op(op, log) for op, log in _FAILED_OP.findall(text)]
+    failed = [_failed_op(op, log) for op, log in _FAILED_OP.findall(text) if op.rsplit("-", 1)[0] not in skip]
     reason = "; ".join(failed) if failed else openvino_reason(exc)
     return ModelError.in_file(label, f"OpenVINO could not convert the model: {reason}")
 

@@ -327,12 +327,17 @@ class QuantExtensions:
             op_type, list(inputs), list(node.output[:1]), name=node.name, domain=DOMAIN, index=len(self.meanings) - 1
         )
 
+    op_types = ("QuantizedPool", "QuantizeLinear", "DequantizeLinear")
+
+    @property
+    def reported_op_types(self) -> frozenset[str]:
+        """The op types as OpenVINO's failure report names them: ``ai.ovpool.QuantizeLinear``."""
+        return frozenset(f"{DOMAIN}.{op}" for op in self.op_types)
+
     def extensions(self) -> list[object]:
         from openvino.frontend.onnx import ConversionExtension
 
-        return [
-            ConversionExtension(op, DOMAIN, self._converter(op)) for op in ("QuantizedPool", "QuantizeLinear", "DequantizeLinear")
-        ]
+        return [ConversionExtension(op, DOMAIN, self._converter(op)) for op in self.op_types]
 
     def _converter(self, op_type: str):
         def convert(context) -> list:
