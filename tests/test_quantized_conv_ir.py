@@ -1,4 +1,4 @@
-"""ai.onnx QLinear ops OpenVINO's frontend gets wrong, through ``ovpool convert`` on OpenVINO CPU.
+"""Quantized convolutions OpenVINO gets wrong, through ``ovpool convert`` on OpenVINO CPU.
 
 OpenVINO 2026.4's ONNX frontend dequantizes QLinearConv's weights along axis 1 (input channels)
 instead of 0 (output channels): with as many input as output channels the result is silently wrong
@@ -11,6 +11,9 @@ requantizes in float32; a value at a near tie may round either way).
 
 The frontend refuses a QLinearMatMul with per-column scales; the error is that refusal, not the
 consequence a pool behind it meets.
+
+The CPU plugin's low-precision pass computes a QDQ ConvTranspose wrong when its input's zero point
+is 0 and its weights' is not (``test_qdq_conv_transpose_within_one_step``).
 """
 
 from __future__ import annotations
@@ -107,3 +110,45 @@ def test_openvino_failure_before_a_pool_is_the_error_given() -> None:
             ModelError, match="^mm: OpenVINO could not convert the model: QLinearMatMul-13 \\(node 'mm'\\): [^;]*$"
         ):
             onnx_to_ov_model(model, exact_quantization=exact)
+
+
+def qdq_conv_transpose(weight_type: str, weight_zero: int) -> onnx.ModelProto:
+    """uint8 x at zero point 0 -> DequantizeLinear -> ConvTranspose 2x2 s2 (8 -> 8 channels, weights
+    dequantized at ``weight_zero``) -> QuantizeLinear, as PP-OCR's DB detectors quantized by
+    onnxruntime with uint8 weights hold it."""
+    rng = np.random.default_rng(0)
+    low, high = (0, 256) if weight_type == "uint8" else (-128, 128)
+    inits = [
+        numpy_helper.from_array(np.array(0.05, np.float32), "x_scale"),
+        numpy_helper.from_array(np.array(0, np.uint8), "x_zero"),
+        numpy_helper.from_array(rng.integers(low, high, (8, 8, 2, 2)).astype(weight_type), "w"),
+        numpy_helper.from_array(np.array(0.003, np.float32), "w_scale"),
+        numpy_helper.from_array(np.array(weight_zero, weight_type), "w_zero"),
+        numpy_helper.from_array(np.array(0.1, np.float32), "y_scale"),
+        numpy_helper.from_array(np.array(128, np.uint8), "y_zero"),
+    ]
+    nodes = [
+        helper.make_node("DequantizeLinear", ["x", "x_scale", "x_zero"], ["xd"], name="dequantize_x"),
+        helper.make_node("DequantizeLinear", ["w", "w_scale", "w_zero"], ["wd"], name="dequantize_w"),
+        helper.make_node("ConvTranspose", ["xd", "wd"], ["c"], name="up", strides=[2, 2], kernel_shape=[2, 2]),
+        helper.make_node("QuantizeLinear", ["c", "y_scale", "y_zero"], ["y"], name="quantize"),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 8, 10, 10])
+    graph = helper.make_graph(nodes, "up", [x], [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize(("weight_type", "weight_zero"), [("uint8", 127), ("uint8", 1), ("int8", 5), ("int8", 0)])
+@pytest.mark.parametrize("exact", [False, True], ids=["default", "exact"])
+def test_qdq_conv_transpose_within_one_step(weight_type: str, weight_zero: int, exact: bool) -> None:
+    """OpenVINO's CPU plugin computes a QDQ ConvTranspose whose input has zero point 0 and whose
+    weights do not wrong in its low-precision pass (233 steps off at uint8 zero point 127; PP-OCRv4's
+    detector quantized with uint8 weights: 211). The default form dequantizes those weights to
+    float32 constants (``QuantExtensions``' ``wide_only``): within one step of onnxruntime."""
+    model = qdq_conv_transpose(weight_type, weight_zero)
+    x = np.random.default_rng(1).integers(0, 256, (1, 8, 10, 10)).astype(np.uint8)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = ov.Core().compile_model(onnx_to_ov_model(model, exact_quantization=exact), "CPU", F32)({"x": x})[0]
+    assert int(np.abs(got.astype(np.int64) - want.astype(np.int64)).max()) <= 1

@@ -272,9 +272,13 @@ class QuantExtensions:
     and zero points an ``ai.ovpool`` node of the same name, each with an ``index`` attribute into
     ``meanings``; ``extensions()`` converts them by this module's exact forms. Nodes whose
     quantization is not a constant (or is blocked) are left to OpenVINO. Every rewritten node keeps
-    its name and output tensor names. ``wide_only``: the 16-bit QuantizeLinear / DequantizeLinear
-    nodes alone (OpenVINO's CPU plugin cannot compile a 16-bit FakeQuantize feeding a
-    DequantizeLinear: "replace_output_update_name" fails in its low-precision pass)."""
+    its name and output tensor names. ``wide_only``: the nodes OpenVINO gets wrong alone, the
+    16-bit QuantizeLinear / DequantizeLinear (OpenVINO's CPU plugin cannot compile a 16-bit
+    FakeQuantize feeding a DequantizeLinear: "replace_output_update_name" fails in its
+    low-precision pass) and the DequantizeLinear of a ConvTranspose's weights with a zero point
+    other than 0 (the CPU plugin's low-precision pass then computes the ConvTranspose wrong when
+    its input's zero point is 0: 233 steps off for uint8 weights at zero point 127; the weights
+    are dequantized to float32 constants, and that ConvTranspose ran in f32 anyway)."""
 
     def __init__(self, proto, wide_only: bool = False) -> None:
         from onnx import helper
@@ -291,6 +295,7 @@ class QuantExtensions:
         known = qdq.constants(graph)
         kinds = qdq.tensor_kinds(model)
         replaced: dict[str, NodeProto | None] = {}  # a node's first output -> its replacement (None: removed)
+        transposed_weights = {node.input[1] for node in graph.node if node.op_type == "ConvTranspose" and len(node.input) > 1}
         for pattern in [] if wide_only else qdq.find_qdq_pools(model):
             replaced[pattern.quantize.output[0]] = self._node(
                 helper, "QuantizedPool", pattern.quantize, [pattern.dequantize.input[0]], pattern.meaning
@@ -301,7 +306,9 @@ class QuantExtensions:
                 rank = kinds.get(node.input[0], (None, None))[1]
                 quantized = node.output[0] if node.op_type == "QuantizeLinear" else node.input[0]
                 found = qdq.node_quantization(node, opset, known, rank, _quant_name(kinds.get(quantized, (None, None))[0]))
-                wanted = found is not None and (not wide_only or found.type.levels > 256)
+                wanted = found is not None and (
+                    not wide_only or found.type.levels > 256 or (node.output[0] in transposed_weights and any(found.zero_point))
+                )
                 if found is not None and wanted and _float32_scale(node, known):
                     replaced[node.output[0]] = self._node(helper, node.op_type, node, node.input[:1], found)
         kept = [replaced.get(node.output[0], node) if node.output else node for node in graph.node]
