@@ -9,8 +9,9 @@ quantized per channel in QOperator format. ovpool expands them
 (``ovpool.onnx.qoperator.expands``): within one step of onnxruntime in both forms (onnxruntime
 requantizes in float32; a value at a near tie may round either way).
 
-The frontend refuses a QLinearMatMul with per-column scales; the error is that refusal, not the
-consequence a pool behind it meets.
+It refuses a QLinearMatMul with per-column b scales, which ovpool expands likewise, and one with
+per-row a scales, which ovpool leaves to it: the error is that refusal, not the consequence a pool
+behind it meets.
 
 The CPU plugin's low-precision pass computes a QDQ ConvTranspose wrong when its input's zero point
 is 0 and its weights' is not (``test_qdq_conv_transpose_within_one_step``).
@@ -81,16 +82,16 @@ def test_per_channel_qlinear_conv_before_opset_13_is_refused() -> None:
         onnx_to_ov_model(qlinear_conv(4, 4, opset=11))
 
 
-def test_openvino_failure_before_a_pool_is_the_error_given() -> None:
-    """OpenVINO's frontend refuses a per-column QLinearMatMul ("Scalar value can't be derived from
-    a node with [6]"); the MaxPool behind it then sees a dynamic rank. The error is OpenVINO's
-    reason for the QLinearMatMul, in both forms, not the pool's (which ovpool gave before)."""
+def qlinear_matmul(a_scale: np.ndarray, opset: int = 13) -> onnx.ModelProto:
+    """QLinearMatMul of uint8 a (1x2x3x4, zero point 128, scale ``a_scale``) and int8 b (4x6, scales
+    0.01..0.08 per column), uint8 output at scale 0.1, zero point 128, then DequantizeLinear and a
+    2x2 MaxPool."""
     rng = np.random.default_rng(0)
     inits = [
-        numpy_helper.from_array(np.array(0.05, np.float32), "a_scale"),
-        numpy_helper.from_array(np.array(128, np.uint8), "a_zero"),
+        numpy_helper.from_array(a_scale, "a_scale"),
+        numpy_helper.from_array(np.full(a_scale.shape, 128, np.uint8), "a_zero"),
         numpy_helper.from_array(rng.integers(-50, 50, (4, 6)).astype(np.int8), "b"),
-        numpy_helper.from_array(rng.uniform(0.01, 0.08, 6).astype(np.float32), "b_scale"),
+        numpy_helper.from_array(np.linspace(0.01, 0.08, 6).astype(np.float32), "b_scale"),
         numpy_helper.from_array(np.zeros(6, np.int8), "b_zero"),
         numpy_helper.from_array(np.array(0.1, np.float32), "y_scale"),
         numpy_helper.from_array(np.array(128, np.uint8), "y_zero"),
@@ -104,10 +105,31 @@ def test_openvino_failure_before_a_pool_is_the_error_given() -> None:
     ]
     a = helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 2, 3, 4])
     graph = helper.make_graph(nodes, "mm", [a], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10 if opset >= 21 else 8
+    return model
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["default", "exact"])
+def test_per_column_qlinear_matmul_within_one_step(exact: bool) -> None:
+    """OpenVINO's frontend refuses a QLinearMatMul with per-column b scales; its expansion converts,
+    within one step of onnxruntime (the pool after it picks among the quantized values)."""
+    model = qlinear_matmul(np.array(0.05, np.float32))
+    a = np.random.default_rng(1).integers(0, 256, (1, 2, 3, 4)).astype(np.uint8)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"a": a})[0]
+    got = ov.Core().compile_model(onnx_to_ov_model(model, exact_quantization=exact), "CPU", F32)({"a": a})[0]
+    assert int(np.rint(np.abs(got - want) / np.float32(0.1)).max()) <= 1
+
+
+def test_openvino_failure_before_a_pool_is_the_error_given() -> None:
+    """OpenVINO's frontend refuses a QLinearMatMul with per-row a scales ("Scalar value can't be
+    derived from a node with [3, 1]"); the MaxPool behind it then sees a dynamic rank. The error
+    is OpenVINO's reason for the QLinearMatMul, in both forms, not the pool's (which ovpool gave
+    before)."""
+    model = qlinear_matmul(np.full((3, 1), 0.05, np.float32), opset=21)
     for exact in (False, True):
         with pytest.raises(
-            ModelError, match="^mm: OpenVINO could not convert the model: QLinearMatMul-13 \\(node 'mm'\\): [^;]*$"
+            ModelError, match="^mm: OpenVINO could not convert the model: QLinearMatMul-21 \\(node 'mm'\\): [^;]*$"
         ):
             onnx_to_ov_model(model, exact_quantization=exact)
 
