@@ -11,11 +11,11 @@ Each model is compared twice:
   numpy executor every differing QuantizeLinear value must have the tie between the two runtimes'
   quotients (``unexplained_flips``).
 * **whole**: the outputs of the model run end to end. With no segment differing, they are
-  onnxruntime's exactly. Otherwise each flip moves the layers after it: one activation off by a
-  step in PP-OCRv3's detector became 161 steps of its probability map (on the uint8 model below:
-  a flip in ``batch_norm_33``, its quotients 3.50002 and 3.49998, spread by the following
-  convolutions). The whole-model bound is then the cascade measured for the model (``CASCADE``),
-  with a margin, not one step.
+  onnxruntime's exactly. Otherwise each flip moves the layers after it: in PP-OCRv3's detector
+  quantized to uint8 one activation of ``batch_norm_33`` flips (quotients -49.500008 on
+  onnxruntime, -49.499996 on numpy), and the following convolutions spread it to 173 steps of the
+  probability map. The whole-model bound is then the cascade measured for the model
+  (``CASCADE``), with a margin, not one step.
 
 OpenVINO CPU runs at f32 (``ovpool run``'s default); the default form keeps FakeQuantize and
 OpenVINO's INT8 execution (its FakeQuantize rounds near ties its own way: a segment may be one
@@ -45,6 +45,7 @@ from real_quantized import (
     onnxruntime_values,
     output_scales,
     segment_ops,
+    share_over_one_step,
     steps,
     unexplained_flips,
     variant,
@@ -80,21 +81,23 @@ SLOW_VARIANTS = (
 )
 # CI runs these on numpy only (OpenVINO's compilation of their exact forms takes ~20 s each)
 OPENVINO_SLOW = frozenset(v.name for v in VARIANTS if v.model.name in ("ppocrv4-rec", "yolov8n-nudenet"))
-# Models not quantized here: crnn-ddddocr-rec, silero-vad (LSTM: onnxruntime's static quantizer
-# leaves recurrent ops float, nothing of the integer path would be tested) and slanet-table (a Loop
-# whose body quantize_static does not enter).
+# Not quantized here: the recurrent models (crnn-ddddocr-rec, silero-vad: onnxruntime 1.31's QDQ
+# and QOperator registries have no LSTM, the recurrence would stay float) and slanet-table (its
+# attention decoder is a Loop): what is tested is the CNNs' integer path.
 
-# The largest whole-model difference (steps) measured per model over its variants, numpy and
-# OpenVINO against onnxruntime and each other, where segments flip at ties; bounds are twice that.
+# The largest share of a model's output values more than one step apart, measured over its
+# variants (numpy and both OpenVINO forms, against onnxruntime and each other) where segments
+# differ; the bound is twice that. (The largest differences themselves say little: a DB detector's
+# probability map, a sigmoid, swings by up to 255 steps where a flip cascades near its threshold.)
 CASCADE = {
-    "ppocr-cls": 10,
-    "orientation": 2,
-    "ppocrv4-rec": 98,
-    "yolov8n-nudenet": 64,
-    "ppocrv4-det": 64,
-    "ppocrv3-det-en": 161,
-    "yolox-ddddocr-det": 64,
-    "picodet-layout": 64,
+    "ppocr-cls": 0.5,
+    "orientation": 0.25,
+    "ppocrv4-rec": 0.01,
+    "yolov8n-nudenet": 0.01,
+    "ppocrv4-det": 0.01,
+    "ppocrv3-det-en": 0.01,
+    "yolox-ddddocr-det": 0.01,
+    "picodet-layout": 0.01,
 }
 
 # Ops a segment may hold and still be computed exactly by the exact form, the numpy executor and
@@ -203,12 +206,15 @@ class Quantized:
             self._cpu[key] = ovpool.run(self.ir(form, segments), feeds, device="CPU", fallback=False)
         return self._cpu[key]
 
-    def whole_steps(self, actual: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> dict[str, int]:
-        """Steps per output (``real_quantized.steps``), each output's dtype and shape checked."""
+    def whole(self, actual: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> dict[str, tuple[int, float]]:
+        """Per output: the largest difference in steps and the share of values more than one step
+        apart (``real_quantized.steps``, ``share_over_one_step``), dtypes checked."""
         assert set(actual) >= set(self.scales), f"outputs {sorted(actual)}, the model has {sorted(self.scales)}"
-        for name in self.scales:
+        found = {}
+        for name, scale in self.scales.items():
             assert actual[name].dtype == expected[name].dtype, (name, actual[name].dtype, expected[name].dtype)
-        return {name: steps(actual[name], expected[name], scale) for name, scale in self.scales.items()}
+            found[name] = (steps(actual[name], expected[name], scale), share_over_one_step(actual[name], expected[name], scale))
+        return found
 
     def segment_steps(self, actual: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> dict[str, int]:
         """Steps per cut tensor of ``actual`` (a cut run's outputs) against ``expected``'s."""
@@ -219,8 +225,11 @@ class Quantized:
         """How many cut tensors the numpy executor computes otherwise than onnxruntime."""
         return sum(1 for s in self.segment_steps(self.numpy_segments, self.values).values() if s)
 
-    def cascade_bound(self) -> int:
-        return 2 * CASCADE[self.variant.model.name]
+    def check_cascade(self, found: dict[str, tuple[int, float]], what: str) -> None:
+        """Each output's share of values over one step within twice the model's ``CASCADE``."""
+        bound = 2 * CASCADE[self.variant.model.name]
+        shown = ", ".join(f"'{n}' {s} steps, {share:.2%} over one" for n, (s, share) in found.items())
+        assert all(share <= bound for _s, share in found.values()), f"{self.variant.name} {what}: {shown} (bound {bound:.2%})"
 
 
 def cases(slow: frozenset[str] = frozenset()) -> list[object]:
@@ -266,9 +275,10 @@ def test_numpy_segments_within_one_step(quantized: Quantized) -> None:
 def test_numpy_whole_model(quantized: Quantized) -> None:
     """The whole model on the numpy executor: onnxruntime's outputs exactly when no segment
     differs, else within the model's measured cascade (the module docstring says why)."""
-    found = quantized.whole_steps(quantized.numpy, quantized.onnxruntime)
-    bound = quantized.cascade_bound() if quantized.flips else 0
-    assert max(found.values()) <= bound, f"{quantized.variant.name}: {found} steps ({quantized.flips} segments differ)"
+    found = quantized.whole(quantized.numpy, quantized.onnxruntime)
+    if not quantized.flips:
+        assert all(s == 0 for s, _share in found.values()), f"{quantized.variant.name}: {found} with no segment differing"
+    quantized.check_cascade(found, f"numpy against onnxruntime ({quantized.flips} segments differ)")
 
 
 @pytest.mark.parametrize("quantized", OPENVINO_CASES, indirect=True)
@@ -296,10 +306,8 @@ def test_openvino_whole_model(quantized: Quantized, form: str) -> None:
     within the model's measured cascade (segments of the default form always differ somewhere:
     FakeQuantize rounds near ties its own way)."""
     cpu = quantized.cpu(form)
-    bound = quantized.cascade_bound()
     for other, expected in (("onnxruntime", quantized.onnxruntime), ("numpy", quantized.numpy)):
-        found = quantized.whole_steps(cpu, expected)
-        assert max(found.values()) <= bound, f"{quantized.variant.name} {form} against {other}: {found} steps"
+        quantized.check_cascade(quantized.whole(cpu, expected), f"{form} form against {other}")
 
 
 @pytest.mark.parametrize("quantized", OPENVINO_CASES, indirect=True)
