@@ -79,25 +79,31 @@ SLOW_VARIANTS = (
     variant("yolox-ddddocr-det", "QDQ", "int8", "int8", False),
     variant("picodet-layout", "QOperator", "uint8", "int8", False),
 )
-# CI runs these on numpy only (OpenVINO's compilation of their exact forms takes ~20 s each)
-OPENVINO_SLOW = frozenset(v.name for v in VARIANTS if v.model.name in ("ppocrv4-rec", "yolov8n-nudenet"))
+# CI runs YOLOv8n on numpy only (its OpenVINO tests take ~20 s; MaxPool is ppocr-cls's too)
+OPENVINO_SLOW = frozenset(v.name for v in VARIANTS if v.model.name == "yolov8n-nudenet")
 # Not quantized here: the recurrent models (crnn-ddddocr-rec, silero-vad: onnxruntime 1.31's QDQ
 # and QOperator registries have no LSTM, the recurrence would stay float) and slanet-table (its
 # attention decoder is a Loop): what is tested is the CNNs' integer path.
 
-# The largest share of a model's output values more than one step apart, measured over its
-# variants (numpy and both OpenVINO forms, against onnxruntime and each other) where segments
-# differ; the bound is twice that. (The largest differences themselves say little: a DB detector's
-# probability map, a sigmoid, swings by up to 255 steps where a flip cascades near its threshold.)
-CASCADE = {
-    "ppocr-cls": 0.5,
-    "orientation": 0.25,
-    "ppocrv4-rec": 0.01,
-    "yolov8n-nudenet": 0.01,
-    "ppocrv4-det": 0.01,
-    "ppocrv3-det-en": 0.01,
-    "yolox-ddddocr-det": 0.01,
-    "picodet-layout": 0.01,
+# The cascades measured (OpenVINO 2026.4.1 CPU with AVX-512 VNNI, numpy 2 on OpenBLAS,
+# onnxruntime 1.31.1), per model over its 6 variants at the test sizes: the largest difference in
+# steps of any output and the largest share of an output's values more than one step apart, first
+# between numpy, the exact form and onnxruntime, then of the default form against onnxruntime or
+# numpy. The bound is twice each (at most 255 steps, all values), and one step where none was
+# measured. The default form cascades further with int8 activations: OpenVINO's low-precision
+# pass puts YOLOv8n's outputs 13.7 % over one step off (95 steps), 1.8 % with it turned off
+# (LP_TRANSFORMS_MODE=False), while its segments stay within one step. Neither number alone says
+# much: the classifiers have 2 and 4 outputs, a DB detector's sigmoid map swings by up to 255 steps
+# near its threshold where a flip spreads.
+CASCADE: dict[str, tuple[tuple[int, float], tuple[int, float]]] = {
+    "ppocr-cls": ((0, 0.0), (10, 1.0)),
+    "orientation": ((2, 0.25), (2, 0.5)),
+    "ppocrv4-rec": ((59, 0.00021), (146, 0.00034)),
+    "yolov8n-nudenet": ((8, 0.0186), (95, 0.1395)),
+    "ppocrv4-det": ((211, 0.0505), (255, 0.1352)),
+    "ppocrv3-det-en": ((243, 0.0351), (255, 0.0467)),
+    "yolox-ddddocr-det": ((11, 0.1305), (90, 0.7744)),
+    "picodet-layout": ((86, 0.5885), (255, 0.9783)),
 }
 
 # Ops a segment may hold and still be computed exactly by the exact form, the numpy executor and
@@ -225,11 +231,16 @@ class Quantized:
         """How many cut tensors the numpy executor computes otherwise than onnxruntime."""
         return sum(1 for s in self.segment_steps(self.numpy_segments, self.values).values() if s)
 
-    def check_cascade(self, found: dict[str, tuple[int, float]], what: str) -> None:
-        """Each output's share of values over one step within twice the model's ``CASCADE``."""
-        bound = 2 * CASCADE[self.variant.model.name]
-        shown = ", ".join(f"'{n}' {s} steps, {share:.2%} over one" for n, (s, share) in found.items())
-        assert all(share <= bound for _s, share in found.values()), f"{self.variant.name} {what}: {shown} (bound {bound:.2%})"
+    def check_cascade(self, found: dict[str, tuple[int, float]], what: str, default_form: bool = False) -> None:
+        """Each output within the model's ``CASCADE`` bound (the default form's with
+        ``default_form``): steps and share of values over one step."""
+        steps_seen, share_seen = CASCADE[self.variant.model.name][default_form]
+        most = min(255, 2 * steps_seen) if steps_seen else 1
+        share = min(1.0, 2 * share_seen)
+        shown = ", ".join(f"'{n}' {s} steps, {part:.2%} over one" for n, (s, part) in found.items())
+        assert all(s <= most and part <= share for s, part in found.values()), (
+            f"{self.variant.name} {what}: {shown} (bound {most} steps, {share:.2%} over one)"
+        )
 
 
 def cases(slow: frozenset[str] = frozenset()) -> list[object]:
@@ -307,7 +318,7 @@ def test_openvino_whole_model(quantized: Quantized, form: str) -> None:
     FakeQuantize rounds near ties its own way)."""
     cpu = quantized.cpu(form)
     for other, expected in (("onnxruntime", quantized.onnxruntime), ("numpy", quantized.numpy)):
-        quantized.check_cascade(quantized.whole(cpu, expected), f"{form} form against {other}")
+        quantized.check_cascade(quantized.whole(cpu, expected), f"{form} form against {other}", default_form=form == "default")
 
 
 @pytest.mark.parametrize("quantized", OPENVINO_CASES, indirect=True)
