@@ -50,6 +50,18 @@ def tap_span(length: int, out: int, stride: int, dilation: int, pad_begin: int, 
     return TapSpan(first, stop, first * stride + offset)
 
 
+def fewest_taps_inside(length: int, out: int, kernel: int, stride: int, pad_begin: int) -> int:
+    """The fewest taps inside ``[0, L)`` of any of ``out`` undilated windows, without numpy: a
+    window's count ``min(start + k, L) - max(start, 0)`` is concave in its start, so the first or
+    the last window has it. L=6, k=3, s=1, pb=1, out=6: the first window covers -1..1, 2 taps.
+    A window wholly in padding (OpenVINO ``ceil``) has 0."""
+
+    def inside(start: int) -> int:
+        return max(0, min(start + kernel, length) - max(start, 0))
+
+    return min(inside(-pad_begin), inside((out - 1) * stride - pad_begin))
+
+
 def tap_counts(length: int, out: int, kernel: int, stride: int, dilation: int, pad_begin: int, low: int, high: int) -> np.ndarray:
     """How many taps of each window fall inside ``[low, high)`` (as int64, one per output), counted
     without listing the taps (a window of 10**6 taps costs what one of 3 does).

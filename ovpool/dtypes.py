@@ -2,9 +2,10 @@
 
 ovpool's own spelling is numpy's dtype name ("float32"). Each row gives the same type as ONNX's
 ``TensorProto`` element type (1), its size in bytes (4), the IR port precision ("FP32"), the IR
-``element_type`` and OpenVINO ``Type`` name ("f32") and DirectML's ``DML_TENSOR_DATA_TYPE_FLOAT32``, so
-``ir_precision("float32") == "FP32"`` and ``from_ir_type("f32") == "float32"``. A type a world
-does not have is ``None`` there (DirectML has no bfloat16 or bool).
+``element_type`` and OpenVINO ``Type`` name ("f32"), DirectML's ``DML_TENSOR_DATA_TYPE_FLOAT32`` and
+Python's ``struct`` code ("f"), so ``ir_precision("float32") == "FP32"`` and ``from_ir_type("f32")
+== "float32"``. A type a world does not have is ``None`` there (DirectML has no bfloat16 or bool;
+``struct`` no bfloat16).
 
 Importing this module imports neither numpy nor onnx (``ovpool validate`` reads IR types without
 them); :func:`np_dtype` imports numpy when it is first called.
@@ -12,6 +13,7 @@ them); :func:`np_dtype` imports numpy when it is first called.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,23 +33,24 @@ class ElementType:
     ir_precision: str
     ir_type: str
     dml: str | None
+    struct: str | None
 
 
 _DML = "DML_TENSOR_DATA_TYPE_"
 TABLE: tuple[ElementType, ...] = (
-    ElementType("float32", 1, 4, "FP32", "f32", _DML + "FLOAT32"),
-    ElementType("float16", 10, 2, "FP16", "f16", _DML + "FLOAT16"),
-    ElementType("bfloat16", 16, 2, "BF16", "bf16", None),
-    ElementType("float64", 11, 8, "FP64", "f64", _DML + "FLOAT64"),
-    ElementType("int64", 7, 8, "I64", "i64", _DML + "INT64"),
-    ElementType("int32", 6, 4, "I32", "i32", _DML + "INT32"),
-    ElementType("int16", 5, 2, "I16", "i16", _DML + "INT16"),
-    ElementType("int8", 3, 1, "I8", "i8", _DML + "INT8"),
-    ElementType("uint64", 13, 8, "U64", "u64", _DML + "UINT64"),
-    ElementType("uint32", 12, 4, "U32", "u32", _DML + "UINT32"),
-    ElementType("uint16", 4, 2, "U16", "u16", _DML + "UINT16"),
-    ElementType("uint8", 2, 1, "U8", "u8", _DML + "UINT8"),
-    ElementType("bool", 9, 1, "BOOL", "boolean", None),
+    ElementType("float32", 1, 4, "FP32", "f32", _DML + "FLOAT32", "f"),
+    ElementType("float16", 10, 2, "FP16", "f16", _DML + "FLOAT16", "e"),
+    ElementType("bfloat16", 16, 2, "BF16", "bf16", None, None),
+    ElementType("float64", 11, 8, "FP64", "f64", _DML + "FLOAT64", "d"),
+    ElementType("int64", 7, 8, "I64", "i64", _DML + "INT64", "q"),
+    ElementType("int32", 6, 4, "I32", "i32", _DML + "INT32", "i"),
+    ElementType("int16", 5, 2, "I16", "i16", _DML + "INT16", "h"),
+    ElementType("int8", 3, 1, "I8", "i8", _DML + "INT8", "b"),
+    ElementType("uint64", 13, 8, "U64", "u64", _DML + "UINT64", "Q"),
+    ElementType("uint32", 12, 4, "U32", "u32", _DML + "UINT32", "I"),
+    ElementType("uint16", 4, 2, "U16", "u16", _DML + "UINT16", "H"),
+    ElementType("uint8", 2, 1, "U8", "u8", _DML + "UINT8", "B"),
+    ElementType("bool", 9, 1, "BOOL", "boolean", None, "?"),
 )
 
 _BY_NAME = {row.name: row for row in TABLE}
@@ -58,6 +61,29 @@ _BY_DML = {row.dml: row for row in TABLE if row.dml}
 
 NAMES: tuple[str, ...] = tuple(_BY_NAME)
 DML_NAMES: tuple[str, ...] = tuple(row.name for row in TABLE if row.dml)
+
+
+@dataclass(frozen=True)
+class NarrowType:
+    """An element type numpy has no type of its own for, held as ml_dtypes' type of the same
+    ``name`` (what onnx's numpy helpers give for it): the 4-bit integers and the 8-bit floats of
+    quantized models. Only the IR executor meets them, in weights (``Const``) and ``Convert``; an IR's
+    ``.bin`` holds ``bits``-wide elements packed into bytes, the first in the low bits ([1, 2, 3]
+    as ``u4`` is the bytes 0x21 0x03)."""
+
+    name: str
+    onnx: int
+    bits: int
+    ir_type: str
+
+
+NARROW: tuple[NarrowType, ...] = (
+    NarrowType("int4", 22, 4, "i4"),
+    NarrowType("uint4", 21, 4, "u4"),
+    NarrowType("float8_e4m3fn", 17, 8, "f8e4m3"),
+    NarrowType("float8_e5m2", 19, 8, "f8e5m2"),
+)
+_NARROW_BY_IR_TYPE = {row.ir_type: row for row in NARROW}
 
 
 def row(name: str) -> ElementType:
@@ -103,6 +129,19 @@ def from_ir_type(element_type: str) -> str | None:
     return found.name if found else None
 
 
+def narrow_from_ir_type(element_type: str) -> NarrowType | None:
+    """IR ``element_type`` of a narrow type -> its row ("u4" -> uint4, 4 bits); None otherwise."""
+    return _NARROW_BY_IR_TYPE.get(element_type.strip().lower())
+
+
+def narrow_np_dtype(row: NarrowType) -> np.dtype:
+    """The numpy (ml_dtypes) type of a narrow type: uint4 -> ``ml_dtypes.uint4``."""
+    import numpy as np
+    from onnx import helper
+
+    return np.dtype(helper.tensor_dtype_to_np_dtype(row.onnx))
+
+
 def ir_precision(name: str) -> str:
     """dtype name -> IR port precision: "float16" -> "FP16"."""
     return row(name).ir_precision
@@ -134,6 +173,16 @@ def from_dml(dml_type: str) -> str | None:
     """``DML_TENSOR_DATA_TYPE_UINT32`` -> "uint32"; None if unknown."""
     found = _BY_DML.get(dml_type)
     return found.name if found else None
+
+
+def unpack(name: str, data: bytes) -> tuple[float, ...] | None:
+    """The little-endian values of ``data`` as the dtype ``name`` stores them, without numpy (as an
+    IR ``.bin`` holds a Const): "float16" b"\\x00<" -> (1.0,); None for a type ``struct`` cannot
+    read (bfloat16) or a length that is not a whole number of values."""
+    found = _BY_NAME.get(name)
+    if found is None or found.struct is None or len(data) % found.itemsize:
+        return None
+    return struct.unpack(f"<{len(data) // found.itemsize}{found.struct}", data)
 
 
 def np_dtype(name: str) -> np.dtype:

@@ -85,7 +85,8 @@ class Quantization:
     """How one tensor is quantized: ``scale`` and ``zero_point`` per tensor (one value each) or per
     channel along ``axis`` (one value per index of that axis), and the integer ``dtype``.
 
-    Checked when made: scales finite and > 0, zero points integers inside ``dtype``'s range, and
+    Checked when made: scales finite and not 0 (ONNX allows a negative one), zero points integers
+    inside ``dtype``'s range, and
     per-axis lengths equal. ``where`` names the node or layer in every error
     (``node 'q1': zero point 300 is outside uint8 [0, 255]``).
     """
@@ -111,8 +112,8 @@ class Quantization:
         if self.axis is None and len(self.scale) != 1:
             raise ModelError(f"{prefix}{len(self.scale)} scales need an axis (per-tensor quantization has one)")
         for scale in self.scale:
-            if not math.isfinite(scale) or scale <= 0:
-                raise ModelError(f"{prefix}scale {scale:g} must be finite and > 0")
+            if not math.isfinite(scale) or scale == 0:
+                raise ModelError(f"{prefix}scale {scale:g} must be finite and non-zero")
         for zero in self.zero_point:
             if not kind.low <= zero <= kind.high:
                 raise ModelError(f"{prefix}zero point {zero} is outside {kind.name} [{kind.low}, {kind.high}]")
@@ -124,6 +125,11 @@ class Quantization:
     @property
     def per_tensor(self) -> bool:
         return len(self.scale) == 1
+
+    @property
+    def increasing(self) -> bool:
+        """Every scale positive: larger integers stand for larger reals."""
+        return min(self.scale) > 0
 
     def arrays(self, rank: int) -> tuple[np.ndarray, np.ndarray]:
         """Scale (float64) and zero point (int64) shaped to broadcast over a tensor of ``rank``."""
@@ -213,6 +219,15 @@ class QuantizedPool:
     spec: PoolSpec
     input: Quantization
     output: Quantization
+
+    def __post_init__(self) -> None:
+        from ovpool.spec import PoolKind
+
+        if self.spec.kind in (PoolKind.MAX, PoolKind.GLOBAL_MAX) and not self.input.increasing:
+            raise UnsupportedError(
+                f"node '{self.spec.name}': a max pool of a tensor quantized with a negative scale picks its "
+                "smallest integer; ovpool has no rule for it"
+            )
 
     @property
     def shares_scales(self) -> bool:

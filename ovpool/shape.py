@@ -452,8 +452,13 @@ def index_span(shape: Sequence[int], axis: int) -> int:
     return math.prod(int(d) for d in tuple(shape)[axis:])
 
 
-def buffer_bytes(sizes: Sequence[int], itemsize: int, alignment: int = 4) -> int:
-    """Bytes of a packed tensor buffer: elements times element size, rounded up to ``alignment``
+def buffer_bytes(sizes: Sequence[int], itemsize: int, alignment: int = 4, strides: Sequence[int] | None = None) -> int:
+    """Bytes of a tensor buffer: elements times element size, rounded up to ``alignment``
     (DirectML's DMLCalcBufferTensorSize binds DWORD-aligned buffers): 1x3x5 float16 is 15*2 = 30
-    -> 32 bytes."""
-    return ceil_div(math.prod(int(d) for d in sizes) * itemsize, alignment) * alignment
+    -> 32 bytes. With element ``strides`` the buffer reaches the last element's offset plus one,
+    ``1 + sum((size - 1) * stride)``: 1x3x2x2 uint8 viewed channels-last (12, 1, 6, 3) is 12 -> 12."""
+    if strides is None:
+        elements = math.prod(int(d) for d in sizes)
+    else:
+        elements = 1 + sum((int(d) - 1) * int(s) for d, s in zip(sizes, strides))
+    return ceil_div(elements * itemsize, alignment) * alignment

@@ -8,14 +8,23 @@ Written from the DirectML operator pages, independently of ovpool (it imports no
 - max: the largest cell inside the input; the first one met in row-major window order wins a tie;
   OutputIndicesTensor holds its flat index over the whole (contiguous) input tensor;
 - MAX_UNPOOLING: zeros of OutputTensor's Sizes, ``out.flat[index] = value``;
-- PADDING: constant padding on every axis.
+- PADDING: constant padding on every axis;
+- QUANTIZED_LINEAR_AVERAGE_POOLING: the page's dequantize ``(Input - ZeroPoint) * Scale``, the
+  average above, the page's quantize ``clamp(round(Input / Scale) + ZeroPoint, Min, Max)``, each
+  scale and zero point per tensor (one value) or per channel (ChannelCount values), a null zero
+  point 0. Computed on exact rationals (``fractions.Fraction``); ``round`` takes a tie to the even
+  integer: the page writes only ``round``, and onnxruntime's DirectML provider maps ONNX's
+  half-to-even QuantizeLinear and QLinearAveragePool onto these descriptors.
 Tensors are flat buffers: a desc's Sizes say how an operator views one, so a 1x3x8 graph tensor
-is the same buffer as a 1x3x1x8 desc. Slow by design: tiny tensors only.
+is the same buffer as a 1x3x1x8 desc; a desc with Strides (in elements) views the buffer through
+them, so NHWC data reads as NCHW. Constants (the document's ``constants``) are buffers too. Slow by
+design: tiny tensors only.
 """
 
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 
@@ -35,14 +44,17 @@ def run(document: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Run every operator in order on flat buffers; returns every tensor written, shaped as the
     document's ``tensors`` entry (the source graph's shape) or else as the writing desc says."""
     buffers = {name: np.asarray(value).ravel() for name, value in inputs.items()}
+    for name, constant in document.get("constants", {}).items():
+        buffers[name] = np.asarray(constant["Values"], dtype=_NUMPY[constant["DataType"]])
     written: dict[str, tuple] = {}
     for op in document["operators"]:
         desc = op["desc"]
-        args = [_view(buffers[name], desc[member]) for name, member in zip(op["inputs"], _INPUT_MEMBERS[op["type"]])]
+        members = [m for m in _INPUT_MEMBERS[op["type"]] if desc.get(m) is not None]
+        args = [_view(buffers[name], desc[member]) for name, member in zip(op["inputs"], members)]
         results = _RUN[op["type"]](desc, *args)
         for name, member, value in zip(op["outputs"], ("OutputTensor", "OutputIndicesTensor"), results):
             typed = value.astype(_NUMPY[desc[member]["DataType"]])
-            buffers[name] = typed.ravel()
+            buffers[name] = _store(typed, desc[member])
             written[name] = tuple(desc[member]["Sizes"])
     logical = document.get("tensors", {})
     return {name: buffers[name].reshape(logical[name]["Sizes"] if name in logical else sizes) for name, sizes in written.items()}
@@ -51,7 +63,21 @@ def run(document: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def _view(buffer: np.ndarray, tensor: dict) -> np.ndarray:
     sizes = tuple(tensor["Sizes"])
     assert buffer.size == int(np.prod(sizes)), (buffer.size, sizes)
+    if "Strides" in tensor:
+        steps = tuple(s * buffer.itemsize for s in tensor["Strides"])
+        return np.lib.stride_tricks.as_strided(buffer, sizes, steps, writeable=False)
     return buffer.reshape(sizes)
+
+
+def _store(value: np.ndarray, tensor: dict) -> np.ndarray:
+    """The flat buffer a desc writes: packed row-major, or laid out by its Strides."""
+    if "Strides" not in tensor:
+        return value.ravel()
+    size = 1 + sum((n - 1) * s for n, s in zip(value.shape, tensor["Strides"]))
+    buffer = np.zeros(size, dtype=value.dtype)
+    steps = tuple(s * buffer.itemsize for s in tensor["Strides"])
+    np.lib.stride_tricks.as_strided(buffer, value.shape, steps)[...] = value
+    return buffer
 
 
 def _windows(desc: dict, in_sizes, out_sizes):
@@ -71,16 +97,42 @@ def _windows(desc: dict, in_sizes, out_sizes):
             yield n, c, pos, cells
 
 
+def _divisor(desc: dict, cells) -> int:
+    if desc["IncludePadding"]:
+        return sum(1 for _, in_pads in cells if in_pads)
+    return sum(1 for coords, _ in cells if coords is not None)
+
+
 def _average(desc: dict, x: np.ndarray):
     out_sizes = desc["OutputTensor"]["Sizes"]
     y = np.zeros(out_sizes, dtype=np.float64)
     for n, c, pos, cells in _windows(desc, x.shape, out_sizes):
         total = sum(float(x[(n, c) + coords]) for coords, _ in cells if coords is not None)
-        if desc["IncludePadding"]:
-            divisor = sum(1 for _, in_pads in cells if in_pads)
-        else:
-            divisor = sum(1 for coords, _ in cells if coords is not None)
-        y[(n, c) + pos] = total / divisor
+        y[(n, c) + pos] = total / _divisor(desc, cells)
+    return (y,)
+
+
+_QUANTIZED_INPUTS = ("InputTensor", "InputScaleTensor", "InputZeroPointTensor", "OutputScaleTensor", "OutputZeroPointTensor")
+_RANGE = {"DML_TENSOR_DATA_TYPE_INT8": (-128, 127), "DML_TENSOR_DATA_TYPE_UINT8": (0, 255)}
+
+
+def _quantized_average(desc: dict, *arrays: np.ndarray):
+    tensors = dict(zip([m for m in _QUANTIZED_INPUTS if desc.get(m) is not None], arrays))
+    x = tensors["InputTensor"]
+
+    def channel(member: str, c: int, default: int = 0):
+        values = tensors[member].ravel() if member in tensors else np.array([default])
+        return values[c] if values.size > 1 else values[0]
+
+    out_sizes = desc["OutputTensor"]["Sizes"]
+    low, high = _RANGE[desc["OutputTensor"]["DataType"]]
+    y = np.zeros(out_sizes, dtype=np.int64)
+    for n, c, pos, cells in _windows(desc, x.shape, out_sizes):
+        scale, zero = Fraction(float(channel("InputScaleTensor", c))), int(channel("InputZeroPointTensor", c))
+        total = sum((int(x[(n, c) + coords]) - zero) * scale for coords, _ in cells if coords is not None)
+        average = Fraction(total) / _divisor(desc, cells)
+        quantized = round(average / Fraction(float(channel("OutputScaleTensor", c)))) + int(channel("OutputZeroPointTensor", c))
+        y[(n, c) + pos] = min(max(quantized, low), high)
     return (y,)
 
 
@@ -125,5 +177,10 @@ _RUN = {
     "DML_OPERATOR_MAX_POOLING2": _max,
     "DML_OPERATOR_MAX_UNPOOLING": _unpool,
     "DML_OPERATOR_PADDING": _padding,
+    "DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING": _quantized_average,
 }
-_INPUT_MEMBERS = {op: ("InputTensor",) for op in _RUN} | {"DML_OPERATOR_MAX_UNPOOLING": ("InputTensor", "IndicesTensor")}
+_INPUT_MEMBERS = (
+    {op: ("InputTensor",) for op in _RUN}
+    | {"DML_OPERATOR_MAX_UNPOOLING": ("InputTensor", "IndicesTensor")}
+    | {"DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING": _QUANTIZED_INPUTS}
+)

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import quant_ir
 from onnx import AttributeProto, ModelProto, TensorProto, helper, numpy_helper
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout whose ovpool every run uses (PYTHONPATH)
@@ -129,6 +130,56 @@ def _dynamic_model() -> ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
+def _quantized_model() -> ModelProto:
+    """Quantized average pools for DirectML: x uint8[1,2,4,4] -> DequantizeLinear (per channel,
+    zero points 128) -> AveragePool k3 s2 p1 ceil include-pad (a window past the end pad: PADDING
+    with the zero point, then the quantized operator) -> QuantizeLinear; and z int8[1,4,4,3] ->
+    com.microsoft QLinearAveragePool channels_last k2 (a strided view)."""
+    inputs = [
+        helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 2, 4, 4]),
+        helper.make_tensor_value_info("z", TensorProto.INT8, [1, 4, 4, 3]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([0.05, 0.1], np.float32), "xs"),
+        numpy_helper.from_array(np.array([128, 128], np.uint8), "xz"),
+        numpy_helper.from_array(np.array(0.04, np.float32), "ys"),
+        numpy_helper.from_array(np.array(125, np.uint8), "yz"),
+        numpy_helper.from_array(np.array(0.1, np.float32), "zs"),
+        numpy_helper.from_array(np.array(-3, np.int8), "zz"),
+    ]
+    nodes = [
+        helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"], name="dq", axis=1),
+        helper.make_node(
+            "AveragePool",
+            ["xf"],
+            ["af"],
+            name="ap",
+            kernel_shape=[3, 3],
+            strides=[2, 2],
+            pads=[1, 1, 1, 1],
+            ceil_mode=1,
+            count_include_pad=1,
+        ),
+        helper.make_node("QuantizeLinear", ["af", "ys", "yz"], ["y"], name="q"),
+        helper.make_node(
+            "QLinearAveragePool",
+            ["z", "zs", "zz", "zs", "zz"],
+            ["w"],
+            name="qp",
+            domain="com.microsoft",
+            kernel_shape=[2, 2],
+            channels_last=1,
+        ),
+    ]
+    outputs = [
+        helper.make_tensor_value_info("y", TensorProto.UINT8, None),
+        helper.make_tensor_value_info("w", TensorProto.INT8, None),
+    ]
+    graph = helper.make_graph(nodes, "quantized", inputs, outputs, initializer=inits)
+    opsets = [helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=10)
+
+
 @dataclass(frozen=True)
 class Bases:
     """The valid models every case starts from: ONNX protos, and IR and DirectML files."""
@@ -146,13 +197,15 @@ def build_bases(folder: Path) -> Bases:
         "pools": _pools_model(),
         "unpool": _unpool_model(),
         "dyn": _dynamic_model(),
+        "quantized": _quantized_model(),
     }
     ir: dict[str, tuple[bytes, bytes]] = {}
     dml: dict[str, bytes] = {}
-    for name in ("tiny", "pools"):
+    for name in ("tiny", "pools", "quantized"):
         path = folder / f"{name}.onnx"
         onnx.save(protos[name], str(path))
-        for target, out in (("ir", f"{name}.xml"), ("dml", f"{name}.json")):
+        targets = (("dml", f"{name}.json"),) if name == "quantized" else (("ir", f"{name}.xml"), ("dml", f"{name}.json"))
+        for target, out in targets:
             done = subprocess.run(
                 [sys.executable, "-m", "ovpool", "convert", str(path), "--to", target, "-o", str(folder / out), "--force"],
                 capture_output=True,
@@ -162,7 +215,8 @@ def build_bases(folder: Path) -> Bases:
             )
             if done.returncode:
                 raise RuntimeError(f"converting the base model {name} to {target} failed: {done.stderr}")
-        ir[name] = ((folder / f"{name}.xml").read_bytes(), (folder / f"{name}.bin").read_bytes())
+        if name != "quantized":
+            ir[name] = ((folder / f"{name}.xml").read_bytes(), (folder / f"{name}.bin").read_bytes())
         dml[name] = (folder / f"{name}.json").read_bytes()
     return Bases(protos, ir, dml)
 
@@ -878,6 +932,77 @@ def dml_cases(bases: Bases) -> Iterable[Case]:
 # ---------------------------------------------------------------- inputs of ``ovpool run``
 
 
+def dml_quantized_cases(bases: Bases) -> Iterable[Case]:
+    """Hostile quantized average pooling: the DirectML document's constants, scale and zero point
+    descs and channels-last Strides, and the ONNX model's Q/DQ and QLinear constants."""
+    document = json.loads(bases.dml["quantized"])
+
+    def case(label: str, mutated: object) -> Case:
+        return Case(f"dml/quantized/{label}", "dml-quantized", {"m.json": json.dumps(mutated).encode()}, dml_runs())
+
+    values: dict[str, object] = {
+        "NaN": [float("nan")],
+        "Infinity": [float("inf")],
+        "1e39": [1e39],
+        "2**64": [2**64],
+        "negative": [-1],
+        "zero": [0],
+        "strings": ["0.05"],
+        "empty": [],
+        "null": None,
+        "object": {"a": 1},
+    }
+    for constant in document["constants"]:
+        for label, value in values.items():
+            mutated = copy.deepcopy(document)
+            mutated["constants"][constant]["Values"] = value
+            yield case(f"{constant} Values={label}", mutated)
+        mutated = copy.deepcopy(document)
+        del mutated["constants"][constant]
+        yield case(f"{constant} missing", mutated)
+        for key, value in (("DataType", "DML_TENSOR_DATA_TYPE_BOGUS"), ("Sizes", [1, 2**40, 1, 1]), ("Sizes", [])):
+            mutated = copy.deepcopy(document)
+            mutated["constants"][constant][key] = value
+            yield case(f"{constant} {key}={value}", mutated)
+    yield case("constants list", {**document, "constants": [1]})
+    quantized = [i for i, op in enumerate(document["operators"]) if "InputScaleTensor" in op["desc"]]
+    for index in quantized:
+        for member in ("InputScaleTensor", "InputZeroPointTensor", "OutputScaleTensor", "OutputZeroPointTensor"):
+            for label, value in (("null", None), ("huge", [1, 2**32, 1, 1]), ("rank 9", [1] * 9), ("int", 5)):
+                mutated = copy.deepcopy(document)
+                if label == "null":
+                    mutated["operators"][index]["desc"][member] = None
+                else:
+                    mutated["operators"][index]["desc"][member]["Sizes"] = value
+                yield case(f"op {index} {member}={label}", mutated)
+        for tensor in ("InputTensor", "OutputTensor"):
+            for label, value in (
+                ("2**40", [2**40, 1, 1, 1]),
+                ("negative", [-1, 1, 1, 1]),
+                ("short", [1]),
+                ("strings", ["1"] * 4),
+            ):
+                mutated = copy.deepcopy(document)
+                mutated["operators"][index]["desc"][tensor]["Strides"] = value
+                yield case(f"op {index} {tensor} Strides={label}", mutated)
+    model = bases.onnx["quantized"]
+    for name, value in (
+        ("xs", np.array([0.0, 0.1], np.float32)),
+        ("xs", np.array([np.nan, 0.1], np.float32)),
+        ("xs", np.array([0.05, 0.1, 0.2], np.float32)),
+        ("ys", np.array(-1.0, np.float32)),
+        ("zs", np.array(np.inf, np.float32)),
+        ("zz", np.array([1, 2], np.int8)),
+        ("xz", np.array([127], np.int8)),
+    ):
+        proto = copy.deepcopy(model)
+        for init in proto.graph.initializer:
+            if init.name == name:
+                init.CopyFrom(numpy_helper.from_array(value, name))
+        runs = (("convert", "m.onnx", "--to", "dml", "-o", "out/m.json"), ("convert", "m.onnx", "--to", "dml", "-o", "out/m.h"))
+        yield Case(f"onnx/quantized/{name}={value.tolist()}", "dml-quantized", {"m.onnx": proto.SerializeToString()}, runs)
+
+
 def _npy(array: np.ndarray) -> bytes:
     import io
 
@@ -1253,8 +1378,134 @@ def path_cases(bases: Bases) -> Iterable[Case]:
             ("transform", "m.onnx", "--pass", "no-ceil", "-o", ""),
             ("run", "m.onnx", "--random-inputs", "--output", ""),
             ("explain", "--kernel", "2", "--input-shape", "4", "--svg", ""),
+            ("compare", "m.onnx", "--device", "numpy", "--random-inputs", "--plot", ""),
         ),
     )
+    compare = ("compare", "--device", "numpy", "--random-inputs")
+    yield Case(
+        "path/compare plot over an input, a folder, a FIFO",
+        "path",
+        {"m.onnx": pools, "m.xml": xml, "m.bin": weights},
+        (
+            (compare[0], "m.onnx", *compare[1:], "--plot", "m.onnx", "--force"),
+            (compare[0], "m.xml", *compare[1:], "--plot", "m.bin", "--force"),
+            (compare[0], "m.onnx", *compare[1:], "--plot", "d"),
+            (compare[0], "m.onnx", *compare[1:], "--plot", "f/plot.svg"),
+            (compare[0], "m.onnx", *compare[1:], "--force"),
+            (compare[0], "m.onnx", *compare[1:], "--reference-model", "missing.onnx"),
+            (compare[0], "m.onnx", *compare[1:], "--reference-model", "m.xml", "--all-layers"),
+        ),
+        (("dir", "d"), ("fifo", "f")),
+    )
+
+
+def _fake_quantize_ir(levels: str, low_shape: str = "", element: str = "f32", size: int = 4) -> bytes:
+    """An IR of one FakeQuantize over a 2x3 input, its four ranges from one Const (``low_shape``,
+    ``element``, ``size`` bytes at offset 0)."""
+    dims = "".join(f"<dim>{d}</dim>" for d in low_shape.split(",") if d)
+    ports = "".join(f'<port id="{i}" precision="FP32">{dims}</port>' for i in range(1, 5))
+    edges = "".join(f'<edge from-layer="1" from-port="0" to-layer="2" to-port="{i}"/>' for i in range(1, 5))
+    return f"""<?xml version="1.0"?>
+<net name="fq" version="11"><layers>
+<layer id="0" name="x" type="Parameter" version="opset1"><data shape="2,3" element_type="f32"/>
+<output><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port></output></layer>
+<layer id="1" name="r" type="Const" version="opset1"><data element_type="{element}" shape="{low_shape}" offset="0" size="{size}"/>
+<output><port id="0" precision="FP32">{dims}</port></output></layer>
+<layer id="2" name="fq" type="FakeQuantize" version="opset1"><data levels="{levels}" auto_broadcast="numpy"/>
+<input><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port>{ports}</input>
+<output><port id="5" precision="FP32"><dim>2</dim><dim>3</dim></port></output></layer>
+<layer id="3" name="out" type="Result" version="opset1"><input><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port></input></layer>
+</layers><edges><edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>{edges}
+<edge from-layer="2" from-port="5" to-layer="3" to-port="0"/></edges></net>
+""".encode()
+
+
+def quantized_ir_cases() -> Iterable[Case]:
+    """FakeQuantize layers numpy must refuse by name: levels 1, 2**70, not a number, ranges that do
+    not broadcast to the data, 4-bit ranges of the wrong size, NaN ranges (which run)."""
+    runs = (
+        ("run", "m.xml", "--random-inputs", "--device", "numpy"),
+        ("compare", "m.xml", "--device", "numpy", "--reference", "CPU", "--random-inputs", "--per-layer"),
+        ("validate", "m.xml"),
+    )
+    nan = np.full(1, np.nan, np.float32).tobytes()
+    for label, text, weights in (
+        ("levels 1", _fake_quantize_ir("1"), np.ones(1, np.float32).tobytes()),
+        ("levels 2**70", _fake_quantize_ir(str(2**70)), np.ones(1, np.float32).tobytes()),
+        ("levels not a number", _fake_quantize_ir("many"), np.ones(1, np.float32).tobytes()),
+        ("ranges of another shape", _fake_quantize_ir("256", "4", size=16), np.ones(4, np.float32).tobytes()),
+        ("u4 ranges of the wrong size", _fake_quantize_ir("256", "3", "u4", 1), b"\x21"),
+        ("NaN ranges", _fake_quantize_ir("256"), nan),
+    ):
+        yield Case(f"ir-quant/fake-quantize/{label}", "ir-quant", {"m.xml": text, "m.bin": weights}, runs)
+
+
+def _quantized_irs() -> dict[str, tuple[str, bytes]]:
+    """Quantized IRs whose pools validate's OVP501/OVP502 read back to their integers: the
+    dequantization ONNX QDQ models become, a bare FakeQuantize, a zero Pad fused into the average,
+    and a 3-D ReduceMean with per-channel zero points (``quant_ir``)."""
+    made = {}
+    with tempfile.TemporaryDirectory() as folder:
+        g = quant_ir.Graph()
+        y = quant_ir.quantize_dequantize(g, g.parameter((3, 2, 3)), zero_point=[128, 100])
+        y = g.op("ReduceMean", [y, g.const([2], "i64")], {"keep_dims": "true"}, dims=(3, 2, 1))
+        g.result(quant_ir.quantize_dequantize(g, y, name="q_out"))
+        path = g.write(Path(folder), "reduce")
+        made["reduce"] = (path.read_text(), path.with_suffix(".bin").read_bytes())
+        pads = {"pad": 1, "pad-huge": 2**40, "pad-negative": -1}
+        for name in ("qdq", "fq", *pads):
+            g = quant_ir.Graph()
+            x = g.parameter((1, 2, 6, 6))
+            if name == "fq":
+                y = quant_ir.fake_quantize(g, x, -1.0, 2.0, -1.0, 2.0)
+            else:
+                y = quant_ir.quantize_dequantize(g, x)
+            if name in pads:
+                p = pads[name]
+                y = quant_ir.avg_pool(
+                    g, quant_ir.pad(g, y, [0, 0, p, p], [0, 0, p, p]), [3, 3], exclude_pad=True, dims=(1, 2, 6, 6)
+                )
+            else:
+                y = quant_ir.avg_pool(g, y, [3, 3], pads_begin=[1, 1], pads_end=[1, 1])
+            g.result(y)
+            path = g.write(Path(folder), name)
+            made[name] = (path.read_text(), path.with_suffix(".bin").read_bytes())
+    return made
+
+
+def ir_quant_cases() -> Iterable[Case]:
+    """OVP501's reads of a quantized IR's constants and layers, damaged: ranges, zero points and
+    pads past the .bin, huge, negative, NaN or of the wrong type, odd levels, a missing .bin."""
+    runs = (("validate", "m.xml"), ("validate", "--strict", "--format", "json", "m.xml"))
+    for base, (text, weights) in _quantized_irs().items():
+
+        def case(label: str, xml: str = text, data: bytes | None = weights, base: str = base) -> Case:
+            files = {"m.xml": xml.encode()} if data is None else {"m.xml": xml.encode(), "m.bin": data}
+            return Case(f"ir-quant/{base}/{label}", "ir-quant", files, runs)
+
+        yield case("as made")
+        yield case("no bin", data=None)
+        yield case("bin truncated", data=weights[: len(weights) // 2])
+        yield case("bin all NaN", data=b"\x00\x00\xc0\x7f" * (len(weights) // 4) + b"\x00" * (len(weights) % 4))
+        yield case("bin all inf", data=b"\x00\x00\x80\x7f" * (len(weights) // 4) + b"\x00" * (len(weights) % 4))
+        for label, old, new in (
+            ("offsets past end", 'offset="', 'offset="9999999'),
+            ("sizes huge", 'size="', 'size="1099511627776'),
+            ("sizes negative", 'size="', 'size="-'),
+            ("shapes huge", 'shape="', 'shape="1099511627776,'),
+            ("shapes negative", 'shape="', 'shape="-1,'),
+            ("element types bool", 'element_type="f32"', 'element_type="boolean"'),
+            ("element types bf16", 'element_type="f32"', 'element_type="bf16"'),
+            ("element types unknown", 'element_type="', 'element_type="x'),
+            ("levels 2**40", 'levels="256"', 'levels="1099511627776"'),
+            ("levels -1", 'levels="256"', 'levels="-1"'),
+            ("levels text", 'levels="256"', 'levels="many"'),
+            ("pad mode edge", 'pad_mode="constant"', 'pad_mode="edge"'),
+            ("precision I8", 'precision="U8"', 'precision="I8"'),
+            ("precision unknown", 'precision="U8"', 'precision="Q7"'),
+        ):
+            if old in text:
+                yield case(label, text.replace(old, new))
 
 
 def corpus(bases: Bases) -> list[Case]:
@@ -1267,7 +1518,10 @@ def corpus(bases: Bases) -> list[Case]:
         *ir_attr_cases(bases),
         *window_wrap_cases(),
         *ir_structure_cases(bases),
+        *quantized_ir_cases(),
+        *ir_quant_cases(),
         *dml_cases(bases),
+        *dml_quantized_cases(bases),
         *input_cases(bases),
         *args_cases(bases),
         *path_cases(bases),

@@ -19,12 +19,27 @@ import oracle
 from hypothesis import assume
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+from strategies import window_attributes
 
 # Opsets covering every since-version of QuantizeLinear/DequantizeLinear (10, 13, 19, 21, 23, 24,
 # 25) and of AveragePool (10, 11, 19, 22) / MaxPool (10, 11, 12, 22) from opset 10 on.
 OPSETS = (10, 11, 12, 13, 19, 21, 22, 23, 24, 25)
-RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767)}
-ELEM = {"uint8": TensorProto.UINT8, "int8": TensorProto.INT8, "uint16": TensorProto.UINT16, "int16": TensorProto.INT16}
+RANGES = {
+    "uint8": (0, 255),
+    "int8": (-128, 127),
+    "uint16": (0, 65535),
+    "int16": (-32768, 32767),
+    "uint4": (0, 15),
+    "int4": (-8, 7),
+}
+ELEM = {
+    "uint8": TensorProto.UINT8,
+    "int8": TensorProto.INT8,
+    "uint16": TensorProto.UINT16,
+    "int16": TensorProto.INT16,
+    "uint4": TensorProto.UINT4,
+    "int4": TensorProto.INT4,
+}
 MS = "com.microsoft"
 
 
@@ -159,22 +174,9 @@ def qdq_cases(draw, qlinear: bool = False, max_rank: int = 3, max_len: int = 7) 
 
 
 def _window(draw, op_type: str, opset: int, rank: int, spatial: tuple) -> dict:
-    kernel = [draw(st.integers(1, 3)) for _ in range(rank)]
-    has_dilations = opset >= (19 if op_type == "AveragePool" else 10)
-    dilations = [draw(st.integers(1, 2)) if has_dilations else 1 for _ in range(rank)]
-    strides = [draw(st.integers(1, 3)) for _ in range(rank)]
-    extents = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
-    attrs: dict = {"kernel_shape": kernel, "strides": strides}
-    if any(d != 1 for d in dilations):
-        attrs["dilations"] = dilations
-    auto_pad = draw(st.sampled_from(["NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]))
-    if auto_pad == "NOTSET":
-        pads = [draw(st.integers(0, e - 1)) for e in extents] + [draw(st.integers(0, e - 1)) for e in extents]
-        attrs["pads"] = pads
-        assume(all(spatial[a] + pads[a] + pads[rank + a] >= extents[a] for a in range(rank)))
-    else:
-        attrs["auto_pad"] = auto_pad
-        assume(auto_pad != "VALID" or all(spatial[a] >= extents[a] for a in range(rank)))
+    attrs = window_attributes(draw, rank, spatial, opset >= (19 if op_type == "AveragePool" else 10), ("NOTSET",) * 3)
+    kernel, strides = attrs["kernel_shape"], attrs["strides"]
+    dilations = attrs.get("dilations", [1] * rank)
     if draw(st.booleans()):
         attrs["ceil_mode"] = 1
     if op_type == "AveragePool" and draw(st.booleans()):

@@ -57,6 +57,29 @@ def np_dtype(name: str) -> np.dtype:
     return np.dtype(name)
 
 
+def window_attributes(draw, rank: int, spatial: tuple, dilations: bool, auto_pads: tuple = ("NOTSET", "NOTSET")) -> dict:
+    """Drawn kernel_shape, strides, dilations (when ``dilations``) and pads or auto_pad (NOTSET
+    weighted by how often it is in ``auto_pads``) of a pool over ``spatial``; pads stay below the
+    dilated kernel and the padded input holds a window. ceil_mode and count_include_pad are left to
+    the caller (their versions differ)."""
+    kernel = [draw(st.integers(1, 3)) for _ in range(rank)]
+    dilation = [draw(st.integers(1, 2)) if dilations else 1 for _ in range(rank)]
+    strides = [draw(st.integers(1, 3)) for _ in range(rank)]
+    extents = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    attrs: dict = {"kernel_shape": kernel, "strides": strides}
+    if any(d != 1 for d in dilation):
+        attrs["dilations"] = dilation
+    auto_pad = draw(st.sampled_from([*auto_pads, "SAME_UPPER", "SAME_LOWER", "VALID"]))
+    if auto_pad == "NOTSET":
+        pads = [draw(st.integers(0, e - 1)) for e in extents] + [draw(st.integers(0, e - 1)) for e in extents]
+        attrs["pads"] = pads
+        assume(all(spatial[a] + pads[a] + pads[rank + a] >= extents[a] for a in range(rank)))
+    else:
+        attrs["auto_pad"] = auto_pad
+        assume(auto_pad != "VALID" or all(spatial[a] >= extents[a] for a in range(rank)))
+    return attrs
+
+
 @st.composite
 def pool_cases(draw, op_types=("AveragePool", "MaxPool"), max_rank: int = 3, max_len: int = 7) -> PoolCase:
     op_type = draw(st.sampled_from(op_types))
@@ -64,23 +87,8 @@ def pool_cases(draw, op_types=("AveragePool", "MaxPool"), max_rank: int = 3, max
     rank = draw(st.integers(1, max_rank))
     spatial = tuple(draw(st.integers(1, max_len)) for _ in range(rank))
     shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) + spatial
-    kernel = [draw(st.integers(1, 3)) for _ in range(rank)]
     has_dilations = opset >= (19 if op_type == "AveragePool" else 10)
-    dilations = [draw(st.integers(1, 2)) if has_dilations else 1 for _ in range(rank)]
-    strides = [draw(st.integers(1, 3)) for _ in range(rank)]
-    extents = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
-    attrs: dict = {"kernel_shape": kernel, "strides": strides}
-    if any(d != 1 for d in dilations):
-        attrs["dilations"] = dilations
-    auto_pad = draw(st.sampled_from(["NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]))
-    if auto_pad == "NOTSET":
-        pads = [draw(st.integers(0, e - 1)) for e in extents] + [draw(st.integers(0, e - 1)) for e in extents]
-        attrs["pads"] = pads
-        assume(all(spatial[a] + pads[a] + pads[rank + a] >= extents[a] for a in range(rank)))
-    else:
-        attrs["auto_pad"] = auto_pad
-        if auto_pad == "VALID":
-            assume(all(spatial[a] >= extents[a] for a in range(rank)))
+    attrs = window_attributes(draw, rank, spatial, has_dilations)
     if opset >= 10 and draw(st.booleans()):
         attrs["ceil_mode"] = 1
     if op_type == "AveragePool" and opset >= 7 and draw(st.booleans()):

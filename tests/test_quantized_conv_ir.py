@@ -24,7 +24,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from ovpool.errors import ModelError, UnsupportedError
+from ovpool.errors import ModelError
 from ovpool.ov.from_onnx import onnx_to_ov_model
 
 ov = pytest.importorskip("openvino")
@@ -75,11 +75,16 @@ def test_per_channel_qlinear_conv_within_one_step(out_channels: int, in_channels
     assert int(np.abs(got.astype(np.int64) - want.astype(np.int64)).max()) <= 1
 
 
-def test_per_channel_qlinear_conv_before_opset_13_is_refused() -> None:
+@pytest.mark.parametrize("exact", [False, True], ids=["default", "exact"])
+def test_per_channel_qlinear_conv_before_opset_13(exact: bool) -> None:
     """DequantizeLinear has an axis from opset 13: an older model's per-channel QLinearConv is
-    refused by name (OpenVINO would compute it wrong)."""
-    with pytest.raises(UnsupportedError, match="node 'conv' \\(QLinearConv\\): w_scale is per channel"):
-        onnx_to_ov_model(qlinear_conv(4, 4, opset=11))
+    dequantized by Cast -> Sub -> Mul along the output channels (``ovpool.onnx.qoperator``), not
+    by OpenVINO's frontend (which would compute it along the input channels)."""
+    model = qlinear_conv(4, 4, opset=11)
+    x = np.random.default_rng(1).integers(0, 256, (1, 4, 6, 6)).astype(np.uint8)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = ov.Core().compile_model(onnx_to_ov_model(model, exact_quantization=exact), "CPU", F32)({"x": x})[0]
+    assert int(np.abs(got.astype(np.int64) - want.astype(np.int64)).max()) <= 1
 
 
 def qlinear_matmul(a_scale: np.ndarray, opset: int = 13) -> onnx.ModelProto:

@@ -20,7 +20,7 @@ import onnx
 import pytest
 from hypothesis import given
 from onnx import helper, numpy_helper
-from quant_cases import QdqCase, expected, qdq_cases, steps
+from quant_cases import ELEM, RANGES, QdqCase, expected, qdq_cases, steps
 
 from ovpool.cli.app import main
 from ovpool.errors import UnsupportedError
@@ -150,15 +150,6 @@ Q_VERSIONS = [
     (21, "int4"),
 ]
 Q_VERSIONS += [(23, "uint8"), (24, "int8"), (25, "uint8")]
-Q_RANGES = {
-    "uint8": (0, 255),
-    "int8": (-128, 127),
-    "uint16": (0, 65535),
-    "int16": (-32768, 32767),
-    "uint4": (0, 15),
-    "int4": (-8, 7),
-}
-Q_ELEM = {"uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "uint4": 21, "int4": 22}
 
 
 @pytest.mark.parametrize(("opset", "dtype"), Q_VERSIONS, ids=[f"{o}-{d}" for o, d in Q_VERSIONS])
@@ -170,7 +161,7 @@ def test_quantize_dequantize_at_every_version(opset: int, dtype: str, per_axis: 
     The exact form equals it bit for bit; the default (FakeQuantize) form is within one step."""
     if per_axis and opset < 13:
         pytest.skip("DequantizeLinear has no axis before opset 13")
-    low, high = Q_RANGES[dtype]
+    low, high = RANGES[dtype]
     rng = np.random.default_rng(opset)
     scales = np.array([0.05, 0.0371, 0.123] if per_axis else [0.0371], np.float32)
     zeros = rng.integers(low, high + 1, scales.size)
@@ -184,7 +175,7 @@ def test_quantize_dequantize_at_every_version(opset: int, dtype: str, per_axis: 
     axis = {"axis": 1} if per_axis else {}
     inits = [
         numpy_helper.from_array(scales if per_axis else scales.reshape(()), "s"),
-        helper.make_tensor("zp", Q_ELEM[dtype], [scales.size] if per_axis else [], [int(z) for z in zeros]),
+        helper.make_tensor("zp", ELEM[dtype], [scales.size] if per_axis else [], [int(z) for z in zeros]),
     ]
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"], **axis),
@@ -205,6 +196,55 @@ def test_quantize_dequantize_at_every_version(opset: int, dtype: str, per_axis: 
         assert int(np.rint(np.abs(got - want) / s).max()) <= bound
         if exact:
             assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("op_type", ["GlobalAveragePool", "GlobalMaxPool"])
+@pytest.mark.parametrize(
+    ("shape", "scales"), [((2, 2, 1), ((1.0, 0.5), (1.0, 1.0))), ((2, 2, 4), ((1.0, 1.0), (0.5, 1.0))), ((3, 2, 3), None)]
+)
+def test_global_pools_of_3d_tensors_with_a_batch(op_type: str, shape: tuple, scales) -> None:
+    """OpenVINO's INT8 ReduceMean and ReduceMax of an (N, C, L) tensor take per-channel scales along
+    the batch axis, and with N > C get the later batches wrong per tensor too (up to 95 steps): the
+    default form writes a global pool of a dequantized tensor as AvgPool/MaxPool over the plane."""
+    in_scale, out_scale = scales or ((0.05,), (0.05,))
+    zero = (0,) * len(in_scale) if scales else (128,)
+    case = QdqCase(op_type, 13, {}, shape, "uint8" if not scales else "int8", in_scale, zero, out_scale, zero)
+    q = case.input(np.random.default_rng(1))
+    assert steps(run_cpu(case, q, exact=False), expected(case, q)) <= 1
+
+
+def test_include_pad_average_read_by_a_convolution() -> None:
+    """int8 at zero point 0 -> include-pad AvgPool -> Convolution: on a processor without AMX the
+    plugin makes the int8 tensor uint8 at zero point 128 and pads the average with integer 0 (43
+    steps off on this machine). The default form's exclude-pad average times the ratio of counted
+    taps is within half an input step at the average, so within half a step times the weights' row
+    sum after the 1x1 Convolution; onnxruntime computes the float chain."""
+    import onnxruntime as ort
+
+    weights = np.array([[[[3]], [[-2]]], [[[1]], [[4]]]], np.int8)
+    inits = [
+        numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+        numpy_helper.from_array(np.array(0, np.int8), "z"),
+        numpy_helper.from_array(weights, "wq"),
+        numpy_helper.from_array(np.array(0.1, np.float32), "ws"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+        helper.make_node("AveragePool", ["xd"], ["p"], name="pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
+        helper.make_node("DequantizeLinear", ["wq", "ws"], ["w"]),
+        helper.make_node("Conv", ["p", "w"], ["y"], name="conv"),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", 1, [1, 2, 6, 6])], [helper.make_tensor_value_info("y", 1, None)], inits
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    x = (np.random.default_rng(0).integers(-100, 100, (1, 2, 6, 6)) * 0.05).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = ov.Core().compile_model(onnx_to_ov_model(model), "CPU", F32)({"x": x})[0]
+    bound = 0.5 * 0.05 * np.abs(weights.astype(np.float64) * 0.1).sum(axis=(1, 2, 3)).reshape(1, -1, 1, 1)
+    assert (np.abs(got - want) <= bound + 1e-6).all()
 
 
 def test_exact_form_names_the_pool_that_needs_static_dims() -> None:

@@ -21,9 +21,12 @@ Everything else DirectML cannot say exactly is refused with the node and the rea
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypedDict, cast
+from dataclasses import dataclass, field
+from typing import NotRequired, TypedDict, cast
+
+import numpy as np
 
 from ovpool import dtypes, shape
 from ovpool.axis import unpool_window_for
@@ -74,8 +77,36 @@ def level_text(level: int) -> str:
 MAX_SIZE = 2**32 - 1  # a DML_BUFFER_TENSOR_DESC's Sizes are UINT32
 
 
-def tensor_desc(dtype: str, sizes: Sequence[int]) -> dict:
-    return {"DataType": dtypes.dml_type(dtype), "Sizes": [int(v) for v in sizes]}
+def window_members(explicit: PoolSpec, include: bool) -> dict[str, object]:
+    """The window members every pooling desc shares, of a spec with explicit pads: kernel 3,
+    stride 2, pads 1/1 give ``WindowSize [3, 3]``, ``Strides [2, 2]``, ``StartPadding [1, 1]``..."""
+    return {
+        "DimensionCount": len(explicit.kernel),
+        "Strides": list(explicit.strides),
+        "WindowSize": list(explicit.kernel),
+        "StartPadding": list(explicit.pads_begin),
+        "EndPadding": list(explicit.pads_end),
+        "Dilations": list(explicit.dilations),
+        "IncludePadding": include,
+    }
+
+
+def tensor_desc(dtype: str, sizes: Sequence[int], strides: Sequence[int] | None = None) -> dict:
+    """A buffer tensor desc as the JSON holds it; ``strides`` (in elements) only for a tensor that is
+    not packed row-major (a channels-last view: ``channels_last_strides``)."""
+    desc: dict = {"DataType": dtypes.dml_type(dtype), "Sizes": [int(v) for v in sizes]}
+    if strides is not None:
+        desc["Strides"] = [int(v) for v in strides]
+    return desc
+
+
+def channels_last_strides(sizes: Sequence[int]) -> tuple[int, ...]:
+    """Element strides that view a packed channels-last tensor (N, *spatial, C) as the desc Sizes
+    (N, C, *spatial) DirectML pools: a 1x4x4x3 NHWC buffer seen as 1x3x4x4 has strides
+    (48, 1, 12, 3). A unit axis of a 1-D pool (1x3x1x8) gets the stride its size-1 place would have."""
+    n, c, *spatial = (int(v) for v in sizes)
+    steps = [c * math.prod(spatial[i + 1 :]) for i in range(len(spatial))]
+    return (c * math.prod(spatial), 1, *steps)
 
 
 def numpy_type(dml_type: object, where: str) -> str:
@@ -97,10 +128,12 @@ class Need:
     tensor_rank: int
     index_type: str | None
     what: str
+    quantized: bool = False
 
     def fits(self, row: DmlOperatorLevel) -> bool:
         return (
-            self.members <= set(row.members)
+            row.quantized == self.quantized
+            and self.members <= set(row.members)
             and self.dtype in row.data_types
             and self.tensor_rank in row.tensor_ranks
             and (self.index_type is None or self.index_type in row.index_types)
@@ -133,17 +166,17 @@ def choose(need: Need, cap: int, where: str) -> tuple[DmlOperatorLevel, int]:
         + (f" with {'/'.join(r.index_types)} indices" if r.index_types else "")
         + f" in {'/'.join(str(n) for n in r.tensor_ranks)}-D tensors"
         for r in newest
-        if r is not None and r.kind is need.kind and need.members <= set(r.members)
+        if r is not None and r.kind is need.kind and r.quantized == need.quantized and need.members <= set(r.members)
     )
     raise UnsupportedError(f"{where}: DirectML cannot express {need.what} ({offers or 'no operator has these members'})")
 
 
-def _describe(kind: str, dtype: str, rank: int, extras: Sequence[str]) -> str:
+def describe(kind: str, dtype: str, rank: int, extras: Sequence[str]) -> str:
     extra = "".join(f" with {e}" for e in extras)
     return f"{kind}{extra} on a {rank}-D {dtype} tensor"
 
 
-def _operator(
+def make_operator(
     name: str, row: DmlOperatorLevel, level: int, inputs: Sequence[str], outputs: Sequence[str], values: Mapping[str, object]
 ) -> dict:
     return {
@@ -159,10 +192,13 @@ def _operator(
 @dataclass(frozen=True)
 class Lowered:
     """Operators for one source node, and ``tensors``: the logical (source graph) DataType and
-    Sizes of each tensor they read or write. A 1-D pool's descs add a unit axis to these."""
+    Sizes of each tensor they read or write. A 1-D pool's descs add a unit axis to these.
+    ``constants``: the tensors whose values the operators need (a quantized pool's scales and zero
+    points), ``{name: {DataType, Sizes, Values}}``."""
 
     operators: list[dict]
     tensors: dict[str, dict]
+    constants: dict[str, dict] = field(default_factory=dict)
 
 
 def operators_from_spec(
@@ -197,17 +233,7 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
         raise UnsupportedError(f"{where}: its input's data type is unknown; DirectML tensor descs need one")
     if spec.dtype not in dtypes.DML_NAMES:
         raise UnsupportedError(f"{where}: DirectML has no {spec.dtype} tensor data type (DML_TENSOR_DATA_TYPE)")
-    if any(d is None for d in input_shape):
-        raise UnsupportedError(f"{where}: input shape {list(input_shape)} is not static; DirectML tensor descs need sizes")
-    input_shape = tuple(int(d) for d in input_shape)
-    shape.check_input_rank(spec, len(input_shape))
-    if max(input_shape) > MAX_SIZE:
-        raise UnsupportedError(f"{where}: input shape {list(input_shape)}: DirectML tensor sizes are UINT32 (at most {MAX_SIZE})")
-    if not 3 <= len(input_shape) <= 5:
-        raise UnsupportedError(
-            f"{where}: a rank-{len(input_shape)} input has {len(input_shape) - 2} spatial axes; "
-            "DirectML pools 1 to 3 (4-D or 5-D tensors, 1-D via a unit axis)"
-        )
+    input_shape = static_input(spec, input_shape, where)
     if spec.kind is PoolKind.UNPOOL:
         return _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, where)
     spatial = input_shape[2:]
@@ -227,7 +253,7 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
                 f"{where}: indices counted from axis {spec.indices.axis} have no DirectML form; "
                 "OutputIndicesTensor counts over the whole tensor (axis 0)"
             )
-    _refuse_empty_windows(window, spatial, where)
+    refuse_empty_windows(window, spatial, where)
     out_shape = shape.output_shape(spec, input_shape)
     pads_begin, pads_end = shape.resolved_pads(window, spatial)
     explicit = window.with_(padding=Padding.EXPLICIT, pads_begin=pads_begin, pads_end=pads_end)
@@ -244,7 +270,7 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
         else:
             end = pads_end if explicit.divisor is Divisor.INCLUDE_PAD else full_end
             pad_name = pad_tensor or f"{spec.name}/pad"
-            pad_op, in_shape = _padding_operator(spec, input_shape, pads_begin, end, source, pad_name, cap, where)
+            pad_op, in_shape = padding_operator(spec, input_shape, pads_begin, end, source, pad_name, cap, where)
             operators.append(pad_op)
             tensors[pad_name] = tensor_desc(spec.dtype, in_shape)
             source = pad_name
@@ -268,27 +294,51 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
         explicit.dtype,
         len(in_shape),
         index_type,
-        _describe(kind, explicit.dtype, len(in_shape), extras),
+        describe(kind, explicit.dtype, len(in_shape), extras),
     )
     row, level = choose(need, cap, where)
     values = {
         "InputTensor": tensor_desc(spec.dtype, in_shape),
         "OutputTensor": tensor_desc(spec.dtype, out_shape),
         "OutputIndicesTensor": tensor_desc(index_type, out_shape) if index_type else None,
-        "DimensionCount": len(explicit.kernel),
-        "Strides": list(explicit.strides),
-        "WindowSize": list(explicit.kernel),
-        "StartPadding": list(explicit.pads_begin),
-        "EndPadding": list(explicit.pads_end),
-        "Dilations": list(explicit.dilations),
-        "IncludePadding": include,
+        **window_members(explicit, include),
     }
-    operators.append(_operator(spec.name, row, level, [source], outputs, values))
+    operators.append(make_operator(spec.name, row, level, [source], outputs, values))
     return Lowered(operators, tensors)
 
 
-def _padding_operator(spec, input_shape, begin, end, source, target, cap, where) -> tuple[dict, tuple[int, ...]]:
-    """DML_OPERATOR_PADDING with zeros: pads on the spatial axes only, as 4-D/5-D tensors."""
+def static_input(spec: PoolSpec, input_shape: Sequence[int | None], where: str) -> tuple[int, ...]:
+    """The input shape as DirectML tensor descs take it: static, UINT32 sizes, 1 to 3 spatial axes
+    (a 1-D pool gets its unit axis later); else an ``UnsupportedError`` naming ``where``."""
+    if any(d is None for d in input_shape):
+        raise UnsupportedError(f"{where}: input shape {list(input_shape)} is not static; DirectML tensor descs need sizes")
+    static = tuple(int(cast("int", d)) for d in input_shape)
+    shape.check_input_rank(spec, len(static))
+    if max(static) > MAX_SIZE:
+        raise UnsupportedError(f"{where}: input shape {list(static)}: DirectML tensor sizes are UINT32 (at most {MAX_SIZE})")
+    if not 3 <= len(static) <= 5:
+        raise UnsupportedError(
+            f"{where}: a rank-{len(static)} input has {len(static) - 2} spatial axes; "
+            "DirectML pools 1 to 3 (4-D or 5-D tensors, 1-D via a unit axis)"
+        )
+    return static
+
+
+def padding_operator(
+    spec: PoolSpec,
+    input_shape: Sequence[int],
+    begin: Sequence[int],
+    end: Sequence[int],
+    source: str,
+    target: str,
+    cap: int,
+    where: str,
+    value: int = 0,
+) -> tuple[dict, tuple[int, ...]]:
+    """DML_OPERATOR_PADDING with ``value`` (0; a quantized pool's input zero point, the real 0):
+    pads on the spatial axes only, as 4-D/5-D tensors of ``spec.dtype``."""
+    dtype = spec.dtype
+    assert dtype is not None  # the pooling operators check their spec's dtype first
     full_begin, full_end = (0, 0) + tuple(begin), (0, 0) + tuple(end)
     padded = shape.padded_shape(input_shape, full_begin, full_end)
     in_sizes, out_sizes = input_shape, padded
@@ -298,22 +348,22 @@ def _padding_operator(spec, input_shape, begin, end, source, target, cap, where)
     need = Need(
         None,
         frozenset(),
-        spec.dtype,
+        dtype,
         len(in_sizes),
         None,
-        _describe("zero padding (for an include-pad average)", spec.dtype, len(in_sizes), []),
+        describe(f"padding with {value} (for an include-pad average)", dtype, len(in_sizes), []),
     )
     row, level = choose(need, cap, where)
     values = {
-        "InputTensor": tensor_desc(spec.dtype, in_sizes),
-        "OutputTensor": tensor_desc(spec.dtype, out_sizes),
+        "InputTensor": tensor_desc(dtype, in_sizes),
+        "OutputTensor": tensor_desc(dtype, out_sizes),
         "PaddingMode": "DML_PADDING_MODE_CONSTANT",
-        "PaddingValue": 0.0,
+        "PaddingValue": float(value),
         "DimensionCount": len(in_sizes),
         "StartPadding": list(full_begin),
         "EndPadding": list(full_end),
     }
-    return _operator(f"{spec.name}/pad", row, level, [source], [target], values), padded
+    return make_operator(f"{spec.name}/pad", row, level, [source], [target], values), padded
 
 
 def _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, where) -> Lowered:
@@ -337,7 +387,7 @@ def _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, outpu
         spec.dtype,
         len(in_sizes),
         index_type,
-        _describe("max unpooling", spec.dtype, len(in_sizes), [f"{index_dtype} indices"]),
+        describe("max unpooling", spec.dtype, len(in_sizes), [f"{index_dtype} indices"]),
     )
     row, level = choose(need, cap, where)
     values = {
@@ -350,7 +400,7 @@ def _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, outpu
         inputs[1]: tensor_desc(index_dtype, input_shape),
         outputs[0]: tensor_desc(spec.dtype, output_shape),
     }
-    return Lowered([_operator(spec.name, row, level, inputs[:2], outputs[:1], values)], tensors)
+    return Lowered([make_operator(spec.name, row, level, inputs[:2], outputs[:1], values)], tensors)
 
 
 @dataclass(frozen=True)
@@ -359,6 +409,10 @@ class Operator:
 
     ``input_sizes``/``output_sizes`` are the desc's InputTensor/OutputTensor Sizes; ``dtype`` the
     InputTensor's data type as a numpy name; ``index_type`` the indices tensor's (or None).
+    ``output_dtype`` is the OutputTensor's (a quantized pool may write uint8 from int8; every other
+    operator writes its input's type). ``channels_last``: the InputTensor and OutputTensor Strides
+    view channels-last tensors (``channels_last_strides``), which only a quantized pool may do.
+    ``inputs`` name the tensors of the desc's non-null input members, in member order.
     """
 
     name: str
@@ -370,6 +424,12 @@ class Operator:
     input_sizes: tuple[int, ...]
     output_sizes: tuple[int, ...]
     index_type: str | None
+    output_dtype: str = ""
+    channels_last: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.output_dtype:
+            object.__setattr__(self, "output_dtype", self.dtype)
 
 
 def shown(value: object, limit: int = 80) -> str:
@@ -410,6 +470,9 @@ def check_operator(op: object, position: int) -> Operator:
     inputs, outputs = _names(op.get("inputs"), "inputs", where), _names(op.get("outputs"), "outputs", where)
     x = _tensor(desc, "InputTensor", where)
     y = _tensor(desc, "OutputTensor", where)
+    channels_last = _check_strides(row, desc, where)
+    if row.quantized:
+        return _check_quantized(op_type, row, str(name), inputs, outputs, desc, x, y, channels_last, where)
     if x[0] != y[0]:
         raise ModelError(f"{where}: InputTensor is {x[0]} but OutputTensor is {y[0]}; DirectML needs the same DataType")
     if len(x[1]) != len(y[1]):
@@ -447,6 +510,100 @@ def check_operator(op: object, position: int) -> Operator:
     if "IncludePadding" in row.members and not isinstance(desc["IncludePadding"], bool):
         raise ModelError(f"{where}: IncludePadding must be true or false, got {shown(desc['IncludePadding'])}")
     return Operator(str(name), row, tuple(inputs), tuple(outputs), desc, x[0], x[1], y[1], index_type)
+
+
+QUANTIZED_INPUTS = ("InputTensor", "InputScaleTensor", "InputZeroPointTensor", "OutputScaleTensor", "OutputZeroPointTensor")
+QUANTIZATION_MEMBERS = QUANTIZED_INPUTS[1:]
+_OPTIONAL_INPUTS = ("InputZeroPointTensor", "OutputZeroPointTensor")
+
+
+def _check_quantized(
+    op_type: str,
+    row: DmlOperatorLevel,
+    name: str,
+    inputs: list[str],
+    outputs: list[str],
+    desc: Mapping[str, object],
+    x: tuple[str, tuple[int, ...]],
+    y: tuple[str, tuple[int, ...]],
+    channels_last: bool,
+    where: str,
+) -> Operator:
+    """The member checks of DML_QUANTIZED_LINEAR_AVERAGE_POOLING_OPERATOR_DESC (its page's Tensor
+    constraints and support): INT8/UINT8 InputTensor and OutputTensor of 4 or 5 dims, each zero
+    point of its data tensor's type, FLOAT32 scales, and every scale or zero point of Sizes
+    ``{1, 1, 1, 1}`` (per tensor) or ``{1, ChannelCount, 1, 1}`` (per channel; 5 dims for 5-D data).
+    The zero points may be null; ``inputs`` list the non-null input members in order."""
+    for member, (dtype, sizes) in (("InputTensor", x), ("OutputTensor", y)):
+        if dtype not in row.data_types:
+            allowed = " or ".join(str(dtypes.dml_type(t)) for t in row.data_types)
+            raise ModelError(f"{where}: {member} DataType must be {allowed}, got {dtypes.dml_type(dtype)}")
+        if len(sizes) not in row.tensor_ranks:
+            raise ModelError(f"{where}: {member} has {len(sizes)} dims; {op_type} takes 4 or 5")
+    if len(x[1]) != len(y[1]):
+        raise ModelError(f"{where}: InputTensor and OutputTensor Sizes differ in rank ({list(x[1])} vs {list(y[1])})")
+    channels = x[1][1]
+    per_tensor = [1] * len(x[1])
+    per_channel = [1, channels] + [1] * (len(x[1]) - 2)
+    for member in QUANTIZATION_MEMBERS:
+        if desc.get(member) is None:
+            if member in _OPTIONAL_INPUTS:
+                continue
+            raise ModelError(f"{where}: {member} must not be null")
+        dtype, sizes = _tensor(desc, member, where)
+        data = x[0] if member.startswith("Input") else y[0]
+        wanted = row.scale_types if "Scale" in member else (data,)
+        if dtype not in wanted:
+            owner = "" if "Scale" in member else f" ({member.replace('ZeroPoint', '')}'s)"
+            raise ModelError(
+                f"{where}: {member} DataType must be {' or '.join(str(dtypes.dml_type(t)) for t in wanted)}{owner}, "
+                f"got {dtypes.dml_type(dtype)}"
+            )
+        if list(sizes) not in (per_tensor, per_channel):
+            raise ModelError(
+                f"{where}: {member} Sizes {list(sizes)} must be {per_tensor} (per tensor) or {per_channel} (per channel)"
+            )
+    wanted_inputs = sum(1 for member in QUANTIZED_INPUTS if desc.get(member) is not None)
+    if len(inputs) != wanted_inputs or len(outputs) != 1:
+        raise ModelError(
+            f"{where}: {op_type} with this desc takes {wanted_inputs} input(s) (its non-null input tensors in "
+            f"member order) and 1 output, the operator lists {len(inputs)} and {len(outputs)}"
+        )
+    count = desc["DimensionCount"]
+    if type(count) is not int or count != len(x[1]) - 2:
+        raise ModelError(f"{where}: DimensionCount {shown(count)} must be the integer {len(x[1]) - 2} for {len(x[1])}-D tensors")
+    for member in ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations"):
+        _uints(desc[member], count, member, where)
+    if not isinstance(desc["IncludePadding"], bool):
+        raise ModelError(f"{where}: IncludePadding must be true or false, got {shown(desc['IncludePadding'])}")
+    return Operator(name, row, tuple(inputs), tuple(outputs), desc, x[0], x[1], y[1], None, y[0], channels_last)
+
+
+def _check_strides(row: DmlOperatorLevel, desc: Mapping[str, object], where: str) -> bool:
+    """Whether the desc views channels-last tensors. ovpool writes packed tensors, and for a
+    quantized pool's InputTensor and OutputTensor the channels-last view of ``channels_last_strides``
+    (onnxruntime's QLinearAveragePool with channels_last=1); any other Strides, or a view on one of
+    the two only, is refused."""
+    strided = {}
+    for member, value in desc.items():
+        if isinstance(value, dict) and "Strides" in value:
+            strided[member] = value["Strides"]
+    if not strided:
+        return False
+    for member, strides in strided.items():
+        sizes = cast("dict", desc[member]).get("Sizes")
+        view = None
+        if row.quantized and member in ("InputTensor", "OutputTensor") and isinstance(sizes, list) and len(sizes) >= 2:
+            view = list(channels_last_strides(sizes))
+        if view is None or not isinstance(strides, list) or [type(v) for v in strides] != [int] * len(view) or strides != view:
+            expected = f" (the channels-last view of {shown(sizes)} is {view})" if view else ""
+            raise ModelError(
+                f"{where}: {member}.Strides {shown(strides)}: ovpool reads packed tensors, and channels-last views "
+                f"of a quantized average pooling's InputTensor and OutputTensor{expected}"
+            )
+    if set(strided) != {"InputTensor", "OutputTensor"}:
+        raise ModelError(f"{where}: InputTensor and OutputTensor must both view channels-last tensors, or neither")
+    return True
 
 
 def _names(names: object, key: str, where: str) -> list[str]:
@@ -519,7 +676,7 @@ def spec_from_operator(op: Operator) -> PoolSpec:
         spec = base.with_(rounding=rounding)
     else:
         spec = _floor_with_end_pads(base, spatial, out_spatial, where)
-    _refuse_empty_windows(spec, spatial, where)
+    refuse_empty_windows(spec, spatial, where)
     if include and tuple(shape.floor_end_pads(spec, spatial)) != spec.pads_end:
         raise UnsupportedError(
             f"{where}: IncludePadding=TRUE with a window overhanging EndPadding has an undocumented "
@@ -587,6 +744,13 @@ def padding_of(op: Operator) -> tuple[tuple[int, ...], tuple[int, ...], float]:
     value = desc["PaddingValue"]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ModelError(f"{where}: PaddingValue must be a number, got {shown(value)}")
+    kind = dtypes.np_dtype(op.dtype)
+    if kind.kind in "iu":
+        info = np.iinfo(kind)
+        if not float(value).is_integer() or not info.min <= value <= info.max:
+            raise ModelError(
+                f"{where}: PaddingValue {shown(value)} is not a {op.dtype} value (an integer in [{info.min}, {info.max}])"
+            )
     begin, end = _window_member(desc, "StartPadding"), _window_member(desc, "EndPadding")
     if shape.padded_shape(op.input_sizes, begin, end) != op.output_sizes:
         raise ModelError(
@@ -610,14 +774,31 @@ class Document(TypedDict):
     version: int
     operators: list[dict]
     tensors: dict[str, dict]
+    constants: NotRequired[dict[str, dict]]
     skipped: list[SkippedNode]
 
 
-def new_document(operators: list[dict], tensors: Mapping[str, dict], skipped: list[SkippedNode]) -> Document:
+def new_document(
+    operators: list[dict],
+    tensors: Mapping[str, dict],
+    skipped: list[SkippedNode],
+    constants: Mapping[str, dict] | None = None,
+) -> Document:
     """The JSON document: operators in execution order, ``tensors`` the logical (source graph)
-    DataType and Sizes of every tensor the operators read or write, ``skipped`` the source nodes
-    that are not pooling (``{"name", "op_type"}``)."""
-    return {"format": FORMAT, "version": FORMAT_VERSION, "operators": operators, "tensors": dict(tensors), "skipped": skipped}
+    DataType and Sizes of every tensor the operators read or write, ``constants`` the tensors
+    whose values they need (a quantized pool's scales and zero points: ``{"DataType", "Sizes",
+    "Values"}``, present only when some operator has them), ``skipped`` the source nodes that are
+    not pooling (``{"name", "op_type"}``)."""
+    document: Document = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "operators": operators,
+        "tensors": dict(tensors),
+        "skipped": skipped,
+    }
+    if constants:
+        document["constants"] = dict(constants)
+    return document
 
 
 def dumps(document: Mapping[str, object]) -> bytes:
@@ -655,13 +836,15 @@ def loads(data: bytes, source: str) -> dict:
         raise ModelError.in_file(source, "'operators' must be a non-empty list")
     if not isinstance(document.get("tensors", {}), dict):
         raise ModelError.in_file(source, "'tensors' must be an object of tensor name -> {DataType, Sizes}")
+    if not isinstance(document.get("constants", {}), dict):
+        raise ModelError.in_file(source, "'constants' must be an object of tensor name -> {DataType, Sizes, Values}")
     return document
 
 
 MAX_JSON_BYTES = 64 << 20
 
 
-def _refuse_empty_windows(spec: PoolSpec, spatial: Sequence[int], where: str) -> None:
+def refuse_empty_windows(spec: PoolSpec, spatial: Sequence[int], where: str) -> None:
     """DirectML documents no result for a window with no input cell (``shape.empty_window_error``)."""
     empty = shape.empty_window_error(spec, spatial)
     if empty is not None:

@@ -5,19 +5,29 @@ overhang: PADDING then the average), in graph order, named after the node; every
 listed under ``skipped`` and on stderr. DirectML tensor descs need static sizes and data types: a
 pooling input without them is refused naming the node. Pooling output sizes come from the shape
 engine, never from ONNX shape inference.
+
+Quantized average pooling becomes DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING
+(``ovpool.dml.quantized``): a QDQ pattern ``DequantizeLinear -> AveragePool/GlobalAveragePool ->
+QuantizeLinear`` (``ovpool.onnx.qdq.find_qdq_pools``) is one operator from the DequantizeLinear's
+input to the QuantizeLinear's output, its DequantizeLinear and QuantizeLinear absorbed where
+nothing else reads them; com.microsoft QLinearAveragePool / QLinearGlobalAveragePool are one
+operator each. A QDQ MaxPool stays a float max pool between its (skipped) DequantizeLinear and
+QuantizeLinear.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from onnx import ModelProto, numpy_helper
+from onnx import ModelProto, NodeProto
 
 from ovpool.dml import adapter as dml_adapter
 from ovpool.dml import cpp as dml_cpp
+from ovpool.dml.quantized import operators_from_quantized
 from ovpool.errors import ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
 from ovpool.ir.reader import dim_bounds, read_ir
@@ -25,6 +35,17 @@ from ovpool.ir.templates import POOL_LAYER_TYPES
 from ovpool.names import FreshNames
 from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset, inferred_types, load
+from ovpool.onnx.qdq import (
+    MS_DOMAIN,
+    QLINEAR_POOL_OPS,
+    QdqPool,
+    check_quantization_nodes,
+    find_qdq_pools,
+    is_channels_last,
+    node_label,
+    qlinear_pool,
+)
+from ovpool.onnx.qdq import constants as qdq_constants
 from ovpool.spec import PoolKind
 
 Shape = tuple[int | None, ...]
@@ -36,13 +57,27 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
     cap = dml_adapter.parse_feature_level(feature_level)
     proto = load(model)
     opset = default_opset(proto)
+    check_quantization_nodes(proto)
     known = inferred_types(proto)
-    constants = _constants(proto)
+    constants = qdq_constants(proto.graph)
     operators: list[dict] = []
     tensors: dict[str, dict] = {}
+    values: dict[str, dict] = {}
     skipped: list[dml_adapter.SkippedNode] = []
-    taken = FreshNames(set(known) | {o for n in proto.graph.node for o in n.output})
+    taken = FreshNames(set(known) | set(constants) | {o for n in proto.graph.node for o in n.output})
+    quantized = _QuantizedAverages(proto)
     for node in proto.graph.node:
+        if quantized.absorbs(node):
+            continue
+        lowered_all = _quantized_lowerings(node, quantized, known, constants, taken, cap)
+        for lowered in lowered_all:
+            operators.extend(lowered.operators)
+            tensors.update(lowered.tensors)
+            values.update(lowered.constants)
+            for name, desc in lowered.tensors.items():
+                known[name] = (dml_adapter.numpy_type(desc["DataType"], name), tuple(desc["Sizes"]))
+        if lowered_all and not quantized.keeps_float(node):
+            continue
         if not onnx_adapter.is_pool_node(node):
             skipped.append({"name": node.name or (node.output[0] if node.output else ""), "op_type": node.op_type})
             continue
@@ -71,7 +106,85 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
             known[name] = (dml_adapter.numpy_type(desc["DataType"], name), tuple(desc["Sizes"]))
     if not operators:
         raise UnsupportedError(f"model '{proto.graph.name}' has no pooling node to convert to DirectML")
-    return dml_adapter.new_document(operators, tensors, skipped)
+    return dml_adapter.new_document(operators, tensors, skipped, values)
+
+
+def _quantized_lowerings(
+    node: NodeProto,
+    quantized: _QuantizedAverages,
+    known: Mapping[str, tuple[str | None, Shape | None]],
+    constants: Mapping[str, np.ndarray],
+    taken: FreshNames,
+    cap: int,
+) -> list[dml_adapter.Lowered]:
+    """The quantized operators a node starts: one for a com.microsoft QLinear pooling node, one
+    per QDQ pattern of a pool (named ``<pool>/<quantize>`` when the pool feeds several), none else."""
+    lowered = []
+    if node.domain == MS_DOMAIN and node.op_type in QLINEAR_POOL_OPS:
+        where = node_label(node)
+        if not node.input or not node.input[0] or len(node.output) != 1:
+            raise ModelError(f"{where}: needs the input X and one output Y")
+        dtype, input_shape = known.get(node.input[0], (None, None))
+        pool = qlinear_pool(node, constants, dtype)
+        shape_ = _shape_of(node.input[0], input_shape, where)
+        lowered.append(
+            operators_from_quantized(pool, shape_, node.input[0], node.output[0], taken, cap, is_channels_last(node), where)
+        )
+    patterns = quantized.patterns.get(node.output[0] if node.output else "", [])
+    for pattern in patterns:
+        where = node_label(pattern.pool)
+        source, meaning = pattern.dequantize.input[0], pattern.meaning
+        if len(patterns) > 1:
+            quantize_name = pattern.quantize.name or pattern.quantize.output[0]
+            meaning = replace(meaning, spec=meaning.spec.with_(name=f"{meaning.spec.name}/{quantize_name}"))
+        shape_ = _shape_of(source, known.get(source, (None, None))[1], where)
+        lowered.append(operators_from_quantized(meaning, shape_, source, pattern.quantize.output[0], taken, cap, where=where))
+    return lowered
+
+
+class _QuantizedAverages:
+    """The QDQ average pools of a model (``find_qdq_pools``) and the nodes they absorb.
+
+    ``patterns`` maps a pool's output to its patterns (one per QuantizeLinear reading it). A
+    QuantizeLinear of a pattern is absorbed; a DequantizeLinear is absorbed when only absorbed
+    pools read it and it is no graph output; a pool is absorbed (``keeps_float`` False) when
+    patterns cover every node reading it.
+    """
+
+    def __init__(self, proto: ModelProto) -> None:
+        graph = proto.graph
+        found: list[QdqPool] = [
+            p for p in find_qdq_pools(proto) if p.meaning.spec.kind in (PoolKind.AVERAGE, PoolKind.GLOBAL_AVERAGE)
+        ]
+        self.patterns: dict[str, list[QdqPool]] = {}
+        for pattern in found:
+            self.patterns.setdefault(pattern.pool.output[0], []).append(pattern)
+        readers: dict[str, list[str]] = {}
+        for node in graph.node:
+            for name in node.input:
+                readers.setdefault(name, []).append(node.output[0] if node.output else "")
+        graph_outputs = {o.name for o in graph.output}
+        quantizes = {p.quantize.output[0] for p in found}
+        self._float_pools = {pool for pool in self.patterns if not set(readers.get(pool, [])) <= quantizes}
+        absorbed_pools = set(self.patterns) - self._float_pools
+        dequantizes = {p.dequantize.output[0] for p in found}
+        self._absorbed = quantizes | {
+            dq for dq in dequantizes if dq not in graph_outputs and set(readers.get(dq, [])) <= absorbed_pools
+        }
+
+    def absorbs(self, node: NodeProto) -> bool:
+        """A DequantizeLinear or QuantizeLinear whose work a quantized operator does."""
+        return bool(node.output) and node.output[0] in self._absorbed and node.op_type in ("DequantizeLinear", "QuantizeLinear")
+
+    def keeps_float(self, node: NodeProto) -> bool:
+        """A QDQ pool that another node also reads as float: its float operator stays."""
+        return bool(node.output) and node.output[0] in self._float_pools
+
+
+def _shape_of(tensor: str, input_shape: Shape | None, where: str) -> Shape:
+    if input_shape is None:
+        raise UnsupportedError(f"{where}: the shape of input '{tensor}' is unknown; DirectML tensor descs need sizes")
+    return input_shape
 
 
 def onnx_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **_options: object) -> dict[str, bytes]:
@@ -155,16 +268,6 @@ def render(document: dml_adapter.Document, out_suffix: str, source_name: str) ->
     if out_suffix == ".h":
         return {".h": dml_cpp.render(document, source_name).encode()}
     return {".json": dml_adapter.dumps(document)}
-
-
-def _constants(proto: ModelProto) -> dict[str, np.ndarray]:
-    values = {init.name: numpy_helper.to_array(init) for init in proto.graph.initializer}
-    for node in proto.graph.node:
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            for attr in node.attribute:
-                if attr.name == "value":
-                    values[node.output[0]] = numpy_helper.to_array(attr.t)
-    return values
 
 
 def _unpool_output_shape(node, constants: Mapping[str, np.ndarray], where: str) -> tuple[int, ...] | None:

@@ -26,6 +26,10 @@ class DmlOperatorLevel:
     ``tensor_ranks`` the allowed DimensionCount of its tensors. ``kind`` is the pooling it
     computes (None for PADDING). MAX_POOLING1 at 2.0 takes float32/float16 with uint32 indices;
     from 5.0 also uint64 indices, so ONNX's int64 indices need 5.0.
+
+    ``scale_types`` is set on a quantized operator only: the data types of its scale tensors
+    (QUANTIZED_LINEAR_AVERAGE_POOLING at 6.2: int8/uint8 data and zero points, float32 scales).
+    A quantized operator computes on quantized tensors, so it never stands for a float pool.
     """
 
     op_type: str
@@ -35,6 +39,11 @@ class DmlOperatorLevel:
     data_types: tuple[str, ...]
     index_types: tuple[str, ...] = ()
     tensor_ranks: tuple[int, ...] = (4, 5)
+    scale_types: tuple[str, ...] = ()
+
+    @property
+    def quantized(self) -> bool:
+        return bool(self.scale_types)
 
 
 _IO = ("InputTensor", "OutputTensor")
@@ -46,10 +55,21 @@ _AVG, _MAX = PoolKind.AVERAGE, PoolKind.MAX
 _MAX1 = _IO + ("OutputIndicesTensor",) + _WINDOW
 _PAD = _IO + ("PaddingMode", "PaddingValue", "DimensionCount", "StartPadding", "EndPadding")
 _INTS = ("int32", "int16", "int8", "uint32", "uint16", "uint8")
+_QUANTIZED_IO = (
+    "InputTensor",
+    "InputScaleTensor",
+    "InputZeroPointTensor",
+    "OutputScaleTensor",
+    "OutputZeroPointTensor",
+    "OutputTensor",
+)
 
 # Sources: the learn.microsoft.com DML_*_OPERATOR_DESC pages (Availability, Tensor support) and
 # the DirectML feature level history; MAX_UNPOOLING is in directml.h's 0x2000 block but its page
-# says 3.0, which is what ovpool requires.
+# says 3.0, which is what ovpool requires. QUANTIZED_LINEAR_AVERAGE_POOLING: its page's Availability
+# ("introduced in DML_FEATURE_LEVEL_6_2") and Tensor support (INT8/UINT8 data and zero points,
+# FLOAT32 scales, 4-D/5-D data), the version history's 6.2 list (DirectML 1.13), and directml.h's
+# 0x6200 block.
 DML_LEVELS: tuple[DmlOperatorLevel, ...] = (
     DmlOperatorLevel("DML_OPERATOR_AVERAGE_POOLING", 10, _AVG, _IO + _WINDOW + ("IncludePadding",), _F),
     DmlOperatorLevel("DML_OPERATOR_AVERAGE_POOLING1", 62, _AVG, _IO + _WINDOW + ("Dilations", "IncludePadding"), _F),
@@ -73,6 +93,14 @@ DML_LEVELS: tuple[DmlOperatorLevel, ...] = (
         _ALL,
         ("uint64", "uint32"),
         (4,),
+    ),
+    DmlOperatorLevel(
+        "DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING",
+        62,
+        _AVG,
+        _QUANTIZED_IO + _WINDOW + ("Dilations", "IncludePadding"),
+        ("int8", "uint8"),
+        scale_types=("float32",),
     ),
     DmlOperatorLevel("DML_OPERATOR_PADDING", 10, None, _PAD, _F),
     DmlOperatorLevel("DML_OPERATOR_PADDING", 21, None, _PAD, _F + _INTS),

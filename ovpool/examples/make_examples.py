@@ -4,6 +4,11 @@
 disagree: MaxPool 3x3 s2 p1 with ceil_mode=1 and its indices, then AveragePool 3x3 s2 p1 with
 ceil_mode=1 and count_include_pad=1, then GlobalAveragePool.
 
+``tiny_qdq.onnx`` (opset 13) is a model quantized as onnxruntime's quantizer writes it, uint8:
+the input quantized at zero point 100, ``DequantizeLinear -> AveragePool 3x3 s1 p1
+(count_include_pad=1) -> QuantizeLinear`` (the include-pad average OpenVINO's INT8 execution pads
+with integer 0 instead of the zero point), then a Conv with int8 weights and its QuantizeLinear.
+
 The two IRs are what ``ovpool validate`` finds (the README's example), each a Parameter, one
 AvgPool layer (line 8) and a Result:
 
@@ -67,6 +72,43 @@ def tiny_pool() -> onnx.ModelProto:
     return model
 
 
+def tiny_qdq() -> onnx.ModelProto:
+    rng = np.random.default_rng(1)
+    weights = np.clip(np.rint(rng.standard_normal((4, 3, 3, 3)) * 40), -127, 127).astype(np.int8)
+    constants = [
+        numpy_helper.from_array(weights, "conv_wq"),
+        numpy_helper.from_array(np.array(0.005, np.float32), "w_scale"),
+        numpy_helper.from_array(np.array(0, np.int8), "w_zero"),
+        numpy_helper.from_array(np.array(0.02, np.float32), "x_scale"),
+        numpy_helper.from_array(np.array(100, np.uint8), "x_zero"),
+        numpy_helper.from_array(np.array(0.05, np.float32), "a_scale"),
+        numpy_helper.from_array(np.array(128, np.uint8), "a_zero"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["input", "x_scale", "x_zero"], ["input_q"], name="input_quantize"),
+        helper.make_node("DequantizeLinear", ["input_q", "x_scale", "x_zero"], ["input_dq"], name="input_dequantize"),
+        helper.make_node(
+            "AveragePool", ["input_dq"], ["pool"], name="pool", kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1
+        ),
+        helper.make_node("QuantizeLinear", ["pool", "x_scale", "x_zero"], ["pool_q"], name="pool_quantize"),
+        helper.make_node("DequantizeLinear", ["pool_q", "x_scale", "x_zero"], ["pool_dq"], name="pool_dequantize"),
+        helper.make_node("DequantizeLinear", ["conv_wq", "w_scale", "w_zero"], ["conv_w"], name="weights_dequantize"),
+        helper.make_node("Conv", ["pool_dq", "conv_w"], ["conv"], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["conv", "a_scale", "a_zero"], ["conv_q"], name="conv_quantize"),
+        helper.make_node("DequantizeLinear", ["conv_q", "a_scale", "a_zero"], ["output"], name="output_dequantize"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "tiny_qdq",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 14, 14])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 4, 14, 14])],
+        constants,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="ovpool", ir_version=8)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
 def pool_ir(version: str, data: str, input_dims: tuple[int, ...], output_dims: tuple[int, ...]) -> str:
     """IR v11: Parameter ``x`` -> AvgPool ``pool`` (``<data {data}/>``, on line 8) -> Result."""
 
@@ -110,5 +152,6 @@ def trap() -> str:
 if __name__ == "__main__":
     here = Path(__file__).parent
     onnx.save(tiny_pool(), here / "tiny_pool.onnx")
+    onnx.save(tiny_qdq(), here / "tiny_qdq.onnx")
     (here / "spec_example1.xml").write_text(spec_example1())
     (here / "trap.xml").write_text(trap())

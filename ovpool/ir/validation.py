@@ -37,7 +37,14 @@ OVP303   edge-precision             a port's precision differs from the connecte
 OVP304   graph-structure            outside the pooling layers: an edge to nothing, an unfed input, a cycle
 OVP401   openvino-shape             (--strict) OpenVINO infers other output dims than declared
 OVP402   openvino-refuses           (--strict) OpenVINO cannot read the model
+OVP501   quantized-padding          OpenVINO CPU averages integers padded with 0, not the zero point
+OVP502   quantized-reduce           OpenVINO CPU mixes batch and channels in a 3-D integer ReduceMean
 =======  =========================  ============================================================
+
+OVP5xx is how OpenVINO's CPU plugin runs a layer that is valid as written: a quantized AvgPool
+with padding whose integers have a non-zero zero point is averaged on integers padded with 0
+(OVP501), and a quantized ReduceMean over the last axis of a 3-D tensor with a batch of 2 or more
+mixes batch and channels up (OVP502); ``ovpool.ir.lowprecision`` says exactly which layers.
 
 A declared dim of ``-1``/``?`` is always accepted (less precise, not wrong); any other declared
 dim must equal the expected one, bounds included: input ``1..10``, kernel 3, stride 2, pads 1/0
@@ -47,7 +54,6 @@ must declare ``1..5`` (or ``?``).
 from __future__ import annotations
 
 import gc
-import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -58,6 +64,7 @@ from typing import TypedDict
 from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import AttributeIssue, read_layer, template_for
+from ovpool.ir.lowprecision import GraphView, integer_padding, reduce_batch_mixup
 from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir, weights_file
 from ovpool.ir.templates import POOL_LAYER_TYPES, Template
 from ovpool.spec import PoolSpec
@@ -80,6 +87,8 @@ CODES = {
     "graph-structure": "OVP304",
     "openvino-shape": "OVP401",
     "openvino-refuses": "OVP402",
+    "quantized-padding": "OVP501",
+    "quantized-reduce": "OVP502",
 }
 
 
@@ -162,11 +171,11 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
         consumers.setdefault((edge.from_layer, edge.from_port), []).append(edge)
     pool_types = POOL_LAYER_TYPES
     content = _ContentCheck()
-    constants = _Constants(doc)
+    view = GraphView(doc, producers, consumers)
     for layer in doc.layers.values():
         if layer.type in pool_types:
             items = content.items(layer)
-        elif layer.type in GLOBAL_POOL_TYPES and _is_global_pool(layer, constants.ints(producers.get((layer.id, "1")))):
+        elif layer.type in GLOBAL_POOL_TYPES and _is_global_pool(layer, view.constants.ints(producers.get((layer.id, "1")))):
             items = _check_global(layer)
         else:
             continue
@@ -174,6 +183,10 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
         out = _Layer(doc.path, layer)
         _check_edges(out, doc, layer, producers, consumers)
         out.items.extend(items)
+        if layer.type == "AvgPool" and not items and view.has_fake_quantize():
+            _check_integer_padding(out, view, content.spec(layer))
+        elif layer.type == "ReduceMean" and not items and view.has_fake_quantize():
+            _check_batch_mixup(out, view)
         if out.items:
             report.findings.extend(out.findings())
     report.findings.extend(_structure_findings(doc, {layer_id for layer_id, _ in report.pooling_layers}))
@@ -200,47 +213,21 @@ def _structure_findings(doc: IRDocument, pooling: set[str]) -> Iterator[Finding]
 
 
 GLOBAL_POOL_TYPES = frozenset({"ReduceMean", "ReduceMax"})
-MAX_CONST_AXES_BYTES = 1024  # a Const of reduction axes: 8 bytes an axis
 
 
-class _Constants:
-    """Integer values of a document's Const layers, read from the ``.bin`` beside it when asked
-    for (the axes of a ReduceMean); None where there is no ``.bin`` or the Const does not fit it."""
+def _check_batch_mixup(out: _Layer, view: GraphView) -> None:
+    """OVP502: a 3-D ReduceMean OpenVINO CPU computes on integers with batch and channels mixed up."""
+    found = reduce_batch_mixup(view, out.layer)
+    if found is not None:
+        out.add("quantized-reduce", found.message(), port=out.layer.inputs[0].id)
 
-    def __init__(self, doc: IRDocument) -> None:
-        self.doc = doc
 
-    def ints(self, edge: Edge | None) -> tuple[int, ...] | None:
-        """The values of the integer Const feeding ``edge``, or None."""
-        layer = self.doc.layer(edge.from_layer) if edge is not None else None
-        if layer is None or layer.type != "Const":
-            return None
-        dtype = dtypes.from_ir_type(layer.data.get("element_type", ""))
-        try:
-            offset, size = int(layer.data.get("offset", "")), int(layer.data.get("size", ""))
-            count = math.prod(int(d) for d in layer.data.get("shape", "").split(",") if d.strip())
-        except ValueError:
-            return None
-        if dtype is None or not dtype.startswith(("int", "uint")) or count < 1 or size % count:
-            return None
-        data = self._bin(offset, size)
-        if len(data) != size:
-            return None
-        step = size // count
-        return tuple(int.from_bytes(data[i : i + step], "little", signed=dtype.startswith("int")) for i in range(0, size, step))
-
-    def _bin(self, offset: int, size: int) -> bytes:
-        """``size`` bytes at ``offset`` of the ``.bin`` (a regular file: ``weights_file``), or
-        fewer where it has fewer: a Const's axes, never the whole file."""
-        path = weights_file(self.doc.path)
-        if path is None or offset < 0 or size > MAX_CONST_AXES_BYTES:
-            return b""
-        try:
-            with open(path, "rb") as handle:
-                handle.seek(offset)
-                return handle.read(size)
-        except OSError:
-            return b""
+def _check_integer_padding(out: _Layer, view: GraphView, spec: PoolSpec | None) -> None:
+    """OVP501: an average OpenVINO CPU computes on integers padded with 0, not the zero point
+    (``ovpool.ir.lowprecision``)."""
+    found = integer_padding(view, out.layer, spec) if spec is not None else None
+    if found is not None:
+        out.add("quantized-padding", found.message(), port=out.layer.inputs[0].id)
 
 
 def _is_global_pool(layer: Layer, axes: tuple[int, ...] | None) -> bool:
@@ -318,6 +305,14 @@ class _ContentCheck:
         if found is None:
             found = self._layers[key] = self._check(_Layer("", layer))
         return found
+
+    def spec(self, layer: Layer) -> PoolSpec | None:
+        """The spec of a layer ``items`` found clean (from the same caches), or None."""
+        template = self._template(layer.type, layer.version)
+        if isinstance(template, str) or not layer.inputs:
+            return None
+        spec = self._spec(template, layer.data, len(layer.inputs[0].dims))[1]
+        return spec if isinstance(spec, PoolSpec) else None
 
     def _check(self, out: _Layer) -> list[tuple[str, str, dict]]:
         layer = out.layer

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
-from onnx import GraphProto, ModelProto, TensorProto
+from onnx import AttributeProto, GraphProto, ModelProto, TensorProto
 from onnx.external_data_helper import uses_external_data
 
 from ovpool import dtypes
@@ -136,6 +137,17 @@ def _tensors(proto: ModelProto):
         for attr in node.attribute:
             if attr.HasField("t"):
                 yield attr.t
+
+
+def graphs(graph: GraphProto) -> Iterator[GraphProto]:
+    """``graph`` and every subgraph below it (Loop, If and Scan bodies, at any depth), outer first."""
+    yield graph
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == AttributeProto.GRAPH:
+                yield from graphs(attribute.g)
+            for sub in attribute.graphs:
+                yield from graphs(sub)
 
 
 def default_opset(proto: ModelProto) -> int:

@@ -17,7 +17,7 @@ one line naming the node.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +26,7 @@ from onnx import GraphProto, ModelProto, NodeProto, TensorProto, helper, numpy_h
 from ovpool import dtypes
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.model import default_opset
+from ovpool.onnx.model import default_opset, graphs
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool
 
 QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
@@ -34,7 +34,7 @@ MS_DOMAIN = "com.microsoft"
 QLINEAR_POOL_OPS = {"QLinearAveragePool": "AveragePool", "QLinearGlobalAveragePool": "GlobalAveragePool"}
 # The AveragePool version whose attributes QLinearAveragePool carries (auto_pad, ceil_mode,
 # count_include_pad, kernel_shape, pads, strides; no dilations), besides its own channels_last.
-_QLINEAR_AVERAGE_SINCE = 11
+QLINEAR_AVERAGE_SINCE = 11
 
 # ONNX element types of the quantized integers ovpool handles, and their names in ovpool.quant.
 _ONNX_QUANT_TYPES = {
@@ -126,7 +126,7 @@ def node_quantization(
 def find_qdq_pools(model: ModelProto) -> list[QdqPool]:
     """Every ``DequantizeLinear -> pool -> QuantizeLinear`` pattern of the main graph whose pool
     output feeds QuantizeLinear nodes only (not a graph output) and whose quantizations are
-    constants, per tensor or per channel (axis 1)."""
+    constants, per tensor or per channel (axis 1), with positive scales."""
     graph = model.graph
     opset = default_opset(model)
     known = constants(graph)
@@ -150,12 +150,12 @@ def find_qdq_pools(model: ModelProto) -> list[QdqPool]:
             continue
         rank = _pool_rank(pool, graph, opset)
         source = node_quantization(dequantize, opset, known, rank, _elem_type(graph, dequantize.input[0]))
-        if source is None or not _channel_wise(source):
+        if source is None or not _channel_wise(source) or not source.increasing:
             continue
         spec = onnx_adapter.spec_from_node(pool, opset)
         for user in users:
             target = node_quantization(user, opset, known, rank)
-            if target is None or not _channel_wise(target):
+            if target is None or not _channel_wise(target) or not target.increasing:
                 continue
             found.append(QdqPool(dequantize, pool, user, QuantizedPool(spec, source, target)))
     return found
@@ -171,7 +171,7 @@ def qlinear_pool(node: NodeProto, known: Mapping[str, np.ndarray], tensor_type: 
     attrs = [a for a in node.attribute if a.name != "channels_last"]
     pool = helper.make_node(float_op, [node.input[0]], [node.output[0]], name=node.name or node.output[0])
     pool.attribute.extend(attrs)
-    spec = onnx_adapter.spec_from_node(pool, _QLINEAR_AVERAGE_SINCE)
+    spec = onnx_adapter.spec_from_node(pool, QLINEAR_AVERAGE_SINCE)
     quantizations = []
     for at in (1, 3):
         found = node_quantization(node, 0, known, scale_at=at, tensor_type=tensor_type)
@@ -196,7 +196,7 @@ def check_quantization_nodes(model: ModelProto) -> None:
     node whose constant scale is zero or not finite, whose zero point has another type than the
     tensor it quantizes or another count than the scales, or whose scale is missing."""
     opset = default_opset(model)
-    for graph in _graphs(model.graph):
+    for graph in graphs(model.graph):
         known = constants(graph)
         for node in graph.node:
             if _is(node, *QDQ_OPS):
@@ -328,13 +328,3 @@ def _is(node: NodeProto, *op_types: str) -> bool:
 
 def _external(tensor: TensorProto) -> bool:
     return tensor.data_location == TensorProto.EXTERNAL
-
-
-def _graphs(graph: GraphProto) -> Iterator[GraphProto]:
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.type == attribute.GRAPH:
-                yield from _graphs(attribute.g)
-            for sub in attribute.graphs:
-                yield from _graphs(sub)

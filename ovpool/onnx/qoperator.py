@@ -48,8 +48,11 @@ Rules beyond the table, each the onnxruntime kernel's:
 * QLinearAveragePool's ``dilations`` (quantizers copy it from AveragePool-19) is ignored by
   onnxruntime and applied by AveragePool-19: dilations other than 1 are refused.
 
-Per-channel scales (QGemm's B, QLinearConv's w) need DequantizeLinear's ``axis``, from opset 13: in
-an older model a constant per-channel scale is refused (``UnsupportedError`` naming the node), and a
+Per-channel scales (QGemm's B, QLinearConv's w and their int32 biases) are DequantizeLinear with
+``axis`` from opset 13. Before 13 DequantizeLinear has no axis: a constant per-channel scale is
+written ``Cast -> Sub(zero point) -> Mul(scale)`` with the constants shaped along the axis (the
+same float32 values: the integers and their difference are exact in float32, the product is
+rounded once; and the Convert -> Subtract -> Multiply form OpenVINO reads as dequantization), and a
 scale known only at run time is written per tensor (DequantizeLinear-10 then refuses a vector).
 Every model needs opset 10 (DequantizeLinear). A constant 1-element scale is per tensor (onnxruntime
 reads ``[0.05]`` as ``0.05``) and is written as a scalar.
@@ -75,7 +78,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto,
 
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.model import default_opset
+from ovpool.onnx.model import default_opset, graphs
 from ovpool.onnx.qdq import MS_DOMAIN, constants, node_label
 
 # ai.onnx element types of the quantized tensors of QOperator ops (and int32 biases)
@@ -222,15 +225,19 @@ def expands(node: NodeProto, known: Mapping[str, np.ndarray] | None = None) -> b
 
 
 def expand_model(model: ModelProto) -> ModelProto:
-    """``model`` with every com.microsoft QOperator node and per-channel ai.onnx QLinearConv
-    (``expands``; main graph and subgraphs) replaced by its ai.onnx DequantizeLinear -> op ->
-    QuantizeLinear nodes; ``model`` itself when it has no candidate. A node with no exact
-    expansion is an ``UnsupportedError`` (or ``ModelError`` for a node the schema does not allow)
-    naming it."""
-    if not any(expands(node) for graph in _graphs(model.graph) for node in graph.node):
+    """``model`` with every com.microsoft QOperator node and per-channel ai.onnx QLinearConv /
+    QLinearMatMul (``expands``; main graph and subgraphs) replaced by its ai.onnx DequantizeLinear
+    -> op -> QuantizeLinear nodes, at the model's ai.onnx opset (a model importing none gets
+    ``NUMPY_OPSET``); ``model`` itself when it has no candidate. A node with no exact expansion is
+    an ``UnsupportedError`` (or ``ModelError`` for a node the schema does not allow) naming it."""
+    if not any(expands(node) for graph in graphs(model.graph) for node in graph.node):
         return model
     expanded = ModelProto()
     expanded.CopyFrom(model)
+    if not any(entry.domain in ("", "ai.onnx") for entry in expanded.opset_import):
+        # a model of com.microsoft nodes only: its expansion is the first ai.onnx it holds
+        expanded.opset_import.append(helper.make_opsetid("", NUMPY_OPSET))
+        expanded.ir_version = max(expanded.ir_version, helper.find_min_ir_version_for([expanded.opset_import[-1]]))
     opset = default_opset(expanded)
     names = FreshNames(_all_names(expanded.graph))
     _expand_graph(expanded.graph, opset, {}, names)
@@ -384,7 +391,53 @@ class _Expander:
             attrs["axis"] = axis
         if zero and per_channel is False:
             zero = self.scalar_zero(zero)
+        elif zero and per_channel:
+            zero = self.channel_zero(zero, scale)
+        if per_channel and self.opset < 13:
+            assert axis is not None
+            return self.arithmetic_dequantize(operand, value, scale, zero, axis)
         return self.add("DequantizeLinear", self.zero_inputs(value, scale, zero), f"dequantize_{operand.name}", **attrs)
+
+    def arithmetic_dequantize(self, operand: Operand, value: str, scale: str, zero: str, axis: int) -> str:
+        """Per-channel dequantization before opset 13 (DequantizeLinear has no axis there) as
+        ``Cast(value) - Cast(zero) -> Mul(scale)`` with the constant scale and zero point shaped to
+        broadcast along ``axis``: the same float32 result (the integers and their difference are
+        exact in float32, the product is rounded once), and the Convert -> Subtract -> Multiply
+        form OpenVINO reads as dequantization. ``name/dequantize_w`` is the Mul."""
+        rank = self.value_rank(operand, value)
+        where = axis % rank
+        shape = [1] * rank
+        shape[where] = -1
+        scales = self.scale_values(scale)
+        assert scales is not None
+        shaped_scale = self.constant(f"dequantize_{operand.name}/scale", scales.astype(np.float32).reshape(shape))
+        floats = self.add("Cast", [value], f"dequantize_{operand.name}/cast", to=TensorProto.FLOAT)
+        zeros = self.scale_values(zero) if zero else None
+        if zero and zeros is None:
+            raise self.unsupported(
+                f"{operand.name}'s zero point is not a constant; its per-channel dequantization before opset 13 needs one"
+            )
+        if zeros is not None and np.any(zeros):
+            shaped_zero = self.constant(
+                f"dequantize_{operand.name}/zero_point", np.broadcast_to(zeros.astype(np.float32), scales.shape).reshape(shape)
+            )
+            floats = self.add("Sub", [floats, shaped_zero], f"dequantize_{operand.name}/subtract")
+        return self.add("Mul", [floats, shaped_scale], f"dequantize_{operand.name}")
+
+    def value_rank(self, operand: Operand, value: str) -> int:
+        known = self.known.get(value)
+        if known is not None:
+            return int(np.ndim(known))
+        if value in self.ranks:
+            return self.ranks[value]
+        kernel = self.attrs.get("kernel_shape")
+        if self.row.op_type == "QGemm":
+            return 2
+        if kernel:
+            return len(kernel) + 2
+        raise self.unsupported(
+            f"the rank of {operand.name} is not known; its per-channel dequantization before opset 13 needs it"
+        )
 
     def scale_input(self, scale: str, zero: str, per_channel: bool, what: str) -> tuple[str, bool | None]:
         """The scale to write and whether it is per channel (None: known only at run time). A
@@ -405,11 +458,6 @@ class _Expander:
             raise self.fail(f"{what} has {values.size} values; {self.node.op_type} takes one per tensor")
         if values.ndim != 1:
             raise self.fail(f"{what} has shape {list(values.shape)}; per-channel scales are 1-D")
-        if self.opset < 13:
-            raise self.unsupported(
-                f"{what} is per channel ({values.size} values), which DequantizeLinear takes from opset 13 (its axis); "
-                f"the model imports ai.onnx opset {self.opset}"
-            )
         zeros = self.scale_values(zero) if zero else None
         if zeros is not None and zeros.size not in (1, values.size):
             raise self.fail(f"{what} has {values.size} values but its zero point {zeros.size}")
@@ -422,6 +470,15 @@ class _Expander:
         if values.size != 1:
             raise self.fail(f"zero point '{zero}' has {values.size} values; this input is quantized per tensor")
         return self.constant("zero_point", values.reshape(()))
+
+    def channel_zero(self, zero: str, scale: str) -> str:
+        """A constant per-tensor zero point beside per-channel scales, written out per channel
+        (DequantizeLinear wants the scale's shape; onnxruntime's QGemm and QLinearConv broadcast it)."""
+        values = self.scale_values(zero)
+        scales = self.scale_values(scale)
+        if values is None or scales is None or values.size != 1 or scales.size == 1:
+            return zero
+        return self.constant("zero_point", np.full(scales.size, values.reshape(-1)[0], dtype=values.dtype))
 
     def bias(self, operand: Bias) -> str:
         value = self.input(operand.value)
@@ -441,17 +498,18 @@ class _Expander:
             per_channel = second_known is not None and np.asarray(second_known).size > 1
         attrs: dict[str, Any] = {}
         if per_channel:
-            if self.opset < 13:
-                raise self.unsupported(
-                    f"the bias is dequantized per channel, which DequantizeLinear takes from opset 13; "
-                    f"the model imports ai.onnx opset {self.opset}"
-                )
             bias = self.known.get(value)
-            if bias is not None and (np.ndim(bias) == 0 or np.shape(bias)[-1] != np.size(product) and np.size(bias) > 1):
+            weight_scale = known[1]
+            assert weight_scale is not None  # per channel: b's (w's) scales are known
+            channels = int(weight_scale.size)
+            if bias is not None and (np.ndim(bias) == 0 or np.shape(bias)[-1] != channels):
                 raise self.unsupported(
                     f"the int32 bias of shape {list(np.shape(bias))} does not run along the per-channel scales; "
                     "no DequantizeLinear expresses it"
                 )
+            if self.opset < 13:  # no axis: Cast -> Mul, the same float32 product (see arithmetic_dequantize)
+                floats = self.add("Cast", [value], f"dequantize_{operand.name}/cast", to=TensorProto.FLOAT)
+                return self.add("Mul", [floats, scale], f"dequantize_{operand.name}")
             attrs["axis"] = -1 if self.row.op_type == "QGemm" else 0
         elif self.opset >= 13 and known[1] is None:
             attrs["axis"] = -1 if self.row.op_type == "QGemm" else 0
@@ -658,20 +716,10 @@ def _declared(graph: GraphProto) -> tuple[dict[str, int], dict[str, int]]:
     return types, ranks
 
 
-def _graphs(graph: GraphProto) -> Iterable[GraphProto]:
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.type == AttributeProto.GRAPH:
-                yield from _graphs(attribute.g)
-            for sub in attribute.graphs:
-                yield from _graphs(sub)
-
-
 def _all_names(graph: GraphProto) -> set[str]:
     """Every node and tensor name of the graph and its subgraphs."""
     taken: set[str] = set()
-    for sub in _graphs(graph):
+    for sub in graphs(graph):
         taken.update(i.name for i in sub.input)
         taken.update(o.name for o in sub.output)
         taken.update(t.name for t in sub.initializer)

@@ -19,15 +19,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import onnx
 import onnx.defs
 from onnx import GraphProto, ModelProto, NodeProto, helper
 
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx import qdq
-from ovpool.onnx.model import default_opset
+from ovpool.onnx.model import default_opset, graphs
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import lowering as ov_lowering
 from ovpool.runtime.devices import openvino_reason
@@ -127,48 +125,23 @@ _PRESERVING = frozenset(
 
 
 def dequantized_tensors(proto: ModelProto) -> set[str]:
-    """Tensors that are a DequantizeLinear's output whose zero point is not known to be 0, directly
-    or through operators that keep it a dequantized tensor (``_PRESERVING``): the inputs whose
-    include-pad averages OpenVINO would pad with the integer 0."""
+    """Tensors that are a DequantizeLinear's output, directly or through operators that keep them
+    dequantized (``_PRESERVING``): OpenVINO's low-precision execution pools them on the integers."""
     found: set[str] = set()
-    for graph in _graphs(proto.graph):
-        known = qdq.constants(graph)
+    for graph in graphs(proto.graph):
         for node in graph.node:
             if node.domain not in ("", "ai.onnx"):
                 continue
-            if node.op_type == "DequantizeLinear" and _nonzero_zero_point(node, known):
+            if node.op_type == "DequantizeLinear":
                 found.update(node.output[:1])
             elif node.op_type in _PRESERVING and node.input and node.input[0] in found:
                 found.update(output for output in node.output if output)
     return found
 
 
-def _nonzero_zero_point(node: NodeProto, known: dict) -> bool:
-    zero = node.input[2] if len(node.input) > 2 else ""
-    if not zero:
-        return False
-    return zero not in known or bool(np.any(known[zero] != 0))
-
-
-def _graphs(graph: GraphProto) -> Iterator[GraphProto]:
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(attribute.g)
-            for sub in attribute.graphs:
-                yield from _graphs(sub)
-
-
 def _pool_nodes(graph: GraphProto) -> Iterator[NodeProto]:
-    for node in graph.node:
-        if onnx_adapter.is_pool_node(node):
-            yield node
-        for attribute in node.attribute:
-            if attribute.type == onnx.AttributeProto.GRAPH:
-                yield from _pool_nodes(attribute.g)
-            for sub in attribute.graphs:
-                yield from _pool_nodes(sub)
+    """The pooling nodes of ``graph`` and its subgraphs (pools in a Loop body convert too)."""
+    return (node for sub in graphs(graph) for node in sub.node if onnx_adapter.is_pool_node(node))
 
 
 def _context_attributes(op_type: str, opset: int, context) -> dict[str, Any]:

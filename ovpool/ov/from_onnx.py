@@ -98,11 +98,12 @@ def _prepared(
     proto: ModelProto, model: str | os.PathLike | ModelProto, label: str, exact: bool
 ) -> tuple[ModelProto | None, QuantExtensions | None]:
     """The model as OpenVINO's frontend is to see it (None: as it is) and the extensions of its
-    exact quantization. com.microsoft QOperator nodes and per-channel QLinearConv nodes become
-    DequantizeLinear -> op -> QuantizeLinear (``ovpool.onnx.qoperator.expands``); with ``exact``, quantization goes into
-    ``ovpool.ov.quantized``'s private nodes (without, 16-bit QuantizeLinear and DequantizeLinear
-    only, which OpenVINO's own FakeQuantize cannot compile). A model read from a file is rewritten whole (its
-    external data read)."""
+    exact quantization. com.microsoft QOperator nodes and per-channel QLinearConv / QLinearMatMul
+    nodes become DequantizeLinear -> op -> QuantizeLinear (``ovpool.onnx.qoperator.expands``); with
+    ``exact``, quantization goes into ``ovpool.ov.quantized``'s private nodes (without, only what
+    OpenVINO's own forms get wrong: 16-bit QuantizeLinear and DequantizeLinear, average pools to a
+    finer output scale, and the weights of some ConvTranspose). A model read from a file is
+    rewritten whole (its external data read)."""
     from ovpool.onnx import qoperator
     from ovpool.ov.quantized import QuantExtensions
 
@@ -114,7 +115,7 @@ def _prepared(
         proto = load(Path(model), load_data=True)
     try:
         expanded = qoperator.expand_model(proto)
-        quant = QuantExtensions(expanded, wide_only=not exact)
+        quant = QuantExtensions(expanded, exact)
     except OvpoolError as exc:
         raise exc.located(label) from None
     if quant is not None and quant.changed:

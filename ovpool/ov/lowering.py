@@ -109,13 +109,18 @@ def lower(
     dequantized: bool = False,
 ) -> Lowered:
     """OpenVINO nodes computing ``spec`` on ``data`` (``indices``/``output_shape``: MaxUnpool's).
-    ``dequantized``: ``data`` is a dequantized tensor whose zero point may not be 0, which OpenVINO's
-    low-precision execution pools on the integers (see ``_counted_avg_pool``)."""
+    ``dequantized``: ``data`` is a dequantized tensor, which OpenVINO's low-precision execution
+    pools on the integers (see ``_counted_avg_pool``)."""
     check_exact(spec)
     if spec.kind is PoolKind.UNPOOL:
         if indices is None:
             raise UnsupportedError(f"node '{spec.name}': MaxUnpool needs its indices input")
         return Lowered(spec, data, (_unpool(spec, data, indices, output_shape),), output_shape is not None)
+    if spec.is_global and dequantized and _static_spatial(data):
+        # OpenVINO's low-precision ReduceMean and ReduceMax take the per-channel scales of a 3-D
+        # tensor along the batch axis (up to 95 steps off); its AvgPool and MaxPool do not
+        window = spec.resolve_global(tuple(d.get_length() for d in list(data.get_partial_shape())[2:]))
+        return lower(window, data, dequantized=dequantized)
     if spec.is_global:
         axes = opset1.constant(np.arange(2, data.get_partial_shape().rank.get_length(), dtype=np.int64))
         reduce = opset1.reduce_mean if spec.kind is PoolKind.GLOBAL_AVERAGE else opset1.reduce_max
@@ -129,6 +134,11 @@ def lower(
     if window.kind is PoolKind.MAX:
         return Lowered(spec, data, _max_pool(window, data, spatial))
     return Lowered(spec, data, (_avg_pool(window, data, spatial, dequantized),))
+
+
+def _static_spatial(data: Output) -> bool:
+    pshape = data.get_partial_shape()
+    return pshape.rank.is_static and all(d.is_static for d in list(pshape)[2:])
 
 
 def _check_windows(spec: PoolSpec, spatial: Sequence[Dim]) -> None:
@@ -224,7 +234,8 @@ def _counted_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> O
 
     OpenVINO's low-precision execution moves a dequantization (subtract the zero point, multiply
     by the scale) past an AvgPool and pools the integers, padding them with integer 0 where ONNX
-    pads the reals with 0.0, the zero point: uint8 at zero point 128 and scale 0.05, a corner window
+    pads the reals with 0.0, the zero point (a zero point of 0 too: on a processor without AMX an
+    int8 tensor a Convolution reads is made uint8 at zero point 128): uint8 at zero point 128 and scale 0.05, a corner window
     of 3x3 over 4 cells of 2.0 gives (4*168 + 5*0)/9 - 128 = -53.3 steps, -2.67, where ONNX gives
     8.0/9 = 0.89. An exclude-pad AvgPool reads no padding and pools the integers exactly; its result
     times ``n_in / n_counted`` (4/9 at that corner, a constant of ``kernels.average_pool`` over

@@ -85,6 +85,24 @@ def pool(meaning: QuantizedPool, q: Output) -> Output:
     return _average(meaning, q, window, tuple(spatial), rank)
 
 
+def int8_within_a_step(meaning: QuantizedPool) -> bool:
+    """Whether OpenVINO's INT8 execution of a QDQ pool pattern is within one step of its meaning
+    (else the default form writes the exact one for that pattern alone).
+
+    Not so for an include-pad average with padding: OpenVINO pools the integers padded with
+    integer 0 where ONNX pads with the zero point (up to 96 steps off at uint8 zero point 128;
+    a zero point of 0 is no shelter, as an int8 tensor a Convolution reads is made uint8 at zero
+    point 128 on processors without AMX). Written as an exclude-pad average times the ratio of
+    counted taps it would be within a step, but off by one at most border cells and by more
+    towards a finer output scale, because OpenVINO then rounds the INT8 average to the input's
+    grid before the ratio applies. Max pools and other averages are within a step."""
+    spec = meaning.spec
+    if spec.kind is not PoolKind.AVERAGE or spec.divisor is not Divisor.INCLUDE_PAD:
+        return True
+    padded = spec.padding in (Padding.SAME_UPPER, Padding.SAME_LOWER) or any(spec.pads_begin + spec.pads_end)
+    return not (padded or spec.rounding is not Rounding.FLOOR)
+
+
 def quantize_thresholds(scale: float, zero_point: int, kind: QuantType) -> np.ndarray:
     """``T[y - low]`` for ``y`` in ``low..high+1``: the least float32 ``x`` that ONNX quantizes to
     ``y`` or more (``-inf`` for ``low``, ``+inf`` past ``high``). uint8 at scale 0.05, zero point
@@ -269,18 +287,20 @@ class QuantExtensions:
     The model is rewritten first (``model``): each QDQ pool pattern (com.microsoft QLinear pools
     are one once ``ovpool.onnx.qoperator`` expanded them) becomes one ``ai.ovpool.QuantizedPool``
     node from its integers to its integers, and each QuantizeLinear / DequantizeLinear with constant scales
-    and zero points an ``ai.ovpool`` node of the same name, each with an ``index`` attribute into
-    ``meanings``; ``extensions()`` converts them by this module's exact forms. Nodes whose
+    and zero points (positive float32 scales) an ``ai.ovpool`` node of the same name, each with an
+    ``index`` attribute into ``meanings``; ``extensions()`` converts them by this module's exact forms. Nodes whose
     quantization is not a constant (or is blocked) are left to OpenVINO. Every rewritten node keeps
-    its name and output tensor names. ``wide_only``: the nodes OpenVINO gets wrong alone, the
-    16-bit QuantizeLinear / DequantizeLinear (OpenVINO's CPU plugin cannot compile a 16-bit
-    FakeQuantize feeding a DequantizeLinear: "replace_output_update_name" fails in its
-    low-precision pass) and the DequantizeLinear of a ConvTranspose's weights with a zero point
-    other than 0 (the CPU plugin's low-precision pass then computes the ConvTranspose wrong when
-    its input's zero point is 0: 233 steps off for uint8 weights at zero point 127; the weights
-    are dequantized to float32 constants, and that ConvTranspose ran in f32 anyway)."""
+    its name and output tensor names.
 
-    def __init__(self, proto, wide_only: bool = False) -> None:
+    Without ``exact``, only what OpenVINO's own forms get wrong: the 16-bit QuantizeLinear and
+    DequantizeLinear nodes (its CPU plugin cannot compile a 16-bit FakeQuantize feeding a
+    DequantizeLinear: "replace_output_update_name" fails in its low-precision pass), the pool
+    patterns ``int8_within_a_step`` rejects, and the DequantizeLinear of a ConvTranspose's weights
+    with a zero point other than 0 (the CPU plugin's low-precision pass computes that
+    ConvTranspose wrong when its input's zero point is 0: 233 steps off for uint8 weights at zero
+    point 127; the weights become float32 constants, and that ConvTranspose ran in f32 anyway)."""
+
+    def __init__(self, proto, exact: bool = True) -> None:
         from onnx import helper
 
         from ovpool.onnx import qdq
@@ -296,7 +316,9 @@ class QuantExtensions:
         kinds = qdq.tensor_kinds(model)
         replaced: dict[str, NodeProto | None] = {}  # a node's first output -> its replacement (None: removed)
         transposed_weights = {node.input[1] for node in graph.node if node.op_type == "ConvTranspose" and len(node.input) > 1}
-        for pattern in [] if wide_only else qdq.find_qdq_pools(model):
+        for pattern in qdq.find_qdq_pools(model):
+            if not exact and int8_within_a_step(pattern.meaning):
+                continue
             replaced[pattern.quantize.output[0]] = self._node(
                 helper, "QuantizedPool", pattern.quantize, [pattern.dequantize.input[0]], pattern.meaning
             )
@@ -307,9 +329,9 @@ class QuantExtensions:
                 quantized = node.output[0] if node.op_type == "QuantizeLinear" else node.input[0]
                 found = qdq.node_quantization(node, opset, known, rank, _quant_name(kinds.get(quantized, (None, None))[0]))
                 wanted = found is not None and (
-                    not wide_only or found.type.levels > 256 or (node.output[0] in transposed_weights and any(found.zero_point))
+                    exact or found.type.levels > 256 or (node.output[0] in transposed_weights and any(found.zero_point))
                 )
-                if found is not None and wanted and _float32_scale(node, known):
+                if found is not None and wanted and found.increasing and _float32_scale(node, known):
                     replaced[node.output[0]] = self._node(helper, node.op_type, node, node.input[:1], found)
         kept = [replaced.get(node.output[0], node) if node.output else node for node in graph.node]
         used = {name for node in kept if node is not None for name in node.input} | {o.name for o in graph.output}

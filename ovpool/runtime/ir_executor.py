@@ -60,24 +60,31 @@ class _Weights:
         """The value of a Const layer: ``element_type="f16" shape="64,3,3,3" offset="0" size="3456"``."""
         where = f"Const '{layer.name}' (line {layer.line})"
         element = layer.data.get("element_type", "")
-        name = dtypes.from_ir_type(element)
-        if name is None:
+        name, narrow = dtypes.from_ir_type(element), dtypes.narrow_from_ir_type(element)
+        if name is not None:
+            dtype = dtypes.np_dtype(name)
+            bits = 8 * dtype.itemsize
+        elif narrow is not None:
+            dtype, bits = dtypes.narrow_np_dtype(narrow), narrow.bits
+        else:
             raise UnsupportedError.in_file(file, f"{where}: element_type '{element}' does not run on numpy")
-        dtype = dtypes.np_dtype(name)
         try:
             shape = tuple(int(d) for d in layer.data.get("shape", "").split(",") if d.strip())
             offset, size = int(layer.data["offset"]), int(layer.data["size"])
         except (KeyError, ValueError):
             raise ModelError.in_file(file, f"{where}: shape, offset and size must be given as integers") from None
         count = int(np.prod(shape, dtype=np.int64))
-        if min(shape, default=0) < 0 or offset < 0 or size != count * dtype.itemsize:
+        if min(shape, default=0) < 0 or offset < 0 or size != -(-count * bits // 8):
             raise ModelError.in_file(file, f"{where}: size {size} does not hold shape {list(shape)} of {element}")
         data = self._open()
         if offset + size > data.size:
             raise ModelError.in_file(
                 file, f"{where}: bytes {offset}..{offset + size} lie beyond the end of {self.path} ({data.size} bytes)"
             )
-        return data[offset : offset + size].view(dtype).reshape(shape).copy()
+        raw = data[offset : offset + size]
+        if bits == 4:
+            return _nibbles(raw, count, dtype).reshape(shape)
+        return raw.view(dtype).reshape(shape).copy()
 
     def close(self) -> None:
         """Let go of the file (every Const has been copied out of it)."""
@@ -92,6 +99,18 @@ class _Weights:
             except OSError as exc:
                 raise InputFileError.in_file(self.path, f"cannot read ({exc.strerror})") from None
         return self._data
+
+
+def _nibbles(raw: np.ndarray, count: int, dtype: np.dtype) -> np.ndarray:
+    """``count`` 4-bit elements packed two to a byte, the first in the low nibble, as ``dtype``
+    (ml_dtypes' int4 or uint4): the byte 0xF1 holds 1 then 15 (u4) or 1 then -1 (i4)."""
+    pairs = np.empty((raw.size, 2), np.int8)
+    pairs[:, 0] = raw & 0x0F
+    pairs[:, 1] = raw >> 4
+    values = pairs.reshape(-1)[:count]
+    if dtype.name == "int4":
+        values = np.where(values >= 8, values - 16, values).astype(np.int8)
+    return values.astype(dtype)
 
 
 class _Graph:
@@ -286,7 +305,8 @@ class IrGraph:
     """An IR document prepared once for repeated runs on numpy.
 
     ``inputs`` are the Parameters as declared (``TensorDecl``), ``output_names`` the outputs in
-    Result order, ``folded_layers`` the names of the layers computed when prepared."""
+    Result order, ``folded_layers`` the names of the layers computed when prepared, ``quanta`` the
+    quantization step of each quantized tensor computed at run time, by tensor name (``_quanta``)."""
 
     def __init__(self, document: IRDocument, weights: Path | None = None) -> None:
         self.document = document
@@ -297,6 +317,7 @@ class IrGraph:
         self.inputs = tuple(_parameter_decl(document, l) for l in self._graph.parameters)
         self.output_names = tuple(_output_name(document, result) for result in self._graph.results)
         self.folded_layers = tuple(layer.name for layer, folded, _ in self._graph._order if folded is not None)
+        self.quanta = _quanta(document, [step.node for step in self._graph._steps])
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> IrGraph:
@@ -315,6 +336,45 @@ class IrGraph:
             raise ModelError.in_file(self.document.path, f"{mismatch} (the model takes {', '.join(names)})")
         values = self._graph([np.asarray(inputs[n]) for n in names], observe)
         return dict(zip(self.output_names, values))
+
+
+def _quanta(document: IRDocument, nodes: Sequence[LayerNode]) -> dict[str, np.ndarray]:
+    """The quantization step of each quantized tensor among ``nodes``' outputs, by tensor name,
+    per tensor or broadcasting per channel: a FakeQuantize with a constant output range, ``(output_high
+    - output_low) / (levels - 1)`` ([-128, 127] over 256 levels: 1.0); the integers a Convert makes
+    of a FakeQuantize's output, 1; and a dequantization as the ONNX frontend writes it, a Multiply by
+    a constant scale of a Convert from integers (after a Subtract of the zero point, if any): the scale."""
+    producers = document.producers()
+
+    def source(layer: Layer, port: int) -> Layer | None:
+        edge = producers.get((layer.id, layer.inputs[port].id)) if port < len(layer.inputs) else None
+        return document.layers.get(edge.from_layer) if edge is not None else None
+
+    def from_integers(layer: Layer | None) -> bool:
+        if layer is not None and layer.type == "Subtract":
+            layer = source(layer, 0)
+        return layer is not None and layer.type == "Convert" and bool(layer.inputs) and layer.inputs[0].precision[:1] in "IU"
+
+    quanta: dict[str, np.ndarray] = {}
+    for node in nodes:
+        layer, quantum = node.layer, None
+        if layer.type == "FakeQuantize" and node.constant(3) is not None and node.constant(4) is not None:
+            levels = layer.data.get("levels", "")
+            if levels.isdigit() and int(levels) >= 2:
+                low, high = (np.asarray(node.constant(i), np.float64) for i in (3, 4))
+                quantum = np.abs(high - low) / (int(levels) - 1)
+        elif layer.type == "Convert" and layer.outputs and layer.outputs[0].precision[:1] in "IU":
+            producer = source(layer, 0)
+            quantum = np.ones(()) if producer is not None and producer.type == "FakeQuantize" else None
+        elif layer.type == "Multiply" and len(layer.inputs) == 2:
+            for scale, other in ((1, 0), (0, 1)):
+                value = node.constant(scale)
+                producer = source(layer, other)
+                if value is not None and node.constant(other) is None and producer is not None and from_integers(producer):
+                    quantum = np.abs(np.asarray(value, np.float64))
+        if quantum is not None and layer.outputs:
+            quanta[document.tensor_name(layer, layer.outputs[0].id)] = quantum
+    return quanta
 
 
 def _output_name(document: IRDocument, result: Layer) -> str:

@@ -18,8 +18,13 @@ its own, this module computes it with numpy (Interpolate's modes, StridedSlice m
   ``m_pythondiv="false"`` it truncates, -3. FloorMod has the divisor's sign (-7 mod 2 = 1), Mod
   the dividend's (-7 mod 2 = -1).
 - Convert from a float to an integer type truncates toward zero and wraps: -2.5 -> -2, and 300 ->
-  44 in u8; to boolean, any non-zero is true. f16 weights followed by Convert to f32 (what
-  ``ovc`` writes) are decompressed once, when the graph is prepared.
+  44 in u8, -9.2 -> 7 in u4 and i4; to the 8-bit floats it rounds to nearest even; to boolean, any
+  non-zero is true. f16 weights followed by Convert to f32 (what ``ovc`` writes) are decompressed
+  once, when the graph is prepared; u4/i4 weights are read two to a byte, the low nibble first.
+- FakeQuantize-1 is the specification's formula computed in float32 operation by operation,
+  rounding half to even (OpenVINO's reference implementation bit for bit): input range [0, 2.55]
+  over 256 levels maps 1.005 to round(100.5) = 100. Integer Convolution (ConvInteger as the ONNX
+  frontend writes it) is exact.
 - Reshape with ``special_zero="true"``: a 0 copies the input's dim (ONNX Reshape's 0); ``false``:
   a 0 is an empty dim (ONNX ``allowzero=1``).
 - StridedSlice masks (one flag per entry of ``begin``): ``begin_mask``/``end_mask`` 1 ignores that
@@ -190,13 +195,17 @@ class LayerNode:
             raise self.fail(f"'{text}' is neither true nor false", name)
         return text in ("true", "1")
 
-    def element_type(self, name: str, default: str | None = None) -> np.dtype:
-        """An element-type attribute (``destination_type="f32"``) as a numpy dtype."""
+    def element_type(self, name: str, default: str | None = None, narrow: bool = False) -> np.dtype:
+        """An element-type attribute (``destination_type="f32"``) as a numpy dtype; with ``narrow``
+        the 4-bit integers and 8-bit floats too (``"u4"``: ml_dtypes' uint4)."""
         text = self.text(name, default)
         found = dtypes.from_ir_type(text)
-        if found is None:
+        if found is not None:
+            return dtypes.np_dtype(found)
+        row = dtypes.narrow_from_ir_type(text) if narrow else None
+        if row is None:
             raise UnsupportedError(f"{self.label}: attribute '{name}': element type '{text}' is not one numpy runs")
-        return dtypes.np_dtype(found)
+        return dtypes.narrow_np_dtype(row)
 
     def onnx(
         self,
@@ -543,8 +552,10 @@ def selu(node: LayerNode) -> Kernel:
 @layer("Convert", 1)
 def convert(node: LayerNode) -> Kernel:
     """Convert-1 to ``destination_type``: floats to integers truncate toward zero and wrap (-2.5
-    -> -2; 300 -> 44 in u8), anything to boolean is ``!= 0``."""
-    target = node.element_type("destination_type")
+    -> -2; 300 -> 44 in u8; -9.2 -> -9 -> 7 in i4 and u4), to the 8-bit floats ``f8e4m3``/``f8e5m2``
+    round to nearest even (460 -> 448, 500 -> NaN in f8e4m3, which has no infinity), anything to
+    boolean is ``!= 0``."""
+    target = node.element_type("destination_type", narrow=True)
     return lambda x: (_converted(x, target),)
 
 
@@ -554,16 +565,93 @@ def convert_like(node: LayerNode) -> Kernel:
     return lambda x, like: (_converted(x, like.dtype),)
 
 
+_NARROW_INTEGERS = {"int4": np.dtype(np.int8), "uint4": np.dtype(np.uint8)}
+
+
 def _converted(x: np.ndarray, target: np.dtype) -> np.ndarray:
     if x.dtype == target:
         return x
+    if x.dtype.name in _NARROW_INTEGERS:  # 4-bit integers: their values, held in 8 bits
+        x = x.astype(_NARROW_INTEGERS[x.dtype.name])
+    elif x.dtype.name.startswith("float8"):
+        x = x.astype(np.float32)
     if target == np.bool_:
         return np.asarray(x != 0)
     if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
-        if target.kind in "iu":
+        if target.kind in "iu" or target.name in _NARROW_INTEGERS:
             with np.errstate(invalid="ignore"):
                 return np.trunc(x.astype(np.float64)).astype(np.int64).astype(target)
+    if target.name in _NARROW_INTEGERS:
+        return x.astype(np.int64).astype(target)
     return x.astype(target)
+
+
+# ---------------------------------------------------------------------------------------------
+# Quantization
+
+
+_FQ_RANGES = ("input_low", "input_high", "output_low", "output_high")
+
+
+def _fitted(
+    node: LayerNode,
+    x: np.ndarray,
+    r: np.ndarray,
+    name: str,
+    align: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None,
+) -> np.ndarray:
+    """A range input lined up with the data ``x`` (``auto_broadcast``, leading unit dims beyond
+    its rank dropped); one that does not broadcast to ``x``'s shape is the layer's error."""
+    if align is not None:
+        r = align(x, r)[1]
+    while r.ndim > x.ndim and r.shape[0] == 1:
+        r = r.reshape(r.shape[1:])
+    try:
+        fits = np.broadcast_shapes(r.shape, x.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise node.fail(f"{name} of shape {list(r.shape)} does not broadcast to the data's shape {list(x.shape)}")
+    return r
+
+
+@layer("FakeQuantize", 1)
+def fake_quantize(node: LayerNode) -> Kernel:
+    """FakeQuantize-1: ``x`` mapped onto ``levels`` evenly spaced values of the output range, by
+    the specification's formula computed operation by operation in float32 (float64 for f64 data),
+    rounding half to even, then cast to the data's type (the arithmetic of OpenVINO's reference
+    implementation)::
+
+        x <= min(input_low, input_high): output_low
+        x >  max(input_low, input_high): output_high
+        otherwise: round((x - input_low) / (input_high - input_low) * (levels - 1))
+                   / (levels - 1) * (output_high - output_low) + output_low
+
+    The four range inputs broadcast to the shape of ``x`` by ``auto_broadcast`` (leading unit dims
+    beyond its rank dropped), which is the output's shape. Input range [0, 2.55],
+    output range [0, 255], 256 levels: 1.004 gives round(100.4) = 100, 1.005 gives round(100.5) =
+    100 (half to even), the next float32 up 101, and 3 gives 255."""
+    levels = node.integer("levels")
+    if not 2 <= levels < 2**64:
+        raise node.fail(f"{levels} is not between 2 and 2**64 - 1 (OpenVINO holds it in 64 bits)", "levels")
+    align = _aligner(node)
+
+    def kernel(
+        x: np.ndarray, low: np.ndarray, high: np.ndarray, out_low: np.ndarray, out_high: np.ndarray
+    ) -> tuple[np.ndarray, ...]:
+        _same_type(node, x, low, high, out_low, out_high)
+        if x.dtype.kind != "f" and x.dtype.name != "bfloat16":
+            raise node.fail(f"input 0 is {x.dtype}; the layer takes floating-point types")
+        ranges = [_fitted(node, x, r, name, align) for r, name in zip((low, high, out_low, out_high), _FQ_RANGES)]
+        work = np.dtype(np.float64 if x.dtype == np.float64 else np.float32)
+        v, lo, hi, o_lo, o_hi = (a.astype(work, copy=False) for a in (x, *ranges))
+        steps = work.type(levels - 1)
+        with np.errstate(all="ignore"):  # an empty input range divides by 0 where it is not used
+            inside = np.rint((v - lo) / (hi - lo) * steps) / steps * (o_hi - o_lo) + o_lo
+        y = np.where(v <= np.minimum(lo, hi), o_lo, np.where(v > np.maximum(lo, hi), o_hi, inside))
+        return (np.asarray(y).astype(x.dtype, copy=False),)
+
+    return kernel
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1167,7 +1255,10 @@ class _Held:
 def _convolution(grouped: bool, transposed: bool) -> Builder:
     """Convolution (ONNX Conv-11) and ConvolutionBackpropData (the full output of ONNX
     ConvTranspose with no pads, then ``_backprop_window``), and their grouped forms (``group`` =
-    the weights' first dim). Constant weights are laid out once; a kernel is built per group count."""
+    the weights' first dim). Constant weights are laid out once; a kernel is built per group count.
+    Integer data and weights (ONNX ConvInteger as OpenVINO writes it: i32 after subtracting the zero
+    points) are convolved exactly, in float64 (every product and partial sum of 8-bit values is a
+    whole number far below 2**53), and the sums are cast to the data's type."""
 
     def build(node: LayerNode) -> Kernel:
         if transposed:
@@ -1182,12 +1273,20 @@ def _convolution(grouped: bool, transposed: bool) -> Builder:
             return node.onnx(op, since, {**attrs, "group": group}, (None, held.value))
 
         w_const = node.constant(1)
+        if w_const is not None and w_const.dtype.kind in "iu":
+            w_const = w_const.astype(np.float64)
         ready = _Held(_grouped(w_const) if grouped and w_const is not None else w_const)
 
         def kernel(x: np.ndarray, w: np.ndarray, output_shape: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
             group = w.shape[0] if grouped else 1
+            integer = x.dtype if x.dtype.kind in "iu" else None
+            if integer is not None:
+                _same_type(node, x, w)
+                x, w = x.astype(np.float64), w.astype(np.float64)
             weights = ready.value if ready.value is not None else (_grouped(w) if grouped else w)
             y = by_group(group, ready)(x, weights)[0]
+            if integer is not None:
+                y = np.rint(y).astype(np.int64).astype(integer)
             if not transposed:
                 return (y,)
             full = [f + p for f, p in zip(y.shape[2:], padding or (0,) * (y.ndim - 2))]

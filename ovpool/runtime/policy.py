@@ -239,7 +239,7 @@ class OpenVINOSession:
         limits.check_ov_budget(ov_model, model.label)
         limits.check_ov_windows(ov_model, model.label, model.proto if model.format == "onnx" else None)
         self._budget = limits.RunBudget(model.proto if model.format == "onnx" else None, model.label, model.folder)
-        self.compiled = core.compile_model(ov_model, device, compile_config(precision, cache))
+        self.compiled = self._compile(core, ov_model, compile_config(precision, cache))
         self.request = self.compiled.create_infer_request()
         # Names come from the model as read: the compiled model's nodes have the plugin's names.
         self.inputs = tuple(
@@ -262,6 +262,10 @@ class OpenVINOSession:
             ov_model = onnx_to_ov_model(model.path if model.path is not None else model.proto)
             return ov_model, {o.name for o in model.proto.graph.output} | {i.name for i in model.proto.graph.input}
         return core.read_model(str(model.path)), set()
+
+    def _compile(self, core, ov_model: Any, config: Mapping[str, str]) -> Any:
+        """``ov_model`` compiled on the session's device (a subclass may have compiled it already)."""
+        return core.compile_model(ov_model, self.device, dict(config))
 
     @property
     def loaded_from_cache(self) -> bool:

@@ -12,7 +12,7 @@ not allow (Relu-6 has no int32, Relu-14 has). Element-wise rules, with a worked 
   HardSwish x*clip(x/6 + 1/2, 0, 1): 1 -> 0.667; Softplus ln(1 + e^x): 0 -> 0.693;
   Softsign x/(1 + |x|): 1 -> 0.5; Mish x*tanh(softplus(x)): 1 -> 0.865;
   ThresholdedRelu x if x > alpha else 0: 1 -> 0 (alpha 1); Shrink x -/+ bias outside [-lambd, lambd]
-  else 0: 2 -> 1.5 (lambd 0.5, bias 0.5; integer types truncate the float result: 5 - 1.5 -> 3).
+  else 0: 2 -> 1.5 (lambd 0.5, bias 0.5; integer types truncate the float32 result: 5 - 1.5 -> 3).
 - Gelu 0.5*x*(1 + erf(x/sqrt 2)): 1 -> 0.8413; ``approximate="tanh"`` uses
   0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))): 1 -> 0.8412.
 - Erf: 0.5 -> 0.5205; integer types (Erf-9) truncate: erf(3) = 0.99998 -> 0, erf(6) -> 1.
@@ -340,14 +340,16 @@ def thresholded_relu(node: OpNode) -> Kernel:
 @register("Shrink", 9)
 def shrink(node: OpNode) -> Kernel:
     """Shrink-9: x - bias for x > lambd, x + bias for x < -lambd, else 0 (lambd 0.5, bias 0.0):
-    lambd 1.5, bias 1.5: 5 -> 3.5, -1 -> 0. Integer types compute in float64 and truncate (5 -> 3)."""
+    lambd 1.5, bias 1.5: 5 -> 3.5, -1 -> 0. Integer types compute in float32, as onnxruntime does
+    with the float32 attributes, and truncate: 5 -> 3; bias 1e-9 leaves 1 at 1 (1 - 1e-9 is 1.0
+    in float32)."""
     lambd = float_attr(node, "lambd", 0.5)
     bias = float_attr(node, "bias", 0.0)
     check = type_guard(node)
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         check(x)
-        xw = (wide(x) if x.dtype.kind in "fV" else x.astype(np.float64)).reshape(x.shape or (1,))
+        xw = (wide(x) if x.dtype.kind in "fV" else x.astype(np.float32)).reshape(x.shape or (1,))
         with np.errstate(all="ignore"):
             y = keep(xw - bias, xw > lambd)
             y += keep(xw + bias, xw < -lambd)

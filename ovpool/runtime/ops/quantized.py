@@ -1,11 +1,12 @@
 """Quantized operators: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv,
 QLinearMatMul, ConvInteger, MatMulInteger, and onnxruntime's com.microsoft QOperator ops.
 
-Every quantize step is ``ovpool.quant``'s: ``saturate(round_half_even(x / scale) + zero_point)``
-with ``x / scale`` the exact quotient of the stored values, and every dequantize ``(q - zero_point)
-* scale`` exact before its one rounding to the output type. QuantizeLinear-13 of float32 0.175
-(0.17499999701...) at scale 0.05 (0.0500000007...) is 3: the exact quotient is just under 3.5,
-where float32 division gives 3.5 and rounds to 4.
+Every quantize step of a float tensor is ``ovpool.quant.quantize``: ``saturate(round_half_even(x /
+scale) + zero_point)`` with ``x / scale`` the float32 quotient, as ONNX's reference and onnxruntime
+divide (float16 and bfloat16 widened to float32 first): QuantizeLinear-13 of float32 0.175 at scale
+0.05 is 4, the float32 quotient being 3.5 (the exact one is 3.4999999...). Every dequantize is
+``(q - zero_point) * scale`` exact before its one rounding to the output type. Integer arithmetic
+(QLinearConv, QLinearMatMul) is exact and requantized exactly (``ovpool.quant.rescale``).
 
 **QuantizeLinear / DequantizeLinear** (10, 13, 19, 21, 23, 24, 25 and later): the granularity is
 the scale's shape. A scalar, or a 1-element vector (onnxruntime reads ``[0.05]`` as ``0.05``), is
@@ -19,14 +20,14 @@ output type of QuantizeLinear is the zero point's, else ``output_dtype`` (21+), 
 DequantizeLinear's output is float32 up to 13, the scale's type from 19 (float32, float16,
 bfloat16), ``output_dtype`` if given from 23; int32 inputs are dequantized too (their zero point
 subtracted if given, as onnxruntime does). float8, float4, float8e8m0 scales and the 2-bit types
-(23, 24, 25) are refused by name; ``saturate`` (float8 only) and ``precision`` (23: the exact
-quotient is at least as precise as any) change nothing here. A NaN quantizes to the zero point
-(ONNX leaves it undefined; onnxruntime 1.31 gives the type's lowest value).
+(23, 24, 25) are refused by name; ``saturate`` (float8 only) changes nothing here, and neither does
+``precision`` (23: the division is float32's whatever it says, as onnxruntime's). A NaN quantizes
+to the zero point (ONNX leaves it undefined; onnxruntime 1.31 gives the type's lowest value).
 
 **DynamicQuantizeLinear-11** computes its scale and zero point as its function body does, in
 float32: ``scale = (max(0, max x) - min(0, min x)) / 255``, ``zero_point = round_half_even(clip(0 -
-min(0, min x) / scale, 0, 255))``, then quantizes exactly. All-zero (or empty) x has no scale by
-that rule (0 / 0); it gets scale 1 and zero point 0, onnxruntime's choice.
+min(0, min x) / scale, 0, 255))``, then quantizes x like QuantizeLinear. All-zero (or empty) x has
+no scale by that rule (0 / 0); it gets scale 1 and zero point 0, onnxruntime's choice.
 
 **QLinearConv-10, QLinearMatMul-10/21** are integer arithmetic and one exact rescale: the integer
 convolution or product of ``x - x_zero_point`` and ``w - w_zero_point`` (exact in float64 up to
@@ -70,17 +71,7 @@ _BY_VERSION: tuple[tuple[int, frozenset[str]], ...] = (
     (21, frozenset({"uint8", "int8", "uint16", "int16", "uint4", "int4"})),
     (10, frozenset({"uint8", "int8"})),
 )
-# element types with no integer quantization rule here, by numpy dtype name and by ONNX type
-_REFUSED_NAMES = {
-    "float8_e4m3fn": "float8e4m3fn",
-    "float8_e4m3fnuz": "float8e4m3fnuz",
-    "float8_e5m2": "float8e5m2",
-    "float8_e5m2fnuz": "float8e5m2fnuz",
-    "float8_e8m0fnu": "float8e8m0",
-    "float4_e2m1fn": "float4e2m1",
-    "int2": "int2",
-    "uint2": "uint2",
-}
+# element types with no integer quantization rule here, by ONNX type and by numpy dtype name
 _REFUSED_ONNX: dict[int, str] = {
     TensorProto.FLOAT8E4M3FN: "float8e4m3fn",
     TensorProto.FLOAT8E4M3FNUZ: "float8e4m3fnuz",
@@ -91,6 +82,7 @@ _REFUSED_ONNX: dict[int, str] = {
     TensorProto.INT2: "int2",
     TensorProto.UINT2: "uint2",
 }
+_REFUSED_NAMES = {np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name: name for elem, name in _REFUSED_ONNX.items()}
 _FLOATS = ("float32", "float16", "bfloat16")
 
 
@@ -187,7 +179,7 @@ def broadcast_quantization(
         raise node.fail(
             f"the scale has {scale.size} values; {node.op_type}-{node.since} takes one (per-axis scales are from version 13)"
         )
-    if zero.shape not in ((), scale.shape) or (zero.ndim == 0 and node.domain != MS):
+    if zero.shape != scale.shape:
         if zero.ndim == 0:
             raise node.fail(f"{scale.size} per-axis scales with a scalar zero point; the zero point has the scale's shape")
         raise node.fail(f"{scale.size} scale(s) but {zero.size} zero point(s)")
@@ -301,7 +293,8 @@ def _dequantize_linear(node: OpNode) -> Kernel:
         scales = _checked_scale(node, scale)
         zeros = None if zero is None else _zero_of(node, zero, x.dtype, "the zero point")
         s, z = broadcast_quantization(node, x.shape, scales, zeros, axis, block_size)
-        return outputs(dequantize(_integers(x), s, z).astype(out))
+        with np.errstate(over="ignore"):  # beyond float16's range: inf, as the product rounds
+            return outputs(dequantize(_integers(x), s, z).astype(out))
 
     return kernel
 
@@ -331,8 +324,8 @@ def dynamic_quantize_linear(node: OpNode) -> Kernel:
         if x.dtype != np.float32:
             raise node.fail(f"x is {x.dtype.name}; DynamicQuantizeLinear-11 takes float32")
         f32 = np.float32
-        low = f32(min(f32(0), f32(x.min()))) if x.size else f32(0)
-        high = f32(max(f32(0), f32(x.max()))) if x.size else f32(0)
+        low = f32(np.minimum(f32(0), x.min())) if x.size else f32(0)  # np.minimum keeps a NaN
+        high = f32(np.maximum(f32(0), x.max())) if x.size else f32(0)
         if np.isnan(low) or np.isnan(high):
             raise node.fail("x holds NaN; its scale and zero point are undefined")
         with np.errstate(over="ignore"):
