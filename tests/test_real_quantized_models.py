@@ -21,8 +21,8 @@ OpenVINO CPU runs at f32 (``ovpool run``'s default); the default form keeps Fake
 OpenVINO's INT8 execution (its FakeQuantize rounds near ties its own way: a segment may be one
 step off), the ``--exact-quantization`` form computes QuantizeLinear, DequantizeLinear and the
 quantized pools exactly, so its segments without float arithmetic (pools, data movement:
-``EXACT_OPS``) are onnxruntime's to the bit. IR on numpy needs FakeQuantize, which the numpy IR
-executor does not have yet: those tests skip naming it.
+``EXACT_OPS``) are onnxruntime's to the bit. The IRs of the segments run on ovpool's numpy IR
+executor too (FakeQuantize in the specification's float32 arithmetic), within one step of the CPU.
 
 CI runs ``VARIANTS``: each axis (QDQ / QOperator, uint8 / int8 activations, uint8 / int8 weights,
 per-tensor / per-channel) and each pooling (MaxPool, AveragePool, GlobalAveragePool, QLinear
@@ -52,7 +52,6 @@ from real_quantized import (
 )
 
 import ovpool
-from ovpool.errors import UnsupportedError
 from ovpool.runtime.graph import GraphSession
 
 pytest.importorskip("onnxruntime")
@@ -325,13 +324,7 @@ def test_openvino_whole_model(quantized: Quantized, form: str) -> None:
 @pytest.mark.parametrize("form", FORMS)
 def test_ir_on_numpy_segments(quantized: Quantized, form: str) -> None:
     """The converted IR of each segment on the numpy executor is within one step of OpenVINO CPU."""
-    xml = quantized.ir(form, segments=True)
-    try:
-        ours = ovpool.run(xml, quantized.cut_feeds, device="numpy")
-    except UnsupportedError as exc:
-        if "FakeQuantize" not in str(exc):
-            raise
-        pytest.skip(f"the numpy IR executor has no FakeQuantize yet: {str(exc).splitlines()[0][:200]}")
+    ours = ovpool.run(quantized.ir(form, segments=True), quantized.cut_feeds, device="numpy")
     cpu = quantized.cpu(form, segments=True)
     found = quantized.segment_steps(ours, {n: cpu[n + COMPUTED] for n in quantized.cut[1]})
     assert max(found.values()) <= 1, f"{quantized.variant.name} {form}: over one step from CPU: {_worst(found)}"
