@@ -25,8 +25,11 @@ the same name instead; ``onnxruntime_values`` gives onnxruntime's value of every
 those to the cut model makes a runtime compute each segment from onnxruntime's integers. A
 one-step difference there is local (a near tie of a float before QuantizeLinear, or a float32
 requantization in a QLinear op); the whole model's differences also carry earlier flips through the
-following layers (a one-step flip of one activation of PP-OCRv3's detector grows to 161 steps of its
+following layers (a one-step flip of one activation of PP-OCRv3's detector grows to 173 steps of its
 probability map, ``test_real_quantized_models.py`` gives the measured figures).
+
+Per-channel variants of models older than opset 13 are made from the model converted to opset 13
+first (``PER_CHANNEL_OPSET``).
 """
 
 from __future__ import annotations
