@@ -23,6 +23,7 @@ from onnx import helper, numpy_helper
 from quant_cases import ELEM, RANGES, QdqCase, expected, qdq_cases, steps
 
 from ovpool.cli.app import main
+from ovpool.errors import UnsupportedError
 from ovpool.ov.from_onnx import onnx_to_ov_model
 
 ov = pytest.importorskip("openvino")
@@ -244,3 +245,26 @@ def test_include_pad_average_read_by_a_convolution() -> None:
     got = ov.Core().compile_model(onnx_to_ov_model(model), "CPU", F32)({"x": x})[0]
     bound = 0.5 * 0.05 * np.abs(weights.astype(np.float64) * 0.1).sum(axis=(1, 2, 3)).reshape(1, -1, 1, 1)
     assert (np.abs(got - want) <= bound + 1e-6).all()
+
+
+def test_exact_form_names_the_pool_that_needs_static_dims() -> None:
+    """An exact QDQ GlobalAveragePool on dynamic spatial dims is refused, and the error names it,
+    not a later float MaxPool that the refused pool's dynamic-rank output reaches (the PP-OCR
+    classifier quantized by onnxruntime, converted without --input, named its last MaxPool)."""
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="quantize"),
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"], name="dequantize"),
+        helper.make_node("GlobalAveragePool", ["d"], ["g"], name="average"),
+        helper.make_node("QuantizeLinear", ["g", "s", "z"], ["gq"], name="quantize_average"),
+        helper.make_node("DequantizeLinear", ["gq", "s", "z"], ["gd"], name="dequantize_average"),
+        helper.make_node("Add", ["d", "gd"], ["e"], name="add"),
+        helper.make_node("MaxPool", ["e"], ["y"], name="max", kernel_shape=[2, 2], strides=[2, 2]),
+    ]
+    scale = [numpy_helper.from_array(np.array(0.1, np.float32), "s"), numpy_helper.from_array(np.array(128, np.uint8), "z")]
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, "h", "w"])
+    graph = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], scale)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(UnsupportedError, match="node 'average': an exact quantized pool needs static spatial dims"):
+        onnx_to_ov_model(model, exact_quantization=True)
+    converted = onnx_to_ov_model(model, "x[1,3,8,8]", exact_quantization=True)
+    assert list(converted.outputs[0].get_partial_shape().to_shape()) == [1, 3, 4, 4]

@@ -57,6 +57,11 @@ scale known only at run time is written per tensor (DequantizeLinear-10 then ref
 Every model needs opset 10 (DequantizeLinear). A constant 1-element scale is per tensor (onnxruntime
 reads ``[0.05]`` as ``0.05``) and is written as a scalar.
 
+``expand_model`` expands an ai.onnx QLinearConv too (com.microsoft's row) when its w_scale is per
+output channel (1-D), and an ai.onnx QLinearMatMul (``ONNX_QOPERATORS``: ``MatMul``, a 0,1,2; b
+3,4,5 per column; output 6, 7) when its b_scale is per column, which OpenVINO's frontend gets
+wrong or refuses (``expands``).
+
 Names: the float op keeps the node's name; the others are ``name/dequantize_a``,
 ``name/quantize``, ``name/transpose_x``... (fresh: ``name/quantize_1`` if taken); the output keeps
 its tensor name.
@@ -169,6 +174,13 @@ QOPERATORS: dict[str, QOperator] = {
     )
 }
 
+# The ai.onnx ops ``expand_model`` expands where OpenVINO's frontend gets them wrong (``expands``):
+# QLinearConv as com.microsoft's row, QLinearMatMul with b per column (its last axis).
+ONNX_QOPERATORS: dict[str, QOperator] = {
+    "QLinearConv": QOPERATORS["QLinearConv"],
+    "QLinearMatMul": QOperator("QLinearMatMul", "MatMul", (Operand("a", 0, 1, 2), Operand("b", 3, 4, 5, axis=-1)), (6, 7)),
+}
+
 # The ai.onnx opset the numpy executor expands com.microsoft nodes at: every float op's meaning
 # there is the one the table states (Softmax-13 along an axis, ReduceMean-18 with axes as input).
 NUMPY_OPSET = 21
@@ -187,13 +199,38 @@ def is_qoperator(node: NodeProto) -> bool:
     return node.domain == MS_DOMAIN and node.op_type in QOPERATORS
 
 
+def expands(node: NodeProto, known: Mapping[str, np.ndarray] | None = None) -> bool:
+    """Whether ``expand_model`` replaces ``node``: a com.microsoft QOperator node, or an ai.onnx
+    QLinearConv / QLinearMatMul whose constant w_scale / b_scale is a 1-D tensor, per output
+    channel or column (``known``: the graph's constants; None: any such ai.onnx node may be), with
+    QLinearMatMul's a_scale one value. OpenVINO 2026.4's ONNX frontend dequantizes QLinearConv's
+    weights along axis 1 (input channels) instead of 0: a 4 -> 4 1x1 QLinearConv with w_scale
+    0.01, 0.02, 0.04, 0.08 comes out up to 150 steps off, silently, and a 1-D w_scale of another
+    length than the input channels (a 16 -> 1 conv's one-element w_scale too) fails to convert; it
+    refuses a per-column QLinearMatMul ("Scalar value can't be derived from a node with [360]").
+    The expansion dequantizes the weights along their channels, as ONNX does."""
+    if is_qoperator(node):
+        return True
+    if node.op_type not in ONNX_QOPERATORS or node.domain not in ("", "ai.onnx"):
+        return False
+    if known is None:
+        return True
+    scale = known.get(node.input[4]) if len(node.input) > 4 else None
+    if scale is None or np.ndim(scale) != 1:
+        return False
+    if node.op_type == "QLinearMatMul":
+        a_scale = known.get(node.input[1])
+        return a_scale is not None and np.size(a_scale) == 1
+    return True
+
+
 def expand_model(model: ModelProto) -> ModelProto:
-    """``model`` with every com.microsoft QOperator node (main graph and subgraphs) replaced by its
-    ai.onnx DequantizeLinear -> op -> QuantizeLinear nodes, at the model's ai.onnx opset (a model
-    importing none gets ``NUMPY_OPSET``); ``model`` itself when it has none.
-    A node with no exact expansion is an ``UnsupportedError`` (or ``ModelError`` for a node the
-    schema does not allow) naming it."""
-    if not any(is_qoperator(node) for graph in graphs(model.graph) for node in graph.node):
+    """``model`` with every com.microsoft QOperator node and per-channel ai.onnx QLinearConv /
+    QLinearMatMul (``expands``; main graph and subgraphs) replaced by its ai.onnx DequantizeLinear
+    -> op -> QuantizeLinear nodes, at the model's ai.onnx opset (a model importing none gets
+    ``NUMPY_OPSET``); ``model`` itself when it has no candidate. A node with no exact expansion is
+    an ``UnsupportedError`` (or ``ModelError`` for a node the schema does not allow) naming it."""
+    if not any(expands(node) for graph in graphs(model.graph) for node in graph.node):
         return model
     expanded = ModelProto()
     expanded.CopyFrom(model)
@@ -219,7 +256,7 @@ def expand_node(
     ``known`` holds the constant inputs (scales decide per tensor or per channel), ``types`` the
     ONNX element types of its inputs where known (an omitted output zero point takes the input's
     type), ``ranks`` their ranks (channels_last needs one)."""
-    row = QOPERATORS[node.op_type]
+    row = QOPERATORS[node.op_type] if node.domain == MS_DOMAIN else ONNX_QOPERATORS[node.op_type]
     return _Expander(node, row, opset, known, names, types or {}, ranks or {}).run()
 
 
@@ -651,7 +688,7 @@ def _expand_graph(graph: GraphProto, opset: int, outer: Mapping[str, np.ndarray]
                 _expand_graph(attribute.g, opset, known, names)
             for sub in attribute.graphs:
                 _expand_graph(sub, opset, known, names)
-        if not is_qoperator(node):
+        if not expands(node, known):
             nodes.append(node)
             continue
         expansion = expand_node(node, opset, known, names, types, ranks)

@@ -47,6 +47,7 @@ from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedEr
 from ovpool.files import OutputError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import load
+from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov.extension import PoolExtensions
 from ovpool.ov.inputs import InputShape, input_shapes
 from ovpool.ov.lowering import Lowered
@@ -97,15 +98,16 @@ def _prepared(
     proto: ModelProto, model: str | os.PathLike | ModelProto, label: str, exact: bool
 ) -> tuple[ModelProto | None, QuantExtensions | None]:
     """The model as OpenVINO's frontend is to see it (None: as it is) and the extensions of its
-    exact quantization. com.microsoft QOperator nodes become DequantizeLinear -> op ->
-    QuantizeLinear (``ovpool.onnx.qoperator``); with ``exact``, quantization goes into
-    ``ovpool.ov.quantized``'s private nodes (without, only what OpenVINO's own forms get wrong:
-    16-bit QuantizeLinear and DequantizeLinear, and average pools to a finer output scale). A model read from a file is rewritten whole (its
-    external data read)."""
+    exact quantization. com.microsoft QOperator nodes and per-channel QLinearConv / QLinearMatMul
+    nodes become DequantizeLinear -> op -> QuantizeLinear (``ovpool.onnx.qoperator.expands``); with
+    ``exact``, quantization goes into ``ovpool.ov.quantized``'s private nodes (without, only what
+    OpenVINO's own forms get wrong: 16-bit QuantizeLinear and DequantizeLinear, average pools to a
+    finer output scale, and the weights of some ConvTranspose). A model read from a file is
+    rewritten whole (its external data read)."""
     from ovpool.onnx import qoperator
     from ovpool.ov.quantized import QuantExtensions
 
-    has_qoperators = any(qoperator.is_qoperator(node) for node in proto.graph.node)
+    has_qoperators = any(qoperator.expands(node) for node in proto.graph.node)
     has_quantization = any(node.op_type in ("QuantizeLinear", "DequantizeLinear") for node in proto.graph.node)
     if not (exact or has_qoperators or has_quantization):
         return None, None
@@ -171,6 +173,10 @@ def _convert(
     from openvino.frontend import FrontEndManager
 
     pools = PoolExtensions(proto)
+    if quant is not None:
+        # one list, in the order OpenVINO called the extensions: the first error is the cause (an
+        # exact pool refused leaves a dynamic-rank output that a later pool then refuses too)
+        quant.errors = pools.errors
     frontend = FrontEndManager().load_by_framework("onnx")
     for extension in pools.extensions() + (quant.extensions() if quant is not None else []):
         frontend.add_extension(extension)
@@ -182,10 +188,12 @@ def _convert(
     try:
         converted = frontend.convert(input_model)
     except Exception as exc:  # OpenVINO's OpConversionFailure/GeneralFailure derive from Exception
-        errors = pools.errors + (quant.errors if quant is not None else [])
-        if errors:
-            raise errors[0].located(label) from None
-        raise _conversion_error(label, exc) from None
+        ours = frozenset(POOL_OPS) | (quant.reported_op_types if quant is not None else frozenset())
+        if pools.errors and not _failed_elsewhere(exc, ours):
+            raise pools.errors[0].located(label) from None
+        # an operator OpenVINO converts failed first: ovpool's errors are its consequences (a pool
+        # behind it sees a dynamic rank), OpenVINO's reason is the one to give
+        raise _conversion_error(label, exc, ours if pools.errors else frozenset()) from None
     if pools.errors:
         raise pools.errors[0].located(label)
     try:
@@ -237,14 +245,21 @@ def _set_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape
         input_model.set_partial_shape(place, PartialShape(dims))
 
 
-def _conversion_error(label: str, exc: Exception) -> OvpoolError:
+def _failed_elsewhere(exc: Exception, ours: frozenset[str]) -> bool:
+    """OpenVINO's failure report names an operator that ovpool's extensions do not convert."""
+    return any(op.rsplit("-", 1)[0] not in ours for op, _log in _FAILED_OP.findall(str(exc)))
+
+
+def _conversion_error(label: str, exc: Exception, skip: frozenset[str] = frozenset()) -> OvpoolError:
+    """OpenVINO's conversion failure as one error; the operators of ``skip`` (op types) are left
+    out of its list of failed operators."""
     text = str(exc)
     missing = _NO_RULE.search(text)
     if missing:
         return UnsupportedError.in_file(label, f"no OpenVINO conversion rule for {missing.group(1).strip()}")
     if "Cannot recognize" in text or "Unable to read" in text:
         return InputFileError.in_file(label, "OpenVINO cannot read the model")
-    failed = [_failed_op(op, log) for op, log in _FAILED_OP.findall(text)]
+    failed = [_failed_op(op, log) for op, log in _FAILED_OP.findall(text) if op.rsplit("-", 1)[0] not in skip]
     reason = "; ".join(failed) if failed else openvino_reason(exc)
     return ModelError.in_file(label, f"OpenVINO could not convert the model: {reason}")
 

@@ -294,8 +294,11 @@ class QuantExtensions:
 
     Without ``exact``, only what OpenVINO's own forms get wrong: the 16-bit QuantizeLinear and
     DequantizeLinear nodes (its CPU plugin cannot compile a 16-bit FakeQuantize feeding a
-    DequantizeLinear: "replace_output_update_name" fails in its low-precision pass), and the pool
-    patterns ``int8_within_a_step`` rejects."""
+    DequantizeLinear: "replace_output_update_name" fails in its low-precision pass), the pool
+    patterns ``int8_within_a_step`` rejects, and the DequantizeLinear of a ConvTranspose's weights
+    with a zero point other than 0 (the CPU plugin's low-precision pass computes that
+    ConvTranspose wrong when its input's zero point is 0: 233 steps off for uint8 weights at zero
+    point 127; the weights become float32 constants, and that ConvTranspose ran in f32 anyway)."""
 
     def __init__(self, proto, exact: bool = True) -> None:
         from onnx import helper
@@ -312,6 +315,7 @@ class QuantExtensions:
         known = qdq.constants(graph)
         kinds = qdq.tensor_kinds(model)
         replaced: dict[str, NodeProto | None] = {}  # a node's first output -> its replacement (None: removed)
+        transposed_weights = {node.input[1] for node in graph.node if node.op_type == "ConvTranspose" and len(node.input) > 1}
         for pattern in qdq.find_qdq_pools(model):
             if not exact and int8_within_a_step(pattern.meaning):
                 continue
@@ -324,7 +328,9 @@ class QuantExtensions:
                 rank = kinds.get(node.input[0], (None, None))[1]
                 quantized = node.output[0] if node.op_type == "QuantizeLinear" else node.input[0]
                 found = qdq.node_quantization(node, opset, known, rank, _quant_name(kinds.get(quantized, (None, None))[0]))
-                wanted = found is not None and (exact or found.type.levels > 256)
+                wanted = found is not None and (
+                    exact or found.type.levels > 256 or (node.output[0] in transposed_weights and any(found.zero_point))
+                )
                 if found is not None and wanted and found.increasing and _float32_scale(node, known):
                     replaced[node.output[0]] = self._node(helper, node.op_type, node, node.input[:1], found)
         kept = [replaced.get(node.output[0], node) if node.output else node for node in graph.node]
@@ -350,12 +356,17 @@ class QuantExtensions:
             op_type, list(inputs), list(node.output[:1]), name=node.name, domain=DOMAIN, index=len(self.meanings) - 1
         )
 
+    op_types = ("QuantizedPool", "QuantizeLinear", "DequantizeLinear")
+
+    @property
+    def reported_op_types(self) -> frozenset[str]:
+        """The op types as OpenVINO's failure report names them: ``ai.ovpool.QuantizeLinear``."""
+        return frozenset(f"{DOMAIN}.{op}" for op in self.op_types)
+
     def extensions(self) -> list[object]:
         from openvino.frontend.onnx import ConversionExtension
 
-        return [
-            ConversionExtension(op, DOMAIN, self._converter(op)) for op in ("QuantizedPool", "QuantizeLinear", "DequantizeLinear")
-        ]
+        return [ConversionExtension(op, DOMAIN, self._converter(op)) for op in self.op_types]
 
     def _converter(self, op_type: str):
         def convert(context) -> list:
