@@ -199,7 +199,7 @@ def is_qoperator(node: NodeProto) -> bool:
     return node.domain == MS_DOMAIN and node.op_type in QOPERATORS
 
 
-def expands(node: NodeProto, known: Mapping[str, np.ndarray] | None = None) -> bool:
+def expands(node: NodeProto, known: Mapping[str, np.ndarray] | None = None, every: bool = False) -> bool:
     """Whether ``expand_model`` replaces ``node``: a com.microsoft QOperator node, or an ai.onnx
     QLinearConv / QLinearMatMul whose constant w_scale / b_scale is a 1-D tensor, per output
     channel or column (``known``: the graph's constants; None: any such ai.onnx node may be), with
@@ -208,12 +208,14 @@ def expands(node: NodeProto, known: Mapping[str, np.ndarray] | None = None) -> b
     0.01, 0.02, 0.04, 0.08 comes out up to 150 steps off, silently, and a 1-D w_scale of another
     length than the input channels (a 16 -> 1 conv's one-element w_scale too) fails to convert; it
     refuses a per-column QLinearMatMul ("Scalar value can't be derived from a node with [360]").
-    The expansion dequantizes the weights along their channels, as ONNX does."""
+    The expansion dequantizes the weights along their channels, as ONNX does. ``every``: every
+    ai.onnx QLinearConv / QLinearMatMul (``convert --exact-quantization``, whose QuantizeLinear and
+    DequantizeLinear are then exact; OpenVINO would run them on its own INT8 kernels)."""
     if is_qoperator(node):
         return True
     if node.op_type not in ONNX_QOPERATORS or node.domain not in ("", "ai.onnx"):
         return False
-    if known is None:
+    if known is None or every:
         return True
     scale = known.get(node.input[4]) if len(node.input) > 4 else None
     if scale is None or np.ndim(scale) != 1:
@@ -224,13 +226,14 @@ def expands(node: NodeProto, known: Mapping[str, np.ndarray] | None = None) -> b
     return True
 
 
-def expand_model(model: ModelProto) -> ModelProto:
+def expand_model(model: ModelProto, every: bool = False) -> ModelProto:
     """``model`` with every com.microsoft QOperator node and per-channel ai.onnx QLinearConv /
     QLinearMatMul (``expands``; main graph and subgraphs) replaced by its ai.onnx DequantizeLinear
     -> op -> QuantizeLinear nodes, at the model's ai.onnx opset (a model importing none gets
     ``NUMPY_OPSET``); ``model`` itself when it has no candidate. A node with no exact expansion is
-    an ``UnsupportedError`` (or ``ModelError`` for a node the schema does not allow) naming it."""
-    if not any(expands(node) for graph in graphs(model.graph) for node in graph.node):
+    an ``UnsupportedError`` (or ``ModelError`` for a node the schema does not allow) naming it.
+    ``every``: every ai.onnx QLinearConv / QLinearMatMul too (``expands``)."""
+    if not any(expands(node, every=every) for graph in graphs(model.graph) for node in graph.node):
         return model
     expanded = ModelProto()
     expanded.CopyFrom(model)
@@ -240,7 +243,7 @@ def expand_model(model: ModelProto) -> ModelProto:
         expanded.ir_version = max(expanded.ir_version, helper.find_min_ir_version_for([expanded.opset_import[-1]]))
     opset = default_opset(expanded)
     names = FreshNames(_all_names(expanded.graph))
-    _expand_graph(expanded.graph, opset, {}, names)
+    _expand_graph(expanded.graph, opset, {}, names, every)
     return expanded
 
 
@@ -678,17 +681,17 @@ def _from_channels_first(rank: int) -> list[int]:
 # ------------------------------------------------------------------------------- model walking
 
 
-def _expand_graph(graph: GraphProto, opset: int, outer: Mapping[str, np.ndarray], names: FreshNames) -> None:
+def _expand_graph(graph: GraphProto, opset: int, outer: Mapping[str, np.ndarray], names: FreshNames, every: bool = False) -> None:
     known = {**outer, **constants(graph)}
     types, ranks = _declared(graph)
     nodes: list[NodeProto] = []
     for node in graph.node:
         for attribute in node.attribute:
             if attribute.type == AttributeProto.GRAPH:
-                _expand_graph(attribute.g, opset, known, names)
+                _expand_graph(attribute.g, opset, known, names, every)
             for sub in attribute.graphs:
-                _expand_graph(sub, opset, known, names)
-        if not expands(node, known):
+                _expand_graph(sub, opset, known, names, every)
+        if not expands(node, known, every):
             nodes.append(node)
             continue
         expansion = expand_node(node, opset, known, names, types, ranks)

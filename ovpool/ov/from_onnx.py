@@ -114,7 +114,7 @@ def _prepared(
     if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
         proto = load(Path(model), load_data=True)
     try:
-        expanded = qoperator.expand_model(proto)
+        expanded = qoperator.expand_model(proto, every=exact)
         quant = QuantExtensions(expanded, exact)
     except OvpoolError as exc:
         raise exc.located(label) from None
