@@ -422,3 +422,39 @@ def _node_cases(ops: tuple[str, ...], extra: tuple[str, ...] = ()) -> tuple[Any,
         for case in node._NodeTestCases
         if case.kind == "node" and len(case.model.graph.node) == 1 and case.model.graph.node[0].op_type in ops
     )
+
+
+def node_with_inputs(
+    op: str,
+    inputs: Sequence[Any],
+    constant: set[int],
+    attrs: Mapping[str, Any] | None = None,
+    opset: int = 17,
+    domain: str = "",
+    name: str = "qnode",
+) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """One node of ``domain``, inputs ``x0``.. (None: omitted), those in ``constant`` as
+    initializers and the others graph inputs; the output ``y`` without a declared type. Returns the
+    model and the feeds of its graph inputs."""
+    names, graph_inputs, inits = [], [], []
+    for i, value in enumerate(inputs):
+        if value is None:
+            names.append("")
+            continue
+        names.append(f"x{i}")
+        array = np.asarray(value)
+        if i in constant:
+            inits.append(numpy_helper.from_array(array, f"x{i}"))
+        else:
+            graph_inputs.append(
+                helper.make_tensor_value_info(f"x{i}", helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape))
+            )
+    while names and not names[-1]:
+        names.pop()
+    node = helper.make_node(op, names, ["y"], name=name, domain=domain, **(attrs or {}))
+    graph = helper.make_graph([node], "g", graph_inputs, [helper.make_empty_tensor_value_info("y")], initializer=inits)
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = 8
+    feeds = {f"x{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None and i not in constant}
+    return model, feeds

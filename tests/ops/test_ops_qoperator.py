@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from harness import examples, run_ort, run_ovpool
+from harness import examples, node_with_inputs, run_ort, run_ovpool
 from hypothesis import given
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -54,29 +54,8 @@ MS = "com.microsoft"
 def ms_model(
     op: str, inputs: list[Any], constant: set[int], attrs: dict[str, Any] | None = None, opset: int = 17, name: str = "qnode"
 ):
-    """One com.microsoft node, inputs ``x0``.. (None: omitted), those in ``constant`` as
-    initializers, the others graph inputs; the output ``y`` without a declared type."""
-    names, graph_inputs, inits = [], [], []
-    for i, value in enumerate(inputs):
-        if value is None:
-            names.append("")
-            continue
-        names.append(f"x{i}")
-        array = np.asarray(value)
-        if i in constant:
-            inits.append(numpy_helper.from_array(array, f"x{i}"))
-        else:
-            graph_inputs.append(
-                helper.make_tensor_value_info(f"x{i}", helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape))
-            )
-    while names and not names[-1]:
-        names.pop()
-    node = helper.make_node(op, names, ["y"], name=name, domain=MS, **(attrs or {}))
-    graph = helper.make_graph([node], "g", graph_inputs, [helper.make_empty_tensor_value_info("y")], initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(MS, 1)])
-    model.ir_version = 8
-    feeds = {f"x{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None and i not in constant}
-    return model, feeds
+    """One com.microsoft node (``harness.node_with_inputs``)."""
+    return node_with_inputs(op, inputs, constant, attrs, opset, MS, name)
 
 
 # ---------------------------------------------------------------------- the meaning, directly

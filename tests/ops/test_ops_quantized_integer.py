@@ -22,10 +22,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check_node_case, examples, model_of, node_case_params, run_ort, run_ovpool, vi
+from harness import check_node_case, examples, node_case_params, node_with_inputs, run_ort, run_ovpool
 from hypothesis import given
 from hypothesis import strategies as st
-from onnx import helper, numpy_helper
 from test_ops_conv import conv_cases, schema_conv
 
 from ovpool.errors import ModelError
@@ -72,21 +71,8 @@ def scale(draw: st.DrawFn) -> np.float32:
 
 
 def node_model(op: str, opset: int, inputs: list[np.ndarray | None], constant: set[int], attrs: dict[str, Any] | None = None):
-    """One node, inputs ``x0``.. (omitted: None), those in ``constant`` as initializers."""
-    names, graph_inputs, inits = [], [], []
-    for i, value in enumerate(inputs):
-        if value is None:
-            names.append("")
-            continue
-        names.append(f"x{i}")
-        if i in constant:
-            inits.append(numpy_helper.from_array(np.asarray(value), f"x{i}"))
-        else:
-            graph_inputs.append(vi(f"x{i}", helper.np_dtype_to_tensor_dtype(value.dtype), list(value.shape)))
-    node = helper.make_node(op, names, ["y"], name="qnode", **(attrs or {}))
-    model = model_of([node], graph_inputs, ["y"], opset=opset, initializers=inits)
-    feeds = {f"x{i}": v for i, v in enumerate(inputs) if v is not None and i not in constant}
-    return model, feeds
+    """One ai.onnx node (``harness.node_with_inputs``)."""
+    return node_with_inputs(op, inputs, constant, attrs, opset)
 
 
 # ---------------------------------------------------------------------- QLinearConv
