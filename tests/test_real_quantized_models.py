@@ -26,11 +26,13 @@ executor too (FakeQuantize in the specification's float32 arithmetic), within on
 
 CI runs ``VARIANTS``: each axis (QDQ / QOperator, uint8 / int8 activations, uint8 / int8 weights,
 per-tensor / per-channel) and each pooling (MaxPool, AveragePool, GlobalAveragePool, QLinear
-pools) on small inputs; ``SLOW_VARIANTS`` adds the detectors at their test sizes.
+pools) on small inputs; ``QUANT_MODELS=all`` adds ``SLOW_VARIANTS``, the detectors at their test
+sizes.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -244,12 +246,12 @@ class Quantized:
 
 def cases(slow: frozenset[str] = frozenset()) -> list[object]:
     """Every variant as a parameter of the ``quantized`` fixture, in one order for every test (so
-    that pytest runs a variant's tests together, on one ``Quantized``): ``SLOW_VARIANTS`` and
-    the variants named in ``slow`` marked slow."""
-    return [
-        pytest.param(v, id=v.name, marks=[pytest.mark.slow] if v in SLOW_VARIANTS or v.name in slow else [])
-        for v in (*VARIANTS, *SLOW_VARIANTS)
-    ]
+    that pytest runs a variant's tests together, on one ``Quantized``). ``SLOW_VARIANTS`` and the
+    variants named in ``slow`` run with ``QUANT_MODELS=all`` only (about 5 minutes more on 2 cores:
+    not in CI)."""
+    deep = os.environ.get("QUANT_MODELS") == "all"
+    chosen = [v for v in (*VARIANTS, *SLOW_VARIANTS) if deep or (v not in SLOW_VARIANTS and v.name not in slow)]
+    return [pytest.param(v, id=v.name) for v in chosen]
 
 
 NUMPY_CASES = cases()
