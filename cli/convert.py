@@ -1,5 +1,5 @@
 """``ovpool convert MODEL... [-o OUT | --output-dir DIR | --ovms-repo DIR] [--to ir|onnx|dml]
-[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--exact-quantization] [--jobs N] [--force]``."""
+[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--exact-quantization] [--allow-inexact] [--jobs N] [--force]``."""
 
 from __future__ import annotations
 
@@ -51,6 +51,12 @@ def register(app: typer.Typer) -> None:
             help="Write QuantizeLinear, DequantizeLinear and quantized pools in forms exact to ONNX on OpenVINO CPU "
             "(no FakeQuantize: the layers around them leave INT8 execution). Default: FakeQuantize, INT8 kept, within one step.",
         ),
+        allow_inexact: bool = typer.Option(
+            False,
+            "--allow-inexact",
+            help="Write nodes OpenVINO's ONNX frontend converts wrong and ovpool cannot lower exactly (a warning each); "
+            "default: refuse them.",
+        ),
         feature_level: str | None = typer.Option(
             None, "--feature-level", metavar="X.Y", help="DirectML: highest feature level to use, e.g. 4.0."
         ),
@@ -83,6 +89,7 @@ def register(app: typer.Typer) -> None:
             "inputs": [str(s) for s in given] or None,
             "compress_to_fp16": compress_to_fp16,
             "exact_quantization": exact_quantization,
+            "allow_inexact": allow_inexact,
         }
         if ovms_repo is not None:
             ovms.check_sources(ovms_repo, sources, to)

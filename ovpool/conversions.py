@@ -38,7 +38,7 @@ ROUTES: dict[tuple[str, str], str] = {
 
 # The options each route takes (ovpool.convert's **options); any other is a UsageError.
 ROUTE_OPTIONS: dict[tuple[str, str], frozenset[str]] = {
-    ("onnx", "ir"): frozenset({"inputs", "compress_to_fp16", "exact_quantization"}),
+    ("onnx", "ir"): frozenset({"inputs", "compress_to_fp16", "exact_quantization", "allow_inexact"}),
     ("onnx", "dml"): frozenset({"feature_level"}),
     ("ir", "dml"): frozenset({"feature_level"}),
 }
@@ -47,6 +47,7 @@ OPTION_FLAGS = {
     "inputs": "--input/--shape",
     "compress_to_fp16": "--compress-to-fp16",
     "exact_quantization": "--exact-quantization",
+    "allow_inexact": "--allow-inexact",
     "feature_level": "--feature-level",
 }
 
@@ -112,7 +113,8 @@ def convert(
 ) -> list[Path]:
     """Convert one file; returns the files written (IR: the .xml and its .bin). ``options`` are the
     route's (``ROUTE_OPTIONS``): ONNX -> IR ``inputs`` (``"x[1,3,640,640]"``) and
-    ``compress_to_fp16`` and ``exact_quantization``; -> DirectML ``feature_level``."""
+    ``compress_to_fp16`` and ``exact_quantization`` and ``allow_inexact`` (write the nodes OpenVINO's
+    frontend converts wrong and ovpool cannot lower, with a warning each); -> DirectML ``feature_level``."""
     src = Path(src)
     regular_size(src)
     source = source_format(src)

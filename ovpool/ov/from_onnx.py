@@ -48,6 +48,7 @@ from ovpool.files import OutputError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import load
 from ovpool.onnx.versions import POOL_OPS
+from ovpool.ov import frontend_fixes
 from ovpool.ov.extension import PoolExtensions
 from ovpool.ov.inputs import InputShape, input_shapes
 from ovpool.ov.lowering import Lowered
@@ -71,16 +72,21 @@ Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
 
 
 def onnx_to_ov_model(
-    model: str | os.PathLike | ModelProto, inputs: Inputs = None, exact_quantization: bool = False
+    model: str | os.PathLike | ModelProto, inputs: Inputs = None, exact_quantization: bool = False, allow_inexact: bool = False
 ) -> openvino.Model:
     """An ``openvino.Model`` of the ONNX model (a path or a ModelProto) with exact pooling;
     ``inputs`` sets input shapes first (``"x[1,3,640,640]"``, see the module docstring);
     ``exact_quantization`` writes QuantizeLinear, DequantizeLinear and quantized pools in the exact
-    forms of ``ovpool.ov.quantized`` instead of FakeQuantize and OpenVINO's low-precision pipeline."""
+    forms of ``ovpool.ov.quantized`` instead of FakeQuantize and OpenVINO's low-precision pipeline.
+    A node OpenVINO's frontend converts wrong is lowered by ``ovpool.ov.frontend_fixes`` or refused
+    (``UnsupportedError`` naming it); ``allow_inexact`` leaves a refused node to OpenVINO with a warning."""
     shapes = input_shapes(inputs)
     label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
     proto = model if isinstance(model, ModelProto) else load(Path(model), load_data=False)
-    whole, quant = _prepared(proto, model, label, exact_quantization)
+    fixed = _fixed(proto, model, label, shapes, allow_inexact)
+    whole, quant = _prepared(fixed if fixed is not None else proto, model, label, exact_quantization)
+    whole = whole if whole is not None else fixed
+    extra = frontend_fixes.extensions() if fixed is not None else []
     if whole is None and not isinstance(model, ModelProto):
         return _convert(proto, str(model), label, shapes)
     whole = whole if whole is not None else proto
@@ -90,8 +96,24 @@ def onnx_to_ov_model(
             import onnx
 
             onnx.save_model(whole, str(path), save_as_external_data=True, location="model.onnx.data")
-            return _convert(whole, str(path), label, shapes, quant)
-    return _convert(whole, io.BytesIO(whole.SerializeToString()), label, shapes, quant)
+            return _convert(whole, str(path), label, shapes, quant, extra)
+    return _convert(whole, io.BytesIO(whole.SerializeToString()), label, shapes, quant, extra)
+
+
+def _fixed(
+    proto: ModelProto, model: str | os.PathLike | ModelProto, label: str, shapes: Sequence[InputShape], allow_inexact: bool
+) -> ModelProto | None:
+    """The model with ``frontend_fixes``' lowerings in place (None: it needs none); a model read
+    from a file is rewritten whole (its external data read)."""
+    try:
+        replaced = frontend_fixes.rewrite(proto, label, shapes, allow_inexact)
+    except OvpoolError as exc:
+        raise exc.located(label) from None
+    if not replaced:
+        return None
+    if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
+        proto = load(Path(model), load_data=True)
+    return frontend_fixes.apply(proto, replaced)
 
 
 def _prepared(
@@ -124,14 +146,20 @@ def _prepared(
 
 
 def onnx_to_ir(
-    src: Path, out_suffix: str = ".xml", inputs: Inputs = None, compress_to_fp16: bool = False, exact_quantization: bool = False
+    src: Path,
+    out_suffix: str = ".xml",
+    inputs: Inputs = None,
+    compress_to_fp16: bool = False,
+    exact_quantization: bool = False,
+    allow_inexact: bool = False,
 ) -> Mapping[str, bytes]:
     """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
     ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin); with
-    ``exact_quantization``, quantization in exact forms (``onnx_to_ov_model``)."""
+    ``exact_quantization``, quantization in exact forms; with ``allow_inexact``, the nodes
+    ``frontend_fixes`` refuses written as OpenVINO converts them (``onnx_to_ov_model``)."""
     import openvino as ov
 
-    converted = onnx_to_ov_model(src, inputs, exact_quantization)
+    converted = onnx_to_ov_model(src, inputs, exact_quantization, allow_inexact)
     with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
         xml = Path(folder) / "model.xml"
         try:
@@ -168,7 +196,12 @@ def check_shapes(lowered: list[Lowered]) -> None:
 
 
 def _convert(
-    proto: ModelProto, source: object, label: str, shapes: Sequence[InputShape] = (), quant: QuantExtensions | None = None
+    proto: ModelProto,
+    source: object,
+    label: str,
+    shapes: Sequence[InputShape] = (),
+    quant: QuantExtensions | None = None,
+    extra: Sequence[object] = (),
 ) -> openvino.Model:
     from openvino.frontend import FrontEndManager
 
@@ -178,7 +211,7 @@ def _convert(
         # exact pool refused leaves a dynamic-rank output that a later pool then refuses too)
         quant.errors = pools.errors
     frontend = FrontEndManager().load_by_framework("onnx")
-    for extension in pools.extensions() + (quant.extensions() if quant is not None else []):
+    for extension in [*pools.extensions(), *(quant.extensions() if quant is not None else []), *extra]:
         frontend.add_extension(extension)
     try:
         input_model = frontend.load(source)

@@ -531,3 +531,43 @@ def resize_19(node: OpNode) -> Kernel:
     """Resize-19: Resize-18 plus half_pixel_symmetric, which centres the sampled span when floor
     cut the output: 10 elements at scale 0.55 give 5 outputs (5.5 wanted), offset 5 * (1 - 5/5.5)."""
     return _resize(node, (*_TRANSFORMS, "half_pixel_symmetric"))
+
+
+# --- the same meaning as matrices, for the OpenVINO lowering ---------------------------------------
+
+
+@dataclass(frozen=True)
+class AxisMatrix:
+    """One resized axis as a matrix: output ``o`` on ``axis`` is ``sum_i weights[o, i] * x[i]``
+    (float64, shape (n_out, n_in)); ``outside`` (None: none) marks the outputs that take the
+    extrapolation value instead."""
+
+    axis: int
+    weights: np.ndarray
+    outside: np.ndarray | None
+
+
+def axis_matrices(node: OpNode, shape: tuple[int, ...], roi: Any, scales: Any, sizes: Any) -> tuple[AxisMatrix, ...]:
+    """The Resize-11+ node's meaning on an input of ``shape`` as one matrix per axis it changes,
+    from the very tables the kernel applies (Resize is separable: applying the matrices one axis
+    after the other is the kernel's result up to float rounding). Linear, half_pixel, 4 elements to
+    2 (scale 0.5): each output reads 0.5 of two inputs, ``[[0.5, 0.5, 0, 0], [0, 0, 0.5, 0.5]]``;
+    with antialias, ``[[0.5, 0.375, 0.125, 0], [0, 0.125, 0.375, 0.5]]`` (the filter stretched
+    over 4 inputs, renormalised where it leaves the axis)."""
+    transforms = (*_TRANSFORMS, "half_pixel_symmetric") if node.since >= 19 else _TRANSFORMS
+    rule = _rule(node, transforms)
+    axes = _resolve(node, rule, tuple(shape), roi, scales, sizes)
+    compute = None if rule.mode == "nearest" else np.dtype(np.float64)
+    matrices = []
+    for a in sorted(axes):
+        step = _step(f"{node.label}: axis {a}", rule, a, axes[a], len(shape), compute)
+        if step is None:
+            continue
+        n_out = len(step.indices[0])
+        weights = np.zeros((n_out, axes[a].n_in))
+        rows = np.arange(n_out)
+        taps = step.weights if step.weights is not None else (np.ones(n_out),) * len(step.indices)
+        for index, weight in zip(step.indices, taps):
+            np.add.at(weights, (rows, index), np.asarray(weight, np.float64).reshape(-1))
+        matrices.append(AxisMatrix(a, weights, step.outside))
+    return tuple(matrices)

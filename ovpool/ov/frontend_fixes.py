@@ -1,0 +1,445 @@
+"""OpenVINO's ONNX frontend defects and what ovpool does about each: one table, ``DEFECTS``.
+
+OpenVINO 2026.4's ONNX frontend computes something other than the ONNX model on a few nodes, or
+refuses valid ones. Each row of ``DEFECTS`` names the operator, the range of since-versions, the
+condition (a function of the node that gives its text, ``axis=1``, or None when the node is
+fine), what OpenVINO does, and how ovpool computes the ONNX meaning instead: a lowering that
+rewrites the node, before the frontend sees it, into nodes OpenVINO converts exactly. A row
+without a lowering, or a node its lowering cannot take (a Resize whose input dims are not
+static), is refused at convert time with one line naming the node, its op and version, and the
+reason; with ``allow_inexact`` the node is left to OpenVINO and the same line is a warning.
+
+``rewrite(proto, label, shapes, allow_inexact)`` applies the table to a model; ``extensions()``
+are the ``ConversionExtension``s for the ``ai.ovpool`` nodes the lowerings write. The README's
+defect table is ``readme_table()``.
+
+Softmax-11 over a rank-3 input at ``axis=1``: ONNX normalises each ``x[n]`` (a 2-D block of
+``d1 * d2`` values) as one, OpenVINO each column of ``d1``; the rewrite is Flatten at 1 (to
+``[d0, d1*d2]``), Softmax over the last axis, Reshape to the input's shape.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import onnx
+import onnx.defs
+from onnx import ModelProto, NodeProto, helper, numpy_helper
+
+from ovpool.errors import UnsupportedError
+from ovpool.names import FreshNames
+from ovpool.onnx.model import default_opset, graphs, inferred_types
+from ovpool.ov.quantized import DOMAIN
+
+if TYPE_CHECKING:
+    from ovpool.ov.inputs import InputShape
+
+NEWEST = 10**6  # "every version from ``first`` on"
+
+TensorTypes = Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a condition or a lowering may know of the model: its default opset, the tensors'
+    (dtype, dims) after shape inference with the given input shapes, the constant tensors, and the
+    names taken (lowerings take fresh ones)."""
+
+    opset: int
+    types: TensorTypes
+    constants: Mapping[str, np.ndarray]
+    names: FreshNames
+
+
+# A lowering gives the nodes that replace the node, or the reason it cannot here ("static input dims").
+Lowering = Callable[[NodeProto, int, Facts], "list[NodeProto] | str"]
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One defect: ``op_type`` at since-versions ``first..last`` when ``when`` (the README's words),
+    that is when ``condition`` gives a text for the node (None: the node is fine); ``openvino``: what OpenVINO does; ``fix``: how ovpool
+    computes the ONNX meaning (None: refused, and ``lower`` is None)."""
+
+    op_type: str
+    first: int
+    last: int
+    when: str
+    condition: Callable[[NodeProto, int, Facts], str | None]
+    openvino: str
+    fix: str | None
+    lower: Lowering | None
+
+    def covers(self, op_type: str, since: int) -> bool:
+        return op_type == self.op_type and self.first <= since <= self.last
+
+    @property
+    def versions(self) -> str:
+        """``Softmax-11..12``, ``Resize-18+``, ``Constant-12``."""
+        if self.last == self.first:
+            return f"{self.op_type}-{self.first}"
+        return f"{self.op_type}-{self.first}+" if self.last >= NEWEST else f"{self.op_type}-{self.first}..{self.last}"
+
+
+# --- conditions ----------------------------------------------------------------------------------
+
+
+def _attr(node: NodeProto, name: str, default: object) -> object:
+    for attribute in node.attribute:
+        if attribute.name == name:
+            value = helper.get_attribute_value(attribute)
+            return value.decode() if isinstance(value, bytes) else value
+    return default
+
+
+def _rank(node: NodeProto, facts: Facts) -> int | None:
+    dims = facts.types.get(node.input[0], (None, None))[1] if node.input else None
+    return None if dims is None else len(dims)
+
+
+def _axis_not_last(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Softmax-1..12's axis unless it is the last (there the 2-D coercion normalises what opset 13 does)."""
+    axis = int(_attr(node, "axis", 1))  # type: ignore[call-overload]
+    rank = _rank(node, facts)
+    if rank is not None and (rank < 2 or axis % rank == rank - 1):
+        return None
+    if rank is None and axis == -1:
+        return None
+    return f"axis={axis} on a rank-{rank if rank is not None else '?'} input"
+
+
+def _antialias(node: NodeProto, since: int, facts: Facts) -> str | None:
+    mode = _attr(node, "mode", "nearest")
+    if _attr(node, "antialias", 0) and mode != "nearest":
+        return f"antialias=1, mode='{mode}'"
+    return None
+
+
+def _half_pixel_symmetric(node: NodeProto, since: int, facts: Facts) -> str | None:
+    if _attr(node, "coordinate_transformation_mode", "half_pixel") == "half_pixel_symmetric":
+        return "coordinate_transformation_mode='half_pixel_symmetric'"
+    return None
+
+
+_CONSTANT_ATTRIBUTES = ("value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings")
+
+
+def _value_attribute(node: NodeProto, since: int, facts: Facts) -> str | None:
+    named = [a.name for a in node.attribute if a.name in _CONSTANT_ATTRIBUTES]
+    return f"attribute '{named[0]}'" if named else None
+
+
+def _max_mode(node: NodeProto, since: int, facts: Facts) -> str | None:
+    return "mode='max'" if _attr(node, "mode", "avg") == "max" else None
+
+
+def _integer_inputs(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Div of integers, or of inputs whose type shape inference could not give (the extension then
+    reads the type OpenVINO sees)."""
+    dtype = facts.types.get(node.input[0], (None, None))[0] if node.input else None
+    if dtype is not None and not np.issubdtype(np.dtype(dtype), np.integer):
+        return None
+    return f"{dtype} inputs" if dtype is not None else "inputs of a type only OpenVINO knows"
+
+
+# --- lowerings -----------------------------------------------------------------------------------
+
+
+def _softmax_2d(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """Flatten at ``axis``, Softmax over the last of the two axes, Reshape to the input's shape."""
+    name = node.name or node.output[0]
+    axis = int(_attr(node, "axis", 1))  # type: ignore[call-overload]
+    flat, normalised, dims = (facts.names.fresh(f"{name}/{part}") for part in ("flat", "2d", "shape"))
+    return [
+        helper.make_node("Flatten", [node.input[0]], [flat], name=facts.names.fresh(f"{name}/flatten"), axis=axis),
+        helper.make_node(node.op_type, [flat], [normalised], name=name, axis=1),
+        helper.make_node("Shape", [node.input[0]], [dims], name=facts.names.fresh(f"{name}/shape")),
+        helper.make_node("Reshape", [normalised, dims], [node.output[0]], name=facts.names.fresh(f"{name}/reshape")),
+    ]
+
+
+def _resize_matrices(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """A static Resize as one MatMul per resized axis with the weight matrices of
+    ``ovpool.runtime.ops.resize.axis_matrices`` (float32, or float64 for float64 data), a Where for
+    the extrapolated outputs of tf_crop_and_resize, and Casts around it for float16/bfloat16."""
+    from ovpool.runtime.ops.base import OpNode, attributes
+    from ovpool.runtime.ops.resize import axis_matrices
+
+    dtype, dims = facts.types.get(node.input[0], (None, None))
+    if dims is None or any(d is None for d in dims):
+        return f"static input dims (they are {'unknown' if dims is None else list(dims)}; give them with --input)"
+    shape = tuple(int(d) for d in dims if d is not None)
+    given = [facts.constants.get(name) if name else None for name in list(node.input[1:4])]
+    if any(name and facts.constants.get(name) is None for name in node.input[1:4]):
+        return "constant roi, scales and sizes"
+    if dtype is None or np.dtype(dtype).kind != "f":
+        return f"float data (it is {dtype or 'of unknown type'})"
+    roi, scales, sizes = (given + [None, None, None])[:3]
+    op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
+    matrices = axis_matrices(op, shape, roi, scales, sizes)
+    compute = np.float64 if np.dtype(dtype) == np.float64 else np.float32
+    name = node.name or node.output[0]
+    nodes: list[NodeProto] = []
+    value = node.input[0]
+
+    def add(op_type: str, inputs: Sequence[str], part: str, **attrs: Any) -> str:
+        output = facts.names.fresh(f"{name}/{part}")
+        nodes.append(helper.make_node(op_type, list(inputs), [output], name=facts.names.fresh(f"{name}/{part}"), **attrs))
+        return output
+
+    def constant(array: np.ndarray, part: str) -> str:
+        return add("Constant", [], part, value=numpy_helper.from_array(array, facts.names.fresh(f"{name}/{part}")))
+
+    if compute != np.dtype(dtype):
+        value = add("Cast", [value], "cast", to=helper.np_dtype_to_tensor_dtype(np.dtype(compute)))
+    rank = len(shape)
+    outside = np.zeros([1] * rank, bool)
+    for matrix in matrices:
+        weights = matrix.weights.astype(compute)
+        if matrix.axis == rank - 2:
+            value = add("MatMul", [constant(weights, f"weights{matrix.axis}"), value], f"axis{matrix.axis}")
+        else:
+            order = [a for a in range(rank) if a != matrix.axis] + [matrix.axis]
+            if matrix.axis != rank - 1:
+                value = add("Transpose", [value], f"to_last{matrix.axis}", perm=order)
+            value = add(
+                "MatMul", [value, constant(np.ascontiguousarray(weights.T), f"weights{matrix.axis}")], f"axis{matrix.axis}"
+            )
+            if matrix.axis != rank - 1:
+                value = add("Transpose", [value], f"from_last{matrix.axis}", perm=list(np.argsort(order)))
+        if matrix.outside is not None:
+            along = [1] * rank
+            along[matrix.axis] = len(matrix.outside)
+            outside = outside | matrix.outside.reshape(along)
+    if outside.any():
+        fill = np.array(float(_attr(node, "extrapolation_value", 0.0)), compute)  # type: ignore[arg-type]
+        value = add("Where", [constant(outside, "outside"), constant(fill, "extrapolation"), value], "extrapolated")
+    if compute != np.dtype(dtype):
+        value = add("Cast", [value], "cast_back", to=helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+    nodes.append(helper.make_node("Identity", [value], [node.output[0]], name=name))
+    return nodes
+
+
+def _constant_tensor(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The attribute's value as a ``value`` tensor: value_float 2.5 is a float32 scalar, value_ints a 1-D int64 tensor."""
+    attribute = next(a for a in node.attribute if a.name in _CONSTANT_ATTRIBUTES)
+    value = helper.get_attribute_value(attribute)
+    if attribute.name.startswith("value_float"):
+        array = np.asarray(value, np.float32)
+    elif attribute.name.startswith("value_int"):
+        array = np.asarray(value, np.int64)
+    else:
+        texts = [v.decode() for v in value] if isinstance(value, list) else value.decode()
+        array = np.asarray(texts, dtype=object)
+    tensor = numpy_helper.from_array(array, node.output[0])
+    return [helper.make_node("Constant", [], list(node.output), name=node.name, value=tensor)]
+
+
+def _truncating_div(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node as ``ai.ovpool.Div``, which ``extensions()`` converts to a Divide with
+    ``m_pythondiv="false"`` for integers."""
+    return [helper.make_node("Div", list(node.input), list(node.output), name=node.name, domain=DOMAIN)]
+
+
+_RESIZE_FIX = (
+    "a separable product: one MatMul per resized axis with constant weight matrices from ovpool's own "
+    "Resize (static input dims and constant roi/scales/sizes; else refused)"
+)
+
+DEFECTS: tuple[Defect, ...] = (
+    Defect(
+        "Softmax",
+        11,
+        12,
+        "axis not the last",
+        _axis_not_last,
+        "normalises over the one axis (opset 13's meaning) where ONNX flattens to 2-D at axis and "
+        "normalises the whole trailing block",
+        "Flatten at axis, Softmax over the last axis, Reshape back",
+        _softmax_2d,
+    ),
+    Defect(
+        "Resize",
+        18,
+        NEWEST,
+        "antialias=1, linear or cubic",
+        _antialias,
+        "computes other values for the antialiased filter",
+        _RESIZE_FIX,
+        _resize_matrices,
+    ),
+    Defect(
+        "Resize",
+        19,
+        NEWEST,
+        "half_pixel_symmetric",
+        _half_pixel_symmetric,
+        "refuses it (not one of the coordinate transformation modes it knows)",
+        _RESIZE_FIX,
+        _resize_matrices,
+    ),
+    Defect(
+        "Constant",
+        12,
+        12,
+        "value_float(s), value_int(s), value_string(s)",
+        _value_attribute,
+        'refuses it ("Any was not initialized")',
+        "a Constant of the same value as a 'value' tensor",
+        _constant_tensor,
+    ),
+    Defect(
+        "RoiAlign",
+        10,
+        NEWEST,
+        "mode='max'",
+        _max_mode,
+        "computes another maximum than the schema's (the largest bilinear sample of each bin); onnxruntime's differs from both",
+        None,
+        None,
+    ),
+    Defect(
+        "Div",
+        7,
+        NEWEST,
+        "integer inputs",
+        _integer_inputs,
+        'writes Divide with m_pythondiv="true", floor division by the IR specification (-7/2 = -4; '
+        "its CPU plugin truncates anyway) where ONNX truncates (-3)",
+        'Divide with m_pythondiv="false" (truncation, as ONNX and the CPU plugin compute)',
+        _truncating_div,
+    ),
+)
+
+
+def defect_of(node: NodeProto, opset: int, facts: Facts) -> tuple[Defect, int, str] | None:
+    """The first row of ``DEFECTS`` the node has, its since-version and the condition's text."""
+    if node.domain not in ("", "ai.onnx"):
+        return None
+    for defect in DEFECTS:
+        if defect.op_type != node.op_type:
+            continue
+        since = onnx.defs.get_schema(node.op_type, opset).since_version
+        if defect.covers(node.op_type, since):
+            condition = defect.condition(node, since, facts)
+            if condition is not None:
+                return defect, since, condition
+    return None
+
+
+def rewrite(
+    proto: ModelProto, label: str, shapes: Sequence[InputShape] = (), allow_inexact: bool = False
+) -> dict[int, list[NodeProto]]:
+    """``{index of a main-graph node: the nodes that replace it}`` for every node with a defect
+    ``DEFECTS`` lowers. A node no lowering takes (a refused row, a lowering's missing precondition,
+    or any defect inside a subgraph) is an ``UnsupportedError`` naming it, or with
+    ``allow_inexact`` a warning of the same line and the node is left to OpenVINO."""
+    ops = {d.op_type for d in DEFECTS}
+    subgraph_nodes = [node for graph in list(graphs(proto.graph))[1:] for node in graph.node if node.op_type in ops]
+    main = [(i, node) for i, node in enumerate(proto.graph.node) if node.op_type in ops]
+    if not main and not subgraph_nodes:
+        return {}
+    from ovpool.onnx.qdq import constants
+
+    opset = default_opset(proto)
+    taken = {name for graph in graphs(proto.graph) for node in graph.node for name in [node.name, *node.output]}
+    taken |= {i.name for i in proto.graph.initializer} | {i.name for i in proto.graph.input}
+    facts = Facts(opset, _types(proto, shapes), constants(proto.graph), FreshNames(taken))
+    replaced: dict[int, list[NodeProto]] = {}
+    for index, node in main:
+        found = defect_of(node, opset, facts)
+        if found is None:
+            continue
+        defect, since, condition = found
+        lowered = defect.lower(node, since, facts) if defect.lower is not None else "no exact lowering"
+        if isinstance(lowered, list):
+            replaced[index] = lowered
+            continue
+        _inexact(label, node, defect, since, condition, lowered, allow_inexact)
+    for node in subgraph_nodes:
+        found = defect_of(node, opset, facts)
+        if found is not None:
+            defect, since, condition = found
+            _inexact(label, node, defect, since, condition, "no lowering inside a subgraph", allow_inexact)
+    return replaced
+
+
+def _inexact(label: str, node: NodeProto, defect: Defect, since: int, condition: str, why: str, allow: bool) -> None:
+    """Refuse the node (or with ``allow``, warn of it): one line naming it and the reason."""
+    where = f"node '{node.name or node.output[0]}' ({node.op_type}-{since}): {condition}: OpenVINO {defect.openvino}"
+    need = "ovpool has no exact lowering" if why == "no exact lowering" else f"ovpool's exact lowering needs {why}"
+    if allow:
+        warnings.warn(f"{label}: {where}; {need}; written as OpenVINO converts it (--allow-inexact)", stacklevel=2)
+        return
+    raise UnsupportedError.in_file(label, f"{where}; {need} (--allow-inexact writes it anyway)")
+
+
+def apply(proto: ModelProto, replaced: Mapping[int, list[NodeProto]]) -> ModelProto:
+    """A copy of ``proto`` with the nodes of ``rewrite`` in place (and the ``ai.ovpool`` opset when one is written)."""
+    model = ModelProto()
+    model.CopyFrom(proto)
+    nodes = [new for i, node in enumerate(proto.graph.node) for new in replaced.get(i, [node])]
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    if any(n.domain == DOMAIN for n in nodes) and not any(o.domain == DOMAIN for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
+    return model
+
+
+def _types(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
+    """``inferred_types`` with the static shapes given for inputs (``--input``) set first; none
+    when a tensor has a type ovpool has no numpy form for (strings): the conditions then assume
+    the worst and the lowerings that need types refuse."""
+    try:
+        return _inferred(proto, shapes)
+    except UnsupportedError:
+        return {}
+
+
+def _inferred(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
+    fixed = [s for s in shapes if s.is_static]
+    if not fixed:
+        return inferred_types(proto)
+    model = ModelProto()
+    model.CopyFrom(proto)
+    inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
+    for given in fixed:
+        target = next((i for i in inputs if i.name == given.name), None) if given.name else None
+        if target is None and given.name is None and given.index < len(inputs):
+            target = inputs[given.index]
+        if target is None or not target.type.HasField("tensor_type"):
+            continue
+        dims = target.type.tensor_type.shape.dim
+        del dims[:]
+        for low, _high in given.dims or ():
+            dims.add().dim_value = int(low)
+    return inferred_types(model)
+
+
+def extensions() -> list[object]:
+    """The ``ConversionExtension`` of ``ai.ovpool.Div``: Divide, ``m_pythondiv="false"`` on integers."""
+    from openvino.frontend.onnx import ConversionExtension
+
+    return [ConversionExtension("Div", DOMAIN, _divide)]
+
+
+def _divide(context) -> list:
+    from openvino import opset1
+
+    divide = opset1.divide(context.get_input(0), context.get_input(1))
+    if divide.get_output_element_type(0).is_integral():
+        divide.set_attribute("m_pythondiv", False)
+    return list(divide.outputs())
+
+
+def readme_table() -> str:
+    """The README's table of the defects: one row per ``DEFECTS`` row, fixed (how) or refused."""
+    rows = ["| ONNX node | OpenVINO 2026.4 frontend | ovpool |", "|---|---|---|"]
+    for defect in DEFECTS:
+        doing = f"fixed: {defect.fix}" if defect.fix else "refused (`--allow-inexact` writes OpenVINO's)"
+        rows.append(f"| {defect.versions}, {defect.when} | {defect.openvino} | {doing} |")
+    return "\n".join(rows)
