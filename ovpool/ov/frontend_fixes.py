@@ -119,10 +119,87 @@ def _antialias(node: NodeProto, since: int, facts: Facts) -> str | None:
     return None
 
 
-def _half_pixel_symmetric(node: NodeProto, since: int, facts: Facts) -> str | None:
-    if _attr(node, "coordinate_transformation_mode", "half_pixel") == "half_pixel_symmetric":
-        return "coordinate_transformation_mode='half_pixel_symmetric'"
+def _resize_inputs(node: NodeProto, facts: Facts) -> tuple[tuple[int, ...] | None, list[np.ndarray | None] | None]:
+    """A Resize's static input dims (None: not static) and its constant roi, scales and sizes
+    (None: one of them is not a constant); Resize-10's inputs are X and scales."""
+    dims = facts.types.get(node.input[0], (None, None))[1]
+    shape = None if dims is None or any(d is None for d in dims) else tuple(int(d) for d in dims if d is not None)
+    names = [str(name) for name in node.input[1:4]]
+    if len(node.input) == 2 and onnx.defs.get_schema("Resize", facts.opset).since_version == 10:
+        names = ["", node.input[1]]
+    if any(name and facts.constants.get(name) is None for name in names):
+        return shape, None
+    given = [facts.constants.get(name) if name else None for name in names]
+    return shape, (given + [None, None, None])[:3]
+
+
+def _kept_axis_moves(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """An axis whose length the Resize keeps while its coordinates move (scale 1.1 on 4 elements, or
+    tf_half_pixel_for_nn's half-pixel shift at scale 1): ONNX interpolates it, OpenVINO leaves it
+    alone. Without static dims, scales strictly between 1 and 2 (n < 1/(s-1) elements keep their
+    length) and tf_half_pixel_for_nn with ceiling rounding are flagged."""
+    from ovpool.runtime.ops.base import OpNode, attributes
+    from ovpool.runtime.ops.resize import axis_matrices
+
+    shape, given = _resize_inputs(node, facts)
+    if given is None:
+        return None
+    if shape is not None:
+        op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
+        matrices = axis_matrices(op, shape, *given)
+        if 0 in shape or any(m.weights.shape[0] == 0 for m in matrices):
+            return None  # an empty output: no values to differ
+        kept = [m for m in matrices if m.weights.shape[0] == m.weights.shape[1]]
+        return f"axis {kept[0].axis} keeps its length {shape[kept[0].axis]} but not its values" if kept else None
+    scales = given[1]
+    between = scales is not None and any(1 < s < 2 for s in np.asarray(scales, np.float32).reshape(-1))
+    shifted = _attr(node, "coordinate_transformation_mode", "half_pixel") == "tf_half_pixel_for_nn" and _attr(
+        node, "nearest_mode", "round_prefer_floor"
+    ) in ("ceil", "round_prefer_ceil")
+    if between or shifted:
+        return "an axis may keep its length but not its values (the input dims are not static)"
     return None
+
+
+def _aspect_policy(node: NodeProto, since: int, facts: Facts) -> str | None:
+    policy = _attr(node, "keep_aspect_ratio_policy", "stretch")
+    sizes = node.input[3] if len(node.input) > 3 else ""
+    return f"sizes with keep_aspect_ratio_policy='{policy}'" if sizes and policy != "stretch" else None
+
+
+def _negative_axes(node: NodeProto, since: int, facts: Facts) -> str | None:
+    axes = _attr(node, "axes", [])
+    return f"axes={list(axes)}" if any(a < 0 for a in axes) else None  # type: ignore[attr-defined]
+
+
+def _axes_normalised(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node with ``axes`` counted from 0: axes (-2, -1) of a rank-4 input are (2, 3)."""
+    rank = _rank(node, facts)
+    if rank is None:
+        return "a known input rank"
+    axes = [int(a) % rank for a in _attr(node, "axes", [])]  # type: ignore[attr-defined]
+    copy = NodeProto()
+    copy.CopyFrom(node)
+    del copy.attribute[:]
+    copy.attribute.extend([a for a in node.attribute if a.name != "axes"] + [helper.make_attribute("axes", axes)])
+    return [copy]
+
+
+def _cubic_exclude_outside(node: NodeProto, since: int, facts: Facts) -> str | None:
+    if _attr(node, "mode", "nearest") == "cubic" and _attr(node, "exclude_outside", 0):
+        return "mode='cubic', exclude_outside=1"
+    return None
+
+
+def _coordinates(mode: str) -> Callable[[NodeProto, int, Facts], str | None]:
+    """The condition: Resize's coordinate_transformation_mode is ``mode``."""
+
+    def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
+        if _attr(node, "coordinate_transformation_mode", "half_pixel") == mode:
+            return f"coordinate_transformation_mode='{mode}'"
+        return None
+
+    return condition
 
 
 _CONSTANT_ATTRIBUTES = ("value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings")
@@ -170,17 +247,18 @@ def _resize_matrices(node: NodeProto, since: int, facts: Facts) -> list[NodeProt
     from ovpool.runtime.ops.resize import axis_matrices
 
     dtype, dims = facts.types.get(node.input[0], (None, None))
-    if dims is None or any(d is None for d in dims):
+    shape, given = _resize_inputs(node, facts)
+    if shape is None:
         return f"static input dims (they are {'unknown' if dims is None else list(dims)}; give them with --input)"
-    shape = tuple(int(d) for d in dims if d is not None)
-    given = [facts.constants.get(name) if name else None for name in list(node.input[1:4])]
-    if any(name and facts.constants.get(name) is None for name in node.input[1:4]):
+    if given is None:
         return "constant roi, scales and sizes"
     if dtype is None or np.dtype(dtype).kind != "f":
         return f"float data (it is {dtype or 'of unknown type'})"
-    roi, scales, sizes = (given + [None, None, None])[:3]
+    roi, scales, sizes = given
     op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
     matrices = axis_matrices(op, shape, roi, scales, sizes)
+    if 0 in shape or any(0 in m.weights.shape for m in matrices):
+        return "a non-empty input and output (OpenVINO takes an empty constant for a scalar)"
     compute = np.float64 if np.dtype(dtype) == np.float64 else np.float32
     name = node.name or node.output[0]
     nodes: list[NodeProto] = []
@@ -274,13 +352,63 @@ DEFECTS: tuple[Defect, ...] = (
     ),
     Defect(
         "Resize",
+        11,
+        NEWEST,
+        "cubic, exclude_outside=1",
+        _cubic_exclude_outside,
+        "computes other weights where the cubic taps leave the input",
+        _RESIZE_FIX,
+        _resize_matrices,
+    ),
+    Defect(
+        "Resize",
         19,
         NEWEST,
         "half_pixel_symmetric",
-        _half_pixel_symmetric,
+        _coordinates("half_pixel_symmetric"),
         "refuses it (not one of the coordinate transformation modes it knows)",
         _RESIZE_FIX,
         _resize_matrices,
+    ),
+    Defect(
+        "Resize",
+        11,
+        NEWEST,
+        "tf_crop_and_resize",
+        _coordinates("tf_crop_and_resize"),
+        "refuses it (not one of the coordinate transformation modes it knows)",
+        _RESIZE_FIX,
+        _resize_matrices,
+    ),
+    Defect(
+        "Resize",
+        10,
+        NEWEST,
+        "an axis keeps its length, not its values",
+        _kept_axis_moves,
+        "leaves an axis alone when its length does not change (scale 1.1 on 4 elements; tf_half_pixel_for_nn at scale 1)",
+        _RESIZE_FIX,
+        _resize_matrices,
+    ),
+    Defect(
+        "Resize",
+        18,
+        NEWEST,
+        "keep_aspect_ratio_policy not_larger/not_smaller",
+        _aspect_policy,
+        "interpolates each axis at its own output/input ratio instead of the common scale",
+        _RESIZE_FIX,
+        _resize_matrices,
+    ),
+    Defect(
+        "Resize",
+        18,
+        NEWEST,
+        "negative axes",
+        _negative_axes,
+        'refuses them ("All axes values should less than input rank")',
+        "the same node with axes counted from 0 (needs the input rank)",
+        _axes_normalised,
     ),
     Defect(
         "Constant",

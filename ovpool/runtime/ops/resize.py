@@ -548,14 +548,15 @@ class AxisMatrix:
 
 
 def axis_matrices(node: OpNode, shape: tuple[int, ...], roi: Any, scales: Any, sizes: Any) -> tuple[AxisMatrix, ...]:
-    """The Resize-11+ node's meaning on an input of ``shape`` as one matrix per axis it changes,
+    """The Resize node's meaning on an input of ``shape`` as one matrix per axis it changes,
     from the very tables the kernel applies (Resize is separable: applying the matrices one axis
-    after the other is the kernel's result up to float rounding). Linear, half_pixel, 4 elements to
+    after the other is the kernel's result up to float rounding; an axis it leaves alone has no
+    matrix). Linear, half_pixel, 4 elements to
     2 (scale 0.5): each output reads 0.5 of two inputs, ``[[0.5, 0.5, 0, 0], [0, 0, 0.5, 0.5]]``;
     with antialias, ``[[0.5, 0.375, 0.125, 0], [0, 0.125, 0.375, 0.5]]`` (the filter stretched
     over 4 inputs, renormalised where it leaves the axis)."""
     transforms = (*_TRANSFORMS, "half_pixel_symmetric") if node.since >= 19 else _TRANSFORMS
-    rule = _rule(node, transforms)
+    rule = _simple_rule(node) if node.since < 11 else _rule(node, transforms)
     axes = _resolve(node, rule, tuple(shape), roi, scales, sizes)
     compute = None if rule.mode == "nearest" else np.dtype(np.float64)
     matrices = []

@@ -1,0 +1,332 @@
+"""OpenVINO's ONNX frontend defects (``ovpool.ov.frontend_fixes``) through ovpool's ONNX -> IR conversion.
+
+One-node models at every since-version in force in opsets 7-22 of each operator with a row in
+``DEFECTS``, drawn over the attributes that row is about, converted by ovpool and run on OpenVINO
+CPU at f32, against onnxruntime and against the schema computed here (Softmax's 2-D coercion,
+Div's truncation, Constant's attribute value, RoiAlign's maximum of the bilinear samples). The
+refused node is one line at convert time, and ``--allow-inexact`` writes it with one warning.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from harness import drawn_rng, examples, feeds_of, make_model, run_ort, schema_dtypes, since_opsets
+from hypothesis import given
+from hypothesis import strategies as st
+from onnx import helper, numpy_helper
+from test_ops_detection import _roi_align_schema
+from test_ops_resize import cases as resize_cases
+from test_ops_resize import onnxruntime_follows_schema, schema_resize
+
+from ovpool.cli.app import main
+from ovpool.errors import UnsupportedError
+from ovpool.ov import frontend_fixes
+from ovpool.ov.from_onnx import onnx_to_ir, onnx_to_ov_model
+
+ov = pytest.importorskip("openvino")
+pytestmark = pytest.mark.openvino
+
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def cpu(model: onnx.ModelProto, feeds: dict[str, np.ndarray], **options: object) -> list[np.ndarray]:
+    """The model converted by ovpool, on OpenVINO CPU at f32: its outputs in order."""
+    compiled = ov.Core().compile_model(onnx_to_ov_model(model, **options), "CPU", F32)  # type: ignore[arg-type]
+    results = compiled(feeds)
+    return [results[output] for output in compiled.outputs]
+
+
+def _close(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-5, atol: float = 1e-5, what: str = "") -> None:
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape}, expected {expected.shape}"
+    np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, err_msg=what)
+
+
+# --- Softmax, LogSoftmax, Hardmax: every version, every axis -------------------------------------
+
+
+def _normalised(op: str, x: np.ndarray, axis: int, opset: int) -> np.ndarray:
+    """The schema: before opset 13 the input is coerced to 2-D ``[prod(dims[:axis]), prod(dims[axis:])]``
+    and each row normalised; from 13 on, each line along ``axis``. Plain float64 loops over rows."""
+    axis %= x.ndim
+    if opset < 13:
+        rows = x.reshape(int(np.prod(x.shape[:axis])), -1).astype(np.float64)
+        moved = rows
+    else:
+        moved = np.moveaxis(x, axis, -1).astype(np.float64)
+        rows = moved.reshape(-1, x.shape[axis])
+    out = np.empty_like(rows)
+    for r, row in enumerate(rows):
+        if op == "Hardmax":
+            out[r] = 0.0
+            out[r, int(np.argmax(row))] = 1.0  # the first maximum
+        else:
+            shifted = row - row.max()
+            log_sum = np.log(np.exp(shifted).sum())
+            out[r] = shifted - log_sum if op == "LogSoftmax" else np.exp(shifted - log_sum)
+    if opset < 13:
+        return out.reshape(x.shape)
+    return np.moveaxis(out.reshape(moved.shape), -1, axis)
+
+
+SOFTMAX_CASES = [(op, opset) for op in ("Softmax", "LogSoftmax", "Hardmax") for opset in since_opsets(op)]
+
+
+@pytest.mark.parametrize(("op", "opset"), SOFTMAX_CASES)
+@examples(6)
+@given(data=st.data())
+def test_softmax_family_every_version_and_axis(op: str, opset: int, data: st.DataObject) -> None:
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple))
+    rank = len(shape)
+    axis = data.draw(st.integers(-rank if opset >= 11 else 0, rank - 1))
+    x = drawn_rng(data.draw).standard_normal(shape).astype(np.float32)
+    model = make_model(op, opset, [x], {"axis": axis})
+    feeds = feeds_of(model, [x])
+    (actual,) = cpu(model, feeds)
+    expected = _normalised(op, x, axis, opset)
+    _close(actual, expected, what=f"{op}-{opset} axis {axis} of {shape}: against the schema")
+    _close(actual, run_ort(model, feeds)[0], what="against onnxruntime")
+
+
+def test_softmax_11_with_dynamic_dims_reshapes_at_run_time() -> None:
+    """The rewrite reads the input's shape at run time: one converted model serves two shapes."""
+    x_in = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["n", "c", "h"])
+    y_out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    graph = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], name="s", axis=1)], "g", [x_in], [y_out])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    compiled = ov.Core().compile_model(onnx_to_ov_model(model), "CPU", F32)
+    for shape in ((2, 3, 4), (1, 5, 2)):
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        _close(compiled({"x": x})[0], _normalised("Softmax", x, 1, 11))
+
+
+# --- Resize: every version, every mode; antialias, half_pixel_symmetric, tf_crop_and_resize ------
+
+
+RESIZE_CASES = [
+    (opset, mode) for opset in since_opsets("Resize") for mode in ("nearest", "linear", "cubic") if (opset, mode) != (10, "cubic")
+]
+
+
+@pytest.mark.parametrize(("opset", "mode"), RESIZE_CASES)
+@examples(6)
+@given(data=st.data())
+def test_resize_every_version_and_mode(opset: int, mode: str, data: st.DataObject) -> None:
+    """test_ops_resize's cases (every coordinate transformation, nearest rounding, cubic
+    coefficient, exclude_outside, antialias, axes, aspect policy, scales or sizes of the version) on
+    N x C x H x W, against onnxruntime where it follows the schema, else against the schema loop."""
+    shape = (1, data.draw(st.integers(1, 2)), data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6)))
+    case = data.draw(resize_cases(opset, shape, (2, 3), mode=mode))
+    x = drawn_rng(data.draw).standard_normal(shape).astype(np.float32)
+    inputs = case.inputs(x, opset)
+    model = make_model("Resize", opset, inputs, case.attrs(), constant=tuple(range(1, len(inputs))))
+    feeds = feeds_of(model, inputs)
+    (actual,) = cpu(model, feeds)
+    what = str(helper.printable_node(model.graph.node[0]))
+    if onnxruntime_follows_schema(shape, case):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _close(actual, run_ort(model, feeds)[0], rtol=1e-4, atol=1e-4, what=what)
+    else:
+        _close(actual, schema_resize(x, case), rtol=1e-4, atol=1e-4, what=what)
+
+
+def test_resize_lowering_is_the_numpy_kernel() -> None:
+    """The per-axis matrices applied one axis after the other are ovpool's numpy Resize (antialias
+    cubic at 0.4 x 0.6 and half_pixel_symmetric linear at 1.5 x 0.55)."""
+    from ovpool.runtime.ops.base import OpNode
+    from ovpool.runtime.ops.resize import axis_matrices, resize_19
+
+    x = np.random.default_rng(3).standard_normal((1, 2, 7, 9)).astype(np.float32)
+    for attrs, scales in (
+        ({"mode": "cubic", "antialias": 1}, [1, 1, 0.4, 0.6]),
+        ({"mode": "linear", "coordinate_transformation_mode": "half_pixel_symmetric"}, [1, 1, 1.5, 0.55]),
+    ):
+        node = OpNode("r", "Resize", 19, 19, attrs)
+        factors = np.array(scales, np.float32)
+        y = x.astype(np.float64)
+        for matrix in axis_matrices(node, x.shape, None, factors, None):
+            y = np.moveaxis(np.tensordot(matrix.weights, np.moveaxis(y, matrix.axis, 0), axes=1), 0, matrix.axis)
+        (kernel,) = resize_19(node)(x, None, factors, None)
+        _close(y, kernel, rtol=1e-5, atol=1e-6)
+
+
+def test_resize_with_dynamic_dims_is_refused_by_name_and_converts_with_given_shapes() -> None:
+    """The exact lowering needs static input dims: refused without them, converted with ``inputs``."""
+    x_in = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["n", 2, "h", "w"])
+    y_out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    scales = numpy_helper.from_array(np.array([1, 1, 0.5, 0.5], np.float32), "scales")
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], name="shrink", mode="linear", antialias=1)
+    graph = helper.make_graph([node], "g", [x_in], [y_out], initializer=[scales])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(UnsupportedError) as refused:
+        onnx_to_ov_model(model)
+    message = str(refused.value)
+    assert "node 'shrink' (Resize-18): antialias=1, mode='linear'" in message and "static input dims" in message, message
+    assert len(message.splitlines()) == 1
+    x = np.random.default_rng(1).standard_normal((1, 2, 8, 6)).astype(np.float32)
+    (actual,) = cpu(model, {"x": x}, inputs="x[1,2,8,6]")
+    _close(actual, run_ort(model, {"x": x})[0])
+
+
+# --- Constant: every version, every attribute ------------------------------------------------------
+
+
+def _constant_attributes(opset: int) -> list[tuple[str, object, np.ndarray]]:
+    """(attribute, value, the tensor it means) for each value attribute Constant's version has."""
+    schema = onnx.defs.get_schema("Constant", opset)
+    rows = [
+        ("value", numpy_helper.from_array(np.array([[1.5, -2.0]], np.float32), "v"), np.array([[1.5, -2.0]], np.float32)),
+        ("value_float", 2.5, np.array(2.5, np.float32)),
+        ("value_floats", [1.0, -0.25], np.array([1.0, -0.25], np.float32)),
+        ("value_int", -7, np.array(-7, np.int64)),
+        ("value_ints", [3, -1, 2**40], np.array([3, -1, 2**40], np.int64)),
+        ("value_string", "ab", np.array("ab", object)),
+        ("value_strings", ["a", "bc"], np.array(["a", "bc"], object)),
+    ]
+    return [row for row in rows if row[0] in schema.attributes]
+
+
+@pytest.mark.parametrize("opset", since_opsets("Constant"))
+def test_constant_every_version_and_attribute(opset: int) -> None:
+    for name, value, meaning in _constant_attributes(opset):
+        model = make_model("Constant", opset, [], {name: value})
+        (actual,) = cpu(model, {})
+        assert actual.shape == meaning.shape, (name, actual.shape)
+        if meaning.dtype == object:
+            assert [str(v) for v in actual.reshape(-1)] == [str(v) for v in meaning.reshape(-1)], name
+        else:
+            assert actual.dtype == meaning.dtype, (name, actual.dtype)
+            np.testing.assert_array_equal(actual, meaning, err_msg=name)
+
+
+# --- Div: integers truncate, in the file and on the CPU --------------------------------------------
+
+
+DIV_CASES = [
+    (opset, dtype)
+    for opset in since_opsets("Div")
+    for dtype in schema_dtypes("Div", opset)
+    if np.issubdtype(dtype, np.integer) and np.dtype(dtype).itemsize >= 4
+]
+
+
+def _truncated(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ONNX integer Div, one pair at a time in Python integers: the quotient toward zero (-7/2 = -3)."""
+    pairs = np.broadcast_arrays(a, b)
+    out = [(abs(int(p)) // abs(int(q))) * (1 if (p < 0) == (q < 0) else -1) for p, q in zip(*(v.reshape(-1) for v in pairs))]
+    return np.array(out, a.dtype).reshape(pairs[0].shape)
+
+
+@pytest.mark.parametrize(("opset", "dtype"), DIV_CASES)
+@examples(4)
+@given(data=st.data())
+def test_integer_div_truncates_in_the_ir_and_on_cpu(opset: int, dtype: type, data: st.DataObject, tmp_path: Path) -> None:
+    rng = drawn_rng(data.draw)
+    info = np.iinfo(dtype)
+    low = max(int(info.min), -1000) if info.min < 0 else 0
+    a = rng.integers(low, 1000, (2, 5)).astype(dtype)
+    b = rng.integers(low, 30, (5,)).astype(dtype)
+    b[b == 0] = 3
+    model = make_model("Div", opset, [a, b])
+    feeds = feeds_of(model, [a, b])
+    (actual,) = cpu(model, feeds)
+    np.testing.assert_array_equal(actual, _truncated(a, b))
+    source = tmp_path / "div.onnx"
+    onnx.save(model, source)
+    xml = onnx_to_ir(source)[".xml"].decode()
+    divides = re.findall(r'<layer [^>]*type="Divide"[^>]*>\s*<data ([^>]*)/>', xml)
+    assert divides and all('m_pythondiv="false"' in d for d in divides), divides
+    compiled = ov.Core().compile_model(ov.Core().read_model(model=xml.encode(), weights=b""), "CPU", F32)
+    np.testing.assert_array_equal(compiled(feeds)[0], _truncated(a, b))
+
+
+def test_float_div_is_left_to_openvino() -> None:
+    a, b = np.array([-7.0, 7.5], np.float32), np.array([2.0, -2.0], np.float32)
+    model = make_model("Div", 14, [a, b])
+    np.testing.assert_array_equal(cpu(model, feeds_of(model, [a, b]))[0], a / b)
+    assert frontend_fixes.rewrite(onnx.shape_inference.infer_shapes(model), "m") == {}
+
+
+# --- RoiAlign max: refused, or written with --allow-inexact -----------------------------------------
+
+
+def _roi_align_max(opset: int) -> tuple[onnx.ModelProto, list[np.ndarray]]:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 2, 6, 7)).astype(np.float32)
+    rois = np.array([[0.3, 0.6, 4.2, 5.1], [1.5, 0.2, 6.5, 3.9]], np.float32)
+    inputs = [x, rois, np.zeros(2, np.int64)]
+    attrs = {"mode": "max", "output_height": 2, "output_width": 3, "sampling_ratio": 2}
+    model = make_model("RoiAlign", opset, inputs, attrs)
+    model.graph.node[0].name = "r"
+    return model, inputs
+
+
+@pytest.mark.parametrize("opset", since_opsets("RoiAlign"))
+def test_roi_align_max_openvino_differs_from_the_schema(opset: int) -> None:
+    """Why the row refuses: OpenVINO's max is not the schema's maximum of the bilinear samples."""
+    model, inputs = _roi_align_max(opset)
+    (actual,) = cpu(model, feeds_of(model, inputs), allow_inexact=True)
+    expected = _roi_align_schema(*inputs, "max", 2, 3, 2, 1.0, opset >= 16)
+    assert np.abs(actual - expected).max() > 1e-2
+
+
+@pytest.mark.parametrize("opset", since_opsets("RoiAlign"))
+def test_roi_align_max_is_refused_by_name_and_written_with_allow_inexact(
+    opset: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model, _inputs = _roi_align_max(opset)
+    source = tmp_path / "model.onnx"
+    onnx.save(model, source)
+    line = rf"node 'r' \(RoiAlign-{10 if opset < 16 else 16}\): mode='max': OpenVINO computes another maximum"
+
+    def convert(*flags: str) -> tuple[int, str]:
+        monkeypatch.setattr(sys, "argv", ["ovpool", "convert", str(source), "--output-dir", str(tmp_path / "out"), *flags])
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+        return int(exit_info.value.code or 0), capsys.readouterr().err.strip()
+
+    code, err = convert()
+    assert code == 1 and len(err.splitlines()) == 1, err
+    assert re.match(rf"^error: {re.escape(str(source))}: {line}.*no exact lowering \(--allow-inexact writes it anyway\)$", err), (
+        err
+    )
+    assert not (tmp_path / "out").exists()
+    code, err = convert("--allow-inexact")
+    lines = err.splitlines()
+    assert code == 0 and len(lines) == 2, err
+    assert re.match(rf"^warning: {re.escape(str(source))}: {line}.*written as OpenVINO converts it", lines[0]), err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["model.bin", "model.xml"]
+
+
+def test_allow_inexact_through_the_python_api(tmp_path: Path) -> None:
+    import ovpool
+
+    model, _inputs = _roi_align_max(16)
+    source = tmp_path / "m.onnx"
+    onnx.save(model, source)
+    with pytest.raises(UnsupportedError, match="RoiAlign-16"):
+        ovpool.convert(source, tmp_path / "m.xml")
+    with pytest.warns(UserWarning, match=r"node 'r' \(RoiAlign-16\): mode='max'"):
+        written = ovpool.convert(source, tmp_path / "m.xml", allow_inexact=True)
+    assert [p.name for p in written] == ["m.xml", "m.bin"]
+
+
+# --- the README's table is the code's ---------------------------------------------------------------
+
+
+def test_readme_defect_table_matches_the_code() -> None:
+    assert frontend_fixes.readme_table() in README.read_text(encoding="utf-8")
+
+
+def test_every_row_names_what_openvino_does_and_what_ovpool_does() -> None:
+    for defect in frontend_fixes.DEFECTS:
+        assert (defect.fix is None) == (defect.lower is None), defect.versions
+        assert onnx.defs.get_schema(defect.op_type, min(defect.first, 22)).since_version <= defect.first
