@@ -88,7 +88,7 @@ class Defect:
 # --- conditions ----------------------------------------------------------------------------------
 
 
-def _attr(node: NodeProto, name: str, default: object) -> object:
+def _attr(node: NodeProto, name: str, default: Any) -> Any:
     for attribute in node.attribute:
         if attribute.name == name:
             value = helper.get_attribute_value(attribute)
@@ -103,7 +103,7 @@ def _rank(node: NodeProto, facts: Facts) -> int | None:
 
 def _axis_not_last(node: NodeProto, since: int, facts: Facts) -> str | None:
     """Softmax-1..12's axis unless it is the last (there the 2-D coercion normalises what opset 13 does)."""
-    axis = int(_attr(node, "axis", 1))  # type: ignore[call-overload]
+    axis = int(_attr(node, "axis", 1))
     rank = _rank(node, facts)
     if rank is not None and (rank < 2 or axis % rank == rank - 1):
         return None
@@ -169,7 +169,7 @@ def _aspect_policy(node: NodeProto, since: int, facts: Facts) -> str | None:
 
 def _negative_axes(node: NodeProto, since: int, facts: Facts) -> str | None:
     axes = _attr(node, "axes", [])
-    return f"axes={list(axes)}" if any(a < 0 for a in axes) else None  # type: ignore[attr-defined]
+    return f"axes={list(axes)}" if any(a < 0 for a in axes) else None
 
 
 def _axes_normalised(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
@@ -177,7 +177,7 @@ def _axes_normalised(node: NodeProto, since: int, facts: Facts) -> list[NodeProt
     rank = _rank(node, facts)
     if rank is None:
         return "a known input rank"
-    axes = [int(a) % rank for a in _attr(node, "axes", [])]  # type: ignore[attr-defined]
+    axes = [int(a) % rank for a in _attr(node, "axes", [])]
     copy = NodeProto()
     copy.CopyFrom(node)
     del copy.attribute[:]
@@ -229,7 +229,7 @@ def _integer_inputs(node: NodeProto, since: int, facts: Facts) -> str | None:
 def _softmax_2d(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """Flatten at ``axis``, Softmax over the last of the two axes, Reshape to the input's shape."""
     name = node.name or node.output[0]
-    axis = int(_attr(node, "axis", 1))  # type: ignore[call-overload]
+    axis = int(_attr(node, "axis", 1))
     flat, normalised, dims = (facts.names.fresh(f"{name}/{part}") for part in ("flat", "2d", "shape"))
     return [
         helper.make_node("Flatten", [node.input[0]], [flat], name=facts.names.fresh(f"{name}/flatten"), axis=axis),
@@ -294,7 +294,7 @@ def _resize_matrices(node: NodeProto, since: int, facts: Facts) -> list[NodeProt
             along[matrix.axis] = len(matrix.outside)
             outside = outside | matrix.outside.reshape(along)
     if outside.any():
-        fill = np.array(float(_attr(node, "extrapolation_value", 0.0)), compute)  # type: ignore[arg-type]
+        fill = np.array(float(_attr(node, "extrapolation_value", 0.0)), compute)
         value = add("Where", [constant(outside, "outside"), constant(fill, "extrapolation"), value], "extrapolated")
     if compute != np.dtype(dtype):
         value = add("Cast", [value], "cast_back", to=helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))

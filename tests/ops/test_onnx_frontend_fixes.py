@@ -100,7 +100,7 @@ def test_softmax_11_with_dynamic_dims_reshapes_at_run_time() -> None:
     x_in = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["n", "c", "h"])
     y_out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
     graph = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], name="s", axis=1)], "g", [x_in], [y_out])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
     compiled = ov.Core().compile_model(onnx_to_ov_model(model), "CPU", F32)
     for shape in ((2, 3, 4), (1, 5, 2)):
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
@@ -165,7 +165,7 @@ def test_resize_with_dynamic_dims_is_refused_by_name_and_converts_with_given_sha
     scales = numpy_helper.from_array(np.array([1, 1, 0.5, 0.5], np.float32), "scales")
     node = helper.make_node("Resize", ["x", "", "scales"], ["y"], name="shrink", mode="linear", antialias=1)
     graph = helper.make_graph([node], "g", [x_in], [y_out], initializer=[scales])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
     with pytest.raises(UnsupportedError) as refused:
         onnx_to_ov_model(model)
     message = str(refused.value)
