@@ -205,9 +205,14 @@ def _coordinates(mode: str) -> Callable[[NodeProto, int, Facts], str | None]:
 _CONSTANT_ATTRIBUTES = ("value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings")
 
 
-def _value_attribute(node: NodeProto, since: int, facts: Facts) -> str | None:
-    named = [a.name for a in node.attribute if a.name in _CONSTANT_ATTRIBUTES]
-    return f"attribute '{named[0]}'" if named else None
+def _value_attributes(*names: str) -> Callable[[NodeProto, int, Facts], str | None]:
+    """The condition: the Constant holds its value in one of the attributes ``names``."""
+
+    def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
+        named = [a.name for a in node.attribute if a.name in names]
+        return f"attribute '{named[0]}'" if named else None
+
+    return condition
 
 
 def _max_mode(node: NodeProto, since: int, facts: Facts) -> str | None:
@@ -415,8 +420,18 @@ DEFECTS: tuple[Defect, ...] = (
         12,
         12,
         "value_float(s), value_int(s), value_string(s)",
-        _value_attribute,
+        _value_attributes(*_CONSTANT_ATTRIBUTES),
         'refuses it ("Any was not initialized")',
+        "a Constant of the same value as a 'value' tensor",
+        _constant_tensor,
+    ),
+    Defect(
+        "Constant",
+        13,
+        NEWEST,
+        "value_string(s)",
+        _value_attributes("value_string", "value_strings"),
+        'refuses it ("Invalid attribute type STRING expected: TENSOR")',
         "a Constant of the same value as a 'value' tensor",
         _constant_tensor,
     ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -187,7 +188,7 @@ def _constant_attributes(opset: int) -> list[tuple[str, object, np.ndarray]]:
         ("value_float", 2.5, np.array(2.5, np.float32)),
         ("value_floats", [1.0, -0.25], np.array([1.0, -0.25], np.float32)),
         ("value_int", -7, np.array(-7, np.int64)),
-        ("value_ints", [3, -1, 2**40], np.array([3, -1, 2**40], np.int64)),
+        ("value_ints", [3, -1, 2**20], np.array([3, -1, 2**20], np.int64)),
         ("value_string", "ab", np.array("ab", object)),
         ("value_strings", ["a", "bc"], np.array(["a", "bc"], object)),
     ]
@@ -228,7 +229,7 @@ def _truncated(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize(("opset", "dtype"), DIV_CASES)
 @examples(4)
 @given(data=st.data())
-def test_integer_div_truncates_in_the_ir_and_on_cpu(opset: int, dtype: type, data: st.DataObject, tmp_path: Path) -> None:
+def test_integer_div_truncates_in_the_ir_and_on_cpu(opset: int, dtype: type, data: st.DataObject) -> None:
     rng = drawn_rng(data.draw)
     info = np.iinfo(dtype)
     low = max(int(info.min), -1000) if info.min < 0 else 0
@@ -239,9 +240,10 @@ def test_integer_div_truncates_in_the_ir_and_on_cpu(opset: int, dtype: type, dat
     feeds = feeds_of(model, [a, b])
     (actual,) = cpu(model, feeds)
     np.testing.assert_array_equal(actual, _truncated(a, b))
-    source = tmp_path / "div.onnx"
-    onnx.save(model, source)
-    xml = onnx_to_ir(source)[".xml"].decode()
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "div.onnx"
+        onnx.save(model, source)
+        xml = onnx_to_ir(source)[".xml"].decode()
     divides = re.findall(r'<layer [^>]*type="Divide"[^>]*>\s*<data ([^>]*)/>', xml)
     assert divides and all('m_pythondiv="false"' in d for d in divides), divides
     compiled = ov.Core().compile_model(ov.Core().read_model(model=xml.encode(), weights=b""), "CPU", F32)
@@ -285,7 +287,8 @@ def test_roi_align_max_is_refused_by_name_and_written_with_allow_inexact(
     model, _inputs = _roi_align_max(opset)
     source = tmp_path / "model.onnx"
     onnx.save(model, source)
-    line = rf"node 'r' \(RoiAlign-{10 if opset < 16 else 16}\): mode='max': OpenVINO computes another maximum"
+    since = onnx.defs.get_schema("RoiAlign", opset).since_version
+    line = rf"node 'r' \(RoiAlign-{since}\): mode='max': OpenVINO computes another maximum"
 
     def convert(*flags: str) -> tuple[int, str]:
         monkeypatch.setattr(sys, "argv", ["ovpool", "convert", str(source), "--output-dir", str(tmp_path / "out"), *flags])
