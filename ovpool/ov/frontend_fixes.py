@@ -329,8 +329,8 @@ def _truncating_div(node: NodeProto, since: int, facts: Facts) -> list[NodeProto
 
 
 _RESIZE_FIX = (
-    "a separable product: one MatMul per resized axis with constant weight matrices from ovpool's own "
-    "Resize (static input dims and constant roi/scales/sizes; else refused)"
+    "one MatMul per resized axis with constant weights from ovpool's own Resize "
+    "(needs static input dims and constant roi/scales/sizes, else refused)"
 )
 
 DEFECTS: tuple[Defect, ...] = (
@@ -586,3 +586,7 @@ def readme_table() -> str:
         doing = f"fixed: {defect.fix}" if defect.fix else "refused (`--allow-inexact` writes OpenVINO's)"
         rows.append(f"| {defect.versions}, {defect.when} | {defect.openvino} | {doing} |")
     return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(readme_table())
