@@ -322,6 +322,41 @@ def _constant_tensor(node: NodeProto, since: int, facts: Facts) -> list[NodeProt
     return [helper.make_node("Constant", [], list(node.output), name=node.name, value=tensor)]
 
 
+def _roi_align_max_by_samples(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """RoiAlign max as the maximum of each bin's bilinear samples: with ``sampling_ratio`` g > 0
+    the samples of bin (i, j) are the bin centres of an average RoiAlign of ``g*output_height`` x
+    ``g*output_width`` bins and sampling_ratio 1 (centre ``k = i*g + a`` is at
+    ``start + (i + (a + 0.5)/g) * height/output_height``, sample a of bin i); a Reshape to
+    ``[rois, C, output_height, g, output_width, g]`` and ReduceMax over the two g axes pick each
+    bin's largest."""
+    ratio = int(_attr(node, "sampling_ratio", 0))
+    if ratio <= 0:
+        return "sampling_ratio > 0 (with 0 the number of samples depends on each roi at run time)"
+    name = node.name or node.output[0]
+    height, width = int(_attr(node, "output_height", 1)), int(_attr(node, "output_width", 1))
+    kept = [a for a in node.attribute if a.name not in ("mode", "output_height", "output_width", "sampling_ratio")]
+    samples, grouped, dims = (facts.names.fresh(f"{name}/{part}") for part in ("samples", "grouped", "shape"))
+    sampler = helper.make_node(
+        "RoiAlign", list(node.input), [samples], name=facts.names.fresh(f"{name}/samples"), mode="avg", sampling_ratio=1
+    )
+    sampler.attribute.extend([*kept, helper.make_attribute("output_height", height * ratio)])
+    sampler.attribute.extend([helper.make_attribute("output_width", width * ratio)])
+    shape = numpy_helper.from_array(np.array([0, 0, height, ratio, width, ratio], np.int64), dims)
+    nodes = [
+        sampler,
+        helper.make_node("Constant", [], [dims], name=facts.names.fresh(f"{name}/shape"), value=shape),
+        helper.make_node("Reshape", [samples, dims], [grouped], name=facts.names.fresh(f"{name}/group")),
+    ]
+    if facts.opset >= 18:
+        axes = facts.names.fresh(f"{name}/axes")
+        value = numpy_helper.from_array(np.array([3, 5], np.int64), axes)
+        nodes.append(helper.make_node("Constant", [], [axes], name=facts.names.fresh(f"{name}/axes"), value=value))
+        nodes.append(helper.make_node("ReduceMax", [grouped, axes], list(node.output[:1]), name=name, keepdims=0))
+    else:
+        nodes.append(helper.make_node("ReduceMax", [grouped], list(node.output[:1]), name=name, axes=[3, 5], keepdims=0))
+    return nodes
+
+
 def _truncating_div(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """The node as ``ai.ovpool.Div``, which ``extensions()`` converts to a Divide with
     ``m_pythondiv="false"`` for integers."""
@@ -442,8 +477,9 @@ DEFECTS: tuple[Defect, ...] = (
         "mode='max'",
         _max_mode,
         "computes another maximum than the schema's (the largest bilinear sample of each bin); onnxruntime's differs from both",
-        None,
-        None,
+        "the largest of each bin's samples: an average RoiAlign of one sample per bin on a grid "
+        "sampling_ratio times finer, Reshape, ReduceMax (sampling_ratio > 0; 0 is refused)",
+        _roi_align_max_by_samples,
     ),
     Defect(
         "Div",
