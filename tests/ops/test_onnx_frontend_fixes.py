@@ -3,8 +3,9 @@
 One-node models at every since-version in force in opsets 7-22 of each operator with a row in
 ``DEFECTS``, drawn over the attributes that row is about, converted by ovpool and run on OpenVINO
 CPU at f32, against onnxruntime and against the schema computed here (Softmax's 2-D coercion,
-Div's truncation, Constant's attribute value, RoiAlign's maximum of the bilinear samples). The
-refused node is one line at convert time, and ``--allow-inexact`` writes it with one warning.
+Div's truncation, Constant's attribute value, RoiAlign's maximum of the bilinear samples). A
+refused node (RoiAlign max at the adaptive sampling_ratio 0, a Resize lowering without static dims)
+is one line at convert time, and ``--allow-inexact`` writes it with one warning.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 from test_ops_detection import _roi_align_schema
+from test_ops_detection import _roi_inputs as roi_inputs
+from test_ops_detection import _transform as roi_transform
 from test_ops_resize import cases as resize_cases
 from test_ops_resize import onnxruntime_follows_schema, schema_resize
 
@@ -257,15 +260,34 @@ def test_float_div_is_left_to_openvino() -> None:
     assert frontend_fixes.rewrite(onnx.shape_inference.infer_shapes(model), "m") == {}
 
 
-# --- RoiAlign max: refused, or written with --allow-inexact -----------------------------------------
+# --- RoiAlign max: lowered for sampling_ratio > 0, refused for 0 (or written with --allow-inexact) ---
 
 
-def _roi_align_max(opset: int) -> tuple[onnx.ModelProto, list[np.ndarray]]:
+@pytest.mark.parametrize("opset", since_opsets("RoiAlign"))
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@examples(6)
+@given(data=st.data())
+def test_roi_align_every_version_matches_the_schema(opset: int, mode: str, data: st.DataObject) -> None:
+    """test_ops_detection's cases with a fixed sampling_ratio (max's lowering samples on a finer
+    grid with an average RoiAlign, so the average is held to the schema too)."""
+    inputs, attrs = data.draw(roi_inputs())
+    attrs["sampling_ratio"] = data.draw(st.integers(1, 3))
+    attrs.update(roi_transform(data.draw, opset), mode=mode)
+    model = make_model("RoiAlign", opset, inputs, attrs)
+    (actual,) = cpu(model, feeds_of(model, inputs))
+    half_pixel = opset >= 16 and attrs.get("coordinate_transformation_mode", "half_pixel") == "half_pixel"
+    expected = _roi_align_schema(
+        *inputs, mode, attrs["output_height"], attrs["output_width"], attrs["sampling_ratio"], attrs["spatial_scale"], half_pixel
+    )
+    _close(actual, expected, rtol=1e-4, atol=1e-5, what=f"RoiAlign-{opset} {attrs}")
+
+
+def _roi_align_max(opset: int, ratio: int = 0) -> tuple[onnx.ModelProto, list[np.ndarray]]:
     rng = np.random.default_rng(5)
     x = rng.standard_normal((1, 2, 6, 7)).astype(np.float32)
     rois = np.array([[0.3, 0.6, 4.2, 5.1], [1.5, 0.2, 6.5, 3.9]], np.float32)
     inputs = [x, rois, np.zeros(2, np.int64)]
-    attrs = {"mode": "max", "output_height": 2, "output_width": 3, "sampling_ratio": 2}
+    attrs = {"mode": "max", "output_height": 2, "output_width": 3, "sampling_ratio": ratio}
     model = make_model("RoiAlign", opset, inputs, attrs)
     model.graph.node[0].name = "r"
     return model, inputs
@@ -273,22 +295,24 @@ def _roi_align_max(opset: int) -> tuple[onnx.ModelProto, list[np.ndarray]]:
 
 @pytest.mark.parametrize("opset", since_opsets("RoiAlign"))
 def test_roi_align_max_openvino_differs_from_the_schema(opset: int) -> None:
-    """Why the row refuses: OpenVINO's max is not the schema's maximum of the bilinear samples."""
+    """Why the row exists: OpenVINO's own max (written with --allow-inexact at the adaptive
+    sampling_ratio 0, which ovpool cannot lower) is not the schema's maximum of the bilinear samples."""
     model, inputs = _roi_align_max(opset)
-    (actual,) = cpu(model, feeds_of(model, inputs), allow_inexact=True)
-    expected = _roi_align_schema(*inputs, "max", 2, 3, 2, 1.0, opset >= 16)
+    with pytest.warns(UserWarning, match="RoiAlign"):
+        (actual,) = cpu(model, feeds_of(model, inputs), allow_inexact=True)
+    expected = _roi_align_schema(*inputs, "max", 2, 3, 0, 1.0, opset >= 16)
     assert np.abs(actual - expected).max() > 1e-2
 
 
 @pytest.mark.parametrize("opset", since_opsets("RoiAlign"))
-def test_roi_align_max_is_refused_by_name_and_written_with_allow_inexact(
+def test_roi_align_max_adaptive_is_refused_by_name_and_written_with_allow_inexact(
     opset: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model, _inputs = _roi_align_max(opset)
     source = tmp_path / "model.onnx"
     onnx.save(model, source)
     since = onnx.defs.get_schema("RoiAlign", opset).since_version
-    line = rf"node 'r' \(RoiAlign-{since}\): mode='max': OpenVINO computes another maximum"
+    line = rf"node 'r' \(RoiAlign-{since}\): mode='max': OpenVINO computes another maximum.*needs sampling_ratio > 0"
 
     def convert(*flags: str) -> tuple[int, str]:
         monkeypatch.setattr(sys, "argv", ["ovpool", "convert", str(source), "--output-dir", str(tmp_path / "out"), *flags])
@@ -298,9 +322,7 @@ def test_roi_align_max_is_refused_by_name_and_written_with_allow_inexact(
 
     code, err = convert()
     assert code == 1 and len(err.splitlines()) == 1, err
-    assert re.match(rf"^error: {re.escape(str(source))}: {line}.*no exact lowering \(--allow-inexact writes it anyway\)$", err), (
-        err
-    )
+    assert re.match(rf"^error: {re.escape(str(source))}: {line}.*\(--allow-inexact writes it anyway\)$", err), err
     assert not (tmp_path / "out").exists()
     code, err = convert("--allow-inexact")
     lines = err.splitlines()
