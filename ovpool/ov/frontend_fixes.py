@@ -512,60 +512,62 @@ def defect_of(node: NodeProto, opset: int, facts: Facts) -> tuple[Defect, int, s
 
 def rewrite(
     proto: ModelProto, label: str, shapes: Sequence[InputShape] = (), allow_inexact: bool = False
-) -> dict[int, list[NodeProto]]:
-    """``{index of a main-graph node: the nodes that replace it}`` for every node with a defect
-    ``DEFECTS`` lowers. A node no lowering takes (a refused row, a lowering's missing precondition,
-    or any defect inside a subgraph) is an ``UnsupportedError`` naming it, or with
-    ``allow_inexact`` a warning of the same line and the node is left to OpenVINO."""
+) -> dict[tuple[int, int], list[NodeProto]]:
+    """``{(graph, node index): the nodes that replace it}`` for every node with a defect ``DEFECTS``
+    lowers, in the main graph (graph 0) and its subgraphs (numbered in ``graphs`` order; their
+    tensors have no inferred types, so only the lowerings that need none apply there). A node no
+    lowering takes (a refused row or a lowering's missing precondition) is an ``UnsupportedError``
+    naming it, or with ``allow_inexact`` a warning of the same line and the node is left to OpenVINO."""
     ops = {d.op_type for d in DEFECTS}
-    subgraph_nodes = [node for graph in list(graphs(proto.graph))[1:] for node in graph.node if node.op_type in ops]
-    main = [(i, node) for i, node in enumerate(proto.graph.node) if node.op_type in ops]
-    if not main and not subgraph_nodes:
+    every = list(graphs(proto.graph))
+    found_ops = [(g, i, node) for g, graph in enumerate(every) for i, node in enumerate(graph.node) if node.op_type in ops]
+    if not found_ops:
         return {}
     from ovpool.onnx.qdq import constants
 
     opset = default_opset(proto)
-    taken = {name for graph in graphs(proto.graph) for node in graph.node for name in [node.name, *node.output]}
+    taken = {name for graph in every for node in graph.node for name in [node.name, *node.output]}
     taken |= {i.name for i in proto.graph.initializer} | {i.name for i in proto.graph.input}
     facts = Facts(opset, _types(proto, shapes), constants(proto.graph), FreshNames(taken))
-    replaced: dict[int, list[NodeProto]] = {}
-    for index, node in main:
+    replaced: dict[tuple[int, int], list[NodeProto]] = {}
+    for g, index, node in found_ops:
         found = defect_of(node, opset, facts)
         if found is None:
             continue
         defect, since, condition = found
-        lowered = defect.lower(node, since, facts) if defect.lower is not None else "no exact lowering"
+        lowered = defect.lower(node, since, facts) if defect.lower is not None else None
         if isinstance(lowered, list):
-            replaced[index] = lowered
+            replaced[(g, index)] = lowered
             continue
-        _inexact(label, node, defect, since, condition, lowered, allow_inexact)
-    for node in subgraph_nodes:
-        found = defect_of(node, opset, facts)
-        if found is not None:
-            defect, since, condition = found
-            _inexact(label, node, defect, since, condition, "no lowering inside a subgraph", allow_inexact)
+        need = "ovpool has no exact lowering" if lowered is None else f"ovpool's exact lowering needs {lowered}"
+        _inexact(label, node, defect, since, condition, need, allow_inexact)
     return replaced
 
 
-def _inexact(label: str, node: NodeProto, defect: Defect, since: int, condition: str, why: str, allow: bool) -> None:
-    """Refuse the node (or with ``allow``, warn of it): one line naming it and the reason."""
+def _inexact(label: str, node: NodeProto, defect: Defect, since: int, condition: str, need: str, allow: bool) -> None:
+    """Refuse the node (or with ``allow``, warn of it): one line naming it, the defect and ``need``."""
     where = f"node '{node.name or node.output[0]}' ({node.op_type}-{since}): {condition}: OpenVINO {defect.openvino}"
-    need = "ovpool has no exact lowering" if why == "no exact lowering" else f"ovpool's exact lowering needs {why}"
     if allow:
         warnings.warn(f"{label}: {where}; {need}; written as OpenVINO converts it (--allow-inexact)", stacklevel=2)
         return
     raise UnsupportedError.in_file(label, f"{where}; {need} (--allow-inexact writes it anyway)")
 
 
-def apply(proto: ModelProto, replaced: Mapping[int, list[NodeProto]]) -> ModelProto:
-    """A copy of ``proto`` with the nodes of ``rewrite`` in place (and the ``ai.ovpool`` opset when one is written)."""
+def apply(proto: ModelProto, replaced: Mapping[tuple[int, int], list[NodeProto]]) -> ModelProto:
+    """A copy of ``proto`` with the nodes of ``rewrite`` in place (and the ``ai.ovpool`` opset when
+    one is written). Subgraphs are rebuilt before the graphs that hold them (deepest last in
+    ``graphs`` order), so a rebuilt parent copies its children's new nodes."""
     model = ModelProto()
     model.CopyFrom(proto)
-    nodes = [new for i, node in enumerate(proto.graph.node) for new in replaced.get(i, [node])]
-    del model.graph.node[:]
-    model.graph.node.extend(nodes)
-    if any(n.domain == DOMAIN for n in nodes) and not any(o.domain == DOMAIN for o in model.opset_import):
-        model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
+    every = list(graphs(model.graph))
+    for g in sorted({g for g, _index in replaced}, reverse=True):
+        graph = every[g]
+        nodes = [new for i, node in enumerate(graph.node) for new in replaced.get((g, i), [node])]
+        del graph.node[:]
+        graph.node.extend(nodes)
+    if any(n.domain == DOMAIN for nodes in replaced.values() for n in nodes):
+        if not any(o.domain == DOMAIN for o in model.opset_import):
+            model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
     return model
 
 

@@ -111,6 +111,47 @@ def test_softmax_11_with_dynamic_dims_reshapes_at_run_time() -> None:
         _close(compiled({"x": x})[0], _normalised("Softmax", x, 1, 11))
 
 
+def test_defects_inside_subgraphs_are_rewritten_too() -> None:
+    """A Softmax-11 and an integer Div in an If's branch: both take the rewrite (their tensors have
+    no inferred types there, so the Softmax is flattened whatever its rank; the Div decides by the
+    type OpenVINO sees)."""
+    x_in = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3, 4])
+    a_in = helper.make_tensor_value_info("a", onnx.TensorProto.INT32, [4])
+    c_in = helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, [])
+    outs = [helper.make_tensor_value_info(n, t, None) for n, t in (("y", onnx.TensorProto.FLOAT), ("q", onnx.TensorProto.INT32))]
+    two = helper.make_node("Constant", [], ["two"], value=numpy_helper.from_array(np.array(2, np.int32), "two"))
+    then = helper.make_graph(
+        [
+            helper.make_node("Softmax", ["x"], ["ty"], name="s", axis=0),
+            two,
+            helper.make_node("Div", ["a", "two"], ["tq"], name="d"),
+        ],
+        "then",
+        [],
+        [
+            helper.make_tensor_value_info("ty", onnx.TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("tq", onnx.TensorProto.INT32, None),
+        ],
+    )
+    otherwise = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["ey"]), helper.make_node("Identity", ["a"], ["eq"])],
+        "else",
+        [],
+        [
+            helper.make_tensor_value_info("ey", onnx.TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("eq", onnx.TensorProto.INT32, None),
+        ],
+    )
+    node = helper.make_node("If", ["c"], ["y", "q"], name="if", then_branch=then, else_branch=otherwise)
+    graph = helper.make_graph([node], "g", [c_in, x_in, a_in], outs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
+    x = np.random.default_rng(4).standard_normal((2, 3, 4)).astype(np.float32)
+    a = np.array([-7, 7, -8, 5], np.int32)
+    y, q = cpu(model, {"c": np.array(True), "x": x, "a": a})
+    _close(y, _normalised("Softmax", x, 0, 11))
+    np.testing.assert_array_equal(q, [-3, 3, -4, 2])
+
+
 # --- Resize: every version, every mode; antialias, half_pixel_symmetric, tf_crop_and_resize ------
 
 
