@@ -14,6 +14,11 @@ Public functions:
   OpenVINO saves the IR to a temporary folder first: a failure there (a full disk or a file size
   limit) is an ``OutputError`` (``ovpool.convert`` names the output in it).
 
+Before OpenVINO's frontend sees the model, ``ovpool.ov.frontend_fixes`` rewrites the nodes it
+converts otherwise than ONNX (Softmax-11 axes, Resize antialias and other coordinate cases,
+Constant-12 attributes, RoiAlign max, integer Div) into nodes it converts exactly, or refuses the
+model naming the node (``allow_inexact``: a warning instead, and OpenVINO's conversion).
+
 ``inputs`` sets input shapes before conversion, as ``ovc --input`` does: ovc's text
 (``"x[1,3,640,640]"``) or a mapping (``{"x": [1, 3, 640, 640]}``), see ``ovpool.ov.inputs``. The
 shapes are set on the frontend's input places, so the pooling lowering and the shape check below

@@ -342,7 +342,7 @@ class QuantExtensions:
         ]
         del graph.node[:]
         graph.node.extend(nodes)
-        if self.meanings:
+        if self.meanings and not any(o.domain == DOMAIN for o in model.opset_import):
             model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
         self.model = model
 
