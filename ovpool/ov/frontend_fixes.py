@@ -9,9 +9,14 @@ without a lowering, or a node its lowering cannot take (a Resize whose input dim
 static), is refused at convert time with one line naming the node, its op and version, and the
 reason; with ``allow_inexact`` the node is left to OpenVINO and the same line is a warning.
 
-``rewrite(proto, label, shapes, allow_inexact)`` applies the table to a model; ``extensions()``
-are the ``ConversionExtension``s for the ``ai.ovpool`` nodes the lowerings write. The README's
-defect table is ``readme_table()``.
+A node takes the first row that applies to it: the Resize rows whose lowering is the per-axis
+matrices (which compute every Resize attribute at once) come before the one that only renumbers
+negative axes. Nodes in Loop, If and Scan bodies are rewritten too.
+
+``rewrite(proto, label, shapes, allow_inexact)`` finds the replacements and ``apply`` writes them
+into a copy of the model; ``extensions()`` are the ``ConversionExtension``s for the ``ai.ovpool``
+nodes the lowerings write. The README's defect table is ``readme_table()``
+(``python -m ovpool.ov.frontend_fixes`` prints it).
 
 Softmax-11 over a rank-3 input at ``axis=1``: ONNX normalises each ``x[n]`` (a 2-D block of
 ``d1 * d2`` values) as one, OpenVINO each column of ``d1``; the rewrite is Flatten at 1 (to
@@ -30,7 +35,7 @@ import onnx
 import onnx.defs
 from onnx import ModelProto, NodeProto, helper, numpy_helper
 
-from ovpool.errors import UnsupportedError
+from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import default_opset, graphs, inferred_types
 from ovpool.ov.quantized import DOMAIN
@@ -62,8 +67,9 @@ Lowering = Callable[[NodeProto, int, Facts], "list[NodeProto] | str"]
 @dataclass(frozen=True)
 class Defect:
     """One defect: ``op_type`` at since-versions ``first..last`` when ``when`` (the README's words),
-    that is when ``condition`` gives a text for the node (None: the node is fine); ``openvino``: what OpenVINO does; ``fix``: how ovpool
-    computes the ONNX meaning (None: refused, and ``lower`` is None)."""
+    that is when ``condition`` gives a text for the node (None: the node is fine); ``openvino``:
+    what OpenVINO does; ``fix``: how ovpool computes the ONNX meaning (None: refused, and
+    ``lower`` is None)."""
 
     op_type: str
     first: int
@@ -105,8 +111,8 @@ def _axis_not_last(node: NodeProto, since: int, facts: Facts) -> str | None:
     """Softmax-1..12's axis unless it is the last (there the 2-D coercion normalises what opset 13 does)."""
     axis = int(_attr(node, "axis", 1))
     rank = _rank(node, facts)
-    if rank is not None and (rank < 2 or axis % rank == rank - 1):
-        return None
+    if rank is not None and (rank < 2 or not -rank <= axis < rank or axis % rank == rank - 1):
+        return None  # nothing to fix, or an axis OpenVINO refuses by itself
     if rank is None and axis == -1:
         return None
     return f"axis={axis} on a rank-{rank if rank is not None else '?'} input"
@@ -531,11 +537,17 @@ def rewrite(
     facts = Facts(opset, _types(proto, shapes), constants(proto.graph), FreshNames(taken))
     replaced: dict[tuple[int, int], list[NodeProto]] = {}
     for g, index, node in found_ops:
-        found = defect_of(node, opset, facts)
+        try:
+            found = defect_of(node, opset, facts)
+        except (ValueError, TypeError, IndexError, onnx.defs.SchemaError):
+            continue  # a malformed node (axis="x"): OpenVINO's own conversion names what is wrong
         if found is None:
             continue
         defect, since, condition = found
-        lowered = defect.lower(node, since, facts) if defect.lower is not None else None
+        try:
+            lowered = defect.lower(node, since, facts) if defect.lower is not None else None
+        except (ValueError, TypeError, IndexError) as exc:
+            raise ModelError(f"node '{node.name or node.output[0]}' ({node.op_type}-{since}): {condition}: {exc}") from None
         if isinstance(lowered, list):
             replaced[(g, index)] = lowered
             continue
