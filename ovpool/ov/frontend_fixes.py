@@ -260,7 +260,8 @@ def _resize_matrices(node: NodeProto, since: int, facts: Facts) -> list[NodeProt
     dtype, dims = facts.types.get(node.input[0], (None, None))
     shape, given = _resize_inputs(node, facts)
     if shape is None:
-        return f"static input dims (they are {'unknown' if dims is None else list(dims)}; give them with --input)"
+        shown = "unknown" if dims is None else "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+        return f"static input dims (they are {shown}; give them with --input)"
     if given is None:
         return "constant roi, scales and sizes"
     if dtype is None or np.dtype(dtype).kind != "f":

@@ -259,7 +259,7 @@ DIV_CASES = [
     (opset, dtype)
     for opset in since_opsets("Div")
     for dtype in schema_dtypes("Div", opset)
-    if np.issubdtype(dtype, np.integer) and np.dtype(dtype).itemsize >= 4
+    if np.issubdtype(dtype, np.integer)
 ]
 
 
