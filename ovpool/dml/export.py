@@ -30,7 +30,7 @@ from ovpool.dml import cpp as dml_cpp
 from ovpool.dml.quantized import operators_from_quantized
 from ovpool.errors import ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
-from ovpool.ir.reader import dim_bounds, read_ir
+from ovpool.ir.reader import declared_bounds, read_ir
 from ovpool.ir.templates import POOL_LAYER_TYPES
 from ovpool.names import FreshNames
 from ovpool.onnx import adapter as onnx_adapter
@@ -219,7 +219,10 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dml_a
         edge = producers.get((layer.id, layer.inputs[0].id)) if layer.inputs else None
         if edge is None or (edge.from_layer, edge.from_port) not in names or not layer.outputs:
             raise ModelError.in_file(doc.path, f"{where}: its input is not produced by an earlier layer")
-        bounds = [dim_bounds(d) for d in layer.inputs[0].dims]
+        try:
+            bounds = declared_bounds(layer.inputs[0].dims, where)
+        except ModelError as exc:
+            raise exc.located(doc.path) from None
         static = [b[0] for b in bounds if b is not None and b[0] == b[1]]
         if len(static) != len(bounds):
             raise UnsupportedError(
