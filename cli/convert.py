@@ -1,6 +1,6 @@
 """``ovpool convert MODEL... [-o OUT | --output-dir DIR | --ovms-repo DIR] [--to ir|onnx|dml]
 [--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--exact-quantization] [--verify [--verify-inputs FILE.npz] [--rtol R] [--atol A]
-[--seed N]] [--jobs N] [--force]``."""
+[--seed N]] [--dry-run] [--jobs N] [--force]``."""
 
 from __future__ import annotations
 
@@ -80,6 +80,9 @@ def register(app: typer.Typer) -> None:
         ),
         atol: float | None = typer.Option(None, "--atol", help="--verify: allowed absolute difference on top of --rtol (1e-6)."),
         seed: int = seed_option(),
+        dry_run: bool = typer.Option(
+            False, "--dry-run", help="Convert (and --verify) but write nothing: a check for pre-commit hooks and CI."
+        ),
         jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help="Convert N models at a time, in N processes."),
         force: bool = typer.Option(False, "--force", help="Replace existing outputs."),
         max_memory: str | None = max_memory_option(),
@@ -104,9 +107,11 @@ def register(app: typer.Typer) -> None:
             "compress_to_fp16": compress_to_fp16,
             "exact_quantization": exact_quantization,
         }
+        if ovms_repo is not None and dry_run:
+            raise typer.BadParameter("--dry-run writes nothing; it takes no --ovms-repo")
         if ovms_repo is not None:
             ovms.check_sources(ovms_repo, sources, to)
-        if len(sources) > 1:
+        if len(sources) > 1 and not dry_run:
             check_batch(sources, output_dir, ovms_repo, to)
         one = partial(
             convert_one,
@@ -116,6 +121,7 @@ def register(app: typer.Typer) -> None:
             to=to,
             force=force,
             verify=checks,
+            dry_run=dry_run,
             options=options,
         )
         succeeded: list[Path] = []
@@ -171,6 +177,7 @@ def convert_one(
     to: str | None,
     force: bool,
     verify: VerifyOptions | None,
+    dry_run: bool,
     options: dict[str, object],
 ) -> str:
     """Convert one source (a worker process runs this with ``--jobs``); what it wrote, and how it
@@ -181,5 +188,6 @@ def convert_one(
 
     if ovms_repo is not None:
         output = ovms.model_path(ovms_repo, ovms.model_name(src))
-    written, verified = convert_verified(src, output, to, force, output_dir, verify or False, **options)
-    return "wrote " + ", ".join(str(p) for p in written) + ("" if verified is None else f" ({summary(verified)})")
+    written, verified = convert_verified(src, output, to, force, output_dir, verify or False, dry_run, **options)
+    done = "would write " if dry_run else "wrote "
+    return done + ", ".join(str(p) for p in written) + ("" if verified is None else f" ({summary(verified)})")

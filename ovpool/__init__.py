@@ -125,13 +125,14 @@ def transform(
     passes: list[str],
     out: str | os.PathLike | None = None,
     force: bool = False,
+    verify: bool | VerifyOptions = False,
 ) -> ModelProto:
     """Rewrite an ONNX model with passes run in order (``"explicit-pads"``, ``"no-ceil"``,
     ``"opset=11"``, ``"dml-legal"``, ``"expand-global"``); returns the new model and writes it to
-    ``out`` if given."""
+    ``out`` if given. ``verify`` runs it against the source on numpy first (``VerifyError``)."""
     from ovpool.transforms.apply import transform as _transform
 
-    return _transform(src, passes, out, force).model
+    return _transform(src, passes, out, force, verify).model
 
 
 def validate(files: str | os.PathLike | list, strict: bool = False) -> list:

@@ -124,7 +124,7 @@ def convert(
     (True, or ``ovpool.runtime.verify.VerifyOptions`` for inputs and tolerances) an ONNX <-> IR
     conversion is checked against its source before anything is written (``VerifyError``, exit
     1, names the first layer beyond tolerance)."""
-    return convert_verified(src, out, to, force, output_dir, verify, **options)[0]
+    return convert_verified(src, out, to, force, output_dir, verify, False, **options)[0]
 
 
 def convert_verified(
@@ -134,9 +134,12 @@ def convert_verified(
     force: bool = False,
     output_dir: str | os.PathLike | None = None,
     verify: bool | VerifyOptions = False,
+    dry_run: bool = False,
     **options: object,
 ) -> tuple[list[Path], Comparison | None]:
-    """``convert``, and the comparison that verified it (None without ``verify``)."""
+    """``convert``, and the comparison that verified it (None without ``verify``). With
+    ``dry_run`` nothing is written and no output is checked: the files that would be written are
+    returned (a pre-commit check that a model converts, and exactly with ``verify``)."""
     src = Path(src)
     regular_size(src)
     source = source_format(src)
@@ -151,7 +154,8 @@ def convert_verified(
         raise UsageError(f"{named}: not an option of {source} -> {target} conversion")
     if verify and (source, target) not in VERIFIED_ROUTES:
         raise UsageError(f"--verify checks ONNX -> IR and IR -> ONNX conversions, not {source} -> {target}")
-    check_outputs(planned, sources, force)
+    if not dry_run:
+        check_outputs(planned, sources, force)
     try:
         files = convert_route(src, dest.suffix.lower(), **given)
     except OutputError as exc:  # a route that writes through a temporary folder (OpenVINO's save_model)
@@ -167,7 +171,8 @@ def convert_verified(
             )
         except OvpoolError as exc:
             raise exc.located(src) from None
-    return write_atomic({dest.with_suffix(suffix): data for suffix, data in files.items()}, force, sources), verified
+    written = {dest.with_suffix(suffix): data for suffix, data in files.items()}
+    return (list(written) if dry_run else write_atomic(written, force, sources)), verified
 
 
 def plan(

@@ -193,3 +193,14 @@ def test_transform_verifies_against_its_source(run_cli, tmp_path):
     ):
         transform(src, [_breaking_pass()], tmp_path / "broken.onnx", verify=True)
     assert not (tmp_path / "broken.onnx").exists()
+
+
+def test_dry_run_converts_and_verifies_but_writes_nothing(run_cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiny_pool.xml").write_text("kept")
+    result = run_cli("convert", str(example_path("tiny_pool.onnx")), "--verify", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert f"would write {tmp_path / 'tiny_pool.xml'}" in result.output and "verified: 2 outputs" in result.output
+    assert (tmp_path / "tiny_pool.xml").read_text() == "kept" and not (tmp_path / "tiny_pool.bin").exists()
+    result = run_cli("convert", str(_conv_model(tmp_path)), "--verify", "--dry-run", "--compress-to-fp16")
+    assert result.exit_code == 1 and "first beyond tolerance: Conv 'conv'" in result.output
