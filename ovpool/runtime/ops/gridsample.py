@@ -113,8 +113,9 @@ def _axis_taps(x: np.ndarray, length: int, rule: Sampling) -> _Taps:
         x = np.fmod(x, x.dtype.type(period))
     else:
         x = np.clip(x, -_FAR, length + _FAR)
+    weights: tuple[np.ndarray, ...] | None = None
     if rule.mode == "nearest":
-        starts, weights = [np.rint(x)], None
+        starts = [np.rint(x)]
     else:
         base = np.floor(x)
         if rule.mode == "linear":
@@ -144,7 +145,8 @@ def grid_sample(x: np.ndarray, grid: np.ndarray, rule: Sampling, fail: Callable[
     if r < 1:
         raise fail(f"input X has rank {x.ndim}; it needs a batch, a channel and at least one spatial axis")
     if grid.shape != (x.shape[0], *grid.shape[1:-1], r) or grid.ndim != x.ndim:
-        raise fail(f"grid of shape {list(grid.shape)} does not fit X of shape {list(x.shape)}: expected [{x.shape[0]}, ...{r} dims..., {r}]")
+        expected = f"[{x.shape[0]}, {', '.join(['O'] * r)}, {r}]"
+        raise fail(f"grid of shape {list(grid.shape)} does not fit X of shape {list(x.shape)}: it must be {expected}")
     if grid.dtype.kind != "f" and grid.dtype.name != "bfloat16":
         raise fail(f"grid has type {grid.dtype}; it must be a float type")
     floating = x.dtype.kind == "f" or x.dtype.name == "bfloat16"
