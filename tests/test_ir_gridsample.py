@@ -28,7 +28,7 @@ ov = pytest.importorskip("openvino")
 from openvino import opset1, opset9  # noqa: E402
 
 RTOL = 1e-5
-EXAMPLES = settings(max_examples=max(10, settings.default.max_examples // 6))
+EXAMPLES = settings(max_examples=max(10, settings().max_examples // 6))
 
 
 def _cpu(xml: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
@@ -135,7 +135,7 @@ def _onnxruntime(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np.nda
 
 
 @pytest.mark.parametrize("opset", [16, 20, 22])
-@settings(max_examples=max(6, settings.default.max_examples // 10))
+@settings(max_examples=max(6, settings().max_examples // 10))
 @given(case=_case(), which=st.integers(0, 2), padding=st.sampled_from(PADDINGS), align=st.integers(0, 1))
 def test_converted_4d_grid_sample_matches_onnxruntime(
     opset: int, case: tuple[np.ndarray, np.ndarray], which: int, padding: str, align: int
