@@ -263,6 +263,22 @@ def test_non_finite_positions_give_nan(opset: int) -> None:
             assert np.isnan(y[0, 0, 0, :3]).all() and np.isfinite(y[0, 0, 0, 3])
 
 
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_far_positions(padding: str) -> None:
+    """Positions 1e30 pixels away: zeros reads 0, border the end pixel, reflection some pixel; no
+    overflow, no warning."""
+    x = np.array([[[[10.0, 20.0, 40.0]]]], np.float32)
+    grid = np.array([[[[-1e30, 0.0], [1e30, 0.0], [3e9, 0.0]]]], np.float32)
+    for mode in modes(20):
+        y = ovpool_of("GridSample", 20, [x, grid], {"mode": mode, "padding_mode": padding})[0].reshape(-1)
+        if padding == "zeros":
+            assert y.tolist() == [0.0, 0.0, 0.0]
+        elif padding == "border":
+            assert np.allclose(y, [10.0, 40.0, 40.0])
+        else:
+            assert np.isfinite(y).all() and np.all((y >= 10.0 - 5) & (y <= 40.0 + 5))
+
+
 # --- worked numbers --------------------------------------------------------------------------------
 
 

@@ -156,6 +156,8 @@ def grid_sample(x: np.ndarray, grid: np.ndarray, rule: Sampling, fail: Callable[
         raise fail(f"input X has type {x.dtype}, which numpy cannot sample")
     n, c, spatial, out_spatial = x.shape[0], x.shape[1], x.shape[2:], grid.shape[1:-1]
     check_tensor("GridSample output", [n, c, *out_spatial], x.dtype.name, x.dtype.itemsize)
+    if rule.mode != "nearest":
+        check_tensor("GridSample float64 sums", [n, c, *out_spatial], "float64")
     positions = math.prod(out_spatial)
     if n * c * positions == 0:
         return np.zeros((n, c, *out_spatial), x.dtype)
