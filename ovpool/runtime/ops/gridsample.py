@@ -19,9 +19,9 @@ the first pixel three times and the second once, as onnxruntime, PyTorch and Ope
 
 GridSample-16 is 4-D with modes bilinear/nearest/bicubic; 20 and 22 are N-D (any rank from 3) with
 modes linear/nearest/cubic, 22 adds bfloat16. ``X`` may have any numeric type for ``nearest`` (ints
-and bools are gathered unchanged); ``linear``/``cubic`` need a float ``X`` and are summed in float64
-and rounded once to ``X``'s type. A position with a NaN or infinite coordinate gives NaN (0 for
-non-float ``X``).
+and bools are gathered unchanged); ``linear``/``cubic`` need a float ``X``, and their weights and
+sums are computed in float64 and rounded once to ``X``'s type. A position with a NaN or infinite
+coordinate gives NaN (0 for non-float ``X``).
 """
 
 from __future__ import annotations
@@ -118,12 +118,13 @@ def _axis_taps(x: np.ndarray, length: int, rule: Sampling) -> _Taps:
         starts = [np.rint(x)]
     else:
         base = np.floor(x)
+        fraction = x.astype(np.float64) - base  # exact; the weights are computed in float64
         if rule.mode == "linear":
             starts = [base, base + 1]
-            weights = ((base + 1) - x, x - base)
+            weights = (1 - fraction, fraction)
         else:
             starts = [base - 1, base, base + 1, base + 2]
-            weights = _keys(x - base)
+            weights = _keys(fraction)
     indices = [s.astype(np.int64) for s in starts]
     if rule.padding == "zeros":
         inside = tuple((i >= 0) & (i < length) for i in indices)
@@ -182,7 +183,7 @@ def grid_sample(x: np.ndarray, grid: np.ndarray, rule: Sampling, fail: Callable[
 
 
 def _gathered(flat: np.ndarray, axes: list[_Taps], strides: list[int], rule: Sampling, floating: bool) -> np.ndarray:
-    """The sum over every combination of one tap per axis of weight x pixel (N, C, P); zeros
+    """The sum over every combination of one tap per axis of weight x pixel (N, C, P), in float64; zeros
     padding multiplies pixels outside the image by 0 (a NaN pixel inside, even at weight 0, stays NaN)."""
     total: np.ndarray | None = None
     for combo in itertools.product(*(range(len(t.index)) for t in axes)):
@@ -194,7 +195,7 @@ def _gathered(flat: np.ndarray, axes: list[_Taps], strides: list[int], rule: Sam
             value = np.where(inside[:, None, :], value, value.dtype.type(0))
         if rule.mode == "nearest":
             return value
-        weight = np.prod([t.weight[k].astype(np.float64) for t, k in zip(axes, combo) if t.weight is not None], axis=0)
+        weight = np.prod([t.weight[k] for t, k in zip(axes, combo) if t.weight is not None], axis=0)
         term = value.astype(np.float64) * weight[:, None, :]
         total = term if total is None else total + term
     assert total is not None and floating
