@@ -1685,6 +1685,6 @@ def grid_sample(node: LayerNode) -> Kernel:
 
     def kernel(data: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, ...]:
         with np.errstate(invalid="ignore", over="ignore"):
-            return (gridsample.grid_sample(data, grid, rule, node.fail),)
+            return (gridsample.grid_sample(data, grid, rule, node),)
 
     return kernel

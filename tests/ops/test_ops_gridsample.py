@@ -327,6 +327,15 @@ def test_bad_node_is_a_model_error(opset: int, inputs: list[np.ndarray], attrs: 
     assert_node_error("GridSample", opset, inputs, attrs, match=f"gridsample_node.*{match}")
 
 
+def test_output_over_the_memory_budget_names_the_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ovpool.memory import MEMORY_ENV, MemoryBudgetError
+
+    monkeypatch.setenv(MEMORY_ENV, "1K")
+    grid = np.zeros((1, 20, 20, 2), np.float32)
+    with pytest.raises(MemoryBudgetError, match=r"node 'gridsample_node' \(GridSample-20\): output \[1, 1, 20, 20\] float32"):
+        ovpool_of("GridSample", 20, [X4, grid])
+
+
 def test_empty_image_with_zeros_reads_zeros() -> None:
     y = ovpool_of("GridSample", 20, [np.zeros((1, 2, 0, 3), np.float32), np.zeros((1, 2, 2, 2), np.float32)])[0]
     assert y.shape == (1, 2, 2, 2) and not y.any()

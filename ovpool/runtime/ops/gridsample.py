@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -39,9 +39,18 @@ from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
 _MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}
 _PADDINGS = ("zeros", "border", "reflection")
 _KEYS_A = -0.75
-# Past this many pixels outside the image every tap of every mode is outside too: zeros and border
-# read the same there, so coordinates are clipped to it before becoming integers.
+# Past this many pixels outside the image every tap of every mode is outside too (zeros reads 0s,
+# border the end pixel whatever the weights), so coordinates are clipped to it before becoming integers.
 _FAR = 4
+
+
+class Site(Protocol):
+    """What errors name: an ONNX node (:class:`OpNode`) or an IR layer (``ir_layers.LayerNode``)."""
+
+    @property
+    def label(self) -> str: ...
+
+    def fail(self, message: str, attribute: str | None = None) -> Exception: ...
 
 
 @dataclass(frozen=True)
@@ -134,37 +143,37 @@ def _axis_taps(x: np.ndarray, length: int, rule: Sampling) -> _Taps:
     return _Taps(tuple(reflected(i, length, rule.align_corners) for i in indices), weights, None)
 
 
-def grid_sample(x: np.ndarray, grid: np.ndarray, rule: Sampling, fail: Callable[[str], Exception]) -> np.ndarray:
+def grid_sample(x: np.ndarray, grid: np.ndarray, rule: Sampling, site: Site) -> np.ndarray:
     """``x`` (N, C, D1..Dr) sampled at ``grid`` (N, O1..Or, r) by ``rule``: (N, C, O1..Or) of
     ``x``'s type. 2 pixels [10, 20] read at g = 0 (pixel 0.5, align_corners=0) give 15 (linear),
     10 (nearest: 0.5 rounds to 0), 15 (cubic: Keys' weights -0.09375, 0.59375, 0.59375, -0.09375 on
-    pixels 10, 10, 20, 20 with border). ``fail(message)`` is the error for shapes or types the
-    rule cannot take."""
+    pixels 10, 10, 20, 20 with border). Shapes or types the rule cannot take, and outputs over the
+    memory budget, are ``site``'s errors."""
     r = x.ndim - 2
     if rule.rank is not None and x.ndim != rule.rank:
-        raise fail(f"input X has rank {x.ndim}; this version takes {rule.rank}-D inputs only")
+        raise site.fail(f"input X has rank {x.ndim}; this version takes {rule.rank}-D inputs only")
     if r < 1:
-        raise fail(f"input X has rank {x.ndim}; it needs a batch, a channel and at least one spatial axis")
+        raise site.fail(f"input X has rank {x.ndim}; it needs a batch, a channel and at least one spatial axis")
     if grid.shape != (x.shape[0], *grid.shape[1:-1], r) or grid.ndim != x.ndim:
         expected = f"[{x.shape[0]}, {', '.join(['O'] * r)}, {r}]"
-        raise fail(f"grid of shape {list(grid.shape)} does not fit X of shape {list(x.shape)}: it must be {expected}")
+        raise site.fail(f"grid of shape {list(grid.shape)} does not fit X of shape {list(x.shape)}: it must be {expected}")
     if grid.dtype.kind != "f" and grid.dtype.name != "bfloat16":
-        raise fail(f"grid has type {grid.dtype}; it must be a float type")
+        raise site.fail(f"grid has type {grid.dtype}; it must be a float type")
     floating = x.dtype.kind == "f" or x.dtype.name == "bfloat16"
     if rule.mode != "nearest" and not floating:
-        raise fail(f"mode {rule.mode} needs a float X, got {x.dtype}; only nearest reads other types")
+        raise site.fail(f"mode {rule.mode} needs a float X, got {x.dtype}; only nearest reads other types")
     if x.dtype.kind not in "fiub" and not floating:
-        raise fail(f"input X has type {x.dtype}, which numpy cannot sample")
+        raise site.fail(f"input X has type {x.dtype}, which numpy cannot sample")
     n, c, spatial, out_spatial = x.shape[0], x.shape[1], x.shape[2:], grid.shape[1:-1]
-    check_tensor("GridSample output", [n, c, *out_spatial], x.dtype.name, x.dtype.itemsize)
+    check_tensor(f"{site.label}: output", [n, c, *out_spatial], x.dtype.name, x.dtype.itemsize)
     if rule.mode != "nearest":
-        check_tensor("GridSample float64 sums", [n, c, *out_spatial], "float64")
+        check_tensor(f"{site.label}: float64 sums", [n, c, *out_spatial], "float64")
     positions = math.prod(out_spatial)
     if n * c * positions == 0:
         return np.zeros((n, c, *out_spatial), x.dtype)
     if math.prod(spatial) == 0:
         if rule.padding != "zeros":
-            raise fail(f"X has an empty spatial axis ({list(x.shape)}); {rule.padding} padding has no pixel to read")
+            raise site.fail(f"X has an empty spatial axis ({list(x.shape)}); {rule.padding} padding has no pixel to read")
         return np.zeros((n, c, *out_spatial), x.dtype)
     coordinates = grid.astype(np.float64 if grid.dtype == np.float64 else np.float32).reshape(n, positions, r)
     finite = np.all(np.isfinite(coordinates), axis=-1)
@@ -225,6 +234,6 @@ def grid_sample_op(node: OpNode) -> Kernel:
 
     def kernel(x: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, ...]:
         with np.errstate(invalid="ignore", over="ignore"):
-            return outputs(grid_sample(x, grid, rule, node.fail))
+            return outputs(grid_sample(x, grid, rule, node))
 
     return kernel
