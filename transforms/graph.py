@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
 
-from ovpool import shape
+from ovpool import dtypes, shape
 from ovpool.errors import UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx import adapter as onnx_adapter
@@ -35,6 +35,7 @@ class PoolNode:
     node: NodeProto
     spec: PoolSpec
     spatial: tuple[Dim, ...] | None
+    channels: Dim = None
 
     @property
     def label(self) -> str:
@@ -73,7 +74,7 @@ def pool_nodes(model: ModelProto) -> list[PoolNode]:
     for index, node in found:
         dtype, dims = types.get(node.input[0], (None, None)) if node.input else (None, None)
         spec = onnx_adapter.spec_from_node(node, opset, dtype)
-        pools.append(PoolNode(index, node, spec, None if dims is None else tuple(dims[2:])))
+        pools.append(PoolNode(index, node, spec, None if dims is None else tuple(dims[2:]), None if not dims else dims[1]))
     return pools
 
 
@@ -155,17 +156,35 @@ def int64_initializer(graph: GraphProto, names: FreshNames, base: str, values: S
 
 
 def pad_node(
-    graph: GraphProto, names: FreshNames, opset: int, base: str, src: str, dst: str, begin: Sequence[int], end: Sequence[int]
+    graph: GraphProto,
+    names: FreshNames,
+    opset: int,
+    base: str,
+    src: str,
+    dst: str,
+    begin: Sequence[int],
+    end: Sequence[int],
+    value: float = 0.0,
+    dtype: str | None = None,
 ) -> NodeProto:
-    """A zero ``Pad`` of the spatial axes of an (N, C, *spatial) tensor: attribute ``pads`` before
-    opset 11, an int64 ``pads`` input from 11 on (Pad-1's ``paddings`` is not emitted)."""
+    """A constant ``Pad`` of the spatial axes of an (N, C, *spatial) tensor with ``value`` (0 or
+    -inf, say): attributes ``pads``/``value`` before opset 11; from 11 on an int64 ``pads`` input
+    and, for a non-zero ``value``, a ``constant_value`` input of the tensor's ``dtype`` (Pad-1's
+    ``paddings`` is not emitted)."""
     pads = [0, 0, *begin, 0, 0, *end]
     if opset < 2:
         raise UnsupportedError(f"node '{base}': opset {opset} has only Pad-1; ovpool emits Pad-2 and later")
+    name = names.fresh(f"{base}/pad")
     if opset < 11:
-        return helper.make_node("Pad", [src], [dst], name=names.fresh(f"{base}/pad"), mode="constant", pads=pads, value=0.0)
-    pads_name = int64_initializer(graph, names, f"{base}/pads", pads)
-    return helper.make_node("Pad", [src, pads_name], [dst], name=names.fresh(f"{base}/pad"), mode="constant")
+        return helper.make_node("Pad", [src], [dst], name=name, mode="constant", pads=pads, value=value)
+    inputs = [src, int64_initializer(graph, names, f"{base}/pads", pads)]
+    if value != 0:
+        if dtype is None:
+            raise UnsupportedError(f"node '{base}': a Pad with value {value} needs the element type of '{src}'")
+        fill = names.fresh(f"{base}/pad_value")
+        graph.initializer.append(helper.make_tensor(fill, dtypes.to_onnx(dtype), [], [value]))
+        inputs.append(fill)
+    return helper.make_node("Pad", inputs, [dst], name=name, mode="constant")
 
 
 def axes_node(

@@ -45,6 +45,10 @@ def retarget(model: ModelProto, target: int) -> bool:
     for index, node in enumerate(work.graph.node):
         if node.domain == _HELD:
             work.graph.node[index].CopyFrom(emitted[node.output[0]])
+    for field in ("input", "output", "value_info"):  # the converter writes onnx's inferred shapes there
+        values = getattr(work.graph, field)
+        del values[:]
+        values.extend(getattr(model.graph, field))
     kept = [o for o in work.opset_import if o.domain != _HELD]
     del work.opset_import[:]
     work.opset_import.extend(kept)
