@@ -7,10 +7,10 @@ SAME_UPPER with kernel 2, dilation 3, stride 1 on L=5 needs pads (1, 2). Where a
 such a pad, ``legal_nodes`` writes instead an explicit ``Pad`` of every pad (begin, and end widened
 by the ceil overhang, ``shape.floor_end_pads``) and a pool with no pads and floor rounding:
 
-- MaxPool: Pad with -inf (the dtype's lowest for int8/uint8), which no maximum picks over a real
-  cell. With an Indices output the pool indexes the padded tensor, so the indices are mapped back
-  with integer arithmetic: ``(p // prod(P)) * prod(L) + sum(((p // step_i) % P_i - b_i) * ostep_i)``
-  over padded dims ``P``, begin pads ``b`` and the row- or column-major steps of the padded and the
+- MaxPool: Pad with -inf, which no maximum picks over a real cell (int8/uint8 are pooled in
+  float32 between two Casts, exact; their lowest value would tie). With an Indices output the
+  pool indexes the padded tensor, so the indices are mapped back with integer arithmetic,
+  ``(p // prod(P)) * prod(L) + sum(((p // step_i) % P_i - b_i) * ostep_i)`` over padded dims ``P``, begin pads ``b`` and the row- or column-major steps of the padded and the
   original spatial dims. 1x1x6, pads (1, 2) -> padded 1x1x9: padded index 4 is original index 3.
 - AveragePool: Pad with 0, a depthwise ``Conv`` with a ones kernel (group = channels) for the
   window sums, and ``Div`` by the constant count map ``shape.divisor_counts`` of the original node,
@@ -53,28 +53,53 @@ def legal_nodes(model_graph, pool: PoolNode, spec: PoolSpec, names: FreshNames, 
     spatial = pool.static_spatial(pass_name, "to move pads as long as the kernel into a Pad node")
     end = shape.floor_end_pads(spec, spatial)
     base = graph.node_label(pool.node)
-    padded = names.fresh(f"{base}/padded")
     inner = floor.with_(pads_begin=(0,) * len(spatial), pads_end=(0,) * len(spatial))
     if spec.kind is PoolKind.MAX:
-        fill = _lowest(spec, pool)
-        pad = graph.pad_node(model_graph, names, opset, base, pool.node.input[0], padded, spec.pads_begin, end, fill, spec.dtype)
-        if spec.indices is None:
-            return [pad, graph.emit(pool, inner, opset, inputs=[padded])]
-        raw = names.fresh(f"{pool.node.output[1]}/padded")
-        pooled = graph.emit(pool, inner, opset, inputs=[padded], outputs=[pool.node.output[0], raw])
-        padded_spatial = tuple(n + b + e for n, b, e in zip(spatial, spec.pads_begin, end))
-        fix = _index_fix(model_graph, names, base, spec, spatial, padded_spatial, raw, pool.node.output[1])
-        return [pad, pooled, *fix]
+        return _padded_max(model_graph, pool, spec, inner, spatial, end, names, opset)
+    padded = names.fresh(f"{base}/padded")
     pad = graph.pad_node(model_graph, names, opset, base, pool.node.input[0], padded, spec.pads_begin, end)
     return [pad, *_window_average(model_graph, pool, spec, spatial, names, padded, pass_name)]
 
 
-def _lowest(spec: PoolSpec, pool: PoolNode) -> float:
-    """-inf for float types, the least value for integer ones (int8: -128, uint8: 0)."""
+def _padded_max(
+    model_graph: GraphProto,
+    pool: PoolNode,
+    spec: PoolSpec,
+    inner: PoolSpec,
+    spatial: tuple[int, ...],
+    end: tuple[int, ...],
+    names: FreshNames,
+    opset: int,
+) -> list[NodeProto]:
+    """Pad with -inf, then the unpadded MaxPool (and the index map). An int8/uint8 input is
+    pooled in float32 between two Casts (exact for 8-bit values): padding with the type's lowest
+    would tie with a real lowest value, and onnxruntime's Pad fusion folds a zero Pad (uint8's
+    lowest) back into the MaxPool's pads, which it then refuses."""
+    base = graph.node_label(pool.node)
     if spec.dtype is None:
         raise UnsupportedError(f"{pool.label}: the input's element type is unknown, so the Pad value for a max is too")
-    kind = dtypes.np_dtype(spec.dtype)
-    return float(np.iinfo(kind).min) if np.issubdtype(kind, np.integer) else -math.inf
+    nodes: list[NodeProto] = []
+    source, values = pool.node.input[0], pool.node.output[0]
+    if np.issubdtype(dtypes.np_dtype(spec.dtype), np.integer):
+        source = names.fresh(f"{base}/float")
+        nodes.append(helper.make_node("Cast", [pool.node.input[0]], [source], name=names.fresh(f"{base}/to_float"), to=1))
+        values = names.fresh(f"{values}/float")
+        inner = inner.with_(dtype="float32")
+    padded = names.fresh(f"{base}/padded")
+    nodes.append(graph.pad_node(model_graph, names, opset, base, source, padded, spec.pads_begin, end, -math.inf, inner.dtype))
+    outputs = [values, *pool.node.output[1:]]
+    raw = None
+    if spec.indices is not None:
+        raw = names.fresh(f"{pool.node.output[1]}/padded")
+        outputs[1] = raw
+    nodes.append(graph.emit(pool, inner, opset, inputs=[padded], outputs=outputs))
+    if values != pool.node.output[0]:
+        back = dtypes.to_onnx(spec.dtype)
+        nodes.append(helper.make_node("Cast", [values], [pool.node.output[0]], name=names.fresh(f"{base}/from_float"), to=back))
+    if raw is not None:
+        padded_spatial = tuple(n + b + e for n, b, e in zip(spatial, spec.pads_begin, end))
+        nodes += _index_fix(model_graph, names, base, spec, spatial, padded_spatial, raw, pool.node.output[1])
+    return nodes
 
 
 def _window_average(
