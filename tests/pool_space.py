@@ -187,7 +187,8 @@ def pool_cases(draw, ops: tuple[str, ...] = tuple(SINCE)) -> PoolCase:
         attrs = {"kernel_shape": kernel, "strides": strides}
         if any(pads):
             attrs["pads"] = pads
-        if any(n < 1 for n in _unpool_size(spatial, attrs)):
+        size = _unpool_size(spatial, attrs)
+        if any(n < 1 for n in size) or np.prod(size) < np.prod(spatial):  # room for distinct indices
             attrs.pop("pads", None)
         output_shape = draw(st.booleans())
         return build(op, attrs, batch + spatial, opset, dtype, output_shape=output_shape, declared=declared, seed=seed)
