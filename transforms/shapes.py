@@ -4,9 +4,11 @@ onnx's shape inference is used for every other node; it is never asked about a p
 because onnx 1.23 gets some wrong or gives none (docs/semantics.md, "onnx shape inference"): a
 ceil-mode pool whose last window would start in the right padding (input 7, kernel 2, stride 3,
 pads 1+1, ceil: 3 windows by the ONNX rule, 4 by onnx's inference), and MaxUnpool with an
-``output_shape`` input (no shape at all). So every pooling node is *pinned*: moved into a private
-domain that inference skips, with its outputs typed by ``shape.output_shape`` /
-``shape.unpool_output_spatial``, and inference runs again for the nodes downstream of it.
+``output_shape`` input (no shape at all). So every pooling node is *pinned*: in a copy of the
+model its outputs become graph inputs typed by ``shape.output_shape`` /
+``shape.unpool_output_spatial`` and the node goes, and inference runs again for the nodes
+downstream of it. (A node of a private domain would do for sizing, but onnx's strict inference
+stops reporting errors in a graph that holds one.)
 
 A MaxUnpool fed an ``output_shape`` input has a data-dependent size: its output keeps the input's
 rank and element type with unknown dims (a 1x1x3 input gives ``(None, None, None)``).
@@ -22,8 +24,6 @@ from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset, inferred_types
 from ovpool.shape import Dim
 from ovpool.spec import PoolKind
-
-PINNED = "ovpool.pinned"
 
 TensorType = tuple[str | None, tuple[Dim, ...] | None]
 
@@ -63,7 +63,6 @@ def pinned_model(model: ModelProto) -> tuple[ModelProto, dict[str, TensorType]]:
     outputs = {o for n in graph.node if onnx_adapter.is_pool_node(n) for o in n.output if o}
     for value in [v for v in graph.value_info if v.name in outputs]:
         graph.value_info.remove(value)
-    work.opset_import.append(helper.make_opsetid(PINNED, 1))
     pinned: dict[str, TensorType] = {}
     while True:
         types = inferred_types(work, required=True, data_prop=True)
@@ -71,12 +70,15 @@ def pinned_model(model: ModelProto) -> tuple[ModelProto, dict[str, TensorType]]:
         ready = _ready_pools(graph)
         if not ready:
             return work, types
-        for node in ready:
+        nodes = list(graph.node)
+        for index in ready:
+            node = nodes[index]
             for name, found in zip(node.output, pool_output_types(node, opset, types)):
                 if name:
                     pinned[name] = found
                     _declare(graph, name, found)
-            node.domain = PINNED
+        del graph.node[:]
+        graph.node.extend(n for i, n in enumerate(nodes) if i not in ready)
 
 
 def tensor_types(model: ModelProto) -> dict[str, TensorType]:
@@ -142,16 +144,16 @@ def _show(dims: list[int | None]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
 
-def _ready_pools(graph: GraphProto) -> list[NodeProto]:
-    """Unpinned pooling nodes with no unpinned pooling node upstream (nodes are in graph order,
-    which ONNX requires to be topological)."""
+def _ready_pools(graph: GraphProto) -> set[int]:
+    """Positions of the pooling nodes with no other pooling node upstream (nodes are in graph
+    order, which ONNX requires to be topological)."""
     tainted: set[str] = set()
-    ready = []
-    for node in graph.node:
+    ready = set()
+    for index, node in enumerate(graph.node):
         upstream = any(name in tainted for name in node.input)
         if onnx_adapter.is_pool_node(node):
             if not upstream:
-                ready.append(node)
+                ready.add(index)
             tainted.update(node.output)
         elif upstream:
             tainted.update(node.output)
@@ -159,18 +161,16 @@ def _ready_pools(graph: GraphProto) -> list[NodeProto]:
 
 
 def _declare(graph: GraphProto, name: str, found: TensorType) -> None:
-    """Type ``name`` as ``found`` for the next round of inference: a value_info entry, and the
-    graph output's own type if it is one (inference reads a graph output's declared type)."""
+    """Make ``name`` a graph input of type ``found`` (its pool is gone from the copy), and retype
+    the graph output of that name if there is one (inference reads a graph output's declared
+    type)."""
     dtype, dims = found
     elem = dtypes.to_onnx(dtype) if dtype else onnx.TensorProto.UNDEFINED
-    typed = helper.make_tensor_type_proto(elem, None if dims is None else list(dims))
+    shape_dims = None if dims is None else list(dims)
     for value in graph.output:
         if value.name == name:
-            value.type.CopyFrom(typed)
-    for existing in [v for v in graph.value_info if v.name == name]:
-        graph.value_info.remove(existing)
-    if name not in {v.name for v in graph.output}:
-        graph.value_info.append(helper.make_tensor_value_info(name, elem, None if dims is None else list(dims)))
+            value.type.CopyFrom(helper.make_tensor_type_proto(elem, shape_dims))
+    graph.input.append(helper.make_tensor_value_info(name, elem, shape_dims))
 
 
 def _is_complete(value: onnx.ValueInfoProto) -> bool:
