@@ -9,6 +9,7 @@ Scan) is refused rather than left behind.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -168,7 +169,9 @@ def pad_node(
     dtype: str | None = None,
 ) -> NodeProto:
     """A constant ``Pad`` of the spatial axes of an (N, C, *spatial) tensor with ``value`` (0 or
-    -inf, say): attributes ``pads``/``value`` before opset 11; from 11 on an int64 ``pads`` input
+    -inf, say): attributes ``pads``/``value`` before opset 11, where -inf is written as the
+    dtype's lowest finite value (OpenVINO 2026.4's frontend refuses an infinite ``value``:
+    float32 -3.4028235e38, which a max picks only where every real cell of a window is -inf); from 11 on an int64 ``pads`` input
     and, for a non-zero ``value``, a ``constant_value`` input of the tensor's ``dtype`` (Pad-1's
     ``paddings`` is not emitted)."""
     pads = [0, 0, *begin, 0, 0, *end]
@@ -176,6 +179,8 @@ def pad_node(
         raise UnsupportedError(f"node '{base}': opset {opset} has only Pad-1; ovpool emits Pad-2 and later")
     name = names.fresh(f"{base}/pad")
     if opset < 11:
+        if math.isinf(value) and dtype is not None:  # OpenVINO's frontend refuses an infinite Pad-2 value
+            value = float(np.finfo(dtypes.np_dtype(dtype)).min) if value < 0 else float(np.finfo(dtypes.np_dtype(dtype)).max)
         return helper.make_node("Pad", [src], [dst], name=name, mode="constant", pads=pads, value=value)
     inputs = [src, int64_initializer(graph, names, f"{base}/pads", pads)]
     if value != 0:
