@@ -77,16 +77,27 @@ def _pool_attrs(model) -> list[tuple[str, dict]]:
     ]
 
 
-def _ort_legal(model) -> bool:
-    """Whether onnxruntime 1.31 computes every pool of ``model`` by the ONNX rules: no pad as long
-    as the kernel (refused) and no SAME auto_pad with dilation (docs/semantics.md: it drops the
-    dilation from the pads)."""
+def _ort_legal(model, spatial: tuple[int, ...]) -> bool:
+    """Whether onnxruntime 1.31 computes every pool of ``model`` (input spatial dims ``spatial``)
+    by the ONNX rules: no pad as long as the kernel (refused), no auto_pad with ceil_mode, and no
+    SAME auto_pad with dilation or with a negative total pad (docs/semantics.md: it rounds VALID
+    up, drops the dilation, and reads from negative pads: L=2, kernel 1, stride 2 needs
+    (1-1)*2+1-2 = -1)."""
     for _, attrs in _pool_attrs(model):
         kernel = attrs["kernel_shape"]
         pads = attrs.get("pads", [0] * 2 * len(kernel))
         if any(p >= kernel[a % len(kernel)] for a, p in enumerate(pads)):
             return False
-        if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", b"VALID") and any(d > 1 for d in attrs.get("dilations", [])):
+        if attrs.get("auto_pad", b"NOTSET") == b"NOTSET":
+            continue
+        if attrs.get("ceil_mode", 0):  # AveragePool VALID + ceil_mode: it rounds up
+            return False
+        dilations = attrs.get("dilations", [1] * len(kernel))
+        strides = attrs.get("strides", [1] * len(kernel))
+        if any(d > 1 for d in dilations):
+            return False
+        lengths = (1,) * (len(kernel) - len(spatial)) + tuple(spatial)  # dml-legal's unit axis
+        if any((-(-n // s) - 1) * s + k - n < 0 for n, s, k in zip(lengths, strides, kernel)):
             return False
     return True
 
@@ -128,7 +139,7 @@ def _run_ov(model, case: PoolCase) -> dict[str, np.ndarray] | None:
 
 def _check_everywhere(out, case: PoolCase, ort_required: bool) -> None:
     _assert_oracle(case, ovpool.run(out, case.feeds, device="numpy"), "numpy executor")
-    if ort_required or _ort_legal(out):
+    if ort_required or _ort_legal(out, case.feeds["x"].shape[2:]):
         got = _run_ort(out, case)
         if got is not None:
             _assert_oracle(case, got, "onnxruntime")
