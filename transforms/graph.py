@@ -30,7 +30,8 @@ from ovpool.transforms.shapes import tensor_types
 @dataclass(frozen=True)
 class PoolNode:
     """A pooling node of the main graph: its position, the node, its spec (with the input's dtype
-    when known) and the spatial dims of its input (None when even the rank is unknown)."""
+    when known), the spatial dims of its input (None when even the rank is unknown) and its
+    channel count (None when unknown)."""
 
     index: int
     node: NodeProto

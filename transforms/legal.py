@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from onnx import GraphProto, NodeProto, helper
+from onnx import GraphProto, NodeProto, TensorProto, helper
 
 from ovpool import dtypes, shape
 from ovpool.errors import UnsupportedError
@@ -43,7 +43,9 @@ def pads_reach_kernel(spec: PoolSpec) -> bool:
     return any(p >= k for k, b, e in zip(spec.kernel, spec.pads_begin, spec.pads_end) for p in (b, e))
 
 
-def legal_nodes(model_graph, pool: PoolNode, spec: PoolSpec, names: FreshNames, opset: int, pass_name: str) -> list[NodeProto]:
+def legal_nodes(
+    model_graph: GraphProto, pool: PoolNode, spec: PoolSpec, names: FreshNames, opset: int, pass_name: str
+) -> list[NodeProto]:
     """The nodes computing ``spec`` (explicit pads, any rounding; the meaning, e.g. a ceil-mode
     original) on ``pool``'s input with every pad below the kernel: ``spec`` itself when its pads
     already are, else the Pad forms of the module text."""
@@ -164,7 +166,7 @@ def _index_fix(
 
     def const(value: int) -> str:
         name = names.fresh(f"{base}/index_const")
-        model_graph.initializer.append(helper.make_tensor(name, 7, [], [value]))
+        model_graph.initializer.append(helper.make_tensor(name, TensorProto.INT64, [], [value]))
         return name
 
     def op(op_type: str, a: str, b: str) -> str:
