@@ -18,6 +18,10 @@ by the ceil overhang, ``shape.floor_end_pads``) and a pool with no pads and floo
   not the ceil overhang). 1x1x5, kernel 2, dilation 2, stride 1, pads (2, 2), exclude-pad: the
   7 window sums are divided by [1, 1, 2, 2, 2, 1, 1] (include-pad: by 2 everywhere). The Conv
   carries the pool's name. It needs static channels and spatial dims.
+
+Limit of the max form: a float window whose real cells are all -inf ties with the padding, so its
+index may name a padded cell (its value is still -inf; before opset 11 the pad is the lowest
+finite value, which such a window returns instead).
 """
 
 from __future__ import annotations
