@@ -234,3 +234,39 @@ def test_pads_as_long_as_the_kernel_become_a_pad_node():
         assert "Pad" in ops and ("Conv" in ops) == (op == "AveragePool"), ops
         assert [n.name for n in out.graph.node if n.op_type in ("MaxPool", "Conv")] == ["pool"]
         _check_everywhere(out, case, ort_required=True)
+
+
+def _version_cases() -> list:
+    """(op, since-version opset, dtype) for every version of every pooling op and every tested
+    dtype it allows."""
+    from pool_space import SINCE, dtypes_for
+
+    return [
+        pytest.param(op, opset, dtype, id=f"{op}-{opset}-{np.dtype(dtype).name}")
+        for op, versions in SINCE.items()
+        for opset in versions
+        for dtype in dtypes_for(op, opset)
+    ]
+
+
+@pytest.mark.parametrize(("op", "opset", "dtype"), _version_cases())
+def test_issue_command_on_every_version_and_dtype(op, opset, dtype):
+    """Two hard 2-D cases per version and dtype: the ceil window that starts in the right padding
+    (with Indices / count_include_pad where the version has them), and SAME_UPPER with dilation 3
+    on kernel 2 (pads (1, 2): a Pad node) where the version has dilations."""
+    from pool_space import build, windowed_attrs
+
+    if op.startswith("Global") or op == "MaxUnpool":
+        attrs = {} if op.startswith("Global") else {"kernel_shape": [2, 2], "strides": [2, 2]}
+        for output_shape in (False, True) if op == "MaxUnpool" else (False,):
+            case = build(op, attrs, [1, 2, 3, 3], opset, dtype, output_shape=output_shape)
+            _check_everywhere(ovpool.transform(case.model, ISSUE_PASSES), case, ort_required=True)
+        return
+    indices = op == "MaxPool" and opset >= 8
+    for kernel, strides, dilations, pads, auto_pad in (
+        ([2, 2], [3, 3], [1, 1], [1, 1, 1, 1], "NOTSET"),
+        ([2, 2], [1, 1], [3, 3], None, "SAME_UPPER"),
+    ):
+        attrs = windowed_attrs(op, opset, kernel, strides, dilations, pads, auto_pad, True, True, indices)
+        case = build(op, attrs, [2, 2, 7, 5], opset, dtype, indices=indices)
+        _check_everywhere(ovpool.transform(case.model, ISSUE_PASSES), case, ort_required=True)
