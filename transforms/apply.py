@@ -15,7 +15,7 @@ from ovpool.files import check_outputs, write_atomic
 from ovpool.onnx.model import load
 from ovpool.transforms.catalog import parse_pass
 from ovpool.transforms.framework import Pass, Transformed, UnknownPassError, run_passes
-from ovpool.transforms.graph import complete_value_types
+from ovpool.transforms.shapes import complete_value_types
 
 if TYPE_CHECKING:
     from ovpool.runtime.verify import VerifyOptions
@@ -31,9 +31,10 @@ def transform(
     """Run ``passes`` (names such as ``"explicit-pads"``, ``"opset=11"``, or ``Pass`` objects) in
     order on a model file or ModelProto; write the result to ``out`` if given (a .onnx, never over
     the source; an existing file only with ``force``). Graph outputs without a type or shape are
-    completed by shape inference first (``graph.complete_value_types``), as runtimes take them.
-    With ``verify`` (True, or ``ovpool.runtime.verify.VerifyOptions``) the result runs against the
-    source on the numpy executor before it is written (``VerifyError`` beyond tolerance)."""
+    completed first (``shapes.complete_value_types``: pooling outputs by ovpool's shape engine), as
+    runtimes take them. With ``verify`` (True, or ``ovpool.runtime.verify.VerifyOptions``) the
+    result runs against the source on the numpy executor before it is written (``VerifyError``
+    beyond tolerance)."""
     if not passes:
         raise UnknownPassError("no pass given (e.g. --pass explicit-pads)")
     chosen = [parse_pass(p) if isinstance(p, str) else p for p in passes]
