@@ -231,3 +231,34 @@ def test_a_wrong_declared_size_after_a_pool_is_still_refused():
     model.graph.output.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 1, 4]))
     with pytest.raises(UnsupportedError, match=r"needs a model that passes.*Relu.*\(3\) vs \(4\)"):
         ovpool.transform(model, ["no-ceil"])
+
+
+def test_input_shapes_make_the_result_static(tmp_path, capsys):
+    """``--input`` (and ``inputs=``) sets the graph input's dims before the passes, as ``ovc
+    --input`` does; a range is refused (numbers only), a wrong name names the inputs."""
+    import onnx
+    from onnx import TensorProto, helper
+    from runtime_support import invoke
+
+    import ovpool
+    from ovpool.errors import UsageError
+
+    node = helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[2], pads=[0, 1])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 2, "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    src = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), src)
+    out = ovpool.transform(src, ["dml-legal"], inputs="x[1,2,9]", verify=True)
+    assert [d.dim_value for d in out.graph.input[0].type.tensor_type.shape.dim] == [1, 2, 9]
+    with pytest.raises(UsageError, match="give every dim as a number"):
+        ovpool.transform(src, ["dml-legal"], inputs="x[1,2,1..9]")
+    with pytest.raises(ovpool.ModelError, match="the model has no such input"):
+        ovpool.transform(src, ["dml-legal"], inputs="y[1,2,9]")
+    code, _, err = invoke(capsys, "transform", src, "--pass", "dml-legal", "--shape", "x=1,2,9", "-o", tmp_path / "t.onnx")
+    assert code == 0, err
+    written = onnx.load(tmp_path / "t.onnx")
+    assert [d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [1, 2, 9]
