@@ -256,10 +256,7 @@ def test_constant_every_version_and_attribute(opset: int) -> None:
 
 
 DIV_CASES = [
-    (opset, dtype)
-    for opset in since_opsets("Div")
-    for dtype in schema_dtypes("Div", opset)
-    if np.issubdtype(dtype, np.integer)
+    (opset, dtype) for opset in since_opsets("Div") for dtype in schema_dtypes("Div", opset) if np.issubdtype(dtype, np.integer)
 ]
 
 
