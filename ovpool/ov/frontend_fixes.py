@@ -126,13 +126,16 @@ def _antialias(node: NodeProto, since: int, facts: Facts) -> str | None:
 
 
 def _resize_inputs(node: NodeProto, facts: Facts) -> tuple[tuple[int, ...] | None, list[np.ndarray | None] | None]:
-    """A Resize's static input dims (None: not static) and its constant roi, scales and sizes
-    (None: one of them is not a constant); Resize-10's inputs are X and scales."""
+    """A Resize's (or Upsample's) static input dims (None: not static) and its constant roi, scales
+    and sizes (None: one of them is not a constant); Resize-10's and Upsample-9's inputs are X and
+    scales, Upsample-7's scales an attribute."""
     dims = facts.types.get(node.input[0], (None, None))[1]
     shape = None if dims is None or any(d is None for d in dims) else tuple(int(d) for d in dims if d is not None)
+    if node.op_type == "Upsample" and not node.input[1:]:  # Upsample-7: the scales attribute
+        return shape, [None, np.asarray(_attr(node, "scales", []), np.float32), None]
     names = [str(name) for name in node.input[1:4]]
-    if len(node.input) == 2 and onnx.defs.get_schema("Resize", facts.opset).since_version == 10:
-        names = ["", node.input[1]]
+    if node.op_type == "Upsample" or onnx.defs.get_schema("Resize", facts.opset).since_version == 10:
+        names = ["", *names[:1]]  # X and scales
     if any(name and facts.constants.get(name) is None for name in names):
         return shape, None
     given = [facts.constants.get(name) if name else None for name in names]
@@ -165,6 +168,15 @@ def _kept_axis_moves(node: NodeProto, since: int, facts: Facts) -> str | None:
     if between or shifted:
         return "an axis may keep its length but not its values (the input dims are not static)"
     return None
+
+
+def _fractional_scales(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Upsample's scales when one is not an integer (None also when they are not constants)."""
+    given = _resize_inputs(node, facts)[1]
+    scales = None if given is None else given[1]
+    if scales is None or np.all(np.mod(np.asarray(scales, np.float64), 1) == 0):
+        return None
+    return f"scales {np.asarray(scales).reshape(-1).tolist()}"
 
 
 def _aspect_policy(node: NodeProto, since: int, facts: Facts) -> str | None:
@@ -434,6 +446,17 @@ DEFECTS: tuple[Defect, ...] = (
         "an axis keeps its length, not its values",
         _kept_axis_moves,
         "leaves an axis alone when its length does not change (scale 1.1 on 4 elements; tf_half_pixel_for_nn at scale 1)",
+        _RESIZE_FIX,
+        _resize_matrices,
+    ),
+    Defect(
+        "Upsample",
+        7,
+        9,
+        "a scale that is not an integer",
+        _fractional_scales,
+        "reads other input elements (nearest at scale 1.25 on 4 elements: 0, 1, 1, 2, 3 where ONNX "
+        "floors x / 1.25 to 0, 0, 1, 2, 3)",
         _RESIZE_FIX,
         _resize_matrices,
     ),

@@ -26,8 +26,8 @@ from onnx import helper, numpy_helper
 from test_ops_detection import _roi_align_schema
 from test_ops_detection import _roi_inputs as roi_inputs
 from test_ops_detection import _transform as roi_transform
+from test_ops_resize import Case, onnxruntime_follows_schema, schema_resize
 from test_ops_resize import cases as resize_cases
-from test_ops_resize import onnxruntime_follows_schema, schema_resize
 
 from ovpool.cli.app import main
 from ovpool.errors import UnsupportedError
@@ -181,6 +181,29 @@ def test_resize_every_version_and_mode(opset: int, mode: str, data: st.DataObjec
             _close(actual, run_ort(model, feeds)[0], rtol=1e-4, atol=1e-4, what=what)
     else:
         _close(actual, schema_resize(x, case), rtol=1e-4, atol=1e-4, what=what)
+
+
+@pytest.mark.parametrize("opset", [o for o in since_opsets("Upsample") if o < 10])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@examples(6)
+@given(data=st.data())
+def test_upsample_7_and_9(opset: int, mode: str, data: st.DataObject) -> None:
+    """Upsample-7 (scales attribute) and -9 (scales input) at scales >= 1, fractional ones that keep
+    an axis's length among them (1.25 on 3 elements); Upsample-10 is deprecated (only its schema's
+    note exists)."""
+    shape = (1, data.draw(st.integers(1, 2)), data.draw(st.integers(1, 5)), data.draw(st.integers(1, 5)))
+    factors = (1.0, 1.0, *(data.draw(st.sampled_from([1.0, 1.25, 1.5, 2.0, 3.0])) for _ in range(2)))
+    x = drawn_rng(data.draw).standard_normal(shape).astype(np.float32)
+    if opset == 7:
+        model, inputs = make_model("Upsample", 7, [x], {"mode": mode, "scales": list(factors)}), [x]
+    else:
+        inputs = [x, np.array(factors, np.float32)]
+        model = make_model("Upsample", 9, inputs, {"mode": mode}, constant=(1,))
+    feeds = feeds_of(model, inputs)
+    (actual,) = cpu(model, feeds)
+    case = Case(mode=mode, transform="asymmetric", nearest_mode="simple", scales=factors)
+    expected = run_ort(model, feeds)[0] if onnxruntime_follows_schema(shape, case) else schema_resize(x, case)
+    _close(actual, expected, what=f"Upsample-{opset} {mode} {factors} on {shape}")
 
 
 def test_resize_lowering_is_the_numpy_kernel() -> None:
