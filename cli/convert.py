@@ -1,5 +1,6 @@
 """``ovpool convert MODEL... [-o OUT | --output-dir DIR | --ovms-repo DIR] [--to ir|onnx|dml]
-[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--exact-quantization] [--verify [--verify-inputs FILE.npz] [--rtol R] [--atol A]
+[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--exact-quantization]
+[--target-openvino RELEASE] [--verify [--verify-inputs FILE.npz] [--rtol R] [--atol A]
 [--seed N]] [--dry-run] [--jobs N] [--force]``."""
 
 from __future__ import annotations
@@ -56,6 +57,13 @@ def register(app: typer.Typer) -> None:
             help="Write QuantizeLinear, DequantizeLinear and quantized pools in forms exact to ONNX on OpenVINO CPU "
             "(no FakeQuantize: the layers around them leave INT8 execution). Default: FakeQuantize, INT8 kept, within one step.",
         ),
+        target_openvino: str | None = typer.Option(
+            None,
+            "--target-openvino",
+            metavar="RELEASE",
+            help="ONNX->IR: write only layers this OpenVINO release reads (2023.0 or later, e.g. 2023.3): newer ones "
+            "in exact older forms (MaxPool-14 -> MaxPool-8 + Slice), else refused by name. Default: the installed release.",
+        ),
         feature_level: str | None = typer.Option(
             None, "--feature-level", metavar="X.Y", help="DirectML: highest feature level to use, e.g. 4.0."
         ),
@@ -106,6 +114,7 @@ def register(app: typer.Typer) -> None:
             "inputs": [str(s) for s in given] or None,
             "compress_to_fp16": compress_to_fp16,
             "exact_quantization": exact_quantization,
+            "target_openvino": target_openvino,
         }
         if ovms_repo is not None and dry_run:
             raise typer.BadParameter("--dry-run writes nothing; it takes no --ovms-repo")

@@ -14,6 +14,9 @@ Public functions:
   OpenVINO saves the IR to a temporary folder first: a failure there (a full disk or a file size
   limit) is an ``OutputError`` (``ovpool.convert`` names the output in it).
 
+``target_openvino`` (``"2023.3"``) writes only layers that OpenVINO release reads
+(``ovpool.ov.backport``).
+
 ``inputs`` sets input shapes before conversion, as ``ovc --input`` does: ovc's text
 (``"x[1,3,640,640]"``) or a mapping (``{"x": [1, 3, 640, 640]}``), see ``ovpool.ov.inputs``. The
 shapes are set on the frontend's input places, so the pooling lowering and the shape check below
@@ -124,12 +127,31 @@ def _prepared(
 
 
 def onnx_to_ir(
-    src: Path, out_suffix: str = ".xml", inputs: Inputs = None, compress_to_fp16: bool = False, exact_quantization: bool = False
+    src: Path,
+    out_suffix: str = ".xml",
+    inputs: Inputs = None,
+    compress_to_fp16: bool = False,
+    exact_quantization: bool = False,
+    target_openvino: str | None = None,
 ) -> Mapping[str, bytes]:
     """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
     ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin); with
-    ``exact_quantization``, quantization in exact forms (``onnx_to_ov_model``)."""
-    return ir_files(onnx_to_ov_model(src, inputs, exact_quantization), compress_to_fp16)
+    ``exact_quantization``, quantization in exact forms (``onnx_to_ov_model``). With
+    ``target_openvino`` (``"2023.3"``), every layer is one that release reads: newer layers in
+    their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
+    ``UnsupportedError`` naming the layer that has none."""
+    from ovpool.ov import releases
+
+    release = releases.parse(target_openvino) if target_openvino is not None else None
+    converted = onnx_to_ov_model(src, inputs, exact_quantization)
+    if release is not None:
+        from ovpool.ov.backport import backport
+
+        try:
+            backport(converted, release)
+        except OvpoolError as exc:
+            raise exc.located(str(src)) from None
+    return ir_files(converted, compress_to_fp16)
 
 
 def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Mapping[str, bytes]:

@@ -1,0 +1,217 @@
+"""Older, exact forms of the layers an OpenVINO release cannot read: ``--target-openvino``.
+
+``backport(model, "2023.3")`` rewrites a converted ``openvino.Model`` in place so that every layer
+comes from an opset the release reads (``ovpool.ov.releases``), each newer layer replaced by a form
+that computes the same values on the same windows:
+
+* MaxPool-14 -> MaxPool-8 with the same attributes; ``ceil_torch`` becomes ``ceil`` (which keeps a
+  last window that starts in the end pad) followed by a Slice of each output to the ceil_torch
+  window count: input 7, kernel 2, stride 3, pads 1+1: ``ceil`` gives 4 windows, the fourth starting
+  at 8 (past the input), and the Slice keeps 3. On static dims the count is a constant; on dynamic
+  dims it is ``n - ((n - 1) * stride >= input + pad_begin)`` with ``n`` the MaxPool-8's own count.
+  Indices are input coordinates in either form.
+* AvgPool-14, and AvgPool-16 with all dilations 1 -> AvgPool-1 the same way: the kept windows are
+  the same windows over the same pads, so each has the same divisor.
+* Identity-16 (the ONNX frontend's Identity since OpenVINO 2025) computes nothing: its consumers
+  read its input instead. Where it is a model output, a Convert-1 to its own element type (also
+  no computation) keeps the output a tensor of its own, so the names of a model input and a model
+  output never merge (``x -> Identity -> z``: inputs ``x``, outputs ``z``).
+
+Any other layer newer than the release is an ``UnsupportedError`` naming it: ``layer 'pool'
+(AvgPool-16): OpenVINO 2023.3 reads layers up to opset13, and AvgPool-16 with dilations [2, 2] has
+no exact older form in ovpool``. The bodies of If, Loop and TensorIterator layers are rewritten too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ovpool.errors import UnsupportedError
+from ovpool.ov import releases
+
+if TYPE_CHECKING:
+    import openvino
+    from openvino import Node, Output
+
+_BODIES = ("If", "Loop", "TensorIterator")
+
+
+def backport(model: openvino.Model, release: releases.Release | str) -> None:
+    """Rewrite ``model`` in place so that ``release`` reads every layer (see the module docstring);
+    a layer with no exact older form is an ``UnsupportedError`` naming it and its version."""
+    target = releases.parse(release) if isinstance(release, str) else release
+    limit = releases.newest_opset(target)
+    graphs = list(_graphs(model))
+    changed = False
+    for graph in graphs:
+        for op in graph.get_ordered_ops():
+            number = releases.opset_number(op.get_type_info().version_id)
+            if number is None or number <= limit:
+                continue
+            form = OLDER_FORMS.get((op.get_type_name(), number))
+            problem = form(op) if form is not None else ""
+            if form is None or problem:
+                raise UnsupportedError(
+                    f"layer '{op.get_friendly_name()}' ({op.get_type_name()}-{number}): OpenVINO "
+                    f"{releases.shown(target)} reads layers up to opset{limit}, and "
+                    f"{op.get_type_name()}-{number}{problem} has no exact older form in ovpool"
+                )
+            changed = True
+    if changed:
+        for graph in reversed(graphs):  # bodies before the layers that hold them
+            graph.validate_nodes_and_infer_types()
+
+
+def newer_layers(model: openvino.Model, limit: int) -> list[tuple[str, str, int]]:
+    """(friendly name, type, opset) of every layer of ``model`` newer than opset ``limit``."""
+    found = []
+    for graph in _graphs(model):
+        for op in graph.get_ordered_ops():
+            number = releases.opset_number(op.get_type_info().version_id)
+            if number is not None and number > limit:
+                found.append((op.get_friendly_name(), op.get_type_name(), number))
+    return found
+
+
+def _graphs(model: openvino.Model) -> Iterator[openvino.Model]:
+    """``model`` and the bodies of its If, Loop and TensorIterator layers, nested ones included."""
+    yield model
+    for op in model.get_ordered_ops():
+        if op.get_type_name() == "If":
+            yield from _graphs(op.get_then_body())
+            yield from _graphs(op.get_else_body())
+        elif op.get_type_name() in _BODIES:
+            yield from _graphs(op.get_function())
+
+
+def _i64(values: int | Sequence[int]) -> Output:
+    from openvino import opset1
+
+    return opset1.constant(np.asarray(values, dtype=np.int64)).output(0)
+
+
+def _take_place(old: Node, outputs: Sequence[Output]) -> None:
+    """``outputs`` replace ``old``'s outputs for every consumer, with their tensor names."""
+    for index, output in enumerate(outputs):
+        replaced = old.output(index)
+        names = replaced.get_names()
+        replaced.replace(output)
+        output.get_tensor().add_names(names)
+
+
+def _window_count(pool: Node, data: Output, rank: int) -> Output | None:
+    """The ceil_torch window count per spatial axis of ``pool`` (a ``ceil`` pool on ``data``),
+    or None when it is every window ``pool`` makes. Static: constants from the shapes; dynamic:
+    ``n - ((n - 1) * stride >= input + pad_begin)`` computed on the run-time shapes."""
+    from openvino import opset1, opset3, opset8
+
+    attributes = pool.get_attributes()
+    strides, begin = attributes["strides"], attributes["pads_begin"]
+    in_shape, out_shape = data.get_partial_shape(), pool.get_output_partial_shape(0)
+    spatial = [in_shape[2 + axis] for axis in range(rank)]
+    counts = [out_shape[2 + axis] for axis in range(rank)]
+    if all(d.is_static for d in spatial + counts):
+        kept = [
+            n.get_length() - int((n.get_length() - 1) * s >= d.get_length() + b)
+            for n, s, d, b in zip(counts, strides, spatial, begin)
+        ]
+        if kept == [n.get_length() for n in counts]:
+            return None
+        return _i64(kept)
+    axes = _i64(list(range(2, 2 + rank)))
+    n = opset8.gather(opset3.shape_of(pool.output(0), "i64"), axes, _i64(0))
+    length = opset8.gather(opset3.shape_of(data, "i64"), axes, _i64(0))
+    last_start = opset1.multiply(opset1.subtract(n, _i64(1)), _i64(list(strides)))
+    in_pad = opset1.greater_equal(last_start, opset1.add(length, _i64(list(begin))))
+    return opset1.subtract(n, opset1.convert(in_pad, "i64")).output(0)
+
+
+def _sliced(outputs: Sequence[Output], stop: Output | None, rank: int) -> list[Output]:
+    from openvino import opset8
+
+    if stop is None:
+        return list(outputs)
+    zeros, ones, axes = _i64([0] * rank), _i64([1] * rank), _i64(list(range(2, 2 + rank)))
+    return [opset8.slice(output, zeros, stop, ones, axes).output(0) for output in outputs]
+
+
+def _rounding(attributes: dict) -> str:
+    """``ceil_torch`` -> ``ceil`` (the extra windows are sliced away); others as they are."""
+    return "ceil" if attributes["rounding_type"] == "ceil_torch" else attributes["rounding_type"]
+
+
+def _max_pool_8(op: Node) -> str:
+    """MaxPool-14 -> MaxPool-8 (+ Slice for ceil_torch)."""
+    from openvino import opset8
+
+    a = op.get_attributes()
+    data = op.input_value(0)
+    rank = len(a["kernel"])
+    pool = opset8.max_pool(
+        data,
+        a["strides"],
+        a["dilations"],
+        a["pads_begin"],
+        a["pads_end"],
+        a["kernel"],
+        _rounding(a),
+        a["auto_pad"],
+        a["index_element_type"],
+        a["axis"],
+    )
+    stop = _window_count(pool, data, rank) if a["rounding_type"] == "ceil_torch" else None
+    _name(pool, op, stop)
+    _take_place(op, _sliced([pool.output(0), pool.output(1)], stop, rank))
+    return ""
+
+
+def _avg_pool_1(op: Node) -> str:
+    """AvgPool-14, AvgPool-16 without dilations -> AvgPool-1 (+ Slice for ceil_torch)."""
+    from openvino import opset1
+
+    a = op.get_attributes()
+    if any(d != 1 for d in a.get("dilations", ())):
+        return f" with dilations {list(a['dilations'])}"
+    data = op.input_value(0)
+    rank = len(a["kernel"])
+    pool = opset1.avg_pool(
+        data, a["strides"], a["pads_begin"], a["pads_end"], a["kernel"], a["exclude-pad"], _rounding(a), a["auto_pad"]
+    )
+    stop = _window_count(pool, data, rank) if a["rounding_type"] == "ceil_torch" else None
+    _name(pool, op, stop)
+    _take_place(op, _sliced([pool.output(0)], stop, rank))
+    return ""
+
+
+def _name(pool: Node, old: Node, stop: Output | None) -> None:
+    """The older pool keeps the layer's name; its Slices, when any, are named after it."""
+    pool.set_friendly_name(old.get_friendly_name())
+    if stop is not None:
+        stop.get_node().set_friendly_name(f"{old.get_friendly_name()}/ceil_torch_count")
+
+
+def _bypass(op: Node) -> str:
+    """Identity-16: its consumers read its input. A model output keeps its own tensor (names
+    merged onto a model input would make one tensor both): Convert-1 to its own element type."""
+    from openvino import opset1
+
+    source = op.input_value(0)
+    if any(target.get_node().get_type_name() == "Result" for target in op.output(0).get_target_inputs()):
+        copy = opset1.convert(source, source.get_element_type())
+        copy.set_friendly_name(op.get_friendly_name())
+        source = copy.output(0)
+    _take_place(op, [source])
+    return ""
+
+
+# (layer type, opset) -> the function that replaces such a layer in its graph by an exact older
+# form; it returns "" when done, else the reason there is none (" with dilations [2, 2]").
+OLDER_FORMS: dict[tuple[str, int], Callable[[Node], str]] = {
+    ("MaxPool", 14): _max_pool_8,
+    ("AvgPool", 14): _avg_pool_1,
+    ("AvgPool", 16): _avg_pool_1,
+    ("Identity", 16): _bypass,
+}
