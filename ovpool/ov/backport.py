@@ -13,7 +13,7 @@ that computes the same values on the same windows:
 * AvgPool-14, and AvgPool-16 with all dilations 1 -> AvgPool-1 the same way: the kept windows are
   the same windows over the same pads, so each has the same divisor.
 * Identity-16 (the ONNX frontend's Identity since OpenVINO 2025) computes nothing: its consumers
-  read its input instead. Where it is a model output, a Convert-1 to its own element type (also
+  read its input instead (its internal tensor name is dropped). Where it is a model output, a Convert-1 to its own element type (also
   no computation) keeps the output a tensor of its own, so the names of a model input and a model
   output never merge (``x -> Identity -> z``: inputs ``x``, outputs ``z``).
 
@@ -93,13 +93,15 @@ def _i64(values: int | Sequence[int]) -> Output:
     return opset1.constant(np.asarray(values, dtype=np.int64)).output(0)
 
 
-def _take_place(old: Node, outputs: Sequence[Output]) -> None:
-    """``outputs`` replace ``old``'s outputs for every consumer, with their tensor names."""
+def _take_place(old: Node, outputs: Sequence[Output], names: bool = True) -> None:
+    """``outputs`` replace ``old``'s outputs for every consumer (with their tensor names unless
+    ``names`` is False)."""
     for index, output in enumerate(outputs):
         replaced = old.output(index)
-        names = replaced.get_names()
-        replaced.replace(output)
-        output.get_tensor().add_names(names)
+        own = output.get_names()
+        given = replaced.get_names()
+        replaced.replace(output)  # OpenVINO moves the names along; set them as wanted
+        output.get_tensor().set_names(own | given if names else own)
 
 
 def _window_count(pool: Node, data: Output, rank: int) -> Output | None:
@@ -194,16 +196,18 @@ def _name(pool: Node, old: Node, stop: Output | None) -> None:
 
 
 def _bypass(op: Node) -> str:
-    """Identity-16: its consumers read its input. A model output keeps its own tensor (names
-    merged onto a model input would make one tensor both): Convert-1 to its own element type."""
+    """Identity-16: its consumers read its input, whose names stay its own (an internal name
+    would otherwise become a model input's). A model output keeps its own tensor and names:
+    Convert-1 to its own element type."""
     from openvino import opset1
 
     source = op.input_value(0)
     if any(target.get_node().get_type_name() == "Result" for target in op.output(0).get_target_inputs()):
         copy = opset1.convert(source, source.get_element_type())
         copy.set_friendly_name(op.get_friendly_name())
-        source = copy.output(0)
-    _take_place(op, [source])
+        _take_place(op, [copy.output(0)])
+    else:
+        _take_place(op, [source], names=False)
     return ""
 
 
