@@ -27,6 +27,8 @@ from ovpool.ov.from_onnx import onnx_to_ov_model
 pytestmark = pytest.mark.openvino
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+# 20 examples per property in CI, 333 with HYPOTHESIS_PROFILE=deep
+EXAMPLES = max(10, settings.default.max_examples // 3)
 
 
 def run(model: ov.Model, x: np.ndarray) -> list[np.ndarray]:
@@ -103,7 +105,7 @@ def ov_pools(draw):
     return build, x
 
 
-@settings(max_examples=40)
+@settings(max_examples=EXAMPLES)
 @given(case=ov_pools())
 def test_older_forms_equal_the_layers_they_replace(case):
     build, x = case
@@ -155,7 +157,7 @@ def test_identity_16_is_bypassed_and_names_kept():
 # -- ONNX pools converted by ovpool, against the naive oracle --------------------------------
 
 
-@settings(max_examples=25)
+@settings(max_examples=EXAMPLES)
 @given(case=pool_cases(), dynamic=st.booleans())
 def test_targeted_pools_match_the_oracle(case, dynamic):
     model = _with_dynamic_spatial(case.model()) if dynamic else case.model()

@@ -12,7 +12,7 @@ that computes the same values on the same windows:
   Indices are input coordinates in either form.
 * AvgPool-14, and AvgPool-16 with all dilations 1 -> AvgPool-1 the same way: the kept windows are
   the same windows over the same pads, so each has the same divisor.
-* Identity-16 (the ONNX frontend's Identity since OpenVINO 2025) computes nothing: its consumers
+* Identity-16 (the ONNX frontend's Identity since OpenVINO 2026.0) computes nothing: its consumers
   read its input instead (its internal tensor name is dropped). Where it is a model output, a Convert-1 to its own element type (also
   no computation) keeps the output a tensor of its own, so the names of a model input and a model
   output never merge (``x -> Identity -> z``: inputs ``x``, outputs ``z``).

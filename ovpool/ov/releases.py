@@ -4,9 +4,9 @@ An IR layer names the opset its version comes from (``version="opset14"``); a re
 layers of its newest opset and every older one, and refuses a newer one ("Cannot create MaxPool
 layer pool1 id:4 from unsupported opset: opset14" on 2023.3). The newest opset of each release,
 from OpenVINO's "Available Operation Sets" table (2023.0 to 2024.5) and measured by reading an
-IR with a Relu of each ``opsetN`` on the installed wheels of 2023.0, 2023.1, 2023.2, 2023.3,
-2024.0, 2024.4, 2024.5, 2024.6, 2025.0 .. 2026.4 (``tests/test_target_openvino.py`` measures
-2023.3 and 2024.6 again when their virtualenvs are given):
+IR with a Relu of each ``opsetN`` on the wheels of 2023.0, 2023.1, 2023.2, 2023.3, 2024.0, 2024.4, 2024.5,
+2024.6, 2025.0, 2025.1, 2025.2, 2025.3, 2025.4, 2026.0 and 2026.4 (2024.4 reads opset14, 2025.4
+opset15; ``tests/ops/test_target_openvino_releases.py`` measures each release it is given again):
 
 =========  ======
 release    opset
@@ -16,11 +16,11 @@ release    opset
 2023.2     13
 2024.0     14
 2024.5     15
-2025.x     see ``NEWEST_OPSET``
+2026.0     16
 =========  ======
 
 A release is ``YEAR.N`` or ``YEAR.N.PATCH`` (the patch does not change the opsets):
-``newest_opset("2023.3") == 13``, ``newest_opset("2024.6.0") == 15``. A release past the table's
+``newest_opset("2023.3") == 13``, ``newest_opset("2025.4") == 15``. A release past the table's
 last row reads at least that row's opset.
 """
 
@@ -40,7 +40,7 @@ NEWEST_OPSET: tuple[tuple[Release, int], ...] = (
     ((2023, 2), 13),
     ((2024, 0), 14),
     ((2024, 5), 15),
-    ((2025, 1), 16),
+    ((2026, 0), 16),
 )
 
 OLDEST = NEWEST_OPSET[0][0]
