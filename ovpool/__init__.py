@@ -89,7 +89,8 @@ def convert(
     verify: bool | VerifyOptions = False,
     **options: object,
 ) -> list:
-    """Convert a model file (ONNX, IR or DirectML JSON); returns the paths written. ``verify=True``
+    """Convert a model file (ONNX, IR or DirectML JSON); returns the paths written. ONNX -> IR takes
+    ``target_openvino="2023.3"``: only layers that OpenVINO release reads. ``verify=True``
     (or a ``VerifyOptions``) checks an ONNX <-> IR conversion against its source first
     (``ovpool convert --verify``; ``VerifyError`` and nothing written beyond tolerance)."""
     from ovpool.conversions import convert as _convert
@@ -135,9 +136,10 @@ def transform(
     return _transform(src, passes, out, force, verify).model
 
 
-def validate(files: str | os.PathLike | list, strict: bool = False) -> list:
+def validate(files: str | os.PathLike | list, strict: bool = False, target_openvino: str | None = None) -> list:
     """Check the pooling layers of IR files (``ovpool validate``); returns the findings (empty when
-    clean). ``strict`` also compares with OpenVINO's shape inference."""
+    clean). ``strict`` also compares with OpenVINO's shape inference; ``target_openvino``
+    (``"2023.3"``) reports every layer that release cannot read (OVP601: a MaxPool-14 there)."""
     from ovpool.ir.validation import validate as _validate
 
-    return _validate(files, strict=strict)
+    return _validate(files, strict=strict, target_openvino=target_openvino)

@@ -8,9 +8,15 @@ oracle. The runs on the old releases themselves are ``tests/ops/test_target_open
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
-import oracle
+import onnx
 import openvino as ov
+import oracle
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -19,6 +25,11 @@ from openvino import opset1, opset14, opset16
 from strategies import pool_cases
 from test_onnx_to_ir_properties import TOLERANCE, _with_dynamic_spatial
 
+from typer.testing import CliRunner
+
+import ovpool
+from ovpool.cli import validate as validate_cli
+from ovpool.cli.app import app
 from ovpool.errors import OvpoolError, UnsupportedError, UsageError
 from ovpool.ov import releases
 from ovpool.ov.backport import backport, newer_layers
@@ -53,7 +64,7 @@ def test_release_table():
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("2022.3", "2023.0 and later"), ("latest", "expected an OpenVINO release"), ("23.3", "expected an OpenVINO release")],
+    [("2022.3", "releases from 2023.0 on"), ("latest", "expected an OpenVINO release"), ("23.3", "expected an OpenVINO release")],
 )
 def test_bad_release_is_a_usage_error(text, message):
     with pytest.raises(UsageError, match=f"--target-openvino {text}: .*{message}"):
@@ -167,6 +178,10 @@ def test_targeted_pools_match_the_oracle(case, dynamic):
         return  # refused whatever the target (tests/test_onnx_to_ir_properties.py)
     assume(case.dtype != "bfloat16")  # OpenVINO's Python arrays read bf16 as f16 (test_onnx_to_ir.run_ov)
     older = onnx_to_ov_model(model)
+    if case.op_type == "AveragePool" and any(d != 1 for d in case.attrs.get("dilations", ())):
+        with pytest.raises(UnsupportedError, match=r"\(AvgPool-16\): .* with dilations .* has no exact older form"):
+            backport(older, "2023.3")
+        return
     backport(older, "2023.3")
     assert not newer_layers(older, 13)
     x = case.input()
@@ -183,3 +198,98 @@ def test_targeted_pools_match_the_oracle(case, dynamic):
         np.testing.assert_array_equal(got[1], want[1])
     for g, s in zip(got, same):
         np.testing.assert_array_equal(g, s)
+
+
+# -- ovpool convert / validate --target-openvino ---------------------------------------------
+
+EXAMPLE = Path(ovpool.__file__).parent / "examples" / "tiny_pool.onnx"
+runner = CliRunner()
+
+
+def ir_layers(xml: Path) -> set[str]:
+    return set(re.findall(r'type="(\w+)" version="(opset\d+)"', xml.read_text()))
+
+
+def test_convert_for_2023_3_writes_only_opset13_layers(tmp_path):
+    default = ovpool.convert(EXAMPLE, tmp_path / "default.xml")[0]
+    assert ("MaxPool", "opset14") in ir_layers(default)
+    older = ovpool.convert(EXAMPLE, tmp_path / "older.xml", target_openvino="2023.3")[0]
+    assert all(releases.opset_number(version) <= 13 for _, version in ir_layers(older))
+    assert ("MaxPool", "opset8") in ir_layers(older)
+    assert [f.code for f in ovpool.validate(default, target_openvino="2023.3")] == ["OVP601"]
+    assert ovpool.validate(default, target_openvino="2024.6") == []
+    assert ovpool.validate(older, target_openvino="2023.3") == []
+    x = np.random.default_rng(0).standard_normal((1, 3, 14, 14)).astype(np.float32)
+    core = ov.Core()
+    want, got = (run(core.read_model(str(path)), x) for path in (default, older))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_cli(tmp_path):
+    out = tmp_path / "m.xml"
+    done = runner.invoke(app, ["convert", str(EXAMPLE), "-o", str(out), "--target-openvino", "2023.3"])
+    assert done.exit_code == 0, done.output
+    assert ("MaxPool", "opset8") in ir_layers(out)
+    done = runner.invoke(app, ["convert", str(EXAMPLE), "-o", str(tmp_path / "n.xml"), "--target-openvino", "2022.1"])
+    assert done.exit_code == 2
+    assert "--target-openvino 2022.1: ovpool knows the OpenVINO releases from 2023.0 on" in done.output
+    assert not (tmp_path / "n.xml").exists()
+    assert runner.invoke(app, ["validate", str(out), "--target-openvino", "2023.3"]).exit_code == 0
+    newer = ovpool.convert(EXAMPLE, tmp_path / "newer.xml")[0]
+    done = runner.invoke(app, ["validate", str(newer), "--target-openvino", "2023.3"])
+    assert done.exit_code == 1
+    assert "OVP601" in done.output and "MaxPool-14: OpenVINO 2023.3 reads layers up to opset13" in done.output
+    done = subprocess.run(
+        [sys.executable, "-m", "ovpool", "validate", str(newer), "--target-openvino", "2023"], capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.strip() == "error: --target-openvino 2023: expected an OpenVINO release such as 2023.3 or 2024.6"
+
+
+def test_plain_validate_takes_the_target_and_answers_as_typer_does(tmp_path):
+    newer = ovpool.convert(EXAMPLE, tmp_path / "newer.xml")[0]
+    for args in (["validate", str(newer), "--target-openvino", "2023.3"], ["validate", "--target-openvino=2026.4", str(newer)]):
+        quick = validate_cli.quick(args)
+        assert quick is not None
+        expected = runner.invoke(app, args)
+        assert expected.exit_code == (1 if "2023.3" in args else 0)
+
+
+def test_validate_reads_bodies(tmp_path):
+    then = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["t"])], "then", [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])]
+    )
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [], [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])]
+    )
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+        "g",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []), helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = onnx_to_ov_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    ov.save_model(model, str(tmp_path / "newer.xml"))
+    findings = ovpool.validate(tmp_path / "newer.xml", target_openvino="2023.3")
+    assert [(f.code, f.type, f.version) for f in findings] == [("OVP601", "Identity", "opset16")]
+    backport(model, "2023.3")
+    ov.save_model(model, str(tmp_path / "older.xml"))
+    assert ovpool.validate(tmp_path / "older.xml", target_openvino="2023.3") == []
+
+
+def test_dilated_average_is_refused_by_node_name(tmp_path):
+    node = helper.make_node("AveragePool", ["x"], ["y"], name="dilated", kernel_shape=[2], dilations=[2], ceil_mode=1)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    source = tmp_path / "dilated.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), source)
+    done = runner.invoke(app, ["convert", str(source), "-o", str(tmp_path / "d.xml"), "--target-openvino", "2023.3"])
+    assert done.exit_code == 1
+    # the layer is named as OpenVINO's frontend names it: after its output
+    assert "dilated.onnx: layer 'y' (AvgPool-16): OpenVINO 2023.3 reads layers up to opset13" in done.output
+    assert not (tmp_path / "d.xml").exists()

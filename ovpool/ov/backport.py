@@ -27,8 +27,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from ovpool.errors import UnsupportedError
 from ovpool.ov import releases
 
@@ -88,6 +86,7 @@ def _graphs(model: openvino.Model) -> Iterator[openvino.Model]:
 
 
 def _i64(values: int | Sequence[int]) -> Output:
+    import numpy as np
     from openvino import opset1
 
     return opset1.constant(np.asarray(values, dtype=np.int64)).output(0)

@@ -56,7 +56,7 @@ def parse(text: str) -> Release:
         raise UsageError(f"--target-openvino {text}: expected an OpenVINO release such as 2023.3 or 2024.6")
     release = (int(match.group(1)), int(match.group(2)))
     if release < OLDEST:
-        raise UsageError(f"--target-openvino {text}: ovpool writes IR for OpenVINO {shown(OLDEST)} and later")
+        raise UsageError(f"--target-openvino {text}: ovpool knows the OpenVINO releases from {shown(OLDEST)} on")
     return release
 
 
