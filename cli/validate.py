@@ -103,7 +103,9 @@ def _outcomes(files: Sequence[Path], strict: bool, jobs: int, target: str | None
     err = Console(stderr=True)
     with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task("validate", total=len(files))
-        yield from in_order(partial(check_file, strict=strict, target_openvino=target), files, jobs, lambda: progress.advance(task))
+        yield from in_order(
+            partial(check_file, strict=strict, target_openvino=target), files, jobs, lambda: progress.advance(task)
+        )
 
 
 def quick(argv: Sequence[str]) -> Callable[..., int] | None:

@@ -24,7 +24,6 @@ from onnx import TensorProto, helper
 from openvino import opset1, opset14, opset16
 from strategies import pool_cases
 from test_onnx_to_ir_properties import TOLERANCE, _with_dynamic_spatial
-
 from typer.testing import CliRunner
 
 import ovpool

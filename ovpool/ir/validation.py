@@ -165,7 +165,9 @@ def target_findings(doc: IRDocument, source: str | os.PathLike | bytes, release:
     for layer in doc.layers.values():
         number = releases.opset_number(layer.version)
         if number is not None and number > limit:
-            dilated = layer.type == "AvgPool" and any(d.strip() not in ("", "1") for d in layer.data.get("dilations", "").split(","))
+            dilated = layer.type == "AvgPool" and any(
+                d.strip() not in ("", "1") for d in layer.data.get("dilations", "").split(",")
+            )
             form = (layer.type, number) in OLDER_FORMS and not dilated
             remedy = (
                 f"ovpool convert --target-openvino {releases.shown(release)} writes it in an exact older form"

@@ -34,7 +34,7 @@ from test_real_models_numpy import mismatch
 
 from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.ov import releases
-from ovpool.ov.from_onnx import ir_files, onnx_to_ov_model, onnx_to_ir
+from ovpool.ov.from_onnx import ir_files, onnx_to_ir, onnx_to_ov_model
 
 PYTHONS = [p for p in os.environ.get("OVPOOL_OLD_OPENVINO", "").split(os.pathsep) if p]
 RUNNER = Path(__file__).with_name("old_openvino_run.py")
