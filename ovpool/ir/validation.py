@@ -165,10 +165,11 @@ def target_findings(doc: IRDocument, source: str | os.PathLike | bytes, release:
     for layer in doc.layers.values():
         number = releases.opset_number(layer.version)
         if number is not None and number > limit:
-            dilated = layer.type == "AvgPool" and any(
-                d.strip() not in ("", "1") for d in layer.data.get("dilations", "").split(",")
-            )
-            form = (layer.type, number) in OLDER_FORMS and not dilated
+            # a dilated AvgPool-16 has an older form on static spatial dims only (ovpool.ov.backport)
+            dilations = layer.data.get("dilations", "").split(",")
+            dilated = layer.type == "AvgPool" and any(d.strip() not in ("", "1") for d in dilations)
+            static = bool(layer.inputs) and all(d.strip().isdigit() for d in layer.inputs[0].dims[2:])
+            form = (layer.type, number) in OLDER_FORMS and (static or not dilated)
             remedy = (
                 f"ovpool convert --target-openvino {releases.shown(release)} writes it in an exact older form"
                 if form

@@ -12,14 +12,19 @@ that computes the same values on the same windows:
   Indices are input coordinates in either form.
 * AvgPool-14, and AvgPool-16 with all dilations 1 -> AvgPool-1 the same way: the kept windows are
   the same windows over the same pads, so each has the same divisor.
+* AvgPool-16 with dilations, on static spatial dims: Pad (zeros) -> one strided Slice per kernel
+  tap -> their sum / a constant divisor of ``shape.divisor_counts`` (``_dilated_average``); equal
+  to the layer within float32 rounding (the sum runs in another order). Dynamic spatial dims,
+  OpenVINO's own window counts of auto_pad same/valid with ceil rounding, and a window with no
+  input cell (``ceil`` rounding past the end pad) have no such form here.
 * Identity-16 (the ONNX frontend's Identity since OpenVINO 2026.0) computes nothing: its consumers
   read its input instead (its internal tensor name is dropped). Where it is a model output, a Convert-1 to its own element type (also
   no computation) keeps the output a tensor of its own, so the names of a model input and a model
   output never merge (``x -> Identity -> z``: inputs ``x``, outputs ``z``).
 
 Any other layer newer than the release is an ``UnsupportedError`` naming it: ``layer 'pool'
-(AvgPool-16): OpenVINO 2023.3 reads layers up to opset13, and AvgPool-16 with dilations [2, 2] has
-no exact older form in ovpool``. The bodies of If, Loop and TensorIterator layers are rewritten too.
+(AvgPool-16): OpenVINO 2023.3 reads layers up to opset13, and AvgPool-16 with dilations [2, 2] on
+dynamic spatial dims (set them with --input) has no exact older form in ovpool``. The bodies of If, Loop and TensorIterator layers are rewritten too.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from ovpool.errors import UnsupportedError
 from ovpool.ov import releases
+from ovpool.spec import Rounding
 
 if TYPE_CHECKING:
     import openvino
@@ -170,12 +176,13 @@ def _max_pool_8(op: Node) -> str:
 
 
 def _avg_pool_1(op: Node) -> str:
-    """AvgPool-14, AvgPool-16 without dilations -> AvgPool-1 (+ Slice for ceil_torch)."""
+    """AvgPool-14, AvgPool-16 without dilations -> AvgPool-1 (+ Slice for ceil_torch); with
+    dilations, on static spatial dims, the sum of the taps over the divisor (``_dilated_average``)."""
     from openvino import opset1
 
     a = op.get_attributes()
     if any(d != 1 for d in a.get("dilations", ())):
-        return f" with dilations {list(a['dilations'])}"
+        return _dilated_average(op, a)
     data = op.input_value(0)
     rank = len(a["kernel"])
     pool = opset1.avg_pool(
@@ -184,6 +191,76 @@ def _avg_pool_1(op: Node) -> str:
     stop = _window_count(pool, data, rank) if a["rounding_type"] == "ceil_torch" else None
     _name(pool, op, stop)
     _take_place(op, _sliced([pool.output(0)], stop, rank))
+    return ""
+
+
+_ROUNDING = {"floor": Rounding.FLOOR, "ceil": Rounding.CEIL_NO_DROP, "ceil_torch": Rounding.CEIL}
+
+
+def _dilated_average(op: Node, a: dict) -> str:
+    """A dilated AvgPool-16 on static spatial dims: the input zero-padded (pads_begin before, up
+    to the last tap after), one strided Slice per kernel tap, their sum divided by a constant of
+    ``shape.divisor_counts`` (OpenVINO's divisor: ``exclude-pad="false"`` the whole kernel when a
+    pad is non-zero). f16 and bf16 are summed in f32 and rounded once, as the CPU plugin does.
+    Input 7, kernel 2, dilation 2, stride 2, pads 1/1, ceil_torch: windows at -1, 1, 3, 5 read
+    taps (-1, 1), (1, 3), (3, 5), (5, 7); exclude-pad divides by 1, 2, 2, 1."""
+    from itertools import product
+
+    import numpy as np
+    from openvino import Type, opset1, opset8
+
+    from ovpool import shape
+    from ovpool.spec import Divisor, Padding, PoolKind, PoolSpec
+
+    data = op.input_value(0)
+    pshape = data.get_partial_shape()
+    rank = len(a["kernel"])
+    if not all(pshape[2 + axis].is_static for axis in range(rank)):
+        return f" with dilations {list(a['dilations'])} on dynamic spatial dims (set them with --input)"
+    spatial = tuple(pshape[2 + axis].get_length() for axis in range(rank))
+    divisor = Divisor.EXCLUDE_PAD if a["exclude-pad"] else Divisor.FULL_KERNEL_IF_PADDED
+    padding = Padding(a["auto_pad"])
+    explicit = padding is Padding.EXPLICIT
+    spec = PoolSpec(
+        PoolKind.AVERAGE,
+        tuple(a["kernel"]),
+        tuple(a["strides"]),
+        tuple(a["dilations"]),
+        tuple(a["pads_begin"]) if explicit else (),
+        tuple(a["pads_end"]) if explicit else (),
+        padding,
+        _ROUNDING[a["rounding_type"]],
+        divisor,
+        name=op.get_friendly_name(),
+    )
+    out = shape.output_spatial(spec, spatial)
+    if list(out) != [op.get_output_partial_shape(0)[2 + axis].get_length() for axis in range(rank)]:
+        # OpenVINO's own count for auto_pad same/valid with ceil rounding, which ONNX never has
+        return f" with dilations {list(a['dilations'])}, auto_pad {a['auto_pad']} and rounding {a['rounding_type']}"
+    if shape.empty_windows(spec, spatial):  # OpenVINO's value there is its own (0 or NaN)
+        return f" with dilations {list(a['dilations'])} and a window with no input cell"
+    begin, _ = shape.resolved_pads(spec, spatial)
+    kernel, strides, dilations = spec.kernel, spec.strides, spec.dilations
+    end = [max(0, (o - 1) * s + (k - 1) * d + 1 - b - n) for o, s, k, d, b, n in zip(out, strides, kernel, dilations, begin, spatial)]
+    element = data.get_element_type()
+    wide = data if element == Type.f32 else opset1.convert(data, "f32").output(0)
+    zero = opset1.constant(np.float32(0)).output(0)
+    padded = opset1.pad(wide, _i64([0, 0, *begin]), _i64([0, 0, *end]), "constant", zero)
+    axes = _i64(list(range(2, 2 + rank)))
+    total: Output | None = None
+    for taps in product(*(range(k) for k in kernel)):
+        starts = [t * d for t, d in zip(taps, dilations)]
+        stops = [start + (o - 1) * s + 1 for start, o, s in zip(starts, out, strides)]
+        tap = opset8.slice(padded, _i64(starts), _i64(stops), _i64(list(strides)), axes).output(0)
+        total = tap if total is None else opset1.add(total, tap).output(0)
+    assert total is not None  # a kernel has at least one tap
+    counts = np.ones((1, 1), dtype=np.float32)
+    for axis_counts in shape.divisor_counts(spec, spatial):
+        counts = np.multiply.outer(counts, axis_counts.astype(np.float32)).reshape(*counts.shape, len(axis_counts))
+    mean = opset1.divide(total, opset1.constant(counts))
+    result = mean if element == Type.f32 else opset1.convert(mean, element)
+    result.set_friendly_name(op.get_friendly_name())
+    _take_place(op, [result.output(0)])
     return ""
 
 

@@ -62,7 +62,8 @@ class Case:
 def pool_corpus(count: int = 40, seed: int = 22) -> list[Case]:
     """Seeded ceil-mode MaxPool-12 (values, indices) and AveragePool-19 over ranks 1-3, static or
     dynamic spatial dims: the windows that OpenVINO's ``ceil_torch`` (MaxPool-14, AvgPool-14)
-    carries and an older release reads as ``ceil`` + Slice."""
+    carries and an older release reads as ``ceil`` + Slice; some static averages dilated
+    (AvgPool-16)."""
     rng = np.random.default_rng(seed)
     cases = []
     for number in range(count):
@@ -73,10 +74,15 @@ def pool_corpus(count: int = 40, seed: int = 22) -> list[Case]:
         pads = [int(rng.integers(0, k)) for k in kernel] + [int(rng.integers(0, k)) for k in kernel]
         op = "MaxPool" if number % 2 else "AveragePool"
         attrs = {"kernel_shape": kernel, "strides": strides, "pads": pads, "ceil_mode": 1}
+        static = bool(rng.integers(0, 2))
         if op == "AveragePool":
             attrs["count_include_pad"] = int(rng.integers(0, 2))
+            if static and number % 4 == 0:  # AvgPool-16 -> Pad, a Slice per tap, their sum / divisor
+                attrs["dilations"] = [2] * rank
+                attrs["pads"] = [min(p, 2 * k - 2) for p, k in zip(pads, kernel * 2)]
+                spatial = [max(n, 2 * k - 1) for n, k in zip(spatial, kernel)]
         outputs = ["y", "i"] if op == "MaxPool" else ["y"]
-        dims: list[int | str] = [1, 2, *spatial] if rng.integers(0, 2) else [1, 2, *(f"s{a}" for a in range(rank))]
+        dims: list[int | str] = [1, 2, *spatial] if static else [1, 2, *(f"s{a}" for a in range(rank))]
         x = (rng.integers(-8, 8, (1, 2, *spatial)) / 4.0).astype(np.float32)
         graph = helper.make_graph(
             [helper.make_node(op, ["x"], outputs, name="pool", **attrs)],
