@@ -57,13 +57,20 @@ def test_release_table():
     assert releases.newest_opset("2024.0") == 14
     assert releases.newest_opset("2024.6.0") == 15
     assert releases.newest_opset("2099.1") == releases.NEWEST_OPSET[-1][1]
-    assert releases.parse("2026.4.1-22982-e213a147257-releases/2026/4") == (2026, 4)
+    assert releases.parse("2026.4.1-22982-e213a147257-releases/2026/4", build=True) == (2026, 4)
     assert releases.newest_opset(releases.installed()) >= 16
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("2022.3", "releases from 2023.0 on"), ("latest", "expected an OpenVINO release"), ("23.3", "expected an OpenVINO release")],
+    [
+        ("2022.3", "releases from 2023.0 on"),
+        ("latest", "expected an OpenVINO release"),
+        ("23.3", "expected an OpenVINO release"),
+        ("2023.3x", "expected an OpenVINO release"),
+        ("２０２３.３", "expected an OpenVINO release"),
+        ("", "expected an OpenVINO release"),
+    ],
 )
 def test_bad_release_is_a_usage_error(text, message):
     with pytest.raises(UsageError, match=f"--target-openvino {text}: .*{message}"):

@@ -241,7 +241,9 @@ def _dilated_average(op: Node, a: dict) -> str:
         return f" with dilations {list(a['dilations'])} and a window with no input cell"
     begin, _ = shape.resolved_pads(spec, spatial)
     kernel, strides, dilations = spec.kernel, spec.strides, spec.dilations
-    end = [max(0, (o - 1) * s + (k - 1) * d + 1 - b - n) for o, s, k, d, b, n in zip(out, strides, kernel, dilations, begin, spatial)]
+    end = [
+        max(0, (o - 1) * s + (k - 1) * d + 1 - b - n) for o, s, k, d, b, n in zip(out, strides, kernel, dilations, begin, spatial)
+    ]
     element = data.get_element_type()
     wide = data if element == Type.f32 else opset1.convert(data, "f32").output(0)
     zero = opset1.constant(np.float32(0)).output(0)
@@ -254,9 +256,9 @@ def _dilated_average(op: Node, a: dict) -> str:
         tap = opset8.slice(padded, _i64(starts), _i64(stops), _i64(list(strides)), axes).output(0)
         total = tap if total is None else opset1.add(total, tap).output(0)
     assert total is not None  # a kernel has at least one tap
-    counts = np.ones((1, 1), dtype=np.float32)
+    counts: np.ndarray = np.ones((1, 1), dtype=np.float32)  # N, C, then one axis per spatial axis
     for axis_counts in shape.divisor_counts(spec, spatial):
-        counts = np.multiply.outer(counts, axis_counts.astype(np.float32)).reshape(*counts.shape, len(axis_counts))
+        counts = counts[..., None] * axis_counts.astype(np.float32)
     mean = opset1.divide(total, opset1.constant(counts))
     result = mean if element == Type.f32 else opset1.convert(mean, element)
     result.set_friendly_name(op.get_friendly_name())

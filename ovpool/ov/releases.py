@@ -44,14 +44,15 @@ NEWEST_OPSET: tuple[tuple[Release, int], ...] = (
 )
 
 OLDEST = NEWEST_OPSET[0][0]
-_RELEASE = re.compile(r"(\d{4})\.(\d+)(?:\.\d+)?")
+_RELEASE = re.compile(r"([0-9]{4})\.([0-9]{1,3})(?:\.[0-9]{1,3})?")
 
 
-def parse(text: str) -> Release:
-    """``"2023.3"`` -> ``(2023, 3)``; ``"2024.6.0"`` -> ``(2024, 6)``; an OpenVINO version string
-    such as ``"2026.4.1-22982-e213a147257-releases/2026/4"`` reads as its leading release. Anything
-    else, or a release before 2023.0, is a ``UsageError`` naming ``--target-openvino``."""
-    match = _RELEASE.match(text.strip())
+def parse(text: str, build: bool = False) -> Release:
+    """``"2023.3"`` -> ``(2023, 3)``; ``"2024.6.0"`` -> ``(2024, 6)``; with ``build``, an OpenVINO
+    version string such as ``"2026.4.1-22982-e213a147257-releases/2026/4"`` reads as its leading
+    release. Anything else (``"2023.3x"``), or a release before 2023.0, is a ``UsageError`` naming
+    ``--target-openvino``."""
+    match = _RELEASE.match(text) if build else _RELEASE.fullmatch(text)
     if match is None:
         raise UsageError(f"--target-openvino {text}: expected an OpenVINO release such as 2023.3 or 2024.6")
     release = (int(match.group(1)), int(match.group(2)))
@@ -75,7 +76,7 @@ def installed() -> Release:
     """The installed OpenVINO's release: ``(2026, 4)`` for openvino 2026.4.1."""
     import openvino
 
-    return parse(openvino.get_version())
+    return parse(openvino.get_version(), build=True)
 
 
 def opset_number(version: str) -> int | None:

@@ -119,7 +119,7 @@ def old_runs(request, tmp_path_factory):
     """(release, newest opset it reads, {case name: (outputs on the release | its error, installed outputs, case)})."""
     python = request.param
     version, newest = release_of(python)
-    release = releases.shown(releases.parse(version))
+    release = releases.shown(releases.parse(version, build=True))
     folder = tmp_path_factory.mktemp(f"ov{release}")
     args, planned, results = [], {}, {}
     for case in all_cases():
