@@ -6,7 +6,8 @@ without it every test here is skipped. For each release:
 
 * the release reads exactly the opsets ``ovpool.ov.releases`` says (measured with a probe IR);
 * the bundled example, every real model of ``real_models.py`` that the installed OpenVINO
-  converts, and a seeded corpus of ceil-mode pools (the cases MaxPool-14 and AvgPool-14 carry)
+  converts, and a seeded corpus of ceil-mode pools (the cases MaxPool-14 and AvgPool-14 carry;
+  ``OVPOOL_RELEASE_POOLS`` of them, 40 by default)
   are converted with ``target_openvino=<release>``, and the IR is read, compiled and run on that
   release (``old_openvino_run.py`` in its Python, arrays through ``.npz`` files) on CPU at f32;
 * its results equal those of the IR converted for the installed release run on the installed
@@ -37,6 +38,8 @@ from ovpool.ov import releases
 from ovpool.ov.from_onnx import ir_files, onnx_to_ir, onnx_to_ov_model
 
 PYTHONS = [p for p in os.environ.get("OVPOOL_OLD_OPENVINO", "").split(os.pathsep) if p]
+# ceil-mode pools in the corpus: 40 in CI, more with OVPOOL_RELEASE_POOLS=400
+POOLS = int(os.environ.get("OVPOOL_RELEASE_POOLS", "40"))
 RUNNER = Path(__file__).with_name("old_openvino_run.py")
 EXAMPLE = Path(__file__).parents[2] / "ovpool" / "examples" / "tiny_pool.onnx"
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -59,7 +62,7 @@ class Case:
     oracle: list[np.ndarray] | None = None
 
 
-def pool_corpus(count: int = 40, seed: int = 22) -> list[Case]:
+def pool_corpus(count: int = POOLS, seed: int = 22) -> list[Case]:
     """Seeded ceil-mode MaxPool-12 (values, indices) and AveragePool-19 over ranks 1-3, static or
     dynamic spatial dims: the windows that OpenVINO's ``ceil_torch`` (MaxPool-14, AvgPool-14)
     carries and an older release reads as ``ceil`` + Slice; some static averages dilated
