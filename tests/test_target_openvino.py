@@ -32,7 +32,7 @@ from ovpool.cli.app import app
 from ovpool.errors import OvpoolError, UnsupportedError, UsageError
 from ovpool.ov import releases
 from ovpool.ov.backport import backport, newer_layers
-from ovpool.ov.from_onnx import onnx_to_ov_model
+from ovpool.ov.from_onnx import onnx_to_ir, onnx_to_ov_model
 
 pytestmark = pytest.mark.openvino
 
@@ -320,3 +320,22 @@ def test_dilated_average_on_dynamic_dims_is_refused_by_layer_name(tmp_path):
     )
     assert done.exit_code == 0, done.output
     assert ("AvgPool", "opset16") not in ir_layers(tmp_path / "d.xml")
+
+
+def test_older_forms_are_named_after_the_model_alone(tmp_path):
+    """The Slices and Constants the older forms add are named as ``stable_names`` names the rest:
+    one model gives one IR, however many models the process converted before."""
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[3, 3], pads=[1, 1, 1, 1], ceil_mode=1)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None), helper.make_tensor_value_info("i", TensorProto.INT64, None)],
+    )
+    source = tmp_path / "dynamic.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]), source)
+    first = onnx_to_ir(source, target_openvino="2023.3")
+    onnx_to_ir(EXAMPLE)
+    second = onnx_to_ir(source, target_openvino="2023.3")
+    assert first[".xml"] == second[".xml"]
+    assert b'type="Slice"' in first[".xml"] and b'version="opset14"' not in first[".xml"]

@@ -151,6 +151,7 @@ def onnx_to_ir(
             backport(converted, release)
         except OvpoolError as exc:
             raise exc.located(str(src)) from None
+        stable_names(converted)  # the Slices and Constants of the older forms
     return ir_files(converted, compress_to_fp16)
 
 
