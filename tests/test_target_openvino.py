@@ -330,7 +330,10 @@ def test_older_forms_are_named_after_the_model_alone(tmp_path):
         [node],
         "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "h", "w"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None), helper.make_tensor_value_info("i", TensorProto.INT64, None)],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("i", TensorProto.INT64, None),
+        ],
     )
     source = tmp_path / "dynamic.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]), source)
