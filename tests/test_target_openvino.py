@@ -135,7 +135,9 @@ def test_older_forms_equal_the_layers_they_replace(case):
         backport(older, "2023.3")
     except UnsupportedError as exc:
         assert dilated, exc
-        assert re.search(r"with dilations \[[^]]*\]( on dynamic spatial dims| and a window with no input cell|, auto_pad)", str(exc))
+        assert re.search(
+            r"with dilations \[[^]]*\]( on dynamic spatial dims| and a window with no input cell|, auto_pad)", str(exc)
+        )
         return
     assert not newer_layers(older, 13)
     assert {"MaxPool-opset14", "AvgPool-opset14", "AvgPool-opset16"}.isdisjoint(layer_versions(older))
