@@ -18,13 +18,16 @@ that computes the same values on the same windows:
   OpenVINO's own window counts of auto_pad same/valid with ceil rounding, and a window with no
   input cell (``ceil`` rounding past the end pad) have no such form here.
 * Identity-16 (the ONNX frontend's Identity since OpenVINO 2026.0) computes nothing: its consumers
-  read its input instead (its internal tensor name is dropped). Where it is a model output, a Convert-1 to its own element type (also
-  no computation) keeps the output a tensor of its own, so the names of a model input and a model
-  output never merge (``x -> Identity -> z``: inputs ``x``, outputs ``z``).
+  read its input instead (its internal tensor name is dropped). Where it is a model output, a
+  Convert-1 to its own element type (also no computation) keeps the output a tensor of its own,
+  so the names of a model input and a model output never merge (``x -> Identity -> z``: inputs
+  ``x``, outputs ``z``).
 
 Any other layer newer than the release is an ``UnsupportedError`` naming it: ``layer 'pool'
 (AvgPool-16): OpenVINO 2023.3 reads layers up to opset13, and AvgPool-16 with dilations [2, 2] on
-dynamic spatial dims (set them with --input) has no exact older form in ovpool``. The bodies of If, Loop and TensorIterator layers are rewritten too.
+dynamic spatial dims (set them with --input) has no exact older form in ovpool``. The bodies of
+If, Loop and TensorIterator layers are rewritten too. The nodes added are left unnamed for
+``ovpool.ov.from_onnx.stable_names``.
 """
 
 from __future__ import annotations
@@ -267,7 +270,8 @@ def _dilated_average(op: Node, a: dict) -> str:
 
 
 def _name(pool: Node, old: Node, stop: Output | None) -> None:
-    """The older pool keeps the layer's name; its Slices, when any, are named after it."""
+    """The older pool keeps the layer's name, and the ceil_torch count (when computed on dynamic
+    dims) is ``<layer>/ceil_torch_count``."""
     pool.set_friendly_name(old.get_friendly_name())
     if stop is not None:
         stop.get_node().set_friendly_name(f"{old.get_friendly_name()}/ceil_torch_count")
