@@ -270,8 +270,7 @@ def _dilated_average(op: Node, a: dict) -> str:
 
 
 def _name(pool: Node, old: Node, stop: Output | None) -> None:
-    """The older pool keeps the layer's name, and the ceil_torch count (when computed on dynamic
-    dims) is ``<layer>/ceil_torch_count``."""
+    """The older pool keeps the layer's name; the ceil_torch count is ``<layer>/ceil_torch_count``."""
     pool.set_friendly_name(old.get_friendly_name())
     if stop is not None:
         stop.get_node().set_friendly_name(f"{old.get_friendly_name()}/ceil_torch_count")
