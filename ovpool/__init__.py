@@ -103,18 +103,21 @@ def convert_model(
     inputs: str | Sequence[str] | Mapping[str, Sequence[int | str]] | None = None,
     verify: bool | VerifyOptions = False,
     exact_quantization: bool = False,
+    target_openvino: str | None = None,
 ) -> openvino.Model:
     """An ONNX model (a path or a ModelProto) as an ``openvino.Model``, called as
     ``openvino.convert_model`` is, with ovpool's exact pooling: save it with ``openvino.save_model``
     or compile it. ``inputs`` sets input shapes first (``"x[1,3,640,640]"`` or ``{"x": [1, 3, 640,
     640]}``); ``verify`` (True, or ``ovpool.runtime.verify.VerifyOptions``) runs it on OpenVINO CPU
     at f32 against the ONNX model on ovpool's numpy executor and raises ``VerifyError`` beyond
-    tolerance; ``exact_quantization`` as ``ovpool convert --exact-quantization``."""
+    tolerance; ``exact_quantization`` as ``ovpool convert --exact-quantization``;
+    ``target_openvino="2023.3"`` as ``ovpool convert --target-openvino 2023.3`` (only layers that
+    release reads)."""
     from ovpool.ov.from_onnx import ir_files, onnx_to_ov_model
     from ovpool.runtime import open_model
     from ovpool.runtime.verify import VerifyOptions, verify_files
 
-    converted = onnx_to_ov_model(model, inputs, exact_quantization)
+    converted = onnx_to_ov_model(model, inputs, exact_quantization, target_openvino)
     if verify:
         checks = verify if isinstance(verify, VerifyOptions) else VerifyOptions()
         verify_files(ir_files(converted), ".xml", open_model(model), checks)

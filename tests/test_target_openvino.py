@@ -242,6 +242,7 @@ def test_convert_for_2023_3_writes_only_opset13_layers(tmp_path):
     assert [f.code for f in ovpool.validate(default, target_openvino="2023.3")] == ["OVP601"]
     assert ovpool.validate(default, target_openvino="2024.6") == []
     assert ovpool.validate(older, target_openvino="2023.3") == []
+    assert "MaxPool-opset8" in layer_versions(ovpool.convert_model(EXAMPLE, target_openvino="2023.3", verify=True))
     x = np.random.default_rng(0).standard_normal((1, 3, 14, 14)).astype(np.float32)
     core = ov.Core()
     want, got = (run(core.read_model(str(path)), x) for path in (default, older))

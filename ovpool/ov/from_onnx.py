@@ -14,8 +14,8 @@ Public functions:
   OpenVINO saves the IR to a temporary folder first: a failure there (a full disk or a file size
   limit) is an ``OutputError`` (``ovpool.convert`` names the output in it).
 
-``target_openvino`` (``"2023.3"``) writes only layers that OpenVINO release reads
-(``ovpool.ov.backport``).
+``target_openvino`` (``"2023.3"``, both functions) leaves only layers that OpenVINO release
+reads (``ovpool.ov.backport``).
 
 ``inputs`` sets input shapes before conversion, as ``ovc --input`` does: ovc's text
 (``"x[1,3,640,640]"``) or a mapping (``{"x": [1, 3, 640, 640]}``), see ``ovpool.ov.inputs``. The
@@ -74,14 +74,37 @@ Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
 
 
 def onnx_to_ov_model(
-    model: str | os.PathLike | ModelProto, inputs: Inputs = None, exact_quantization: bool = False
+    model: str | os.PathLike | ModelProto,
+    inputs: Inputs = None,
+    exact_quantization: bool = False,
+    target_openvino: str | None = None,
 ) -> openvino.Model:
     """An ``openvino.Model`` of the ONNX model (a path or a ModelProto) with exact pooling;
     ``inputs`` sets input shapes first (``"x[1,3,640,640]"``, see the module docstring);
     ``exact_quantization`` writes QuantizeLinear, DequantizeLinear and quantized pools in the exact
-    forms of ``ovpool.ov.quantized`` instead of FakeQuantize and OpenVINO's low-precision pipeline."""
-    shapes = input_shapes(inputs)
+    forms of ``ovpool.ov.quantized`` instead of FakeQuantize and OpenVINO's low-precision pipeline;
+    ``target_openvino`` (``"2023.3"``) leaves only layers that release reads: newer layers in
+    their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
+    ``UnsupportedError`` naming the layer that has none."""
+    from ovpool.ov import releases
+
+    release = releases.parse(target_openvino) if target_openvino is not None else None
     label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
+    converted = _whole_model(model, inputs, exact_quantization, label)
+    if release is not None:
+        from ovpool.ov.backport import backport
+
+        try:
+            backport(converted, release)
+        except OvpoolError as exc:
+            raise exc.located(label) from None
+        stable_names(converted)  # the Slices and Constants of the older forms
+    return converted
+
+
+def _whole_model(model: str | os.PathLike | ModelProto, inputs: Inputs, exact_quantization: bool, label: str) -> openvino.Model:
+    """``onnx_to_ov_model`` before ``target_openvino``."""
+    shapes = input_shapes(inputs)
     proto = model if isinstance(model, ModelProto) else load(Path(model), load_data=False)
     whole, quant = _prepared(proto, model, label, exact_quantization)
     if whole is None and not isinstance(model, ModelProto):
@@ -140,19 +163,7 @@ def onnx_to_ir(
     ``target_openvino`` (``"2023.3"``), every layer is one that release reads: newer layers in
     their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
     ``UnsupportedError`` naming the layer that has none."""
-    from ovpool.ov import releases
-
-    release = releases.parse(target_openvino) if target_openvino is not None else None
-    converted = onnx_to_ov_model(src, inputs, exact_quantization)
-    if release is not None:
-        from ovpool.ov.backport import backport
-
-        try:
-            backport(converted, release)
-        except OvpoolError as exc:
-            raise exc.located(str(src)) from None
-        stable_names(converted)  # the Slices and Constants of the older forms
-    return ir_files(converted, compress_to_fp16)
+    return ir_files(onnx_to_ov_model(src, inputs, exact_quantization, target_openvino), compress_to_fp16)
 
 
 def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Mapping[str, bytes]:

@@ -35,7 +35,7 @@ from test_real_models_numpy import mismatch
 
 from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.ov import releases
-from ovpool.ov.from_onnx import ir_files, onnx_to_ir, onnx_to_ov_model
+from ovpool.ov.from_onnx import ir_files, onnx_to_ov_model
 
 PYTHONS = [p for p in os.environ.get("OVPOOL_OLD_OPENVINO", "").split(os.pathsep) if p]
 # ceil-mode pools in the corpus: 40 in CI, more with OVPOOL_RELEASE_POOLS=400
@@ -131,7 +131,7 @@ def old_runs(request, tmp_path_factory):
         except OvpoolError:
             continue  # the installed release does not convert it either (tests/test_real_models.py)
         try:
-            files = onnx_to_ir(case.model, target_openvino=release) if isinstance(case.model, Path) else _ir(case.model, release)
+            files = ir_files(onnx_to_ov_model(case.model, target_openvino=release))
         except UnsupportedError as exc:
             results[case.name] = (str(exc), want, case)
             continue
@@ -150,14 +150,6 @@ def old_runs(request, tmp_path_factory):
         else:
             results[name] = (_error_of(done.stderr, folder / f"{name}.xml"), want, case)
     return release, newest, results
-
-
-def _ir(model: onnx.ModelProto, release: str) -> dict[str, bytes]:
-    from ovpool.ov.backport import backport
-
-    converted = onnx_to_ov_model(model)
-    backport(converted, release)
-    return dict(ir_files(converted))
 
 
 def _error_of(stderr: str, xml: Path) -> str:
