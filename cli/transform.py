@@ -1,5 +1,5 @@
 """``ovpool transform MODEL... [-o OUT | --output-dir DIR] --pass NAME [--pass NAME ...]
-[--verify [--verify-inputs FILE.npz] [--rtol R] [--atol A] [--seed N]] [--jobs N] [--force]``."""
+[--input NAME[DIMS] | --shape NAME=DIMS] [--verify [--verify-inputs FILE.npz] [--rtol R] [--atol A] [--seed N]] [--jobs N] [--force]``."""
 
 from __future__ import annotations
 
@@ -48,6 +48,15 @@ def register(app: typer.Typer) -> None:
         output_dir: Path | None = typer.Option(
             None, "--output-dir", metavar="DIR", parser=path_parser("--output-dir"), help="Write DIR/<stem>.onnx per model."
         ),
+        inputs: list[str] = typer.Option(
+            [],
+            "--input",
+            metavar="NAME[DIMS]",
+            help="Static input shapes first, in ovc's syntax: x[1,3,640,640] (numbers only), so dml-legal judges sizes.",
+        ),
+        shapes: list[str] = typer.Option(
+            [], "--shape", metavar="NAME=DIMS", help="An input shape as ovpool run takes it: x=1,3,640,640."
+        ),
         verify: bool = typer.Option(
             False,
             "--verify",
@@ -70,10 +79,14 @@ def register(app: typer.Typer) -> None:
         from ovpool.cli.common import batch
         from ovpool.cli.convert import verify_options
         from ovpool.conversions import check_output_suffix
+        from ovpool.ov.inputs import input_shapes, parse_shape_pairs
         from ovpool.transforms.catalog import parse_pass
 
         apply_max_memory(max_memory)
         checks = verify_options(verify, verify_inputs, rtol, atol, seed)
+        if inputs and shapes:
+            raise typer.BadParameter("give input shapes with --input or with --shape, not both")
+        given = [str(s) for s in input_shapes(inputs) or parse_shape_pairs(shapes)] or None
         if not passes:
             raise typer.BadParameter("give at least one --pass NAME", param_hint="--pass")
         if output is not None and (len(sources) > 1 or output_dir is not None):
@@ -84,7 +97,9 @@ def register(app: typer.Typer) -> None:
             parse_pass(name)
         if len(sources) > 1:
             check_batch(sources, output, output_dir)
-        one = partial(transform_one, passes=list(passes), output=output, output_dir=output_dir, force=force, verify=checks)
+        one = partial(
+            transform_one, passes=list(passes), output=output, output_dir=output_dir, force=force, verify=checks, inputs=given
+        )
         raise typer.Exit(batch(sources, one, "transform", jobs))
 
 
@@ -105,7 +120,13 @@ def check_batch(sources: list[Path], output: Path | None, output_dir: Path | Non
 
 
 def transform_one(
-    src: Path, passes: list[str], output: Path | None, output_dir: Path | None, force: bool, verify: VerifyOptions | None = None
+    src: Path,
+    passes: list[str],
+    output: Path | None,
+    output_dir: Path | None,
+    force: bool,
+    verify: VerifyOptions | None = None,
+    inputs: list[str] | None = None,
 ) -> str:
     """Run the passes on one source (a worker process runs this with ``--jobs``); what it wrote."""
     from ovpool.errors import InputFileError
@@ -121,6 +142,6 @@ def transform_one(
             dest,
             "refusing to overwrite an input file: --output-dir writes DIR/<stem>.onnx, the source itself here; give another folder",
         )
-    result = run_transform(src, [parse_pass(name) for name in passes], dest, force, verify or False)
+    result = run_transform(src, [parse_pass(name) for name in passes], dest, force, verify or False, inputs)
     what = "changed by " + ", ".join(result.changed) if result.changed else "no pass changed anything"
     return f"wrote {dest} ({what}{'; verified' if verify else ''})"

@@ -130,13 +130,15 @@ def transform(
     out: str | os.PathLike | None = None,
     force: bool = False,
     verify: bool | VerifyOptions = False,
+    inputs: str | Sequence[str] | Mapping[str, Sequence[int | str]] | None = None,
 ) -> ModelProto:
     """Rewrite an ONNX model with passes run in order (``"explicit-pads"``, ``"no-ceil"``,
     ``"opset=11"``, ``"dml-legal"``, ``"expand-global"``); returns the new model and writes it to
-    ``out`` if given. ``verify`` runs it against the source on numpy first (``VerifyError``)."""
+    ``out`` if given. ``verify`` runs it against the source on numpy first (``VerifyError``);
+    ``inputs`` (``"x[1,3,640,640]"``) gives dynamic inputs static dims first."""
     from ovpool.transforms.apply import transform as _transform
 
-    return _transform(src, passes, out, force, verify).model
+    return _transform(src, passes, out, force, verify, inputs).model
 
 
 def validate(files: str | os.PathLike | list, strict: bool = False, target_openvino: str | None = None) -> list:

@@ -44,7 +44,7 @@ ROUTES: dict[tuple[str, str], str] = {
 # The options each route takes (ovpool.convert's **options); any other is a UsageError.
 ROUTE_OPTIONS: dict[tuple[str, str], frozenset[str]] = {
     ("onnx", "ir"): frozenset({"inputs", "compress_to_fp16", "exact_quantization", "target_openvino"}),
-    ("onnx", "dml"): frozenset({"feature_level"}),
+    ("onnx", "dml"): frozenset({"feature_level", "inputs"}),
     ("ir", "dml"): frozenset({"feature_level"}),
 }
 # The routes ``verify`` checks: one side runs on OpenVINO CPU at f32, the other on numpy.
