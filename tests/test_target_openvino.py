@@ -345,3 +345,48 @@ def test_older_forms_are_named_after_the_model_alone(tmp_path):
     second = onnx_to_ir(source, target_openvino="2023.3")
     assert first[".xml"] == second[".xml"]
     assert b'type="Slice"' in first[".xml"] and b'version="opset14"' not in first[".xml"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "pads", "refused"), [("reflect", [0, 0, 1, 0, 0, 3], False), ("constant", [0, 0, -1, 0, 0, 2], True)]
+)
+def test_pad_12_for_2023_0(mode, pads, refused):
+    """OpenVINO 2023.0 reads opset11: a Pad-12 (ONNX Pad-18 inside an If, as in silero VAD) becomes
+    Pad-1 where its pads are constants of at least 0, else it is refused by name."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Constant", [], ["p"], value=helper.make_tensor("p", TensorProto.INT64, [6], pads)),
+            helper.make_node("Pad", ["x", "p"], ["t"], mode=mode),
+        ],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [], [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)]
+    )
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=other)],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    newer = onnx_to_ov_model(model)
+    assert any(kind == "Pad" and number == 12 for _, kind, number in newer_layers(newer, 11))
+    if refused:
+        with pytest.raises(
+            UnsupportedError, match=r"\(Pad-12\): OpenVINO 2023.0 reads layers up to opset11, and Pad-12 with pads"
+        ):
+            onnx_to_ov_model(model, target_openvino="2023.0")
+        return
+    older = onnx_to_ov_model(model, target_openvino="2023.0")
+    assert not newer_layers(older, 11)
+    x = np.arange(5, dtype=np.float32).reshape(1, 1, 5)
+    compiled = [ov.Core().compile_model(m, "CPU", F32) for m in (newer, older)]
+    want, got = (c({"c": np.array(True), "x": x})[0] for c in compiled)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, np.pad(x, [(0, 0), (0, 0), (1, 3)], mode="reflect"))

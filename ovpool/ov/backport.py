@@ -17,6 +17,8 @@ that computes the same values on the same windows:
   to the layer within float32 rounding (the sum runs in another order). Dynamic spatial dims,
   OpenVINO's own window counts of auto_pad same/valid with ceil rounding, and a window with no
   input cell (``ceil`` rounding past the end pad) have no such form here.
+* Pad-12 (for 2023.0) -> Pad-1 where its pads are constants of at least 0: Pad-12 differs only in
+  taking negative pads, which crop. Pads computed at run time, or negative, have no such form here.
 * Identity-16 (the ONNX frontend's Identity since OpenVINO 2026.0) computes nothing: its consumers
   read its input instead (its internal tensor name is dropped). Where it is a model output, a
   Convert-1 to its own element type (also no computation) keeps the output a tensor of its own,
@@ -276,6 +278,23 @@ def _name(pool: Node, old: Node, stop: Output | None) -> None:
         stop.get_node().set_friendly_name(f"{old.get_friendly_name()}/ceil_torch_count")
 
 
+def _pad_1(op: Node) -> str:
+    """Pad-12 -> Pad-1 where its pads are constants of at least 0 (Pad-12 only adds negative pads,
+    which crop); a pad value is kept for ``constant`` mode, the only one that reads it."""
+    from openvino import opset1
+
+    pads = [op.input_value(i) for i in (1, 2)]
+    constant = all(p.get_node().get_type_name() == "Constant" for p in pads)
+    if not constant or any(min(p.get_node().get_data(), default=0) < 0 for p in pads):
+        return " with pads that are not constants of at least 0"
+    mode = op.get_attributes()["pad_mode"]
+    value = op.input_value(3) if op.get_input_size() > 3 and mode == "constant" else None
+    pad = opset1.pad(op.input_value(0), pads[0], pads[1], mode, value)
+    pad.set_friendly_name(op.get_friendly_name())
+    _take_place(op, [pad.output(0)])
+    return ""
+
+
 def _bypass(op: Node) -> str:
     """Identity-16: its consumers read its input, whose names stay its own (an internal name
     would otherwise become a model input's). A model output keeps its own tensor and names:
@@ -299,4 +318,5 @@ OLDER_FORMS: dict[tuple[str, int], Callable[[Node], str]] = {
     ("AvgPool", 14): _avg_pool_1,
     ("AvgPool", 16): _avg_pool_1,
     ("Identity", 16): _bypass,
+    ("Pad", 12): _pad_1,
 }
