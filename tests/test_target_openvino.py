@@ -390,3 +390,33 @@ def test_pad_12_for_2023_0(mode, pads, refused):
     want, got = (c({"c": np.array(True), "x": x})[0] for c in compiled)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(got, np.pad(x, [(0, 0), (0, 0), (1, 3)], mode="reflect"))
+
+
+def test_validate_says_what_an_older_form_needs(tmp_path):
+    """A Pad-12's older form needs constant pads >= 0, which the XML does not show: validate says so."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5])
+    pads = helper.make_node("Constant", [], ["p"], value=helper.make_tensor("p", TensorProto.INT64, [6], [0, 0, 1, 0, 0, 1]))
+    graph = helper.make_graph(
+        [pads, helper.make_node("Pad", ["x", "p"], ["t"], mode="reflect")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [], [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)]
+    )
+    outer = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=graph, else_branch=other)],
+        "g",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []), x],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    ov.save_model(
+        onnx_to_ov_model(helper.make_model(outer, opset_imports=[helper.make_opsetid("", 18)])), str(tmp_path / "m.xml")
+    )
+    [finding] = ovpool.validate(tmp_path / "m.xml", target_openvino="2023.0")
+    assert finding.code == "OVP601"
+    assert finding.message.endswith(
+        "Pad-12: OpenVINO 2023.0 reads layers up to opset11 and refuses the file here; ovpool convert "
+        "--target-openvino 2023.0 writes it in an exact older form (given constant pads of at least 0)"
+    )

@@ -159,7 +159,7 @@ def validate_file(path: str | os.PathLike, strict: bool = False, target_openvino
 def target_findings(doc: IRDocument, source: str | os.PathLike | bytes, release: releases.Release) -> Iterator[Finding]:
     """OVP601 for each layer of ``doc`` (read from ``source``) and of its layers' bodies whose
     opset is newer than ``release`` reads: on 2023.3, a ``MaxPool`` of ``version="opset14"``."""
-    from ovpool.ov.backport import OLDER_FORMS
+    from ovpool.ov.backport import OLDER_FORM_NEEDS, OLDER_FORMS
 
     limit = releases.newest_opset(release)
     for layer in doc.layers.values():
@@ -170,8 +170,10 @@ def target_findings(doc: IRDocument, source: str | os.PathLike | bytes, release:
             dilated = layer.type == "AvgPool" and any(d.strip() not in ("", "1") for d in dilations)
             static = bool(layer.inputs) and all(d.strip().isdigit() for d in layer.inputs[0].dims[2:])
             form = (layer.type, number) in OLDER_FORMS and (static or not dilated)
+            needs = OLDER_FORM_NEEDS.get((layer.type, number))
             remedy = (
                 f"ovpool convert --target-openvino {releases.shown(release)} writes it in an exact older form"
+                + (f" (given {needs})" if needs else "")
                 if form
                 else "it has no exact older form in ovpool"
             )

@@ -320,3 +320,6 @@ OLDER_FORMS: dict[tuple[str, int], Callable[[Node], str]] = {
     ("Identity", 16): _bypass,
     ("Pad", 12): _pad_1,
 }
+# What an older form needs that an IR's XML does not show (``ovpool validate`` says it); a dilated
+# AvgPool-16's static spatial dims are in the XML, and validate checks them.
+OLDER_FORM_NEEDS: dict[tuple[str, int], str] = {("Pad", 12): "constant pads of at least 0"}
