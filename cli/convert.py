@@ -1,5 +1,6 @@
 """``ovpool convert MODEL... [-o OUT | --output-dir DIR | --ovms-repo DIR] [--to ir|onnx|dml]
-[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--exact-quantization] [--allow-inexact] [--verify [--verify-inputs FILE.npz] [--rtol R] [--atol A]
+[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--exact-quantization] [--allow-inexact]
+[--target-openvino RELEASE] [--verify [--verify-inputs FILE.npz] [--rtol R] [--atol A]
 [--seed N]] [--dry-run] [--jobs N] [--force]``."""
 
 from __future__ import annotations
@@ -62,6 +63,13 @@ def register(app: typer.Typer) -> None:
             help="Write nodes OpenVINO's ONNX frontend converts wrong and ovpool cannot lower exactly (a warning each); "
             "default: refuse them.",
         ),
+        target_openvino: str | None = typer.Option(
+            None,
+            "--target-openvino",
+            metavar="RELEASE",
+            help="ONNX->IR: write only layers this OpenVINO release reads (2023.0 or later, e.g. 2023.3): newer ones "
+            "in exact older forms (MaxPool-14 -> MaxPool-8 + Slice), else refused by name. Default: the installed release.",
+        ),
         feature_level: str | None = typer.Option(
             None, "--feature-level", metavar="X.Y", help="DirectML: highest feature level to use, e.g. 4.0."
         ),
@@ -113,6 +121,7 @@ def register(app: typer.Typer) -> None:
             "compress_to_fp16": compress_to_fp16,
             "exact_quantization": exact_quantization,
             "allow_inexact": allow_inexact,
+            "target_openvino": target_openvino,
         }
         if ovms_repo is not None and dry_run:
             raise typer.BadParameter("--dry-run writes nothing; it takes no --ovms-repo")

@@ -89,7 +89,8 @@ def convert(
     verify: bool | VerifyOptions = False,
     **options: object,
 ) -> list:
-    """Convert a model file (ONNX, IR or DirectML JSON); returns the paths written. ``verify=True``
+    """Convert a model file (ONNX, IR or DirectML JSON); returns the paths written. ONNX -> IR takes
+    ``target_openvino="2023.3"``: only layers that OpenVINO release reads. ``verify=True``
     (or a ``VerifyOptions``) checks an ONNX <-> IR conversion against its source first
     (``ovpool convert --verify``; ``VerifyError`` and nothing written beyond tolerance)."""
     from ovpool.conversions import convert as _convert
@@ -103,6 +104,7 @@ def convert_model(
     verify: bool | VerifyOptions = False,
     exact_quantization: bool = False,
     allow_inexact: bool = False,
+    target_openvino: str | None = None,
 ) -> openvino.Model:
     """An ONNX model (a path or a ModelProto) as an ``openvino.Model``, called as
     ``openvino.convert_model`` is, with ovpool's exact pooling: save it with ``openvino.save_model``
@@ -111,12 +113,14 @@ def convert_model(
     at f32 against the ONNX model on ovpool's numpy executor and raises ``VerifyError`` beyond
     tolerance; ``exact_quantization`` as ``ovpool convert --exact-quantization``, ``allow_inexact``
     as ``--allow-inexact`` (the nodes OpenVINO's frontend converts wrong and ovpool cannot rewrite
-    are written as OpenVINO converts them, a warning each, instead of refused)."""
+    are written as OpenVINO converts them, a warning each, instead of refused);
+    ``target_openvino="2023.3"`` as ``ovpool convert --target-openvino 2023.3`` (only layers that
+    release reads)."""
     from ovpool.ov.from_onnx import ir_files, onnx_to_ov_model
     from ovpool.runtime import open_model
     from ovpool.runtime.verify import VerifyOptions, verify_files
 
-    converted = onnx_to_ov_model(model, inputs, exact_quantization, allow_inexact)
+    converted = onnx_to_ov_model(model, inputs, exact_quantization, allow_inexact, target_openvino)
     if verify:
         checks = verify if isinstance(verify, VerifyOptions) else VerifyOptions()
         verify_files(ir_files(converted), ".xml", open_model(model), checks)
@@ -140,9 +144,10 @@ def transform(
     return _transform(src, passes, out, force, verify, inputs).model
 
 
-def validate(files: str | os.PathLike | list, strict: bool = False) -> list:
+def validate(files: str | os.PathLike | list, strict: bool = False, target_openvino: str | None = None) -> list:
     """Check the pooling layers of IR files (``ovpool validate``); returns the findings (empty when
-    clean). ``strict`` also compares with OpenVINO's shape inference."""
+    clean). ``strict`` also compares with OpenVINO's shape inference; ``target_openvino``
+    (``"2023.3"``) reports every layer that release cannot read (OVP601: a MaxPool-14 there)."""
     from ovpool.ir.validation import validate as _validate
 
-    return _validate(files, strict=strict)
+    return _validate(files, strict=strict, target_openvino=target_openvino)

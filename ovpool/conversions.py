@@ -43,7 +43,7 @@ ROUTES: dict[tuple[str, str], str] = {
 
 # The options each route takes (ovpool.convert's **options); any other is a UsageError.
 ROUTE_OPTIONS: dict[tuple[str, str], frozenset[str]] = {
-    ("onnx", "ir"): frozenset({"inputs", "compress_to_fp16", "exact_quantization", "allow_inexact"}),
+    ("onnx", "ir"): frozenset({"inputs", "compress_to_fp16", "exact_quantization", "allow_inexact", "target_openvino"}),
     ("onnx", "dml"): frozenset({"feature_level", "inputs"}),
     ("ir", "dml"): frozenset({"feature_level"}),
 }
@@ -55,6 +55,7 @@ OPTION_FLAGS = {
     "compress_to_fp16": "--compress-to-fp16",
     "exact_quantization": "--exact-quantization",
     "allow_inexact": "--allow-inexact",
+    "target_openvino": "--target-openvino",
     "feature_level": "--feature-level",
 }
 
@@ -121,9 +122,10 @@ def convert(
 ) -> list[Path]:
     """Convert one file; returns the files written (IR: the .xml and its .bin). ``options`` are the
     route's (``ROUTE_OPTIONS``): ONNX -> IR ``inputs`` (``"x[1,3,640,640]"``) and
-    ``compress_to_fp16`` and ``exact_quantization`` and ``allow_inexact`` (write the nodes
-    OpenVINO's frontend converts wrong and ovpool cannot lower, with a warning each); -> DirectML
-    ``feature_level``. With ``verify``
+    ``compress_to_fp16``, ``exact_quantization``, ``allow_inexact`` (write the nodes OpenVINO's
+    frontend converts wrong and ovpool cannot lower, with a warning each) and ``target_openvino``
+    (``"2023.3"``: only layers that OpenVINO release reads); -> DirectML ``feature_level`` and
+    ``inputs``. With ``verify``
     (True, or ``ovpool.runtime.verify.VerifyOptions`` for inputs and tolerances) an ONNX <-> IR
     conversion is checked against its source before anything is written (``VerifyError``, exit
     1, names the first layer beyond tolerance)."""

@@ -228,6 +228,7 @@ def onnx_runs(model: str = "m.onnx", node: str = "pool1") -> tuple[tuple[str, ..
     return (
         ("convert", model, "-o", "out/m.xml"),
         ("convert", model, "--to", "dml", "-o", "out/m.json"),
+        ("convert", model, "-o", "out/m.xml", "--target-openvino", "2023.3"),
         ("validate", model),
         ("run", model, "--random-inputs", "--device", "numpy"),
         ("run", model, "--random-inputs", "--device", "CPU"),
@@ -244,6 +245,7 @@ def ir_runs(model: str = "m.xml", layer: str = "pool2") -> tuple[tuple[str, ...]
         ("convert", model, "--to", "dml", "-o", "out/m.h"),
         ("validate", model),
         ("validate", "--strict", "--format", "json", model),
+        ("validate", "--target-openvino", "2023.3", model),
         ("run", model, "--random-inputs", "--device", "numpy"),
         ("run", model, "--random-inputs", "--device", "CPU"),
         ("transform", model, "--pass", "no-ceil"),

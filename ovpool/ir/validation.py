@@ -39,12 +39,18 @@ OVP401   openvino-shape             (--strict) OpenVINO infers other output dims
 OVP402   openvino-refuses           (--strict) OpenVINO cannot read the model
 OVP501   quantized-padding          OpenVINO CPU averages integers padded with 0, not the zero point
 OVP502   quantized-reduce           OpenVINO CPU mixes batch and channels in a 3-D integer ReduceMean
+OVP601   target-opset               (--target-openvino R) a layer of an opset release R cannot read
 =======  =========================  ============================================================
 
 OVP5xx is how OpenVINO's CPU plugin runs a layer that is valid as written: a quantized AvgPool
 with padding whose integers have a non-zero zero point is averaged on integers padded with 0
 (OVP501), and a quantized ReduceMean over the last axis of a 3-D tensor with a batch of 2 or more
 mixes batch and channels up (OVP502); ``ovpool.ir.lowprecision`` says exactly which layers.
+
+OVP601 checks every layer, pooling or not, bodies of If/Loop/TensorIterator included, against the
+opsets of the OpenVINO release given (``ovpool.ov.releases``): 2023.3 reads up to opset13 and
+refuses the file at a MaxPool of ``version="opset14"``. The finding says whether ``ovpool
+convert --target-openvino`` writes an exact older form of it (``ovpool.ov.backport``).
 
 A declared dim of ``-1``/``?`` is always accepted (less precise, not wrong); any other declared
 dim must equal the expected one, bounds included: input ``1..10``, kernel 3, stride 2, pads 1/0
@@ -65,8 +71,9 @@ from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import AttributeIssue, read_layer, template_for
 from ovpool.ir.lowprecision import GraphView, integer_padding, reduce_batch_mixup
-from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_ir, weights_file
+from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_bodies, read_ir, weights_file
 from ovpool.ir.templates import POOL_LAYER_TYPES, Template
+from ovpool.ov import releases
 from ovpool.spec import PoolSpec
 
 CODES = {
@@ -89,6 +96,7 @@ CODES = {
     "openvino-refuses": "OVP402",
     "quantized-padding": "OVP501",
     "quantized-reduce": "OVP502",
+    "target-opset": "OVP601",
 }
 
 
@@ -131,17 +139,52 @@ class FileReport:
     findings: list[Finding] = field(default_factory=list)
 
 
-def validate(files: str | os.PathLike | Sequence[str | os.PathLike], strict: bool = False) -> list[Finding]:
+def validate(
+    files: str | os.PathLike | Sequence[str | os.PathLike], strict: bool = False, target_openvino: str | None = None
+) -> list[Finding]:
     """Findings for one IR file or several (empty when clean). An unreadable file raises
-    ``InputFileError``. ``strict`` also compares with OpenVINO's shape inference."""
+    ``InputFileError``. ``strict`` also compares with OpenVINO's shape inference;
+    ``target_openvino`` (``"2023.3"``) reports the layers that release cannot read (OVP601)."""
     paths = [files] if isinstance(files, (str, os.PathLike)) else list(files)
-    return [f for path in paths for f in validate_file(path, strict).findings]
+    return [f for path in paths for f in validate_file(path, strict, target_openvino).findings]
 
 
-def validate_file(path: str | os.PathLike, strict: bool = False) -> FileReport:
+def validate_file(path: str | os.PathLike, strict: bool = False, target_openvino: str | None = None) -> FileReport:
     """Check one IR file; linear in its layers and edges."""
+    release = releases.parse(target_openvino) if target_openvino is not None else None
     with _collector_paused():
-        return _validate_file(path, strict)
+        return _validate_file(path, strict, release)
+
+
+def target_findings(doc: IRDocument, source: str | os.PathLike | bytes, release: releases.Release) -> Iterator[Finding]:
+    """OVP601 for each layer of ``doc`` (read from ``source``) and of its layers' bodies whose
+    opset is newer than ``release`` reads: on 2023.3, a ``MaxPool`` of ``version="opset14"``."""
+    from ovpool.ov.backport import OLDER_FORM_NEEDS, OLDER_FORMS
+
+    limit = releases.newest_opset(release)
+    for layer in doc.layers.values():
+        number = releases.opset_number(layer.version)
+        if number is not None and number > limit:
+            # a dilated AvgPool-16 has an older form on static spatial dims only (ovpool.ov.backport)
+            dilations = layer.data.get("dilations", "").split(",")
+            dilated = layer.type == "AvgPool" and any(d.strip() not in ("", "1") for d in dilations)
+            static = bool(layer.inputs) and all(d.strip().isdigit() for d in layer.inputs[0].dims[2:])
+            form = (layer.type, number) in OLDER_FORMS and (static or not dilated)
+            needs = OLDER_FORM_NEEDS.get((layer.type, number))
+            remedy = (
+                f"ovpool convert --target-openvino {releases.shown(release)} writes it in an exact older form"
+                + (f" (given {needs})" if needs else "")
+                if form
+                else "it has no exact older form in ovpool"
+            )
+            message = (
+                f"{layer.type}-{number}: OpenVINO {releases.shown(release)} reads layers up to opset{limit} "
+                f"and refuses the file here; {remedy}"
+            )
+            yield Finding(doc.path, layer.id, layer.name, layer.type, layer.version, "target-opset", message, layer.line)
+        if layer.type in ("If", "Loop", "TensorIterator"):
+            for body in read_bodies(source, layer, doc.path).values():
+                yield from target_findings(body.document, body.data, release)
 
 
 @contextmanager
@@ -157,7 +200,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
+def _validate_file(path: str | os.PathLike, strict: bool, release: releases.Release | None = None) -> FileReport:
     kind = {".onnx": "an ONNX model", ".json": "a DirectML JSON document"}.get(Path(path).suffix.lower())
     if kind is not None:
         raise InputFileError.in_file(
@@ -190,6 +233,8 @@ def _validate_file(path: str | os.PathLike, strict: bool) -> FileReport:
         if out.items:
             report.findings.extend(out.findings())
     report.findings.extend(_structure_findings(doc, {layer_id for layer_id, _ in report.pooling_layers}))
+    if release is not None:
+        report.findings.extend(target_findings(doc, path, release))
     if strict:
         report.findings.extend(_check_with_openvino(doc, {layer_id for layer_id, _ in report.pooling_layers}))
     return report

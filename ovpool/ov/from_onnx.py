@@ -19,6 +19,9 @@ converts otherwise than ONNX (Softmax-11 axes, Resize antialias and other coordi
 Constant-12 attributes, RoiAlign max, integer Div) into nodes it converts exactly, or refuses the
 model naming the node (``allow_inexact``: a warning instead, and OpenVINO's conversion).
 
+``target_openvino`` (``"2023.3"``, both functions) leaves only layers that OpenVINO release
+reads (``ovpool.ov.backport``).
+
 ``inputs`` sets input shapes before conversion, as ``ovc --input`` does: ovc's text
 (``"x[1,3,640,640]"``) or a mapping (``{"x": [1, 3, 640, 640]}``), see ``ovpool.ov.inputs``. The
 shapes are set on the frontend's input places, so the pooling lowering and the shape check below
@@ -77,16 +80,42 @@ Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
 
 
 def onnx_to_ov_model(
-    model: str | os.PathLike | ModelProto, inputs: Inputs = None, exact_quantization: bool = False, allow_inexact: bool = False
+    model: str | os.PathLike | ModelProto,
+    inputs: Inputs = None,
+    exact_quantization: bool = False,
+    allow_inexact: bool = False,
+    target_openvino: str | None = None,
 ) -> openvino.Model:
     """An ``openvino.Model`` of the ONNX model (a path or a ModelProto) with exact pooling;
     ``inputs`` sets input shapes first (``"x[1,3,640,640]"``, see the module docstring);
     ``exact_quantization`` writes QuantizeLinear, DequantizeLinear and quantized pools in the exact
     forms of ``ovpool.ov.quantized`` instead of FakeQuantize and OpenVINO's low-precision pipeline.
     A node OpenVINO's frontend converts wrong is lowered by ``ovpool.ov.frontend_fixes`` or refused
-    (``UnsupportedError`` naming it); ``allow_inexact`` leaves a refused node to OpenVINO with a warning."""
-    shapes = input_shapes(inputs)
+    (``UnsupportedError`` naming it); ``allow_inexact`` leaves a refused node to OpenVINO with a warning.
+    ``target_openvino`` (``"2023.3"``) leaves only layers that release reads: newer layers in
+    their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
+    ``UnsupportedError`` naming the layer that has none."""
+    from ovpool.ov import releases
+
+    release = releases.parse(target_openvino) if target_openvino is not None else None
     label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
+    converted = _whole_model(model, inputs, exact_quantization, allow_inexact, label)
+    if release is not None:
+        from ovpool.ov.backport import backport
+
+        try:
+            backport(converted, release)
+        except OvpoolError as exc:
+            raise exc.located(label) from None
+        stable_names(converted)  # the Slices and Constants of the older forms
+    return converted
+
+
+def _whole_model(
+    model: str | os.PathLike | ModelProto, inputs: Inputs, exact_quantization: bool, allow_inexact: bool, label: str
+) -> openvino.Model:
+    """``onnx_to_ov_model`` before ``target_openvino``."""
+    shapes = input_shapes(inputs)
     proto = model if isinstance(model, ModelProto) else load(Path(model), load_data=False)
     fixed = _fixed(proto, model, label, shapes, allow_inexact)
     whole, quant = _prepared(fixed if fixed is not None else proto, model, label, exact_quantization)
@@ -157,12 +186,16 @@ def onnx_to_ir(
     compress_to_fp16: bool = False,
     exact_quantization: bool = False,
     allow_inexact: bool = False,
+    target_openvino: str | None = None,
 ) -> Mapping[str, bytes]:
     """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
     ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin); with
     ``exact_quantization``, quantization in exact forms; with ``allow_inexact``, the nodes
-    ``frontend_fixes`` refuses written as OpenVINO converts them (``onnx_to_ov_model``)."""
-    return ir_files(onnx_to_ov_model(src, inputs, exact_quantization, allow_inexact), compress_to_fp16)
+    ``frontend_fixes`` refuses written as OpenVINO converts them (``onnx_to_ov_model``). With
+    ``target_openvino`` (``"2023.3"``), every layer is one that release reads: newer layers in
+    their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
+    ``UnsupportedError`` naming the layer that has none."""
+    return ir_files(onnx_to_ov_model(src, inputs, exact_quantization, allow_inexact, target_openvino), compress_to_fp16)
 
 
 def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Mapping[str, bytes]:
