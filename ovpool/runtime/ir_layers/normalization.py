@@ -1,0 +1,104 @@
+"""Softmax and normalisation layers: SoftMax, LogSoftmax, MVN, NormalizeL2, BatchNormInference.
+
+- Softmax-1/8 and LogSoftmax-5 normalise along one ``axis``. MVN-6 divides by
+  ``sqrt(var + eps)`` (``eps_mode="inside_sqrt"``) or ``sqrt(var) + eps`` (``outside_sqrt``);
+  NormalizeL2 by ``sqrt(max(sum(x^2), eps))`` (``eps_mode="max"``) or ``sqrt(sum(x^2) + eps)``.
+- BatchNormInference-1 takes (gamma, beta, data, mean, variance), -5 (data, gamma, beta, mean,
+  variance).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ovpool.runtime.ir_layers.base import LayerNode, ints_of, layer
+from ovpool.runtime.ops.base import Kernel
+
+
+@layer("SoftMax", 1, 8)
+def softmax(node: LayerNode) -> Kernel:
+    """SoftMax-1/8 along ``axis`` (default 1; -1 is the last axis from 8)."""
+    return node.onnx("Softmax", 13, {"axis": node.integer("axis", 1)})
+
+
+@layer("LogSoftmax", 5)
+def log_softmax(node: LayerNode) -> Kernel:
+    """LogSoftmax-5 along ``axis`` (default 1)."""
+    return node.onnx("LogSoftmax", 13, {"axis": node.integer("axis", 1)})
+
+
+def _normalize_axes(node: LayerNode, axes: Sequence[int], rank: int) -> tuple[int, ...]:
+    if any(not -rank <= a < rank for a in axes):
+        raise node.fail(f"axes {list(axes)} fall outside a rank-{rank} input")
+    return tuple(sorted({a % rank for a in axes}))
+
+
+def _mvn(node: LayerNode, x: np.ndarray, axes: tuple[int, ...], variance: bool, eps: float, inside: bool) -> np.ndarray:
+    """(x - mean) / sqrt(var + eps) (inside) or / (sqrt(var) + eps), over ``axes``, in float64."""
+    if x.dtype.kind != "f" and x.dtype.name != "bfloat16":
+        raise node.fail(f"input 0 is {x.dtype}; the layer takes floating-point types")
+    work = x.astype(np.float64)
+    centred = work - work.mean(axis=axes, keepdims=True)
+    if variance:
+        var = np.square(centred).mean(axis=axes, keepdims=True)
+        centred /= np.sqrt(var + eps) if inside else np.sqrt(var) + eps
+    return centred.astype(x.dtype)
+
+
+@layer("MVN", 6)
+def mvn_6(node: LayerNode) -> Kernel:
+    """MVN-6: mean (and variance, ``normalize_variance``) over the ``axes`` input; ``eps_mode``
+    inside_sqrt or outside_sqrt: [1, 3] gives [-1, 1] with eps 0."""
+    variance = node.flag("normalize_variance", True)
+    eps = node.number("eps")
+    inside = node.choice("eps_mode", "inside_sqrt", ("inside_sqrt", "outside_sqrt")) == "inside_sqrt"
+
+    def kernel(x: np.ndarray, axes: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (_mvn(node, x, _normalize_axes(node, ints_of(axes), x.ndim), variance, eps, inside),)
+
+    return kernel
+
+
+@layer("MVN", 2)
+def mvn_1(node: LayerNode) -> Kernel:
+    """MVN-1 (opset2): over ``reduction_axes``, or the spatial axes (and channels when
+    ``across_channels``); eps added to the variance, inside the square root."""
+    variance = node.flag("normalize_variance", True)
+    eps = node.number("eps")
+    given = node.ints("reduction_axes", ())
+    across = node.flag("across_channels", False)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        axes = _normalize_axes(node, given, x.ndim) if given else tuple(range(1 if across else 2, x.ndim))
+        return (_mvn(node, x, axes, variance, eps, inside=True),)
+
+    return kernel
+
+
+@layer("NormalizeL2", 1)
+def normalize_l2(node: LayerNode) -> Kernel:
+    """NormalizeL2-1: x / sqrt(max(sum(x^2), eps)) (``eps_mode="max"``) or sqrt(sum(x^2) + eps)
+    (``add``) over the ``axes`` input: [3, 4] gives [0.6, 0.8]."""
+    eps = node.number("eps")
+    add = node.choice("eps_mode", "add", ("add", "max")) == "add"
+
+    def kernel(x: np.ndarray, axes: np.ndarray) -> tuple[np.ndarray, ...]:
+        chosen = _normalize_axes(node, ints_of(axes), x.ndim)
+        work = x.astype(np.float64)
+        total = np.square(work).sum(axis=chosen, keepdims=True)
+        norm = np.sqrt(total + eps) if add else np.sqrt(np.maximum(total, eps))
+        return ((work / norm).astype(x.dtype),)
+
+    return kernel
+
+
+@layer("BatchNormInference", 1, 5)
+def batch_norm(node: LayerNode) -> Kernel:
+    """BatchNormInference: gamma * (x - mean) / sqrt(var + epsilon) + beta per channel (axis 1);
+    version 1 takes (gamma, beta, data, mean, variance), 5 (data, gamma, beta, mean, variance)."""
+    order = (2, 0, 1, 3, 4) if node.layer.version == "opset1" else (0, 1, 2, 3, 4)
+    constants = tuple(node.constant(i) for i in order)
+    kernel = node.onnx("BatchNormalization", 15, {"epsilon": node.number("epsilon")}, constants)
+    return lambda *inputs: kernel(*(inputs[i] for i in order))
