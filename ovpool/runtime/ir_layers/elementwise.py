@@ -143,9 +143,34 @@ for _type, _onnx, _since in (
     ("Sin", "Sin", 7),
     ("Cos", "Cos", 7),
     ("Sign", "Sign", 13),
+    ("Tan", "Tan", 7),
+    ("Asin", "Asin", 7),
+    ("Acos", "Acos", 7),
+    ("Atan", "Atan", 7),
+    ("Sinh", "Sinh", 9),
+    ("Cosh", "Cosh", 9),
 ):
     layer(_type, 1)(_unary(_onnx, _since))
 layer("Mish", 4)(_unary("Mish", 18))
+for _type, _onnx, _since in (("Asinh", "Asinh", 9), ("Acosh", "Acosh", 9), ("Atanh", "Atanh", 9)):
+    layer(_type, 4)(_unary(_onnx, _since))
+layer("IsNaN", 10)(_unary("IsNaN", 13))
+
+
+@layer("IsFinite", 10)
+def is_finite(node: LayerNode) -> Kernel:
+    """IsFinite-10: true where x is neither infinite nor NaN."""
+    return lambda x: (np.isfinite(x),)
+
+
+@layer("IsInf", 10)
+def is_inf(node: LayerNode) -> Kernel:
+    """IsInf-10: true at +inf (``detect_positive``, default true) and -inf (``detect_negative``)."""
+    attrs = {
+        "detect_positive": int(node.flag("detect_positive", True)),
+        "detect_negative": int(node.flag("detect_negative", True)),
+    }
+    return node.onnx("IsInf", 10, attrs)
 
 
 @layer("Round", 5)

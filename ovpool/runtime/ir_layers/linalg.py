@@ -1,6 +1,7 @@
-"""MatMul and ScaledDotProductAttention.
+"""MatMul, Einsum and ScaledDotProductAttention.
 
 - MatMul's ``transpose_a``/``transpose_b`` swap the last two axes of a rank-2+ input.
+- Einsum-7's ``equation`` means what ONNX Einsum's does ("ij,jk->ik", "...ii->...i", implicit output).
 - ScaledDotProductAttention-13 is ``softmax(Q K^T * scale + mask) V`` with ``scale``
   ``1/sqrt(E)`` by default, a boolean mask keeping where true, ``causal`` masking every key after
   the query's position.
@@ -34,6 +35,12 @@ def matmul(node: LayerNode) -> Kernel:
         return onnx_matmul(a, b)
 
     return kernel
+
+
+@layer("Einsum", 7)
+def einsum(node: LayerNode) -> Kernel:
+    """Einsum-7: ONNX Einsum-12 of the layer's ``equation``: "ij,jk->ik" of (2, 3) and (3, 4) is their product."""
+    return node.onnx("Einsum", 12, {"equation": node.text("equation")}, node.constants)
 
 
 @layer("ScaledDotProductAttention", 13)

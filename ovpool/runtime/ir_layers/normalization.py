@@ -1,10 +1,14 @@
-"""Softmax and normalisation layers: SoftMax, LogSoftmax, MVN, NormalizeL2, BatchNormInference.
+"""Softmax and normalisation layers: SoftMax, LogSoftmax, MVN, NormalizeL2, BatchNormInference, LRN, GRN.
 
 - Softmax-1/8 and LogSoftmax-5 normalise along one ``axis``. MVN-6 divides by
   ``sqrt(var + eps)`` (``eps_mode="inside_sqrt"``) or ``sqrt(var) + eps`` (``outside_sqrt``);
   NormalizeL2 by ``sqrt(max(sum(x^2), eps))`` (``eps_mode="max"``) or ``sqrt(sum(x^2) + eps)``.
 - BatchNormInference-1 takes (gamma, beta, data, mean, variance), -5 (data, gamma, beta, mean,
   variance).
+- LRN-1 sums the squares over a window of ``2 * ((size - 1) // 2) + 1`` elements centred on each
+  element, on each axis of its ``axes`` input, clipped to the axis (an even ``size`` of 4 sums 3,
+  where ONNX LRN sums 4: the elements c-1 .. c+2), and divides by
+  ``(bias + alpha / size^len(axes) * sum)^beta``; GRN-1 divides by ``sqrt(sum_c x^2 + bias)``.
 """
 
 from __future__ import annotations
@@ -102,3 +106,53 @@ def batch_norm(node: LayerNode) -> Kernel:
     constants = tuple(node.constant(i) for i in order)
     kernel = node.onnx("BatchNormalization", 15, {"epsilon": node.number("epsilon")}, constants)
     return lambda *inputs: kernel(*(inputs[i] for i in order))
+
+
+def _window_sums(x: np.ndarray, axis: int, half: int) -> np.ndarray:
+    """Along ``axis``, the sum of the elements ``i - half`` .. ``i + half`` that exist, for each ``i``."""
+    n = x.shape[axis]
+    running = np.cumsum(np.moveaxis(x, axis, 0), axis=0)
+    padded = np.concatenate([np.zeros((1,) + running.shape[1:], running.dtype), running])
+    i = np.arange(n)
+    high, low = np.minimum(i + half + 1, n), np.maximum(i - half, 0)
+    return np.moveaxis(padded[high] - padded[low], 0, axis)
+
+
+@layer("LRN", 1)
+def lrn(node: LayerNode) -> Kernel:
+    """LRN-1: x / (bias + alpha / size^len(axes) * sqr_sum)^beta, ``sqr_sum`` the sum of x^2 over the
+    window of each axis of the ``axes`` input from ``i - (size - 1) // 2`` to ``i + (size - 1) // 2``
+    (OpenVINO's reference implementation: an even size reaches as far as the odd one below it),
+    clipped to the axis. Channels 1, 2, 3 with size 3, alpha 3, beta 1, bias 1: the middle one
+    is 2 / (1 + 1/3 * 14) = 0.353."""
+    alpha, beta, bias = node.number("alpha"), node.number("beta"), node.number("bias")
+    size = node.integer("size")
+    if size < 1:
+        raise node.fail(f"{size} is below 1", "size")
+
+    def kernel(x: np.ndarray, axes: np.ndarray) -> tuple[np.ndarray, ...]:
+        if x.dtype.kind != "f":
+            raise node.fail(f"input 0 is {x.dtype}; the layer takes floating-point types")
+        chosen = _normalize_axes(node, ints_of(axes), x.ndim)
+        squares = np.square(x.astype(np.float64))
+        for a in chosen:
+            squares = _window_sums(squares, a, (size - 1) // 2)
+        scale = alpha / float(size) ** len(chosen)
+        return ((x / np.power(bias + scale * squares, beta)).astype(x.dtype),)
+
+    return kernel
+
+
+@layer("GRN", 1)
+def grn(node: LayerNode) -> Kernel:
+    """GRN-1: x / sqrt(sum over the channels (axis 1) of x^2 + bias): channels 3, 4 with bias 0
+    give 0.6, 0.8."""
+    bias = node.number("bias")
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if x.dtype.kind != "f" or x.ndim < 2:
+            raise node.fail(f"input 0 is {x.dtype} of shape {list(x.shape)}; the layer takes floats with a channel axis")
+        work = x.astype(np.float64)
+        return ((work / np.sqrt(np.square(work).sum(axis=1, keepdims=True) + bias)).astype(x.dtype),)
+
+    return kernel

@@ -1,0 +1,440 @@
+"""IR layers OpenVINO's ONNX frontend writes (and opset-1 layers of older IRs) on the numpy
+executor, against OpenVINO's CPU plugin at ``INFERENCE_PRECISION_HINT=f32``.
+
+Each layer is built with OpenVINO's own opset API (``NodeFactory`` where Python has no builder),
+saved as IR with f32 weights, and run both ways over hypothesis-drawn attributes (a few examples
+in CI, ``HYPOTHESIS_PROFILE=deep`` for many). One-node ONNX models of the operators that produce
+these layers are converted by ovpool (``onnx_to_ir``) at every since-version in opsets 7-22 and
+their IR run on numpy, on the CPU plugin and compared with onnxruntime on the ONNX model.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ovpool.runtime.ir_executor import IrGraph
+
+ov = pytest.importorskip("openvino")
+from openvino import opset1, opset3, opset4, opset5, opset6, opset7, opset8, opset9, opset10, opset12, opset15, opset16  # noqa: E402
+from openvino.utils.node_factory import NodeFactory  # noqa: E402
+
+pytestmark = pytest.mark.openvino
+RTOL = 1e-5
+# Each example compiles a model on the CPU plugin: 5 in CI, many more with HYPOTHESIS_PROFILE=deep.
+EXAMPLES = max(5, settings.default.max_examples // 12)
+F32 = ov.Type.f32
+
+
+def cpu(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled(feeds)
+    return [np.asarray(result[o]) for o in compiled.outputs]
+
+
+def assert_close(got: np.ndarray, want: np.ndarray, what: str, rtol: float = RTOL) -> None:
+    """Same shape and type; integers and booleans equal, floats within ``rtol`` of the largest magnitude."""
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    if want.dtype.kind in "biu":
+        assert np.array_equal(got, want), f"{what}: {got.tolist()} != {want.tolist()}"
+        return
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    assert np.array_equal(np.isnan(g), np.isnan(w)), what
+    finite = ~np.isnan(w)
+    scale = max(float(np.max(np.abs(w[finite]), initial=0)), 1e-30)
+    error = float(np.max(np.abs(g[finite] - w[finite]), initial=0))
+    assert error <= rtol * scale, f"{what}: max error {error:.3g} > {rtol} * {scale:.3g}"
+
+
+def check_ir(xml: Path, feeds: dict[str, np.ndarray], rtol: float = RTOL) -> list[np.ndarray]:
+    """numpy's outputs of ``xml`` against the CPU plugin's; numpy's returned in output order."""
+    got = list(IrGraph.read(xml).run(feeds).values())
+    want = cpu(xml, feeds)
+    assert len(got) == len(want)
+    for i, (value, expected) in enumerate(zip(got, want)):
+        assert_close(value, expected, f"output {i}", rtol)
+    return got
+
+
+def check_model(outputs: Sequence, params: Sequence, feeds: dict[str, np.ndarray], rtol: float = RTOL) -> list[np.ndarray]:
+    with tempfile.TemporaryDirectory() as folder:
+        xml = Path(folder) / "m.xml"
+        ov.save_model(ov.Model(list(outputs), list(params)), str(xml), compress_to_fp16=False)
+        return check_ir(xml, feeds, rtol)
+
+
+def param(name: str, shape: Sequence[int], dtype=F32):
+    return opset1.parameter(list(shape), dtype, name=name)
+
+
+def const(value) -> object:
+    return opset1.constant(np.asarray(value))
+
+
+def factory(version: int, layer_type: str, inputs: Sequence, attrs: dict) -> object:
+    """A layer Python has no builder for (Reverse-1, NonMaxSuppression-4...), made by OpenVINO's node factory."""
+    return NodeFactory(f"opset{version}").create(layer_type, [node.output(0) for node in inputs], attrs)
+
+
+# ---------------------------------------------------------------------------------------------
+# ROIAlign
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    version=st.sampled_from([3, 9]),
+    aligned=st.sampled_from(["asymmetric", "half_pixel_for_nn", "half_pixel"]),
+    mode=st.sampled_from(["avg", "max"]),
+    pooled=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    ratio=st.integers(0, 3),
+    scale=st.sampled_from([1.0, 0.5, 0.25]),
+    seed=st.integers(0, 2**16),
+)
+def test_roi_align(version, aligned, mode, pooled, ratio, scale, seed):
+    rng = np.random.default_rng(seed)
+    x = param("x", [2, 3, 7, 8])
+    start = rng.uniform(-2, 12, (5, 2))
+    rois = np.concatenate([start, start + rng.uniform(0, 8, (5, 2))], axis=1).astype(np.float32)
+    batch = const(rng.integers(0, 2, 5).astype(np.int32))
+    if version == 3:
+        node = opset3.roi_align(x, const(rois), batch, *pooled, ratio, scale, mode)
+    else:
+        node = opset9.roi_align(x, const(rois), batch, *pooled, ratio, scale, mode, aligned)
+    check_model([node], [x], {"x": rng.standard_normal((2, 3, 7, 8)).astype(np.float32)})
+
+
+def test_roi_align_max_starts_from_zero():
+    """A bin whose samples are all negative pools to 0 in ``max`` mode (OpenVINO's reference and CPU)."""
+    x = param("x", [1, 1, 4, 4])
+    node = opset9.roi_align(x, const(np.float32([[0, 0, 3, 3]])), const(np.int32([0])), 1, 1, 2, 1.0, "max", "asymmetric")
+    assert check_model([node], [x], {"x": -np.ones((1, 1, 4, 4), np.float32)})[0].item() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# OneHot, CumSum, Reverse, ReverseSequence, GatherElements, GatherND
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    version=st.sampled_from([1, 16]),
+    normalize=st.booleans(),
+    axis=st.integers(-3, 2),
+    depth=st.integers(1, 5),
+    values=st.tuples(st.sampled_from([1.0, 5.5, -2.0]), st.sampled_from([0.0, -1.0])),
+    seed=st.integers(0, 2**16),
+)
+def test_one_hot(version, normalize, axis, depth, values, seed):
+    indices = np.random.default_rng(seed).integers(-depth - 1, depth + 2, (3, 4)).astype(np.int32)
+    i = param("i", [3, 4], ov.Type.i32)
+    on, off = const(np.float32(values[0])), const(np.float32(values[1]))
+    if version == 1:
+        node = opset1.one_hot(i, const(np.int32(depth)), on, off, axis)
+    else:
+        node = opset16.one_hot(i, const(np.int64(depth)), on, off, axis, "normalize" if normalize else "ignore_negative")
+    check_model([node], [i], {"i": indices})
+
+
+def test_one_hot_rule_by_example():
+    """Indices [0, 2, -1], depth 3: rows 100, 001, 000; -16's ``normalize`` makes the last 001."""
+    i = param("i", [3], ov.Type.i64)
+    args = (i, const(np.int64(3)), const(np.float32(1)), const(np.float32(0)), -1)
+    indices = {"i": np.int64([0, 2, -1])}
+    assert check_model([opset1.one_hot(*args)], [i], indices)[0].tolist() == [[1, 0, 0], [0, 0, 1], [0, 0, 0]]
+    assert check_model([opset16.one_hot(*args, "normalize")], [i], indices)[0][2].tolist() == [0, 0, 1]
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("axis", [0, -1, 1])
+def test_cumsum(exclusive, reverse, axis):
+    x = param("x", [3, 4, 2])
+    node = opset3.cumsum(x, const(np.int64(axis)), exclusive=exclusive, reverse=reverse)
+    check_model([node], [x], {"x": np.random.default_rng(1).standard_normal((3, 4, 2)).astype(np.float32)})
+
+
+@pytest.mark.parametrize(
+    "mode, axes",
+    [
+        ("index", np.int64([0, 2])),
+        ("index", np.int64([-1])),
+        ("mask", np.array([False, True, True])),
+        ("mask", np.array([False] * 3)),
+    ],
+)
+def test_reverse(mode, axes):
+    x = param("x", [2, 3, 4])
+    node = factory(1, "Reverse", [x, const(axes)], {"mode": mode})
+    check_model([node], [x], {"x": np.arange(24, dtype=np.float32).reshape(2, 3, 4)})
+
+
+@pytest.mark.parametrize("batch_axis, seq_axis", [(0, 1), (2, 0), (1, 2)])
+def test_reverse_sequence(batch_axis, seq_axis):
+    shape = [3, 4, 5]
+    x = param("x", shape)
+    lengths = np.int32([1, 3, 2, 4, 0][: shape[batch_axis]])
+    lengths = np.minimum(lengths, shape[seq_axis])
+    node = opset1.reverse_sequence(x, const(lengths), batch_axis, seq_axis)
+    check_model([node], [x], {"x": np.arange(60, dtype=np.float32).reshape(shape)})
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_gather_elements(axis):
+    rng = np.random.default_rng(2)
+    x = param("x", [3, 4, 5])
+    shape = [3, 4, 5]
+    shape[axis] = 2
+    indices = rng.integers(-3, 3, shape).astype(np.int32)
+    check_model([opset6.gather_elements(x, const(indices), axis)], [x], {"x": rng.standard_normal((3, 4, 5)).astype(np.float32)})
+
+
+@pytest.mark.parametrize("version", [5, 8])
+@pytest.mark.parametrize("batch_dims, indices_shape", [(0, [2, 2]), (1, [2, 3, 1]), (2, [2, 3, 1])])
+def test_gather_nd(version, batch_dims, indices_shape):
+    rng = np.random.default_rng(3)
+    x = param("x", [2, 3, 4])
+    k = indices_shape[-1]
+    dims = [2, 3, 4][batch_dims : batch_dims + k]
+    indices = np.stack([rng.integers(-d, d, indices_shape[:-1]) for d in dims], axis=-1).astype(np.int32)
+    build = opset5.gather_nd if version == 5 else opset8.gather_nd
+    check_model([build(x, const(indices), batch_dims)], [x], {"x": rng.standard_normal((2, 3, 4)).astype(np.float32)})
+
+
+# ---------------------------------------------------------------------------------------------
+# Scatters
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    version=st.sampled_from([4, 15]),
+    reduction=st.sampled_from(["none", "sum", "sub", "prod", "min", "max"]),
+    dtype=st.sampled_from([np.float32, np.int32]),
+    k=st.integers(1, 2),
+    seed=st.integers(0, 2**16),
+)
+def test_scatter_nd_update(version, reduction, dtype, k, seed):
+    rng = np.random.default_rng(seed)
+    shape = [3, 4, 2]
+    indices = np.stack([rng.integers(-d, d, 5) for d in shape[:k]], axis=-1).astype(np.int32)
+    if reduction == "none":  # a repeated index keeps the last update on OpenVINO; spelled out once here
+        _, first = np.unique(np.ravel_multi_index(tuple((indices % shape[:k]).T), shape[:k]), return_index=True)
+        indices = indices[np.sort(first)]
+    updates = rng.integers(-3, 4, (len(indices), *shape[k:])).astype(dtype)
+    x = param("x", shape, ov.Type(dtype))
+    if version == 4:
+        node = opset4.scatter_nd_update(x, const(indices), const(updates))
+    else:
+        node = opset15.scatter_nd_update(x, const(indices), const(updates), reduction)
+    check_model([node], [x], {"x": rng.integers(-5, 6, shape).astype(dtype)})
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    version=st.sampled_from([3, 12]),
+    reduction=st.sampled_from(["none", "sum", "prod", "min", "max", "mean"]),
+    use_init=st.booleans(),
+    dtype=st.sampled_from([np.float32, np.int32]),
+    axis=st.integers(-2, 1),
+    seed=st.integers(0, 2**16),
+)
+def test_scatter_elements_update(version, reduction, use_init, dtype, axis, seed):
+    rng = np.random.default_rng(seed)
+    shape, ishape = [4, 5], [3, 4]
+    indices = rng.integers(-shape[axis], shape[axis], ishape).astype(np.int32)
+    if reduction == "none" or version == 3:  # no repeated target: OpenVINO's order of writes is its own business
+        indices = np.stack([rng.permutation(shape[axis])[: ishape[axis]] for _ in range(ishape[1 - axis % 2])], axis=1 - axis % 2)
+        indices = indices.astype(np.int32)
+    updates = rng.integers(-4, 5, ishape).astype(dtype)
+    x = param("x", shape, ov.Type(dtype))
+    args = (x, const(indices), const(updates), const(np.int64(axis)))
+    node = opset3.scatter_elements_update(*args) if version == 3 else opset12.scatter_elements_update(*args, reduction, use_init)
+    check_model([node], [x], {"x": rng.integers(-6, 7, shape).astype(dtype)})
+
+
+def test_scatter_elements_mean_rounds_integers_down():
+    """Data 1 with updates 2 and 4 at one element: mean 7/3 = 2.33 in f32, 2 in i32; without the
+    data value 3."""
+    for dtype, init, want in ((np.float32, True, 7 / 3), (np.int32, True, 2), (np.int32, False, 3)):
+        x = param("x", [2], ov.Type(dtype))
+        node = opset12.scatter_elements_update(
+            x, const(np.int32([0, 0])), const(np.array([2, 4], dtype)), const(np.int64(0)), "mean", init
+        )
+        got = check_model([node], [x], {"x": np.array([1, 1], dtype)})[0]
+        assert got[0] == pytest.approx(want, rel=1e-6)
+
+
+def test_scatter_update():
+    x = param("x", [3, 4])
+    updates = np.arange(8, dtype=np.float32).reshape(2, 4) + 10
+    check_model(
+        [opset3.scatter_update(x, const(np.int32([2, 0])), const(updates), const(np.int64(0)))],
+        [x],
+        {"x": np.zeros((3, 4), np.float32)},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Einsum, LRN, GRN, unary layers
+
+
+@pytest.mark.parametrize(
+    "equation, shapes",
+    [
+        ("ij,jk->ik", [[2, 3], [3, 4]]),
+        ("bij,bjk->bik", [[2, 2, 3], [2, 3, 2]]),
+        ("ii->i", [[3, 3]]),
+        ("...ij->...ji", [[2, 3, 4]]),
+        ("ij,ij", [[2, 3], [2, 3]]),
+    ],
+)
+def test_einsum(equation, shapes):
+    rng = np.random.default_rng(4)
+    params = [param(f"x{i}", s) for i, s in enumerate(shapes)]
+    feeds = {f"x{i}": rng.standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)}
+    check_model([opset7.einsum(params, equation)], params, feeds)
+
+
+LRN_AXES = st.sampled_from([[1], [2, 3]])  # the axes the CPU plugin runs (it refuses [3] alone and [1, 2, 3])
+
+
+def lrn_by_the_spec(x: np.ndarray, axes: Sequence[int], alpha: float, beta: float, bias: float, size: int) -> np.ndarray:
+    """LRN-1 element by element in plain Python: the squares summed over the window i - (size - 1) // 2
+    .. i + (size - 1) // 2 of each axis in ``axes``, clipped to the axis."""
+    half = (size - 1) // 2
+    out = np.empty(x.shape, np.float64)
+    for index in np.ndindex(*x.shape):
+        window = [
+            range(max(0, i - half), min(n, i + half + 1)) if a in axes else range(i, i + 1)
+            for a, (i, n) in enumerate(zip(index, x.shape))
+        ]
+        total = 0.0
+        for offsets in np.ndindex(*[len(r) for r in window]):
+            total += float(x[tuple(r[k] for r, k in zip(window, offsets))]) ** 2
+        out[index] = float(x[index]) / (bias + alpha / size ** len(axes) * total) ** beta
+    return out
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    axes=LRN_AXES,
+    size=st.integers(1, 6),
+    alpha=st.sampled_from([1e-4, 0.5, 2.0]),
+    beta=st.sampled_from([0.75, 0.5, 1.0]),
+    bias=st.sampled_from([1.0, 2.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_lrn(axes, size, alpha, beta, bias, seed):
+    """LRN-1 against the CPU plugin and the specification in plain Python."""
+    x = param("x", [2, 5, 4, 3])
+    value = np.random.default_rng(seed).standard_normal((2, 5, 4, 3)).astype(np.float32)
+    got = check_model([opset1.lrn(x, const(np.int64(axes)), alpha, beta, bias, size)], [x], {"x": value})[0]
+    assert_close(got, lrn_by_the_spec(value, axes, alpha, beta, bias, size).astype(np.float32), "the spec's LRN")
+
+
+@pytest.mark.parametrize("axes, bias", [([3], 1.0), ([1, 2, 3], 2.0), ([1], 0.5), ([2, 3], 0.25)])
+def test_lrn_where_the_cpu_plugin_differs(tmp_path, axes, bias):
+    """Axes the CPU plugin refuses ([3] alone, [1, 2, 3]) and a bias below 1 (which the CPU plugin
+    2026.4.1 computes as if it were 0): numpy against the specification in plain Python."""
+    x = param("x", [1, 4, 3, 3])
+    value = np.random.default_rng(7).standard_normal((1, 4, 3, 3)).astype(np.float32)
+    ov.save_model(ov.Model([opset1.lrn(x, const(np.int64(axes)), 0.5, 0.75, bias, 3)], [x]), str(tmp_path / "lrn.xml"))
+    got = next(iter(IrGraph.read(tmp_path / "lrn.xml").run({"x": value}).values()))
+    assert_close(got, lrn_by_the_spec(value, axes, 0.5, 0.75, bias, 3).astype(np.float32), "the spec's LRN")
+
+
+def test_lrn_rule_by_example():
+    """Channels 1, 2, 3, size 3, alpha 3, beta 1, bias 1: the middle one is 2 / (1 + 3 / 3 * 14) =
+    0.133; an even size 4 sums the same 3 channels (with alpha 4: 0.133 again)."""
+    x = param("x", [1, 3, 1, 1])
+    feeds = {"x": np.float32([1, 2, 3]).reshape(1, 3, 1, 1)}
+    for size, alpha in ((3, 3.0), (4, 4.0)):
+        got = check_model([opset1.lrn(x, const(np.int64([1])), alpha, 1.0, 1.0, size)], [x], feeds)[0]
+        assert got[0, 1, 0, 0] == pytest.approx(2 / 15, rel=1e-6)
+
+
+@pytest.mark.parametrize("bias", [1e-6, 0.5])
+def test_grn(bias):
+    x = param("x", [2, 4, 3, 2])
+    check_model([opset1.grn(x, bias)], [x], {"x": np.random.default_rng(5).standard_normal((2, 4, 3, 2)).astype(np.float32)})
+
+
+UNARY = {
+    "Tan": (opset1.tan, -1.2, 1.2),
+    "Asin": (opset1.asin, -1, 1),
+    "Acos": (opset1.acos, -1, 1),
+    "Atan": (opset1.atan, -5, 5),
+    "Sinh": (opset1.sinh, -3, 3),
+    "Cosh": (opset1.cosh, -3, 3),
+    "Asinh": (opset4.asinh, -5, 5),
+    "Acosh": (opset4.acosh, 1, 5),
+    "Atanh": (opset4.atanh, -0.99, 0.99),
+}
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_layers(name):
+    build, low, high = UNARY[name]
+    x = param("x", [3, 7])
+    check_model([build(x)], [x], {"x": np.random.default_rng(6).uniform(low, high, (3, 7)).astype(np.float32)})
+
+
+def test_is_nan_inf_finite():
+    x = param("x", [6])
+    value = np.float32([1, np.nan, np.inf, -np.inf, 0, -2])
+    nodes = [
+        opset1.convert(n, "f32")
+        for n in (opset10.is_nan(x), opset10.is_finite(x), opset10.is_inf(x), opset10.is_inf(x, {"detect_negative": False}))
+    ]
+    check_model(nodes, [x], {"x": value})
+
+
+# ---------------------------------------------------------------------------------------------
+# NonMaxSuppression
+
+
+def _nms_inputs(rng: np.random.Generator, batches: int, classes: int, boxes: int) -> tuple[np.ndarray, np.ndarray]:
+    low = rng.uniform(0, 6, (batches, boxes, 2))
+    corners = np.concatenate([low, low + rng.uniform(0.5, 4, (batches, boxes, 2))], axis=-1).astype(np.float32)
+    scores = rng.permutation(batches * classes * boxes).reshape(batches, classes, boxes).astype(np.float32)
+    return corners, scores / scores.size  # distinct scores: the order of equal scores is not tested here
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    version=st.sampled_from([5, 9]),
+    center=st.booleans(),
+    by_score=st.booleans(),
+    limit=st.integers(1, 6),
+    iou=st.sampled_from([0.0, 0.3, 0.5, 0.9]),
+    score=st.sampled_from([0.0, 0.2, 0.6]),
+    sigma=st.sampled_from([0.0, 0.0, 0.5]),
+    seed=st.integers(0, 2**16),
+)
+def test_non_max_suppression(version, center, by_score, limit, iou, score, sigma, seed):
+    rng = np.random.default_rng(seed)
+    corners, scores = _nms_inputs(rng, 2, 3, 8)
+    boxes = param("boxes", [2, 8, 4])
+    s = param("scores", [2, 3, 8])
+    build = opset5.non_max_suppression if version == 5 else opset9.non_max_suppression
+    limits = [const(np.int64(limit)), const(np.float32(iou)), const(np.float32(score)), const(np.float32(sigma))]
+    node = build(boxes, s, *limits, "center" if center else "corner", by_score, "i32")
+    check_model(node.outputs(), [boxes, s], {"boxes": corners, "scores": scores})
+
+
+@pytest.mark.parametrize("version", [5, 9])
+def test_non_max_suppression_of_no_box_counts_zero(tmp_path, version):
+    """max_output_boxes_per_class 0 selects nothing: no rows and a count of 0 (the CPU plugin
+    2026.4.1 reports an uninitialised count there, so numpy is checked alone)."""
+    boxes, s = param("boxes", [1, 3, 4]), param("scores", [1, 1, 3])
+    build = opset5.non_max_suppression if version == 5 else opset9.non_max_suppression
+    ov.save_model(ov.Model(build(boxes, s, const(np.int64(0))).outputs(), [boxes, s]), str(tmp_path / "nms.xml"))
+    corners, scores = _nms_inputs(np.random.default_rng(0), 1, 1, 3)
+    indices, chosen, count = IrGraph.read(tmp_path / "nms.xml").run({"boxes": corners, "scores": scores}).values()
+    assert indices.shape == (0, 3) and chosen.shape == (0, 3) and count.tolist() == [0]
