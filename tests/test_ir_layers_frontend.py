@@ -10,14 +10,17 @@ their IR run on numpy, on the CPU plugin and compared with onnxruntime on the ON
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from onnx import helper, numpy_helper
 
 from ovpool.runtime.ir_executor import IrGraph
 
@@ -251,11 +254,12 @@ def test_scatter_elements_update(version, reduction, use_init, dtype, axis, seed
     if reduction == "none" or version == 3:  # no repeated target: OpenVINO's order of writes is its own business
         indices = np.stack([rng.permutation(shape[axis])[: ishape[axis]] for _ in range(ishape[1 - axis % 2])], axis=1 - axis % 2)
         indices = indices.astype(np.int32)
-    updates = rng.integers(-4, 5, ishape).astype(dtype)
+    low = 0 if reduction == "mean" and dtype == np.int32 else -4  # a negative integer mean: the CPU plugin truncates
+    updates = rng.integers(low, 5, ishape).astype(dtype)
     x = param("x", shape, ov.Type(dtype))
     args = (x, const(indices), const(updates), const(np.int64(axis)))
     node = opset3.scatter_elements_update(*args) if version == 3 else opset12.scatter_elements_update(*args, reduction, use_init)
-    check_model([node], [x], {"x": rng.integers(-6, 7, shape).astype(dtype)})
+    check_model([node], [x], {"x": rng.integers(low, 7, shape).astype(dtype)})
 
 
 def test_scatter_elements_mean_rounds_integers_down():
@@ -268,6 +272,15 @@ def test_scatter_elements_mean_rounds_integers_down():
         )
         got = check_model([node], [x], {"x": np.array([1, 1], dtype)})[0]
         assert got[0] == pytest.approx(want, rel=1e-6)
+
+
+def test_scatter_elements_negative_integer_mean_floors(tmp_path):
+    """Data -1 with updates -2 and -4: the mean -7/3 rounds down to -3, as OpenVINO's reference
+    implementation does; the CPU plugin 2026.4.1 truncates (-2), so numpy is checked alone."""
+    x = param("x", [2], ov.Type.i32)
+    node = opset12.scatter_elements_update(x, const(np.int32([0, 0])), const(np.int32([-2, -4])), const(np.int64(0)), "mean")
+    ov.save_model(ov.Model([node], [x]), str(tmp_path / "m.xml"))
+    assert next(iter(IrGraph.read(tmp_path / "m.xml").run({"x": np.int32([-1, -1])}).values())).tolist() == [-3, -1]
 
 
 def test_scatter_update():
@@ -438,3 +451,139 @@ def test_non_max_suppression_of_no_box_counts_zero(tmp_path, version):
     corners, scores = _nms_inputs(np.random.default_rng(0), 1, 1, 3)
     indices, chosen, count = IrGraph.read(tmp_path / "nms.xml").run({"boxes": corners, "scores": scores}).values()
     assert indices.shape == (0, 3) and chosen.shape == (0, 3) and count.tolist() == [0]
+
+
+# ---------------------------------------------------------------------------------------------
+# One-node ONNX models converted by ovpool: their IR on numpy, on the CPU plugin, and onnxruntime
+
+
+def since_opsets(op_type: str) -> list[int]:
+    """One opset per since-version of ``op_type`` in force somewhere in opsets 7-22."""
+    versions = sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op_type and s.domain == ""})
+    return [max(since, 7) for since, following in zip(versions, versions[1:] + [23]) if following > 7 and since <= 22]
+
+
+def onnx_case(
+    op_type: str, opset: int, inputs: dict[str, np.ndarray], constants: dict[str, np.ndarray], attrs: dict, n_outputs: int = 1
+):
+    names = [*inputs, *constants]
+    node = helper.make_node(op_type, [n if n else "" for n in names], [f"y{i}" for i in range(n_outputs)], **attrs)
+    graph = helper.make_graph(
+        [node],
+        "case",
+        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape)) for n, v in inputs.items()],
+        [onnx.ValueInfoProto(name=f"y{i}") for i in range(n_outputs)],
+        [numpy_helper.from_array(v, n) for n, v in constants.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def check_converted(
+    tmp_path: Path, model, feeds: dict[str, np.ndarray], with_onnxruntime: bool = True, onnxruntime_opset: int | None = None
+) -> set[str]:
+    """ovpool's IR of ``model`` runs on numpy and agrees with the CPU plugin at f32 and (unless
+    told otherwise) with onnxruntime on the ONNX model (stamped ``onnxruntime_opset`` where
+    onnxruntime lacks the version and the older one means the same). Returns the IR's layer types."""
+    from ovpool.ov.from_onnx import onnx_to_ir
+
+    src = tmp_path / "m.onnx"
+    onnx.save(model, str(src))
+    xml = tmp_path / "m.xml"
+    for suffix, data in onnx_to_ir(src).items():
+        xml.with_suffix(suffix).write_bytes(data)
+    got = check_ir(xml, feeds)
+    if with_onnxruntime:
+        if onnxruntime_opset is not None:
+            model.opset_import[0].version = onnxruntime_opset
+            onnx.save(model, str(src))
+        want = onnxruntime.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)
+        for i, (value, expected) in enumerate(zip(got, want)):
+            assert_close(value, np.asarray(expected), f"onnxruntime output {i}")
+    return set(re.findall(r'type="([A-Za-z]+)"', xml.read_text()))
+
+
+onnxruntime = pytest.importorskip("onnxruntime")
+
+
+@pytest.mark.parametrize("opset", since_opsets("RoiAlign"))
+@pytest.mark.parametrize("mode", ["avg", "max"])
+def test_onnx_roi_align(tmp_path, opset, mode):
+    """avg against onnxruntime too; max is the IR's meaning (OpenVINO's frontend writes ROIAlign's max,
+    not the schema's: the converter's business), so numpy against the CPU plugin only."""
+    rng = np.random.default_rng(opset)
+    x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+    rois = np.float32([[0, 0, 3, 4], [1.5, 0.5, 5, 5.5], [2, 2, 2.5, 3]])
+    attrs = {"output_height": 2, "output_width": 3, "sampling_ratio": 2, "spatial_scale": 0.5, "mode": mode}
+    model = onnx_case("RoiAlign", opset, {"x": x}, {"rois": rois, "batch": np.int64([0, 1, 1])}, attrs)
+    older = 16 if opset == 22 else None  # onnxruntime has no RoiAlign-22 (16 with bfloat16 added)
+    assert "ROIAlign" in check_converted(tmp_path, model, {"x": x}, with_onnxruntime=mode == "avg", onnxruntime_opset=older)
+
+
+@pytest.mark.parametrize("opset", since_opsets("OneHot"))
+def test_onnx_one_hot(tmp_path, opset):
+    """Negative indices from OneHot-11 (onnxruntime counts them from the end in OneHot-9 too)."""
+    indices = np.int64([[0, 3, -1], [2, -4, 5]]) if opset >= 11 else np.int64([[0, 3, 1], [2, 4, 5]])
+    model = onnx_case("OneHot", opset, {"i": indices}, {"depth": np.int64(4), "values": np.float32([-1, 2])}, {"axis": 1})
+    assert "OneHot" in check_converted(tmp_path, model, {"i": indices})
+
+
+@pytest.mark.parametrize("opset", since_opsets("NonMaxSuppression"))
+@pytest.mark.parametrize("center", [0, 1])
+def test_onnx_non_max_suppression(tmp_path, opset, center):
+    boxes, scores = _nms_inputs(np.random.default_rng(opset + center), 2, 2, 6)
+    limits = {"limit": np.int64(3), "iou": np.float32(0.3), "score": np.float32(0.1)}
+    model = onnx_case("NonMaxSuppression", opset, {"boxes": boxes, "scores": scores}, limits, {"center_point_box": center})
+    assert "NonMaxSuppression" in check_converted(tmp_path, model, {"boxes": boxes, "scores": scores})
+
+
+@pytest.mark.parametrize("opset", since_opsets("CumSum"))
+@pytest.mark.parametrize("exclusive, reverse", [(0, 0), (1, 1)])
+def test_onnx_cumsum(tmp_path, opset, exclusive, reverse):
+    x = np.random.default_rng(8).standard_normal((3, 4)).astype(np.float32)
+    model = onnx_case("CumSum", opset, {"x": x}, {"axis": np.int64(-1)}, {"exclusive": exclusive, "reverse": reverse})
+    assert "CumSum" in check_converted(tmp_path, model, {"x": x})
+
+
+@pytest.mark.parametrize("opset", since_opsets("GatherElements"))
+def test_onnx_gather_elements(tmp_path, opset):
+    x = np.random.default_rng(9).standard_normal((3, 4)).astype(np.float32)
+    model = onnx_case("GatherElements", opset, {"x": x}, {"i": np.int64([[2, -1, 0, 1], [0, 0, -3, 2]])}, {"axis": 0})
+    assert "GatherElements" in check_converted(tmp_path, model, {"x": x})
+
+
+@pytest.mark.parametrize("opset", since_opsets("ScatterND"))
+def test_onnx_scatter_nd(tmp_path, opset):
+    x = np.random.default_rng(10).standard_normal((4, 3)).astype(np.float32)
+    attrs = {"reduction": "add"} if opset >= 16 else {}
+    constants = {"i": np.int64([[1], [3]]), "u": np.float32([[1, 2, 3], [4, 5, 6]])}
+    assert "ScatterNDUpdate" in check_converted(tmp_path, onnx_case("ScatterND", opset, {"x": x}, constants, attrs), {"x": x})
+
+
+@pytest.mark.parametrize("opset", since_opsets("ScatterElements"))
+def test_onnx_scatter_elements(tmp_path, opset):
+    x = np.random.default_rng(11).standard_normal((3, 4)).astype(np.float32)
+    attrs = {"axis": 1, **({"reduction": "mul"} if opset >= 16 else {})}
+    constants = {"i": np.int64([[0, -1], [2, 2]]), "u": np.float32([[1.5, 2], [3, -4]])}
+    if opset < 16:
+        constants["i"] = np.int64([[0, -1], [2, 1]])
+    model = onnx_case("ScatterElements", opset, {"x": x}, constants, attrs)
+    assert "ScatterElementsUpdate" in check_converted(tmp_path, model, {"x": x})
+
+
+@pytest.mark.parametrize("opset", since_opsets("Einsum"))
+@pytest.mark.parametrize("equation", ["bij,bjk->bik", "ij->ji"])
+def test_onnx_einsum(tmp_path, opset, equation):
+    rng = np.random.default_rng(12)
+    shapes = [[2, 3, 4], [2, 4, 2]] if "," in equation else [[3, 5]]
+    feeds = {f"x{i}": rng.standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)}
+    types = check_converted(tmp_path, onnx_case("Einsum", opset, feeds, {}, {"equation": equation}), feeds)
+    assert types & {"Einsum", "MatMul", "Transpose"}
+
+
+@pytest.mark.parametrize("opset", since_opsets("LRN"))
+@pytest.mark.parametrize("size", [3, 5])
+def test_onnx_lrn(tmp_path, opset, size):
+    """Odd sizes: ONNX's window (c - (size - 1) // 2 .. c + ceil((size - 1) / 2)) is the IR's there."""
+    x = np.random.default_rng(13).standard_normal((2, 7, 4, 4)).astype(np.float32)
+    model = onnx_case("LRN", opset, {"x": x}, {}, {"size": size, "alpha": 0.001, "beta": 0.75, "bias": 1.0})
+    assert "LRN" in check_converted(tmp_path, model, {"x": x})
