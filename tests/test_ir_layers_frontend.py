@@ -587,3 +587,30 @@ def test_onnx_lrn(tmp_path, opset, size):
     x = np.random.default_rng(13).standard_normal((2, 7, 4, 4)).astype(np.float32)
     model = onnx_case("LRN", opset, {"x": x}, {}, {"size": size, "alpha": 0.001, "beta": 0.75, "bias": 1.0})
     assert "LRN" in check_converted(tmp_path, model, {"x": x})
+
+
+# ---------------------------------------------------------------------------------------------
+# A GoogLeNet-style model with LRN, converted with `ovpool convert`
+
+
+@pytest.mark.parametrize("opset", [7, 13])
+def test_lrn_model_converts_and_runs_on_numpy(tmp_path, capsys, opset):
+    """``ovpool convert`` writes the model as IR with its two LRN layers; the IR on numpy agrees
+    with the CPU plugin at f32 and with onnxruntime on the ONNX model (1e-5 of the largest value),
+    on the probabilities and on the LRN outputs themselves."""
+    from lrn_model import googlenet_style_lrn_model
+    from runtime_support import invoke
+
+    model = googlenet_style_lrn_model(opset)
+    for name in ("norm1", "norm2"):  # the LRN outputs are model outputs too
+        model.graph.output.append(onnx.ValueInfoProto(name=name))
+    src, xml = tmp_path / "lrn_net.onnx", tmp_path / "lrn_net.xml"
+    onnx.save(model, str(src))
+    code, _, err = invoke(capsys, "convert", src, "-o", xml)
+    assert code == 0, err
+    assert xml.read_text().count('type="LRN"') == 2
+    feeds = {"data": np.random.default_rng(14).uniform(0, 255, (1, 3, 64, 64)).astype(np.float32)}
+    got = check_ir(xml, feeds)
+    want = onnxruntime.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for i, (value, expected) in enumerate(zip(got, want)):
+        assert_close(value, np.asarray(expected), f"onnxruntime output {i}")
