@@ -614,3 +614,36 @@ def test_lrn_model_converts_and_runs_on_numpy(tmp_path, capsys, opset):
     want = onnxruntime.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)
     for i, (value, expected) in enumerate(zip(got, want)):
         assert_close(value, np.asarray(expected), f"onnxruntime output {i}")
+
+
+def test_onnx_lrn_of_even_size_sums_the_odd_window(tmp_path):
+    """ONNX LRN size 4 sums channels c-1 .. c+2 (its schema; onnxruntime refuses even sizes);
+    OpenVINO's frontend writes LRN-1 size 4, which sums c-1 .. c+1 (the reference and the CPU
+    plugin alike): the converted model computes size 3 with alpha scaled by 3/4 (docs/semantics.md)."""
+    x = np.random.default_rng(15).uniform(0, 4, (1, 6, 2, 2)).astype(np.float32)
+    model = onnx_case("LRN", 13, {"x": x}, {}, {"size": 4, "alpha": 0.4, "beta": 0.75, "bias": 1.0})
+    check_converted(tmp_path, model, {"x": x}, with_onnxruntime=False)
+    got = next(iter(IrGraph.read(tmp_path / "m.xml").run({"x": x}).values()))
+    assert_close(got, lrn_by_the_spec(x, [1], 0.4 * 3 / 4, 0.75, 1.0, 3).astype(np.float32), "LRN-1 size 4 as size 3")
+    schema = np.empty(x.shape, np.float64)  # ONNX: square_sum over c - 1 .. c + 2, alpha / size
+    for c in range(6):
+        total = sum(x[:, j].astype(np.float64) ** 2 for j in range(max(0, c - 1), min(6, c + 3)))
+        schema[:, c] = x[:, c] / (1.0 + 0.4 / 4 * total) ** 0.75
+    assert not np.allclose(got, schema, rtol=1e-3)
+
+
+@pytest.mark.parametrize("python_division, want", [(True, [-4, 3, 3, -4]), (False, [-3, 3, 3, -3])])
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_integer_divide_by_m_pythondiv(tmp_path, python_division, want, dtype):
+    """Divide-1 of integers: ``m_pythondiv="true"`` floors (-7 / 2 = -4), ``"false"`` truncates
+    (-3), on numpy as the specification says. The CPU plugin 2026.4.1 truncates for both: it is
+    compared where it agrees, and its -3 under ``true`` is asserted so that a plugin that starts
+    flooring shows up here (and docs/semantics.md's line on it can go)."""
+    a, b = param("a", [4], ov.Type(dtype)), param("b", [4], ov.Type(dtype))
+    node = factory(1, "Divide", [a, b], {"m_pythondiv": python_division, "auto_broadcast": "numpy"})
+    xml = tmp_path / "div.xml"
+    ov.save_model(ov.Model([node], [a, b]), str(xml))
+    assert f'm_pythondiv="{str(python_division).lower()}"' in xml.read_text()
+    feeds = {"a": np.array([-7, 7, -7, 7], dtype), "b": np.array([2, 2, -2, -2], dtype)}
+    assert next(iter(IrGraph.read(xml).run(feeds).values())).tolist() == want
+    assert cpu(xml, feeds)[0].tolist() == [-3, 3, 3, -3]
