@@ -672,3 +672,37 @@ def test_onnx_non_max_suppression_keeps_boxes_at_the_iou_threshold(tmp_path):
     want = onnxruntime.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     assert got.tolist() == want.tolist() == [[0, 0, 0], [0, 0, 1]]
     assert cpu(xml, feeds)[0].tolist() == [[0, 0, 0]]
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    version=st.sampled_from([1, 3, 4]),
+    center=st.booleans(),
+    by_score=st.booleans(),
+    limit=st.integers(1, 9),
+    iou=st.sampled_from([0.3, 0.5, 0.9]),
+    score=st.sampled_from([0.0, 0.2, 0.6]),
+    batches=st.integers(1, 2),
+    seed=st.integers(0, 2**16),
+)
+def test_non_max_suppression_legacy(version, center, by_score, limit, iou, score, batches, seed):
+    """NonMaxSuppression-1/3/4: one output with a static row count, -1 past the selected rows."""
+    corners, scores = _nms_inputs(np.random.default_rng(seed), batches, 3, 8)
+    boxes, s = param("boxes", [batches, 8, 4]), param("scores", [batches, 3, 8])
+    attrs = {"box_encoding": "center" if center else "corner", "sort_result_descending": by_score}
+    if version != 1:
+        attrs["output_type"] = "i32"
+    limits = [const(np.int64(limit)), const(np.float32(iou)), const(np.float32(score))]
+    node = factory(version, "NonMaxSuppression", [boxes, s, *limits], attrs)
+    rows = node.get_output_partial_shape(0)[0].get_length()  # the static row count OpenVINO declares
+    with tempfile.TemporaryDirectory() as folder:
+        xml = Path(folder) / "m.xml"
+        ov.save_model(ov.Model([node], [boxes, s]), str(xml))
+        feeds = {"boxes": corners, "scores": scores}
+        (got,) = IrGraph.read(xml).run(feeds).values()
+        (want,) = cpu(xml, feeds)
+    # The CPU plugin returns the selected rows only, however many: compared up to the row count
+    assert got.shape == (rows, 3) and got.dtype == want.dtype
+    n = min(rows, len(want))
+    assert got[:n].tolist() == want[:n].tolist()
+    assert (got[n:] == -1).all()

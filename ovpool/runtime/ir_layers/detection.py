@@ -1,4 +1,4 @@
-"""Detection IR layers: ROIAlign-3/9 and NonMaxSuppression-5/9.
+"""Detection IR layers: ROIAlign-3/9 and NonMaxSuppression-1/3/4/5/9.
 
 - ROIAlign pools each region ``[x1, y1, x2, y2]`` of ``rois`` (times ``spatial_scale``) of image
   ``batch_indices[r]`` into ``pooled_h x pooled_w`` bins of ``sampling_ratio`` squared bilinear
@@ -18,6 +18,11 @@
   of no area has IoU 0. Outputs: ``[batch, class, box]`` rows and ``[batch, class, score]`` rows,
   in batch, class, selection order, or by descending score (``sort_result_descending``), and the
   row count.
+- NonMaxSuppression-1/3/4 select as 9 without Soft-NMS and output only the ``[batch, class, box]``
+  rows, as many as their output shape says when ``max_output_boxes_per_class`` is a constant
+  (``min(boxes, max * classes)`` in 1 and 3, ``min(boxes, max) * classes * batches`` in 4), the
+  rows past the selected ones -1 and the selected ones past the count dropped: 4 boxes, 2 classes,
+  max 3 give 4 rows in 1 and 3, 6 in 4.
 """
 
 from __future__ import annotations
@@ -153,5 +158,47 @@ def non_max_suppression(node: LayerNode) -> Kernel:
         indices = np.array([r[:3] for r in rows], np.int64).reshape(-1, 3).astype(index_type)
         chosen = np.array([(r[0], r[1], r[3]) for r in rows], np.float64).reshape(-1, 3).astype(scores.dtype)
         return indices, chosen, np.array([len(rows)], index_type)
+
+    return kernel
+
+
+@layer("NonMaxSuppression", 1, 3, 4)
+def non_max_suppression_legacy(node: LayerNode) -> Kernel:
+    """NonMaxSuppression-1/3/4: NonMaxSuppression-9's selection without Soft-NMS, one output of
+    ``[batch, class, box]`` rows (i64 in 1, ``output_type`` in 3 and 4), -1 past the selected ones
+    up to the static row count (see the module text)."""
+    version = node.layer.version
+    center = node.choice("box_encoding", "corner", ("corner", "center")) == "center"
+    by_score = node.flag("sort_result_descending", True)
+    index_type = node.element_type("output_type", "i64") if version != "opset1" else np.dtype(np.int64)
+    limit_constant = node.constant(2)
+
+    def rows_for(boxes: int, batches: int, classes: int) -> int | None:
+        if limit_constant is None:
+            return None
+        most = int(np.asarray(limit_constant).reshape(-1)[0])
+        return min(boxes, most) * classes * batches if version == "opset4" else min(boxes, most * classes)
+
+    def kernel(boxes: np.ndarray, scores: np.ndarray, *limits: np.ndarray) -> tuple[np.ndarray, ...]:
+        if boxes.ndim != 3 or boxes.shape[2] != 4 or scores.ndim != 3 or scores.shape[::2] != boxes.shape[:2]:
+            raise node.fail(f"boxes {list(boxes.shape)} and scores {list(scores.shape)} are not [N, B, 4] and [N, C, B]")
+        given = list(limits) + [None] * (3 - len(limits))
+        limit = int(_scalar_input(given[0], 0))
+        iou_limit, score_limit = np.float32(_scalar_input(given[1], 0)), np.float32(_scalar_input(given[2], 0))
+        rows: list[tuple[int, int, int, float]] = []
+        for b in range(boxes.shape[0]):
+            corners = _corners(boxes[b], center)
+            for c in range(scores.shape[1]):
+                picked = _select(corners, scores[b, c].astype(np.float32), limit, iou_limit, score_limit, np.float32(0), False)
+                rows.extend((b, c, i, s) for i, s in picked)
+        if by_score:
+            rows.sort(key=lambda r: (-r[3], r[0], r[1], r[2]))
+        selected = np.array([r[:3] for r in rows], np.int64).reshape(-1, 3)
+        count = rows_for(boxes.shape[1], boxes.shape[0], scores.shape[1])
+        if count is not None:
+            padded = np.full((count, 3), -1, np.int64)
+            padded[: min(count, len(selected))] = selected[:count]
+            selected = padded
+        return (selected.astype(index_type),)
 
     return kernel
