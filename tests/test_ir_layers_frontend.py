@@ -425,16 +425,17 @@ def _nms_inputs(rng: np.random.Generator, batches: int, classes: int, boxes: int
     center=st.booleans(),
     by_score=st.booleans(),
     limit=st.integers(1, 6),
-    iou=st.sampled_from([0.0, 0.3, 0.5, 0.9]),
+    iou=st.sampled_from([0.3, 0.5, 0.9]),
     score=st.sampled_from([0.0, 0.2, 0.6]),
     sigma=st.sampled_from([0.0, 0.0, 0.5]),
     seed=st.integers(0, 2**16),
 )
 def test_non_max_suppression(version, center, by_score, limit, iou, score, sigma, seed):
-    """Against the CPU plugin; NonMaxSuppression-9 with iou_threshold 0 is left to the test below
-    (the plugin suppresses at an IoU equal to the threshold, the specification above it)."""
-    if version == 9 and iou == 0.0 and sigma == 0.0:
-        iou = 0.3
+    """Against the CPU plugin, away from where it departs from the reference implementation (the
+    tests below): iou_threshold 0 (disjoint boxes sit at the threshold) and -5's Soft-NMS below an
+    iou_threshold of 1 (the reference still drops a box at IoU >= iou_threshold there)."""
+    if version == 5 and sigma > 0:
+        iou = 1.0
     rng = np.random.default_rng(seed)
     corners, scores = _nms_inputs(rng, 2, 3, 8)
     boxes = param("boxes", [2, 8, 4])
@@ -706,3 +707,27 @@ def test_non_max_suppression_legacy(version, center, by_score, limit, iou, score
     n = min(rows, len(want))
     assert got[:n].tolist() == want[:n].tolist()
     assert (got[n:] == -1).all()
+
+
+@pytest.mark.parametrize(
+    "version, sigma, iou, want",
+    [
+        (9, 0.0, 0.0, [[0, 0, 0], [0, 0, 1]]),  # kept: IoU 0 is not above 0 (the plugin drops it)
+        (5, 0.5, 0.1, [[0, 0, 0]]),  # Soft-NMS -5 still drops at IoU 1/7 >= 0.1 (the plugin keeps it)
+    ],
+)
+def test_non_max_suppression_where_the_cpu_plugin_departs(tmp_path, version, sigma, iou, want):
+    """NonMaxSuppression-9 drops a box whose IoU is above iou_threshold, never under Soft-NMS;
+    NonMaxSuppression-5 (TensorFlow's NonMaxSuppressionV5) drops at IoU >= iou_threshold, Soft-NMS
+    or not. The reference implementation and numpy say so; the CPU plugin 2026.4.1 drops at an IoU
+    equal to -9's threshold and never drops under -5's Soft-NMS. Boxes [0, 0, 1, 1] and [2, 2, 3, 3]
+    are disjoint (IoU 0), [0, 0, 1, 1] and [0, 0.75, 1, 1.75] overlap with IoU 1/7."""
+    second = [2, 2, 3, 3] if iou == 0.0 else [0, 0.75, 1, 1.75]
+    boxes, scores = np.float32([[[0, 0, 1, 1], second]]), np.float32([[[0.9, 0.8]]])
+    b, s = param("boxes", [1, 2, 4]), param("scores", [1, 1, 2])
+    build = opset5.non_max_suppression if version == 5 else opset9.non_max_suppression
+    limits = [const(np.int64(5)), const(np.float32(iou)), const(np.float32(0)), const(np.float32(sigma))]
+    ov.save_model(ov.Model(build(b, s, *limits).outputs(), [b, s]), str(tmp_path / "nms.xml"))
+    feeds = {"boxes": boxes, "scores": scores}
+    assert next(iter(IrGraph.read(tmp_path / "nms.xml").run(feeds).values())).tolist() == want
+    assert cpu(tmp_path / "nms.xml", feeds)[0].tolist() != want
