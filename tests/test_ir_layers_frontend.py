@@ -731,3 +731,52 @@ def test_non_max_suppression_where_the_cpu_plugin_departs(tmp_path, version, sig
     feeds = {"boxes": boxes, "scores": scores}
     assert next(iter(IrGraph.read(tmp_path / "nms.xml").run(feeds).values())).tolist() == want
     assert cpu(tmp_path / "nms.xml", feeds)[0].tolist() != want
+
+
+@pytest.mark.parametrize(
+    "build, old, new, what",
+    [
+        (
+            lambda x: opset9.roi_align(
+                x, const(np.float32([[0, 0, 3, 3]])), const(np.int32([0])), 2, 2, 2, 1.0, "avg", "half_pixel"
+            ),
+            'aligned_mode="half_pixel"',
+            'aligned_mode="quarter_pixel"',
+            "attribute 'aligned_mode': 'quarter_pixel' is not one of",
+        ),
+        (
+            lambda x: opset1.lrn(x, const(np.int64([1])), 1e-4, 0.75, 1.0, 3),
+            'size="3"',
+            'size="0"',
+            "attribute 'size': 0 is below 1",
+        ),
+        (
+            lambda x: opset12.scatter_elements_update(x, const(np.zeros((1, 2, 4, 4), np.int32)), x, const(np.int64(1)), "sum"),
+            'reduction="sum"',
+            'reduction="median"',
+            "attribute 'reduction': 'median' is not one of",
+        ),
+        (
+            lambda x: opset1.convert(
+                opset16.one_hot(
+                    const(np.int32([0, 1])), const(np.int32(3)), const(np.float32(1)), const(np.float32(0)), -1, "normalize"
+                ),
+                "f32",
+            ),
+            'negative_indices_mode="normalize"',
+            'negative_indices_mode="wrap"',
+            "attribute 'negative_indices_mode'",
+        ),
+    ],
+    ids=["ROIAlign", "LRN", "ScatterElementsUpdate", "OneHot"],
+)
+def test_bad_attributes_are_one_line_errors_naming_the_layer(tmp_path, capsys, build, old, new, what):
+    from runtime_support import invoke
+
+    x = param("x", [1, 2, 4, 4])
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([build(x)], [x]), str(xml))
+    xml.write_text(xml.read_text().replace(old, new, 1))
+    code, out, err = invoke(capsys, "run", xml, "--random-inputs", "--device", "numpy")
+    assert code == 1 and out == ""
+    assert err.startswith(f"error: {xml}: layer '") and what in err and err.count("\n") == 1, err
