@@ -780,3 +780,65 @@ def test_bad_attributes_are_one_line_errors_naming_the_layer(tmp_path, capsys, b
     code, out, err = invoke(capsys, "run", xml, "--random-inputs", "--device", "numpy")
     assert code == 1 and out == ""
     assert err.startswith(f"error: {xml}: layer '") and what in err and err.count("\n") == 1, err
+
+
+# ---------------------------------------------------------------------------------------------
+# NonZero, Unique, GroupNormalization (what the frontend writes for NonZero, Compress, Unique,
+# GroupNormalization)
+
+
+@pytest.mark.parametrize("output_type", ["i64", "i32"])
+def test_non_zero(output_type):
+    x = param("x", [3, 4, 2])
+    value = np.random.default_rng(16).integers(0, 3, (3, 4, 2)).astype(np.float32)
+    check_model([opset3.non_zero(x, output_type)], [x], {"x": value})
+
+
+@pytest.mark.parametrize("keep_sorted", [True, False])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("index_type", ["i64", "i32"])
+def test_unique(keep_sorted, axis, index_type):
+    x = param("x", [4, 3])
+    value = np.float32([[2, 1, 2], [0, 5, 0], [2, 1, 2], [7, 5, 0]])
+    node = opset10.unique(x, None if axis is None else const(np.int64(axis)), keep_sorted, index_type, "i32")
+    check_model(node.outputs(), [x], {"x": value})
+
+
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_group_normalization(groups):
+    rng = np.random.default_rng(17)
+    x = param("x", [2, 4, 3, 3])
+    scale, bias = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    node = opset12.group_normalization(x, const(scale), const(bias), groups, 1e-5)
+    check_model([node], [x], {"x": rng.standard_normal((2, 4, 3, 3)).astype(np.float32)})
+
+
+@pytest.mark.parametrize("opset", since_opsets("NonZero"))
+def test_onnx_non_zero(tmp_path, opset):
+    x = np.random.default_rng(18).integers(0, 2, (3, 4)).astype(np.float32)
+    assert "NonZero" in check_converted(tmp_path, onnx_case("NonZero", opset, {"x": x}, {}, {}), {"x": x})
+
+
+@pytest.mark.parametrize("opset", since_opsets("Compress"))
+def test_onnx_compress(tmp_path, opset):
+    x = np.random.default_rng(19).standard_normal((3, 4)).astype(np.float32)
+    model = onnx_case("Compress", opset, {"x": x}, {"c": np.array([True, False, True, True])}, {"axis": 1})
+    check_converted(tmp_path, model, {"x": x})
+
+
+@pytest.mark.parametrize("opset", since_opsets("Unique"))
+@pytest.mark.parametrize("keep_sorted", [0, 1])
+def test_onnx_unique(tmp_path, opset, keep_sorted):
+    x = np.float32([2, 1, 1, 3, 4, 3])
+    model = onnx_case("Unique", opset, {"x": x}, {}, {"sorted": keep_sorted}, n_outputs=4)
+    assert "Unique" in check_converted(tmp_path, model, {"x": x})
+
+
+@pytest.mark.parametrize("opset", since_opsets("GroupNormalization"))
+def test_onnx_group_normalization(tmp_path, opset):
+    rng = np.random.default_rng(20)
+    x = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
+    n = 4 if opset >= 21 else 2  # scale and bias per channel from 21, per group before
+    params = {"s": rng.standard_normal(n).astype(np.float32), "b": rng.standard_normal(n).astype(np.float32)}
+    model = onnx_case("GroupNormalization", opset, {"x": x}, params, {"num_groups": 2, "epsilon": 1e-5})
+    check_converted(tmp_path, model, {"x": x})

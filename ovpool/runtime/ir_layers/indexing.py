@@ -1,4 +1,5 @@
-"""Indexing IR layers: OneHot, GatherElements, GatherND, the scatters, CumSum, Reverse, ReverseSequence.
+"""Indexing IR layers: OneHot, GatherElements, GatherND, the scatters, CumSum, Reverse,
+ReverseSequence, NonZero, Unique.
 
 - OneHot-1 writes ``on_value`` where the new axis equals the index, ``off_value`` elsewhere; an
   index outside [0, depth) gives a row of ``off_value`` (OneHot-16 with
@@ -17,6 +18,10 @@
 - Reverse-1 flips the axes given by index (``mode="index"``) or by a boolean mask (``"mask"``);
   ReverseSequence-1 reverses the first ``seq_lengths[b]`` elements along ``seq_axis`` of each batch
   ``b`` of ``batch_axis``: [1, 2, 3, 4] with length 3 gives [3, 2, 1, 4].
+- NonZero-3 gives the ``[rank, count]`` coordinates of the non-zero elements in row-major order
+  (``output_type`` i64 or i32); Unique-10 the distinct values (of the flattened data, or the
+  slices along the ``axis`` input), sorted or (``sorted="false"``) in order of first occurrence,
+  with first-occurrence indices, the inverse indices and the counts, as ONNX Unique-11.
 """
 
 from __future__ import annotations
@@ -224,5 +229,35 @@ def reverse_sequence(node: LayerNode) -> Kernel:
         index = source.reshape(source.shape + (1,) * (rank - 2))
         out = np.take_along_axis(moved, np.broadcast_to(index, moved.shape), axis=1)
         return (np.moveaxis(out, (0, 1), (b, s)),)
+
+    return kernel
+
+
+@layer("NonZero", 3)
+def non_zero(node: LayerNode) -> Kernel:
+    """NonZero-3: ONNX NonZero-9's ``[rank, count]`` coordinates as ``output_type`` (i64 by
+    default): [[1, 0], [0, 3]] gives [[0, 1], [0, 1]]."""
+    index_type = node.element_type("output_type", "i64")
+    onnx_non_zero = node.onnx("NonZero", 9)
+    return lambda x: (onnx_non_zero(x)[0].astype(index_type),)
+
+
+@layer("Unique", 10)
+def unique(node: LayerNode) -> Kernel:
+    """Unique-10 (data, optional axis) on ONNX Unique-11: outputs the values, first-occurrence
+    indices and inverse indices (``index_element_type``) and counts (``count_element_type``):
+    [2, 1, 1, 3] unsorted gives [2, 1, 3], [0, 1, 3], [0, 1, 1, 2], [1, 2, 1]."""
+    keep_sorted = node.flag("sorted", True)
+    index_type = node.element_type("index_element_type", "i64")
+    count_type = node.element_type("count_element_type", "i64")
+    by_axis = cached(
+        lambda axis: node.onnx(
+            "Unique", 11, {"sorted": int(keep_sorted), **({} if axis is None else {"axis": axis})}, n_outputs=4
+        )
+    )
+
+    def kernel(x: np.ndarray, axis: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        values, first, inverse, counts = by_axis(None if axis is None else ints_of(axis)[0])(x)
+        return values, first.astype(index_type), inverse.astype(index_type), counts.astype(count_type)
 
     return kernel

@@ -1,4 +1,5 @@
-"""Softmax and normalisation layers: SoftMax, LogSoftmax, MVN, NormalizeL2, BatchNormInference, LRN, GRN.
+"""Softmax and normalisation layers: SoftMax, LogSoftmax, MVN, NormalizeL2, BatchNormInference,
+GroupNormalization, LRN, GRN.
 
 - Softmax-1/8 and LogSoftmax-5 normalise along one ``axis``. MVN-6 divides by
   ``sqrt(var + eps)`` (``eps_mode="inside_sqrt"``) or ``sqrt(var) + eps`` (``outside_sqrt``);
@@ -156,3 +157,12 @@ def grn(node: LayerNode) -> Kernel:
         return ((work / np.sqrt(np.square(work).sum(axis=1, keepdims=True) + bias)).astype(x.dtype),)
 
     return kernel
+
+
+@layer("GroupNormalization", 12)
+def group_normalization(node: LayerNode) -> Kernel:
+    """GroupNormalization-12 (data, scale, bias): ONNX GroupNormalization-21, statistics per sample
+    over each of ``num_groups`` groups of channels, ``epsilon`` added to the variance, scale and
+    bias per channel: channels [1, 3] in one group give [-1, 1] (epsilon 0)."""
+    attrs = {"num_groups": node.integer("num_groups"), "epsilon": node.number("epsilon")}
+    return node.onnx("GroupNormalization", 21, attrs, node.constants)
