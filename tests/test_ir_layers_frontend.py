@@ -10,6 +10,7 @@ their IR run on numpy, on the CPU plugin and compared with onnxruntime on the ON
 
 from __future__ import annotations
 
+import math
 import re
 import tempfile
 from collections.abc import Sequence
@@ -25,7 +26,22 @@ from onnx import helper, numpy_helper
 from ovpool.runtime.ir_executor import IrGraph
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1, opset3, opset4, opset5, opset6, opset7, opset8, opset9, opset10, opset12, opset15, opset16  # noqa: E402
+from openvino import (  # noqa: E402
+    opset1,
+    opset2,
+    opset3,
+    opset4,
+    opset5,
+    opset6,
+    opset7,
+    opset8,
+    opset9,
+    opset10,
+    opset12,
+    opset13,
+    opset15,
+    opset16,
+)
 from openvino.utils.node_factory import NodeFactory  # noqa: E402
 
 pytestmark = pytest.mark.openvino
@@ -842,3 +858,61 @@ def test_onnx_group_normalization(tmp_path, opset):
     params = {"s": rng.standard_normal(n).astype(np.float32), "b": rng.standard_normal(n).astype(np.float32)}
     model = onnx_case("GroupNormalization", opset, {"x": x}, params, {"num_groups": 2, "epsilon": 1e-5})
     check_converted(tmp_path, model, {"x": x})
+
+
+# ---------------------------------------------------------------------------------------------
+# Older IRs' layers: ShuffleChannels, SpaceToBatch, BatchToSpace, Roll, Eye, Bitwise*, Bucketize
+
+
+@pytest.mark.parametrize("axis, group", [(1, 2), (1, 3), (-1, 2), (2, 1)])
+def test_shuffle_channels(axis, group):
+    x = param("x", [2, 6, 3, 4])
+    check_model([opset3.shuffle_channels(x, axis, group)], [x], {"x": np.arange(144, dtype=np.float32).reshape(2, 6, 3, 4)})
+
+
+@pytest.mark.parametrize(
+    "shape, block, begin, end",
+    [([1, 2, 4, 6], [1, 1, 2, 3], [0, 0, 0, 0], [0, 0, 0, 0]), ([2, 1, 3, 5], [1, 1, 2, 2], [0, 0, 1, 0], [0, 0, 0, 1])],
+)
+def test_space_to_batch_and_back(shape, block, begin, end):
+    x = param("x", shape)
+    value = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    to_batch = opset2.space_to_batch(x, const(np.int64(block)), const(np.int64(begin)), const(np.int64(end)))
+    back = opset2.batch_to_space(to_batch, const(np.int64(block)), const(np.int64(begin)), const(np.int64(end)))
+    got = check_model([to_batch, back], [x], {"x": value})
+    assert np.array_equal(got[1], value)
+
+
+@pytest.mark.parametrize("shift, axes", [([1], [0]), ([2, -1], [1, -1]), ([3, -5], [0, 2]), ([7], [2])])
+def test_roll(shift, axes):
+    x = param("x", [3, 4, 5])
+    check_model(
+        [opset7.roll(x, const(np.int64(shift)), const(np.int64(axes)))],
+        [x],
+        {"x": np.arange(60, dtype=np.float32).reshape(3, 4, 5)},
+    )
+
+
+@pytest.mark.parametrize("rows, columns, diagonal, batch", [(3, 3, 0, None), (2, 4, 1, None), (4, 2, -1, [2]), (3, 3, 5, [2, 1])])
+def test_eye(rows, columns, diagonal, batch):
+    x = param("x", [1])
+    args = [const(np.int64(rows)), const(np.int64(columns)), const(np.int64(diagonal))]
+    node = opset9.eye(*args, "f32", None if batch is None else const(np.int64(batch)))
+    check_model([opset1.add(node, x)], [x], {"x": np.zeros(1, np.float32)})
+
+
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.bool_])
+def test_bitwise(name, dtype):
+    rng = np.random.default_rng(21)
+    a, b = param("a", [3, 4], ov.Type(dtype)), param("b", [4], ov.Type(dtype))
+    feeds = {"a": rng.integers(-50 if dtype == np.int32 else 0, 2 if dtype == np.bool_ else 200, (3, 4)).astype(dtype)}
+    feeds["b"] = rng.integers(0, 2 if dtype == np.bool_ else 100, 4).astype(dtype)
+    check_model([getattr(opset13, name)(a, b), opset13.bitwise_not(a)], [a, b], feeds)
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_bucketize(right):
+    x = param("x", [8])
+    node = opset3.bucketize(x, const(np.float32([-1, 0, 0.5, 3])), "i32", right)
+    check_model([node], [x], {"x": np.float32([-2, -1, -0.5, 0, 0.5, 1, 3, 4])})

@@ -8,7 +8,7 @@ ovpool's library (:mod:`ovpool.runtime.ops`) with the ONNX attributes; where Ope
 its own, the family module computes it with numpy (Interpolate's modes, StridedSlice masks, MVN's
 ``eps_mode``, Pad's ``symmetric``, Gather's ``batch_dims``). The table and :class:`LayerNode` are
 in :mod:`.base`; each family module (elementwise, quantized, tensor, indexing, reduce,
-normalization, linalg, conv, resize, detection, recurrent, control) registers its builders with :func:`layer` and states the rules
+normalization, linalg, conv, resize, detection, rearrange, recurrent, control) registers its builders with :func:`layer` and states the rules
 of its layers.
 """
 
@@ -21,6 +21,7 @@ from ovpool.runtime.ir_layers import (  # noqa: F401  (importing a family regist
     linalg,
     normalization,
     quantized,
+    rearrange,
     recurrent,
     reduce,
     resize,

@@ -79,6 +79,8 @@ def _numpy_binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> B
 
 
 layer("FloorMod", 1)(_numpy_binary(np.mod))
+for _type, _function in (("BitwiseAnd", np.bitwise_and), ("BitwiseOr", np.bitwise_or), ("BitwiseXor", np.bitwise_xor)):
+    layer(_type, 13)(_numpy_binary(_function))
 layer("Mod", 1)(_numpy_binary(np.fmod))
 layer("NotEqual", 1)(_numpy_binary(np.not_equal))
 
@@ -117,6 +119,12 @@ def select(node: LayerNode) -> Kernel:
         return where(cond, then, other)
 
     return kernel
+
+
+@layer("BitwiseNot", 13)
+def bitwise_not(node: LayerNode) -> Kernel:
+    """BitwiseNot-13: every bit flipped (~5 = -6 in i32), logical not on booleans."""
+    return lambda x: (np.invert(x),)
 
 
 @layer("LogicalNot", 1)

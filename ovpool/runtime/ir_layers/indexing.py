@@ -261,3 +261,18 @@ def unique(node: LayerNode) -> Kernel:
         return values, first.astype(index_type), inverse.astype(index_type), counts.astype(count_type)
 
     return kernel
+
+
+@layer("Bucketize", 3)
+def bucketize(node: LayerNode) -> Kernel:
+    """Bucketize-3 (data, sorted buckets): the bucket of each value as ``output_type``; with
+    ``with_right_bound`` (the default) bucket i holds buckets[i-1] < x <= buckets[i], else
+    buckets[i-1] <= x < buckets[i]: buckets [1, 3], x 3 gives 1 (right bound) or 2."""
+    right = node.flag("with_right_bound", True)
+    index_type = node.element_type("output_type", "i64")
+
+    def kernel(x: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, ...]:
+        edges = np.asarray(buckets).reshape(-1)
+        return (np.searchsorted(edges, x, side="left" if right else "right").astype(index_type),)
+
+    return kernel
