@@ -12,6 +12,8 @@
   non-zero is true. f16 weights followed by Convert to f32 (what ``ovc`` writes) are decompressed
   once, when the graph is prepared; u4/i4 weights are read two to a byte, the low nibble first.
 - PRelu with a 1-D slope as long as the channel axis (axis 1) applies it per channel.
+- BitwiseAnd/Or/Xor/Not-13 act on the bits of integers (5 & 3 = 1, ~5 = -6 in i32) and as logic
+  on booleans.
 """
 
 from __future__ import annotations
