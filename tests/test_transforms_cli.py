@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -192,3 +193,72 @@ def test_cli_jobs_gives_the_same_outputs_and_report(cli, model_file, tmp_path):
     code, report, written = runs["1"]
     assert code == 2 and sorted(written) == ["m.onnx", "n.onnx"]
     assert [line.split(":")[0] for line in report.splitlines()] == [str(model_file), "error", str(other), "transform"]
+
+
+def test_the_issue_22_command_takes_what_onnx_shape_inference_cannot_size(cli, tmp_path):
+    """A ceil window starting in the right padding (onnx 1.23 infers 4 windows, the rule 3) and a
+    MaxUnpool fed output_shape (onnx infers nothing), outputs declared without shapes."""
+    from pool_space import build
+
+    ceil = build("MaxPool", {"kernel_shape": [2], "strides": [3], "pads": [1, 1], "ceil_mode": 1}, [1, 1, 7], 12, np.float32)
+    unpool = build("MaxUnpool", {"kernel_shape": [2], "strides": [2]}, [1, 1, 3], 11, np.float32, output_shape=True)
+    onnx.save(ceil.model, tmp_path / "ceil.onnx")
+    onnx.save(unpool.model, tmp_path / "unpool.onnx")
+    out = tmp_path / "out"
+    ran = cli(
+        "transform",
+        tmp_path / "ceil.onnx",
+        tmp_path / "unpool.onnx",
+        "--output-dir",
+        out,
+        "--pass",
+        "explicit-pads",
+        "--pass",
+        "no-ceil",
+        "--pass",
+        "opset=22",
+    )
+    assert ran.returncode == 0, ran.stderr
+    written = onnx.load(out / "ceil.onnx")
+    assert [d.dim_value for d in written.graph.output[0].type.tensor_type.shape.dim] == [1, 1, 3]
+    assert onnx.load(out / "unpool.onnx").graph.output[0].type.tensor_type.elem_type == TensorProto.FLOAT
+
+
+def test_a_wrong_declared_size_after_a_pool_is_still_refused():
+    """Strict shape inference still runs on every other node, over the pools' true sizes."""
+    model = pool_model("MaxPool", {"kernel_shape": [2], "strides": [3], "pads": [1, 1], "ceil_mode": 1}, [1, 1, 7], 12)
+    model.graph.node.append(helper.make_node("Relu", ["y"], ["r"], name="relu"))
+    model.graph.output.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 1, 4]))
+    with pytest.raises(UnsupportedError, match=r"needs a model that passes.*Relu.*\(3\) vs \(4\)"):
+        ovpool.transform(model, ["no-ceil"])
+
+
+def test_input_shapes_make_the_result_static(tmp_path, capsys):
+    """``--input`` (and ``inputs=``) sets the graph input's dims before the passes, as ``ovc
+    --input`` does; a range is refused (numbers only), a wrong name names the inputs."""
+    import onnx
+    from onnx import TensorProto, helper
+    from runtime_support import invoke
+
+    import ovpool
+    from ovpool.errors import UsageError
+
+    node = helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[2], pads=[0, 1])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 2, "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    src = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), src)
+    out = ovpool.transform(src, ["dml-legal"], inputs="x[1,2,9]", verify=True)
+    assert [d.dim_value for d in out.graph.input[0].type.tensor_type.shape.dim] == [1, 2, 9]
+    with pytest.raises(UsageError, match="give every dim as a number"):
+        ovpool.transform(src, ["dml-legal"], inputs="x[1,2,1..9]")
+    with pytest.raises(ovpool.ModelError, match="the model has no such input"):
+        ovpool.transform(src, ["dml-legal"], inputs="y[1,2,9]")
+    code, _, err = invoke(capsys, "transform", src, "--pass", "dml-legal", "--shape", "x=1,2,9", "-o", tmp_path / "t.onnx")
+    assert code == 0, err
+    written = onnx.load(tmp_path / "t.onnx")
+    assert [d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [1, 2, 9]

@@ -44,7 +44,7 @@ def dml_legal(model: ModelProto) -> bool:
     """Make every pooling node expressible as one DirectML operator; True if any changed."""
     for pool in graph.pool_nodes(model):
         _refuse(pool)
-    changed = rewrite_ceil(model, lambda pool: _include_pad_overhang(pool, strict=True), _PASS)
+    changed = rewrite_ceil(model, lambda pool: _include_pad_overhang(pool, strict=True), _PASS, legalize=False)
     return _lift_1d(model) or changed
 
 

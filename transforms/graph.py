@@ -1,15 +1,15 @@
 """What the passes read from and write to an ONNX graph: its pooling nodes with their specs and
 input dims, fresh names, and opset-dependent helper nodes (Pad, Unsqueeze, Squeeze).
 
-Input dims come from ``onnx.shape_inference``, except that a pooling node's output is always
-ovpool's (``shape.output_shape``): where ONNX infers another size (e.g. VALID with ceil_mode) the
-node is pinned to ovpool's size and inference runs again, so a pool downstream sees the dims it
-will really get. Only the main graph is rewritten: a pooling node inside a subgraph (If, Loop,
+Input dims come from ``transforms.shapes.tensor_types``: onnx's shape inference for other nodes,
+ovpool's shape engine for every pooling output, so a pool downstream sees the dims it will
+really get. Only the main graph is rewritten: a pooling node inside a subgraph (If, Loop,
 Scan) is refused rather than left behind.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -18,27 +18,26 @@ import onnx
 from onnx import GraphProto, ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool import dtypes, shape
-from ovpool.errors import ModelError, UnsupportedError
+from ovpool.errors import UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.model import default_opset, inferred_types
+from ovpool.onnx.model import default_opset
 from ovpool.shape import Dim
 from ovpool.spec import PoolKind, PoolSpec
-
-_PINNED = "ovpool.pinned"
-
-TensorType = tuple[str | None, tuple[Dim, ...] | None]
+from ovpool.transforms.shapes import tensor_types
 
 
 @dataclass(frozen=True)
 class PoolNode:
     """A pooling node of the main graph: its position, the node, its spec (with the input's dtype
-    when known) and the spatial dims of its input (None when even the rank is unknown)."""
+    when known), the spatial dims of its input (None when even the rank is unknown) and its
+    channel count (None when unknown)."""
 
     index: int
     node: NodeProto
     spec: PoolSpec
     spatial: tuple[Dim, ...] | None
+    channels: Dim = None
 
     @property
     def label(self) -> str:
@@ -77,91 +76,13 @@ def pool_nodes(model: ModelProto) -> list[PoolNode]:
     for index, node in found:
         dtype, dims = types.get(node.input[0], (None, None)) if node.input else (None, None)
         spec = onnx_adapter.spec_from_node(node, opset, dtype)
-        pools.append(PoolNode(index, node, spec, None if dims is None else tuple(dims[2:])))
+        pools.append(PoolNode(index, node, spec, None if dims is None else tuple(dims[2:]), None if not dims else dims[1]))
     return pools
 
 
 def pool_labels(model: ModelProto, predicate: Callable[[PoolNode], bool]) -> list[str]:
     """Names of the pooling nodes for which ``predicate(pool)`` is true (property checks)."""
     return [p.spec.name for p in pool_nodes(model) if predicate(p)]
-
-
-def tensor_types(model: ModelProto) -> dict[str, TensorType]:
-    """``{tensor name: (dtype or None, dims or None)}`` for every tensor of the main graph, with
-    pooling outputs sized by ovpool's shape engine."""
-    work = ModelProto()
-    work.CopyFrom(model)
-    opset = default_opset(model)
-    work.opset_import.append(helper.make_opsetid(_PINNED, 1))
-    for _ in range(len(work.graph.node) + 1):
-        types = inferred_types(work, required=True, data_prop=True)
-        wrong = _first_mis_sized_pool(work, opset, types)
-        if wrong is None:
-            return types
-        _pin(work.graph, wrong, types)
-    raise ModelError(f"model '{model.graph.name}': shape inference did not settle")
-
-
-def complete_value_types(model: ModelProto) -> ModelProto:
-    """The model with every graph output typed and shaped, as runtimes see it: onnxruntime and
-    OpenVINO load a model whose outputs carry a type without a shape (or no type), the ONNX
-    checker does not. A graph output lacking either gets them from ``tensor_types`` (pooling
-    outputs sized by ovpool's rules; a dynamic dim stays unnamed), and a ``value_info`` entry
-    lacking either is dropped (it is only a hint). A model that lacks neither is returned as it is;
-    an output whose rank inference cannot give keeps what it had (the checker then names it)."""
-    graph = model.graph
-    incomplete = [v for v in graph.output if not _is_complete(v)]
-    stale = [v for v in graph.value_info if not _is_complete(v)]
-    if not incomplete and not stale:
-        return model
-    work = ModelProto()
-    work.CopyFrom(model)
-    for value in [v for v in work.graph.value_info if not _is_complete(v)]:
-        work.graph.value_info.remove(value)
-    types = tensor_types(work)
-    for value in work.graph.output:
-        dtype, dims = types.get(value.name, (None, None))
-        if _is_complete(value) or dims is None:
-            continue
-        elem = value.type.tensor_type.elem_type or (dtypes.to_onnx(dtype) if dtype else onnx.TensorProto.UNDEFINED)
-        value.type.CopyFrom(helper.make_tensor_type_proto(elem, list(dims)))
-    return work
-
-
-def _is_complete(value: onnx.ValueInfoProto) -> bool:
-    """A value with a type, and if that is a tensor type, with an element type and a shape."""
-    if not value.HasField("type"):
-        return False
-    tensor = value.type.tensor_type if value.type.HasField("tensor_type") else None
-    return tensor is None or (tensor.HasField("shape") and tensor.elem_type != onnx.TensorProto.UNDEFINED)
-
-
-def _first_mis_sized_pool(model: ModelProto, opset: int, types: dict[str, TensorType]) -> tuple[NodeProto, list] | None:
-    for node in model.graph.node:
-        if not onnx_adapter.is_pool_node(node) or node.op_type == "MaxUnpool":
-            continue
-        dtype, dims = types.get(node.input[0], (None, None))
-        if dims is None:
-            continue
-        spec = onnx_adapter.spec_from_node(node, opset, dtype)
-        expected = list(shape.output_shape(spec, dims))
-        got = types.get(node.output[0], (None, None))[1]
-        if got is None or list(got) != expected:
-            return node, expected
-    return None
-
-
-def _pin(graph: GraphProto, wrong: tuple[NodeProto, list], types: dict[str, TensorType]) -> None:
-    node, dims = wrong
-    dtype = types.get(node.input[0], (None, None))[0]
-    node.domain = _PINNED
-    for position, name in enumerate(node.output):
-        if not name:
-            continue
-        elem = onnx.TensorProto.INT64 if position == 1 else dtypes.to_onnx(dtype) if dtype else onnx.TensorProto.UNDEFINED
-        for existing in [v for v in graph.value_info if v.name == name]:
-            graph.value_info.remove(existing)
-        graph.value_info.append(helper.make_tensor_value_info(name, elem, dims))
 
 
 def _refuse_nested_pools(graph: GraphProto) -> None:
@@ -237,17 +158,39 @@ def int64_initializer(graph: GraphProto, names: FreshNames, base: str, values: S
 
 
 def pad_node(
-    graph: GraphProto, names: FreshNames, opset: int, base: str, src: str, dst: str, begin: Sequence[int], end: Sequence[int]
+    graph: GraphProto,
+    names: FreshNames,
+    opset: int,
+    base: str,
+    src: str,
+    dst: str,
+    begin: Sequence[int],
+    end: Sequence[int],
+    value: float = 0.0,
+    dtype: str | None = None,
 ) -> NodeProto:
-    """A zero ``Pad`` of the spatial axes of an (N, C, *spatial) tensor: attribute ``pads`` before
-    opset 11, an int64 ``pads`` input from 11 on (Pad-1's ``paddings`` is not emitted)."""
+    """A constant ``Pad`` of the spatial axes of an (N, C, *spatial) tensor with ``value`` (0 or
+    -inf, say): attributes ``pads``/``value`` before opset 11, where -inf is written as the
+    dtype's lowest finite value (OpenVINO 2026.4's frontend refuses an infinite ``value``:
+    float32 -3.4028235e38, which a max picks only where every real cell of a window is -inf); from 11 on an int64 ``pads`` input
+    and, for a non-zero ``value``, a ``constant_value`` input of the tensor's ``dtype`` (Pad-1's
+    ``paddings`` is not emitted)."""
     pads = [0, 0, *begin, 0, 0, *end]
     if opset < 2:
         raise UnsupportedError(f"node '{base}': opset {opset} has only Pad-1; ovpool emits Pad-2 and later")
+    name = names.fresh(f"{base}/pad")
     if opset < 11:
-        return helper.make_node("Pad", [src], [dst], name=names.fresh(f"{base}/pad"), mode="constant", pads=pads, value=0.0)
-    pads_name = int64_initializer(graph, names, f"{base}/pads", pads)
-    return helper.make_node("Pad", [src, pads_name], [dst], name=names.fresh(f"{base}/pad"), mode="constant")
+        if math.isinf(value) and dtype is not None:  # OpenVINO's frontend refuses an infinite Pad-2 value
+            value = float(np.finfo(dtypes.np_dtype(dtype)).min) if value < 0 else float(np.finfo(dtypes.np_dtype(dtype)).max)
+        return helper.make_node("Pad", [src], [dst], name=name, mode="constant", pads=pads, value=value)
+    inputs = [src, int64_initializer(graph, names, f"{base}/pads", pads)]
+    if value != 0:
+        if dtype is None:
+            raise UnsupportedError(f"node '{base}': a Pad with value {value} needs the element type of '{src}'")
+        fill = names.fresh(f"{base}/pad_value")
+        graph.initializer.append(helper.make_tensor(fill, dtypes.to_onnx(dtype), [], [value]))
+        inputs.append(fill)
+    return helper.make_node("Pad", inputs, [dst], name=name, mode="constant")
 
 
 def axes_node(

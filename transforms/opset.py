@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 
 import onnx
-from onnx import ModelProto, helper, version_converter
+from onnx import ModelProto, helper, numpy_helper, version_converter
 
+from ovpool import dtypes
 from ovpool.errors import UnsupportedError
 from ovpool.onnx.model import default_opset
-from ovpool.transforms import graph
+from ovpool.transforms import graph, shapes
 from ovpool.transforms.framework import VALID, Pass, Property, UnknownPassError
 
 _HELD = "ovpool.held"
@@ -45,12 +46,38 @@ def retarget(model: ModelProto, target: int) -> bool:
     for index, node in enumerate(work.graph.node):
         if node.domain == _HELD:
             work.graph.node[index].CopyFrom(emitted[node.output[0]])
+    for field in ("input", "output", "value_info"):  # the converter writes onnx's inferred shapes there
+        values = getattr(work.graph, field)
+        del values[:]
+        values.extend(getattr(model.graph, field))
+    _retype_pad_values(work)
     kept = [o for o in work.opset_import if o.domain != _HELD]
     del work.opset_import[:]
     work.opset_import.extend(kept)
     work.ir_version = max(model.ir_version, helper.find_min_ir_version_for(list(kept), ignore_unknown=True))
     model.CopyFrom(work)
     return True
+
+
+def _retype_pad_values(model: ModelProto) -> None:
+    """Give each Pad's ``constant_value`` (an initializer or a Constant node's tensor) its data
+    input's element type: onnx's version converter turns Pad-2's float ``value`` attribute into a
+    float32 Constant even for a float16 tensor, which onnxruntime and OpenVINO refuse (a -inf Pad before a half MaxPool)."""
+    pads = [n for n in model.graph.node if n.op_type == "Pad" and n.domain in ("", "ai.onnx") and len(n.input) > 2 and n.input[2]]
+    if not pads:
+        return
+    types = shapes.tensor_types(model)
+    values = {i.name: i for i in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
+            values[node.output[0]] = node.attribute[0].t
+    for node in pads:
+        dtype = types.get(node.input[0], (None, None))[0]
+        value = values.get(node.input[2])
+        if dtype is None or value is None or value.data_type == dtypes.to_onnx(dtype):
+            continue
+        array = numpy_helper.to_array(value).astype(dtypes.np_dtype(dtype))
+        value.CopyFrom(numpy_helper.from_array(array, value.name))
 
 
 def check_target(target: int) -> None:

@@ -28,17 +28,23 @@ from onnx import ModelProto
 from ovpool import shape
 from ovpool.onnx.model import default_opset
 from ovpool.spec import Divisor, Padding, PoolKind, Rounding
-from ovpool.transforms import graph
+from ovpool.transforms import graph, legal
 from ovpool.transforms.framework import VALID, Pass, Property
 from ovpool.transforms.graph import PoolNode, model_names
 
 
 def explicit_pads(model: ModelProto) -> bool:
-    """Rewrite every auto-padded pool with explicit pads; True if any node changed."""
+    """Rewrite every auto-padded pool with explicit pads, and every pool with a pad as long as its
+    kernel with a ``Pad`` node (``legal.legal_nodes``); True if any node changed."""
     opset = default_opset(model)
+    names = model_names(model)
     replacements = {}
     for pool in graph.pool_nodes(model):
-        if not graph.is_windowed(pool.spec) or pool.spec.padding is Padding.EXPLICIT:
+        if not graph.is_windowed(pool.spec):
+            continue
+        if pool.spec.padding is Padding.EXPLICIT:
+            if legal.pads_reach_kernel(pool.spec):
+                replacements[pool.index] = legal.legal_nodes(model.graph, pool, pool.spec, names, opset, "explicit-pads")
             continue
         if pool.spec.padding is Padding.VALID:
             spatial = (None,) * len(pool.spec.kernel)
@@ -46,7 +52,7 @@ def explicit_pads(model: ModelProto) -> bool:
             spatial = pool.static_spatial("explicit-pads", f"to resolve auto_pad {pool.spec.padding.value.upper()}")
         begin, end = shape.resolved_pads(pool.spec, spatial)
         spec = pool.spec.with_(padding=Padding.EXPLICIT, pads_begin=begin, pads_end=end, rounding=Rounding.FLOOR)
-        replacements[pool.index] = [graph.emit(pool, spec, opset)]
+        replacements[pool.index] = legal.legal_nodes(model.graph, pool, spec, names, opset, "explicit-pads")
     graph.replace_nodes(model.graph, replacements)
     return bool(replacements)
 
@@ -56,9 +62,10 @@ def no_ceil(model: ModelProto) -> bool:
     return rewrite_ceil(model, lambda pool: True, "no-ceil")
 
 
-def ceil_to_floor(model: ModelProto, pool: PoolNode, names: model_names, pass_name: str) -> list:
+def ceil_to_floor(model: ModelProto, pool: PoolNode, names: model_names, pass_name: str, legalize: bool = True) -> list:
     """The nodes replacing one ceil-mode pool: the pool with floor rounding and widened end pads,
-    preceded by a zero Pad for an include-pad average with padding and an overhang."""
+    preceded by a zero Pad for an include-pad average with padding and an overhang. With
+    ``legalize``, where a widened pad reaches the kernel, the Pad forms of ``legal.legal_nodes``."""
     opset = default_opset(model)
     spec = pool.spec
     if spec.padding is not Padding.EXPLICIT:
@@ -66,6 +73,8 @@ def ceil_to_floor(model: ModelProto, pool: PoolNode, names: model_names, pass_na
     spatial = pool.static_spatial(pass_name, "to size the ceil_mode windows")
     end = shape.floor_end_pads(spec, spatial)
     floor = spec.with_(rounding=Rounding.FLOOR, pads_end=end)
+    if legalize and legal.pads_reach_kernel(floor):
+        return legal.legal_nodes(model.graph, pool, spec, names, opset, pass_name)
     overhang = end != spec.pads_end
     if not (overhang and spec.kind is PoolKind.AVERAGE and spec.divisor is Divisor.INCLUDE_PAD):
         return [graph.emit(pool, floor, opset)]
@@ -83,11 +92,11 @@ def ceil_to_floor(model: ModelProto, pool: PoolNode, names: model_names, pass_na
     return [pad, graph.emit(pool, inner, opset, inputs=[padded, *pool.node.input[1:]])]
 
 
-def rewrite_ceil(model: ModelProto, select: Callable[[PoolNode], bool], pass_name: str) -> bool:
+def rewrite_ceil(model: ModelProto, select: Callable[[PoolNode], bool], pass_name: str, legalize: bool = True) -> bool:
     """Apply ``ceil_to_floor`` to the ceil-mode pools ``select`` picks; True if any changed."""
     names = model_names(model)
     replacements = {
-        pool.index: ceil_to_floor(model, pool, names, pass_name)
+        pool.index: ceil_to_floor(model, pool, names, pass_name, legalize)
         for pool in graph.pool_nodes(model)
         if pool.spec.rounding is Rounding.CEIL and select(pool)
     }
@@ -101,6 +110,12 @@ EXPLICIT_PADS = Property(
     lambda model: graph.pool_labels(model, lambda p: graph.is_windowed(p.spec) and p.spec.padding is not Padding.EXPLICIT),
 )
 
+PADS_BELOW_KERNEL = Property(
+    "pads-below-kernel",
+    "has no pooling node with a pad as long as its kernel (onnxruntime refuses those)",
+    lambda model: graph.pool_labels(model, lambda p: legal.pads_reach_kernel(p.spec)),
+)
+
 FLOOR_ROUNDING = Property(
     "floor-rounding",
     "has no pooling node with ceil_mode=1",
@@ -111,7 +126,7 @@ EXPLICIT_PADS_PASS = Pass(
     "explicit-pads",
     "auto_pad -> explicit pads (dilation included)",
     requires=(VALID,),
-    ensures=(VALID, EXPLICIT_PADS),
+    ensures=(VALID, EXPLICIT_PADS, PADS_BELOW_KERNEL),
     rewrite=explicit_pads,
 )
 

@@ -1,4 +1,4 @@
-"""Interpolate-4/11 on numpy.
+"""Interpolate-4/11 and GridSample-9 on numpy.
 
 Zero ``pads_begin``/``pads_end`` first; sizes from ``sizes`` or ``floor(L * (scale + 1e-6))`` in
 float32 (``shape_calculation_mode``); each output coordinate maps back by
@@ -14,6 +14,10 @@ and some axis shrinks; ``bilinear_pillow``/``bicubic_pillow`` are Pillow's resam
 6 outputs reading 0 0 1 2 2 3. Integer data is computed in floats and rounded half to even at
 the end (as the CPU plugin does), by the Pillow modes half away from zero after each pass (as
 Pillow).
+
+GridSample-9 samples 4-D data at a normalized grid (``align_corners``, ``mode`` bilinear, bicubic
+or nearest, ``padding_mode`` zeros, border or reflection) with OpenVINO's reference meaning, which
+is ONNX GridSample-22's (ovpool's ``runtime.ops.gridsample``).
 """
 
 from __future__ import annotations
@@ -230,5 +234,26 @@ def interpolate(node: LayerNode) -> Kernel:
         if y.dtype != x.dtype:
             y = _integer(np.rint(y), x.dtype) if x.dtype.kind in "iu" else y.astype(x.dtype)
         return (y,)
+
+    return kernel
+
+
+@layer("GridSample", 9)
+def grid_sample(node: LayerNode) -> Kernel:
+    """GridSample-9: 4-D data sampled at a normalized grid (``align_corners``, ``mode`` bilinear,
+    bicubic or nearest, ``padding_mode`` zeros, border or reflection), with OpenVINO's reference
+    meaning, which is ONNX GridSample-22's: pixel coordinates in the grid's float type, nearest
+    rounded half to even, padding applied to each pixel read (a single pixel reflects onto itself)."""
+    from ovpool.runtime.ops import gridsample
+
+    mode = node.choice("mode", "bilinear", ("bilinear", "bicubic", "nearest"))
+    padding = node.choice("padding_mode", "zeros", ("zeros", "border", "reflection"))
+    rule = gridsample.Sampling(
+        {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode), padding, node.flag("align_corners", False), 4
+    )
+
+    def kernel(data: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, ...]:
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (gridsample.grid_sample(data, grid, rule, node),)
 
     return kernel
