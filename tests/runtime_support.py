@@ -84,13 +84,14 @@ def ir_with_relu(path: Path) -> Path:
 
 
 def ir_numpy_cannot_run(path: Path) -> Path:
-    """An IR with a layer the numpy executor does not run (LRN before a MaxPool)."""
+    """An IR with a layer the numpy executor does not run (a DFT before a MaxPool)."""
     import openvino as ov
-    from openvino import opset1
+    from openvino import opset1, opset7
 
     x = opset1.parameter([1, 2, 6, 6], ov.Type.f32, name="x")
-    axes = opset1.constant(np.array([1], np.int64))
-    pool = opset1.max_pool(opset1.lrn(x, axes, 1e-4, 0.75, 1.0, 3), [2, 2], [0, 0], [0, 0], [2, 2])
+    pairs = opset1.reshape(x, opset1.constant(np.int64([1, 2, 6, 3, 2])), False)  # complex numbers, as DFT takes them
+    spectrum = opset1.reshape(opset7.dft(pairs, opset1.constant(np.int64([2]))), opset1.constant(np.int64([1, 2, 6, 6])), False)
+    pool = opset1.max_pool(spectrum, [2, 2], [0, 0], [0, 0], [2, 2])
     ov.save_model(ov.Model([pool], [x]), str(path))
     return path
 
