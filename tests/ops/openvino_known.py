@@ -27,7 +27,9 @@ import onnx
 class Case:
     """One converted model: its first node's ``op`` (``domain``) at ``opset``, the ``since``
     version in force there, attributes, and inputs as (dtype, shape, is an initializer) or None
-    for an omitted one; ``op_types``/``node_names`` of every node of the graph."""
+    for an omitted one; ``op_types``/``node_names`` of every node of the graph; ``named``: the
+    names a refusal may give to say where (op types and names of the nodes, bodies included, and
+    the graph inputs)."""
 
     op: str
     domain: str
@@ -37,6 +39,7 @@ class Case:
     inputs: tuple[tuple[str, tuple[int, ...], bool] | None, ...]
     op_types: tuple[str, ...] = ()
     node_names: tuple[str, ...] = ()
+    named: tuple[str, ...] = ()
 
     def attr(self, name: str, default: Any = None) -> Any:
         """The attribute ``name`` (bytes decoded), or ``default``."""
