@@ -15,6 +15,7 @@ A row never hides a pass: a case that agrees passes whether or not a row matches
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,24 +89,39 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
+Repro = tuple[str, int, list[Any], dict[str, Any], int]  # op, opset, inputs, attrs, number of outputs
+
+
 @dataclass(frozen=True)
 class Known:
-    """A known gap: ``op`` at the ``since`` versions (empty: every one; op "*" with ``layer``: any
-    op whose IR has that layer), failing at ``stage`` ("convert", "openvino", "numpy") when
-    ``when(case)``; ``condition`` says ``when`` in words, ``reason`` why and who fixes it."""
+    """A known gap: ``ops`` at the ``since`` versions (empty: every one; ``("*",)``: any op)
+    failing at ``stage`` ("convert", "openvino", "numpy") when ``when(case)`` and the failure's
+    detail matches ``text``; or, with ``layer`` ("ROIAlign-opset9"), any IR numpy refuses for that
+    layer alone. ``condition`` says it in words, ``reason`` why and who fixes it; ``repro`` is a
+    minimal case (``test_openvino_known`` checks that it still fails so)."""
 
     kind: str
-    op: str
+    ops: tuple[str, ...]
     since: tuple[int, ...]
     stage: str
     condition: str
     reason: str
     when: Callable[[Case], bool] = field(default=lambda case: True)
+    text: str = ""
     layer: str = ""
+    repro: Repro | None = None
 
     def why(self) -> str:
         versions = "/".join(map(str, self.since)) or "all"
-        return f"{self.op}-{versions} {self.condition}: {self.reason}"
+        return f"{'/'.join(self.ops)}-{versions} {self.condition}: {self.reason}"
+
+    def explains(self, case: Case, stage: str, detail: str) -> bool:
+        """Whether this row explains ``case`` failing at ``stage`` with ``detail``."""
+        if self.layer or stage != self.stage:
+            return False
+        if self.ops != ("*",) and case.op not in self.ops:
+            return False
+        return (not self.since or case.since in self.since) and self.when(case) and bool(re.search(self.text, detail))
 
 
 def _coerced_axis(case: Case) -> bool:
@@ -114,29 +130,51 @@ def _coerced_axis(case: Case) -> bool:
     return rank > 2 and case.attr("axis", 1) % rank != rank - 1
 
 
-def _integers(case: Case) -> bool:
-    return np.dtype(case.dtype()).kind in "iu" if case.dtype() else False
+def _dtypes(*names: str) -> Callable[[Case], bool]:
+    """Some input is of one of the dtypes ``names`` ("int" and "uint": every width)."""
+
+    def when(case: Case) -> bool:
+        return any(i is not None and (i[0] in names or i[0].rstrip("0123456789") in names) for i in case.inputs)
+
+    return when
+
+
+def _empty_input(case: Case) -> bool:
+    return any(i is not None and 0 in i[1] for i in case.inputs)
+
+
+def _f32(*values: float) -> np.ndarray:
+    return np.array(values, np.float32)
+
+
+def _i64(*values: int) -> np.ndarray:
+    return np.array(values, np.int64)
 
 
 FEFIX = "OpenVINO ONNX frontend defect (fefix lowers it)"
 IRLAYERS = "not on numpy yet (irlayers adds it)"
+NUMPY_LAYER = "an IR layer OpenVINO's frontend emits that IR-on-numpy does not run (not in issue 21's list)"
+_X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+_LSTM = [np.ones((2, 1, 2), np.float32), np.full((1, 8, 2), 0.5, np.float32), np.full((1, 8, 2), 0.25, np.float32)]
 
 KNOWN: tuple[Known, ...] = (
+    # (a) OpenVINO frontend defects of the issue (fefix)
     *(
         Known(
             "frontend",
-            op,
+            (op,),
             (1, 11),
             "openvino",
             "rank > 2, axis not the last",
             f"{FEFIX}: OpenVINO takes the opset-13 one-axis meaning, not the 2-D coercion",
             _coerced_axis,
+            repro=(op, 11, [_X], {"axis": 1}, 1),  # LogSoftmax and Hardmax-1/11 agree on OpenVINO 2026.4.1
         )
-        for op in ("Softmax", "LogSoftmax", "Hardmax")
+        for op in ("Softmax",)
     ),
     Known(
         "frontend",
-        "Resize",
+        ("Resize",),
         (18, 19),
         "openvino",
         "antialias=1",
@@ -145,7 +183,7 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "frontend",
-        "RoiAlign",
+        ("RoiAlign",),
         (10, 16),
         "openvino",
         "mode=max",
@@ -154,15 +192,17 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "frontend",
-        "Div",
+        ("Div",),
         (7, 13, 14),
         "numpy",
         "integer inputs",
         f"{FEFIX}: the frontend writes Divide m_pythondiv=true (floor, numpy follows it); CPU truncates as ONNX does",
-        _integers,
+        _dtypes("int", "uint"),
+        repro=("Div", 14, [np.array([-7], np.int64), np.array([2], np.int64)], {}, 1),
     ),
+    # (b) IR layers of the issue not on numpy yet (irlayers, gridsample)
     *(
-        Known("numpy layer", "*", (), "numpy", f"IR layer {layer}", IRLAYERS, layer=layer.replace("-", "-opset"))
+        Known("numpy layer", ("*",), (), "numpy", f"IR layer {layer}", IRLAYERS, layer=layer.replace("-", "-opset"))
         for layer in (
             "ROIAlign-9",
             "OneHot-1",
@@ -180,25 +220,308 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "numpy layer",
-        "*",
+        ("*",),
         (),
         "numpy",
         "IR layer GridSample-9",
         "not on numpy yet (gridsample adds it)",
         layer="GridSample-opset9",
     ),
+    # (c) found by this suite: IR layers the frontend emits beyond the issue's list
+    *(
+        Known("numpy layer", ("*",), (), "numpy", f"IR layer {layer}", NUMPY_LAYER, layer=layer.replace("-", "-opset"))
+        for layer in (
+            "Acos-1",
+            "Asin-1",
+            "Atan-1",
+            "Cosh-1",
+            "Sinh-1",
+            "Tan-1",
+            "Acosh-4",
+            "Asinh-4",
+            "Atanh-4",
+            "IsInf-10",
+            "IsNaN-10",
+            "NonZero-3",
+            "GatherND-8",
+            "GroupNormalization-12",
+            "Unique-10",
+            "Loop-5",
+            "TensorIterator-1",
+        )
+    ),
+    # (c) found by this suite: IR-on-numpy defects
+    Known(
+        "other",
+        ("*",),
+        (),
+        "numpy",
+        "a Const of zero elements",
+        "OpenVINO saves it with size=1; ovpool's IR reader refuses it (ir_executor._Weights.read)",
+        text=r"size 1 does not hold shape \[[^]]*\b0\b",
+        repro=("Transpose", 13, [np.float32(1.5)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("HardSwish",),
+        (),
+        "numpy",
+        "rank-0 input",
+        "IR-on-numpy's HSwish-4 fails on a 0-d array (np.clip out= on a numpy scalar)",
+        text="TypeError",
+        repro=("HardSwish", 14, [np.float32(0.5)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("LeakyRelu",),
+        (),
+        "numpy",
+        "rank-0 input",
+        "IR-on-numpy's PReLU-1 refuses a slope of shape [1] on a 0-d input; OpenVINO CPU broadcasts it",
+        text="does not broadcast",
+        repro=("LeakyRelu", 16, [np.float32(-0.5)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Softmax", "LogSoftmax", "Hardmax"),
+        (1, 11),
+        "numpy",
+        "an input with a zero dim",
+        "IR-on-numpy's Reshape-1 cannot infer -1 in [0, -1] for zero elements; OpenVINO CPU takes the other dims",
+        text="cannot be inferred",
+        repro=("Softmax", 7, [np.zeros((0, 3), np.float32)], {"axis": 1}, 1),
+    ),
+    # (c) found by this suite: the converted IR computes otherwise than ONNX on OpenVINO CPU
+    Known(
+        "other",
+        ("Dropout", "Max", "Min", "Sum", "Mean"),
+        (),
+        "openvino",
+        "the node is a pass-through (inference Dropout, one-input Max/Min/Sum/Mean)",
+        "the IR's Parameter keeps only the output's tensor name: the input name is gone, a feed by it fails",
+        lambda case: not _empty_input(case),
+        text="the IR has no input",
+        repro=("Dropout", 13, [_X], {}, 1),
+    ),
+    Known(
+        "other",
+        ("*",),
+        (),
+        "openvino",
+        "a graph input with a zero dim",
+        "OpenVINO's frontend folds the empty input into a Const: the IR has no such input",
+        _empty_input,
+        text="the IR has no input",
+        repro=("Concat", 13, [np.zeros(0, np.float32)], {"axis": 0}, 1),
+    ),
+    Known(
+        "other",
+        ("BitShift", "Expand"),
+        (),
+        "openvino",
+        "rank-0 result",
+        "OpenVINO CPU returns shape [1] for a rank-0 result",
+        text=r"shape \(1,\), onnxruntime gives \(\)",
+        repro=("BitShift", 11, [np.uint8(3), np.uint8(1)], {"direction": "LEFT"}, 1),
+    ),
+    Known(
+        "other",
+        ("Cast", "CastLike"),
+        (),
+        "openvino",
+        "to STRING",
+        "OpenVINO CPU has no string Convert: the IR ovpool writes does not compile",
+        text="cannot compile or run",
+        repro=("Cast", 13, [_f32(1.5)], {"to": 8}, 1),
+    ),
+    Known(
+        "other",
+        ("*",),
+        (),
+        "openvino",
+        "float64 inputs",
+        "OpenVINO CPU computes f64 in f32: values beyond f32's range saturate, precision is f32's",
+        _dtypes("float64"),
+        text="values differ",
+        repro=("Neg", 13, [np.array([1e300], np.float64)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("*",),
+        (),
+        "openvino",
+        "NaN or +-Inf input values",
+        "OpenVINO CPU propagates NaN/Inf otherwise (Relu/Celu/HardSigmoid(NaN) -> 0/0/1, Exp(NaN) -> inf, "
+        "Gelu(inf) -> NaN, Shrink/ThresholdedRelu(NaN) -> NaN where onnxruntime gives 0)",
+        _dtypes("float32", "float16"),
+        text=r"(nan|inf)\)? where onnxruntime gives|where onnxruntime gives np\.float64\(-?(nan|inf)\)",
+        repro=("Relu", 14, [_f32(np.nan, 1.0)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Add", "Sub", "Mul", "Sum"),
+        (),
+        "openvino",
+        "8-bit integers that overflow",
+        "OpenVINO CPU saturates (100 * 3 -> 127); ONNX/onnxruntime wrap (44)",
+        _dtypes("int8", "uint8"),
+        text="values differ",
+        repro=("Mul", 14, [np.int8(100), np.int8(3)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Range",),
+        (),
+        "openvino",
+        "an empty range (start > limit with delta > 0)",
+        "OpenVINO CPU gives |limit - start| / delta elements (5, 0, 1 -> 5 values) where ONNX gives none",
+        text="shape",
+        repro=("Range", 11, [np.int32(5), np.int32(0), np.int32(1)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Slice",),
+        (10, 11, 13),
+        "openvino",
+        "negative step from the INT64_MAX start sentinel",
+        "OpenVINO drops the first element (starts=INT64_MAX, ends=INT64_MIN, steps=-1 on 5 values gives 4)",
+        text="shape",
+        repro=("Slice", 13, [_f32(1, 2, 3, 4, 5), _i64(2**63 - 1), _i64(-(2**63)), _i64(0), _i64(-1)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("TopK",),
+        (),
+        "openvino",
+        "equal values",
+        "ONNX-11 breaks ties by the lower index; OpenVINO's TopK as converted does not (indices 1, 0, 2 for zeros)",
+        text="output 1: .*values differ",
+        repro=("TopK", 11, [np.zeros((1, 6), np.float32), _i64(3)], {}, 2),
+    ),
+    Known(
+        "other",
+        ("TopK",),
+        (),
+        "openvino",
+        "K = 0",
+        "OpenVINO CPU refuses K = 0 at compile time (ONNX gives empty outputs)",
+        text=r"K \(0\) must be",
+        repro=("TopK", 10, [_f32(1.0), _i64(0)], {"axis": 0}, 2),
+    ),
+    Known(
+        "other",
+        ("Einsum",),
+        (),
+        "openvino",
+        "a repeated index in one operand (trace 'ii', diagonal)",
+        "the IR ovpool writes does not compile on OpenVINO CPU ('Input order must have shape [n]')",
+        text="Input order must have shape",
+        repro=("Einsum", 12, [np.ones((3, 3), np.float32)], {"equation": "ii"}, 1),
+    ),
+    Known(
+        "other",
+        ("Gemm",),
+        (),
+        "openvino",
+        "beta = 0 with NaN or Inf in C",
+        "OpenVINO computes 0 * NaN = NaN; onnxruntime (BLAS's rule) leaves C unread",
+        lambda case: case.attr("beta", 1.0) == 0.0,
+        repro=("Gemm", 13, [np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), _f32(np.nan, np.inf)], {"beta": 0.0}, 1),
+    ),
+    Known(
+        "other",
+        ("LSTM",),
+        (),
+        "openvino",
+        "peepholes (input P)",
+        "OpenVINO's LSTMSequence has no peepholes: the frontend drops P silently",
+        lambda case: len(case.inputs) > 7 and case.inputs[7] is not None,
+        repro=("LSTM", 14, [*_LSTM, None, None, None, None, np.full((1, 6), 0.5, np.float32)], {"hidden_size": 2}, 1),
+    ),
+    Known(
+        "other",
+        ("Unsqueeze",),
+        (13, 21),
+        "openvino",
+        "axes from a graph input",
+        "OpenVINO CPU refuses an Unsqueeze of dynamic rank (the IR ovpool writes does not compile)",
+        text="dynamic rank",
+        repro=("Unsqueeze", 13, [np.ones((3, 4), np.float32), _i64(0, 3)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Upsample", "Resize"),
+        (),
+        "openvino",
+        "scales on the batch or channel axis",
+        "OpenVINO CPU's Interpolate resizes spatial axes only (the IR does not compile)",
+        text="only supports resize on spatial",
+        repro=("Upsample", 7, [np.ones((2, 1, 2, 2), np.float32)], {"mode": "nearest", "scales": [2.0, 1.0, 1.0, 1.0]}, 1),
+    ),
+    Known(
+        "other",
+        ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"),
+        (18,),
+        "openvino",
+        "noop_with_empty_axes=1, no axes",
+        "OpenVINO returns the input unchanged (the schema's words); onnxruntime and ovpool keep the elementwise step (|x|, x^2, log)",
+        lambda case: case.attr("noop_with_empty_axes", 0) == 1,
+        repro=("ReduceL1", 18, [_f32(1, -2, 3, -4)], {"noop_with_empty_axes": 1}, 1),
+    ),
+    Known(
+        "other",
+        ("*",),
+        (),
+        "openvino",
+        "reducing an axis of length 0",
+        "OpenVINO CPU gives shape [1, 1, 1] for ReduceL1/LogSum/LogSumExp-13 of [2, 0, 3] over axis 1, "
+        "and ReduceMax/Min's identity as -FLT_MAX / INT32_MIN instead of -inf / INT64_MIN",
+        lambda case: case.op.startswith("Reduce") and _empty_input(case),
+        repro=("ReduceL1", 13, [np.ones((2, 0, 3), np.float32)], {"axes": [1]}, 1),
+    ),
+    Known(
+        "other",
+        ("Resize", "Upsample"),
+        (),
+        "openvino",
+        "integer data, linear or cubic",
+        "OpenVINO CPU rounds the interpolated integers otherwise (one step apart: -7499 where onnxruntime gives -7498)",
+        _dtypes("int", "uint"),
+        text="values differ",
+        repro=("Resize", 13, [np.array([[[[-10000, 5], [7, 9]]]], np.int32), None, _f32(1, 1, 2, 2)], {"mode": "linear"}, 1),
+    ),
+    Known(
+        "other",
+        ("NonMaxSuppression",),
+        (),
+        "openvino",
+        "ties: equal scores or IoU exactly at the threshold",
+        "OpenVINO selects other boxes (-0.0 and 0.0 scores: 1 box where onnxruntime keeps 3)",
+        text="shape",
+        repro=(
+            "NonMaxSuppression",
+            11,
+            [
+                np.array([[[0, 0, 1, 1], [2, 2, 3, 3], [4, 4, 5, 5]]], np.float32),
+                np.array([[[-0.0, 0.0, -0.0]]], np.float32),
+                _i64(3),
+            ],
+            {},
+            1,
+        ),
+    ),
 )
 
 
 def match(case: Case, stage: str, detail: str) -> Known | None:
-    """The first row of ``KNOWN`` that explains ``case`` failing at ``stage`` with ``detail``. A
-    layer row explains a numpy refusal only when every layer refused is a known one."""
-    for row in KNOWN:
-        if row.stage != stage or row.layer:
-            continue
-        if row.op == case.op and (not row.since or case.since in row.since) and row.when(case):
-            return row
-    if stage == "numpy" and "does not run these IR layers" in detail:
+    """The first row of ``KNOWN`` that explains ``case`` failing at ``stage`` with ``detail``, rows
+    naming the op before rows for any op. A layer row explains a numpy refusal only when every
+    layer refused is a known one."""
+    specific_first = sorted(KNOWN, key=lambda row: row.ops == ("*",))
+    row = next((row for row in specific_first if row.explains(case, stage, detail)), None)
+    if row is not None:
+        return row
+    if stage == "numpy" and "does not run these IR layers: " in detail:
         refused = [part.split(" ")[0] for part in detail.split("IR layers: ", 1)[1].split(", ")]
         rows = [next((row for row in KNOWN if row.layer == layer), None) for layer in refused]
         if rows and all(rows):
