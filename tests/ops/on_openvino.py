@@ -17,8 +17,8 @@ compares that with OpenVINO CPU's. A case:
 The outcome is settled when the test item ends (``tests/ops/conftest.py``), not in the middle of a
 hypothesis example, so that hypothesis never shrinks on a sampled conversion.
 
-``OPS_OPENVINO`` chooses the sample: a number K (default 2) converts K models of each test item (its
-1st, 8th, 15th... model), ``all`` every model (the deep run), ``off`` none. ``OPS_OPENVINO_LOG=FILE`` appends one JSON
+``OPS_OPENVINO`` chooses the sample: a number K (default 2) converts K models of each (op, opset) in
+each test item (its 1st, 8th, 15th... model), ``all`` every model (the deep run), ``off`` none. ``OPS_OPENVINO_LOG=FILE`` appends one JSON
 line per converted model (op, opset, since-version, attributes, inputs, outcome, seconds).
 """
 
@@ -28,6 +28,7 @@ import json
 import os
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,12 +47,12 @@ LOG = os.environ.get("OPS_OPENVINO_LOG")
 
 @dataclass
 class ItemRecord:
-    """What the conversions of one test item found: ``calls`` (models checked so far),
+    """What the conversions of one test item found: ``calls`` (models checked so far, by op and opset),
     ``failures`` (disagreements, each a message), ``known`` (the rows of ``KNOWN`` that explain a
     failure)."""
 
     nodeid: str = ""
-    calls: int = 0
+    calls: Counter[tuple[str, int]] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
     known: list[Known] = field(default_factory=list)
 
@@ -79,16 +80,18 @@ def end_item() -> None:
     _item = None
 
 
-def _sampled() -> bool:
-    """Whether this model is converted: every one (``all``), none (``off``), or K of the item's:
-    its 1st, 8th, 15th... model (K=2: the 1st and the 8th). A hypothesis test's first example is
-    its simplest (rank 0, empty tensors); the 8th is a drawn one."""
+def _sampled(model: onnx.ModelProto) -> bool:
+    """Whether this model is converted: every one (``all``), none (``off``), or K of the item's
+    models of each (op, opset): the 1st, 8th, 15th... (K=2: the 1st and the 8th). A hypothesis
+    test's first example is its simplest (rank 0, empty tensors); the 8th is a drawn one."""
     if MODE == "off":
         return False
     if MODE == "all" or _item is None:
         return True
-    _item.calls += 1
-    return (_item.calls - 1) % EVERY == 0 and (_item.calls - 1) // EVERY < int(MODE)
+    key = (model.graph.node[0].op_type, model.opset_import[0].version)
+    _item.calls[key] += 1
+    seen = _item.calls[key] - 1
+    return seen % EVERY == 0 and seen // EVERY < int(MODE)
 
 
 def through_openvino(
@@ -100,7 +103,7 @@ def through_openvino(
 ) -> None:
     """``model`` converted by ovpool and run on OpenVINO CPU at f32 gives onnxruntime's
     ``expected`` outputs (within ``rtol``/``atol``), and the IR run on numpy gives OpenVINO CPU's."""
-    if not _sampled():
+    if not _sampled(model):
         return
     start, cpu_start = time.perf_counter(), time.process_time()
     case, outcome, stage, detail = outcome_of(model, feeds, expected, rtol, atol)
