@@ -119,6 +119,8 @@ def through_openvino(
     if outcome != "disagrees" and known is None:
         return
     message = f"{case.describe()}\n  {stage}: {detail}"
+    if _item is not None:
+        message += f"\n  every model of the test: OPS_OPENVINO=all python -m pytest '{_item.nodeid}'"
     if _item is None:
         if known is not None:
             pytest.xfail(known.why())

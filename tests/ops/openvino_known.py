@@ -153,7 +153,7 @@ def _i64(*values: int) -> np.ndarray:
 
 FEFIX = "OpenVINO ONNX frontend defect (fefix lowers it)"
 IRLAYERS = "not on numpy yet (irlayers adds it)"
-NUMPY_LAYER = "an IR layer OpenVINO's frontend emits that IR-on-numpy does not run (not in issue 21's list)"
+NUMPY_LAYER = "an IR layer ovpool convert writes that IR-on-numpy does not run (not in issue 21's list)"
 _X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
 _LSTM = [np.ones((2, 1, 2), np.float32), np.full((1, 8, 2), 0.5, np.float32), np.full((1, 8, 2), 0.25, np.float32)]
 
