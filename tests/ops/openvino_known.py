@@ -98,7 +98,8 @@ class Known:
     failing at ``stage`` ("convert", "openvino", "numpy") when ``when(case)`` and the failure's
     detail matches ``text``; or, with ``layer`` ("ROIAlign-opset9"), any IR numpy refuses for that
     layer alone. ``condition`` says it in words, ``reason`` why and who fixes it; ``repro`` is a
-    minimal case (``test_openvino_known`` checks that it still fails so)."""
+    minimal case, its inputs at ``repro_constant`` initializers (``test_openvino_known`` checks
+    that it still fails so)."""
 
     kind: str
     ops: tuple[str, ...]
@@ -110,6 +111,7 @@ class Known:
     text: str = ""
     layer: str = ""
     repro: Repro | None = None
+    repro_constant: tuple[int, ...] = ()
 
     def why(self) -> str:
         versions = "/".join(map(str, self.since)) or "all"
@@ -609,6 +611,18 @@ KNOWN: tuple[Known, ...] = (
         "inputs far below 0",
         "OpenVINO CPU's Softplus is off by about 2e-6 absolute there (-1.9e-6 where onnxruntime gives 7.8e-11), beyond atol 1e-6",
         text="values differ",
+    ),
+    Known(
+        "other",
+        ("Gather",),
+        (),
+        "openvino",
+        "empty constant indices",
+        "OpenVINO CPU gives a rank-0 result where ONNX gives the indices' shape (indices [0, 2] of a [4] tensor: [0, 2])",
+        _empty_input,
+        text="shape",
+        repro=("Gather", 13, [_f32(1, 2, 3, 4), np.zeros((0, 2), np.int64)], {}, 1),
+        repro_constant=(1,),
     ),
 )
 

@@ -19,7 +19,7 @@ ROWS = [pytest.param(row, id=f"{row.ops[0]}-{row.condition}") for row in KNOWN i
 def test_known_gap_still_fails_so(row: Known) -> None:
     assert row.repro is not None
     op, opset, inputs, attrs, n_outputs = row.repro
-    model = make_model(op, opset, inputs, attrs, n_outputs)
+    model = make_model(op, opset, inputs, attrs, n_outputs, constant=row.repro_constant)
     feeds = feeds_of(model, inputs)
     expected = run_ort(model, feeds)
     dtype = next((np.asarray(v).dtype for v in inputs if v is not None), np.dtype(np.float32))
