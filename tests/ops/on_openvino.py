@@ -38,7 +38,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from openvino_known import Case, Known, match
+from openvino_known import Case, Known, crashes, match
 
 MODE = os.environ.get("OPS_OPENVINO", "2")
 EVERY = 7
@@ -136,7 +136,8 @@ def outcome_of(
 ) -> tuple[Case, str, str, str]:
     """(case, outcome, stage, detail) of ``model`` through conversion, OpenVINO CPU and numpy:
     outcome "agrees", "refused" or "disagrees"; stage "convert", "openvino" (CPU against
-    onnxruntime's ``expected``) or "numpy" (IR on numpy against CPU); detail one line."""
+    onnxruntime's ``expected``), "numpy" (IR on numpy against CPU) or "crash" (a case that kills
+    OpenVINO CPU's process, not compiled: ``openvino_known.crashes``); detail one line."""
     case = _case_of(model, feeds)
     return (case, *_run(model, feeds, expected, rtol, atol, case))
 
@@ -164,6 +165,9 @@ def _run(
         xml.write_bytes(files[".xml"])
         xml.with_suffix(".bin").write_bytes(files[".bin"])
         names = [o.name for o in model.graph.output]
+        crash = crashes(case)
+        if crash is not None:
+            return "disagrees", "crash", crash.reason
         try:
             cpu = _on_cpu(xml, feeds, names)
         except LookupError as exc:

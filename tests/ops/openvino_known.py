@@ -95,7 +95,7 @@ Repro = tuple[str, int, list[Any], dict[str, Any], int]  # op, opset, inputs, at
 @dataclass(frozen=True)
 class Known:
     """A known gap: ``ops`` at the ``since`` versions (empty: every one; ``("*",)``: any op)
-    failing at ``stage`` ("convert", "openvino", "numpy") when ``when(case)`` and the failure's
+    failing at ``stage`` ("convert", "openvino", "numpy", "crash") when ``when(case)`` and the failure's
     detail matches ``text``; or, with ``layer`` ("ROIAlign-opset9"), any IR numpy refuses for that
     layer alone. ``condition`` says it in words, ``reason`` why and who fixes it; ``repro`` is a
     minimal case, its inputs at ``repro_constant`` initializers (``test_openvino_known`` checks
@@ -624,6 +624,16 @@ KNOWN: tuple[Known, ...] = (
         repro=("Gather", 13, [_f32(1, 2, 3, 4), np.zeros((0, 2), np.int64)], {}, 1),
         repro_constant=(1,),
     ),
+    Known(
+        "other",
+        ("Compress",),
+        (),
+        "crash",
+        "an empty condition",
+        "OpenVINO CPU's compile_model dies of SIGFPE (Floating point exception) on the IR: the case is not compiled here",
+        lambda case: case.inputs[1] is not None and 0 in case.inputs[1][1],
+        repro=("Compress", 11, [np.ones((2, 3), np.float32), np.zeros(0, bool)], {"axis": 0}, 1),
+    ),
 )
 
 
@@ -641,3 +651,8 @@ def match(case: Case, stage: str, detail: str) -> Known | None:
         if rows and all(rows):
             return rows[0]
     return None
+
+
+def crashes(case: Case) -> Known | None:
+    """The row of a case that kills the OpenVINO CPU process (stage "crash"), which is then not run."""
+    return next((row for row in KNOWN if row.stage == "crash" and row.explains(case, "crash", "")), None)
