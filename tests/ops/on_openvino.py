@@ -145,6 +145,8 @@ def outcome_of(
 def _run(
     model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], expected: Sequence[Any], rtol: float, atol: float, case: Case
 ) -> tuple[str, str, str]:
+    """:func:`outcome_of` once the case is known: the ``.onnx`` in a temporary folder converted
+    by ``onnx_to_ir``, the IR files beside it read by OpenVINO and by ``IrGraph``."""
     from ovpool.errors import ModelError, OvpoolError, UnsupportedError
     from ovpool.ov.from_onnx import onnx_to_ir
     from ovpool.runtime.devices import openvino_reason
