@@ -534,11 +534,11 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("GreaterOrEqual",),
+        ("Greater", "GreaterOrEqual"),
         (),
         "openvino",
         "NaN operands",
-        "OpenVINO CPU gives True for NaN >= 1 (ONNX and onnxruntime: False)",
+        "OpenVINO CPU gives True for NaN > 1 and NaN >= 1 (ONNX and onnxruntime: False)",
         _dtypes("float32", "float16", "float64"),
         text="values differ",
         repro=("GreaterOrEqual", 12, [_f32(np.nan, 1.0), _f32(1.0, 1.0)], {}, 1),
@@ -633,6 +633,17 @@ KNOWN: tuple[Known, ...] = (
         "OpenVINO CPU's compile_model dies of SIGFPE (Floating point exception) on the IR: the case is not compiled here",
         lambda case: case.inputs[1] is not None and 0 in case.inputs[1][1],
         repro=("Compress", 11, [np.ones((2, 3), np.float32), np.zeros(0, bool)], {"axis": 0}, 1),
+    ),
+    Known(
+        "other",
+        ("Cast",),
+        (),
+        "openvino",
+        "NaN to BOOL",
+        "OpenVINO CPU gives False for NaN; ONNX (nonzero is True) and onnxruntime give True",
+        lambda case: case.attr("to") == onnx.TensorProto.BOOL,
+        text="values differ",
+        repro=("Cast", 13, [_f32(np.nan, 0.5)], {"to": onnx.TensorProto.BOOL}, 1),
     ),
 )
 
