@@ -584,6 +584,7 @@ KNOWN: tuple[Known, ...] = (
         "IR-on-numpy's Power casts it to 0, OpenVINO CPU (and onnxruntime) to INT32_MIN: undefined in both",
         _dtypes("int", "uint"),
         text="values differ",
+        repro=("Pow", 12, [np.array([0, 2], np.int32), _f32(-1.0)], {}, 1),
     ),
     Known(
         "other",
@@ -611,6 +612,7 @@ KNOWN: tuple[Known, ...] = (
         "inputs far below 0",
         "OpenVINO CPU's Softplus is off by about 2e-6 absolute there (-1.9e-6 where onnxruntime gives 7.8e-11), beyond atol 1e-6",
         text="values differ",
+        repro=("Softplus", 7, [np.full((4, 4, 4, 5), -23.3, np.float32)], {}, 1),
     ),
     Known(
         "other",
@@ -665,6 +667,7 @@ KNOWN: tuple[Known, ...] = (
         "OpenVINO's Hardmax (TopK and OneHot) does not always pick the first maximum (6 of 400 values on a [5, 5, 4, 4] "
         "input of rounded values at Hardmax-1)",
         text="values differ",
+        repro=("Hardmax", 7, [np.round(np.random.default_rng(1).standard_normal((5, 5, 4, 4))).astype(np.float32)], {}, 1),
     ),
     Known(
         "other",
@@ -672,8 +675,10 @@ KNOWN: tuple[Known, ...] = (
         (),
         "openvino",
         "activations with alpha/beta (HardSigmoid, Elu, LeakyRelu, Softplus, ...)",
-        "OpenVINO CPU cannot compile the sequence ([Convert*SequenceToTensorIterator]): the IR ovpool writes does not run",
-        text=r"Convert\w*SequenceToTensorIterator",
+        "OpenVINO CPU cannot compile the sequence ([Convert*SequenceToTensorIterator], 'Unsupported activation function'): "
+        "the IR ovpool writes does not run",
+        text=r"Convert\w*SequenceToTensorIterator|Unsupported activation function",
+        repro=("LSTM", 14, [*_LSTM], {"hidden_size": 2, "activations": ["HardSigmoid", "Tanh", "Tanh"]}, 1),
     ),
     Known(
         "other",
@@ -694,6 +699,7 @@ KNOWN: tuple[Known, ...] = (
         "integer inputs of an IR Log (ReduceLogSum on integers)",
         "IR-on-numpy's Log-1 (as ONNX Log-13) refuses integer types, which the frontend writes for integer ReduceLogSum",
         text="Log-13 allows",
+        repro=("ReduceLogSum", 13, [np.int32(1)], {"keepdims": 0}, 1),
     ),
     Known(
         "other",
@@ -722,6 +728,7 @@ KNOWN: tuple[Known, ...] = (
         "(0.5625 where CPU and onnxruntime give 0.5664)",
         _dtypes("float16"),
         text="values differ",
+        repro=("Sum", 8, [np.float16([0.1]), np.float16([1000]), np.float16([-1000])], {}, 1),
     ),
 )
 
