@@ -292,8 +292,10 @@ def check_input_options(inputs: Path | None, input_files: Sequence[str], random:
     from ovpool.errors import InputFileError
 
     given = inputs is not None or bool(input_files)
-    if random == given:
+    if random and given:
         raise InputFileError("give the inputs (--inputs in.npz or -i NAME=x.npy) or --random-inputs, not both")
+    if not random and not given:
+        raise InputFileError("no inputs: give --inputs in.npz, -i NAME=x.npy or --random-inputs")
     if shapes and not random:
         raise InputFileError("--shape only applies with --random-inputs")
 

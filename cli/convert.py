@@ -1,15 +1,20 @@
 """``ovpool convert MODEL... [-o OUT | --output-dir DIR | --ovms-repo DIR] [--to ir|onnx|dml]
-[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--exact-quantization] [--jobs N] [--force]``."""
+[--input NAME[d0,d1,...] | --shape NAME=d0,d1,...] [--compress-to-fp16] [--exact-quantization] [--verify [--verify-inputs FILE.npz] [--rtol R] [--atol A]
+[--seed N]] [--dry-run] [--jobs N] [--force]``."""
 
 from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser
+from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser, seed_option
 from ovpool.cli.helptext import command
+
+if TYPE_CHECKING:
+    from ovpool.runtime.verify import VerifyOptions
 
 OUTPUTS = (
     "<stem>.xml + <stem>.bin (IR), <stem>.onnx or <stem>.json in the current folder; -o FILE for one model, "
@@ -61,6 +66,23 @@ def register(app: typer.Typer) -> None:
             parser=path_parser("--ovms-repo"),
             help="Write an OpenVINO Model Server repository: DIR/<stem>/1/model.xml|bin and DIR/config.json.",
         ),
+        verify: bool = typer.Option(
+            False,
+            "--verify",
+            help="Before writing, run the converted model on OpenVINO CPU at f32 and the ONNX side on ovpool's numpy executor "
+            "with the same seeded random inputs; beyond --rtol/--atol nothing is written, exit 1, the first layer named.",
+        ),
+        verify_inputs: Path | None = typer.Option(
+            None, "--verify-inputs", metavar="FILE.npz", help="--verify with these inputs (.npz keyed by input name)."
+        ),
+        rtol: float | None = typer.Option(
+            None, "--rtol", help="--verify: allowed difference relative to the output's largest magnitude (1e-4)."
+        ),
+        atol: float | None = typer.Option(None, "--atol", help="--verify: allowed absolute difference on top of --rtol (1e-6)."),
+        seed: int = seed_option(),
+        dry_run: bool = typer.Option(
+            False, "--dry-run", help="Convert (and --verify) but write nothing: a check for pre-commit hooks and CI."
+        ),
         jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help="Convert N models at a time, in N processes."),
         force: bool = typer.Option(False, "--force", help="Replace existing outputs."),
         max_memory: str | None = max_memory_option(),
@@ -71,6 +93,7 @@ def register(app: typer.Typer) -> None:
         from ovpool.ov.inputs import input_shapes, parse_shape_pairs
 
         apply_max_memory(max_memory)
+        checks = verify_options(verify, verify_inputs, rtol, atol, seed)
         if sum(x is not None for x in (output, output_dir, ovms_repo)) > 1:
             raise typer.BadParameter("give one of -o, --output-dir and --ovms-repo")
         if output is not None and len(sources) > 1:
@@ -84,17 +107,47 @@ def register(app: typer.Typer) -> None:
             "compress_to_fp16": compress_to_fp16,
             "exact_quantization": exact_quantization,
         }
+        if ovms_repo is not None and dry_run:
+            raise typer.BadParameter("--dry-run writes nothing; it takes no --ovms-repo")
         if ovms_repo is not None:
             ovms.check_sources(ovms_repo, sources, to)
-        if len(sources) > 1:
+        if len(sources) > 1 and not dry_run:
             check_batch(sources, output_dir, ovms_repo, to)
-        one = partial(convert_one, output=output, output_dir=output_dir, ovms_repo=ovms_repo, to=to, force=force, options=options)
+        one = partial(
+            convert_one,
+            output=output,
+            output_dir=output_dir,
+            ovms_repo=ovms_repo,
+            to=to,
+            force=force,
+            verify=checks,
+            dry_run=dry_run,
+            options=options,
+        )
         succeeded: list[Path] = []
         code = batch(sources, one, "convert", jobs, succeeded)
         if ovms_repo is not None and succeeded:
             config = ovms.write_config(ovms_repo, succeeded)
             typer.echo(f"wrote {config}", err=True)
         raise typer.Exit(code)
+
+
+def verify_options(verify: bool, inputs: Path | None, rtol: float | None, atol: float | None, seed: int) -> VerifyOptions | None:
+    """``--verify`` and its options as ``VerifyOptions`` (None without ``--verify``); an option of
+    it given alone is a ``UsageError`` (exit 2): ``--rtol`` without ``--verify`` would check nothing."""
+    from ovpool.errors import UsageError
+
+    if not verify:
+        given = [flag for flag, value in (("--verify-inputs", inputs), ("--rtol", rtol), ("--atol", atol)) if value is not None]
+        if given or seed:
+            raise UsageError(f"{', '.join(given or ['--seed'])}: an option of --verify; give --verify too")
+        return None
+    from ovpool.runtime.verify import VerifyOptions
+
+    defaults = VerifyOptions()
+    return VerifyOptions(
+        inputs, rtol=defaults.rtol if rtol is None else rtol, atol=defaults.atol if atol is None else atol, seed=seed
+    )
 
 
 def check_batch(sources: list[Path], output_dir: Path | None, ovms_repo: Path | None, to: str | None) -> None:
@@ -123,13 +176,18 @@ def convert_one(
     ovms_repo: Path | None,
     to: str | None,
     force: bool,
+    verify: VerifyOptions | None,
+    dry_run: bool,
     options: dict[str, object],
 ) -> str:
-    """Convert one source (a worker process runs this with ``--jobs``); what it wrote."""
-    from ovpool.conversions import convert as run_convert
+    """Convert one source (a worker process runs this with ``--jobs``); what it wrote, and how it
+    was verified."""
+    from ovpool.conversions import convert_verified
     from ovpool.ov import ovms
+    from ovpool.runtime.verify import summary
 
     if ovms_repo is not None:
         output = ovms.model_path(ovms_repo, ovms.model_name(src))
-    written = run_convert(src, output, to=to, force=force, output_dir=output_dir, **options)
-    return "wrote " + ", ".join(str(p) for p in written)
+    written, verified = convert_verified(src, output, to, force, output_dir, verify or False, dry_run, **options)
+    done = "would write " if dry_run else "wrote "
+    return done + ", ".join(str(p) for p in written) + ("" if verified is None else f" ({summary(verified)})")

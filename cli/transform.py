@@ -1,14 +1,19 @@
-"""``ovpool transform MODEL... [-o OUT | --output-dir DIR] --pass NAME [--pass NAME ...] [--jobs N] [--force]``."""
+"""``ovpool transform MODEL... [-o OUT | --output-dir DIR] --pass NAME [--pass NAME ...]
+[--verify [--verify-inputs FILE.npz] [--rtol R] [--atol A] [--seed N]] [--jobs N] [--force]``."""
 
 from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser
+from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser, seed_option
 from ovpool.cli.helptext import command
+
+if TYPE_CHECKING:
+    from ovpool.runtime.verify import VerifyOptions
 
 OUTPUTS = (
     "./<stem>.transformed.onnx; -o FILE for one model, --output-dir DIR for DIR/<stem>.onnx. "
@@ -43,16 +48,32 @@ def register(app: typer.Typer) -> None:
         output_dir: Path | None = typer.Option(
             None, "--output-dir", metavar="DIR", parser=path_parser("--output-dir"), help="Write DIR/<stem>.onnx per model."
         ),
+        verify: bool = typer.Option(
+            False,
+            "--verify",
+            help="Before writing, run the result and its source on ovpool's numpy executor with the same seeded random "
+            "inputs; beyond --rtol/--atol nothing is written, exit 1, the first node named.",
+        ),
+        verify_inputs: Path | None = typer.Option(
+            None, "--verify-inputs", metavar="FILE.npz", help="--verify with these inputs (.npz keyed by input name)."
+        ),
+        rtol: float | None = typer.Option(
+            None, "--rtol", help="--verify: allowed difference relative to the output's largest magnitude (1e-4)."
+        ),
+        atol: float | None = typer.Option(None, "--atol", help="--verify: allowed absolute difference on top of --rtol (1e-6)."),
+        seed: int = seed_option(),
         jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help="Transform N models at a time, in N processes."),
         force: bool = typer.Option(False, "--force", help="Replace existing outputs."),
         max_memory: str | None = max_memory_option(),
     ) -> None:
         """Rewrite ONNX models into an exact, more portable form of their pooling."""
         from ovpool.cli.common import batch
+        from ovpool.cli.convert import verify_options
         from ovpool.conversions import check_output_suffix
         from ovpool.transforms.catalog import parse_pass
 
         apply_max_memory(max_memory)
+        checks = verify_options(verify, verify_inputs, rtol, atol, seed)
         if not passes:
             raise typer.BadParameter("give at least one --pass NAME", param_hint="--pass")
         if output is not None and (len(sources) > 1 or output_dir is not None):
@@ -63,7 +84,7 @@ def register(app: typer.Typer) -> None:
             parse_pass(name)
         if len(sources) > 1:
             check_batch(sources, output, output_dir)
-        one = partial(transform_one, passes=list(passes), output=output, output_dir=output_dir, force=force)
+        one = partial(transform_one, passes=list(passes), output=output, output_dir=output_dir, force=force, verify=checks)
         raise typer.Exit(batch(sources, one, "transform", jobs))
 
 
@@ -83,7 +104,9 @@ def check_batch(sources: list[Path], output: Path | None, output_dir: Path | Non
     files.check_batch(plans)
 
 
-def transform_one(src: Path, passes: list[str], output: Path | None, output_dir: Path | None, force: bool) -> str:
+def transform_one(
+    src: Path, passes: list[str], output: Path | None, output_dir: Path | None, force: bool, verify: VerifyOptions | None = None
+) -> str:
     """Run the passes on one source (a worker process runs this with ``--jobs``); what it wrote."""
     from ovpool.errors import InputFileError
     from ovpool.files import OutputError, OutputExistsError, real_path
@@ -98,6 +121,6 @@ def transform_one(src: Path, passes: list[str], output: Path | None, output_dir:
             dest,
             "refusing to overwrite an input file: --output-dir writes DIR/<stem>.onnx, the source itself here; give another folder",
         )
-    result = run_transform(src, [parse_pass(name) for name in passes], dest, force)
+    result = run_transform(src, [parse_pass(name) for name in passes], dest, force, verify or False)
     what = "changed by " + ", ".join(result.changed) if result.changed else "no pass changed anything"
-    return f"wrote {dest} ({what})"
+    return f"wrote {dest} ({what}{'; verified' if verify else ''})"

@@ -10,12 +10,17 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ovpool import examples, shape
-from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
+from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError, VerifyError
 from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy as np
+    import openvino
     from onnx import ModelProto
+
+    from ovpool.runtime.verify import VerifyOptions
 
 __version__ = "0.2.0.dev0"
 
@@ -42,7 +47,9 @@ __all__ = [
     "Rounding",
     "SpecError",
     "UnsupportedError",
+    "VerifyError",
     "convert",
+    "convert_model",
     "examples",
     "run",
     "shape",
@@ -79,12 +86,38 @@ def convert(
     to: str | None = None,
     force: bool = False,
     output_dir: str | os.PathLike | None = None,
+    verify: bool | VerifyOptions = False,
     **options: object,
 ) -> list:
-    """Convert a model file (ONNX, IR or DirectML JSON); returns the paths written."""
+    """Convert a model file (ONNX, IR or DirectML JSON); returns the paths written. ``verify=True``
+    (or a ``VerifyOptions``) checks an ONNX <-> IR conversion against its source first
+    (``ovpool convert --verify``; ``VerifyError`` and nothing written beyond tolerance)."""
     from ovpool.conversions import convert as _convert
 
-    return _convert(src, out, to=to, force=force, output_dir=output_dir, **options)
+    return _convert(src, out, to=to, force=force, output_dir=output_dir, verify=verify, **options)
+
+
+def convert_model(
+    model: str | os.PathLike | ModelProto,
+    inputs: str | Sequence[str] | Mapping[str, Sequence[int | str]] | None = None,
+    verify: bool | VerifyOptions = False,
+    exact_quantization: bool = False,
+) -> openvino.Model:
+    """An ONNX model (a path or a ModelProto) as an ``openvino.Model``, called as
+    ``openvino.convert_model`` is, with ovpool's exact pooling: save it with ``openvino.save_model``
+    or compile it. ``inputs`` sets input shapes first (``"x[1,3,640,640]"`` or ``{"x": [1, 3, 640,
+    640]}``); ``verify`` (True, or ``ovpool.runtime.verify.VerifyOptions``) runs it on OpenVINO CPU
+    at f32 against the ONNX model on ovpool's numpy executor and raises ``VerifyError`` beyond
+    tolerance; ``exact_quantization`` as ``ovpool convert --exact-quantization``."""
+    from ovpool.ov.from_onnx import ir_files, onnx_to_ov_model
+    from ovpool.runtime import open_model
+    from ovpool.runtime.verify import VerifyOptions, verify_files
+
+    converted = onnx_to_ov_model(model, inputs, exact_quantization)
+    if verify:
+        checks = verify if isinstance(verify, VerifyOptions) else VerifyOptions()
+        verify_files(ir_files(converted), ".xml", open_model(model), checks)
+    return converted
 
 
 def transform(
@@ -92,13 +125,14 @@ def transform(
     passes: list[str],
     out: str | os.PathLike | None = None,
     force: bool = False,
+    verify: bool | VerifyOptions = False,
 ) -> ModelProto:
     """Rewrite an ONNX model with passes run in order (``"explicit-pads"``, ``"no-ceil"``,
     ``"opset=11"``, ``"dml-legal"``, ``"expand-global"``); returns the new model and writes it to
-    ``out`` if given."""
+    ``out`` if given. ``verify`` runs it against the source on numpy first (``VerifyError``)."""
     from ovpool.transforms.apply import transform as _transform
 
-    return _transform(src, passes, out, force).model
+    return _transform(src, passes, out, force, verify).model
 
 
 def validate(files: str | os.PathLike | list, strict: bool = False) -> list:

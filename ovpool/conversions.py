@@ -12,10 +12,15 @@ import importlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ovpool.errors import InputFileError, UsageError
+from ovpool.errors import InputFileError, OvpoolError, UsageError
 from ovpool.files import OutputError, check_outputs, regular_size, write_atomic
 from ovpool.onnx.model import external_data_files
+
+if TYPE_CHECKING:
+    from ovpool.runtime.compare import Comparison
+    from ovpool.runtime.verify import VerifyOptions
 
 FORMAT_OF_SUFFIX = {".onnx": "onnx", ".xml": "ir", ".json": "dml", ".h": "dml"}
 MAIN_SUFFIX = {"onnx": ".onnx", "ir": ".xml", "dml": ".json"}
@@ -39,9 +44,11 @@ ROUTES: dict[tuple[str, str], str] = {
 # The options each route takes (ovpool.convert's **options); any other is a UsageError.
 ROUTE_OPTIONS: dict[tuple[str, str], frozenset[str]] = {
     ("onnx", "ir"): frozenset({"inputs", "compress_to_fp16", "exact_quantization"}),
-    ("onnx", "dml"): frozenset({"feature_level"}),
+    ("onnx", "dml"): frozenset({"feature_level", "inputs"}),
     ("ir", "dml"): frozenset({"feature_level"}),
 }
+# The routes ``verify`` checks: one side runs on OpenVINO CPU at f32, the other on numpy.
+VERIFIED_ROUTES = frozenset({("onnx", "ir"), ("ir", "onnx")})
 # The command-line flags of those options, for errors: ``inputs`` is ``--input`` (or ``--shape``).
 OPTION_FLAGS = {
     "inputs": "--input/--shape",
@@ -108,11 +115,31 @@ def convert(
     to: str | None = None,
     force: bool = False,
     output_dir: str | os.PathLike | None = None,
+    verify: bool | VerifyOptions = False,
     **options: object,
 ) -> list[Path]:
     """Convert one file; returns the files written (IR: the .xml and its .bin). ``options`` are the
     route's (``ROUTE_OPTIONS``): ONNX -> IR ``inputs`` (``"x[1,3,640,640]"``) and
-    ``compress_to_fp16`` and ``exact_quantization``; -> DirectML ``feature_level``."""
+    ``compress_to_fp16`` and ``exact_quantization``; -> DirectML ``feature_level``. With ``verify``
+    (True, or ``ovpool.runtime.verify.VerifyOptions`` for inputs and tolerances) an ONNX <-> IR
+    conversion is checked against its source before anything is written (``VerifyError``, exit
+    1, names the first layer beyond tolerance)."""
+    return convert_verified(src, out, to, force, output_dir, verify, False, **options)[0]
+
+
+def convert_verified(
+    src: str | os.PathLike,
+    out: str | os.PathLike | None = None,
+    to: str | None = None,
+    force: bool = False,
+    output_dir: str | os.PathLike | None = None,
+    verify: bool | VerifyOptions = False,
+    dry_run: bool = False,
+    **options: object,
+) -> tuple[list[Path], Comparison | None]:
+    """``convert``, and the comparison that verified it (None without ``verify``). With
+    ``dry_run`` nothing is written and no output is checked: the files that would be written are
+    returned (a pre-commit check that a model converts, and exactly with ``verify``)."""
     src = Path(src)
     regular_size(src)
     source = source_format(src)
@@ -125,12 +152,27 @@ def convert(
     if stray:
         named = ", ".join(f"{OPTION_FLAGS.get(name, '--' + name)} ({name}=)" for name in stray)
         raise UsageError(f"{named}: not an option of {source} -> {target} conversion")
-    check_outputs(planned, sources, force)
+    if verify and (source, target) not in VERIFIED_ROUTES:
+        raise UsageError(f"--verify checks ONNX -> IR and IR -> ONNX conversions, not {source} -> {target}")
+    if not dry_run:
+        check_outputs(planned, sources, force)
     try:
         files = convert_route(src, dest.suffix.lower(), **given)
     except OutputError as exc:  # a route that writes through a temporary folder (OpenVINO's save_model)
         raise exc.located(dest) from None
-    return write_atomic({dest.with_suffix(suffix): data for suffix, data in files.items()}, force, sources)
+    verified = None
+    if verify:
+        from ovpool.runtime import open_model
+        from ovpool.runtime.verify import VerifyOptions, verify_files
+
+        try:
+            verified = verify_files(
+                files, dest.suffix.lower(), open_model(src), verify if isinstance(verify, VerifyOptions) else VerifyOptions()
+            )
+        except OvpoolError as exc:
+            raise exc.located(src) from None
+    written = {dest.with_suffix(suffix): data for suffix, data in files.items()}
+    return (list(written) if dry_run else write_atomic(written, force, sources)), verified
 
 
 def plan(

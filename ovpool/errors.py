@@ -71,6 +71,11 @@ class ModelError(OvpoolError):
     """A model or input that is malformed or inconsistent (bad indices, wrong input names, ...)."""
 
 
+class VerifyError(OvpoolError):
+    """A model ovpool was about to write does not compute what its source computes within
+    tolerance, or could not be checked (``--verify``): exit 1, nothing written."""
+
+
 class InputFileError(OvpoolError):
     """A file that cannot be read at all (missing, truncated, not the format its name says)."""
 

@@ -25,6 +25,19 @@ Dim = int | None
 # plugin walks every tap: kernel 2**31-1 over 5 cells takes 13 s).
 MAX_OVERHANG = 4096
 
+# The longest dim a model may declare and ovpool read, and ``--input``/``--shape`` take: 2**31-1,
+# what OpenVINO's CPU plugin holds a pooled axis in. ONNX's int64 dims and IR's text dims can say
+# more (an IR dim of 2**63 is no int64 at all); every reader refuses them with ``dim_problem``.
+MAX_DIM = MAX_WINDOW
+
+
+def dim_problem(value: int, axis: int) -> str | None:
+    """Why a declared dim is not one ovpool reads, or None: ``dim_problem(2**63, 2)`` is ``dim
+    9223372036854775808 on axis 2 is over 2147483647 (2**31-1), the longest dim ovpool takes``."""
+    if value > MAX_DIM:
+        return f"dim {value} on axis {axis} is over {MAX_DIM} (2**31-1), the longest dim ovpool takes"
+    return None
+
 
 def is_static(dims: Sequence[Dim]) -> TypeGuard[Sequence[int]]:
     """Whether every dim is known: (1, 3, 4) is static, (1, None, 4) is not."""

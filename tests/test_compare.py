@@ -214,7 +214,7 @@ def test_device_fallback_is_off_unless_asked(capsys, monkeypatch):
     [
         (["--device", "CPU", "--reference", "GPU", "--random-inputs"], 2, "error: reference 'GPU': expected one of numpy, CPU"),
         (["--device", "CPU", "--random-inputs", "--rtol", "-1"], 2, "error: --rtol -1.0: must be a finite number >= 0"),
-        (["--device", "CPU"], 2, "error: give the inputs (--inputs in.npz or -i NAME=x.npy) or --random-inputs"),
+        (["--device", "CPU"], 2, "error: no inputs: give --inputs in.npz, -i NAME=x.npy or --random-inputs"),
         (
             ["--device", "CPU", "--random-inputs", "--fallback", "far"],
             2,

@@ -125,7 +125,7 @@ def test_input_shapes_that_do_not_fit_name_the_inputs(tmp_path, capsys):
     code, _, err = invoke(capsys, "convert", EXAMPLE, "--output-dir", tmp_path, "--input", "x[1,3")
     assert code == 2 and "unbalanced brackets" in err
     code, _, err = invoke(capsys, "convert", EXAMPLE, "-o", tmp_path / "m.json", "--input", "input[1,3,32,32]")
-    assert code == 2 and "--input/--shape (inputs=): not an option of onnx -> dml conversion" in err
+    assert code == 1 and "input shape input[1,3,32,32]: axis 2 is 14 in the model (input: float32 [1, 3, 14, 14])" in err
     code, _, err = invoke(capsys, "convert", EXAMPLE, "--input", "input[1,3,32,32]", "--shape", "input=1,3,32,32")
     assert code == 2 and "not both" in err
     assert not list(tmp_path.iterdir())

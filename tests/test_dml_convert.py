@@ -11,8 +11,9 @@ from pathlib import Path
 
 import dml_emulator
 import numpy as np
+import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import ovpool
 from ovpool.dml import cpp as dml_cpp
@@ -287,3 +288,62 @@ def test_documented_feature_level_table_matches_the_levels():
     }
     levels = {(r.op_type, r.since, r.data_types, r.index_types, r.tensor_ranks) for r in DML_LEVELS}
     assert documented == levels
+
+
+def _pad_fed_by_shape_model():
+    """x [?, 2, ?, ?] -> Pad (pads computed from Shape(x): 0 on N, C, ceil... here H//4 and W//4 at
+    the end) -> MaxPool 2x2: onnx's shape inference cannot size the Pad's output."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Slice", ["s", "two", "four"], ["hw"]),
+        helper.make_node("Div", ["hw", "four_1"], ["quarter"]),
+        helper.make_node("Concat", ["zeros4", "zeros2", "quarter"], ["pads"], axis=0),
+        helper.make_node("Pad", ["x", "pads"], ["p"], mode="constant"),
+        helper.make_node("MaxPool", ["p"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+    ]
+    consts = {
+        "two": np.array([2], np.int64),
+        "four": np.array([4], np.int64),
+        "four_1": np.array([4], np.int64),
+        "zeros4": np.zeros(4, np.int64),
+        "zeros2": np.zeros(2, np.int64),
+    }
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 2, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@pytest.mark.parametrize("sizer", ["openvino", "numpy"])
+def test_dml_input_shapes_size_what_onnx_inference_cannot(sizer, monkeypatch):
+    from ovpool.dml.export import document_from_onnx
+    from ovpool.onnx import static_shapes
+
+    if sizer == "numpy":
+        monkeypatch.setattr(static_shapes, "_openvino_dims", lambda proto, names: {})
+    document = document_from_onnx(_pad_fed_by_shape_model(), inputs="x[1,2,8,12]")
+    [operator] = document["operators"]
+    assert operator["desc"]["InputTensor"]["Sizes"] == [1, 2, 10, 15]
+    assert operator["desc"]["OutputTensor"]["Sizes"] == [1, 2, 5, 7]
+
+
+def test_dml_input_shapes_from_the_cli(tmp_path, capsys):
+    from runtime_support import invoke
+
+    src = tmp_path / "m.onnx"
+    onnx.save(_pad_fed_by_shape_model(), src)
+    code, _, err = invoke(capsys, "convert", src, "--to", "dml", "-o", tmp_path / "m.json")
+    assert (
+        code == 1
+        and "input 'p' has dims [?, ?, ?, ?]; DirectML tensor descs need sizes: give the dynamic inputs static shapes with --input NAME[d0,d1,...] (x: float32 [?, 2, ?, ?])"
+        in err
+    )
+    code, _, err = invoke(capsys, "convert", src, "--to", "dml", "-o", tmp_path / "m.json", "--input", "x[1,2,1..8,12]")
+    assert code == 2 and "give every dim as a number" in err
+    code, _, err = invoke(capsys, "convert", src, "--to", "dml", "-o", tmp_path / "m.json", "--shape", "x=1,2,8,12")
+    assert code == 0, err
+    assert json.loads((tmp_path / "m.json").read_text())["operators"][0]["desc"]["InputTensor"]["Sizes"] == [1, 2, 10, 15]

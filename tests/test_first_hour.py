@@ -144,8 +144,8 @@ def test_the_cli_reference_lists_every_command_and_option():
 
 def test_pre_commit_hook_validates_ir_files(tmp_path):
     yaml = pytest.importorskip("yaml")
-    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "ovpool-validate" and hook["language"] == "python"
+    hook = _hook(yaml, "ovpool-validate")
+    assert hook["language"] == "python"
     pattern = re.compile(hook["files"])
     assert pattern.search("models/det.xml") and not pattern.search("models/det.onnx")
     assert hook["entry"].split()[0] == "ovpool"  # the console script pyproject.toml installs
@@ -154,6 +154,27 @@ def test_pre_commit_hook_validates_ir_files(tmp_path):
     traps = [str(ovpool.examples.path("spec_example1.xml")), str(ovpool.examples.path("trap.xml"))]
     done = subprocess.run([*entry, *traps], env=_environment(tmp_path), capture_output=True, text=True)
     assert done.returncode == 1 and "OVP201" in done.stdout and "OVP102" in done.stdout
+
+
+def _hook(yaml, name: str) -> dict:
+    return next(hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text()) if hook["id"] == name)
+
+
+def test_pre_commit_verify_hook_converts_onnx_files_and_writes_nothing(tmp_path):
+    yaml = pytest.importorskip("yaml")
+    hook = _hook(yaml, "ovpool-convert-verify")
+    pattern = re.compile(hook["files"])
+    assert pattern.search("models/det.onnx") and not pattern.search("models/det.xml")
+    entry = [sys.executable, "-m", "ovpool", *hook["entry"].split()[1:]]
+    done = subprocess.run(
+        [*entry, str(ovpool.examples.path("tiny_pool.onnx"))],
+        env=_environment(tmp_path),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0 and "verified: 2 outputs" in done.stderr, done.stderr
+    assert list(tmp_path.glob("*.xml")) == []
 
 
 def test_tests_cache_compiled_models_in_a_temporary_folder(tmp_path_factory):

@@ -199,8 +199,7 @@ def test_nan_and_infinite_differences_are_strings_in_json():
 @pytest.mark.parametrize(
     "args, named",
     [
-        (("--to", "dml", "--input", "x[1]"), "--input/--shape (inputs=): not an option of onnx -> dml conversion"),
-        (("--to", "dml", "--shape", "x=1"), "--input/--shape (inputs=): not an option of onnx -> dml conversion"),
+        (("--to", "dml", "--exact-quantization"), "--exact-quantization (exact_quantization=): not an option of onnx -> dml"),
         (("--to", "dml", "--compress-to-fp16"), "--compress-to-fp16 (compress_to_fp16=): not an option of onnx -> dml"),
         (("--to", "ir", "--feature-level", "4.0"), "--feature-level (feature_level=): not an option of onnx -> ir"),
     ],

@@ -5,16 +5,20 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from onnx import ModelProto
 
 from ovpool.conversions import check_output_suffix, model_files
-from ovpool.errors import UnsupportedError
+from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.files import check_outputs, write_atomic
 from ovpool.onnx.model import load
 from ovpool.transforms.catalog import parse_pass
 from ovpool.transforms.framework import Pass, Transformed, UnknownPassError, run_passes
 from ovpool.transforms.graph import complete_value_types
+
+if TYPE_CHECKING:
+    from ovpool.runtime.verify import VerifyOptions
 
 
 def transform(
@@ -22,11 +26,14 @@ def transform(
     passes: Sequence[str | Pass],
     out: str | os.PathLike | None = None,
     force: bool = False,
+    verify: bool | VerifyOptions = False,
 ) -> Transformed:
     """Run ``passes`` (names such as ``"explicit-pads"``, ``"opset=11"``, or ``Pass`` objects) in
     order on a model file or ModelProto; write the result to ``out`` if given (a .onnx, never over
     the source; an existing file only with ``force``). Graph outputs without a type or shape are
-    completed by shape inference first (``graph.complete_value_types``), as runtimes take them."""
+    completed by shape inference first (``graph.complete_value_types``), as runtimes take them.
+    With ``verify`` (True, or ``ovpool.runtime.verify.VerifyOptions``) the result runs against the
+    source on the numpy executor before it is written (``VerifyError`` beyond tolerance)."""
     if not passes:
         raise UnknownPassError("no pass given (e.g. --pass explicit-pads)")
     chosen = [parse_pass(p) if isinstance(p, str) else p for p in passes]
@@ -35,7 +42,10 @@ def transform(
         check_output_suffix(Path(out), "onnx")
         sources = [] if isinstance(src, ModelProto) else model_files(src)
         check_outputs([Path(out)], sources, force)
-    result = run_passes(complete_value_types(load(src)), chosen)
+    source = load(src)
+    result = run_passes(complete_value_types(source), chosen)
+    if verify:
+        _verify(result.model, source, src, verify)
     if out is not None:
         try:
             data = result.model.SerializeToString()
@@ -43,3 +53,17 @@ def transform(
             raise UnsupportedError.in_file(out, f"the model cannot be written as one protobuf file ({exc})") from exc
         write_atomic({Path(out): data}, force, sources)
     return result
+
+
+def _verify(model: ModelProto, source: ModelProto, src: str | os.PathLike | ModelProto, verify: bool | VerifyOptions) -> None:
+    """The rewritten model against its source, both on the numpy executor (``ovpool.runtime.verify``)."""
+    from ovpool.runtime import open_model
+    from ovpool.runtime.policy import Model
+    from ovpool.runtime.verify import VerifyOptions, verify_proto
+
+    checks = verify if isinstance(verify, VerifyOptions) else VerifyOptions()
+    original = Model("onnx", source.graph.name or "model", proto=source) if isinstance(src, ModelProto) else open_model(src)
+    try:
+        verify_proto(model, original, checks)
+    except OvpoolError as exc:
+        raise exc.located(original.label) from None

@@ -18,7 +18,7 @@ QuantizeLinear.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,11 +30,11 @@ from ovpool.dml import cpp as dml_cpp
 from ovpool.dml.quantized import operators_from_quantized
 from ovpool.errors import ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
-from ovpool.ir.reader import dim_bounds, read_ir
+from ovpool.ir.reader import declared_bounds, read_ir
 from ovpool.ir.templates import POOL_LAYER_TYPES
 from ovpool.names import FreshNames
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.model import default_opset, inferred_types, load
+from ovpool.onnx.model import default_opset, load
 from ovpool.onnx.qdq import (
     MS_DOMAIN,
     QLINEAR_POOL_OPS,
@@ -46,19 +46,28 @@ from ovpool.onnx.qdq import (
     qlinear_pool,
 )
 from ovpool.onnx.qdq import constants as qdq_constants
+from ovpool.onnx.static_shapes import static_dims, with_input_shapes
+from ovpool.ov.inputs import input_shapes
 from ovpool.spec import PoolKind
 
 Shape = tuple[int | None, ...]
+Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
 
 
-def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None = None) -> dml_adapter.Document:
+def document_from_onnx(
+    model: str | Path | ModelProto, feature_level: str | None = None, inputs: Inputs = None
+) -> dml_adapter.Document:
     """The DirectML document of an ONNX model's pooling nodes (``feature_level`` caps the
-    operators' levels, e.g. "4.0")."""
+    operators' levels, e.g. "4.0"). ``inputs`` gives dynamic graph inputs static shapes first
+    (``"x[1,3,640,640]"``, as ``ovpool convert --input`` takes them); the dims of each pooling
+    input come from ``ovpool.onnx.static_shapes`` (ONNX inference, else OpenVINO's, else a numpy
+    run); one still dynamic is refused naming the node, the tensor and the inputs to give."""
     cap = dml_adapter.parse_feature_level(feature_level)
-    proto = load(model)
+    label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
+    proto = with_input_shapes(load(model), input_shapes(inputs), label)
     opset = default_opset(proto)
     check_quantization_nodes(proto)
-    known = inferred_types(proto)
+    known = static_dims(proto, _sized_tensors(proto))
     constants = qdq_constants(proto.graph)
     operators: list[dict] = []
     tensors: dict[str, dict] = {}
@@ -84,8 +93,8 @@ def document_from_onnx(model: str | Path | ModelProto, feature_level: str | None
         dtype, input_shape = known.get(node.input[0], (None, None))
         spec = onnx_adapter.spec_from_node(node, opset, dtype)
         where = f"node '{spec.name}' ({node.op_type})"
-        if input_shape is None:
-            raise UnsupportedError(f"{where}: the shape of input '{node.input[0]}' is unknown; DirectML tensor descs need sizes")
+        if input_shape is None or None in input_shape:
+            raise UnsupportedError(_unsized(where, node.input[0], input_shape, proto))
         index_dtype, output_shape = None, None
         if spec.kind is PoolKind.UNPOOL:
             index_dtype = known.get(node.input[1], ("int64", None))[0]
@@ -187,9 +196,30 @@ def _shape_of(tensor: str, input_shape: Shape | None, where: str) -> Shape:
     return input_shape
 
 
-def onnx_to_dml(src: Path, out_suffix: str, feature_level: str | None = None, **_options: object) -> dict[str, bytes]:
+def onnx_to_dml(
+    src: Path, out_suffix: str, feature_level: str | None = None, inputs: Inputs = None, **_options: object
+) -> dict[str, bytes]:
     """Route ("onnx", "dml"): the document as ``.json``, or as C++ when ``out_suffix`` is ``.h``."""
-    return render(document_from_onnx(src, feature_level), out_suffix, src.name)
+    return render(document_from_onnx(src, feature_level, inputs), out_suffix, src.name)
+
+
+def _sized_tensors(proto: ModelProto) -> set[str]:
+    """The tensors whose dims the document needs: every pooling node's input (float and quantized)."""
+    kinds = {*QLINEAR_POOL_OPS, "DequantizeLinear"}
+    return {
+        node.input[0] for node in proto.graph.node if node.input and (onnx_adapter.is_pool_node(node) or node.op_type in kinds)
+    }
+
+
+def _unsized(where: str, tensor: str, dims: Shape | None, proto: ModelProto) -> str:
+    """``node 'pool' (MaxPool): input 'x' has dims [?, 128, ?, ?]; DirectML tensor descs need sizes:
+    give the dynamic inputs static shapes with --input NAME[d0,d1,...] (images: float32 [?, 3, ?, ?])``."""
+    from ovpool.runtime.tensors import onnx_inputs
+
+    shown = "unknown dims" if dims is None else "dims [" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+    dynamic = "; ".join(d.shown() for d in onnx_inputs(proto) if d.shape is None or None in d.shape)
+    hint = f": give the dynamic inputs static shapes with --input NAME[d0,d1,...] ({dynamic})" if dynamic else ""
+    return f"{where}: input '{tensor}' has {shown}; DirectML tensor descs need sizes{hint}"
 
 
 def document_from_ir(src: str | Path, feature_level: str | None = None) -> dml_adapter.Document:
@@ -219,7 +249,10 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dml_a
         edge = producers.get((layer.id, layer.inputs[0].id)) if layer.inputs else None
         if edge is None or (edge.from_layer, edge.from_port) not in names or not layer.outputs:
             raise ModelError.in_file(doc.path, f"{where}: its input is not produced by an earlier layer")
-        bounds = [dim_bounds(d) for d in layer.inputs[0].dims]
+        try:
+            bounds = declared_bounds(layer.inputs[0].dims, where)
+        except ModelError as exc:
+            raise exc.located(doc.path) from None
         static = [b[0] for b in bounds if b is not None and b[0] == b[1]]
         if len(static) != len(bounds):
             raise UnsupportedError(

@@ -13,7 +13,7 @@ import io
 import os
 import re
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple
@@ -25,6 +25,7 @@ from ovpool.errors import InputFileError, ModelError
 from ovpool.files import read_input, regular_size
 from ovpool.memory import budget, check_bytes
 from ovpool.names import port_tensor_name
+from ovpool.shape import dim_problem
 
 Bound = tuple[int, int | None]
 # The largest IR XML read: ten times the largest real IR seen (~100 MB), and within what lxml
@@ -324,6 +325,19 @@ def dim_bounds(text: str) -> Bound | None:
         return (low, high) if low >= 0 and (high is None or high >= low) else None
     value = ir_int(text)
     return (value, value) if value is not None and value >= 0 else None
+
+
+def declared_bounds(texts: Sequence[str], where: str) -> list[Bound | None]:
+    """``dim_bounds`` of each dim of a port or a Parameter's shape; a dim or bound past the
+    longest dim ovpool takes (``shape.dim_problem``: an IR may write 2**63, which is no int64) is a
+    ``ModelError`` naming ``where`` and the axis, the refusal every reader of IR dims gives."""
+    bounds = [dim_bounds(text) for text in texts]
+    for axis, bound in enumerate(bounds):
+        for value in bound or ():
+            problem = None if value is None else dim_problem(value, axis)
+            if problem:
+                raise ModelError(f"{where}: {problem}")
+    return bounds
 
 
 def format_bound(bound: Bound) -> str:

@@ -30,7 +30,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.ir.adapter import spec_from_layer, template_for
-from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_ir, read_weights
+from ovpool.ir.reader import IRDocument, Layer, declared_bounds, dim_bounds, read_ir, read_weights
 from ovpool.ir.templates import POOL_LAYER_TYPES
 from ovpool.names import FreshNames
 from ovpool.onnx.adapter import node_from_spec
@@ -133,7 +133,8 @@ class _Converter:
 
     def _parameter(self, layer: Layer) -> None:
         dtype = _element(layer, layer.data.get("element_type", ""))
-        dims = [_dim(text) for text in layer.data.get("shape", "").split(",") if text.strip()]
+        texts = [text for text in layer.data.get("shape", "").split(",") if text.strip()]
+        dims = _dims(texts, f"layer {layer.id} '{layer.name}' (Parameter)")
         name = self._name(layer, layer.outputs[0].id if layer.outputs else "0")
         self.inputs.append(helper.make_tensor_value_info(name, dtypes.to_onnx(dtype), dims))
 
@@ -178,8 +179,9 @@ class _Converter:
         dtype = port.dtype
         if dtype is None:
             raise ModelError(f"layer {layer.id} '{layer.name}' (Result): unknown precision '{port.precision}'")
-        dims = [_dim(d) for d in port.dims]
-        self.declared[name] = (f"layer {layer.id} '{layer.name}' (Result)", dims)
+        where = f"layer {layer.id} '{layer.name}' (Result)"
+        dims = _dims(port.dims, where)
+        self.declared[name] = (where, dims)
         self.outputs.append(helper.make_tensor_value_info(name, dtypes.to_onnx(dtype), dims))
 
     def _pool(self, layer: Layer) -> None:
@@ -300,6 +302,7 @@ def _element(layer: Layer, element_type: str) -> str:
     return dtype
 
 
-def _dim(text: str) -> int | None:
-    bound = dim_bounds(text)
-    return bound[0] if bound is not None and bound[0] == bound[1] else None
+def _dims(texts: Sequence[str], where: str) -> list[int | None]:
+    """A port's or Parameter's dims (None: dynamic or unreadable), refused past the bound
+    (``declared_bounds``)."""
+    return [b[0] if b is not None and b[0] == b[1] else None for b in declared_bounds(texts, where)]

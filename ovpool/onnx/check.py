@@ -40,6 +40,7 @@ from google.protobuf.message import Message
 from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from ovpool.errors import ModelError, SpecError
+from ovpool.shape import dim_problem
 
 # Domains onnx has no schemas for, whose operators OpenVINO's ONNX frontend converts.
 FRONTEND_DOMAINS = frozenset({"com.microsoft", "org.openvinotoolkit", "ai.onnx.contrib"})
@@ -353,6 +354,9 @@ class _Checker:
             for axis, dim in enumerate(tensor.shape.dim):
                 if dim.HasField("dim_value") and dim.dim_value < -1:
                     raise _Problem(f"{where} declares dim {dim.dim_value} on axis {axis}")
+                problem = dim_problem(dim.dim_value, axis) if dim.HasField("dim_value") else None
+                if problem:
+                    raise _Problem(f"{where}: {problem}")
 
 
 def _check_initializer(tensor: TensorProto, where: str) -> None:

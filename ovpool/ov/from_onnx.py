@@ -129,9 +129,14 @@ def onnx_to_ir(
     """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
     ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin); with
     ``exact_quantization``, quantization in exact forms (``onnx_to_ov_model``)."""
+    return ir_files(onnx_to_ov_model(src, inputs, exact_quantization), compress_to_fp16)
+
+
+def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Mapping[str, bytes]:
+    """``{".xml": ..., ".bin": ...}`` of an ``openvino.Model`` as ``ov.save_model`` writes it (f16
+    weights with ``compress_to_fp16``), through a temporary folder (``OutputError`` if that fails)."""
     import openvino as ov
 
-    converted = onnx_to_ov_model(src, inputs, exact_quantization)
     with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
         xml = Path(folder) / "model.xml"
         try:

@@ -25,14 +25,10 @@ from dataclasses import dataclass
 
 from ovpool.errors import UsageError
 from ovpool.ir.reader import Bound, format_bound
-from ovpool.spec import MAX_WINDOW
+from ovpool.shape import MAX_DIM
 
 _ITEM = re.compile(r"^(?P<name>[^\[\]()<]*?)\s*(?:\[(?P<dims>[0-9.?,\s-]*)\])?$")
 _DIM = re.compile(r"^(?:(?P<value>-1|\?|[0-9]+)|(?P<low>[0-9]*)\.\.(?P<high>[0-9]*))$")
-# The longest dim an input may be given: the length a pooled axis may have with its pads
-# (``ovpool.shape`` refuses a longer padded axis: OpenVINO's CPU plugin pools in 32-bit integers),
-# so one rule for every dim, static or a range's bound, and for every option that gives dims.
-MAX_DIM = MAX_WINDOW
 
 
 @dataclass(frozen=True)

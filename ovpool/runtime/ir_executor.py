@@ -31,7 +31,7 @@ import numpy as np
 
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
-from ovpool.ir.reader import IRDocument, Layer, dim_bounds, read_bodies, read_ir
+from ovpool.ir.reader import IRDocument, Layer, declared_bounds, read_bodies, read_ir
 from ovpool.memory import kernel_failure
 from ovpool.runtime.ir_layers import STRUCTURAL, LayerNode, builder_for
 from ovpool.runtime.ops.base import Kernel
@@ -394,13 +394,15 @@ def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
     shape_text = layer.data.get("shape")
     shape: tuple[int | None, ...] | None = None
     if shape_text is not None and shape_text.strip() not in ("...", "?"):
-        dims = []
-        for text in (t for t in shape_text.split(",") if t.strip()):
-            bound = dim_bounds(text)
+        where = f"Parameter '{layer.name}' (line {layer.line})"
+        try:
+            bounds = declared_bounds([t for t in shape_text.split(",") if t.strip()], where)
+        except ModelError as exc:
+            raise exc.located(document.path) from None
+        dims: list[int | None] = []
+        for bound in bounds:
             if bound is None:
-                raise ModelError.in_file(
-                    document.path, f"Parameter '{layer.name}' (line {layer.line}): shape '{shape_text}' is not readable"
-                )
+                raise ModelError.in_file(document.path, f"{where}: shape '{shape_text}' is not readable")
             dims.append(bound[0] if bound[0] == bound[1] else None)
         shape = tuple(dims)
     return TensorDecl(document.tensor_name(layer, _first_port(layer)), dtype, shape)

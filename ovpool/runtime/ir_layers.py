@@ -1667,3 +1667,24 @@ def if_(node: LayerNode) -> Kernel:
         return tuple(body(list(inputs)))
 
     return kernel
+
+
+@layer("GridSample", 9)
+def grid_sample(node: LayerNode) -> Kernel:
+    """GridSample-9: 4-D data sampled at a normalized grid (``align_corners``, ``mode`` bilinear,
+    bicubic or nearest, ``padding_mode`` zeros, border or reflection), with OpenVINO's reference
+    meaning, which is ONNX GridSample-22's: pixel coordinates in the grid's float type, nearest
+    rounded half to even, padding applied to each pixel read (a single pixel reflects onto itself)."""
+    from ovpool.runtime.ops import gridsample
+
+    mode = node.choice("mode", "bilinear", ("bilinear", "bicubic", "nearest"))
+    padding = node.choice("padding_mode", "zeros", ("zeros", "border", "reflection"))
+    rule = gridsample.Sampling(
+        {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode), padding, node.flag("align_corners", False), 4
+    )
+
+    def kernel(data: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, ...]:
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (gridsample.grid_sample(data, grid, rule, node),)
+
+    return kernel
