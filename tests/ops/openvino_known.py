@@ -156,6 +156,7 @@ def _i64(*values: int) -> np.ndarray:
 FEFIX = "OpenVINO ONNX frontend defect (fefix lowers it)"
 IRLAYERS = "not on numpy yet (irlayers adds it)"
 NUMPY_LAYER = "an IR layer ovpool convert writes that IR-on-numpy does not run (not in issue 21's list)"
+_GRID = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
 _X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
 _LSTM = [np.ones((2, 1, 2), np.float32), np.full((1, 8, 2), 0.5, np.float32), np.full((1, 8, 2), 0.25, np.float32)]
 
@@ -182,6 +183,7 @@ KNOWN: tuple[Known, ...] = (
         "antialias=1",
         f"{FEFIX}: OpenVINO's antialias computes other values",
         lambda case: case.attr("antialias", 0) == 1,
+        repro=("Resize", 18, [_GRID, None, _f32(1, 1, 0.5, 0.5)], {"mode": "linear", "antialias": 1}, 1),
     ),
     Known(
         "frontend",
