@@ -213,7 +213,9 @@ def _on_cpu(xml: Path, feeds: Mapping[str, np.ndarray], names: Sequence[str]) ->
 def _differs(got: Sequence[Any], want: Sequence[Any], rtol: float, atol: float, oracle: str) -> str:
     """Why ``got`` is not ``want`` (one line), or "" when every output agrees: count, dtype,
     shape, values within ``rtol``/``atol`` (NaN matching NaN). float64 outputs get float32's
-    tolerance at least: OpenVINO CPU computes f64 in f32."""
+    tolerance at least: OpenVINO CPU computes f64 in f32. float16 outputs get one f16 rounding
+    (2**-11 relative) at least: OpenVINO CPU at f32 keeps a float16 node's arithmetic in f32 and
+    rounds once, onnxruntime may round each step (Shrink-9 float16: 0.3203 against 0.3206)."""
     if len(got) != len(want):
         return f"{len(got)} outputs, {oracle} gives {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
@@ -225,7 +227,10 @@ def _differs(got: Sequence[Any], want: Sequence[Any], rtol: float, atol: float, 
         if g.shape != w.shape:
             return f"output {i}: shape {g.shape}, {oracle} gives {w.shape}"
         if w.dtype.kind in "fc":
-            r, a = (max(rtol, 1e-5), max(atol, 1e-6)) if w.dtype == np.float64 else (rtol, atol)
+            r, a = {
+                np.dtype(np.float64): (max(rtol, 1e-5), max(atol, 1e-6)),
+                np.dtype(np.float16): (max(rtol, 1e-3), max(atol, 1e-3)),
+            }.get(w.dtype, (rtol, atol))
             g64, w64 = g.astype(np.float64), w.astype(np.float64)
             bad = ~np.isclose(g64, w64, rtol=r, atol=a, equal_nan=True)
             if bad.any():

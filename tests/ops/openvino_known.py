@@ -732,6 +732,27 @@ KNOWN: tuple[Known, ...] = (
         text="values differ",
         repro=("Sum", 8, [np.float16([0.1]), np.float16([1000]), np.float16([-1000])], {}, 1),
     ),
+    Known(
+        "other",
+        ("Gather",),
+        (),
+        "crash",
+        "empty indices from a graph input",
+        "OpenVINO CPU's compile_model dies of SIGFPE (Floating point exception) on the IR: the case is not compiled here",
+        lambda case: case.inputs[1] is not None and not case.inputs[1][2] and 0 in case.inputs[1][1],
+        repro=("Gather", 13, [_f32(1, 2, 3, 4), np.zeros((0, 2), np.int64)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("HardSigmoid",),
+        (),
+        "openvino",
+        "alpha = 0 or beta = 0",
+        "the frontend takes a zero alpha or beta for the default (0.2, 0.5): alpha=0 beta=0 gives 0.4 and 0.6 for -0.5 and "
+        "0.5 where ONNX gives 0",
+        lambda case: case.attr("alpha", 0.2) == 0 or case.attr("beta", 0.5) == 0,
+        repro=("HardSigmoid", 7, [_f32(-0.5, 0.5)], {"alpha": 0.0, "beta": 0.0}, 1),
+    ),
 )
 
 
