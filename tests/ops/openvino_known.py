@@ -812,6 +812,18 @@ KNOWN: tuple[Known, ...] = (
         lambda case: case.attr("keep_aspect_ratio_policy", "stretch") != "stretch",
         text="shape",
     ),
+    Known(
+        "other",
+        ("Pad",),
+        (11, 13, 18, 19, 21, 23, 24, 25),
+        "openvino",
+        "constant_value from a graph input",
+        "OpenVINO pads with 0 instead of the value fed (7 -> [0, 1, 2, 0] where ONNX gives [7, 1, 2, 7])",
+        lambda case: len(case.inputs) > 2 and case.inputs[2] is not None and not case.inputs[2][2],
+        text="values differ",
+        repro=("Pad", 13, [_f32(1, 2), _i64(1, 1), np.float32(7)], {"mode": "constant"}, 1),
+        repro_constant=(1,),
+    ),
 )
 
 
