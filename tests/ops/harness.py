@@ -29,6 +29,7 @@ import onnx
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
+from on_openvino import through_openvino
 from onnx import helper, numpy_helper
 
 LOWEST, HIGHEST = 7, 22
@@ -208,7 +209,8 @@ def check(
     domain: str = "",
 ) -> list[np.ndarray]:
     """ovpool and onnxruntime agree on the node: same number of outputs, shapes, dtypes, values
-    (NaN where the other has NaN). Returns ovpool's outputs."""
+    (NaN where the other has NaN). Returns ovpool's outputs. A sample of the models also goes
+    through ``ovpool convert`` to OpenVINO CPU and IR-on-numpy (``on_openvino``)."""
     model = make_model(op_type, opset, inputs, attrs, n_outputs, constant, domain)
     feeds = feeds_of(model, inputs)
     expected = run_ort(model, feeds)
@@ -222,6 +224,7 @@ def check(
             np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol, err_msg=f"output {i}")
         else:
             np.testing.assert_array_equal(a, e, err_msg=f"output {i}")
+    through_openvino(model, feeds, expected, rtol, atol)
     return actual
 
 
@@ -280,7 +283,8 @@ def model_of(
 
 def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], rtol: float = 1e-5, atol: float = 1e-6) -> dict[str, Any]:
     """The model on GraphSession and on onnxruntime: same outputs (names in graph order, dtypes,
-    shapes, values). Returns GraphSession's outputs by name."""
+    shapes, values). Returns GraphSession's outputs by name. A sample of the models also goes
+    through ``ovpool convert`` to OpenVINO CPU and IR-on-numpy (``on_openvino``)."""
     from ovpool.runtime.graph import GraphSession
 
     expected = run_ort(model, feeds)
@@ -288,6 +292,7 @@ def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], rtol: float
     assert list(actual) == [o.name for o in model.graph.output]
     for (name, a), e in zip(actual.items(), expected):
         assert_same(a, e, rtol=rtol, atol=atol, what=f"{name}: ")
+    through_openvino(model, feeds, expected, rtol, atol)
     return actual
 
 

@@ -390,35 +390,31 @@ def test_constant_of_shape_over_the_budget_is_refused_before_any_work(opset: int
 # ---------------------------------------------------------------- pooling in the table
 
 
-@pytest.mark.parametrize(
-    ("op", "attrs", "n_outputs"),
-    [
-        (
-            "AveragePool",
-            {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1, "count_include_pad": 1, "pads": [1, 1, 0, 0]},
-            1,
-        ),
-        ("MaxPool", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 2),
-        ("GlobalAveragePool", {}, 1),
-        ("GlobalMaxPool", {}, 1),
-    ],
-)
-def test_pooling_smoke(op: str, attrs: dict[str, Any], n_outputs: int) -> None:
+POOL_SMOKE = {
+    "AveragePool": ({"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1, "count_include_pad": 1, "pads": [1, 1, 0, 0]}, 1),
+    "MaxPool": ({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 2),
+    "GlobalAveragePool": ({}, 1),
+    "GlobalMaxPool": ({}, 1),
+}
+
+
+@pytest.mark.parametrize(("op", "opset"), [(op, opset) for op in POOL_SMOKE for opset in since_opsets(op)])
+def test_pooling_smoke(op: str, opset: int) -> None:
     """Pooling runs ovpool's kernels through the table at each since-version (tested in depth elsewhere)."""
+    attrs, n_outputs = POOL_SMOKE[op]
     x = np.random.default_rng(2).standard_normal((1, 2, 7, 6)).astype(np.float32)
-    for opset in since_opsets(op):
-        if op == "AveragePool" and opset < 10:
-            attrs = {k: v for k, v in attrs.items() if k != "ceil_mode"}
-        if op == "MaxPool" and opset < 8:
-            n_outputs = 1
-        check(op, opset, [x], attrs, n_outputs=n_outputs)
+    if op == "AveragePool" and opset < 10:
+        attrs = {k: v for k, v in attrs.items() if k != "ceil_mode"}
+    if op == "MaxPool" and opset < 8:
+        n_outputs = 1
+    check(op, opset, [x], attrs, n_outputs=n_outputs)
 
 
-def test_max_unpool_smoke() -> None:
+@pytest.mark.parametrize("opset", since_opsets("MaxUnpool"))
+def test_max_unpool_smoke(opset: int) -> None:
     x = np.random.default_rng(3).standard_normal((1, 1, 4, 4)).astype(np.float32)
-    for opset in since_opsets("MaxUnpool"):
-        values, indices = check("MaxPool", max(opset, 8), [x], {"kernel_shape": [2, 2], "strides": [2, 2]}, n_outputs=2)
-        check("MaxUnpool", opset, [values, indices], {"kernel_shape": [2, 2], "strides": [2, 2]})
+    values, indices = check("MaxPool", max(opset, 8), [x], {"kernel_shape": [2, 2], "strides": [2, 2]}, n_outputs=2)
+    check("MaxUnpool", opset, [values, indices], {"kernel_shape": [2, 2], "strides": [2, 2]})
 
 
 def test_pooling_refuses_bad_attributes_at_prepare() -> None:

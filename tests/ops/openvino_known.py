@@ -1,0 +1,848 @@
+"""The known gaps of the ONNX -> IR -> OpenVINO CPU / numpy path, while other branches are unmerged.
+
+``KNOWN`` is one table of rows (op, since-versions, stage, condition, reason): a case of
+``on_openvino.through_openvino`` that fails at ``stage`` and matches a row is an xfail with the
+row's reason instead of a failure. Kinds:
+
+* ``frontend``: an OpenVINO ONNX frontend defect ovpool's conversion inherits (branch fefix
+  lowers or refuses them);
+* ``numpy layer``: an IR layer the frontend emits that IR-on-numpy does not run yet (branches
+  irlayers and gridsample);
+* ``other``: found by this suite, each with a one-line repro.
+
+A row never hides a pass: a case that agrees passes whether or not a row matches it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+
+
+@dataclass(frozen=True)
+class Case:
+    """One converted model: its first node's ``op`` (``domain``) at ``opset``, the ``since``
+    version in force there, attributes, and inputs as (dtype, shape, is an initializer) or None
+    for an omitted one; ``op_types``/``node_names`` of every node of the graph; ``named``: the
+    names a refusal may give to say where (op types and names of the nodes, bodies included, and
+    the graph inputs)."""
+
+    op: str
+    domain: str
+    opset: int
+    since: int
+    attrs: Mapping[str, Any]
+    inputs: tuple[tuple[str, tuple[int, ...], bool] | None, ...]
+    op_types: tuple[str, ...] = ()
+    node_names: tuple[str, ...] = ()
+    named: tuple[str, ...] = ()
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        """The attribute ``name`` (bytes decoded), or ``default``."""
+        value = self.attrs.get(name, default)
+        return value.decode() if isinstance(value, bytes) else value
+
+    def rank(self, i: int = 0) -> int:
+        return len(self.inputs[i][1]) if i < len(self.inputs) and self.inputs[i] else -1
+
+    def dtype(self, i: int = 0) -> str:
+        entry = self.inputs[i] if i < len(self.inputs) else None
+        return entry[0] if entry else ""
+
+    def describe(self) -> str:
+        """``Softmax-1 at opset 7 {axis=1} inputs x0 float32[2, 3, 4]`` (+ the graph's ops when several)."""
+        attrs = ", ".join(f"{k}={_shown(v)}" for k, v in sorted(self.attrs.items()))
+        ins = ", ".join(
+            "(omitted)" if i is None else f"x{n} {i[0]}{list(i[1])}{' initializer' if i[2] else ''}"
+            for n, i in enumerate(self.inputs)
+        )
+        graph = f" in a graph of {list(self.op_types)}" if len(self.op_types) > 1 else ""
+        domain = f"{self.domain}." if self.domain else ""
+        return f"{domain}{self.op}-{self.since} at opset {self.opset} {{{attrs}}} inputs {ins or '(none)'}{graph}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "domain": self.domain,
+            "opset": self.opset,
+            "since": self.since,
+            "attrs": {k: _shown(v) for k, v in sorted(self.attrs.items())},
+            "inputs": [None if i is None else [i[0], list(i[1]), i[2]] for i in self.inputs],
+            "graph": list(self.op_types),
+        }
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    if isinstance(value, onnx.TensorProto):
+        return f"tensor({onnx.helper.tensor_dtype_to_np_dtype(value.data_type).name}{list(value.dims)})"
+    if isinstance(value, onnx.GraphProto):
+        return f"graph({[n.op_type for n in value.node]})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return repr(value)
+
+
+Repro = tuple[str, int, list[Any], dict[str, Any], int]  # op, opset, inputs, attrs, number of outputs
+
+
+@dataclass(frozen=True)
+class Known:
+    """A known gap: ``ops`` at the ``since`` versions (empty: every one; ``("*",)``: any op)
+    failing at ``stage`` ("convert", "openvino", "numpy", "crash") when ``when(case)`` and the failure's
+    detail matches ``text``; or, with ``layer`` ("ROIAlign-opset9"), any IR numpy refuses for that
+    layer alone. ``condition`` says it in words, ``reason`` why and who fixes it; ``repro`` is a
+    minimal case, its inputs at ``repro_constant`` initializers (``test_openvino_known`` checks
+    that it still fails so)."""
+
+    kind: str
+    ops: tuple[str, ...]
+    since: tuple[int, ...]
+    stage: str
+    condition: str
+    reason: str
+    when: Callable[[Case], bool] = field(default=lambda case: True)
+    text: str = ""
+    layer: str = ""
+    repro: Repro | None = None
+    repro_constant: tuple[int, ...] = ()
+
+    def why(self) -> str:
+        versions = "/".join(map(str, self.since)) or "all"
+        return f"{'/'.join(self.ops)}-{versions} {self.condition}: {self.reason}"
+
+    def explains(self, case: Case, stage: str, detail: str) -> bool:
+        """Whether this row explains ``case`` failing at ``stage`` with ``detail``."""
+        if self.layer or stage != self.stage:
+            return False
+        if self.ops != ("*",) and case.op not in self.ops:
+            return False
+        return (not self.since or case.since in self.since) and self.when(case) and bool(re.search(self.text, detail))
+
+
+def _coerced_axis(case: Case) -> bool:
+    """Softmax-family 1..12 with an axis that is not the last (default axis 1): rank 2 with axis 0
+    included, which the 2-D coercion normalizes over the whole tensor."""
+    rank = case.rank()
+    return rank >= 2 and case.attr("axis", 1) % rank != rank - 1
+
+
+def _dtypes(*names: str) -> Callable[[Case], bool]:
+    """Some input is of one of the dtypes ``names`` ("int" and "uint": every width)."""
+
+    def when(case: Case) -> bool:
+        return any(i is not None and (i[0] in names or i[0].rstrip("0123456789") in names) for i in case.inputs)
+
+    return when
+
+
+def _empty_input(case: Case) -> bool:
+    return any(i is not None and 0 in i[1] for i in case.inputs)
+
+
+def _f32(*values: float) -> np.ndarray:
+    return np.array(values, np.float32)
+
+
+def _i64(*values: int) -> np.ndarray:
+    return np.array(values, np.int64)
+
+
+FEFIX = "OpenVINO ONNX frontend defect (fefix lowers it)"
+IRLAYERS = "not on numpy yet (irlayers adds it)"
+NUMPY_LAYER = "an IR layer ovpool convert writes that IR-on-numpy does not run (not in issue 21's list)"
+_GRID = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+_X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+_LSTM = [np.ones((2, 1, 2), np.float32), np.full((1, 8, 2), 0.5, np.float32), np.full((1, 8, 2), 0.25, np.float32)]
+
+KNOWN: tuple[Known, ...] = (
+    # (a) OpenVINO frontend defects of the issue (fefix)
+    *(
+        Known(
+            "frontend",
+            (op,),
+            (1, 11),
+            "openvino",
+            "axis not the last (rank 2 with axis 0 too)",
+            f"{FEFIX}: OpenVINO takes the opset-13 one-axis meaning, not the 2-D coercion",
+            _coerced_axis,
+            repro=(op, 11, [_X], {"axis": 1}, 1),  # LogSoftmax and Hardmax-1/11 agree on OpenVINO 2026.4.1
+        )
+        for op in ("Softmax",)
+    ),
+    Known(
+        "frontend",
+        ("Resize",),
+        (18, 19),
+        "openvino",
+        "antialias=1",
+        f"{FEFIX}: OpenVINO's antialias computes other values",
+        lambda case: case.attr("antialias", 0) == 1,
+        repro=("Resize", 18, [_GRID, None, _f32(1, 1, 0.5, 0.5)], {"mode": "linear", "antialias": 1}, 1),
+    ),
+    Known(
+        "frontend",
+        ("RoiAlign",),
+        (10, 16),
+        "openvino",
+        "mode=max",
+        f"{FEFIX}: OpenVINO's max mode differs from the schema (onnxruntime's from both)",
+        lambda case: case.attr("mode", "avg") == "max",
+    ),
+    Known(
+        "frontend",
+        ("Div",),
+        (7, 13, 14),
+        "numpy",
+        "integer inputs",
+        f"{FEFIX}: the frontend writes Divide m_pythondiv=true (floor, numpy follows it); CPU truncates as ONNX does",
+        _dtypes("int", "uint"),
+        repro=("Div", 14, [np.array([-7], np.int64), np.array([2], np.int64)], {}, 1),
+    ),
+    # (b) IR layers of the issue not on numpy yet (irlayers, gridsample)
+    *(
+        Known("numpy layer", ("*",), (), "numpy", f"IR layer {layer}", IRLAYERS, layer=layer.replace("-", "-opset"))
+        for layer in (
+            "ROIAlign-9",
+            "OneHot-1",
+            "OneHot-16",
+            "NonMaxSuppression-9",
+            "CumSum-3",
+            "Reverse-1",
+            "GatherElements-6",
+            "ScatterNDUpdate-4",
+            "ScatterNDUpdate-15",
+            "Einsum-7",
+            "ScatterElementsUpdate-12",
+            "LRN-1",
+        )
+    ),
+    Known(
+        "numpy layer",
+        ("*",),
+        (),
+        "numpy",
+        "IR layer GridSample-9",
+        "not on numpy yet (gridsample adds it)",
+        layer="GridSample-opset9",
+    ),
+    # (c) found by this suite: IR layers the frontend emits beyond the issue's list
+    *(
+        Known("numpy layer", ("*",), (), "numpy", f"IR layer {layer}", NUMPY_LAYER, layer=layer.replace("-", "-opset"))
+        for layer in (
+            "Acos-1",
+            "Asin-1",
+            "Atan-1",
+            "Cosh-1",
+            "Sinh-1",
+            "Tan-1",
+            "Acosh-4",
+            "Asinh-4",
+            "Atanh-4",
+            "IsInf-10",
+            "IsNaN-10",
+            "NonZero-3",
+            "GatherND-8",
+            "GroupNormalization-12",
+            "Unique-10",
+            "Loop-5",
+            "TensorIterator-1",
+            "Eye-9",
+            "ScatterElementsUpdate-3",  # ovpool's own MaxUnpool lowering writes it
+        )
+    ),
+    # (c) found by this suite: IR-on-numpy defects
+    Known(
+        "other",
+        ("*",),
+        (),
+        "numpy",
+        "a Const of zero elements",
+        "OpenVINO saves it with size=1; ovpool's IR reader refuses it (ir_executor._Weights.read)",
+        text=r"size 1 does not hold shape \[[^]]*\b0\b",
+        repro=("Transpose", 13, [np.float32(1.5)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("HardSwish",),
+        (),
+        "numpy",
+        "rank-0 input",
+        "IR-on-numpy's HSwish-4 fails on a 0-d array (np.clip out= on a numpy scalar)",
+        text="TypeError",
+        repro=("HardSwish", 14, [np.float32(0.5)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("LeakyRelu",),
+        (),
+        "numpy",
+        "rank-0 input",
+        "IR-on-numpy's PReLU-1 refuses a slope of shape [1] on a 0-d input; OpenVINO CPU broadcasts it",
+        text="does not broadcast",
+        repro=("LeakyRelu", 16, [np.float32(-0.5)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("*",),
+        (),
+        "numpy",
+        "an input with a zero dim (Softmax/LogSoftmax/Hardmax-1, Flatten)",
+        "IR-on-numpy's Reshape-1 cannot infer -1 in [0, -1] for zero elements; OpenVINO CPU takes the other dims",
+        text="cannot be inferred",
+        repro=("Softmax", 7, [np.zeros((0, 3), np.float32)], {"axis": 1}, 1),
+    ),
+    # (c) found by this suite: the converted IR computes otherwise than ONNX on OpenVINO CPU
+    Known(
+        "other",
+        ("Dropout", "Max", "Min", "Sum", "Mean"),
+        (),
+        "openvino",
+        "the node is a pass-through (inference Dropout, one-input Max/Min/Sum/Mean)",
+        "the IR's Parameter keeps only the output's tensor name: the input name is gone, a feed by it fails",
+        lambda case: not _empty_input(case),
+        text="the IR has no input",
+        repro=("Dropout", 13, [_X], {}, 1),
+    ),
+    Known(
+        "other",
+        ("*",),
+        (),
+        "openvino",
+        "a graph input with a zero dim",
+        "OpenVINO's frontend folds the empty input into a Const: the IR has no such input",
+        _empty_input,
+        text="the IR has no input",
+        repro=("Concat", 13, [np.zeros(0, np.float32)], {"axis": 0}, 1),
+    ),
+    Known(
+        "other",
+        ("BitShift", "Expand"),
+        (),
+        "openvino",
+        "rank-0 result",
+        "OpenVINO CPU returns shape [1] for a rank-0 result",
+        text=r"shape \(1,\), onnxruntime gives \(\)",
+        repro=("BitShift", 11, [np.uint8(3), np.uint8(1)], {"direction": "LEFT"}, 1),
+    ),
+    Known(
+        "other",
+        ("Cast", "CastLike"),
+        (),
+        "openvino",
+        "to STRING",
+        "OpenVINO CPU has no string Convert: the IR ovpool writes does not compile",
+        text="cannot compile or run",
+        repro=("Cast", 13, [_f32(1.5)], {"to": 8}, 1),
+    ),
+    Known(
+        "other",
+        ("*",),
+        (),
+        "openvino",
+        "float64 inputs",
+        "OpenVINO CPU computes f64 in f32: values beyond f32's range saturate, precision is f32's",
+        _dtypes("float64"),
+        text="values differ",
+        repro=("Neg", 13, [np.array([1e300], np.float64)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("*",),
+        (),
+        "openvino",
+        "NaN or +-Inf input values",
+        "OpenVINO CPU propagates NaN/Inf otherwise (Relu/Celu/HardSigmoid(NaN) -> 0/0/1, Exp(NaN) -> inf, "
+        "Gelu(inf) -> NaN, Shrink/ThresholdedRelu(NaN) -> NaN where onnxruntime gives 0)",
+        _dtypes("float32", "float16"),
+        text=r"(nan|inf)\)? where onnxruntime gives|where onnxruntime gives np\.float64\(-?(nan|inf)\)",
+        repro=("Relu", 14, [_f32(np.nan, 1.0)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Add", "Sub", "Mul", "Sum"),
+        (),
+        "openvino",
+        "8-bit integers that overflow",
+        "OpenVINO CPU saturates (100 * 3 -> 127); ONNX/onnxruntime wrap (44)",
+        _dtypes("int8", "uint8"),
+        text="values differ",
+        repro=("Mul", 14, [np.int8(100), np.int8(3)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Range",),
+        (),
+        "openvino",
+        "an empty range (start > limit with delta > 0)",
+        "OpenVINO CPU gives |limit - start| / delta elements (5, 0, 1 -> 5 values) where ONNX gives none",
+        text="shape",
+        repro=("Range", 11, [np.int32(5), np.int32(0), np.int32(1)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Slice",),
+        (10, 11, 13),
+        "openvino",
+        "negative step from the INT64_MAX start sentinel",
+        "OpenVINO drops the first element (starts=INT64_MAX, ends=INT64_MIN, steps=-1 on 5 values gives 4)",
+        text="shape",
+        repro=("Slice", 13, [_f32(1, 2, 3, 4, 5), _i64(2**63 - 1), _i64(-(2**63)), _i64(0), _i64(-1)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("TopK",),
+        (),
+        "openvino",
+        "equal values",
+        "ONNX-11 breaks ties by the lower index; OpenVINO's TopK as converted does not (indices 1, 0, 2 for zeros)",
+        text="output 1: .*values differ",
+        repro=("TopK", 11, [np.zeros((1, 6), np.float32), _i64(3)], {}, 2),
+    ),
+    Known(
+        "other",
+        ("TopK",),
+        (),
+        "openvino",
+        "K = 0",
+        "OpenVINO CPU refuses K = 0 at compile time (ONNX gives empty outputs)",
+        text=r"K \(0\) must be",
+        repro=("TopK", 10, [_f32(1.0), _i64(0)], {"axis": 0}, 2),
+    ),
+    Known(
+        "other",
+        ("Einsum",),
+        (),
+        "openvino",
+        "a repeated index in one operand (trace 'ii', diagonal)",
+        "the IR ovpool writes does not compile on OpenVINO CPU ('Input order must have shape [n]')",
+        text="Input order must have shape",
+        repro=("Einsum", 12, [np.ones((3, 3), np.float32)], {"equation": "ii"}, 1),
+    ),
+    Known(
+        "other",
+        ("Gemm",),
+        (),
+        "openvino",
+        "beta = 0 with NaN or Inf in C",
+        "OpenVINO computes 0 * NaN = NaN; onnxruntime (BLAS's rule) leaves C unread",
+        lambda case: case.attr("beta", 1.0) == 0.0,
+        repro=("Gemm", 13, [np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), _f32(np.nan, np.inf)], {"beta": 0.0}, 1),
+    ),
+    Known(
+        "other",
+        ("LSTM",),
+        (),
+        "openvino",
+        "peepholes (input P)",
+        "OpenVINO's LSTMSequence has no peepholes: the frontend drops P silently",
+        lambda case: len(case.inputs) > 7 and case.inputs[7] is not None,
+        repro=("LSTM", 14, [*_LSTM, None, None, None, None, np.full((1, 6), 0.5, np.float32)], {"hidden_size": 2}, 1),
+    ),
+    Known(
+        "other",
+        ("*",),
+        (),
+        "openvino",
+        "axes from a graph input (Unsqueeze-13, Reduce*-18)",
+        "OpenVINO CPU refuses an Unsqueeze or Reduce of dynamic rank (the IR ovpool writes does not compile)",
+        text="dynamic rank",
+        repro=("Unsqueeze", 13, [np.ones((3, 4), np.float32), _i64(0, 3)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Upsample", "Resize"),
+        (),
+        "openvino",
+        "scales on the batch or channel axis",
+        "OpenVINO CPU's Interpolate resizes spatial axes only (the IR does not compile)",
+        text="only supports resize on spatial",
+        repro=("Upsample", 7, [np.ones((2, 1, 2, 2), np.float32)], {"mode": "nearest", "scales": [2.0, 1.0, 1.0, 1.0]}, 1),
+    ),
+    Known(
+        "other",
+        ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"),
+        (18,),
+        "openvino",
+        "noop_with_empty_axes=1, no axes",
+        "OpenVINO returns the input unchanged (the schema's words); onnxruntime and ovpool keep the elementwise step (|x|, x^2, log)",
+        lambda case: case.attr("noop_with_empty_axes", 0) == 1,
+        repro=("ReduceL1", 18, [_f32(1, -2, 3, -4)], {"noop_with_empty_axes": 1}, 1),
+    ),
+    Known(
+        "other",
+        ("ReduceL1", "ReduceLogSum", "ReduceLogSumExp"),
+        (13,),
+        "openvino",
+        "the axes attribute",
+        "OpenVINO's frontend ignores axes at opset 13 and reduces every axis (axes=[1] of [2, 3, 4] gives [1, 1, 1])",
+        lambda case: "axes" in case.attrs,
+        repro=("ReduceL1", 13, [np.ones((2, 3, 4), np.float32)], {"axes": [1]}, 1),
+    ),
+    Known(
+        "other",
+        ("ReduceMax", "ReduceMin"),
+        (),
+        "openvino",
+        "reducing an axis of length 0",
+        "OpenVINO CPU's identity is -FLT_MAX / INT32_MIN (and the max ones) where ONNX gives -inf / INT64_MIN",
+        _empty_input,
+        repro=("ReduceMax", 13, [np.ones((2, 0, 3), np.float32)], {"axes": [1]}, 1),
+    ),
+    Known(
+        "other",
+        ("Binarizer",),
+        (),
+        "convert",
+        "a model importing ai.onnx.ml only",
+        "ovpool's loader refuses it on conversion ('imports no default-domain opset'); numpy runs it",
+        text="imports no default-domain opset",
+    ),
+    Known(
+        "other",
+        ("Resize", "Upsample"),
+        (),
+        "openvino",
+        "integer data, linear or cubic",
+        "OpenVINO CPU rounds the interpolated integers otherwise (one step apart: -7499 where onnxruntime gives -7498)",
+        _dtypes("int", "uint"),
+        text="values differ",
+        repro=("Resize", 13, [np.array([[[[-10000, 5], [7, 9]]]], np.int32), None, _f32(1, 1, 2, 2)], {"mode": "linear"}, 1),
+    ),
+    Known(
+        "other",
+        ("NonMaxSuppression",),
+        (),
+        "openvino",
+        "ties: equal scores or IoU exactly at the threshold",
+        "OpenVINO selects other boxes (-0.0 and 0.0 scores: 1 box where onnxruntime keeps 3) or orders them otherwise",
+        text="shape|values differ",
+        repro=(
+            "NonMaxSuppression",
+            11,
+            [
+                np.array([[[0, 0, 1, 1], [2, 2, 3, 3], [4, 4, 5, 5]]], np.float32),
+                np.array([[[-0.0, 0.0, -0.0]]], np.float32),
+                _i64(3),
+            ],
+            {},
+            1,
+        ),
+    ),
+    Known(
+        "other",
+        ("Greater", "GreaterOrEqual"),
+        (),
+        "openvino",
+        "NaN operands",
+        "OpenVINO CPU gives True for NaN > 1 and NaN >= 1 (ONNX and onnxruntime: False)",
+        _dtypes("float32", "float16", "float64"),
+        text="values differ",
+        repro=("GreaterOrEqual", 12, [_f32(np.nan, 1.0), _f32(1.0, 1.0)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Shrink",),
+        (),
+        "openvino",
+        "integer inputs, fractional bias",
+        "OpenVINO CPU rounds x - bias (5 - 1e-6 -> 5) where onnxruntime and ovpool truncate (4)",
+        _dtypes("int", "uint"),
+        text="values differ",
+        repro=("Shrink", 9, [np.array([5, 0], np.int32)], {"bias": 1e-6}, 1),
+    ),
+    Known(
+        "other",
+        ("BitShift",),
+        (),
+        "openvino",
+        "results that overflow, values beyond float precision",
+        "the frontend's lowering (Multiply/Divide by Power) saturates on OpenVINO CPU (uint8 5 << 5: 255 where ONNX keeps "
+        "the low bits, 160) and loses the high bits of large uint32/uint64 ((2**40 + 3) >> 1 gives 1)",
+        text="values differ",
+        repro=("BitShift", 11, [np.array([2**40 + 3], np.uint64), np.array([1], np.uint64)], {"direction": "RIGHT"}, 1),
+    ),
+    Known(
+        "other",
+        ("BitShift",),
+        (),
+        "numpy",
+        "uint32 and uint64",
+        "IR-on-numpy's Power-1 (as ONNX Pow-15) refuses unsigned integers, which the frontend's BitShift lowering writes",
+        text="Pow-15 allows",
+        repro=("BitShift", 11, [np.array([1000, 7], np.uint32), np.array([1], np.uint32)], {"direction": "LEFT"}, 1),
+    ),
+    Known(
+        "other",
+        ("Pow",),
+        (),
+        "numpy",
+        "an integer base with a float exponent whose result is out of the integer's range",
+        "IR-on-numpy's Power casts it to 0, OpenVINO CPU (and onnxruntime) to INT32_MIN: undefined in both",
+        _dtypes("int", "uint"),
+        text="values differ",
+        repro=("Pow", 12, [np.array([0, 2], np.int32), _f32(-1.0)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("ConvTranspose",),
+        (),
+        "openvino",
+        "output_shape with groups and dilations",
+        "OpenVINO computes other values (group=2, dilations=[2], strides=[2], output_shape=[1] on [1, 6, 3]: "
+        "0.84 where onnxruntime and ovpool give 0)",
+        lambda case: "output_shape" in case.attrs,
+        text="values differ",
+        repro=(
+            "ConvTranspose",
+            22,
+            [np.ones((1, 6, 3), np.float32), np.ones((6, 3, 2), np.float32)],
+            {"dilations": [2], "group": 2, "output_shape": [1], "strides": [2]},
+            1,
+        ),
+    ),
+    Known(
+        "other",
+        ("Softplus",),
+        (),
+        "openvino",
+        "inputs far below 0",
+        "OpenVINO CPU's Softplus is off by about 2e-6 absolute there (-1.9e-6 where onnxruntime gives 7.8e-11), beyond atol 1e-6",
+        text="values differ",
+        repro=("Softplus", 7, [np.full((4, 4, 4, 5), -23.3, np.float32)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Gather",),
+        (),
+        "openvino",
+        "empty constant indices",
+        "OpenVINO CPU gives a rank-0 result where ONNX gives the indices' shape (indices [0, 2] of a [4] tensor: [0, 2])",
+        _empty_input,
+        text="shape",
+        repro=("Gather", 13, [_f32(1, 2, 3, 4), np.zeros((0, 2), np.int64)], {}, 1),
+        repro_constant=(1,),
+    ),
+    Known(
+        "other",
+        ("Compress",),
+        (),
+        "crash",
+        "an empty condition",
+        "OpenVINO CPU's compile_model dies of SIGFPE (Floating point exception) on the IR: the case is not compiled here",
+        lambda case: case.inputs[1] is not None and 0 in case.inputs[1][1],
+        repro=("Compress", 11, [np.ones((2, 3), np.float32), np.zeros(0, bool)], {"axis": 0}, 1),
+    ),
+    Known(
+        "other",
+        ("Cast",),
+        (),
+        "openvino",
+        "NaN to BOOL",
+        "OpenVINO CPU gives False for NaN; ONNX (nonzero is True) and onnxruntime give True",
+        lambda case: case.attr("to") == onnx.TensorProto.BOOL,
+        text="values differ",
+        repro=("Cast", 13, [_f32(np.nan, 0.5)], {"to": onnx.TensorProto.BOOL}, 1),
+    ),
+    Known(
+        "other",
+        ("Flatten",),
+        (),
+        "openvino",
+        "an input with a zero dim",
+        "OpenVINO CPU gives shape [4, 1] for Flatten(axis=2) of [4, 1, 2, 0] where ONNX gives [4, 0]",
+        _empty_input,
+        text="shape",
+        repro=("Flatten", 11, [np.zeros((4, 1, 2, 0), np.int64)], {"axis": 2}, 1),
+    ),
+    Known(
+        "other",
+        ("Hardmax",),
+        (),
+        "openvino",
+        "equal maxima in a row",
+        "OpenVINO's Hardmax (TopK and OneHot) does not always pick the first maximum (6 of 400 values on a [5, 5, 4, 4] "
+        "input of rounded values at Hardmax-1)",
+        text="values differ",
+        repro=("Hardmax", 7, [np.round(np.random.default_rng(1).standard_normal((5, 5, 4, 4))).astype(np.float32)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("LSTM", "GRU", "RNN"),
+        (),
+        "openvino",
+        "activations with alpha/beta (HardSigmoid, Elu, LeakyRelu, Softplus, ...)",
+        "OpenVINO CPU cannot compile the sequence ([Convert*SequenceToTensorIterator], 'Unsupported activation function'): "
+        "the IR ovpool writes does not run",
+        text=r"Convert\w*SequenceToTensorIterator|Unsupported activation function",
+        repro=("LSTM", 14, [*_LSTM], {"hidden_size": 2, "activations": ["HardSigmoid", "Tanh", "Tanh"]}, 1),
+    ),
+    Known(
+        "other",
+        ("ReduceLogSum", "ReduceLogSumExp"),
+        (),
+        "openvino",
+        "integer inputs",
+        "OpenVINO CPU rounds the logarithm (log(20) -> 3) where onnxruntime and ovpool truncate (2)",
+        _dtypes("int", "uint"),
+        text="values differ",
+        repro=("ReduceLogSum", 11, [np.array([[10, 10]], np.int32)], {"keepdims": 0}, 1),
+    ),
+    Known(
+        "other",
+        ("*",),
+        (),
+        "numpy",
+        "integer inputs of an IR Log (ReduceLogSum on integers)",
+        "IR-on-numpy's Log-1 (as ONNX Log-13) refuses integer types, which the frontend writes for integer ReduceLogSum",
+        text="Log-13 allows",
+        repro=("ReduceLogSum", 13, [np.int32(1)], {"keepdims": 0}, 1),
+    ),
+    Known(
+        "other",
+        ("Upsample",),
+        (7, 9),
+        "openvino",
+        "fractional scales (linear and nearest)",
+        "OpenVINO computes other values (linear, scales [1, 1, 2.5, 1.25]: 1.0 where onnxruntime and ovpool give 0.8)",
+        text="values differ",
+        repro=(
+            "Upsample",
+            7,
+            [np.arange(12, dtype=np.float32).reshape(1, 1, 4, 3)],
+            {"mode": "linear", "scales": [1.0, 1.0, 2.5, 1.25]},
+            1,
+        ),
+    ),
+    Known(
+        "other",
+        ("Sum", "Mean"),
+        (),
+        "numpy",
+        "float16, three or more inputs",
+        "IR-on-numpy rounds each partial sum of the IR's Add chain to f16; OpenVINO CPU at f32 keeps them in f32 "
+        "(0.5625 where CPU and onnxruntime give 0.5664)",
+        _dtypes("float16"),
+        text="values differ",
+        repro=("Sum", 8, [np.float16([0.1]), np.float16([1000]), np.float16([-1000])], {}, 1),
+    ),
+    Known(
+        "other",
+        ("Gather",),
+        (),
+        "crash",
+        "empty indices from a graph input",
+        "OpenVINO CPU's compile_model dies of SIGFPE (Floating point exception) on the IR: the case is not compiled here",
+        lambda case: case.inputs[1] is not None and not case.inputs[1][2] and 0 in case.inputs[1][1],
+        repro=("Gather", 13, [_f32(1, 2, 3, 4), np.zeros((0, 2), np.int64)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("HardSigmoid",),
+        (),
+        "openvino",
+        "alpha = 0 or beta = 0",
+        "the frontend takes a zero alpha or beta for the default (0.2, 0.5): alpha=0 beta=0 gives 0.4 and 0.6 for -0.5 and "
+        "0.5 where ONNX gives 0",
+        lambda case: case.attr("alpha", 0.2) == 0 or case.attr("beta", 0.5) == 0,
+        repro=("HardSigmoid", 7, [_f32(-0.5, 0.5)], {"alpha": 0.0, "beta": 0.0}, 1),
+    ),
+    Known(
+        "other",
+        ("LSTM",),
+        (),
+        "openvino",
+        "input_forget=1",
+        "OpenVINO's LSTMSequence has no coupled input-forget gate: the frontend drops input_forget silently",
+        lambda case: case.attr("input_forget", 0) == 1,
+        repro=("LSTM", 14, [*_LSTM], {"hidden_size": 2, "input_forget": 1}, 1),
+    ),
+    Known(
+        "other",
+        ("LSTM", "GRU", "RNN"),
+        (),
+        "numpy",
+        "bidirectional with explicit activations",
+        "IR-on-numpy refuses the *Sequence layer's activations list as the frontend writes it (['Relu'] * 4 for a "
+        "bidirectional RNN: 'has 4 functions; RNN needs 1 per direction')",
+        text="functions; .* needs",
+    ),
+    Known(
+        "other",
+        ("RNN",),
+        (),
+        "openvino",
+        "bidirectional, activations [Tanh, Softsign], sequence_lens",
+        "OpenVINO computes other values (5 of 20 at RNN-7 on [5, 2, 4]); no smaller case found yet",
+        lambda case: len(case.inputs) > 4 and case.inputs[4] is not None,
+        text="values differ",
+    ),
+    Known(
+        "other",
+        ("LpNormalization",),
+        (),
+        "openvino",
+        "an axis of length 1",
+        "OpenVINO CPU's NormalizeL2 gives 0.99993 where x / |x| is 1 (seen at LpNormalization-22 on [4, 4, 1])",
+        text="values differ",
+    ),
+    Known(
+        "other",
+        ("Resize",),
+        (11, 13, 18, 19),
+        "openvino",
+        "pytorch_half_pixel (nearest with nearest_mode floor; linear on float16)",
+        "OpenVINO computes other values (2 of 4 at Resize-11 nearest on [1, 1, 2, 4]; 6 of 9 at Resize-18 linear float16)",
+        lambda case: case.attr("coordinate_transformation_mode") == "pytorch_half_pixel",
+        text="values differ",
+    ),
+    Known(
+        "other",
+        ("Resize",),
+        (18, 19),
+        "openvino",
+        "keep_aspect_ratio_policy not_larger/not_smaller",
+        "OpenVINO gives another output shape ([1, 2, 7, 7] where onnxruntime gives [1, 2, 9, 7] for sizes with axes [3, 2])",
+        lambda case: case.attr("keep_aspect_ratio_policy", "stretch") != "stretch",
+        text="shape",
+    ),
+    Known(
+        "other",
+        ("Pad",),
+        (11, 13, 18, 19, 21, 23, 24, 25),
+        "openvino",
+        "constant_value from a graph input",
+        "OpenVINO pads with 0 instead of the value fed (7 -> [0, 1, 2, 0] where ONNX gives [7, 1, 2, 7])",
+        lambda case: len(case.inputs) > 2 and case.inputs[2] is not None and not case.inputs[2][2],
+        text="values differ",
+        repro=("Pad", 13, [_f32(1, 2), _i64(1, 1), np.float32(7)], {"mode": "constant"}, 1),
+        repro_constant=(1,),
+    ),
+)
+
+
+def match(case: Case, stage: str, detail: str) -> Known | None:
+    """The first row of ``KNOWN`` that explains ``case`` failing at ``stage`` with ``detail``, rows
+    naming the op before rows for any op. A layer row explains a numpy refusal only when every
+    layer refused is a known one."""
+    specific_first = sorted(KNOWN, key=lambda row: row.ops == ("*",))
+    row = next((row for row in specific_first if row.explains(case, stage, detail)), None)
+    if row is not None:
+        return row
+    if stage == "numpy" and "does not run these IR layers: " in detail:
+        refused = [part.split(" ")[0] for part in detail.split("IR layers: ", 1)[1].split(", ")]
+        rows = [next((row for row in KNOWN if row.layer == layer), None) for layer in refused]
+        if rows and all(rows):
+            return rows[0]
+    return None
+
+
+def crashes(case: Case) -> Known | None:
+    """The row of a case that kills the OpenVINO CPU process (stage "crash"), which is then not run."""
+    return next((row for row in KNOWN if row.stage == "crash" and row.explains(case, "crash", "")), None)
