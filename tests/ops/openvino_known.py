@@ -4,11 +4,13 @@
 ``on_openvino.through_openvino`` that fails at ``stage`` and matches a row is an xfail with the
 row's reason instead of a failure. Kinds:
 
-* ``frontend``: an OpenVINO ONNX frontend defect ovpool's conversion inherits (branch fefix
-  lowers or refuses them);
-* ``numpy layer``: an IR layer the frontend emits that IR-on-numpy does not run yet (branches
-  irlayers and gridsample);
-* ``other``: found by this suite, each with a one-line repro.
+* ``numpy layer``: an IR layer the frontend emits that IR-on-numpy does not run (Loop-5 and
+  TensorIterator-1, the bodies of ONNX Loop and Scan);
+* ``other``: an OpenVINO defect the conversion does not fix or refuse yet, or an IR-on-numpy
+  defect, each with a one-line repro where one exists.
+
+The defects of issue 21's list are fixed or refused by ``ovpool.ov.frontend_fixes`` and the IR
+layers it named run on numpy, so they have no row.
 
 A row never hides a pass: a case that agrees passes whether or not a row matches it.
 """
@@ -154,107 +156,18 @@ def _i64(*values: int) -> np.ndarray:
     return np.array(values, np.int64)
 
 
-FEFIX = "OpenVINO ONNX frontend defect (fefix lowers it)"
-IRLAYERS = "not on numpy yet (irlayers adds it)"
 NUMPY_LAYER = "an IR layer ovpool convert writes that IR-on-numpy does not run (not in issue 21's list)"
 _GRID = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
 _X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
 _LSTM = [np.ones((2, 1, 2), np.float32), np.full((1, 8, 2), 0.5, np.float32), np.full((1, 8, 2), 0.25, np.float32)]
 
 KNOWN: tuple[Known, ...] = (
-    # (a) OpenVINO frontend defects of the issue (fefix)
-    *(
-        Known(
-            "frontend",
-            (op,),
-            (1, 11),
-            "openvino",
-            "axis not the last (rank 2 with axis 0 too)",
-            f"{FEFIX}: OpenVINO takes the opset-13 one-axis meaning, not the 2-D coercion",
-            _coerced_axis,
-            repro=(op, 11, [_X], {"axis": 1}, 1),  # LogSoftmax and Hardmax-1/11 agree on OpenVINO 2026.4.1
-        )
-        for op in ("Softmax",)
-    ),
-    Known(
-        "frontend",
-        ("Resize",),
-        (18, 19),
-        "openvino",
-        "antialias=1",
-        f"{FEFIX}: OpenVINO's antialias computes other values",
-        lambda case: case.attr("antialias", 0) == 1,
-        repro=("Resize", 18, [_GRID, None, _f32(1, 1, 0.5, 0.5)], {"mode": "linear", "antialias": 1}, 1),
-    ),
-    Known(
-        "frontend",
-        ("RoiAlign",),
-        (10, 16),
-        "openvino",
-        "mode=max",
-        f"{FEFIX}: OpenVINO's max mode differs from the schema (onnxruntime's from both)",
-        lambda case: case.attr("mode", "avg") == "max",
-    ),
-    Known(
-        "frontend",
-        ("Div",),
-        (7, 13, 14),
-        "numpy",
-        "integer inputs",
-        f"{FEFIX}: the frontend writes Divide m_pythondiv=true (floor, numpy follows it); CPU truncates as ONNX does",
-        _dtypes("int", "uint"),
-        repro=("Div", 14, [np.array([-7], np.int64), np.array([2], np.int64)], {}, 1),
-    ),
-    # (b) IR layers of the issue not on numpy yet (irlayers, gridsample)
-    *(
-        Known("numpy layer", ("*",), (), "numpy", f"IR layer {layer}", IRLAYERS, layer=layer.replace("-", "-opset"))
-        for layer in (
-            "ROIAlign-9",
-            "OneHot-1",
-            "OneHot-16",
-            "NonMaxSuppression-9",
-            "CumSum-3",
-            "Reverse-1",
-            "GatherElements-6",
-            "ScatterNDUpdate-4",
-            "ScatterNDUpdate-15",
-            "Einsum-7",
-            "ScatterElementsUpdate-12",
-            "LRN-1",
-        )
-    ),
-    Known(
-        "numpy layer",
-        ("*",),
-        (),
-        "numpy",
-        "IR layer GridSample-9",
-        "not on numpy yet (gridsample adds it)",
-        layer="GridSample-opset9",
-    ),
-    # (c) found by this suite: IR layers the frontend emits beyond the issue's list
+    # IR layers the frontend emits that numpy does not run: Loop and Scan bodies
     *(
         Known("numpy layer", ("*",), (), "numpy", f"IR layer {layer}", NUMPY_LAYER, layer=layer.replace("-", "-opset"))
         for layer in (
-            "Acos-1",
-            "Asin-1",
-            "Atan-1",
-            "Cosh-1",
-            "Sinh-1",
-            "Tan-1",
-            "Acosh-4",
-            "Asinh-4",
-            "Atanh-4",
-            "IsInf-10",
-            "IsNaN-10",
-            "NonZero-3",
-            "GatherND-8",
-            "GroupNormalization-12",
-            "Unique-10",
             "Loop-5",
             "TensorIterator-1",
-            "Eye-9",
-            "ScatterElementsUpdate-3",  # ovpool's own MaxUnpool lowering writes it
         )
     ),
     # (c) found by this suite: IR-on-numpy defects
@@ -703,22 +616,6 @@ KNOWN: tuple[Known, ...] = (
         "IR-on-numpy's Log-1 (as ONNX Log-13) refuses integer types, which the frontend writes for integer ReduceLogSum",
         text="Log-13 allows",
         repro=("ReduceLogSum", 13, [np.int32(1)], {"keepdims": 0}, 1),
-    ),
-    Known(
-        "other",
-        ("Upsample",),
-        (7, 9),
-        "openvino",
-        "fractional scales (linear and nearest)",
-        "OpenVINO computes other values (linear, scales [1, 1, 2.5, 1.25]: 1.0 where onnxruntime and ovpool give 0.8)",
-        text="values differ",
-        repro=(
-            "Upsample",
-            7,
-            [np.arange(12, dtype=np.float32).reshape(1, 1, 4, 3)],
-            {"mode": "linear", "scales": [1.0, 1.0, 2.5, 1.25]},
-            1,
-        ),
     ),
     Known(
         "other",
