@@ -382,6 +382,136 @@ def _truncating_div(node: NodeProto, since: int, facts: Facts) -> list[NodeProto
     return [helper.make_node("Div", list(node.input), list(node.output), name=node.name, domain=DOMAIN)]
 
 
+class _Nodes:
+    """Nodes a lowering writes, each output and node named fresh after the replaced node."""
+
+    def __init__(self, node: NodeProto, facts: Facts) -> None:
+        self.base = node.name or node.output[0]
+        self.facts = facts
+        self.nodes: list[NodeProto] = []
+
+    def add(self, op_type: str, inputs: Sequence[str], part: str, **attrs: Any) -> str:
+        output = self.facts.names.fresh(f"{self.base}/{part}")
+        name = self.facts.names.fresh(f"{self.base}/{part}")
+        self.nodes.append(helper.make_node(op_type, list(inputs), [output], name=name, **attrs))
+        return output
+
+    def constant(self, array: np.ndarray, part: str) -> str:
+        tensor = numpy_helper.from_array(array, self.facts.names.fresh(f"{self.base}/{part}"))
+        return self.add("Constant", [], part, value=tensor)
+
+
+def _dtype_of(name: str, facts: Facts) -> np.dtype | None:
+    dtype = facts.types.get(name, (None, None))[0]
+    return None if dtype is None else np.dtype(dtype)
+
+
+def _zero_alpha_or_beta(node: NodeProto, since: int, facts: Facts) -> str | None:
+    alpha, beta = float(_attr(node, "alpha", 0.2)), float(_attr(node, "beta", 0.5))
+    return f"alpha={alpha:g}, beta={beta:g}" if alpha == 0 or beta == 0 else None
+
+
+def _hard_sigmoid_formula(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The schema's formula ``max(0, min(1, alpha * x + beta))`` in Mul, Add, Clip: alpha=0,
+    beta=0 gives 0 for every finite x (OpenVINO's 0.2 * -0.5 + 0.5 = 0.4 is the default's)."""
+    dtype = _dtype_of(node.input[0], facts)
+    if dtype is None:
+        return "a known input type"
+    nodes = _Nodes(node, facts)
+    scaled = nodes.add("Mul", [node.input[0], nodes.constant(np.array(_attr(node, "alpha", 0.2), dtype), "alpha")], "scaled")
+    shifted = nodes.add("Add", [scaled, nodes.constant(np.array(_attr(node, "beta", 0.5), dtype), "beta")], "shifted")
+    if facts.opset < 11:
+        clipped = helper.make_node("Clip", [shifted], [node.output[0]], name=node.name, min=0.0, max=1.0)
+    else:
+        bounds = [nodes.constant(np.array(0, dtype), "zero"), nodes.constant(np.array(1, dtype), "one")]
+        clipped = helper.make_node("Clip", [shifted, *bounds], [node.output[0]], name=node.name)
+    return [*nodes.nodes, clipped]
+
+
+def _peepholes(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """LSTM's input P, unless it is a constant of zeros (no peepholes)."""
+    name = node.input[7] if len(node.input) > 7 else ""
+    given = facts.constants.get(name) if name else None
+    if not name or (given is not None and not np.any(given)):
+        return None
+    return "peepholes (input P)"
+
+
+def _input_forget(node: NodeProto, since: int, facts: Facts) -> str | None:
+    return "input_forget=1" if int(_attr(node, "input_forget", 0)) else None
+
+
+def _axes_attribute(node: NodeProto, since: int, facts: Facts) -> str | None:
+    axes = _attr(node, "axes", None)
+    return None if axes is None else f"axes={list(axes)}"
+
+
+def _axes_as_input(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node with its ``axes`` attribute given as a constant second input, where the frontend's
+    opset-13 rule reads it: axes=[1] of a [2, 3, 4] input reduces to [2, 1, 4]."""
+    nodes = _Nodes(node, facts)
+    axes = nodes.constant(np.array(_attr(node, "axes", []), np.int64), "axes")
+    kept = [a for a in node.attribute if a.name != "axes"]
+    reduced = helper.make_node(node.op_type, [node.input[0], axes], list(node.output), name=node.name)
+    reduced.attribute.extend(kept)
+    return [*nodes.nodes, reduced]
+
+
+def _maybe_empty_range(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """A Range whose start, limit and delta are not constants that give a non-empty range."""
+    given = [facts.constants.get(name) for name in node.input[:3]]
+    if all(v is not None for v in given):
+        start, limit, delta = (float(np.asarray(v)) for v in given)
+        if (limit - start) * delta > 0:
+            return None
+        return f"an empty range (start {start:g}, limit {limit:g}, delta {delta:g})"
+    return "start, limit or delta from a graph input (the range may be empty)"
+
+
+def _range_limit_clamped(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The limit moved to the start where the range is empty: ``Where(delta > 0, Max(limit, start),
+    Min(limit, start))``; Range(5, 0, 1) is then Range(5, 5, 1), no elements (ONNX's
+    ``max(ceil((limit - start) / delta), 0)``), where OpenVINO counts |0 - 5| / 1 = 5."""
+    dtype = _dtype_of(node.input[0], facts)
+    if dtype is None:
+        return "a known input type"
+    start, limit, delta = node.input[:3]
+    nodes = _Nodes(node, facts)
+    rising = nodes.add("Greater", [delta, nodes.constant(np.array(0, dtype), "zero")], "rising")
+    upper = nodes.add("Max", [limit, start], "upper")
+    lower = nodes.add("Min", [limit, start], "lower")
+    clamped = nodes.add("Where", [rising, upper, lower], "limit")
+    return [*nodes.nodes, helper.make_node("Range", [start, clamped, delta], list(node.output), name=node.name)]
+
+
+def _runtime_pad_value(node: NodeProto, since: int, facts: Facts) -> str | None:
+    name = node.input[2] if len(node.input) > 2 else ""
+    if not name or name in facts.constants or _attr(node, "mode", "constant") != "constant":
+        return None
+    return "constant_value from a graph input"
+
+
+def _pad_value_by_mask(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The input padded with 0, and the value put where a mask of ones padded with zeros is 0:
+    ``Where(Pad(ones, pads, 0), Pad(x, pads, 0), value)``; [1, 2] with pads [1, 1] and value 7 is
+    [7, 1, 2, 7]."""
+    dtype = _dtype_of(node.input[0], facts)
+    if dtype is None:
+        return "a known input type"
+    nodes = _Nodes(node, facts)
+    rest = list(node.input[3:4])  # Pad-18's axes
+    shape = nodes.add("Shape", [node.input[0]], "shape")
+    ones = nodes.add("ConstantOfShape", [shape], "ones", value=numpy_helper.from_array(np.array([1], np.uint8), "one"))
+    zero = nodes.constant(np.array(0, np.uint8), "mask_zero")
+    mask = nodes.add("Pad", [ones, node.input[1], zero, *rest], "mask_padded", mode="constant")
+    inside = nodes.add("Cast", [mask], "inside", to=onnx.TensorProto.BOOL)
+    padded = nodes.add(
+        "Pad", [node.input[0], node.input[1], nodes.constant(np.array(0, dtype), "zero"), *rest], "padded", mode="constant"
+    )
+    nodes.nodes.append(helper.make_node("Where", [inside, padded, node.input[2]], list(node.output), name=node.name))
+    return nodes.nodes
+
+
 _RESIZE_FIX = (
     "one MatMul per resized axis with constant weights from ovpool's own Resize "
     "(needs static input dims and constant roi/scales/sizes, else refused)"
@@ -521,6 +651,69 @@ DEFECTS: tuple[Defect, ...] = (
         "its CPU plugin truncates anyway) where ONNX truncates (-3)",
         'Divide with m_pythondiv="false" (truncation, as ONNX and the CPU plugin compute)',
         _truncating_div,
+    ),
+    Defect(
+        "HardSigmoid",
+        6,
+        NEWEST,
+        "alpha=0 or beta=0",
+        _zero_alpha_or_beta,
+        "takes a zero alpha or beta for the default (0.2, 0.5): alpha=0, beta=0 gives 0.4 for -0.5 where ONNX gives 0",
+        "the formula max(0, min(1, alpha * x + beta)) in Mul, Add, Clip",
+        _hard_sigmoid_formula,
+    ),
+    Defect(
+        "LSTM",
+        7,
+        NEWEST,
+        "peepholes (input P)",
+        _peepholes,
+        "drops P silently (its LSTMSequence has no peepholes)",
+        None,
+        None,
+    ),
+    Defect(
+        "LSTM",
+        7,
+        NEWEST,
+        "input_forget=1",
+        _input_forget,
+        "drops input_forget silently (its LSTMSequence has no coupled input-forget gate)",
+        None,
+        None,
+    ),
+    *(
+        Defect(
+            op_type,
+            13,
+            17,
+            "the axes attribute",
+            _axes_attribute,
+            "ignores axes at opset 13 and reduces every axis (axes=[1] of [2, 3, 4] gives [1, 1, 1])",
+            "the same node with axes as a constant second input, where the frontend's opset-13 rule reads them",
+            _axes_as_input,
+        )
+        for op_type in ("ReduceL1", "ReduceLogSum", "ReduceLogSumExp")
+    ),
+    Defect(
+        "Range",
+        11,
+        NEWEST,
+        "a range that is or may be empty",
+        _maybe_empty_range,
+        "counts |limit - start| / delta elements (5, 0, 1 gives 5 values where ONNX gives none)",
+        "the limit moved to the start where the range is empty: Where(delta > 0, Max(limit, start), Min(limit, start))",
+        _range_limit_clamped,
+    ),
+    Defect(
+        "Pad",
+        11,
+        NEWEST,
+        "constant_value from a graph input",
+        _runtime_pad_value,
+        "pads with 0 instead of the value fed (7: [0, 1, 2, 0] where ONNX gives [7, 1, 2, 7])",
+        "Where(a mask of ones padded with zeros, the input padded with 0, the value)",
+        _pad_value_by_mask,
     ),
 )
 

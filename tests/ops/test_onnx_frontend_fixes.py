@@ -405,6 +405,144 @@ def test_allow_inexact_through_the_python_api(tmp_path: Path) -> None:
     assert [p.name for p in written] == ["m.xml", "m.bin"]
 
 
+# --- HardSigmoid alpha=0 / beta=0: the formula ------------------------------------------------------
+
+
+def _hard_sigmoid(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    """The schema, one value at a time in Python floats: max(0, min(1, alpha * x + beta))."""
+    out = [max(0.0, min(1.0, alpha * float(v) + beta)) for v in x.reshape(-1)]
+    return np.array(out, np.float64).reshape(x.shape)
+
+
+@pytest.mark.parametrize("opset", since_opsets("HardSigmoid"))
+@pytest.mark.parametrize(("alpha", "beta"), [(0.0, 0.0), (0.0, 0.3), (0.7, 0.0), (-0.5, 0.0)])
+def test_hard_sigmoid_zero_alpha_or_beta_is_the_formula(opset: int, alpha: float, beta: float) -> None:
+    """OpenVINO takes a zero alpha or beta for the default; the formula's nodes keep it (alpha=0,
+    beta=0: 0 for every x, where OpenVINO gives 0.2 * -0.5 + 0.5 = 0.4)."""
+    for dtype in schema_dtypes("HardSigmoid", opset):
+        x = np.linspace(-3, 3, 13).astype(dtype).reshape(1, 13)
+        model = make_model("HardSigmoid", opset, [x], {"alpha": alpha, "beta": beta})
+        feeds = feeds_of(model, [x])
+        (actual,) = cpu(model, feeds)
+        tol = 2e-3 if dtype == np.float16 else 1e-6
+        _close(actual, _hard_sigmoid(x, alpha, beta), rtol=tol, atol=tol, what=f"HardSigmoid-{opset} {dtype.__name__}")
+        if dtype == np.float32:  # onnxruntime has no other HardSigmoid kernel
+            _close(actual, run_ort(model, feeds)[0], rtol=tol, atol=tol, what="against onnxruntime")
+
+
+# --- LSTM peepholes and input_forget: refused by name ----------------------------------------------
+
+
+def _lstm(opset: int, peepholes: np.ndarray | None, constant: tuple[int, ...] = (), **attrs: object) -> onnx.ModelProto:
+    x = np.ones((2, 1, 2), np.float32)
+    w, r = np.full((1, 8, 2), 0.5, np.float32), np.full((1, 8, 2), 0.25, np.float32)
+    inputs = [x, w, r] + ([None, None, None, None, peepholes] if peepholes is not None else [])
+    model = make_model("LSTM", opset, inputs, {"hidden_size": 2, **attrs}, constant=constant)
+    model.graph.node[0].name = "cell"
+    return model
+
+
+@pytest.mark.parametrize("opset", since_opsets("LSTM"))
+def test_lstm_peepholes_and_input_forget_are_refused_by_name(opset: int) -> None:
+    since = onnx.defs.get_schema("LSTM", opset).since_version
+    for model, condition in (
+        (_lstm(opset, np.full((1, 6), 0.5, np.float32)), "peepholes (input P)"),
+        (_lstm(opset, np.full((1, 6), 0.5, np.float32), constant=(7,)), "peepholes (input P)"),
+        (_lstm(opset, None, input_forget=1), "input_forget=1"),
+    ):
+        with pytest.raises(UnsupportedError) as refused:
+            onnx_to_ov_model(model)
+        message = str(refused.value)
+        assert f"node 'cell' (LSTM-{since}): {condition}: OpenVINO drops" in message and len(message.splitlines()) == 1, message
+
+
+@pytest.mark.parametrize("opset", since_opsets("LSTM"))
+def test_lstm_zero_peepholes_are_no_peepholes(opset: int) -> None:
+    model = _lstm(opset, np.zeros((1, 6), np.float32), constant=(1, 2, 7))
+    x = np.ones((2, 1, 2), np.float32)
+    (actual,) = cpu(model, {"x0": x})
+    _close(actual, run_ort(model, {"x0": x})[0])
+
+
+# --- ReduceL1, ReduceLogSum, ReduceLogSumExp-13: the axes attribute ----------------------------------
+
+
+def _reduced(op: str, x: np.ndarray, axes: list[int], keepdims: int) -> np.ndarray:
+    """The schema over ``axes`` in float64: sum |x|, log sum x, log sum exp x."""
+    wide = x.astype(np.float64)
+    axis = tuple(a % x.ndim for a in axes)
+    if op == "ReduceL1":
+        out = np.abs(wide).sum(axis=axis, keepdims=bool(keepdims))
+    elif op == "ReduceLogSum":
+        out = np.log(wide.sum(axis=axis, keepdims=bool(keepdims)))
+    else:
+        out = np.log(np.exp(wide).sum(axis=axis, keepdims=bool(keepdims)))
+    return np.asarray(out)
+
+
+@pytest.mark.parametrize("op", ["ReduceL1", "ReduceLogSum", "ReduceLogSumExp"])
+@examples(6)
+@given(data=st.data())
+def test_reduce_13_reads_the_axes_attribute(op: str, data: st.DataObject) -> None:
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple))
+    rank = len(shape)
+    axes = data.draw(st.lists(st.integers(-rank, rank - 1), min_size=1, max_size=rank, unique_by=lambda a: a % rank))
+    keepdims = data.draw(st.integers(0, 1))
+    x = (drawn_rng(data.draw).random(shape) + 0.5).astype(np.float32)
+    model = make_model(op, 13, [x], {"axes": axes, "keepdims": keepdims})
+    feeds = feeds_of(model, [x])
+    (actual,) = cpu(model, feeds)
+    _close(actual, _reduced(op, x, axes, keepdims), what=f"{op}-13 axes={axes} keepdims={keepdims} of {shape}")
+    _close(actual, run_ort(model, feeds)[0], what="against onnxruntime")
+
+
+# --- Range: an empty range is empty ------------------------------------------------------------------
+
+
+def _range(start: float, limit: float, delta: float, dtype: type) -> np.ndarray:
+    """The schema: max(ceil((limit - start) / delta), 0) elements start + i * delta."""
+    count = max(int(np.ceil((limit - start) / delta)), 0)
+    return np.array([start + i * delta for i in range(count)], dtype)
+
+
+@pytest.mark.parametrize("opset", since_opsets("Range"))
+@pytest.mark.parametrize("constant", [(), (0, 1, 2)])
+@examples(8)
+@given(data=st.data())
+def test_range_empty_or_not(opset: int, constant: tuple[int, ...], data: st.DataObject) -> None:
+    dtype = data.draw(st.sampled_from([np.int32, np.int64, np.float32]))
+    start, limit = (data.draw(st.integers(-6, 6)) for _ in range(2))
+    delta = data.draw(st.sampled_from([-3, -2, -1, 1, 2, 3] if dtype != np.float32 else [-1.5, -1.0, 0.5, 2.0]))
+    inputs = [np.array(v, dtype) for v in (start, limit, delta)]
+    model = make_model("Range", opset, inputs, constant=constant)
+    feeds = feeds_of(model, inputs)
+    (actual,) = cpu(model, feeds)
+    expected = _range(*(float(v) for v in inputs), dtype)  # type: ignore[arg-type]
+    _close(actual, expected, what=f"Range({start}, {limit}, {delta}) {np.dtype(dtype).name}")
+    _close(actual, run_ort(model, feeds)[0], what="against onnxruntime")
+
+
+# --- Pad: constant_value from a graph input ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("opset", [o for o in since_opsets("Pad") if o >= 11])
+@examples(4)
+@given(data=st.data())
+def test_pad_value_from_a_graph_input(opset: int, data: st.DataObject) -> None:
+    dtype = data.draw(st.sampled_from([np.float32, np.int32, np.int64]))
+    shape = data.draw(st.lists(st.integers(1, 3), min_size=1, max_size=3).map(tuple))
+    rank = len(shape)
+    pads = [data.draw(st.integers(0, 2)) for _ in range(2 * rank)]
+    x = drawn_rng(data.draw).integers(-5, 5, shape).astype(dtype)
+    value = np.array(data.draw(st.integers(-9, 9)), dtype)
+    model = make_model("Pad", opset, [x, np.array(pads, np.int64), value], {"mode": "constant"}, constant=(1,))
+    feeds = feeds_of(model, [x, np.array(pads, np.int64), value])
+    (actual,) = cpu(model, feeds)
+    expected = np.pad(x, list(zip(pads[:rank], pads[rank:])), constant_values=value)
+    np.testing.assert_array_equal(actual, expected)
+    np.testing.assert_array_equal(actual, run_ort(model, feeds)[0])
+
+
 # --- the README's table is the code's ---------------------------------------------------------------
 
 
