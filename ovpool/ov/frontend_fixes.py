@@ -512,6 +512,49 @@ def _pad_value_by_mask(node: NodeProto, since: int, facts: Facts) -> list[NodePr
     return nodes.nodes
 
 
+def _grouped_output_shape(node: NodeProto, since: int, facts: Facts) -> str | None:
+    group = int(_attr(node, "group", 1))
+    shape = _attr(node, "output_shape", None)
+    return f"output_shape={list(shape)} with group={group}" if shape is not None and group != 1 else None
+
+
+def _output_shape_as_pads(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node with ``output_shape`` replaced by the pads the schema derives from it: total =
+    stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - out, split total - total // 2
+    at the start and total // 2 at the end (the other way round for SAME_UPPER). Stride 2, dilation
+    2, kernel 2 on 3 elements to output_shape [1]: total 6 - 1 = 5, pads [3, 2]."""
+    dims = facts.types.get(node.input[0], (None, None))[1]
+    weights = facts.types.get(node.input[1], (None, None))[1]
+    if dims is None or any(d is None for d in dims[2:]):
+        return "static input dims (give them with --input)"
+    spatial = len(dims) - 2
+    kernel = list(_attr(node, "kernel_shape", []))
+    if not kernel:
+        if weights is None or any(d is None for d in weights[2:]):
+            return "a static weight shape or kernel_shape"
+        kernel = [int(d) for d in weights[2:] if d is not None]
+    strides = list(_attr(node, "strides", [1] * spatial))
+    dilations = list(_attr(node, "dilations", [1] * spatial))
+    padding = list(_attr(node, "output_padding", [0] * spatial))
+    wanted = list(_attr(node, "output_shape", []))[-spatial:]
+    begins, ends = [], []
+    for axis in range(spatial):
+        size = int(dims[axis + 2])  # type: ignore[arg-type]
+        total = strides[axis] * (size - 1) + padding[axis] + (kernel[axis] - 1) * dilations[axis] + 1 - wanted[axis]
+        if total < 0:
+            return f"an output_shape within the natural size (axis {axis + 2}: {wanted[axis]} > {wanted[axis] + total})"
+        small, large = total // 2, total - total // 2
+        upper = _attr(node, "auto_pad", "NOTSET") == "SAME_UPPER"
+        begins.append(small if upper else large)
+        ends.append(large if upper else small)
+    copy = NodeProto()
+    copy.CopyFrom(node)
+    del copy.attribute[:]
+    copy.attribute.extend([a for a in node.attribute if a.name not in ("output_shape", "auto_pad", "pads")])
+    copy.attribute.extend([helper.make_attribute("pads", begins + ends)])
+    return [copy]
+
+
 _RESIZE_FIX = (
     "one MatMul per resized axis with constant weights from ovpool's own Resize "
     "(needs static input dims and constant roi/scales/sizes, else refused)"
@@ -714,6 +757,16 @@ DEFECTS: tuple[Defect, ...] = (
         "pads with 0 instead of the value fed (7: [0, 1, 2, 0] where ONNX gives [7, 1, 2, 7])",
         "Where(a mask of ones padded with zeros, the input padded with 0, the value)",
         _pad_value_by_mask,
+    ),
+    Defect(
+        "ConvTranspose",
+        1,
+        NEWEST,
+        "output_shape with group > 1",
+        _grouped_output_shape,
+        "computes other values (group=2, strides=[2], output_shape=[1] on [1, 6, 3]: -1.17 where ONNX gives -0.39)",
+        "the same node with the pads the schema derives from output_shape (needs static input dims and kernel)",
+        _output_shape_as_pads,
     ),
 )
 

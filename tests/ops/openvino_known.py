@@ -474,24 +474,6 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("ConvTranspose",),
-        (),
-        "openvino",
-        "output_shape with groups and dilations",
-        "OpenVINO computes other values (group=2, dilations=[2], strides=[2], output_shape=[1] on [1, 6, 3]: "
-        "0.84 where onnxruntime and ovpool give 0)",
-        lambda case: "output_shape" in case.attrs,
-        text="values differ",
-        repro=(
-            "ConvTranspose",
-            22,
-            [np.ones((1, 6, 3), np.float32), np.ones((6, 3, 2), np.float32)],
-            {"dilations": [2], "group": 2, "output_shape": [1], "strides": [2]},
-            1,
-        ),
-    ),
-    Known(
-        "other",
         ("Softplus",),
         (),
         "openvino",

@@ -543,6 +543,40 @@ def test_pad_value_from_a_graph_input(opset: int, data: st.DataObject) -> None:
     np.testing.assert_array_equal(actual, run_ort(model, feeds)[0])
 
 
+# --- ConvTranspose output_shape with groups: the schema's pads ---------------------------------------
+
+
+@pytest.mark.parametrize("opset", since_opsets("ConvTranspose"))
+@examples(6)
+@given(data=st.data())
+def test_grouped_conv_transpose_output_shape_is_its_pads(opset: int, data: st.DataObject) -> None:
+    spatial = data.draw(st.integers(1, 2))
+    group = data.draw(st.integers(2, 3))
+    sizes = [data.draw(st.integers(1, 4)) for _ in range(spatial)]
+    kernel = [data.draw(st.integers(1, 3)) for _ in range(spatial)]
+    strides = [data.draw(st.integers(1, 3)) for _ in range(spatial)]
+    dilations = [data.draw(st.integers(1, 2)) for _ in range(spatial)]
+    natural = [s * (n - 1) + (k - 1) * d + 1 for s, n, k, d in zip(strides, sizes, kernel, dilations)]
+    wanted = [data.draw(st.integers(1, n)) for n in natural]
+    rng = drawn_rng(data.draw)
+    x = rng.standard_normal((1, 2 * group, *sizes)).astype(np.float32)
+    w = rng.standard_normal((2 * group, 2, *kernel)).astype(np.float32)
+    attrs = {"group": group, "strides": strides, "dilations": dilations, "output_shape": wanted}
+    if data.draw(st.booleans()):
+        attrs["auto_pad"] = "SAME_UPPER"
+    model = make_model("ConvTranspose", opset, [x, w], attrs, constant=(1,))
+    feeds = feeds_of(model, [x, w])
+    (actual,) = cpu(model, feeds)
+    _close(actual, run_ort(model, feeds)[0], rtol=1e-4, atol=1e-4, what=f"ConvTranspose-{opset} {attrs} on {x.shape}")
+
+
+def test_grouped_conv_transpose_output_shape_beyond_the_natural_size_is_refused() -> None:
+    x, w = np.ones((1, 4, 3), np.float32), np.ones((4, 1, 2), np.float32)
+    model = make_model("ConvTranspose", 22, [x, w], {"group": 4, "strides": [2], "output_shape": [7]}, constant=(1,))
+    with pytest.raises(UnsupportedError, match=r"\(ConvTranspose-22\): output_shape=\[7\] with group=4: .*\(axis 2: 7 > 6\)"):
+        onnx_to_ov_model(model)
+
+
 # --- the README's table is the code's ---------------------------------------------------------------
 
 
