@@ -170,6 +170,29 @@ def _kept_axis_moves(node: NodeProto, since: int, facts: Facts) -> str | None:
     return None
 
 
+def _resizes_batch_or_channel(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """A Resize or Upsample that changes axis 0 or 1 (OpenVINO CPU's Interpolate resizes axes 2 on
+    only): by the per-axis matrices with static dims, else by a constant scale other than 1 there
+    (Resize-18's ``axes`` say which axes the scales are for)."""
+    from ovpool.runtime.ops.base import OpNode, attributes
+    from ovpool.runtime.ops.resize import axis_matrices
+
+    shape, given = _resize_inputs(node, facts)
+    if given is None:
+        return None
+    if shape is not None:
+        op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
+        changed = [m.axis for m in axis_matrices(op, shape, *given) if m.axis < 2]
+        return f"it resizes axis {changed[0]}" if changed else None
+    if given[1] is None or not np.asarray(given[1]).size:
+        return None
+    scales = np.asarray(given[1], np.float64).reshape(-1)
+    axes = list(_attr(node, "axes", range(len(scales))))
+    rank = _rank(node, facts)
+    moved = [a % rank if rank else a for a, s in zip(axes, scales) if s != 1]
+    return f"a scale on axis {min(moved)}" if moved and min(moved) < 2 else None
+
+
 def _fractional_scales(node: NodeProto, since: int, facts: Facts) -> str | None:
     """Upsample's scales when one is not an integer (None also when they are not constants)."""
     given = _resize_inputs(node, facts)[1]
@@ -632,6 +655,19 @@ DEFECTS: tuple[Defect, ...] = (
         "floors x / 1.25 to 0, 0, 1, 2, 3)",
         _RESIZE_FIX,
         _resize_matrices,
+    ),
+    *(
+        Defect(
+            op_type,
+            first,
+            last,
+            "a scale on the batch or channel axis",
+            _resizes_batch_or_channel,
+            "writes an Interpolate its CPU plugin does not compile (it resizes axes 2 on only)",
+            _RESIZE_FIX,
+            _resize_matrices,
+        )
+        for op_type, first, last in (("Upsample", 7, 9), ("Resize", 10, NEWEST))
     ),
     Defect(
         "Resize",

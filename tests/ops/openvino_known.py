@@ -350,16 +350,6 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("Upsample", "Resize"),
-        (),
-        "openvino",
-        "scales on the batch or channel axis",
-        "OpenVINO CPU's Interpolate resizes spatial axes only (the IR does not compile)",
-        text="only supports resize on spatial",
-        repro=("Upsample", 7, [np.ones((2, 1, 2, 2), np.float32)], {"mode": "nearest", "scales": [2.0, 1.0, 1.0, 1.0]}, 1),
-    ),
-    Known(
-        "other",
         ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"),
         (18,),
         "openvino",
@@ -619,26 +609,6 @@ KNOWN: tuple[Known, ...] = (
         "an axis of length 1",
         "OpenVINO CPU's NormalizeL2 gives 0.99993 where x / |x| is 1 (seen at LpNormalization-22 on [4, 4, 1])",
         text="values differ",
-    ),
-    Known(
-        "other",
-        ("Resize",),
-        (11, 13, 18, 19),
-        "openvino",
-        "pytorch_half_pixel (nearest with nearest_mode floor; linear on float16)",
-        "OpenVINO computes other values (2 of 4 at Resize-11 nearest on [1, 1, 2, 4]; 6 of 9 at Resize-18 linear float16)",
-        lambda case: case.attr("coordinate_transformation_mode") == "pytorch_half_pixel",
-        text="values differ",
-    ),
-    Known(
-        "other",
-        ("Resize",),
-        (18, 19),
-        "openvino",
-        "keep_aspect_ratio_policy not_larger/not_smaller",
-        "OpenVINO gives another output shape ([1, 2, 7, 7] where onnxruntime gives [1, 2, 9, 7] for sizes with axes [3, 2])",
-        lambda case: case.attr("keep_aspect_ratio_policy", "stretch") != "stretch",
-        text="shape",
     ),
 )
 

@@ -206,6 +206,47 @@ def test_upsample_7_and_9(opset: int, mode: str, data: st.DataObject) -> None:
     _close(actual, expected, what=f"Upsample-{opset} {mode} {factors} on {shape}")
 
 
+@pytest.mark.parametrize(
+    "op_opset", [("Upsample", o) for o in since_opsets("Upsample") if o < 10] + [("Resize", o) for o in since_opsets("Resize")]
+)
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@examples(3)
+@given(data=st.data())
+def test_resize_of_batch_or_channel_axes(op_opset: tuple[str, int], mode: str, data: st.DataObject) -> None:
+    """OpenVINO CPU resizes axes 2 on only (the IR it converts does not compile); the per-axis
+    matrices resize any axis: scales 2 on the batch and 0.5 on 4 channels. Against the schema
+    loop, and onnxruntime for nearest."""
+    op, opset = op_opset
+    shape = (data.draw(st.integers(1, 3)), data.draw(st.integers(2, 4)), data.draw(st.integers(1, 4)), 2)
+    factors = np.array(
+        [data.draw(st.sampled_from([1.0, 2.0, 3.0])), data.draw(st.sampled_from([0.5, 2.0])), 1.0, 2.0], np.float32
+    )
+    if opset < 11:  # Upsample's and Resize-10's scales are >= 1
+        factors = np.maximum(factors, 1.0)
+    x = drawn_rng(data.draw).standard_normal(shape).astype(np.float32)
+    if opset == 7:
+        inputs: list[np.ndarray | None] = [x]
+        model = make_model("Upsample", 7, inputs, {"mode": mode, "scales": factors.tolist()})
+    elif opset < 11:
+        inputs = [x, factors]
+        model = make_model(op, opset, inputs, {"mode": mode}, constant=(1,))
+    else:
+        inputs = [x, np.zeros(0, np.float32), factors]
+        model = make_model(op, opset, inputs, {"mode": mode}, constant=(1, 2))
+    feeds = feeds_of(model, inputs)
+    (actual,) = cpu(model, feeds)
+    case = Case(
+        mode=mode,
+        transform="asymmetric" if opset < 11 else "half_pixel",
+        nearest_mode="simple" if opset < 11 else "round_prefer_floor",
+        scales=tuple(factors.tolist()),
+    )
+    what = f"{op}-{opset} {mode} {factors.tolist()} on {shape}"
+    _close(actual, schema_resize(x, case), rtol=1e-5, atol=1e-5, what=what)
+    if mode == "nearest":  # onnxruntime's linear resizes axes 2 on only
+        _close(actual, run_ort(model, feeds)[0], rtol=1e-5, atol=1e-5, what=what)
+
+
 def test_resize_lowering_is_the_numpy_kernel() -> None:
     """The per-axis matrices applied one axis after the other are ovpool's numpy Resize (antialias
     cubic at 0.4 x 0.6 and half_pixel_symmetric linear at 1.5 x 0.55)."""
