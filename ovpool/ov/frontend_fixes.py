@@ -578,6 +578,35 @@ def _output_shape_as_pads(node: NodeProto, since: int, facts: Facts) -> list[Nod
     return [copy]
 
 
+def _noop_without_axes(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """noop_with_empty_axes=1 with no axes (omitted, or a constant of none)."""
+    if not int(_attr(node, "noop_with_empty_axes", 0)):
+        return None
+    name = node.input[1] if len(node.input) > 1 else ""
+    given = facts.constants.get(name) if name else None
+    return "noop_with_empty_axes=1, no axes" if not name or (given is not None and given.size == 0) else None
+
+
+def _elementwise_step(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """What the schema keeps of the reduction over no axes, its elementwise step: ReduceL1 |x|,
+    ReduceL2 sqrt(x * x) (|x| for integers), ReduceSumSquare x * x, ReduceLogSum log(x),
+    ReduceLogSumExp x (log(exp(x)) with onnxruntime's shift by the maximum, so 100 stays 100):
+    ReduceSumSquare of [-2, 3] is [4, 9]."""
+    x, (y,) = node.input[0], node.output
+    dtype = _dtype_of(x, facts)
+    if node.op_type == "ReduceL1" or (node.op_type == "ReduceL2" and dtype is not None and dtype.kind in "iu"):
+        return [helper.make_node("Abs", [x], [y], name=node.name)]
+    if node.op_type == "ReduceLogSum":
+        return [helper.make_node("Log", [x], [y], name=node.name)]
+    if node.op_type == "ReduceLogSumExp":
+        return [helper.make_node("Identity", [x], [y], name=node.name)]
+    if node.op_type == "ReduceSumSquare":
+        return [helper.make_node("Mul", [x, x], [y], name=node.name)]
+    nodes = _Nodes(node, facts)
+    square = nodes.add("Mul", [x, x], "square")
+    return [*nodes.nodes, helper.make_node("Sqrt", [square], [y], name=node.name)]
+
+
 _RESIZE_FIX = (
     "one MatMul per resized axis with constant weights from ovpool's own Resize "
     "(needs static input dims and constant roi/scales/sizes, else refused)"
@@ -803,6 +832,19 @@ DEFECTS: tuple[Defect, ...] = (
         "computes other values (group=2, strides=[2], output_shape=[1] on [1, 6, 3]: -1.17 where ONNX gives -0.39)",
         "the same node with the pads the schema derives from output_shape (needs static input dims and kernel)",
         _output_shape_as_pads,
+    ),
+    *(
+        Defect(
+            op_type,
+            18,
+            NEWEST,
+            "noop_with_empty_axes=1, no axes",
+            _noop_without_axes,
+            "returns the input unchanged, where the schema keeps the elementwise step (|x|, x * x, log x)",
+            "the elementwise step: Abs, Sqrt(x * x), Mul(x, x), Log, or the input for ReduceLogSumExp",
+            _elementwise_step,
+        )
+        for op_type in ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
     ),
 )
 

@@ -350,16 +350,6 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"),
-        (18,),
-        "openvino",
-        "noop_with_empty_axes=1, no axes",
-        "OpenVINO returns the input unchanged (the schema's words); onnxruntime and ovpool keep the elementwise step (|x|, x^2, log)",
-        lambda case: case.attr("noop_with_empty_axes", 0) == 1,
-        repro=("ReduceL1", 18, [_f32(1, -2, 3, -4)], {"noop_with_empty_axes": 1}, 1),
-    ),
-    Known(
-        "other",
         ("ReduceMax", "ReduceMin"),
         (),
         "openvino",
