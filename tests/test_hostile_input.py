@@ -448,6 +448,30 @@ def test_a_grouped_conv_stride_past_32_bits_runs_on_numpy_instead(tmp_path):
     np.testing.assert_array_equal(np.load(out)["y"], expected)
 
 
+@pytest.mark.openvino
+def test_an_ir_gather_of_empty_indices_never_reaches_the_cpu_plugin(tmp_path):
+    """A Gather whose indices Parameter is [0, 2]: OpenVINO CPU's compile_model dies of SIGFPE.
+    Refused by name before it compiles (and run on numpy with the default fallback)."""
+    import openvino as ov
+    from openvino import opset8
+
+    data, indices = opset8.parameter([4], np.float32, name="x"), opset8.parameter([0, 2], np.int64, name="i")
+    gather = opset8.gather(data, indices, opset8.constant(np.int64(0)))
+    gather.set_friendly_name("g")
+    path = tmp_path / "g.xml"
+    ov.save_model(ov.Model([gather], [data, indices]), path)
+    for fallback, code in (("none", 1), ("numpy", 0)):
+        done = subprocess.run(
+            [sys.executable, "-m", "ovpool", "run", str(path), "--random-inputs", "--fallback", fallback],
+            capture_output=True,
+            text=True,
+            env=CHECKOUT,
+            timeout=300,
+        )
+        assert done.returncode == code, done
+        assert f"{path}: Gather 'g': indices of shape [0,2]: OpenVINO CPU's compile_model dies of SIGFPE" in done.stderr
+
+
 # ---------------------------------------------------------------- dims known only at run time
 
 

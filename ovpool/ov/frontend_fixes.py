@@ -607,6 +607,67 @@ def _elementwise_step(node: NodeProto, since: int, facts: Facts) -> list[NodePro
     return [*nodes.nodes, helper.make_node("Sqrt", [square], [y], name=node.name)]
 
 
+def _static_dims(name: str, facts: Facts) -> tuple[int, ...] | None:
+    dims = facts.types.get(name, (None, None))[1]
+    return None if dims is None or any(d is None for d in dims) else tuple(int(d) for d in dims if d is not None)
+
+
+def _empty_second_input(what: str) -> Callable[[NodeProto, int, Facts], str | None]:
+    """The condition: the node's second input (``what``) has a zero dim by its static shape."""
+
+    def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
+        dims = _static_dims(node.input[1], facts) if len(node.input) > 1 else None
+        if dims is None or 0 not in dims:
+            return None
+        source = "a constant" if node.input[1] in facts.constants else "a graph input"
+        return f"empty {what} ({source} of shape {list(dims)})"
+
+    return condition
+
+
+def _slice_to_nothing(nodes: _Nodes, value: str, axes: Sequence[int], output: str, name: str) -> NodeProto:
+    """Slice ``value`` to length 0 on ``axes`` (Slice-10's inputs, or Slice-1's attributes)."""
+    zeros = [0] * len(axes)
+    if nodes.facts.opset < 10:
+        return helper.make_node("Slice", [value], [output], name=name, starts=zeros, ends=zeros, axes=list(axes))
+    bounds = nodes.constant(np.array(zeros, np.int64), "bounds")
+    chosen = nodes.constant(np.array(axes, np.int64), "axes")
+    return helper.make_node("Slice", [value, bounds, bounds, chosen], [output], name=name)
+
+
+def _gather_then_empty(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """Gather of indices 0 of the shape with each zero dim made 1, then Slice to length 0 on those
+    axes: indices of shape [0, 2] on axis 0 of a [4] tensor gather [1, 2] values and keep [0, 2]."""
+    dims = _static_dims(node.input[1], facts)
+    rank = _rank(node, facts)
+    if dims is None or rank is None:
+        return "static index dims and the data's rank"
+    axis = int(_attr(node, "axis", 0)) % rank
+    nodes = _Nodes(node, facts)
+    ones = nodes.constant(np.zeros([max(d, 1) for d in dims], np.int64), "indices")
+    gathered = nodes.add("Gather", [node.input[0], ones], "gathered", axis=axis)
+    sliced = _slice_to_nothing(nodes, gathered, [axis + i for i, d in enumerate(dims) if d == 0], node.output[0], node.name)
+    return [*nodes.nodes, sliced]
+
+
+def _compress_nothing(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """An empty condition selects nothing: the data sliced to length 0 on ``axis``, or flattened
+    and sliced to [0] without one."""
+    nodes = _Nodes(node, facts)
+    axis = _attr(node, "axis", None)
+    value = node.input[0]
+    if axis is None:
+        value = nodes.add("Reshape", [value, nodes.constant(np.array([-1], np.int64), "flat_shape")], "flat")
+        axis = 0
+    else:
+        rank = _rank(node, facts)
+        if rank is None:
+            return "the data's rank"
+        axis = int(axis) % rank
+    sliced = _slice_to_nothing(nodes, value, [axis], node.output[0], node.name)
+    return [*nodes.nodes, sliced]
+
+
 _RESIZE_FIX = (
     "one MatMul per resized axis with constant weights from ovpool's own Resize "
     "(needs static input dims and constant roi/scales/sizes, else refused)"
@@ -845,6 +906,27 @@ DEFECTS: tuple[Defect, ...] = (
             _elementwise_step,
         )
         for op_type in ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
+    ),
+    Defect(
+        "Gather",
+        1,
+        NEWEST,
+        "empty indices",
+        _empty_second_input("indices"),
+        "gives a rank-0 result for constant ones (indices [0, 2] of a [4] tensor: [] where ONNX gives [0, 2]); "
+        "from a graph input its CPU plugin's compile_model dies of SIGFPE",
+        "Gather of zero indices of the shape with each zero dim made 1, then Slice to length 0 there",
+        _gather_then_empty,
+    ),
+    Defect(
+        "Compress",
+        9,
+        NEWEST,
+        "an empty condition",
+        _empty_second_input("condition"),
+        "its CPU plugin's compile_model dies of SIGFPE (Floating point exception)",
+        "the data sliced to length 0 on axis (flattened first without one)",
+        _compress_nothing,
     ),
 )
 

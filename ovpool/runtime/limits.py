@@ -5,6 +5,7 @@
   with dynamic inputs, those that the fed input shapes make static (a Tile of an input
   ``[N, 4096]`` fed ``[40000, 4096]`` and repeated 10 times along axis 0: 6.1 GiB, refused).
 * OpenVINO's 32-bit window attributes (``WINDOW_ATTRIBUTES``), on every operation.
+* What kills OpenVINO CPU's ``compile_model`` (a Gather of empty indices), on CPU devices.
 """
 
 from __future__ import annotations
@@ -84,6 +85,24 @@ def check_ov_windows(ov_model: Any, label: str, proto: ModelProto | None = None)
                     f"{_ov_op_where(op, writers)}: attribute '{name}' = {list(value)}: must be within "
                     "+-(2**31-1) (OpenVINO's plugins hold window sizes in 32-bit integers)",
                 )
+
+
+def check_ov_cpu_crashes(ov_model: Any, label: str, proto: ModelProto | None = None) -> None:
+    """Refuse, before OpenVINO CPU compiles it, a model its ``compile_model`` dies on with SIGFPE:
+    a Gather whose indices have a static shape with a zero dim (indices ``[0, 2]`` from a
+    Parameter): ``Gather 'g': indices of shape [0, 2]: ...``, or the ONNX node when ``proto`` has it.
+    (ovpool's own conversion rewrites such a Gather, ``ovpool.ov.frontend_fixes``.)"""
+    writers = {out: node for node in proto.graph.node for out in node.output} if proto is not None else {}
+    for op in ov_model.get_ordered_ops():
+        if op.get_type_name() != "Gather" or op.get_input_size() < 2:
+            continue
+        indices = op.input(1).get_partial_shape()
+        if indices.rank.is_static and any(d.is_static and d.get_length() == 0 for d in indices):
+            raise ModelError.in_file(
+                label,
+                f"{_ov_op_where(op, writers)}: indices of shape {indices}: OpenVINO CPU's compile_model dies of "
+                "SIGFPE (Floating point exception) on empty indices",
+            )
 
 
 def _ov_op_where(op: Any, writers: Mapping[str, NodeProto]) -> str:

@@ -238,6 +238,8 @@ class OpenVINOSession:
         ov_model, preferred = self._read_model(model, core)
         limits.check_ov_budget(ov_model, model.label)
         limits.check_ov_windows(ov_model, model.label, model.proto if model.format == "onnx" else None)
+        if "CPU" in device.upper() or device.upper().startswith(("AUTO", "MULTI", "HETERO")):
+            limits.check_ov_cpu_crashes(ov_model, model.label, model.proto if model.format == "onnx" else None)
         self._budget = limits.RunBudget(model.proto if model.format == "onnx" else None, model.label, model.folder)
         self.compiled = self._compile(core, ov_model, compile_config(precision, cache))
         self.request = self.compiled.create_infer_request()

@@ -656,6 +656,41 @@ def test_grouped_conv_transpose_output_shape_beyond_the_natural_size_is_refused(
         onnx_to_ov_model(model)
 
 
+# --- Gather of empty indices, Compress of an empty condition -----------------------------------------
+
+
+@pytest.mark.parametrize("opset", since_opsets("Gather"))
+@pytest.mark.parametrize("constant", [(), (1,)])
+@pytest.mark.parametrize(("shape", "axis", "indices"), [((4,), 0, (0, 2)), ((2, 3, 4), 1, (2, 0)), ((2, 3), -1, (0,))])
+def test_gather_of_empty_indices(
+    opset: int, constant: tuple[int, ...], shape: tuple[int, ...], axis: int, indices: tuple[int, ...]
+) -> None:
+    """ONNX's result has the indices' shape in place of the axis ([0, 2] for indices [0, 2] of a
+    [4] tensor); OpenVINO gives a rank-0 result for constant indices and its CPU plugin dies of
+    SIGFPE on a graph input's."""
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    inputs = [x, np.zeros(indices, np.int64)]
+    model = make_model("Gather", opset, inputs, {"axis": axis}, constant=constant)
+    feeds = {"x0": x}  # an input of a zero dim is folded into a Const by the frontend (openvino_known)
+    (actual,) = cpu(model, feeds)
+    expected = run_ort(model, feeds_of(model, inputs))[0]
+    assert actual.shape == expected.shape == shape[: axis % len(shape)] + indices + shape[axis % len(shape) + 1 :]
+
+
+@pytest.mark.parametrize("opset", since_opsets("Compress"))
+@pytest.mark.parametrize("constant", [(), (1,)])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_compress_of_an_empty_condition(opset: int, constant: tuple[int, ...], axis: int | None) -> None:
+    """An empty condition selects nothing: [0, 3] on axis 0 of [2, 3], [0] without an axis; OpenVINO
+    CPU's compile_model dies of SIGFPE on it."""
+    x = np.ones((2, 3), np.float32)
+    inputs = [x, np.zeros(0, bool)]
+    model = make_model("Compress", opset, inputs, {} if axis is None else {"axis": axis}, constant=constant)
+    (actual,) = cpu(model, {"x0": x})
+    expected = run_ort(model, feeds_of(model, inputs))[0]
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype
+
+
 # --- the README's table is the code's ---------------------------------------------------------------
 
 
