@@ -51,13 +51,14 @@ TensorTypes = Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]
 @dataclass(frozen=True)
 class Facts:
     """What a condition or a lowering may know of the model: its default opset, the tensors'
-    (dtype, dims) after shape inference with the given input shapes, the constant tensors, and the
-    names taken (lowerings take fresh ones)."""
+    (dtype, dims) after shape inference with the given input shapes, the constant tensors, the
+    names taken (lowerings take fresh ones), and the main graph's inputs (not initializers)."""
 
     opset: int
     types: TensorTypes
     constants: Mapping[str, np.ndarray]
     names: FreshNames
+    inputs: frozenset[str] = frozenset()
 
 
 # A lowering gives the nodes that replace the node, or the reason it cannot here ("static input dims").
@@ -668,6 +669,62 @@ def _compress_nothing(node: NodeProto, since: int, facts: Facts) -> list[NodePro
     return [*nodes.nodes, sliced]
 
 
+def _k_zero(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """TopK-10+'s constant K when it is 0 (TopK-1's ``k`` attribute must be positive)."""
+    given = facts.constants.get(node.input[1]) if len(node.input) > 1 else None
+    return "K = 0" if given is not None and given.size == 1 and int(given.reshape(-1)[0]) == 0 else None
+
+
+def _top_nothing(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """TopK of K = 0: the input sliced to length 0 on ``axis`` (values), and that cast to int64
+    (indices): [2, 0] for axis 1 of a [2, 5] input."""
+    rank = _rank(node, facts)
+    if rank is None:
+        return "the input's rank"
+    axis = int(_attr(node, "axis", -1)) % rank
+    nodes = _Nodes(node, facts)
+    values = node.output[0] if node.output[0] else nodes.facts.names.fresh(f"{nodes.base}/values")
+    sliced = _slice_to_nothing(nodes, node.input[0], [axis], values, node.name)
+    result = [*nodes.nodes, sliced]
+    if len(node.output) > 1 and node.output[1]:
+        cast = helper.make_node("Cast", [values], [node.output[1]], name=facts.names.fresh(f"{nodes.base}/indices"), to=7)
+        result.append(cast)
+    return result
+
+
+def _repeated_index(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """An Einsum operand that names one index twice (trace 'ii', diagonal 'ii->i')."""
+    equation = str(_attr(node, "equation", "")).replace(" ", "")
+    for term in equation.split("->")[0].split(","):
+        letters = term.replace("...", "")
+        if len(set(letters)) < len(letters):
+            return f"equation '{equation}': a repeated index in the operand '{term}'"
+    return None
+
+
+def _to_string(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Cast to STRING, or CastLike whose target input is a string constant."""
+    if node.op_type == "Cast":
+        return "to=STRING" if int(_attr(node, "to", 0)) == onnx.TensorProto.STRING else None
+    target = facts.constants.get(node.input[1]) if len(node.input) > 1 else None
+    return "a STRING target" if target is not None and target.dtype == object else None
+
+
+def _axes_from_graph_input(node: NodeProto, since: int, facts: Facts) -> str | None:
+    name = node.input[1] if len(node.input) > 1 else ""
+    return f"axes from the graph input '{name}'" if name in facts.inputs else None
+
+
+_SEQUENCE_ACTIVATIONS = ("Relu", "Sigmoid", "Tanh")
+
+
+def _unsupported_activations(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """A recurrent node's activation other than Relu, Sigmoid and Tanh."""
+    given = [a.decode() if isinstance(a, bytes) else str(a) for a in _attr(node, "activations", [])]
+    other = [a for a in given if a.lower() not in {s.lower() for s in _SEQUENCE_ACTIVATIONS}]
+    return f"activation '{other[0]}'" if other else None
+
+
 _RESIZE_FIX = (
     "one MatMul per resized axis with constant weights from ovpool's own Resize "
     "(needs static input dims and constant roi/scales/sizes, else refused)"
@@ -928,6 +985,62 @@ DEFECTS: tuple[Defect, ...] = (
         "the data sliced to length 0 on axis (flattened first without one)",
         _compress_nothing,
     ),
+    Defect(
+        "TopK",
+        10,
+        NEWEST,
+        "K = 0",
+        _k_zero,
+        "writes a TopK its CPU plugin does not compile (K (0) must be positive); ONNX gives empty outputs",
+        "the input sliced to length 0 on axis, and that cast to int64 for the indices",
+        _top_nothing,
+    ),
+    Defect(
+        "Einsum",
+        12,
+        NEWEST,
+        "a repeated index in one operand (trace 'ii', diagonal)",
+        _repeated_index,
+        "writes an Einsum its CPU plugin does not compile ('Input order must have shape [n]')",
+        None,
+        None,
+    ),
+    *(
+        Defect(
+            op_type,
+            first,
+            NEWEST,
+            "to STRING",
+            _to_string,
+            "writes a Convert to string its CPU plugin does not compile",
+            None,
+            None,
+        )
+        for op_type, first in (("Cast", 6), ("CastLike", 15))
+    ),
+    Defect(
+        "Unsqueeze",
+        13,
+        NEWEST,
+        "axes from a graph input",
+        _axes_from_graph_input,
+        "writes an Unsqueeze of dynamic rank its CPU plugin does not compile",
+        None,
+        None,
+    ),
+    *(
+        Defect(
+            op_type,
+            first,
+            NEWEST,
+            "an activation other than Relu, Sigmoid, Tanh",
+            _unsupported_activations,
+            "writes a sequence its CPU plugin does not compile ('Unsupported activation function')",
+            None,
+            None,
+        )
+        for op_type, first in (("RNN", 7), ("GRU", 7), ("LSTM", 7))
+    ),
 )
 
 
@@ -964,7 +1077,9 @@ def rewrite(
     opset = default_opset(proto)
     taken = {name for graph in every for node in graph.node for name in [node.name, *node.output]}
     taken |= {i.name for i in proto.graph.initializer} | {i.name for i in proto.graph.input}
-    facts = Facts(opset, _types(proto, shapes), constants(proto.graph), FreshNames(taken))
+    initializers = {i.name for i in proto.graph.initializer}
+    inputs = frozenset(i.name for i in proto.graph.input if i.name not in initializers)
+    facts = Facts(opset, _types(proto, shapes), constants(proto.graph), FreshNames(taken), inputs)
     replaced: dict[tuple[int, int], list[NodeProto]] = {}
     for g, index, node in found_ops:
         try:

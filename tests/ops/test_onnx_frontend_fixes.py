@@ -691,6 +691,66 @@ def test_compress_of_an_empty_condition(opset: int, constant: tuple[int, ...], a
     assert actual.shape == expected.shape and actual.dtype == expected.dtype
 
 
+# --- IR that would not compile: TopK K = 0 lowered; the rest refused by name -------------------------
+
+
+@pytest.mark.parametrize("opset", [o for o in since_opsets("TopK") if o >= 10])
+@pytest.mark.parametrize(("shape", "axis"), [((2, 5), 1), ((3,), 0), ((2, 3, 4), -2)])
+def test_topk_of_k_zero_gives_empty_outputs(opset: int, shape: tuple[int, ...], axis: int) -> None:
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    inputs = [x, np.array([0], np.int64)]
+    model = make_model("TopK", opset, inputs, {"axis": axis}, n_outputs=2, constant=(1,))
+    feeds = feeds_of(model, inputs)
+    actual, expected = cpu(model, feeds), run_ort(model, feeds)
+    for got, want in zip(actual, expected):
+        assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype, want.dtype)
+
+
+def _recurrent(op: str, opset: int, activations: list[str]) -> onnx.ModelProto:
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    inputs = [
+        np.ones((2, 1, 2), np.float32),
+        np.full((1, 2 * gates, 2), 0.5, np.float32),
+        np.full((1, 2 * gates, 2), 0.25, np.float32),
+    ]
+    return make_model(op, opset, inputs, {"hidden_size": 2, "activations": activations})
+
+
+REFUSED = [
+    *(
+        (make_model("Einsum", opset, [np.ones((3, 3), np.float32)], {"equation": "ii->i"}), "equation 'ii->i': a repeated index")
+        for opset in since_opsets("Einsum")
+    ),
+    *(
+        (make_model("Cast", opset, [np.ones(2, np.float32)], {"to": onnx.TensorProto.STRING}), "to=STRING")
+        for opset in since_opsets("Cast")
+    ),
+    *(
+        (make_model("CastLike", opset, [np.ones(2, np.float32), np.array(["a"], object)], constant=(1,)), "a STRING target")
+        for opset in since_opsets("CastLike")
+    ),
+    *(
+        (make_model("Unsqueeze", opset, [np.ones((3, 4), np.float32), np.array([0], np.int64)]), "axes from the graph input 'x1'")
+        for opset in since_opsets("Unsqueeze", lowest=13)
+    ),
+    *(
+        (_recurrent(op, opset, activations), f"activation '{activations[-1]}'")
+        for op, activations in (("RNN", ["Softsign"]), ("GRU", ["Sigmoid", "HardSigmoid"]), ("LSTM", ["Sigmoid", "Tanh", "Elu"]))
+        for opset in since_opsets(op)
+    ),
+]
+
+
+@pytest.mark.parametrize(("model", "condition"), REFUSED, ids=lambda v: v if isinstance(v, str) else None)
+def test_nodes_whose_ir_would_not_compile_are_refused_by_name(model: onnx.ModelProto, condition: str) -> None:
+    node = model.graph.node[0]
+    since = onnx.defs.get_schema(node.op_type, model.opset_import[0].version).since_version
+    with pytest.raises(UnsupportedError) as refused:
+        onnx_to_ov_model(model)
+    message = str(refused.value)
+    assert f"node '{node.name}' ({node.op_type}-{since}): {condition}" in message and len(message.splitlines()) == 1, message
+
+
 # --- the README's table is the code's ---------------------------------------------------------------
 
 
