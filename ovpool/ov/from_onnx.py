@@ -278,8 +278,39 @@ def _convert(
         raise exc.located(label) from None
     if proto.graph.name:
         converted.set_friendly_name(proto.graph.name)
+    keep_input_names(converted, proto)
     stable_names(converted)
     return converted
+
+
+def keep_input_names(ov_model: openvino.Model, proto: ModelProto) -> None:
+    """Give each Parameter its ONNX input's name. A node that passes its input through (inference
+    Dropout, a one-input Max) leaves a Parameter wired straight to a Result, and the IR then names
+    the Parameter after the output only (``y``): a feed by the input's name (``x``) fails. Such a
+    Result gets a Convert to the same type in between (the identity), which carries the output's
+    names; the Parameter keeps the input's. Parameters follow the graph's inputs in order; when one
+    was folded away (an input with a zero dim becomes a Const) the counts differ and nothing is done."""
+    from openvino import opset1
+
+    initializers = {t.name for t in proto.graph.initializer}
+    names = [i.name for i in proto.graph.input if i.name not in initializers]
+    parameters = ov_model.get_parameters()
+    if len(parameters) != len(names):
+        return
+    graph_outputs = {o.name for o in proto.graph.output}
+    for result in ov_model.get_results():
+        source = result.input_value(0)
+        outputs = (set(result.output(0).get_names()) | set(source.get_names())) & graph_outputs
+        if source.get_node().get_type_name() != "Parameter" or not outputs or outputs & set(names):
+            continue  # not a pass-through, or the graph's output is its input itself
+        identity = opset1.convert(source, source.get_element_type())
+        identity.set_friendly_name(f"{source.get_node().get_friendly_name()}/identity")
+        result.input(0).replace_source_output(identity.output(0))
+        source.set_names(set(source.get_names()) - outputs)
+        identity.output(0).set_names(outputs)
+    for parameter, name in zip(parameters, names):
+        parameter.set_friendly_name(name)
+        parameter.output(0).add_names({name})
 
 
 def stable_names(ov_model: openvino.Model) -> None:

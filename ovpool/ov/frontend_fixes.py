@@ -725,6 +725,16 @@ def _unsupported_activations(node: NodeProto, since: int, facts: Facts) -> str |
     return f"activation '{other[0]}'" if other else None
 
 
+def _reduce_of_dynamic_rank(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """keepdims=0 with axes from a graph input of more than one (or an unknown number of) axes:
+    OpenVINO cannot tell the output's rank (axes [1] of [2, 3, 4] compiles, axes [1, 2] does not)."""
+    name = node.input[1] if len(node.input) > 1 else ""
+    if name not in facts.inputs or int(_attr(node, "keepdims", 1)):
+        return None
+    dims = _static_dims(name, facts)
+    return None if dims == (1,) else f"keepdims=0 with axes from the graph input '{name}'"
+
+
 _RESIZE_FIX = (
     "one MatMul per resized axis with constant weights from ovpool's own Resize "
     "(needs static input dims and constant roi/scales/sizes, else refused)"
@@ -1040,6 +1050,30 @@ DEFECTS: tuple[Defect, ...] = (
             None,
         )
         for op_type, first in (("RNN", 7), ("GRU", 7), ("LSTM", 7))
+    ),
+    *(
+        Defect(
+            op_type,
+            13 if op_type == "ReduceSum" else 18,
+            NEWEST,
+            "keepdims=0, axes from a graph input",
+            _reduce_of_dynamic_rank,
+            "writes a reduction of dynamic rank its CPU plugin does not compile",
+            None,
+            None,
+        )
+        for op_type in (
+            "ReduceL1",
+            "ReduceL2",
+            "ReduceLogSum",
+            "ReduceLogSumExp",
+            "ReduceMax",
+            "ReduceMean",
+            "ReduceMin",
+            "ReduceProd",
+            "ReduceSum",
+            "ReduceSumSquare",
+        )
     ),
 )
 

@@ -214,17 +214,6 @@ KNOWN: tuple[Known, ...] = (
     # (c) found by this suite: the converted IR computes otherwise than ONNX on OpenVINO CPU
     Known(
         "other",
-        ("Dropout", "Max", "Min", "Sum", "Mean"),
-        (),
-        "openvino",
-        "the node is a pass-through (inference Dropout, one-input Max/Min/Sum/Mean)",
-        "the IR's Parameter keeps only the output's tensor name: the input name is gone, a feed by it fails",
-        lambda case: not _empty_input(case),
-        text="the IR has no input",
-        repro=("Dropout", 13, [_X], {}, 1),
-    ),
-    Known(
-        "other",
         ("*",),
         (),
         "openvino",

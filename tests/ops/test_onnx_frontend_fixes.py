@@ -738,6 +738,24 @@ REFUSED = [
         for op, activations in (("RNN", ["Softsign"]), ("GRU", ["Sigmoid", "HardSigmoid"]), ("LSTM", ["Sigmoid", "Tanh", "Elu"]))
         for opset in since_opsets(op)
     ),
+    *(
+        (
+            make_model(op, opset, [np.ones((2, 3, 4), np.float32), np.array([1, 2], np.int64)], {"keepdims": 0}),
+            "keepdims=0 with axes from the graph input 'x1'",
+        )
+        for op in (
+            "ReduceL1",
+            "ReduceL2",
+            "ReduceLogSum",
+            "ReduceLogSumExp",
+            "ReduceMax",
+            "ReduceMean",
+            "ReduceMin",
+            "ReduceProd",
+        )
+        + ("ReduceSum", "ReduceSumSquare")
+        for opset in since_opsets(op, lowest=13 if op == "ReduceSum" else 18)
+    ),
 ]
 
 
@@ -749,6 +767,32 @@ def test_nodes_whose_ir_would_not_compile_are_refused_by_name(model: onnx.ModelP
         onnx_to_ov_model(model)
     message = str(refused.value)
     assert f"node '{node.name}' ({node.op_type}-{since}): {condition}" in message and len(message.splitlines()) == 1, message
+
+
+# --- pass-through nodes: the IR's Parameter keeps the ONNX input's name -----------------------------
+
+
+PASS_THROUGH = [(op, opset) for op in ("Dropout", "Max", "Min", "Sum", "Mean") for opset in since_opsets(op)]
+
+
+@pytest.mark.parametrize(("op", "opset"), PASS_THROUGH)
+def test_a_pass_through_node_keeps_the_input_name_in_the_ir(op: str, opset: int, tmp_path: Path) -> None:
+    """Inference Dropout and one-input Max/Min/Sum/Mean are the identity: the IR's Parameter is
+    fed by the ONNX input's name (x0) and its output read by the ONNX output's (y0)."""
+    x = np.random.default_rng(2).standard_normal((2, 3)).astype(np.float32)
+    model = make_model(op, opset, [x])
+    source = tmp_path / "m.onnx"
+    onnx.save(model, source)
+    files = onnx_to_ir(source)
+    core = ov.Core()
+    compiled = core.compile_model(
+        core.read_model(model=files[".xml"].decode(), weights=ov.Tensor(np.frombuffer(files[".bin"] or b"\0", np.uint8))),
+        "CPU",
+        F32,
+    )
+    assert [sorted(p.get_names()) for p in compiled.inputs] == [["x0"]]
+    assert "y0" in compiled.outputs[0].get_names()
+    np.testing.assert_array_equal(compiled({"x0": x})[0], run_ort(model, {"x0": x})[0])
 
 
 # --- the README's table is the code's ---------------------------------------------------------------
