@@ -41,10 +41,12 @@ class PoolExtensions:
     errors: list[OvpoolError] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.opset = default_opset(self.proto)
+        pools = list(_pool_nodes(self.proto.graph))
+        # a model of other domains only (ai.onnx.ml) has no default opset, and no pools
+        self.opset = default_opset(self.proto) if pools else 0
         self._dequantized = dequantized_tensors(self.proto)
         self._nodes: dict[tuple[str, str], list[NodeProto]] = {}
-        for node in _pool_nodes(self.proto.graph):
+        for node in pools:
             # OpenVINO hands the extension only the attributes its schema knows: an unknown or
             # out-of-range one must be refused here, before the frontend hides it
             onnx_adapter.spec_from_node(node, self.opset)

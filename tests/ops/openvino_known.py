@@ -319,15 +319,6 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("Binarizer",),
-        (),
-        "convert",
-        "a model importing ai.onnx.ml only",
-        "ovpool's loader refuses it on conversion ('imports no default-domain opset'); numpy runs it",
-        text="imports no default-domain opset",
-    ),
-    Known(
-        "other",
         ("Resize", "Upsample"),
         (),
         "openvino",

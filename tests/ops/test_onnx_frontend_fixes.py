@@ -795,6 +795,19 @@ def test_a_pass_through_node_keeps_the_input_name_in_the_ir(op: str, opset: int,
     np.testing.assert_array_equal(compiled({"x0": x})[0], run_ort(model, {"x0": x})[0])
 
 
+def test_a_model_of_ai_onnx_ml_only_is_refused_for_having_no_openvino_rule() -> None:
+    """Binarizer in a model importing ai.onnx.ml alone: OpenVINO has no rule for it, and that is
+    the refusal (not the loader's "imports no default-domain opset")."""
+    x_in = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3])
+    y_out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [3])
+    node = helper.make_node("Binarizer", ["x"], ["y"], name="b", domain="ai.onnx.ml", threshold=0.5)
+    graph = helper.make_graph([node], "g", [x_in], [y_out])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", 1)])
+    with pytest.raises(UnsupportedError) as refused:
+        onnx_to_ov_model(model)
+    assert str(refused.value) == "g: no OpenVINO conversion rule for ai.onnx.ml.Binarizer"
+
+
 # --- the README's table is the code's ---------------------------------------------------------------
 
 
