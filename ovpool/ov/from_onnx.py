@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from onnx import ModelProto
+from onnx import ModelProto, helper
 
 from ovpool import shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
@@ -288,12 +288,14 @@ def keep_input_names(ov_model: openvino.Model, proto: ModelProto) -> None:
     Dropout, a one-input Max) leaves a Parameter wired straight to a Result, and the IR then names
     the Parameter after the output only (``y``): a feed by the input's name (``x``) fails. Such a
     Result gets a Convert to the same type in between (the identity), which carries the output's
-    names; the Parameter keeps the input's. Parameters follow the graph's inputs in order; when one
-    was folded away (an input with a zero dim becomes a Const) the counts differ and nothing is done."""
+    names; the Parameter keeps the input's. Parameters follow the graph's inputs in order (an
+    input OpenVINO folded away is put back first, ``_restore_empty_inputs``); when the counts still
+    differ nothing is renamed."""
     from openvino import opset1
 
     initializers = {t.name for t in proto.graph.initializer}
     names = [i.name for i in proto.graph.input if i.name not in initializers]
+    _restore_empty_inputs(ov_model, proto, names)
     parameters = ov_model.get_parameters()
     if len(parameters) != len(names):
         return
@@ -311,6 +313,36 @@ def keep_input_names(ov_model: openvino.Model, proto: ModelProto) -> None:
     for parameter, name in zip(parameters, names):
         parameter.set_friendly_name(name)
         parameter.output(0).add_names({name})
+
+
+def _restore_empty_inputs(ov_model: openvino.Model, proto: ModelProto, names: Sequence[str]) -> None:
+    """Put back the graph inputs of a static shape with a zero dim that OpenVINO's frontend folded
+    into a Const: an input of zero elements has one value only, so the folded model is exact, but
+    the IR lacked the input and a feed by its name failed. Each comes back as an unused Parameter
+    of its type and shape ([0, 3] float32), in the graph's order of inputs."""
+    from openvino import PartialShape, Type, opset1
+
+    present = {name for p in ov_model.get_parameters() for name in [p.get_friendly_name(), *p.output(0).get_names()]}
+    declared = {i.name: i for i in proto.graph.input}
+    restored = []
+    for name in names:
+        tensor_type = declared[name].type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor_type.shape.dim]
+        if name in present or 0 not in dims or -1 in dims or not tensor_type.HasField("shape"):
+            continue
+        dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        parameter = opset1.parameter(PartialShape(dims), Type(dtype), name=name)
+        parameter.output(0).set_names({name})
+        restored.append(parameter)
+    if not restored:
+        return
+    ov_model.add_parameters(restored)
+    by_name = {p.get_friendly_name(): p for p in ov_model.get_parameters()}
+    if all(name in by_name for name in names):
+        ordered = [by_name[name] for name in names]
+        for parameter in ordered:
+            ov_model.remove_parameter(parameter)
+        ov_model.add_parameters(ordered)
 
 
 def stable_names(ov_model: openvino.Model) -> None:

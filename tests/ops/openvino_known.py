@@ -214,17 +214,6 @@ KNOWN: tuple[Known, ...] = (
     # (c) found by this suite: the converted IR computes otherwise than ONNX on OpenVINO CPU
     Known(
         "other",
-        ("*",),
-        (),
-        "openvino",
-        "a graph input with a zero dim",
-        "OpenVINO's frontend folds the empty input into a Const: the IR has no such input",
-        _empty_input,
-        text="the IR has no input",
-        repro=("Concat", 13, [np.zeros(0, np.float32)], {"axis": 0}, 1),
-    ),
-    Known(
-        "other",
         ("BitShift", "Expand"),
         (),
         "openvino",

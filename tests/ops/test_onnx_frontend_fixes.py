@@ -808,6 +808,22 @@ def test_a_model_of_ai_onnx_ml_only_is_refused_for_having_no_openvino_rule() -> 
     assert str(refused.value) == "g: no OpenVINO conversion rule for ai.onnx.ml.Binarizer"
 
 
+def test_a_graph_input_with_a_zero_dim_stays_an_input_of_the_ir(tmp_path: Path) -> None:
+    """OpenVINO folds an input of shape [0] into a Const (exact: it has one value); the IR still
+    declares it, in the graph's order, so a feed by every ONNX input name works."""
+    a, empty, b = np.ones(2, np.float32), np.zeros(0, np.float32), np.full(1, 3.0, np.float32)
+    model = make_model("Concat", 13, [a, empty, b], {"axis": 0})
+    source = tmp_path / "m.onnx"
+    onnx.save(model, source)
+    files = onnx_to_ir(source)
+    core = ov.Core()
+    weights = ov.Tensor(np.frombuffer(files[".bin"] or b"\0", np.uint8))
+    compiled = core.compile_model(core.read_model(model=files[".xml"].decode(), weights=weights), "CPU", F32)
+    assert [sorted(p.get_names()) for p in compiled.inputs] == [["x0"], ["x1"], ["x2"]]
+    assert list(compiled.inputs[1].get_partial_shape()) == [ov.Dimension(0)]
+    np.testing.assert_array_equal(compiled({"x0": a, "x1": empty, "x2": b})[0], [1, 1, 3])
+
+
 # --- the README's table is the code's ---------------------------------------------------------------
 
 
