@@ -85,11 +85,16 @@ class Defect:
         return op_type == self.op_type and self.first <= since <= self.last
 
     @property
+    def since(self) -> str:
+        """``11..12``, ``18+``, ``12``."""
+        if self.last == self.first:
+            return str(self.first)
+        return f"{self.first}+" if self.last >= NEWEST else f"{self.first}..{self.last}"
+
+    @property
     def versions(self) -> str:
         """``Softmax-11..12``, ``Resize-18+``, ``Constant-12``."""
-        if self.last == self.first:
-            return f"{self.op_type}-{self.first}"
-        return f"{self.op_type}-{self.first}+" if self.last >= NEWEST else f"{self.op_type}-{self.first}..{self.last}"
+        return f"{self.op_type}-{self.since}"
 
 
 # --- conditions ----------------------------------------------------------------------------------
@@ -937,7 +942,7 @@ DEFECTS: tuple[Defect, ...] = (
         NEWEST,
         "a range that is or may be empty",
         _maybe_empty_range,
-        "counts |limit - start| / delta elements (5, 0, 1 gives 5 values where ONNX gives none)",
+        "counts abs(limit - start) / delta elements (5, 0, 1 gives 5 values where ONNX gives none)",
         "the limit moved to the start where the range is empty: Where(delta > 0, Max(limit, start), Min(limit, start))",
         _range_limit_clamped,
     ),
@@ -968,7 +973,7 @@ DEFECTS: tuple[Defect, ...] = (
             NEWEST,
             "noop_with_empty_axes=1, no axes",
             _noop_without_axes,
-            "returns the input unchanged, where the schema keeps the elementwise step (|x|, x * x, log x)",
+            "returns the input unchanged, where the schema keeps the elementwise step (abs(x), x * x, log x)",
             "the elementwise step: Abs, Sqrt(x * x), Mul(x, x), Log, or the input for ReduceLogSumExp",
             _elementwise_step,
         )
@@ -1071,8 +1076,8 @@ DEFECTS: tuple[Defect, ...] = (
             "ReduceMean",
             "ReduceMin",
             "ReduceProd",
-            "ReduceSum",
             "ReduceSumSquare",
+            "ReduceSum",
         )
     ),
 )
@@ -1209,11 +1214,28 @@ def _divide(context) -> list:
 
 
 def readme_table() -> str:
-    """The README's table of the defects: one row per ``DEFECTS`` row, fixed (how) or refused."""
+    """The README's table of the defects: one row per ``DEFECTS`` row, fixed (how) or refused;
+    consecutive rows that differ only in the op type share a line (``ReduceL1, ReduceL2-18+``)."""
     rows = ["| ONNX node | OpenVINO 2026.4 frontend | ovpool |", "|---|---|---|"]
+    groups: list[list[Defect]] = []
     for defect in DEFECTS:
+        last = groups[-1][0] if groups else None
+        same = last is not None and (last.first, last.last, last.when, last.openvino, last.fix) == (
+            defect.first,
+            defect.last,
+            defect.when,
+            defect.openvino,
+            defect.fix,
+        )
+        if same:
+            groups[-1].append(defect)
+        else:
+            groups.append([defect])
+    for group in groups:
+        defect = group[0]
         doing = f"fixed: {defect.fix}" if defect.fix else "refused (`--allow-inexact` writes OpenVINO's)"
-        rows.append(f"| {defect.versions}, {defect.when} | {defect.openvino} | {doing} |")
+        ops = ", ".join(d.op_type for d in group)
+        rows.append(f"| {ops}-{defect.since}, {defect.when} | {defect.openvino} | {doing} |")
     return "\n".join(rows)
 
 

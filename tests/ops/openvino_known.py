@@ -261,8 +261,9 @@ KNOWN: tuple[Known, ...] = (
         ("Slice",),
         (10, 11, 13),
         "openvino",
-        "negative step from the INT64_MAX start sentinel",
-        "OpenVINO drops the first element (starts=INT64_MAX, ends=INT64_MIN, steps=-1 on 5 values gives 4)",
+        "int64 starts/ends beyond int32 from a graph input (the INT64_MAX/INT64_MIN sentinels)",
+        "OpenVINO CPU reads int64 inputs as int32 (INT64_MIN is 0, -2**31 - 1 is 2**31 - 1): starts=INT64_MAX, "
+        "ends=INT64_MIN, steps=-1 on 5 values gives 4; constant starts/ends are right (cpu_deviations)",
         text="shape",
         repro=("Slice", 13, [_f32(1, 2, 3, 4, 5), _i64(2**63 - 1), _i64(-(2**63)), _i64(0), _i64(-1)], {}, 1),
     ),

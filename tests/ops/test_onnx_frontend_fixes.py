@@ -831,6 +831,25 @@ def test_readme_defect_table_matches_the_code() -> None:
     assert frontend_fixes.readme_table() in README.read_text(encoding="utf-8")
 
 
+def test_readme_and_semantics_list_the_runtime_deviations_of_the_code() -> None:
+    from ovpool.ov import cpu_deviations
+
+    table = cpu_deviations.readme_table()
+    assert table in README.read_text(encoding="utf-8")
+    semantics = (README.parent / "docs" / "semantics.md").read_text(encoding="utf-8")
+    section = semantics.split("## OpenVINO CPU runtime deviations ovpool does not refuse (data-dependent)", 1)[1]
+    assert table in section.split("\n## ", 1)[0]
+
+
+def test_the_tables_have_one_cell_per_column() -> None:
+    """No cell text holds a "|" (abs(x), not |x|): every line of both tables has its columns."""
+    from ovpool.ov import cpu_deviations
+
+    for table in (frontend_fixes.readme_table(), cpu_deviations.readme_table()):
+        lines = table.splitlines()
+        assert all(line.count("|") == lines[0].count("|") for line in lines), table
+
+
 def test_every_row_names_what_openvino_does_and_what_ovpool_does() -> None:
     for defect in frontend_fixes.DEFECTS:
         assert (defect.fix is None) == (defect.lower is None), defect.versions
