@@ -731,13 +731,15 @@ def _unsupported_activations(node: NodeProto, since: int, facts: Facts) -> str |
 
 
 def _reduce_of_dynamic_rank(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """keepdims=0 with axes from a graph input of more than one (or an unknown number of) axes:
-    OpenVINO cannot tell the output's rank (axes [1] of [2, 3, 4] compiles, axes [1, 2] does not)."""
+    """keepdims=0 (a Squeeze: always) with axes from a graph input of more than one (or an unknown
+    number of) axes: OpenVINO cannot tell the output's rank (axes [1] of [2, 3, 4] compiles, axes
+    [1, 2] does not)."""
     name = node.input[1] if len(node.input) > 1 else ""
-    if name not in facts.inputs or int(_attr(node, "keepdims", 1)):
+    if name not in facts.inputs or (node.op_type != "Squeeze" and int(_attr(node, "keepdims", 1))):
         return None
     dims = _static_dims(name, facts)
-    return None if dims == (1,) else f"keepdims=0 with axes from the graph input '{name}'"
+    keepdims = "" if node.op_type == "Squeeze" else "keepdims=0 with "
+    return None if dims == (1,) else f"{keepdims}axes from the graph input '{name}'"
 
 
 _RESIZE_FIX = (
@@ -1032,6 +1034,16 @@ DEFECTS: tuple[Defect, ...] = (
             None,
         )
         for op_type, first in (("Cast", 6), ("CastLike", 15))
+    ),
+    Defect(
+        "Squeeze",
+        13,
+        NEWEST,
+        "axes from a graph input, more than one",
+        _reduce_of_dynamic_rank,
+        "writes a Squeeze of dynamic rank its CPU plugin does not compile",
+        None,
+        None,
     ),
     Defect(
         "Unsqueeze",

@@ -734,6 +734,13 @@ REFUSED = [
         for opset in since_opsets("Unsqueeze", lowest=13)
     ),
     *(
+        (
+            make_model("Squeeze", opset, [np.ones((3, 1, 1), np.float32), np.array([1, 2], np.int64)]),
+            "axes from the graph input 'x1'",
+        )
+        for opset in since_opsets("Squeeze", lowest=13)
+    ),
+    *(
         (_recurrent(op, opset, activations), f"activation '{activations[-1]}'")
         for op, activations in (("RNN", ["Softsign"]), ("GRU", ["Sigmoid", "HardSigmoid"]), ("LSTM", ["Sigmoid", "Tanh", "Elu"]))
         for opset in since_opsets(op)
