@@ -13,6 +13,11 @@ A node takes the first row that applies to it: the Resize rows whose lowering is
 matrices (which compute every Resize attribute at once) come before the one that only renumbers
 negative axes. Nodes in Loop, If and Scan bodies are rewritten too.
 
+The conditions and lowerings of the rows other than Softmax, Resize, Constant, RoiAlign and Div
+are in ``ovpool.ov.frontend_rewrites``; what they may know of the model, ``Facts``, in
+``ovpool.ov.node_facts``. The departures of OpenVINO CPU that depend on the data fed, which no
+conversion can see, are ``ovpool.ov.cpu_deviations``.
+
 ``rewrite(proto, label, shapes, allow_inexact)`` finds the replacements and ``apply`` writes them
 into a copy of the model; ``extensions()`` are the ``ConversionExtension``s for the ``ai.ovpool``
 nodes the lowerings write. The README's defect table is ``readme_table()``
@@ -38,28 +43,14 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import default_opset, graphs, inferred_types
+from ovpool.ov import frontend_rewrites as rewrites
+from ovpool.ov.node_facts import Facts, TensorTypes, input_rank, node_attr
 from ovpool.ov.quantized import DOMAIN
 
 if TYPE_CHECKING:
     from ovpool.ov.inputs import InputShape
 
 NEWEST = 10**6  # "every version from ``first`` on"
-
-TensorTypes = Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What a condition or a lowering may know of the model: its default opset, the tensors'
-    (dtype, dims) after shape inference with the given input shapes, the constant tensors, the
-    names taken (lowerings take fresh ones), and the main graph's inputs (not initializers)."""
-
-    opset: int
-    types: TensorTypes
-    constants: Mapping[str, np.ndarray]
-    names: FreshNames
-    inputs: frozenset[str] = frozenset()
-
 
 # A lowering gives the nodes that replace the node, or the reason it cannot here ("static input dims").
 Lowering = Callable[[NodeProto, int, Facts], "list[NodeProto] | str"]
@@ -100,23 +91,10 @@ class Defect:
 # --- conditions ----------------------------------------------------------------------------------
 
 
-def _attr(node: NodeProto, name: str, default: Any) -> Any:
-    for attribute in node.attribute:
-        if attribute.name == name:
-            value = helper.get_attribute_value(attribute)
-            return value.decode() if isinstance(value, bytes) else value
-    return default
-
-
-def _rank(node: NodeProto, facts: Facts) -> int | None:
-    dims = facts.types.get(node.input[0], (None, None))[1] if node.input else None
-    return None if dims is None else len(dims)
-
-
 def _axis_not_last(node: NodeProto, since: int, facts: Facts) -> str | None:
     """Softmax-1..12's axis unless it is the last (there the 2-D coercion normalises what opset 13 does)."""
-    axis = int(_attr(node, "axis", 1))
-    rank = _rank(node, facts)
+    axis = int(node_attr(node, "axis", 1))
+    rank = input_rank(node, facts)
     if rank is not None and (rank < 2 or not -rank <= axis < rank or axis % rank == rank - 1):
         return None  # nothing to fix, or an axis OpenVINO refuses by itself
     if rank is None and axis == -1:
@@ -125,8 +103,8 @@ def _axis_not_last(node: NodeProto, since: int, facts: Facts) -> str | None:
 
 
 def _antialias(node: NodeProto, since: int, facts: Facts) -> str | None:
-    mode = _attr(node, "mode", "nearest")
-    if _attr(node, "antialias", 0) and mode != "nearest":
+    mode = node_attr(node, "mode", "nearest")
+    if node_attr(node, "antialias", 0) and mode != "nearest":
         return f"antialias=1, mode='{mode}'"
     return None
 
@@ -138,7 +116,7 @@ def _resize_inputs(node: NodeProto, facts: Facts) -> tuple[tuple[int, ...] | Non
     dims = facts.types.get(node.input[0], (None, None))[1]
     shape = None if dims is None or any(d is None for d in dims) else tuple(int(d) for d in dims if d is not None)
     if node.op_type == "Upsample" and not node.input[1:]:  # Upsample-7: the scales attribute
-        return shape, [None, np.asarray(_attr(node, "scales", []), np.float32), None]
+        return shape, [None, np.asarray(node_attr(node, "scales", []), np.float32), None]
     names = [str(name) for name in node.input[1:4]]
     if node.op_type == "Upsample" or onnx.defs.get_schema("Resize", facts.opset).since_version == 10:
         names = ["", *names[:1]]  # X and scales
@@ -168,7 +146,7 @@ def _kept_axis_moves(node: NodeProto, since: int, facts: Facts) -> str | None:
         return f"axis {kept[0].axis} keeps its length {shape[kept[0].axis]} but not its values" if kept else None
     scales = given[1]
     between = scales is not None and any(1 < s < 2 for s in np.asarray(scales, np.float32).reshape(-1))
-    shifted = _attr(node, "coordinate_transformation_mode", "half_pixel") == "tf_half_pixel_for_nn" and _attr(
+    shifted = node_attr(node, "coordinate_transformation_mode", "half_pixel") == "tf_half_pixel_for_nn" and node_attr(
         node, "nearest_mode", "round_prefer_floor"
     ) in ("ceil", "round_prefer_ceil")
     if between or shifted:
@@ -193,8 +171,8 @@ def _resizes_batch_or_channel(node: NodeProto, since: int, facts: Facts) -> str 
     if given[1] is None or not np.asarray(given[1]).size:
         return None
     scales = np.asarray(given[1], np.float64).reshape(-1)
-    axes = list(_attr(node, "axes", range(len(scales))))
-    rank = _rank(node, facts)
+    axes = list(node_attr(node, "axes", range(len(scales))))
+    rank = input_rank(node, facts)
     moved = [a % rank if rank else a for a, s in zip(axes, scales) if s != 1]
     return f"a scale on axis {min(moved)}" if moved and min(moved) < 2 else None
 
@@ -209,22 +187,22 @@ def _fractional_scales(node: NodeProto, since: int, facts: Facts) -> str | None:
 
 
 def _aspect_policy(node: NodeProto, since: int, facts: Facts) -> str | None:
-    policy = _attr(node, "keep_aspect_ratio_policy", "stretch")
+    policy = node_attr(node, "keep_aspect_ratio_policy", "stretch")
     sizes = node.input[3] if len(node.input) > 3 else ""
     return f"sizes with keep_aspect_ratio_policy='{policy}'" if sizes and policy != "stretch" else None
 
 
 def _negative_axes(node: NodeProto, since: int, facts: Facts) -> str | None:
-    axes = _attr(node, "axes", [])
+    axes = node_attr(node, "axes", [])
     return f"axes={list(axes)}" if any(a < 0 for a in axes) else None
 
 
 def _axes_normalised(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """The node with ``axes`` counted from 0: axes (-2, -1) of a rank-4 input are (2, 3)."""
-    rank = _rank(node, facts)
+    rank = input_rank(node, facts)
     if rank is None:
         return "a known input rank"
-    axes = [int(a) % rank for a in _attr(node, "axes", [])]
+    axes = [int(a) % rank for a in node_attr(node, "axes", [])]
     copy = NodeProto()
     copy.CopyFrom(node)
     del copy.attribute[:]
@@ -233,7 +211,7 @@ def _axes_normalised(node: NodeProto, since: int, facts: Facts) -> list[NodeProt
 
 
 def _cubic_exclude_outside(node: NodeProto, since: int, facts: Facts) -> str | None:
-    if _attr(node, "mode", "nearest") == "cubic" and _attr(node, "exclude_outside", 0):
+    if node_attr(node, "mode", "nearest") == "cubic" and node_attr(node, "exclude_outside", 0):
         return "mode='cubic', exclude_outside=1"
     return None
 
@@ -242,7 +220,7 @@ def _coordinates(mode: str) -> Callable[[NodeProto, int, Facts], str | None]:
     """The condition: Resize's coordinate_transformation_mode is ``mode``."""
 
     def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
-        if _attr(node, "coordinate_transformation_mode", "half_pixel") == mode:
+        if node_attr(node, "coordinate_transformation_mode", "half_pixel") == mode:
             return f"coordinate_transformation_mode='{mode}'"
         return None
 
@@ -263,7 +241,7 @@ def _value_attributes(*names: str) -> Callable[[NodeProto, int, Facts], str | No
 
 
 def _max_mode(node: NodeProto, since: int, facts: Facts) -> str | None:
-    return "mode='max'" if _attr(node, "mode", "avg") == "max" else None
+    return "mode='max'" if node_attr(node, "mode", "avg") == "max" else None
 
 
 def _integer_inputs(node: NodeProto, since: int, facts: Facts) -> str | None:
@@ -281,7 +259,7 @@ def _integer_inputs(node: NodeProto, since: int, facts: Facts) -> str | None:
 def _softmax_2d(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """Flatten at ``axis``, Softmax over the last of the two axes, Reshape to the input's shape."""
     name = node.name or node.output[0]
-    axis = int(_attr(node, "axis", 1))
+    axis = int(node_attr(node, "axis", 1))
     flat, normalised, dims = (facts.names.fresh(f"{name}/{part}") for part in ("flat", "2d", "shape"))
     return [
         helper.make_node("Flatten", [node.input[0]], [flat], name=facts.names.fresh(f"{name}/flatten"), axis=axis),
@@ -347,7 +325,7 @@ def _resize_matrices(node: NodeProto, since: int, facts: Facts) -> list[NodeProt
             along[matrix.axis] = len(matrix.outside)
             outside = outside | matrix.outside.reshape(along)
     if outside.any():
-        fill = np.array(float(_attr(node, "extrapolation_value", 0.0)), compute)
+        fill = np.array(float(node_attr(node, "extrapolation_value", 0.0)), compute)
         value = add("Where", [constant(outside, "outside"), constant(fill, "extrapolation"), value], "extrapolated")
     if compute != np.dtype(dtype):
         value = add("Cast", [value], "cast_back", to=helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
@@ -377,11 +355,11 @@ def _roi_align_max_by_samples(node: NodeProto, since: int, facts: Facts) -> list
     ``start + (i + (a + 0.5)/g) * height/output_height``, sample a of bin i); a Reshape to
     ``[rois, C, output_height, g, output_width, g]`` and ReduceMax over the two g axes pick each
     bin's largest."""
-    ratio = int(_attr(node, "sampling_ratio", 0))
+    ratio = int(node_attr(node, "sampling_ratio", 0))
     if ratio <= 0:
         return "sampling_ratio > 0 (with 0 the number of samples depends on each roi at run time)"
     name = node.name or node.output[0]
-    height, width = int(_attr(node, "output_height", 1)), int(_attr(node, "output_width", 1))
+    height, width = int(node_attr(node, "output_height", 1)), int(node_attr(node, "output_width", 1))
     kept = [a for a in node.attribute if a.name not in ("mode", "output_height", "output_width", "sampling_ratio")]
     samples, grouped, dims = (facts.names.fresh(f"{name}/{part}") for part in ("samples", "grouped", "shape"))
     sampler = helper.make_node(
@@ -409,337 +387,6 @@ def _truncating_div(node: NodeProto, since: int, facts: Facts) -> list[NodeProto
     """The node as ``ai.ovpool.Div``, which ``extensions()`` converts to a Divide with
     ``m_pythondiv="false"`` for integers."""
     return [helper.make_node("Div", list(node.input), list(node.output), name=node.name, domain=DOMAIN)]
-
-
-class _Nodes:
-    """Nodes a lowering writes, each output and node named fresh after the replaced node."""
-
-    def __init__(self, node: NodeProto, facts: Facts) -> None:
-        self.base = node.name or node.output[0]
-        self.facts = facts
-        self.nodes: list[NodeProto] = []
-
-    def add(self, op_type: str, inputs: Sequence[str], part: str, **attrs: Any) -> str:
-        output = self.facts.names.fresh(f"{self.base}/{part}")
-        name = self.facts.names.fresh(f"{self.base}/{part}")
-        self.nodes.append(helper.make_node(op_type, list(inputs), [output], name=name, **attrs))
-        return output
-
-    def constant(self, array: np.ndarray, part: str) -> str:
-        tensor = numpy_helper.from_array(array, self.facts.names.fresh(f"{self.base}/{part}"))
-        return self.add("Constant", [], part, value=tensor)
-
-
-def _dtype_of(name: str, facts: Facts) -> np.dtype | None:
-    dtype = facts.types.get(name, (None, None))[0]
-    return None if dtype is None else np.dtype(dtype)
-
-
-def _zero_alpha_or_beta(node: NodeProto, since: int, facts: Facts) -> str | None:
-    alpha, beta = float(_attr(node, "alpha", 0.2)), float(_attr(node, "beta", 0.5))
-    return f"alpha={alpha:g}, beta={beta:g}" if alpha == 0 or beta == 0 else None
-
-
-def _hard_sigmoid_formula(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """The schema's formula ``max(0, min(1, alpha * x + beta))`` in Mul, Add, Clip: alpha=0,
-    beta=0 gives 0 for every finite x (OpenVINO's 0.2 * -0.5 + 0.5 = 0.4 is the default's)."""
-    dtype = _dtype_of(node.input[0], facts)
-    if dtype is None:
-        return "a known input type"
-    nodes = _Nodes(node, facts)
-    scaled = nodes.add("Mul", [node.input[0], nodes.constant(np.array(_attr(node, "alpha", 0.2), dtype), "alpha")], "scaled")
-    shifted = nodes.add("Add", [scaled, nodes.constant(np.array(_attr(node, "beta", 0.5), dtype), "beta")], "shifted")
-    if facts.opset < 11:
-        clipped = helper.make_node("Clip", [shifted], [node.output[0]], name=node.name, min=0.0, max=1.0)
-    else:
-        bounds = [nodes.constant(np.array(0, dtype), "zero"), nodes.constant(np.array(1, dtype), "one")]
-        clipped = helper.make_node("Clip", [shifted, *bounds], [node.output[0]], name=node.name)
-    return [*nodes.nodes, clipped]
-
-
-def _peepholes(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """LSTM's input P, unless it is a constant of zeros (no peepholes)."""
-    name = node.input[7] if len(node.input) > 7 else ""
-    given = facts.constants.get(name) if name else None
-    if not name or (given is not None and not np.any(given)):
-        return None
-    return "peepholes (input P)"
-
-
-def _input_forget(node: NodeProto, since: int, facts: Facts) -> str | None:
-    return "input_forget=1" if int(_attr(node, "input_forget", 0)) else None
-
-
-def _axes_attribute(node: NodeProto, since: int, facts: Facts) -> str | None:
-    axes = _attr(node, "axes", None)
-    return None if axes is None else f"axes={list(axes)}"
-
-
-def _axes_as_input(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """The node with its ``axes`` attribute given as a constant second input, where the frontend's
-    opset-13 rule reads it: axes=[1] of a [2, 3, 4] input reduces to [2, 1, 4]."""
-    nodes = _Nodes(node, facts)
-    axes = nodes.constant(np.array(_attr(node, "axes", []), np.int64), "axes")
-    kept = [a for a in node.attribute if a.name != "axes"]
-    reduced = helper.make_node(node.op_type, [node.input[0], axes], list(node.output), name=node.name)
-    reduced.attribute.extend(kept)
-    return [*nodes.nodes, reduced]
-
-
-def _maybe_empty_range(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """A Range whose start, limit and delta are not constants that give a non-empty range."""
-    given = [facts.constants.get(name) for name in node.input[:3]]
-    if all(v is not None for v in given):
-        start, limit, delta = (float(np.asarray(v)) for v in given)
-        if (limit - start) * delta > 0:
-            return None
-        return f"an empty range (start {start:g}, limit {limit:g}, delta {delta:g})"
-    return "start, limit or delta from a graph input (the range may be empty)"
-
-
-def _range_limit_clamped(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """The limit moved to the start where the range is empty: ``Where(delta > 0, Max(limit, start),
-    Min(limit, start))``; Range(5, 0, 1) is then Range(5, 5, 1), no elements (ONNX's
-    ``max(ceil((limit - start) / delta), 0)``), where OpenVINO counts |0 - 5| / 1 = 5."""
-    dtype = _dtype_of(node.input[0], facts)
-    if dtype is None:
-        return "a known input type"
-    start, limit, delta = node.input[:3]
-    nodes = _Nodes(node, facts)
-    rising = nodes.add("Greater", [delta, nodes.constant(np.array(0, dtype), "zero")], "rising")
-    upper = nodes.add("Max", [limit, start], "upper")
-    lower = nodes.add("Min", [limit, start], "lower")
-    clamped = nodes.add("Where", [rising, upper, lower], "limit")
-    return [*nodes.nodes, helper.make_node("Range", [start, clamped, delta], list(node.output), name=node.name)]
-
-
-def _runtime_pad_value(node: NodeProto, since: int, facts: Facts) -> str | None:
-    name = node.input[2] if len(node.input) > 2 else ""
-    if not name or name in facts.constants or _attr(node, "mode", "constant") != "constant":
-        return None
-    return "constant_value from a graph input"
-
-
-def _pad_value_by_mask(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """The input padded with 0, and the value put where a mask of ones padded with zeros is 0:
-    ``Where(Pad(ones, pads, 0), Pad(x, pads, 0), value)``; [1, 2] with pads [1, 1] and value 7 is
-    [7, 1, 2, 7]."""
-    dtype = _dtype_of(node.input[0], facts)
-    if dtype is None:
-        return "a known input type"
-    nodes = _Nodes(node, facts)
-    rest = list(node.input[3:4])  # Pad-18's axes
-    shape = nodes.add("Shape", [node.input[0]], "shape")
-    ones = nodes.add("ConstantOfShape", [shape], "ones", value=numpy_helper.from_array(np.array([1], np.uint8), "one"))
-    zero = nodes.constant(np.array(0, np.uint8), "mask_zero")
-    mask = nodes.add("Pad", [ones, node.input[1], zero, *rest], "mask_padded", mode="constant")
-    inside = nodes.add("Cast", [mask], "inside", to=onnx.TensorProto.BOOL)
-    padded = nodes.add(
-        "Pad", [node.input[0], node.input[1], nodes.constant(np.array(0, dtype), "zero"), *rest], "padded", mode="constant"
-    )
-    nodes.nodes.append(helper.make_node("Where", [inside, padded, node.input[2]], list(node.output), name=node.name))
-    return nodes.nodes
-
-
-def _grouped_output_shape(node: NodeProto, since: int, facts: Facts) -> str | None:
-    group = int(_attr(node, "group", 1))
-    shape = _attr(node, "output_shape", None)
-    return f"output_shape={list(shape)} with group={group}" if shape is not None and group != 1 else None
-
-
-def _output_shape_as_pads(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """The node with ``output_shape`` replaced by the pads the schema derives from it: total =
-    stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - out, split total - total // 2
-    at the start and total // 2 at the end (the other way round for SAME_UPPER). Stride 2, dilation
-    2, kernel 2 on 3 elements to output_shape [1]: total 6 - 1 = 5, pads [3, 2]."""
-    dims = facts.types.get(node.input[0], (None, None))[1]
-    weights = facts.types.get(node.input[1], (None, None))[1]
-    if dims is None or any(d is None for d in dims[2:]):
-        return "static input dims (give them with --input)"
-    spatial = len(dims) - 2
-    kernel = list(_attr(node, "kernel_shape", []))
-    if not kernel:
-        if weights is None or any(d is None for d in weights[2:]):
-            return "a static weight shape or kernel_shape"
-        kernel = [int(d) for d in weights[2:] if d is not None]
-    strides = list(_attr(node, "strides", [1] * spatial))
-    dilations = list(_attr(node, "dilations", [1] * spatial))
-    padding = list(_attr(node, "output_padding", [0] * spatial))
-    wanted = list(_attr(node, "output_shape", []))[-spatial:]
-    begins, ends = [], []
-    for axis in range(spatial):
-        size = int(dims[axis + 2])  # type: ignore[arg-type]
-        total = strides[axis] * (size - 1) + padding[axis] + (kernel[axis] - 1) * dilations[axis] + 1 - wanted[axis]
-        if total < 0:
-            return f"an output_shape within the natural size (axis {axis + 2}: {wanted[axis]} > {wanted[axis] + total})"
-        small, large = total // 2, total - total // 2
-        upper = _attr(node, "auto_pad", "NOTSET") == "SAME_UPPER"
-        begins.append(small if upper else large)
-        ends.append(large if upper else small)
-    copy = NodeProto()
-    copy.CopyFrom(node)
-    del copy.attribute[:]
-    copy.attribute.extend([a for a in node.attribute if a.name not in ("output_shape", "auto_pad", "pads")])
-    copy.attribute.extend([helper.make_attribute("pads", begins + ends)])
-    return [copy]
-
-
-def _noop_without_axes(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """noop_with_empty_axes=1 with no axes (omitted, or a constant of none)."""
-    if not int(_attr(node, "noop_with_empty_axes", 0)):
-        return None
-    name = node.input[1] if len(node.input) > 1 else ""
-    given = facts.constants.get(name) if name else None
-    return "noop_with_empty_axes=1, no axes" if not name or (given is not None and given.size == 0) else None
-
-
-def _elementwise_step(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """What the schema keeps of the reduction over no axes, its elementwise step: ReduceL1 |x|,
-    ReduceL2 sqrt(x * x) (|x| for integers), ReduceSumSquare x * x, ReduceLogSum log(x),
-    ReduceLogSumExp x (log(exp(x)) with onnxruntime's shift by the maximum, so 100 stays 100):
-    ReduceSumSquare of [-2, 3] is [4, 9]."""
-    x, (y,) = node.input[0], node.output
-    dtype = _dtype_of(x, facts)
-    if node.op_type == "ReduceL1" or (node.op_type == "ReduceL2" and dtype is not None and dtype.kind in "iu"):
-        return [helper.make_node("Abs", [x], [y], name=node.name)]
-    if node.op_type == "ReduceLogSum":
-        return [helper.make_node("Log", [x], [y], name=node.name)]
-    if node.op_type == "ReduceLogSumExp":
-        return [helper.make_node("Identity", [x], [y], name=node.name)]
-    if node.op_type == "ReduceSumSquare":
-        return [helper.make_node("Mul", [x, x], [y], name=node.name)]
-    nodes = _Nodes(node, facts)
-    square = nodes.add("Mul", [x, x], "square")
-    return [*nodes.nodes, helper.make_node("Sqrt", [square], [y], name=node.name)]
-
-
-def _static_dims(name: str, facts: Facts) -> tuple[int, ...] | None:
-    dims = facts.types.get(name, (None, None))[1]
-    return None if dims is None or any(d is None for d in dims) else tuple(int(d) for d in dims if d is not None)
-
-
-def _empty_second_input(what: str) -> Callable[[NodeProto, int, Facts], str | None]:
-    """The condition: the node's second input (``what``) has a zero dim by its static shape."""
-
-    def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
-        dims = _static_dims(node.input[1], facts) if len(node.input) > 1 else None
-        if dims is None or 0 not in dims:
-            return None
-        source = "a constant" if node.input[1] in facts.constants else "a graph input"
-        return f"empty {what} ({source} of shape {list(dims)})"
-
-    return condition
-
-
-def _slice_to_nothing(nodes: _Nodes, value: str, axes: Sequence[int], output: str, name: str) -> NodeProto:
-    """Slice ``value`` to length 0 on ``axes`` (Slice-10's inputs, or Slice-1's attributes)."""
-    zeros = [0] * len(axes)
-    if nodes.facts.opset < 10:
-        return helper.make_node("Slice", [value], [output], name=name, starts=zeros, ends=zeros, axes=list(axes))
-    bounds = nodes.constant(np.array(zeros, np.int64), "bounds")
-    chosen = nodes.constant(np.array(axes, np.int64), "axes")
-    return helper.make_node("Slice", [value, bounds, bounds, chosen], [output], name=name)
-
-
-def _gather_then_empty(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """Gather of indices 0 of the shape with each zero dim made 1, then Slice to length 0 on those
-    axes: indices of shape [0, 2] on axis 0 of a [4] tensor gather [1, 2] values and keep [0, 2]."""
-    dims = _static_dims(node.input[1], facts)
-    rank = _rank(node, facts)
-    if dims is None or rank is None:
-        return "static index dims and the data's rank"
-    axis = int(_attr(node, "axis", 0)) % rank
-    nodes = _Nodes(node, facts)
-    ones = nodes.constant(np.zeros([max(d, 1) for d in dims], np.int64), "indices")
-    gathered = nodes.add("Gather", [node.input[0], ones], "gathered", axis=axis)
-    sliced = _slice_to_nothing(nodes, gathered, [axis + i for i, d in enumerate(dims) if d == 0], node.output[0], node.name)
-    return [*nodes.nodes, sliced]
-
-
-def _compress_nothing(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """An empty condition selects nothing: the data sliced to length 0 on ``axis``, or flattened
-    and sliced to [0] without one."""
-    nodes = _Nodes(node, facts)
-    axis = _attr(node, "axis", None)
-    value = node.input[0]
-    if axis is None:
-        value = nodes.add("Reshape", [value, nodes.constant(np.array([-1], np.int64), "flat_shape")], "flat")
-        axis = 0
-    else:
-        rank = _rank(node, facts)
-        if rank is None:
-            return "the data's rank"
-        axis = int(axis) % rank
-    sliced = _slice_to_nothing(nodes, value, [axis], node.output[0], node.name)
-    return [*nodes.nodes, sliced]
-
-
-def _k_zero(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """TopK-10+'s constant K when it is 0 (TopK-1's ``k`` attribute must be positive)."""
-    given = facts.constants.get(node.input[1]) if len(node.input) > 1 else None
-    return "K = 0" if given is not None and given.size == 1 and int(given.reshape(-1)[0]) == 0 else None
-
-
-def _top_nothing(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """TopK of K = 0: the input sliced to length 0 on ``axis`` (values), and that cast to int64
-    (indices): [2, 0] for axis 1 of a [2, 5] input."""
-    rank = _rank(node, facts)
-    if rank is None:
-        return "the input's rank"
-    axis = int(_attr(node, "axis", -1)) % rank
-    nodes = _Nodes(node, facts)
-    values = node.output[0] if node.output[0] else nodes.facts.names.fresh(f"{nodes.base}/values")
-    sliced = _slice_to_nothing(nodes, node.input[0], [axis], values, node.name)
-    result = [*nodes.nodes, sliced]
-    if len(node.output) > 1 and node.output[1]:
-        cast = helper.make_node("Cast", [values], [node.output[1]], name=facts.names.fresh(f"{nodes.base}/indices"), to=7)
-        result.append(cast)
-    return result
-
-
-def _repeated_index(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """An Einsum operand that names one index twice (trace 'ii', diagonal 'ii->i')."""
-    equation = str(_attr(node, "equation", "")).replace(" ", "")
-    for term in equation.split("->")[0].split(","):
-        letters = term.replace("...", "")
-        if len(set(letters)) < len(letters):
-            return f"equation '{equation}': a repeated index in the operand '{term}'"
-    return None
-
-
-def _to_string(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """Cast to STRING, or CastLike whose target input is a string constant."""
-    if node.op_type == "Cast":
-        return "to=STRING" if int(_attr(node, "to", 0)) == onnx.TensorProto.STRING else None
-    target = facts.constants.get(node.input[1]) if len(node.input) > 1 else None
-    return "a STRING target" if target is not None and target.dtype == object else None
-
-
-def _axes_from_graph_input(node: NodeProto, since: int, facts: Facts) -> str | None:
-    name = node.input[1] if len(node.input) > 1 else ""
-    return f"axes from the graph input '{name}'" if name in facts.inputs else None
-
-
-_SEQUENCE_ACTIVATIONS = ("Relu", "Sigmoid", "Tanh")
-
-
-def _unsupported_activations(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """A recurrent node's activation other than Relu, Sigmoid and Tanh."""
-    given = [a.decode() if isinstance(a, bytes) else str(a) for a in _attr(node, "activations", [])]
-    other = [a for a in given if a.lower() not in {s.lower() for s in _SEQUENCE_ACTIVATIONS}]
-    return f"activation '{other[0]}'" if other else None
-
-
-def _reduce_of_dynamic_rank(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """keepdims=0 (a Squeeze: always) with axes from a graph input of more than one (or an unknown
-    number of) axes: OpenVINO cannot tell the output's rank (axes [1] of [2, 3, 4] compiles, axes
-    [1, 2] does not)."""
-    name = node.input[1] if len(node.input) > 1 else ""
-    if name not in facts.inputs or (node.op_type != "Squeeze" and int(_attr(node, "keepdims", 1))):
-        return None
-    dims = _static_dims(name, facts)
-    keepdims = "" if node.op_type == "Squeeze" else "keepdims=0 with "
-    return None if dims == (1,) else f"{keepdims}axes from the graph input '{name}'"
 
 
 _RESIZE_FIX = (
@@ -900,17 +547,17 @@ DEFECTS: tuple[Defect, ...] = (
         6,
         NEWEST,
         "alpha=0 or beta=0",
-        _zero_alpha_or_beta,
+        rewrites.zero_alpha_or_beta,
         "takes a zero alpha or beta for the default (0.2, 0.5): alpha=0, beta=0 gives 0.4 for -0.5 where ONNX gives 0",
         "the formula max(0, min(1, alpha * x + beta)) in Mul, Add, Clip",
-        _hard_sigmoid_formula,
+        rewrites.hard_sigmoid_formula,
     ),
     Defect(
         "LSTM",
         7,
         NEWEST,
         "peepholes (input P)",
-        _peepholes,
+        rewrites.peepholes,
         "drops P silently (its LSTMSequence has no peepholes)",
         None,
         None,
@@ -920,7 +567,7 @@ DEFECTS: tuple[Defect, ...] = (
         7,
         NEWEST,
         "input_forget=1",
-        _input_forget,
+        rewrites.input_forget,
         "drops input_forget silently (its LSTMSequence has no coupled input-forget gate)",
         None,
         None,
@@ -931,10 +578,10 @@ DEFECTS: tuple[Defect, ...] = (
             13,
             17,
             "the axes attribute",
-            _axes_attribute,
+            rewrites.axes_attribute,
             "ignores axes at opset 13 and reduces every axis (axes=[1] of [2, 3, 4] gives [1, 1, 1])",
             "the same node with axes as a constant second input, where the frontend's opset-13 rule reads them",
-            _axes_as_input,
+            rewrites.axes_as_input,
         )
         for op_type in ("ReduceL1", "ReduceLogSum", "ReduceLogSumExp")
     ),
@@ -943,30 +590,30 @@ DEFECTS: tuple[Defect, ...] = (
         11,
         NEWEST,
         "a range that is or may be empty",
-        _maybe_empty_range,
+        rewrites.maybe_empty_range,
         "counts abs(limit - start) / delta elements (5, 0, 1 gives 5 values where ONNX gives none)",
         "the limit moved to the start where the range is empty: Where(delta > 0, Max(limit, start), Min(limit, start))",
-        _range_limit_clamped,
+        rewrites.range_limit_clamped,
     ),
     Defect(
         "Pad",
         11,
         NEWEST,
         "constant_value from a graph input",
-        _runtime_pad_value,
+        rewrites.runtime_pad_value,
         "pads with 0 instead of the value fed (7: [0, 1, 2, 0] where ONNX gives [7, 1, 2, 7])",
         "Where(a mask of ones padded with zeros, the input padded with 0, the value)",
-        _pad_value_by_mask,
+        rewrites.pad_value_by_mask,
     ),
     Defect(
         "ConvTranspose",
         1,
         NEWEST,
         "output_shape with group > 1",
-        _grouped_output_shape,
+        rewrites.grouped_output_shape,
         "computes other values (group=2, strides=[2], output_shape=[1] on [1, 6, 3]: -1.17 where ONNX gives -0.39)",
         "the same node with the pads the schema derives from output_shape (needs static input dims and kernel)",
-        _output_shape_as_pads,
+        rewrites.output_shape_as_pads,
     ),
     *(
         Defect(
@@ -974,10 +621,10 @@ DEFECTS: tuple[Defect, ...] = (
             18,
             NEWEST,
             "noop_with_empty_axes=1, no axes",
-            _noop_without_axes,
+            rewrites.noop_without_axes,
             "returns the input unchanged, where the schema keeps the elementwise step (abs(x), x * x, log x)",
             "the elementwise step: Abs, Sqrt(x * x), Mul(x, x), Log, or the input for ReduceLogSumExp",
-            _elementwise_step,
+            rewrites.elementwise_step,
         )
         for op_type in ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
     ),
@@ -986,38 +633,38 @@ DEFECTS: tuple[Defect, ...] = (
         1,
         NEWEST,
         "empty indices",
-        _empty_second_input("indices"),
+        rewrites.empty_second_input("indices"),
         "gives a rank-0 result for constant ones (indices [0, 2] of a [4] tensor: [] where ONNX gives [0, 2]); "
         "from a graph input its CPU plugin's compile_model dies of SIGFPE",
         "Gather of zero indices of the shape with each zero dim made 1, then Slice to length 0 there",
-        _gather_then_empty,
+        rewrites.gather_then_empty,
     ),
     Defect(
         "Compress",
         9,
         NEWEST,
         "an empty condition",
-        _empty_second_input("condition"),
+        rewrites.empty_second_input("condition"),
         "its CPU plugin's compile_model dies of SIGFPE (Floating point exception)",
         "the data sliced to length 0 on axis (flattened first without one)",
-        _compress_nothing,
+        rewrites.compress_nothing,
     ),
     Defect(
         "TopK",
         10,
         NEWEST,
         "K = 0",
-        _k_zero,
+        rewrites.k_zero,
         "writes a TopK its CPU plugin does not compile (K (0) must be positive); ONNX gives empty outputs",
         "the input sliced to length 0 on axis, and that cast to int64 for the indices",
-        _top_nothing,
+        rewrites.top_nothing,
     ),
     Defect(
         "Einsum",
         12,
         NEWEST,
         "a repeated index in one operand (trace 'ii', diagonal)",
-        _repeated_index,
+        rewrites.repeated_index,
         "writes an Einsum its CPU plugin does not compile ('Input order must have shape [n]')",
         None,
         None,
@@ -1028,7 +675,7 @@ DEFECTS: tuple[Defect, ...] = (
             first,
             NEWEST,
             "to STRING",
-            _to_string,
+            rewrites.to_string,
             "writes a Convert to string its CPU plugin does not compile",
             None,
             None,
@@ -1040,7 +687,7 @@ DEFECTS: tuple[Defect, ...] = (
         13,
         NEWEST,
         "axes from a graph input, more than one",
-        _reduce_of_dynamic_rank,
+        rewrites.reduce_of_dynamic_rank,
         "writes a Squeeze of dynamic rank its CPU plugin does not compile",
         None,
         None,
@@ -1050,7 +697,7 @@ DEFECTS: tuple[Defect, ...] = (
         13,
         NEWEST,
         "axes from a graph input",
-        _axes_from_graph_input,
+        rewrites.axes_from_graph_input,
         "writes an Unsqueeze of dynamic rank its CPU plugin does not compile",
         None,
         None,
@@ -1061,7 +708,7 @@ DEFECTS: tuple[Defect, ...] = (
             first,
             NEWEST,
             "an activation other than Relu, Sigmoid, Tanh",
-            _unsupported_activations,
+            rewrites.unsupported_activations,
             "writes a sequence its CPU plugin does not compile ('Unsupported activation function')",
             None,
             None,
@@ -1074,7 +721,7 @@ DEFECTS: tuple[Defect, ...] = (
             13 if op_type == "ReduceSum" else 18,
             NEWEST,
             "keepdims=0, axes from a graph input",
-            _reduce_of_dynamic_rank,
+            rewrites.reduce_of_dynamic_rank,
             "writes a reduction of dynamic rank its CPU plugin does not compile",
             None,
             None,
