@@ -577,7 +577,9 @@ def read_bodies(source: str | os.PathLike | bytes, layer: Layer, name: str | Non
                 entries[entry.tag].append(_port_map_entry(entry, f"{label}: {layer.type} '{layer.name}' {child.tag}"))
         back = element.find("back_edges")
         back_edges = tuple(
-            (edge.get("from-layer", ""), edge.get("to-layer", "")) for edge in (back if back is not None else ()) if edge.tag == "edge"
+            (edge.get("from-layer", ""), edge.get("to-layer", ""))
+            for edge in (back if back is not None else ())
+            if edge.tag == "edge"
         )
         bodies[child.tag] = Body(
             document,

@@ -233,9 +233,13 @@ class _Graph:
             else:
                 outputs.append((find(output_at, entry.external, "output port"), result, _slicing(entry)))
         fed = {parameter for _, parameter, _ in inputs} | ({current} if current is not None else set())
-        for i, parameter in enumerate(graph.parameters):
+        for i, unfed in enumerate(graph.parameters):
             if i not in fed:
-                raise ModelError.in_file(self.file, f"{where}: body Parameter '{parameter.name}' is fed by no port_map input")
+                raise ModelError.in_file(self.file, f"{where}: body Parameter '{unfed.name}' is fed by no port_map input")
+        given = {index for index, _, _ in outputs}
+        for i, port in enumerate(layer.outputs):
+            if i not in given:
+                raise ModelError.in_file(self.file, f"{where}: output port {port.id} is in no port_map output")
         back_edges = tuple(
             (find(result_at, source_id, "body Result"), find(parameter_at, target_id, "body Parameter"))
             for source_id, target_id in body.back_edges
@@ -252,7 +256,9 @@ class _Graph:
             tuple(_static_dims(result) for result in graph.results),
             tuple(_result_type(result) for result in graph.results),
         )
-        return {"body": _body_function(graph, [(i, i) for i in range(len(graph.parameters))], list(range(len(graph.results))))}, iteration
+        return {
+            "body": _body_function(graph, [(i, i) for i in range(len(graph.parameters))], list(range(len(graph.results))))
+        }, iteration
 
     def _guarded(self, node: LayerNode, action: Callable[[], Any]) -> Any:
         """``action()``, its failures said of the layer and the file."""

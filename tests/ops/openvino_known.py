@@ -4,8 +4,8 @@
 ``on_openvino.through_openvino`` that fails at ``stage`` and matches a row is an xfail with the
 row's reason instead of a failure. Kinds:
 
-* ``numpy layer``: an IR layer the frontend emits that IR-on-numpy does not run (Loop-5 and
-  TensorIterator-1, the bodies of ONNX Loop and Scan);
+* ``numpy layer``: an IR layer the frontend emits that IR-on-numpy does not run (none now: Loop-5
+  and TensorIterator-1, the bodies of ONNX Loop and Scan, run);
 * ``other``: an OpenVINO defect the conversion does not fix or refuse yet, or an IR-on-numpy
   defect, each with a one-line repro where one exists.
 
@@ -156,20 +156,11 @@ def _i64(*values: int) -> np.ndarray:
     return np.array(values, np.int64)
 
 
-NUMPY_LAYER = "an IR layer ovpool convert writes that IR-on-numpy does not run (not in issue 21's list)"
 _GRID = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
 _X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
 _LSTM = [np.ones((2, 1, 2), np.float32), np.full((1, 8, 2), 0.5, np.float32), np.full((1, 8, 2), 0.25, np.float32)]
 
 KNOWN: tuple[Known, ...] = (
-    # IR layers the frontend emits that numpy does not run: Loop and Scan bodies
-    *(
-        Known("numpy layer", ("*",), (), "numpy", f"IR layer {layer}", NUMPY_LAYER, layer=layer.replace("-", "-opset"))
-        for layer in (
-            "Loop-5",
-            "TensorIterator-1",
-        )
-    ),
     # (c) found by this suite: IR-on-numpy defects
     Known(
         "other",

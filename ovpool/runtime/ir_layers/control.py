@@ -48,7 +48,7 @@ def tensor_iterator(node: LayerNode) -> Kernel:
     """TensorIterator-1: the body once per part of the sliced inputs (a [2, 3] input sliced on
     axis 1 with part_size 1 runs it 3 times, on [2, 1] parts), outputs as the port map says."""
 
-    def kernel(*inputs: np.ndarray) -> tuple[np.ndarray | None, ...]:
+    def kernel(*inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         return _iterate(node, inputs, None, True)
 
     return kernel
@@ -60,17 +60,19 @@ def loop(node: LayerNode) -> Kernel:
     bound) and the condition holds (input 1, then the body's ``execution_condition``): trip count
     3 and a condition the body turns false after its 2nd iteration runs it twice."""
 
-    def kernel(trip_count: np.ndarray, condition: np.ndarray, *inputs: np.ndarray) -> tuple[np.ndarray | None, ...]:
+    def kernel(trip_count: np.ndarray, condition: np.ndarray, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         for name, value in (("trip count", trip_count), ("execution condition", condition)):
             if np.asarray(value).size != 1:
                 raise node.fail(f"the {name} has {np.asarray(value).size} values, not one")
         trips = int(np.asarray(trip_count).reshape(()))
-        return _iterate(node, (trip_count, condition, *inputs), None if trips < 0 else trips, bool(np.asarray(condition).reshape(())))
+        return _iterate(
+            node, (trip_count, condition, *inputs), None if trips < 0 else trips, bool(np.asarray(condition).reshape(()))
+        )
 
     return kernel
 
 
-def _iterate(node: LayerNode, inputs: Sequence[np.ndarray], trips: int | None, condition: bool) -> tuple[np.ndarray | None, ...]:
+def _iterate(node: LayerNode, inputs: Sequence[np.ndarray], trips: int | None, condition: bool) -> tuple[np.ndarray, ...]:
     """Run the body of ``node`` at most ``trips`` times (None: no bound; TensorIterator: the parts'
     count) while ``condition`` holds, and gather the outputs in port order."""
     plan = node.iteration
@@ -106,7 +108,7 @@ def _iterate(node: LayerNode, inputs: Sequence[np.ndarray], trips: int | None, c
         if plan.condition is not None:
             condition = bool(np.asarray(results[plan.condition]).reshape(-1)[0])
         done += 1
-    outputs: list[np.ndarray | None] = [None] * max((index + 1 for index, _, _ in plan.outputs), default=0)
+    outputs: dict[int, np.ndarray] = {}
     for index, result, slicing in plan.outputs:
         if slicing is not None:
             outputs[index] = _joined(node, gathered[result], slicing, plan, result)
@@ -114,7 +116,7 @@ def _iterate(node: LayerNode, inputs: Sequence[np.ndarray], trips: int | None, c
             outputs[index] = results[result]
         else:
             outputs[index] = _unchanged(node, plan, result, arguments)
-    return tuple(outputs)
+    return tuple(outputs[index] for index in range(len(outputs)))  # the executor checked every port is mapped
 
 
 def _parameters(plan: Iteration) -> int:
