@@ -59,7 +59,8 @@ class _Weights:
         self._data: np.ndarray | None = None
 
     def read(self, file: str, layer: Layer) -> np.ndarray:
-        """The value of a Const layer: ``element_type="f16" shape="64,3,3,3" offset="0" size="3456"``."""
+        """The value of a Const layer: ``element_type="f16" shape="64,3,3,3" offset="0" size="3456"``;
+        one of no elements (``shape="0"``) is empty whatever its ``size`` (OpenVINO writes 1)."""
         where = f"Const '{layer.name}' (line {layer.line})"
         element = layer.data.get("element_type", "")
         name, narrow = dtypes.from_ir_type(element), dtypes.narrow_from_ir_type(element)
@@ -76,7 +77,8 @@ class _Weights:
         except (KeyError, ValueError):
             raise ModelError.in_file(file, f"{where}: shape, offset and size must be given as integers") from None
         count = int(np.prod(shape, dtype=np.int64))
-        if min(shape, default=0) < 0 or offset < 0 or size != -(-count * bits // 8):
+        # OpenVINO saves a Const of no elements with size="1" (and reads any size for one).
+        if min(shape, default=0) < 0 or offset < 0 or size < 0 or (count and size != -(-count * bits // 8)):
             raise ModelError.in_file(file, f"{where}: size {size} does not hold shape {list(shape)} of {element}")
         data = self._open()
         if offset + size > data.size:
@@ -84,6 +86,8 @@ class _Weights:
                 file, f"{where}: bytes {offset}..{offset + size} lie beyond the end of {self.path} ({data.size} bytes)"
             )
         raw = data[offset : offset + size]
+        if not count:
+            return np.zeros(shape, dtype)
         if bits == 4:
             return _nibbles(raw, count, dtype).reshape(shape)
         return raw.view(dtype).reshape(shape).copy()

@@ -45,7 +45,6 @@ for _type, _onnx, _since in (
     ("Add", "Add", 14),
     ("Subtract", "Sub", 14),
     ("Multiply", "Mul", 14),
-    ("Power", "Pow", 15),
     ("Maximum", "Max", 13),
     ("Minimum", "Min", 13),
     ("Equal", "Equal", 19),
@@ -58,6 +57,19 @@ for _type, _onnx, _since in (
 ):
     layer(_type, 1)(_binary(_onnx, _since))
 layer("LogicalXor", 2)(_binary("Xor", 7))
+
+
+@layer("Power", 1)
+def power(node: LayerNode) -> Kernel:
+    """Power-1: a ** b (ONNX Pow-15); unsigned integers of one type too, exact and wrapping
+    (uint32 2 ** 31 = 2147483648, 2 ** 32 = 0), as the frontend's BitShift lowering writes them."""
+    pow_ = _binary("Pow", 15)(node)
+    unsigned = _numpy_binary(np.power)(node)
+
+    def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        return unsigned(a, b) if a.dtype.kind == "u" else pow_(a, b)
+
+    return kernel
 
 
 def _numpy_binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Builder:
@@ -149,7 +161,6 @@ for _type, _onnx, _since in (
     ("Negative", "Neg", 13),
     ("Floor", "Floor", 13),
     ("Ceiling", "Ceil", 13),
-    ("Log", "Log", 13),
     ("Sin", "Sin", 7),
     ("Cos", "Cos", 7),
     ("Sign", "Sign", 13),
@@ -161,6 +172,24 @@ for _type, _onnx, _since in (
     ("Cosh", "Cosh", 9),
 ):
     layer(_type, 1)(_unary(_onnx, _since))
+
+
+@layer("Log", 1)
+def log(node: LayerNode) -> Kernel:
+    """Log-1: the natural logarithm (ONNX Log-13); on integers the specification's reference
+    computes it in double and converts toward zero: log(20) = 2.996 gives 2 (OpenVINO CPU rounds,
+    3: docs/semantics.md)."""
+    onnx_log = node.onnx("Log", 13)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if x.dtype.kind not in "iu":
+            return onnx_log(x)
+        with np.errstate(all="ignore"):
+            return (np.trunc(np.log(x.astype(np.float64))).astype(x.dtype),)
+
+    return kernel
+
+
 layer("Mish", 4)(_unary("Mish", 18))
 for _type, _onnx, _since in (("Asinh", "Asinh", 9), ("Acosh", "Acosh", 9), ("Atanh", "Atanh", 9)):
     layer(_type, 4)(_unary(_onnx, _since))
@@ -219,7 +248,7 @@ def _float_formula(formula: Callable[[np.ndarray], np.ndarray]) -> Builder:
 
 def _relu6_over_6(x: np.ndarray) -> np.ndarray:
     """min(max(x + 3, 0), 6) / 6."""
-    y = x + 3
+    y = np.array(x + 3)  # an array even for a 0-d x, whose sum numpy gives as a scalar
     np.clip(y, 0, 6, out=y)
     y /= 6
     return y
@@ -288,12 +317,15 @@ def clamp(node: LayerNode) -> Kernel:
 @layer("PReLU", 1)
 def prelu(node: LayerNode) -> Kernel:
     """PRelu-1: x for x >= 0, slope * x otherwise; a 1-D slope as long as axis 1 of a rank-2+ input
-    is per channel, any other slope broadcasts numpy-style."""
+    is per channel, a slope of one value applies to every element (a [1] slope on a 0-d -0.5 with
+    slope 0.01 gives 0-d -0.005), any other slope broadcasts numpy-style."""
     onnx_prelu = node.onnx("PRelu", 16)
 
     def kernel(x: np.ndarray, slope: np.ndarray) -> tuple[np.ndarray, ...]:
         if slope.ndim == 1 and x.ndim >= 2 and slope.shape[0] == x.shape[1] and slope.shape[0] > 1:
             slope = slope.reshape((-1,) + (1,) * (x.ndim - 2))
+        elif slope.size == 1 and slope.ndim > x.ndim:
+            slope = slope.reshape(())  # one slope for every element, of a 0-d input too
         return onnx_prelu(x, slope)
 
     return kernel
