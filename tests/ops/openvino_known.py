@@ -161,47 +161,6 @@ _X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
 _LSTM = [np.ones((2, 1, 2), np.float32), np.full((1, 8, 2), 0.5, np.float32), np.full((1, 8, 2), 0.25, np.float32)]
 
 KNOWN: tuple[Known, ...] = (
-    # (c) found by this suite: IR-on-numpy defects
-    Known(
-        "other",
-        ("*",),
-        (),
-        "numpy",
-        "a Const of zero elements",
-        "OpenVINO saves it with size=1; ovpool's IR reader refuses it (ir_executor._Weights.read)",
-        text=r"size 1 does not hold shape \[[^]]*\b0\b",
-        repro=("Transpose", 13, [np.float32(1.5)], {}, 1),
-    ),
-    Known(
-        "other",
-        ("HardSwish",),
-        (),
-        "numpy",
-        "rank-0 input",
-        "IR-on-numpy's HSwish-4 fails on a 0-d array (np.clip out= on a numpy scalar)",
-        text="TypeError",
-        repro=("HardSwish", 14, [np.float32(0.5)], {}, 1),
-    ),
-    Known(
-        "other",
-        ("LeakyRelu",),
-        (),
-        "numpy",
-        "rank-0 input",
-        "IR-on-numpy's PReLU-1 refuses a slope of shape [1] on a 0-d input; OpenVINO CPU broadcasts it",
-        text="does not broadcast",
-        repro=("LeakyRelu", 16, [np.float32(-0.5)], {}, 1),
-    ),
-    Known(
-        "other",
-        ("*",),
-        (),
-        "numpy",
-        "an input with a zero dim (Softmax/LogSoftmax/Hardmax-1, Flatten)",
-        "IR-on-numpy's Reshape-1 cannot infer -1 in [0, -1] for zero elements; OpenVINO CPU takes the other dims",
-        text="cannot be inferred",
-        repro=("Softmax", 7, [np.zeros((0, 3), np.float32)], {"axis": 1}, 1),
-    ),
     # (c) found by this suite: the converted IR computes otherwise than ONNX on OpenVINO CPU
     Known(
         "other",
@@ -474,16 +433,6 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("BitShift",),
-        (),
-        "numpy",
-        "uint32 and uint64",
-        "IR-on-numpy's Power-1 (as ONNX Pow-15) refuses unsigned integers, which the frontend's BitShift lowering writes",
-        text="Pow-15 allows",
-        repro=("BitShift", 11, [np.array([1000, 7], np.uint32), np.array([1], np.uint32)], {"direction": "LEFT"}, 1),
-    ),
-    Known(
-        "other",
         ("Pow",),
         (),
         "numpy",
@@ -600,16 +549,6 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("*",),
-        (),
-        "numpy",
-        "integer inputs of an IR Log (ReduceLogSum on integers)",
-        "IR-on-numpy's Log-1 (as ONNX Log-13) refuses integer types, which the frontend writes for integer ReduceLogSum",
-        text="Log-13 allows",
-        repro=("ReduceLogSum", 13, [np.int32(1)], {"keepdims": 0}, 1),
-    ),
-    Known(
-        "other",
         ("Sum", "Mean"),
         (),
         "numpy",
@@ -650,16 +589,6 @@ KNOWN: tuple[Known, ...] = (
         "OpenVINO's LSTMSequence has no coupled input-forget gate: the frontend drops input_forget silently",
         lambda case: case.attr("input_forget", 0) == 1,
         repro=("LSTM", 14, [*_LSTM], {"hidden_size": 2, "input_forget": 1}, 1),
-    ),
-    Known(
-        "other",
-        ("LSTM", "GRU", "RNN"),
-        (),
-        "numpy",
-        "bidirectional with explicit activations",
-        "IR-on-numpy refuses the *Sequence layer's activations list as the frontend writes it (['Relu'] * 4 for a "
-        "bidirectional RNN: 'has 4 functions; RNN needs 1 per direction')",
-        text="functions; .* needs",
     ),
     Known(
         "other",
