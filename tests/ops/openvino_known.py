@@ -433,17 +433,6 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("Pow",),
-        (),
-        "numpy",
-        "an integer base with a float exponent whose result is out of the integer's range",
-        "IR-on-numpy's Power casts it to 0, OpenVINO CPU (and onnxruntime) to INT32_MIN: undefined in both",
-        _dtypes("int", "uint"),
-        text="values differ",
-        repro=("Pow", 12, [np.array([0, 2], np.int32), _f32(-1.0)], {}, 1),
-    ),
-    Known(
-        "other",
         ("ConvTranspose",),
         (),
         "openvino",

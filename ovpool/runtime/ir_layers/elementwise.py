@@ -363,6 +363,19 @@ def convert_like(node: LayerNode) -> Kernel:
 _NARROW_INTEGERS = {"int4": np.dtype(np.int8), "uint4": np.dtype(np.uint8)}
 
 
+def _float_to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:
+    """Floats to an integer type as OpenVINO's reference and CPU plugin compute it (C++ leaves a
+    value out of range undefined; x86 gives the lowest integer): truncated toward zero through
+    int32 (int64 for i64, u32 and u64), a value outside it, an infinity or NaN becoming its lowest
+    value, then wrapped to the target: inf -> -2147483648 in i32 and 0 in u8, 300.5 -> 44 in u8."""
+    wide = target in (np.dtype(np.int64), np.dtype(np.uint32), np.dtype(np.uint64))
+    bound = 2.0**63 if wide else 2.0**31
+    truncated = np.trunc(x.astype(np.float64))
+    with np.errstate(invalid="ignore"):
+        inside = (truncated >= -bound) & (truncated < bound)
+    return np.where(inside, truncated, -bound).astype(np.int64).astype(target)
+
+
 def _converted(x: np.ndarray, target: np.dtype) -> np.ndarray:
     if x.dtype == target:
         return x
@@ -374,8 +387,7 @@ def _converted(x: np.ndarray, target: np.dtype) -> np.ndarray:
         return np.asarray(x != 0)
     if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
         if target.kind in "iu" or target.name in _NARROW_INTEGERS:
-            with np.errstate(invalid="ignore"):
-                return np.trunc(x.astype(np.float64)).astype(np.int64).astype(target)
+            return _float_to_integer(x, target)
     if target.name in _NARROW_INTEGERS:
         return x.astype(np.int64).astype(target)
     return x.astype(target)
