@@ -538,6 +538,18 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
+        ("Flatten",),
+        (),
+        "numpy",
+        "an input with zero dims before and at the axis",
+        "the frontend writes Reshape [prod(dims[:axis]), -1] with special_zero, which OpenVINO's shape inference (and the "
+        "IR's declared dims, and numpy) make (0, 0) for axis 4 of (0, 1, 4, 0); OpenVINO CPU gives ONNX's (0, 1) at run time",
+        _empty_input,
+        text="shape",
+        repro=("Flatten", 21, [np.zeros((0, 1, 4, 0), np.int32)], {"axis": 4}, 1),
+    ),
+    Known(
+        "other",
         ("Sum", "Mean"),
         (),
         "numpy",
