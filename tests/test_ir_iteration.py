@@ -186,3 +186,18 @@ def test_bad_port_map_names_the_layer(tmp_path):
     xml.write_text(broken)
     with pytest.raises(ModelError, match=r"TensorIterator 'running' .*port_map names body Parameter 77"):
         IrGraph.read(xml)
+
+
+def test_port_map_attribute_not_an_integer(tmp_path):
+    """A port map's ``axis="x"``: one line naming the body and the attribute."""
+    X = opset1.parameter([4], F32, name="X")
+    x = opset1.parameter([1], F32, name="x")
+    doubled = opset1.result(opset1.multiply(x, opset1.constant(np.float32(2))))
+    ti = opset8.tensor_iterator()
+    ti.set_function(ov.Model([doubled], [x]))
+    ti.set_sliced_input(x, X.output(0), 0, 1, 1, -1, 0)
+    xml = saved([ti.get_concatenated_slices(doubled.output(0), 0, 1, 1, -1, 0)], [X], str(tmp_path))
+    xml.write_text(xml.read_text().replace('axis="0"', 'axis="x"', 1))
+    with pytest.raises(ModelError, match=r"TensorIterator .* body: port_map input attribute 'axis' is 'x', not an integer"):
+        IrGraph.read(xml)
+

@@ -219,7 +219,7 @@ class _Graph:
 
         def find(table: Mapping[str, int], key: str, what: str) -> int:
             if key not in table:
-                raise ModelError.in_file(self.file, f"{where}: port_map names {what} {key}, which the {layer.type} has not")
+                raise ModelError.in_file(self.file, f"{where}: port_map names {what} {key}, which does not exist")
             return table[key]
 
         inputs, outputs = [], []
