@@ -200,4 +200,3 @@ def test_port_map_attribute_not_an_integer(tmp_path):
     xml.write_text(xml.read_text().replace('axis="0"', 'axis="x"', 1))
     with pytest.raises(ModelError, match=r"TensorIterator .* body: port_map input attribute 'axis' is 'x', not an integer"):
         IrGraph.read(xml)
-
