@@ -1021,6 +1021,20 @@ def test_onnx_bidirectional_sequence_activations(tmp_path, op_type):
     assert f"{op_type}Sequence" in check_converted(tmp_path, model, {"x": x})
 
 
+@pytest.mark.parametrize("value", [False, True])
+def test_non_zero_of_rank_0(value):
+    """NonZero-3 of a 0-d value counts it as shape [1]: true gives [[0]], false an empty [1, 0]."""
+    x = param("x", [], ov.Type.boolean)
+    (got,) = check_model([opset3.non_zero(x, "i64")], [x], {"x": np.array(value)})
+    assert got.shape == (1, int(value))
+
+
+def test_is_inf_of_float16():
+    x = param("x", [5], ov.Type.f16)
+    feeds = {"x": np.float16([np.inf, -np.inf, np.nan, 65504, -1])}
+    check_model([opset10.is_inf(x, {"detect_negative": False}), opset10.is_inf(x)], [x], feeds)
+
+
 def _numpy_of(outputs: Sequence, params: Sequence, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     with tempfile.TemporaryDirectory() as folder:
         xml = Path(folder) / "m.xml"

@@ -209,7 +209,7 @@ def is_inf(node: LayerNode) -> Kernel:
         "detect_positive": int(node.flag("detect_positive", True)),
         "detect_negative": int(node.flag("detect_negative", True)),
     }
-    return node.onnx("IsInf", 10, attrs)
+    return node.onnx("IsInf", 20, attrs)  # ONNX IsInf-20: IsInf-10's meaning, f16 and bf16 too
 
 
 @layer("Round", 5)
