@@ -967,17 +967,22 @@ def test_const_of_no_elements(tmp_path):
     assert "Const" in xml_types and 'shape="0"' in (tmp_path / "m.xml").read_text()
 
 
-@pytest.mark.parametrize("dtype, element", [(np.uint32, ov.Type.u32), (np.uint64, ov.Type.u64), (np.uint8, ov.Type.u8)])
+@pytest.mark.parametrize(
+    "dtype, element", [(np.uint32, ov.Type.u32), (np.uint64, ov.Type.u64), (np.uint8, ov.Type.u8), (np.uint16, ov.Type.u16)]
+)
 def test_power_of_unsigned_integers(dtype, element):
-    """Power-1 of unsigned integers is exact: against the CPU plugin within range, against the
-    reference past it (u32 2 ** 32 wraps to 0; the plugin gives 2147483648), which has no u8."""
+    """Power-1 of unsigned integers: against the CPU plugin within range; past it against the
+    reference for u32 and u64 (in double, then converted: u32 2 ** 32 is 0 where the plugin gives
+    2147483648) and against the plugin for u8 and u16, which the reference does not run (2 ** 8
+    saturates to 255, 3 ** 40 is 0)."""
     a, b = param("a", [4], element), param("b", [4], element)
     layer = opset1.power(a, b)
     small = {"a": np.array([2, 3, 0, 5], dtype), "b": np.array([7, 4, 3, 0], dtype)}
     check_model([layer], [a, b], small)
-    if dtype == np.uint8:
-        return  # the reference has no u8 Power
-    big = {"a": np.array([2, 2, 3, 255], dtype), "b": np.array([31, 32, 21, 2], dtype)}
+    big = {"a": np.array([2, 2, 3, 3], dtype), "b": np.array([31, 32, 21, 40], dtype)}
+    if dtype in (np.uint8, np.uint16):
+        check_model([layer], [a, b], big)
+        return
     got = list(_numpy_of([layer], [a, b], big))
     np.testing.assert_array_equal(got[0], reference(layer, list(big.values())))
 
@@ -1005,6 +1010,17 @@ def test_convert_of_floats_out_of_range(element):
     np.testing.assert_array_equal(got, reference(layer, [values]))
     if element != ov.Type.i64:
         check_model([layer], [x], {"x": values})
+
+
+@pytest.mark.parametrize("element", [ov.Type.u64, ov.Type.u32, ov.Type.i64, ov.Type.i32, ov.Type.u16])
+def test_convert_of_doubles_out_of_range(element):
+    """Convert-1 of f64 past the target's range as the reference gives it: u64 keeps [2**63, 2**64)
+    (1.5e19 stays) and gives 0 for inf; u32 takes the low bits of the int64 (5e18 -> 1156841472)."""
+    x = param("x", [11], ov.Type.f64)
+    layer = opset1.convert(x, element)
+    values = np.array([np.inf, -np.inf, np.nan, 3e9, -3e9, 300.5, 2.0**31, 5e18, 1.5e19, 2.0**64, -1.0])
+    (got,) = _numpy_of([layer], [x], {"x": values})
+    np.testing.assert_array_equal(got, reference(layer, [values]))
 
 
 @pytest.mark.parametrize("op_type", ["RNN", "GRU", "LSTM"])

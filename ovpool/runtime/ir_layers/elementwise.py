@@ -61,13 +61,25 @@ layer("LogicalXor", 2)(_binary("Xor", 7))
 
 @layer("Power", 1)
 def power(node: LayerNode) -> Kernel:
-    """Power-1: a ** b (ONNX Pow-15); unsigned integers of one type too, exact and wrapping
-    (uint32 2 ** 31 = 2147483648, 2 ** 32 = 0), as the frontend's BitShift lowering writes them."""
+    """Power-1: a ** b (ONNX Pow-15). Unsigned integers of one type (the frontend's BitShift
+    lowering writes them) as OpenVINO computes them, in double: u32 and u64 converted as the
+    reference converts (2 ** 31 = 2147483648, 2 ** 32 = 0, 3 ** 21 = 1870418611: the low bits),
+    u8 and u16, which the reference does not run, as the CPU plugin computes them: through int32,
+    then saturated (2 ** 8 = 255; 3 ** 40, past int32, 0)."""
     pow_ = _binary("Pow", 15)(node)
-    unsigned = _numpy_binary(np.power)(node)
+    align = aligner(node)
 
     def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
-        return unsigned(a, b) if a.dtype.kind == "u" else pow_(a, b)
+        if a.dtype.kind != "u":
+            return pow_(a, b)
+        same_type(node, a, b)
+        if align is not None:
+            a, b = align(a, b)
+        with np.errstate(all="ignore"):
+            result = np.power(a.astype(np.float64), b.astype(np.float64))
+        if a.dtype.itemsize >= 4:
+            return (np.asarray(_float_to_integer(result, a.dtype)),)
+        return (np.clip(_float_to_integer(result, np.dtype(np.int32)), 0, np.iinfo(a.dtype).max).astype(a.dtype),)
 
     return kernel
 
@@ -366,14 +378,23 @@ _NARROW_INTEGERS = {"int4": np.dtype(np.int8), "uint4": np.dtype(np.uint8)}
 def _float_to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:
     """Floats to an integer type as OpenVINO's reference and CPU plugin compute it (C++ leaves a
     value out of range undefined; x86 gives the lowest integer): truncated toward zero through
-    int32 (int64 for i64, u32 and u64), a value outside it, an infinity or NaN becoming its lowest
-    value, then wrapped to the target: inf -> -2147483648 in i32 and 0 in u8, 300.5 -> 44 in u8."""
+    int32 (int64 for i64 and u32), a value outside it, an infinity or NaN becoming its lowest
+    value, then wrapped to the target: inf -> -2147483648 in i32 and 0 in u8, 300.5 -> 44 in u8.
+    u64 takes [2**63, 2**64) as well (1.5e19 stays), through int64 after taking 2**63 off."""
     wide = target in (np.dtype(np.int64), np.dtype(np.uint32), np.dtype(np.uint64))
     bound = 2.0**63 if wide else 2.0**31
     truncated = np.trunc(x.astype(np.float64))
+    high = np.zeros(truncated.shape, bool)
+    if target == np.uint64:
+        with np.errstate(invalid="ignore"):
+            high = truncated >= bound
+        truncated = np.where(high, truncated - bound, truncated)
     with np.errstate(invalid="ignore"):
         inside = (truncated >= -bound) & (truncated < bound)
-    return np.where(inside, truncated, -bound).astype(np.int64).astype(target)
+    integers = np.where(inside, truncated, -bound).astype(np.int64)
+    if target == np.uint64:
+        return (integers.view(np.uint64) ^ np.where(high, np.uint64(1 << 63), np.uint64(0))).reshape(x.shape)
+    return integers.astype(target)
 
 
 def _converted(x: np.ndarray, target: np.dtype) -> np.ndarray:
