@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ovpool.runtime.tensors import TensorDecl
+    from ovpool.runtime.verify import VerifyOptions
 
 
 def max_memory_option() -> Any:
@@ -318,3 +319,38 @@ def model_inputs(
     arrays = load_inputs(inputs, input_files)
     check_inputs(label, decls, arrays)
     return arrays
+
+
+def verify_inputs_option() -> Any:
+    """``--verify-inputs FILE.npz``, the same on ``convert`` and ``transform``."""
+    return typer.Option(
+        None, "--verify-inputs", metavar="FILE.npz", help="--verify with these inputs (.npz keyed by input name)."
+    )
+
+
+def verify_rtol_option() -> Any:
+    """``--rtol`` of ``--verify`` (None: compare's 1e-4)."""
+    return typer.Option(None, "--rtol", help="--verify: allowed difference relative to the output's largest magnitude (1e-4).")
+
+
+def verify_atol_option() -> Any:
+    """``--atol`` of ``--verify`` (None: compare's 1e-6)."""
+    return typer.Option(None, "--atol", help="--verify: allowed absolute difference on top of --rtol (1e-6).")
+
+
+def verify_options(verify: bool, inputs: Path | None, rtol: float | None, atol: float | None, seed: int) -> VerifyOptions | None:
+    """``--verify`` and its options as ``VerifyOptions`` (None without ``--verify``); an option of
+    it given alone is a ``UsageError`` (exit 2): ``--rtol`` without ``--verify`` would check nothing."""
+    from ovpool.errors import UsageError
+
+    if not verify:
+        given = [flag for flag, value in (("--verify-inputs", inputs), ("--rtol", rtol), ("--atol", atol)) if value is not None]
+        if given or seed:
+            raise UsageError(f"{', '.join(given or ['--seed'])}: an option of --verify; give --verify too")
+        return None
+    from ovpool.runtime.verify import VerifyOptions
+
+    defaults = VerifyOptions()
+    return VerifyOptions(
+        inputs, rtol=defaults.rtol if rtol is None else rtol, atol=defaults.atol if atol is None else atol, seed=seed
+    )

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser, seed_option
+from ovpool.cli.common import (
+    apply_max_memory,
+    max_memory_option,
+    path_parser,
+    seed_option,
+    verify_atol_option,
+    verify_inputs_option,
+    verify_options,
+    verify_rtol_option,
+)
 from ovpool.cli.helptext import command
 
 if TYPE_CHECKING:
@@ -86,13 +95,9 @@ def register(app: typer.Typer) -> None:
             help="Before writing, run the converted model on OpenVINO CPU at f32 and the ONNX side on ovpool's numpy executor "
             "with the same seeded random inputs; beyond --rtol/--atol nothing is written, exit 1, the first layer named.",
         ),
-        verify_inputs: Path | None = typer.Option(
-            None, "--verify-inputs", metavar="FILE.npz", help="--verify with these inputs (.npz keyed by input name)."
-        ),
-        rtol: float | None = typer.Option(
-            None, "--rtol", help="--verify: allowed difference relative to the output's largest magnitude (1e-4)."
-        ),
-        atol: float | None = typer.Option(None, "--atol", help="--verify: allowed absolute difference on top of --rtol (1e-6)."),
+        verify_inputs: Path | None = verify_inputs_option(),
+        rtol: float | None = verify_rtol_option(),
+        atol: float | None = verify_atol_option(),
         seed: int = seed_option(),
         dry_run: bool = typer.Option(
             False, "--dry-run", help="Convert (and --verify) but write nothing: a check for pre-commit hooks and CI."
@@ -146,24 +151,6 @@ def register(app: typer.Typer) -> None:
             config = ovms.write_config(ovms_repo, succeeded)
             typer.echo(f"wrote {config}", err=True)
         raise typer.Exit(code)
-
-
-def verify_options(verify: bool, inputs: Path | None, rtol: float | None, atol: float | None, seed: int) -> VerifyOptions | None:
-    """``--verify`` and its options as ``VerifyOptions`` (None without ``--verify``); an option of
-    it given alone is a ``UsageError`` (exit 2): ``--rtol`` without ``--verify`` would check nothing."""
-    from ovpool.errors import UsageError
-
-    if not verify:
-        given = [flag for flag, value in (("--verify-inputs", inputs), ("--rtol", rtol), ("--atol", atol)) if value is not None]
-        if given or seed:
-            raise UsageError(f"{', '.join(given or ['--seed'])}: an option of --verify; give --verify too")
-        return None
-    from ovpool.runtime.verify import VerifyOptions
-
-    defaults = VerifyOptions()
-    return VerifyOptions(
-        inputs, rtol=defaults.rtol if rtol is None else rtol, atol=defaults.atol if atol is None else atol, seed=seed
-    )
 
 
 def check_batch(sources: list[Path], output_dir: Path | None, ovms_repo: Path | None, to: str | None) -> None:

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser, seed_option
+from ovpool.cli.common import (
+    apply_max_memory,
+    max_memory_option,
+    path_parser,
+    seed_option,
+    verify_atol_option,
+    verify_inputs_option,
+    verify_options,
+    verify_rtol_option,
+)
 from ovpool.cli.helptext import command
 
 if TYPE_CHECKING:
@@ -63,13 +72,9 @@ def register(app: typer.Typer) -> None:
             help="Before writing, run the result and its source on ovpool's numpy executor with the same seeded random "
             "inputs; beyond --rtol/--atol nothing is written, exit 1, the first node named.",
         ),
-        verify_inputs: Path | None = typer.Option(
-            None, "--verify-inputs", metavar="FILE.npz", help="--verify with these inputs (.npz keyed by input name)."
-        ),
-        rtol: float | None = typer.Option(
-            None, "--rtol", help="--verify: allowed difference relative to the output's largest magnitude (1e-4)."
-        ),
-        atol: float | None = typer.Option(None, "--atol", help="--verify: allowed absolute difference on top of --rtol (1e-6)."),
+        verify_inputs: Path | None = verify_inputs_option(),
+        rtol: float | None = verify_rtol_option(),
+        atol: float | None = verify_atol_option(),
         seed: int = seed_option(),
         jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help="Transform N models at a time, in N processes."),
         force: bool = typer.Option(False, "--force", help="Replace existing outputs."),
@@ -77,7 +82,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Rewrite ONNX models into an exact, more portable form of their pooling."""
         from ovpool.cli.common import batch
-        from ovpool.cli.convert import verify_options
         from ovpool.conversions import check_output_suffix
         from ovpool.ov.inputs import input_shapes, parse_shape_pairs
         from ovpool.transforms.catalog import parse_pass

@@ -2,7 +2,10 @@
 every case of ``pool_space.grid()`` (about 1,800 single-node pooling models), then each result on
 onnxruntime and on ovpool's ONNX -> OpenVINO conversion (CPU, f32) against the naive oracle.
 
-    PYTHONPATH=. python tests/sweep_transforms.py     # from the checkout whose ovpool to measure
+    PYTHONPATH=. python tests/sweep_transforms.py [PASS ...]    # from the checkout whose ovpool to measure
+
+Other passes than the issue's three are given as arguments (``explicit-pads no-ceil opset=22
+dml-legal``); a pass's refusal is counted as ``refused``.
 
 Prints one line of counts: refused by the passes, rejected by onnxruntime (not for a missing
 kernel), onnxruntime values off the oracle, OpenVINO conversions or values off; then the first
@@ -24,7 +27,7 @@ from ovpool.errors import OvpoolError
 NO_KERNEL = ("NOT_IMPLEMENTED", "Could not find an implementation", "does not support double")
 
 
-def main() -> int:
+def main(passes: list[str]) -> int:
     import onnxruntime as ort
     import openvino as ov
 
@@ -48,7 +51,7 @@ def main() -> int:
     for case in pool_space.grid():
         counts["cases"] += 1
         try:
-            out = ovpool.transform(case.model, ["explicit-pads", "no-ceil", "opset=22"])
+            out = ovpool.transform(case.model, passes)
         except OvpoolError as exc:
             note("refused", case, str(exc))
             continue
@@ -91,4 +94,4 @@ def _same(case: pool_space.PoolCase, got: dict[str, np.ndarray]) -> bool:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:] or ["explicit-pads", "no-ceil", "opset=22"]))

@@ -916,3 +916,143 @@ def test_bucketize(right):
     x = param("x", [8])
     node = opset3.bucketize(x, const(np.float32([-1, 0, 0.5, 3])), "i32", right)
     check_model([node], [x], {"x": np.float32([-2, -1, -0.5, 0, 0.5, 1, 3, 4])})
+
+
+# ---------------------------------------------------------------------------------------------
+# Layers on the inputs the one-node suite found (rank 0, no elements, unsigned and integer types)
+
+
+def reference(layer, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """OpenVINO's reference implementation of ``layer`` (its core ``evaluate``) on ``inputs``: the
+    specification's meaning where the CPU plugin departs from it."""
+    out = ov.Tensor(layer.get_output_element_type(0), layer.get_output_shape(0))
+    assert layer.evaluate([out], [ov.Tensor(np.ascontiguousarray(v)) for v in inputs])
+    return np.array(out.data)
+
+
+def test_rank_0_hswish_and_prelu():
+    """HSwish-4 of a 0-d 0.5 gives 0.2917; PReLU-1 with a [1] slope 0.01 of a 0-d -0.5 gives 0-d -0.005."""
+    x = param("x", [])
+    got = check_model([opset4.hswish(x), opset1.prelu(x, const(np.float32([0.01])))], [x], {"x": np.float32(-0.5)})
+    assert got[1].shape == () and math.isclose(float(got[1]), -0.005, rel_tol=1e-6)
+    check_model([opset4.hswish(x)], [x], {"x": np.float32(0.5)})
+
+
+@pytest.mark.parametrize(
+    "shape, pattern, special_zero",
+    [
+        ((0, 3), [0, -1], True),
+        ((2, 0, 3), [0, -1], True),
+        ((0, 6), [0, 2, -1], True),
+        ((0, 0, 6), [0, -1], True),
+        ((4, 0, 6), [0, 0, -1], True),
+        ((0, 3, 4), [-1, 0], True),
+        ((2, 0, 3), [-1, 6], True),
+        ((0, 3), [0, -1], False),
+        ((0, 5), [3, 0, -1], False),
+    ],
+)
+def test_reshape_of_no_elements(shape, pattern, special_zero):
+    """Reshape-1's -1 on an input of no elements, as OpenVINO infers it: (0, 3) to [0, -1] is (0, 3)."""
+    x = param("x", shape)
+    (got,) = check_model([opset1.reshape(x, const(np.int64(pattern)), special_zero)], [x], {"x": np.zeros(shape, np.float32)})
+    assert 0 in got.shape
+
+
+def test_const_of_no_elements(tmp_path):
+    """OpenVINO saves a Const of no elements with size 1 (an ONNX Transpose of a 0-d value has an
+    empty perm); numpy reads it as empty."""
+    x = np.array(1.5, np.float32)
+    xml_types = check_converted(tmp_path, onnx_case("Transpose", 13, {"x": x}, {}, {}), {"x": x})
+    assert "Const" in xml_types and 'shape="0"' in (tmp_path / "m.xml").read_text()
+
+
+@pytest.mark.parametrize(
+    "dtype, element", [(np.uint32, ov.Type.u32), (np.uint64, ov.Type.u64), (np.uint8, ov.Type.u8), (np.uint16, ov.Type.u16)]
+)
+def test_power_of_unsigned_integers(dtype, element):
+    """Power-1 of unsigned integers: against the CPU plugin within range; past it against the
+    reference for u32 and u64 (in double, then converted: u32 2 ** 32 is 0 where the plugin gives
+    2147483648) and against the plugin for u8 and u16, which the reference does not run (2 ** 8
+    saturates to 255, 3 ** 40 is 0)."""
+    a, b = param("a", [4], element), param("b", [4], element)
+    layer = opset1.power(a, b)
+    small = {"a": np.array([2, 3, 0, 5], dtype), "b": np.array([7, 4, 3, 0], dtype)}
+    check_model([layer], [a, b], small)
+    big = {"a": np.array([2, 2, 3, 3], dtype), "b": np.array([31, 32, 21, 40], dtype)}
+    if dtype in (np.uint8, np.uint16):
+        check_model([layer], [a, b], big)
+        return
+    got = list(_numpy_of([layer], [a, b], big))
+    np.testing.assert_array_equal(got[0], reference(layer, list(big.values())))
+
+
+def test_log_of_integers():
+    """Log-1 of integers converts the logarithm toward zero by the reference: 1, 2, 20, 100 give
+    0, 0, 2, 4 (the CPU plugin rounds: docs/semantics.md)."""
+    x = param("x", [4], ov.Type.i32)
+    layer = opset1.log(x)
+    feeds = {"x": np.int32([1, 2, 20, 100])}
+    (got,) = _numpy_of([layer], [x], feeds)
+    np.testing.assert_array_equal(got, reference(layer, [feeds["x"]]))
+    assert got.tolist() == [0, 0, 2, 4]
+
+
+@pytest.mark.parametrize("element", [ov.Type.i32, ov.Type.i8, ov.Type.u8, ov.Type.i16, ov.Type.i64])
+def test_convert_of_floats_out_of_range(element):
+    """Convert-1 of infinities, NaN and values past the target's range as the reference gives them
+    (inf -> -2147483648 in i32, 0 in u8; 300.5 -> 44 in u8), and as the CPU plugin does but in i64,
+    which it computes in i32."""
+    x = param("x", [8])
+    layer = opset1.convert(x, element)
+    values = np.float32([np.inf, -np.inf, np.nan, 3e9, -3e9, 300.5, 2.0**31, -7.9])
+    (got,) = _numpy_of([layer], [x], {"x": values})
+    np.testing.assert_array_equal(got, reference(layer, [values]))
+    if element != ov.Type.i64:
+        check_model([layer], [x], {"x": values})
+
+
+@pytest.mark.parametrize("element", [ov.Type.u64, ov.Type.u32, ov.Type.i64, ov.Type.i32, ov.Type.u16])
+def test_convert_of_doubles_out_of_range(element):
+    """Convert-1 of f64 past the target's range as the reference gives it: u64 keeps [2**63, 2**64)
+    (1.5e19 stays) and gives 0 for inf; u32 takes the low bits of the int64 (5e18 -> 1156841472)."""
+    x = param("x", [11], ov.Type.f64)
+    layer = opset1.convert(x, element)
+    values = np.array([np.inf, -np.inf, np.nan, 3e9, -3e9, 300.5, 2.0**31, 5e18, 1.5e19, 2.0**64, -1.0])
+    (got,) = _numpy_of([layer], [x], {"x": values})
+    np.testing.assert_array_equal(got, reference(layer, [values]))
+
+
+@pytest.mark.parametrize("op_type", ["RNN", "GRU", "LSTM"])
+def test_onnx_bidirectional_sequence_activations(tmp_path, op_type):
+    """The frontend writes ONNX's per-direction activations list into the *Sequence layer (Relu,
+    Relu for a bidirectional RNN); OpenVINO reads one function per gate kind, the same both ways."""
+    gates, functions = {"RNN": (1, ["Relu"]), "GRU": (3, ["Sigmoid", "Relu"]), "LSTM": (4, ["Sigmoid", "Relu", "Tanh"])}[op_type]
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 2, 4)).astype(np.float32)
+    w = (rng.standard_normal((2, gates * 5, 4)) * 0.5).astype(np.float32)
+    r = (rng.standard_normal((2, gates * 5, 5)) * 0.5).astype(np.float32)
+    attrs = {"hidden_size": 5, "direction": "bidirectional", "activations": functions * 2}
+    model = onnx_case(op_type, 14, {"x": x}, {"w": w, "r": r}, attrs, n_outputs=2)
+    assert f"{op_type}Sequence" in check_converted(tmp_path, model, {"x": x})
+
+
+@pytest.mark.parametrize("value", [False, True])
+def test_non_zero_of_rank_0(value):
+    """NonZero-3 of a 0-d value counts it as shape [1]: true gives [[0]], false an empty [1, 0]."""
+    x = param("x", [], ov.Type.boolean)
+    (got,) = check_model([opset3.non_zero(x, "i64")], [x], {"x": np.array(value)})
+    assert got.shape == (1, int(value))
+
+
+def test_is_inf_of_float16():
+    x = param("x", [5], ov.Type.f16)
+    feeds = {"x": np.float16([np.inf, -np.inf, np.nan, 65504, -1])}
+    check_model([opset10.is_inf(x, {"detect_negative": False}), opset10.is_inf(x)], [x], feeds)
+
+
+def _numpy_of(outputs: Sequence, params: Sequence, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    with tempfile.TemporaryDirectory() as folder:
+        xml = Path(folder) / "m.xml"
+        ov.save_model(ov.Model(list(outputs), list(params)), str(xml), compress_to_fp16=False)
+        return list(IrGraph.read(xml).run(feeds).values())

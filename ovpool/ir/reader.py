@@ -499,16 +499,39 @@ class _IRTarget:
 _NO_DATA: Mapping[str, str] = MappingProxyType({})
 
 
+class PortMapEntry(NamedTuple):
+    """One ``<input>``/``<output>`` of a ``<port_map>`` as written: ``external`` the layer's port
+    id ("-1" for a special port), ``internal`` the body's Parameter or Result layer id, the
+    slicing attributes of a sliced input or a concatenated output (``axis`` None when not
+    sliced) and ``purpose`` (Loop-5's "current_iteration" / "execution_condition", else "").
+    ``<input axis="1" external_port_id="0" internal_layer_id="1" start="-1" end="0" stride="-1"
+    part_size="1"/>`` -> ("0", "1", 1, -1, 0, -1, 1, "")."""
+
+    external: str
+    internal: str
+    axis: int | None
+    start: int
+    end: int
+    stride: int
+    part_size: int
+    purpose: str
+
+
 class Body(NamedTuple):
-    """A sub-graph of a layer (If ``then_body``/``else_body``, Loop ``body``) and how its ports meet
-    the layer's: ``inputs`` maps an input port id of the layer to the body's Parameter layer id,
-    ``outputs`` an output port id of the layer to the body's Result layer id; ``data`` the body as
-    an IR of its own (``read_bodies(body.data, inner_layer)`` reads a body inside it)."""
+    """A sub-graph of a layer (If ``then_body``/``else_body``, Loop and TensorIterator ``body``) and
+    how its ports meet the layer's: ``inputs`` maps an input port id of the layer to the body's
+    Parameter layer id, ``outputs`` an output port id of the layer to the body's Result layer id;
+    ``data`` the body as an IR of its own (``read_bodies(body.data, inner_layer)`` reads a body
+    inside it); ``input_map``/``output_map`` every port-map entry in file order, ``back_edges``
+    each ``<back_edges>`` edge as (Result layer id, Parameter layer id)."""
 
     document: IRDocument
     inputs: Mapping[str, str]
     outputs: Mapping[str, str]
     data: bytes
+    input_map: tuple[PortMapEntry, ...] = ()
+    output_map: tuple[PortMapEntry, ...] = ()
+    back_edges: tuple[tuple[str, str], ...] = ()
 
 
 def read_bodies(source: str | os.PathLike | bytes, layer: Layer, name: str | None = None) -> dict[str, Body]:
@@ -546,9 +569,51 @@ def read_bodies(source: str | os.PathLike | bytes, layer: Layer, name: str | Non
         port_map = element.find(child.tag[: -len("body")] + "port_map")
         inputs: dict[str, str] = {}
         outputs: dict[str, str] = {}
+        entries: dict[str, list[PortMapEntry]] = {"input": [], "output": []}
         for entry in port_map if port_map is not None else ():
             target = inputs if entry.tag == "input" else outputs if entry.tag == "output" else None
             if target is not None:
                 target[entry.get("external_port_id", "")] = entry.get("internal_layer_id", "")
-        bodies[child.tag] = Body(document, MappingProxyType(inputs), MappingProxyType(outputs), text)
+                entries[entry.tag].append(_port_map_entry(entry, f"{label}: {layer.type} '{layer.name}' {child.tag}"))
+        back = element.find("back_edges")
+        back_edges = tuple(
+            (edge.get("from-layer", ""), edge.get("to-layer", ""))
+            for edge in (back if back is not None else ())
+            if edge.tag == "edge"
+        )
+        bodies[child.tag] = Body(
+            document,
+            MappingProxyType(inputs),
+            MappingProxyType(outputs),
+            text,
+            tuple(entries["input"]),
+            tuple(entries["output"]),
+            back_edges,
+        )
     return bodies
+
+
+def _port_map_entry(entry: etree._Element, where: str) -> PortMapEntry:
+    """A ``<port_map>`` entry read (``PortMapEntry``); an integer attribute that is not one is a
+    ``ModelError`` naming the body and the attribute."""
+
+    def integer(name: str, default: int) -> int:
+        text = entry.get(name)
+        if text is None:
+            return default
+        value = ir_int(text)
+        if value is None:
+            raise ModelError.in_file(where, f"port_map {entry.tag} attribute '{name}' is '{text}', not an integer")
+        return value
+
+    axis = integer("axis", 0) if entry.get("axis") is not None else None
+    return PortMapEntry(
+        entry.get("external_port_id", ""),
+        entry.get("internal_layer_id", ""),
+        axis,
+        integer("start", 0),
+        integer("end", -1),
+        integer("stride", 1),
+        integer("part_size", 1),
+        entry.get("purpose", ""),
+    )

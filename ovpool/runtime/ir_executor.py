@@ -11,7 +11,8 @@ work that does not depend on the inputs:
   become constants;
 * each other layer's kernel is built once, and the layers become a flat plan over slots in
   ``IRDocument.execution_order()``, each intermediate dropped after its last reader;
-* If bodies are read (``ovpool.ir.reader.read_bodies``) and prepared the same way.
+* If, Loop and TensorIterator bodies are read (``ovpool.ir.reader.read_bodies``) and prepared the
+  same way, with the port maps and back edges of Loop and TensorIterator (``Iteration``).
 
 Names follow OpenVINO's, so results line up with ``ovpool run --device CPU``: an input is its
 Parameter's first tensor name (the port's ``names``, sorted) or else the layer name; an output is
@@ -31,9 +32,10 @@ import numpy as np
 
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
-from ovpool.ir.reader import IRDocument, Layer, declared_bounds, read_bodies, read_ir
+from ovpool.ir.reader import IRDocument, Layer, PortMapEntry, declared_bounds, dim_bounds, read_bodies, read_ir
 from ovpool.memory import kernel_failure
-from ovpool.runtime.ir_layers import STRUCTURAL, LayerNode, builder_for
+from ovpool.runtime.ir_layers import ITERATING, STRUCTURAL, Body, LayerNode, builder_for
+from ovpool.runtime.ir_layers.base import Iteration, Slicing
 from ovpool.runtime.ops.base import Kernel
 from ovpool.runtime.tensors import TensorDecl, name_mismatch
 
@@ -57,7 +59,8 @@ class _Weights:
         self._data: np.ndarray | None = None
 
     def read(self, file: str, layer: Layer) -> np.ndarray:
-        """The value of a Const layer: ``element_type="f16" shape="64,3,3,3" offset="0" size="3456"``."""
+        """The value of a Const layer: ``element_type="f16" shape="64,3,3,3" offset="0" size="3456"``;
+        one of no elements (``shape="0"``) is empty whatever its ``size`` (OpenVINO writes 1)."""
         where = f"Const '{layer.name}' (line {layer.line})"
         element = layer.data.get("element_type", "")
         name, narrow = dtypes.from_ir_type(element), dtypes.narrow_from_ir_type(element)
@@ -74,7 +77,8 @@ class _Weights:
         except (KeyError, ValueError):
             raise ModelError.in_file(file, f"{where}: shape, offset and size must be given as integers") from None
         count = int(np.prod(shape, dtype=np.int64))
-        if min(shape, default=0) < 0 or offset < 0 or size != -(-count * bits // 8):
+        # OpenVINO saves a Const of no elements with size="1" (and reads any size for one).
+        if min(shape, default=0) < 0 or offset < 0 or size < 0 or (count and size != -(-count * bits // 8)):
             raise ModelError.in_file(file, f"{where}: size {size} does not hold shape {list(shape)} of {element}")
         data = self._open()
         if offset + size > data.size:
@@ -82,6 +86,8 @@ class _Weights:
                 file, f"{where}: bytes {offset}..{offset + size} lie beyond the end of {self.path} ({data.size} bytes)"
             )
         raw = data[offset : offset + size]
+        if not count:
+            return np.zeros(shape, dtype)
         if bits == 4:
             return _nibbles(raw, count, dtype).reshape(shape)
         return raw.view(dtype).reshape(shape).copy()
@@ -143,8 +149,13 @@ class _Graph:
             inputs = tuple(self._source(document, producers, layer, port.id) for port in layer.inputs)
             used = [i for i, port in enumerate(layer.outputs) if (layer.id, port.id) in read_ports]
             outputs = tuple((layer.id, port.id) for port in layer.outputs[: used[-1] + 1 if used else 1])
-            bodies = self._bodies(source, weights, layer) if layer.type == "If" else {}
-            node = LayerNode(layer, tuple(known.get(p) for p in inputs), len(outputs), bodies)
+            bodies: Mapping[str, Body] = {}
+            iteration = None
+            if layer.type == "If":
+                bodies = self._bodies(source, weights, layer)
+            elif layer.type in ITERATING:
+                bodies, iteration = self._iteration(source, weights, layer)
+            node = LayerNode(layer, tuple(known.get(p) for p in inputs), len(outputs), bodies, iteration)
             builder = builder_for(layer.type, layer.version)
             assert builder is not None  # _refuse_unsupported checked every layer
             kernel = self._guarded(node, functools.partial(builder, node))
@@ -192,6 +203,66 @@ class _Graph:
             if tag not in compiled:
                 raise ModelError.in_file(self.file, f"{layer.type} '{layer.name}' (line {layer.line}) has no {tag}")
         return compiled
+
+    def _iteration(self, source: str | bytes, weights: _Weights, layer: Layer) -> tuple[dict[str, Body], Iteration]:
+        """The ``body`` of a Loop or TensorIterator prepared, as a function of its Parameters (in
+        order) giving its Results (in order), and its port map by position (``Iteration``)."""
+        where = f"{layer.type} '{layer.name}' (line {layer.line})"
+        body = read_bodies(source, layer, self.file).get("body")
+        if body is None:
+            raise ModelError.in_file(self.file, f"{where} has no body")
+        graph = _Graph(body.document, weights, body.data)
+        parameter_at = {l.id: i for i, l in enumerate(graph.parameters)}
+        result_at = {l.id: i for i, l in enumerate(graph.results)}
+        input_at = {p.id: i for i, p in enumerate(layer.inputs)}
+        output_at = {p.id: i for i, p in enumerate(layer.outputs)}
+
+        def find(table: Mapping[str, int], key: str, what: str) -> int:
+            if key not in table:
+                raise ModelError.in_file(self.file, f"{where}: port_map names {what} {key}, which does not exist")
+            return table[key]
+
+        inputs, outputs = [], []
+        current = condition = None
+        for entry in body.input_map:
+            parameter = find(parameter_at, entry.internal, "body Parameter")
+            if entry.purpose == "current_iteration":
+                current = parameter
+            else:
+                inputs.append((find(input_at, entry.external, "input port"), parameter, _slicing(entry)))
+        for entry in body.output_map:
+            result = find(result_at, entry.internal, "body Result")
+            if entry.purpose == "execution_condition":
+                condition = result
+            else:
+                outputs.append((find(output_at, entry.external, "output port"), result, _slicing(entry)))
+        fed = {parameter for _, parameter, _ in inputs} | ({current} if current is not None else set())
+        for i, unfed in enumerate(graph.parameters):
+            if i not in fed:
+                raise ModelError.in_file(self.file, f"{where}: body Parameter '{unfed.name}' is fed by no port_map input")
+        given = {index for index, _, _ in outputs}
+        for i, port in enumerate(layer.outputs):
+            if i not in given:
+                raise ModelError.in_file(self.file, f"{where}: output port {port.id} is in no port_map output")
+        back_edges = tuple(
+            (find(result_at, source_id, "body Result"), find(parameter_at, target_id, "body Parameter"))
+            for source_id, target_id in body.back_edges
+        )
+        element = graph.parameters[current].data.get("element_type", "i64") if current is not None else "i64"
+        iteration_type = np.dtype(dtypes.np_dtype(dtypes.from_ir_type(element) or "int64"))
+        iteration = Iteration(
+            tuple(inputs),
+            tuple(outputs),
+            back_edges,
+            current,
+            condition,
+            iteration_type,
+            tuple(_static_dims(result) for result in graph.results),
+            tuple(_result_type(result) for result in graph.results),
+        )
+        return {
+            "body": _body_function(graph, [(i, i) for i in range(len(graph.parameters))], list(range(len(graph.results))))
+        }, iteration
 
     def _guarded(self, node: LayerNode, action: Callable[[], Any]) -> Any:
         """``action()``, its failures said of the layer and the file."""
@@ -287,6 +358,28 @@ def _body_function(
         return [outputs[i] for i in picks]
 
     return run
+
+
+def _slicing(entry: PortMapEntry) -> Slicing | None:
+    if entry.axis is None:
+        return None
+    return Slicing(entry.axis, entry.start, entry.end, entry.stride, entry.part_size)
+
+
+def _static_dims(result: Layer) -> tuple[int, ...] | None:
+    """The dims of the port feeding a body Result when all are static: ``2, 3`` -> (2, 3); None for ``-1``/``?``."""
+    if not result.inputs:
+        return None
+    bounds = [dim_bounds(text) for text in result.inputs[0].dims]
+    if any(b is None or b[0] != b[1] for b in bounds):
+        return None
+    return tuple(b[0] for b in bounds if b is not None)
+
+
+def _result_type(result: Layer) -> np.dtype | None:
+    """The element type of the port feeding a body Result (``precision="FP32"`` -> float32), or None."""
+    name = result.inputs[0].dtype if result.inputs else None
+    return None if name is None else np.dtype(dtypes.np_dtype(name))
 
 
 def _first_port(layer: Layer) -> str:

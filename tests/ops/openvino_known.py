@@ -4,8 +4,8 @@
 ``on_openvino.through_openvino`` that fails at ``stage`` and matches a row is an xfail with the
 row's reason instead of a failure. Kinds:
 
-* ``numpy layer``: an IR layer the frontend emits that IR-on-numpy does not run (Loop-5 and
-  TensorIterator-1, the bodies of ONNX Loop and Scan);
+* ``numpy layer``: an IR layer the frontend emits that IR-on-numpy does not run (none now: Loop-5
+  and TensorIterator-1, the bodies of ONNX Loop and Scan, run);
 * ``other``: an OpenVINO defect the conversion does not fix or refuse yet, or an IR-on-numpy
   defect, each with a one-line repro where one exists.
 
@@ -156,61 +156,11 @@ def _i64(*values: int) -> np.ndarray:
     return np.array(values, np.int64)
 
 
-NUMPY_LAYER = "an IR layer ovpool convert writes that IR-on-numpy does not run (not in issue 21's list)"
 _GRID = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
 _X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
 _LSTM = [np.ones((2, 1, 2), np.float32), np.full((1, 8, 2), 0.5, np.float32), np.full((1, 8, 2), 0.25, np.float32)]
 
 KNOWN: tuple[Known, ...] = (
-    # IR layers the frontend emits that numpy does not run: Loop and Scan bodies
-    *(
-        Known("numpy layer", ("*",), (), "numpy", f"IR layer {layer}", NUMPY_LAYER, layer=layer.replace("-", "-opset"))
-        for layer in (
-            "Loop-5",
-            "TensorIterator-1",
-        )
-    ),
-    # (c) found by this suite: IR-on-numpy defects
-    Known(
-        "other",
-        ("*",),
-        (),
-        "numpy",
-        "a Const of zero elements",
-        "OpenVINO saves it with size=1; ovpool's IR reader refuses it (ir_executor._Weights.read)",
-        text=r"size 1 does not hold shape \[[^]]*\b0\b",
-        repro=("Transpose", 13, [np.float32(1.5)], {}, 1),
-    ),
-    Known(
-        "other",
-        ("HardSwish",),
-        (),
-        "numpy",
-        "rank-0 input",
-        "IR-on-numpy's HSwish-4 fails on a 0-d array (np.clip out= on a numpy scalar)",
-        text="TypeError",
-        repro=("HardSwish", 14, [np.float32(0.5)], {}, 1),
-    ),
-    Known(
-        "other",
-        ("LeakyRelu",),
-        (),
-        "numpy",
-        "rank-0 input",
-        "IR-on-numpy's PReLU-1 refuses a slope of shape [1] on a 0-d input; OpenVINO CPU broadcasts it",
-        text="does not broadcast",
-        repro=("LeakyRelu", 16, [np.float32(-0.5)], {}, 1),
-    ),
-    Known(
-        "other",
-        ("*",),
-        (),
-        "numpy",
-        "an input with a zero dim (Softmax/LogSoftmax/Hardmax-1, Flatten)",
-        "IR-on-numpy's Reshape-1 cannot infer -1 in [0, -1] for zero elements; OpenVINO CPU takes the other dims",
-        text="cannot be inferred",
-        repro=("Softmax", 7, [np.zeros((0, 3), np.float32)], {"axis": 1}, 1),
-    ),
     # (c) found by this suite: the converted IR computes otherwise than ONNX on OpenVINO CPU
     Known(
         "other",
@@ -373,27 +323,6 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("BitShift",),
-        (),
-        "numpy",
-        "uint32 and uint64",
-        "IR-on-numpy's Power-1 (as ONNX Pow-15) refuses unsigned integers, which the frontend's BitShift lowering writes",
-        text="Pow-15 allows",
-        repro=("BitShift", 11, [np.array([1000, 7], np.uint32), np.array([1], np.uint32)], {"direction": "LEFT"}, 1),
-    ),
-    Known(
-        "other",
-        ("Pow",),
-        (),
-        "numpy",
-        "an integer base with a float exponent whose result is out of the integer's range",
-        "IR-on-numpy's Power casts it to 0, OpenVINO CPU (and onnxruntime) to INT32_MIN: undefined in both",
-        _dtypes("int", "uint"),
-        text="values differ",
-        repro=("Pow", 12, [np.array([0, 2], np.int32), _f32(-1.0)], {}, 1),
-    ),
-    Known(
-        "other",
         ("Softplus",),
         (),
         "openvino",
@@ -448,13 +377,15 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("*",),
+        ("Flatten",),
         (),
         "numpy",
-        "integer inputs of an IR Log (ReduceLogSum on integers)",
-        "IR-on-numpy's Log-1 (as ONNX Log-13) refuses integer types, which the frontend writes for integer ReduceLogSum",
-        text="Log-13 allows",
-        repro=("ReduceLogSum", 13, [np.int32(1)], {"keepdims": 0}, 1),
+        "an input with zero dims before and at the axis",
+        "the frontend writes Reshape [prod(dims[:axis]), -1] with special_zero, which OpenVINO's shape inference (and the "
+        "IR's declared dims, and numpy) make (0, 0) for axis 4 of (0, 1, 4, 0); OpenVINO CPU gives ONNX's (0, 1) at run time",
+        _empty_input,
+        text="shape",
+        repro=("Flatten", 21, [np.zeros((0, 1, 4, 0), np.int32)], {"axis": 4}, 1),
     ),
     Known(
         "other",
@@ -470,13 +401,13 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("LSTM", "GRU", "RNN"),
+        ("Constant",),
         (),
         "numpy",
-        "bidirectional with explicit activations",
-        "IR-on-numpy refuses the *Sequence layer's activations list as the frontend writes it (['Relu'] * 4 for a "
-        "bidirectional RNN: 'has 4 functions; RNN needs 1 per direction')",
-        text="functions; .* needs",
+        "string values (value_string, value_strings)",
+        "IR-on-numpy does not read string Const layers (OpenVINO CPU runs them and agrees with onnxruntime)",
+        text="element_type 'string' does not run on numpy",
+        repro=("Constant", 13, [], {"value_strings": [b"a", b"bc"]}, 1),
     ),
     Known(
         "other",

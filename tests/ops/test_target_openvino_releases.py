@@ -107,9 +107,18 @@ def all_cases() -> list[Case]:
 
 
 def installed_run(model: onnx.ModelProto | Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The model on the installed release, its outputs by their ONNX names: a compiled output port
+    can carry the names of the no-op layers the plugin removed before it (a Reshape back to the
+    same shape: ``Softmax@0/2d`` beside ``save_infer_model/scale_0.tmp_1``)."""
+    proto = model if isinstance(model, onnx.ModelProto) else onnx.load(str(model), load_external_data=False)
+    outputs = {o.name for o in proto.graph.output}
     compiled = ov.Core().compile_model(onnx_to_ov_model(model), "CPU", F32)
     result = compiled.create_infer_request().infer(feeds)
-    return {sorted(port.get_names())[0]: np.asarray(value) for port, value in result.items()}
+    named = {}
+    for port, value in result.items():
+        names = sorted(port.get_names())
+        named[next((n for n in names if n in outputs), names[0])] = np.asarray(value)
+    return named
 
 
 def release_of(python: str) -> tuple[str, int]:

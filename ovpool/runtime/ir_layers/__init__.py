@@ -27,6 +27,16 @@ from ovpool.runtime.ir_layers import (  # noqa: F401  (importing a family regist
     resize,
     tensor,
 )
-from ovpool.runtime.ir_layers.base import STRUCTURAL, Body, Builder, LayerNode, builder_for, layer, supported, supported_markdown
+from ovpool.runtime.ir_layers.base import (
+    ITERATING,
+    STRUCTURAL,
+    Body,
+    Builder,
+    LayerNode,
+    builder_for,
+    layer,
+    supported,
+    supported_markdown,
+)
 
-__all__ = ["STRUCTURAL", "Body", "Builder", "LayerNode", "builder_for", "layer", "supported", "supported_markdown"]
+__all__ = ["ITERATING", "STRUCTURAL", "Body", "Builder", "LayerNode", "builder_for", "layer", "supported", "supported_markdown"]

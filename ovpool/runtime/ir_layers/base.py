@@ -23,6 +23,8 @@ Builder = Callable[["LayerNode"], Kernel]
 
 # Layers the executor itself handles: inputs, weights from the .bin, outputs.
 STRUCTURAL: tuple[str, ...] = ("Parameter", "Const", "Result")
+# Layers whose ``body`` runs once per iteration, prepared with its port map (``Iteration``).
+ITERATING: tuple[str, ...] = ("Loop", "TensorIterator")
 
 _TABLE: dict[tuple[str, str], Builder] = {}
 
@@ -62,13 +64,15 @@ class LayerNode:
     """What a builder knows of one layer when the graph is prepared: the layer, ``constants[i]``
     the value of input port ``i`` when known before any run (Const, folded layers) else None,
     ``n_outputs`` how many of its outputs are read (up to the last one read), ``bodies`` its
-    compiled sub-graphs (If ``then_body``/``else_body``): callables from a list of inputs in
-    Parameter order to a list of outputs in Result order."""
+    compiled sub-graphs (If ``then_body``/``else_body``, Loop and TensorIterator ``body``):
+    callables from a list of inputs in Parameter order to a list of outputs in Result order;
+    ``iteration`` how a Loop or TensorIterator body meets the layer's ports."""
 
     layer: Layer
     constants: tuple[np.ndarray | None, ...] = ()
     n_outputs: int = 1
     bodies: Mapping[str, Body] = field(default_factory=dict)
+    iteration: Iteration | None = None
 
     @property
     def label(self) -> str:
@@ -179,6 +183,39 @@ class _LayerOp(OpNode):
 
 
 Body = Callable[[list[np.ndarray]], list[np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Slicing:
+    """A port-map entry's slicing: ``axis``, ``start`` and ``end`` (both included, negative counted
+    from the end), ``stride`` and ``part_size``. On an axis of 4, (axis, 0, -1, 1, 1) takes
+    indices 0, 1, 2, 3 and (axis, -1, 0, -1, 1) takes 3, 2, 1, 0."""
+
+    axis: int
+    start: int
+    end: int
+    stride: int
+    part_size: int
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """How a Loop or TensorIterator body meets its layer, by position: ``inputs`` (layer input
+    index, body Parameter index, slicing or None), ``outputs`` (layer output index, body Result
+    index, slicing or None), ``back_edges`` (Result index, Parameter index), Loop's special ports
+    ``current_iteration`` (a Parameter index) and ``condition`` (a Result index), the
+    ``iteration_type`` of the current-iteration Parameter, and each Result's ``result_dims`` and
+    ``result_types`` (None where not static or not given: an empty concatenation's shape and type
+    when nothing iterates)."""
+
+    inputs: tuple[tuple[int, int, Slicing | None], ...]
+    outputs: tuple[tuple[int, int, Slicing | None], ...]
+    back_edges: tuple[tuple[int, int], ...]
+    current_iteration: int | None
+    condition: int | None
+    iteration_type: np.dtype
+    result_dims: tuple[tuple[int, ...] | None, ...]
+    result_types: tuple[np.dtype | None, ...]
 
 
 def cached(build: Callable[..., Kernel]) -> Callable[..., Kernel]:

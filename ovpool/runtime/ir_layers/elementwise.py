@@ -45,7 +45,6 @@ for _type, _onnx, _since in (
     ("Add", "Add", 14),
     ("Subtract", "Sub", 14),
     ("Multiply", "Mul", 14),
-    ("Power", "Pow", 15),
     ("Maximum", "Max", 13),
     ("Minimum", "Min", 13),
     ("Equal", "Equal", 19),
@@ -58,6 +57,31 @@ for _type, _onnx, _since in (
 ):
     layer(_type, 1)(_binary(_onnx, _since))
 layer("LogicalXor", 2)(_binary("Xor", 7))
+
+
+@layer("Power", 1)
+def power(node: LayerNode) -> Kernel:
+    """Power-1: a ** b (ONNX Pow-15). Unsigned integers of one type (the frontend's BitShift
+    lowering writes them) as OpenVINO computes them, in double: u32 and u64 converted as the
+    reference converts (2 ** 31 = 2147483648, 2 ** 32 = 0, 3 ** 21 = 1870418611: the low bits),
+    u8 and u16, which the reference does not run, as the CPU plugin computes them: through int32,
+    then saturated (2 ** 8 = 255; 3 ** 40, past int32, 0)."""
+    pow_ = _binary("Pow", 15)(node)
+    align = aligner(node)
+
+    def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        if a.dtype.kind != "u":
+            return pow_(a, b)
+        same_type(node, a, b)
+        if align is not None:
+            a, b = align(a, b)
+        with np.errstate(all="ignore"):
+            result = np.power(a.astype(np.float64), b.astype(np.float64))
+        if a.dtype.itemsize >= 4:
+            return (np.asarray(_float_to_integer(result, a.dtype)),)
+        return (np.clip(_float_to_integer(result, np.dtype(np.int32)), 0, np.iinfo(a.dtype).max).astype(a.dtype),)
+
+    return kernel
 
 
 def _numpy_binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Builder:
@@ -149,7 +173,6 @@ for _type, _onnx, _since in (
     ("Negative", "Neg", 13),
     ("Floor", "Floor", 13),
     ("Ceiling", "Ceil", 13),
-    ("Log", "Log", 13),
     ("Sin", "Sin", 7),
     ("Cos", "Cos", 7),
     ("Sign", "Sign", 13),
@@ -161,6 +184,24 @@ for _type, _onnx, _since in (
     ("Cosh", "Cosh", 9),
 ):
     layer(_type, 1)(_unary(_onnx, _since))
+
+
+@layer("Log", 1)
+def log(node: LayerNode) -> Kernel:
+    """Log-1: the natural logarithm (ONNX Log-13); on integers the specification's reference
+    computes it in double and converts toward zero: log(20) = 2.996 gives 2 (OpenVINO CPU rounds,
+    3: docs/semantics.md)."""
+    onnx_log = node.onnx("Log", 13)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if x.dtype.kind not in "iu":
+            return onnx_log(x)
+        with np.errstate(all="ignore"):
+            return (np.trunc(np.log(x.astype(np.float64))).astype(x.dtype),)
+
+    return kernel
+
+
 layer("Mish", 4)(_unary("Mish", 18))
 for _type, _onnx, _since in (("Asinh", "Asinh", 9), ("Acosh", "Acosh", 9), ("Atanh", "Atanh", 9)):
     layer(_type, 4)(_unary(_onnx, _since))
@@ -180,7 +221,7 @@ def is_inf(node: LayerNode) -> Kernel:
         "detect_positive": int(node.flag("detect_positive", True)),
         "detect_negative": int(node.flag("detect_negative", True)),
     }
-    return node.onnx("IsInf", 10, attrs)
+    return node.onnx("IsInf", 20, attrs)  # ONNX IsInf-20: IsInf-10's meaning, f16 and bf16 too
 
 
 @layer("Round", 5)
@@ -219,7 +260,7 @@ def _float_formula(formula: Callable[[np.ndarray], np.ndarray]) -> Builder:
 
 def _relu6_over_6(x: np.ndarray) -> np.ndarray:
     """min(max(x + 3, 0), 6) / 6."""
-    y = x + 3
+    y = np.array(x + 3)  # an array even for a 0-d x, whose sum numpy gives as a scalar
     np.clip(y, 0, 6, out=y)
     y /= 6
     return y
@@ -288,12 +329,15 @@ def clamp(node: LayerNode) -> Kernel:
 @layer("PReLU", 1)
 def prelu(node: LayerNode) -> Kernel:
     """PRelu-1: x for x >= 0, slope * x otherwise; a 1-D slope as long as axis 1 of a rank-2+ input
-    is per channel, any other slope broadcasts numpy-style."""
+    is per channel, a slope of one value applies to every element (a [1] slope on a 0-d -0.5 with
+    slope 0.01 gives 0-d -0.005), any other slope broadcasts numpy-style."""
     onnx_prelu = node.onnx("PRelu", 16)
 
     def kernel(x: np.ndarray, slope: np.ndarray) -> tuple[np.ndarray, ...]:
         if slope.ndim == 1 and x.ndim >= 2 and slope.shape[0] == x.shape[1] and slope.shape[0] > 1:
             slope = slope.reshape((-1,) + (1,) * (x.ndim - 2))
+        elif slope.size == 1 and slope.ndim > x.ndim:
+            slope = slope.reshape(())  # one slope for every element, of a 0-d input too
         return onnx_prelu(x, slope)
 
     return kernel
@@ -331,6 +375,28 @@ def convert_like(node: LayerNode) -> Kernel:
 _NARROW_INTEGERS = {"int4": np.dtype(np.int8), "uint4": np.dtype(np.uint8)}
 
 
+def _float_to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:
+    """Floats to an integer type as OpenVINO's reference and CPU plugin compute it (C++ leaves a
+    value out of range undefined; x86 gives the lowest integer): truncated toward zero through
+    int32 (int64 for i64 and u32), a value outside it, an infinity or NaN becoming its lowest
+    value, then wrapped to the target: inf -> -2147483648 in i32 and 0 in u8, 300.5 -> 44 in u8.
+    u64 takes [2**63, 2**64) as well (1.5e19 stays), through int64 after taking 2**63 off."""
+    wide = target in (np.dtype(np.int64), np.dtype(np.uint32), np.dtype(np.uint64))
+    bound = 2.0**63 if wide else 2.0**31
+    truncated = np.trunc(x.astype(np.float64))
+    high = np.zeros(truncated.shape, bool)
+    if target == np.uint64:
+        with np.errstate(invalid="ignore"):
+            high = truncated >= bound
+        truncated = np.where(high, truncated - bound, truncated)
+    with np.errstate(invalid="ignore"):
+        inside = (truncated >= -bound) & (truncated < bound)
+    integers = np.where(inside, truncated, -bound).astype(np.int64)
+    if target == np.uint64:
+        return (integers.view(np.uint64) ^ np.where(high, np.uint64(1 << 63), np.uint64(0))).reshape(x.shape)
+    return integers.astype(target)
+
+
 def _converted(x: np.ndarray, target: np.dtype) -> np.ndarray:
     if x.dtype == target:
         return x
@@ -342,8 +408,7 @@ def _converted(x: np.ndarray, target: np.dtype) -> np.ndarray:
         return np.asarray(x != 0)
     if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
         if target.kind in "iu" or target.name in _NARROW_INTEGERS:
-            with np.errstate(invalid="ignore"):
-                return np.trunc(x.astype(np.float64)).astype(np.int64).astype(target)
+            return _float_to_integer(x, target)
     if target.name in _NARROW_INTEGERS:
         return x.astype(np.int64).astype(target)
     return x.astype(target)

@@ -236,10 +236,12 @@ def reverse_sequence(node: LayerNode) -> Kernel:
 @layer("NonZero", 3)
 def non_zero(node: LayerNode) -> Kernel:
     """NonZero-3: ONNX NonZero-9's ``[rank, count]`` coordinates as ``output_type`` (i64 by
-    default): [[1, 0], [0, 3]] gives [[0, 1], [0, 1]]."""
+    default): [[1, 0], [0, 3]] gives [[0, 1], [0, 1]]; a 0-d input counts as one of shape [1], as
+    OpenVINO's reference and CPU plugin count it: 0-d true gives [[0]], 0-d false an empty [1, 0]
+    (the plugin's; the reference's empty result is [0, 0])."""
     index_type = node.element_type("output_type", "i64")
     onnx_non_zero = node.onnx("NonZero", 9)
-    return lambda x: (onnx_non_zero(x)[0].astype(index_type),)
+    return lambda x: (onnx_non_zero(x.reshape(1) if x.ndim == 0 else x)[0].astype(index_type),)
 
 
 @layer("Unique", 10)

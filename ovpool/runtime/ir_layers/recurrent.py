@@ -40,6 +40,19 @@ def _onnx_bias(b: np.ndarray | None, op: str, gates: int, order: Sequence[int], 
     return np.concatenate([reordered, np.zeros_like(reordered)], axis=1)
 
 
+_FUNCTIONS = {"LSTM": 3, "GRU": 2, "RNN": 1}
+
+
+def _activations(node: LayerNode, names: list[str], op: str) -> list[str]:
+    """The layer's ``activations``: one function per kind of gate (LSTM f, g, h; GRU f, g; RNN f),
+    the same for both directions; OpenVINO reads the first ones and ignores any after them (the
+    ONNX frontend writes ONNX's per-direction list: "relu,relu" for a bidirectional RNN is Relu)."""
+    needed = _FUNCTIONS[op]
+    if len(names) < needed:
+        raise node.fail(f"has {len(names)} functions; {node.layer.type} needs {needed}", "activations")
+    return names[:needed]
+
+
 def _sequence(node: LayerNode) -> Kernel:
     """LSTMSequence/GRUSequence/RNNSequence-5 on ONNX LSTM/GRU/RNN-14 with ``layout=1``: inputs
     (X, H0[, C0], sequence_lengths, W, R, B), outputs Y ``[batch, directions, seq, hidden]``, Ho[, Co]."""
@@ -51,7 +64,7 @@ def _sequence(node: LayerNode) -> Kernel:
     linear_before_reset = op == "GRU" and node.flag("linear_before_reset", False)
     attrs: dict[str, Any] = {"hidden_size": node.integer("hidden_size"), "direction": direction, "layout": 1}
     if names:
-        attrs["activations"] = names * directions
+        attrs["activations"] = _activations(node, names, op) * directions
     for name, onnx_name in (("activations_alpha", "activation_alpha"), ("activations_beta", "activation_beta")):
         values = [float(v) for v in node.text(name, "").split(",") if v.strip()]
         if values:

@@ -33,10 +33,46 @@ def concat(node: LayerNode) -> Kernel:
 @layer("Reshape", 1)
 def reshape(node: LayerNode) -> Kernel:
     """Reshape-1: ``special_zero="true"`` copies the input's dim for a 0 ((2, 3, 4) to [0, -1]:
-    (2, 12)); ``"false"`` makes it an empty dim. One -1 takes what is left."""
+    (2, 12)); ``"false"`` makes it an empty dim. One -1 takes what is left (for an input of no
+    elements as OpenVINO infers it: ``_empty_target``)."""
     zero_copies = node.flag("special_zero", False)
-    kernel = node.onnx("Reshape", 14, {"allowzero": 0 if zero_copies else 1}, (None, int64(node.constant(1))))
-    return lambda x, shape: kernel(x, int64(shape))
+    known = int64(node.constant(1))
+    if known is not None and not zero_copies and {0, -1} <= set(known.tolist()):
+        known = None  # ONNX refuses it outright; for an input of no elements it is _empty_target's
+    kernel = node.onnx("Reshape", 14, {"allowzero": 0 if zero_copies else 1}, (None, known))
+
+    def run(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
+        pattern = int64(shape)
+        assert pattern is not None
+        if x.size == 0 and -1 in pattern.tolist():
+            return (x.reshape(_empty_target(node, x.shape, pattern.tolist(), zero_copies)),)
+        return kernel(x, pattern)
+
+    return run
+
+
+def _empty_target(node: LayerNode, dims: tuple[int, ...], pattern: list[int], zero_copies: bool) -> tuple[int, ...]:
+    """Reshape-1's target for an input of no elements, as OpenVINO infers it: a copied 0 cancels
+    the input dim it copies; -1 is what is left of the input over the other output dims, and 1
+    when those hold a 0 too. (0, 3) to [0, -1] with special_zero gives (0, 3); (0, 6) to
+    [0, 2, -1] gives (0, 2, 3); (0, 3) to [0, -1] without special_zero gives (0, 1)."""
+    target, left, others = [], list(dims), 1
+    for i, value in enumerate(pattern):
+        if value == 0 and zero_copies:
+            if i >= len(dims):
+                raise node.fail(f"a 0 at {i} copies no dim of the rank-{len(dims)} input", "special_zero")
+            target.append(dims[i])
+            left[i] = 1
+        else:
+            target.append(value)
+            others *= value if value != -1 else 1
+    if pattern.count(-1) > 1:
+        raise node.fail(f"the target {pattern} has more than one -1")
+    rest = math.prod(left)
+    if others and rest % others:
+        raise node.fail(f"{list(dims)} cannot be reshaped to {pattern}")
+    target[target.index(-1)] = rest // others if others else 1
+    return tuple(target)
 
 
 @layer("Squeeze", 1, 15)
