@@ -171,12 +171,14 @@ def output_shape_as_pads(node: NodeProto, since: int, facts: Facts) -> list[Node
 
 
 def noop_without_axes(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """noop_with_empty_axes=1 with no axes (omitted, or a constant of none)."""
+    """noop_with_empty_axes=1 with no axes (omitted, a constant of none, or a tensor of static
+    shape [0])."""
     if not int(node_attr(node, "noop_with_empty_axes", 0)):
         return None
     name = node.input[1] if len(node.input) > 1 else ""
     given = facts.constants.get(name) if name else None
-    return "noop_with_empty_axes=1, no axes" if not name or (given is not None and given.size == 0) else None
+    empty = (given is not None and given.size == 0) or (bool(name) and static_dims(name, facts) == (0,))
+    return "noop_with_empty_axes=1, no axes" if not name or empty else None
 
 
 def elementwise_step(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
