@@ -84,13 +84,12 @@ def maybe_empty_range(node: NodeProto, since: int, facts: Facts) -> str | None:
 def range_limit_clamped(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """The limit moved to the start where the range is empty: ``Where(delta > 0, Max(limit, start),
     Min(limit, start))``; Range(5, 0, 1) is then Range(5, 5, 1), no elements (ONNX's
-    ``max(ceil((limit - start) / delta), 0)``), where OpenVINO counts |0 - 5| / 1 = 5."""
-    dtype = tensor_dtype(node.input[0], facts)
-    if dtype is None:
-        return "a known input type"
+    ``max(ceil((limit - start) / delta), 0)``), where OpenVINO counts abs(0 - 5) / 1 = 5. The zero
+    is ``delta - delta``, of delta's type whatever it is (a Range in a Loop body has no inferred
+    type)."""
     start, limit, delta = node.input[:3]
     nodes = NodeBuilder(node, facts)
-    rising = nodes.add("Greater", [delta, nodes.constant(np.array(0, dtype), "zero")], "rising")
+    rising = nodes.add("Greater", [delta, nodes.add("Sub", [delta, delta], "zero")], "rising")
     upper = nodes.add("Max", [limit, start], "upper")
     lower = nodes.add("Min", [limit, start], "lower")
     clamped = nodes.add("Where", [rising, upper, lower], "limit")
@@ -108,10 +107,7 @@ def runtime_pad_value(node: NodeProto, since: int, facts: Facts) -> str | None:
 def pad_value_by_mask(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """The input padded with 0, and the value put where a mask of ones padded with zeros is 0:
     ``Where(Pad(ones, pads, 0), Pad(x, pads, 0), value)``; [1, 2] with pads [1, 1] and value 7 is
-    [7, 1, 2, 7]."""
-    dtype = tensor_dtype(node.input[0], facts)
-    if dtype is None:
-        return "a known input type"
+    [7, 1, 2, 7]. The input is padded with Pad's default constant, 0 of its type."""
     nodes = NodeBuilder(node, facts)
     rest = list(node.input[3:4])  # Pad-18's axes
     shape = nodes.add("Shape", [node.input[0]], "shape")
@@ -119,9 +115,7 @@ def pad_value_by_mask(node: NodeProto, since: int, facts: Facts) -> list[NodePro
     zero = nodes.constant(np.array(0, np.uint8), "mask_zero")
     mask = nodes.add("Pad", [ones, node.input[1], zero, *rest], "mask_padded", mode="constant")
     inside = nodes.add("Cast", [mask], "inside", to=onnx.TensorProto.BOOL)
-    padded = nodes.add(
-        "Pad", [node.input[0], node.input[1], nodes.constant(np.array(0, dtype), "zero"), *rest], "padded", mode="constant"
-    )
+    padded = nodes.add("Pad", [node.input[0], node.input[1], *([""] if rest else []), *rest], "padded", mode="constant")
     nodes.nodes.append(helper.make_node("Where", [inside, padded, node.input[2]], list(node.output), name=node.name))
     return nodes.nodes
 
