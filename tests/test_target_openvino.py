@@ -420,3 +420,29 @@ def test_validate_says_what_an_older_form_needs(tmp_path):
         "Pad-12: OpenVINO 2023.0 reads layers up to opset11 and refuses the file here; ovpool convert "
         "--target-openvino 2023.0 writes it in an exact older form (given constant pads of at least 0)"
     )
+
+
+@pytest.mark.parametrize("release", ["2023.3", "2024.6"])
+def test_one_hot_16_becomes_one_hot_1_with_negative_indices_normalized(release):
+    """ONNX OneHot counts a negative index from the end (-1 of depth 4 is 3); OpenVINO's frontend
+    writes OneHot-16 ``normalize``, which 2024.6 cannot read: OneHot-1 after ``indices + depth``."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("OneHot", ["i", "depth", "values"], ["y"], name="hot", axis=-1)],
+        "g",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.array(4, np.int64), "depth"),
+            numpy_helper.from_array(np.array([0.5, 2.0], np.float32), "values"),
+        ],
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
+    older = onnx_to_ov_model(proto, target_openvino=release)
+    assert {op.get_type_name(): op.get_type_info().version_id for op in older.get_ordered_ops()}["OneHot"] == "opset1"
+    indices = np.array([[0, -1, 3], [-4, 5, -5]], np.int64)
+    got = ov.Core().compile_model(older, "CPU", F32)({"i": indices})[0]
+    want = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"i": indices})[0]
+    np.testing.assert_array_equal(got, want)

@@ -19,6 +19,8 @@ that computes the same values on the same windows:
   input cell (``ceil`` rounding past the end pad) have no such form here.
 * Pad-12 (for 2023.0) -> Pad-1 where its pads are constants of at least 0: Pad-12 differs only in
   taking negative pads, which crop. Pads computed at run time, or negative, have no such form here.
+* OneHot-16 -> OneHot-1: a negative index is normalized first (``indices + depth``) where the
+  layer says ``negative_indices_mode="normalize"``; OneHot-1 leaves it off, as ``ignore_negative``.
 * Identity-16 (the ONNX frontend's Identity since OpenVINO 2026.0) computes nothing: its consumers
   read its input instead (its internal tensor name is dropped). Where it is a model output, a
   Convert-1 to its own element type (also no computation) keeps the output a tensor of its own,
@@ -311,6 +313,24 @@ def _bypass(op: Node) -> str:
     return ""
 
 
+def _one_hot_1(op: Node) -> str:
+    """OneHot-16 -> OneHot-1: ``negative_indices_mode="normalize"`` (what the ONNX frontend
+    writes: -1 of depth 4 is 3) becomes ``indices + depth`` where an index is negative, before a
+    OneHot-1, which leaves every index outside [0, depth) off (OneHot-16's ``ignore_negative``)."""
+    from openvino import opset1
+
+    indices, depth = op.input_value(0), op.input_value(1)
+    attributes = op.get_attributes()
+    if attributes.get("negative_indices_mode", "ignore_negative") == "normalize":
+        shift = opset1.convert_like(depth, indices)
+        zero = opset1.convert_like(_i64(0), indices)
+        indices = opset1.select(opset1.less(indices, zero), opset1.add(indices, shift), indices).output(0)
+    hot = opset1.one_hot(indices, depth, op.input_value(2), op.input_value(3), int(attributes["axis"]))
+    hot.set_friendly_name(op.get_friendly_name())
+    _take_place(op, [hot.output(0)])
+    return ""
+
+
 # (layer type, opset) -> the function that replaces such a layer in its graph by an exact older
 # form; it returns "" when done, else the reason there is none (" with dilations [2, 2]").
 OLDER_FORMS: dict[tuple[str, int], Callable[[Node], str]] = {
@@ -319,6 +339,7 @@ OLDER_FORMS: dict[tuple[str, int], Callable[[Node], str]] = {
     ("AvgPool", 16): _avg_pool_1,
     ("Identity", 16): _bypass,
     ("Pad", 12): _pad_1,
+    ("OneHot", 16): _one_hot_1,
 }
 # What an older form needs that an IR's XML does not show (``ovpool validate`` says it); a dilated
 # AvgPool-16's static spatial dims are in the XML, and validate checks them.

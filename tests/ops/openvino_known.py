@@ -332,6 +332,17 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
+        ("BitShift",),
+        (),
+        "numpy",
+        "a right shift by the type's width or more",
+        "the frontend's lowering divides by Power(2, shift), which is 0 in the type at 2**32 (uint32): IR-on-numpy "
+        "refuses the integer division by zero, OpenVINO CPU returns its own value (ONNX: 0)",
+        text="integer division by zero",
+        repro=("BitShift", 11, [np.array([7], np.uint32), np.array([32], np.uint32)], {"direction": "RIGHT"}, 1),
+    ),
+    Known(
+        "other",
         ("Softplus",),
         (),
         "openvino",
