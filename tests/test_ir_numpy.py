@@ -1016,3 +1016,26 @@ def test_interpolate_of_integers_rounds(mode):
     assert got.dtype == want.dtype == np.uint8 and got.shape == want.shape
     difference = np.abs(got.astype(np.int64) - want)
     assert difference.max() <= (1 if mode.endswith("_pillow") else 0)
+
+
+def test_a_string_const_reads_as_openvino_packs_it(tmp_path):
+    """A string Const: int32 count, count + 1 int32 offsets, then the UTF-8 bytes (``["a", "bc",
+    ""]``: 3, 0 1 3 3, ``abc``); offsets that do not fit are one line naming the Const."""
+    import onnx
+    from onnx import helper
+
+    from ovpool.ov.from_onnx import onnx_to_ir
+
+    node = helper.make_node("Constant", [], ["y"], name="c", value_strings=[b"a", b"bc", b""])
+    graph = helper.make_graph([node], "g", [], [helper.make_empty_tensor_value_info("y")])
+    src = tmp_path / "s.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), src)
+    files = onnx_to_ir(src)
+    xml = tmp_path / "s.xml"
+    xml.write_bytes(files[".xml"])
+    xml.with_suffix(".bin").write_bytes(files[".bin"])
+    assert files[".bin"].endswith(b"\x03\x00\x00\x00abc")
+    assert IrGraph.read(xml).run({})["y"].tolist() == ["a", "bc", ""]
+    xml.with_suffix(".bin").write_bytes(files[".bin"].replace(b"\x03\x00\x00\x00abc", b"\x09\x00\x00\x00abc"))
+    with pytest.raises(ModelError, match=r"Const '.*' \(line \d+\): its string offsets do not fit its 3 strings"):
+        IrGraph.read(xml).run({})

@@ -63,6 +63,8 @@ class _Weights:
         one of no elements (``shape="0"``) is empty whatever its ``size`` (OpenVINO writes 1)."""
         where = f"Const '{layer.name}' (line {layer.line})"
         element = layer.data.get("element_type", "")
+        if element == "string":
+            return self._strings(file, where, layer)
         name, narrow = dtypes.from_ir_type(element), dtypes.narrow_from_ir_type(element)
         if name is not None:
             dtype = dtypes.np_dtype(name)
@@ -91,6 +93,30 @@ class _Weights:
         if bits == 4:
             return _nibbles(raw, count, dtype).reshape(shape)
         return raw.view(dtype).reshape(shape).copy()
+
+    def _strings(self, file: str, where: str, layer: Layer) -> np.ndarray:
+        """A string Const as OpenVINO packs it: int32 count ``n``, ``n + 1`` int32 offsets into the
+        UTF-8 bytes that follow (``["a", "bc", ""]``: 3, 0 1 3 3, ``abc``), as a numpy array of
+        Python strings (what the ONNX executor and onnxruntime hold)."""
+        try:
+            shape = tuple(int(d) for d in layer.data.get("shape", "").split(",") if d.strip())
+            offset, size = int(layer.data["offset"]), int(layer.data["size"])
+        except (KeyError, ValueError):
+            raise ModelError.in_file(file, f"{where}: shape, offset and size must be given as integers") from None
+        count = int(np.prod(shape, dtype=np.int64))
+        data = self._open()
+        if min(shape, default=0) < 0 or offset < 0 or size < 4 * (count + 2) or offset + size > data.size:
+            raise ModelError.in_file(file, f"{where}: size {size} at offset {offset} does not hold {count} strings")
+        raw = bytes(data[offset : offset + size])
+        header = np.frombuffer(raw, "<i4", count + 2)
+        ends, text = header[1:], raw[4 * (count + 2) :]
+        if int(header[0]) != count or ends[0] != 0 or np.any(np.diff(ends) < 0) or int(ends[-1]) > len(text):
+            raise ModelError.in_file(file, f"{where}: its string offsets do not fit its {count} strings")
+        try:
+            values = [text[int(a) : int(b)].decode() for a, b in zip(ends[:-1], ends[1:])]
+        except UnicodeDecodeError:
+            raise ModelError.in_file(file, f"{where}: a string is not UTF-8") from None
+        return np.array(values, dtype=object).reshape(shape)
 
     def close(self) -> None:
         """Let go of the file (every Const has been copied out of it)."""

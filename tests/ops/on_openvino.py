@@ -222,8 +222,8 @@ def _differs(got: Sequence[Any], want: Sequence[Any], rtol: float, atol: float, 
         if g is None:
             return f"output {i}: missing"
         g, w = np.asarray(g), np.asarray(w)
-        if w.dtype == object and g.dtype.kind in "US":  # OpenVINO gives strings as numpy's <U, onnxruntime as objects
-            g = g.astype(object)
+        if {g.dtype.kind, w.dtype.kind} in ({"O", "U"}, {"O", "S"}):  # OpenVINO's strings are numpy's <U, others objects
+            g, w = g.astype(object), w.astype(object)
         if g.dtype != w.dtype:
             return f"output {i}: dtype {g.dtype}, {oracle} gives {w.dtype}"
         if g.shape != w.shape:

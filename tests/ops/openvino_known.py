@@ -421,16 +421,6 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("Constant",),
-        (),
-        "numpy",
-        "string values (value_string, value_strings)",
-        "IR-on-numpy does not read string Const layers (OpenVINO CPU runs them and agrees with onnxruntime)",
-        text="element_type 'string' does not run on numpy",
-        repro=("Constant", 13, [], {"value_strings": [b"a", b"bc"]}, 1),
-    ),
-    Known(
-        "other",
         ("RNN",),
         (),
         "openvino",
