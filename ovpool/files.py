@@ -354,13 +354,19 @@ class _Write:
                 os.unlink(backup)
 
     def _make_folders(self, folder: Path) -> None:
-        """Create ``folder`` and the missing folders above it, each recorded (outermost first)."""
+        """Create ``folder`` and the missing folders above it, each recorded (outermost first); a
+        folder another worker of a ``--jobs`` batch creates meanwhile is used, not recorded."""
         missing = []
         while not os.path.lexists(folder) and folder != folder.parent:
             missing.append(folder)
             folder = folder.parent
         for new in reversed(missing):
-            os.mkdir(new)
+            try:
+                os.mkdir(new)
+            except FileExistsError:
+                if not os.path.isdir(new):
+                    raise
+                continue  # another process of the batch (--jobs) made it first: not ours to remove
             self.created.append(new)
 
 
