@@ -98,9 +98,17 @@ def axis_output(length: int, kernel: int, stride: int, dilation: int, pad_begin:
     if rounding is Rounding.FLOOR:
         return span // stride + 1
     out = ceil_div(span, stride) + 1
-    if rounding is Rounding.CEIL and (out - 1) * stride >= length + pad_begin:
+    if rounding is Rounding.CEIL and last_window_in_end_pad(out, stride, length, pad_begin):
         out -= 1
     return out
+
+
+def last_window_in_end_pad(windows: int, stride: int, length: int, pad_begin: int) -> bool:
+    """Whether the last of ``windows`` windows starts at or after ``length + pad_begin``, in the end
+    padding: the ONNX ceil rule (OpenVINO's ``ceil_torch``) drops it, ``CEIL_NO_DROP`` (OpenVINO's
+    ``ceil``) keeps it. 4 windows of stride 3 over 7 cells with 1 pad at the begin: the fourth starts
+    at 9 >= 8, dropped."""
+    return (windows - 1) * stride >= length + pad_begin
 
 
 @overload

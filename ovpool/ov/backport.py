@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from ovpool import shape
 from ovpool.errors import UnsupportedError
 from ovpool.ov import releases
 from ovpool.spec import Rounding
@@ -118,8 +119,9 @@ def _take_place(old: Node, outputs: Sequence[Output], names: bool = True) -> Non
 
 def _window_count(pool: Node, data: Output, rank: int) -> Output | None:
     """The ceil_torch window count per spatial axis of ``pool`` (a ``ceil`` pool on ``data``),
-    or None when it is every window ``pool`` makes. Static: constants from the shapes; dynamic:
-    ``n - ((n - 1) * stride >= input + pad_begin)`` computed on the run-time shapes."""
+    or None when it is every window ``pool`` makes: the shape engine's drop rule
+    (``shape.last_window_in_end_pad``) on static shapes; on dynamic ones the same rule as
+    OpenVINO nodes on the run-time shapes (no older release has ``ceil_torch`` to ask)."""
     from openvino import opset1, opset3, opset8
 
     attributes = pool.get_attributes()
@@ -129,7 +131,7 @@ def _window_count(pool: Node, data: Output, rank: int) -> Output | None:
     counts = [out_shape[2 + axis] for axis in range(rank)]
     if all(d.is_static for d in spatial + counts):
         kept = [
-            n.get_length() - int((n.get_length() - 1) * s >= d.get_length() + b)
+            n.get_length() - int(shape.last_window_in_end_pad(n.get_length(), s, d.get_length(), b))
             for n, s, d, b in zip(counts, strides, spatial, begin)
         ]
         if kept == [n.get_length() for n in counts]:
@@ -248,9 +250,7 @@ def _dilated_average(op: Node, a: dict) -> str:
         return f" with dilations {list(a['dilations'])} and a window with no input cell"
     begin, _ = shape.resolved_pads(spec, spatial)
     kernel, strides, dilations = spec.kernel, spec.strides, spec.dilations
-    end = [
-        max(0, (o - 1) * s + (k - 1) * d + 1 - b - n) for o, s, k, d, b, n in zip(out, strides, kernel, dilations, begin, spatial)
-    ]
+    end = shape.floor_end_pads(spec, spatial, out)  # every tap of the last window inside the padded tensor
     element = data.get_element_type()
     wide = data if element == Type.f32 else opset1.convert(data, "f32").output(0)
     zero = opset1.constant(np.float32(0)).output(0)
