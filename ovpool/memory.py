@@ -6,13 +6,19 @@ a model declaring a 2**40-wide input is one clear error naming the tensor, its d
 it would need, not a ``MemoryError`` (or the machine running out of memory). The budget is 4 GiB per
 tensor unless ``OVPOOL_MAX_MEMORY`` says otherwise (``ovpool run --max-memory 16G`` sets it):
 bytes, or a number with a K/M/G/T suffix (powers of 1024, "GiB" and "GB" alike).
+
+The budget bounds the run, not only each tensor: while a run holds tensors live, ``holding``
+records their bytes, and every check counts them (``held() + needed`` within the budget). The run's
+accounting step by step is ``ovpool.runtime.budget``.
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from decimal import Decimal
 
 from ovpool import dtypes, shape
@@ -23,6 +29,7 @@ DEFAULT_BUDGET = 4 << 30
 # The largest budget: more bytes than any machine addresses (numpy sizes are signed 64-bit).
 MAX_BUDGET = 2**63 - 1
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_HELD: contextvars.ContextVar[int] = contextvars.ContextVar("ovpool_memory_held", default=0)
 _AMOUNT = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?", re.IGNORECASE)
 
 
@@ -69,16 +76,35 @@ def check_tensor(what: str, dims: Sequence[int], dtype: str, itemsize: int | Non
 
 
 def check_bytes(what: str, needed: int) -> int:
-    """``needed`` if within the budget, else ``MemoryBudgetError``: ``m.bin: is 484 bytes, over
-    the memory budget of 10 bytes`` for ``what`` = "m.bin: is"."""
-    limit = budget()
-    if needed > limit:
+    """``needed`` if it fits beside what the run holds (``held()``) within the budget, else
+    ``MemoryBudgetError``: ``m.bin: is 484 bytes, over the memory budget of 10 bytes`` for
+    ``what`` = "m.bin: is"; with 900 bytes held and a budget of 1000, 200 more bytes are ``... 200
+    bytes beside 900 bytes the run holds, over the memory budget of 1000 bytes``."""
+    limit, live = budget(), held()
+    if needed + live > limit:
         exact = f" ({needed} bytes)" if 1024 <= needed < 1 << 50 else ""
+        beside = f" beside {format_bytes(live)} the run holds" if live else ""
         raise MemoryBudgetError(
-            f"{what} {format_bytes(needed)}{exact}, over the memory budget "
+            f"{what} {format_bytes(needed)}{exact}{beside}, over the memory budget "
             f"of {format_bytes(limit)} (--max-memory or {MEMORY_ENV} raises it)"
         )
     return needed
+
+
+def held() -> int:
+    """The bytes the run in progress holds live (``holding``); 0 outside a run."""
+    return _HELD.get()
+
+
+@contextmanager
+def holding(amount: int) -> Iterator[None]:
+    """Count ``amount`` more bytes as held while the block runs: a Loop body run while its outer
+    graph holds 3 GiB, under a 4 GiB budget, has 1 GiB to allocate (``check_bytes``)."""
+    token = _HELD.set(_HELD.get() + amount)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
 
 
 # What numpy raises for a size it cannot hold, besides MemoryError: np.empty((2**62,)) gives

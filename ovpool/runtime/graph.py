@@ -47,6 +47,8 @@ from ovpool.runtime.tensors import TensorDecl, name_mismatch, onnx_inputs
 RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"})
 
 Observer = Callable[[NodeProto, tuple[Any, ...]], None]
+# runs a graph's plan on its slot values, checking the memory budget before each step (ovpool.runtime.budget)
+Guard = Callable[["CompiledGraph", list[Any]], None]
 
 _NONE, _DISCARD = 0, 1  # slot of an omitted input (always None); slot an unnamed output is written to
 
@@ -129,6 +131,8 @@ class CompiledGraph:
         for name in self.output_names:
             resolve(name, None)
 
+        self._bodies: dict[int, list[CompiledGraph]] = {}  # a node's subgraphs, by id of the node
+        self.guard: Guard | None = None  # ovpool.runtime.budget's run-time accounting, when set
         known = dict(constants)  # constants, then the outputs of folded nodes
         # enclosing constants a body of ours may read: those no name of this graph shadows
         unshadowed = {k: v for k, v in outer_constants.items() if k not in defined and k not in produced}
@@ -173,6 +177,7 @@ class CompiledGraph:
         for attribute in node.attribute:
             if attribute.type == AttributeProto.GRAPH:
                 subgraphs[attribute.name] = CompiledGraph(attribute.g, model, inner_constants, visible)
+                self._bodies.setdefault(id(node), []).append(subgraphs[attribute.name])
             elif attribute.type == AttributeProto.GRAPHS:
                 raise ModelError(f"{label}: attribute '{attribute.name}' holds a list of graphs, which ovpool does not run")
         op = OpNode(
@@ -254,6 +259,11 @@ class CompiledGraph:
         for name, s in slots.items():
             if name in known:
                 self._initial[s] = known[name]
+        # for ovpool.runtime.budget: the tensor name of each slot, each step's node and subgraphs
+        self.slot_names: tuple[str, ...] = ("", "", *slots)
+        self.caller_slots = frozenset(self._input_slots + self._outer_slots)  # held by the caller through a run
+        self.constants = tuple(value for value in self._initial if value is not None)
+        self.step_nodes = tuple((node, tuple(self._bodies.get(id(node), ()))) for node, _, index in self._order if index >= 0)
 
     def __call__(self, inputs: Sequence[Any], outer: Sequence[Any] = (), observe: Observer | None = None) -> list[Any]:
         values = self._initial.copy()
@@ -261,11 +271,18 @@ class CompiledGraph:
             values[s] = value
         for s, value in zip(self._outer_slots, outer):
             values[s] = value
-        if observe is None:
+        if observe is None and self.guard is not None:
+            self.guard(self, values)
+        elif observe is None:
             self._execute(values)
         else:
             self._execute_observed(values, observe)
         return [values[s] for s in self._output_slots]
+
+    @property
+    def steps(self) -> tuple[_Step, ...]:
+        """The plan: ``(kernel, input slots, output slots, slots freed after it, label)`` per step."""
+        return self._steps
 
     def _execute(self, values: list[Any], steps: Sequence[_Step] | None = None, free: bool = True) -> None:
         label = self.name
@@ -340,6 +357,7 @@ class GraphSession:
         opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in proto.opset_import}
         self._model = _Model(self._label, opsets, proto.ir_version)
         self._graph = CompiledGraph(proto.graph, self._model, top=True)
+        self.compiled = self._graph  # the top-level plan, for ovpool.runtime.budget
         self.input_names: tuple[str, ...] = self._graph.input_names
         self.output_names: tuple[str, ...] = self._graph.output_names
         self.reference_ops: tuple[str, ...] = tuple(sorted(self._model.reference_ops))

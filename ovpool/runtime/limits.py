@@ -24,6 +24,9 @@ from ovpool import dtypes, shape
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import check_tensor
 from ovpool.onnx.model import inferred_types
+from ovpool.runtime import budget
+from ovpool.runtime.budget import Guard
+from ovpool.runtime.graph import GraphSession
 from ovpool.spec import MAX_WINDOW
 
 # OpenVINO attributes that size a window (convolution, pooling, patches); each value must fit in
@@ -34,15 +37,21 @@ WINDOW_ATTRIBUTES = frozenset({"kernel", "strides", "dilations", "pads_begin", "
 SMALL_INITIALIZER = 64
 
 
-def check_onnx_budget(proto: ModelProto, label: str, data_prop: bool = False) -> None:
+Types = dict[str, tuple[str | None, tuple[int | None, ...] | None]]
+
+
+def check_onnx_budget(proto: ModelProto, label: str, data_prop: bool = False) -> Types:
     """Every tensor of the model whose dims shape inference makes static (initializers, inputs,
-    intermediate values) within the memory budget, before the numpy executor allocates any."""
-    for name, (dtype, dims) in inferred_types(proto, data_prop=data_prop).items():
+    intermediate values) within the memory budget, before the numpy executor allocates any; the
+    types inference gave (``ovpool.onnx.model.inferred_types``)."""
+    types = inferred_types(proto, data_prop=data_prop)
+    for name, (dtype, dims) in types.items():
         if dtype is not None and dims is not None and shape.is_static(dims) and min(dims, default=0) >= 0:
             try:
                 check_tensor(f"tensor '{name}'", dims, dtype)
             except OvpoolError as exc:
                 raise exc.located(label) from None
+    return types
 
 
 def check_ov_budget(ov_model: Any, label: str) -> None:
@@ -129,30 +138,56 @@ def dynamic_inputs(proto: ModelProto) -> bool:
 
 class RunBudget:
     """``check_run_budget`` for every session that runs an ONNX model (numpy, OpenVINO,
-    onnxruntime), once per set of input shapes fed; nothing to do when no input is dynamic."""
+    onnxruntime), once per set of input shapes fed; nothing to do when no input is dynamic.
+    With ``session`` (the numpy executor's), the whole run too (``ovpool.runtime.budget``): its
+    plan's peak at the declared shapes when the session opens (``types``, what inference gave
+    then), before any input is drawn or read, and at each other set of shapes fed."""
 
-    def __init__(self, proto: ModelProto | None, label: str, folder: Path | None = None) -> None:
-        self._proto = proto if proto is not None and dynamic_inputs(proto) else None
+    def __init__(
+        self,
+        proto: ModelProto | None,
+        label: str,
+        folder: Path | None = None,
+        session: GraphSession | None = None,
+        types: Types | None = None,
+    ) -> None:
+        self._proto = proto if proto is not None and (session is not None or dynamic_inputs(proto)) else None
         self._label = label
         self._folder = folder
-        self._checked: set[tuple[tuple[str, tuple[int, ...]], ...]] = set()
+        self._session = session
+        self._checked: dict[tuple[tuple[str, tuple[int, ...]], ...], Guard | None] = {}
+        if session is not None and types is not None and self._proto is not None and not dynamic_inputs(self._proto):
+            sizes = budget.tensor_sizes(types)
+            key = tuple(sorted((d.name, tuple(d.shape or ())) for d in session.inputs))
+            self._checked[key] = budget.check_plan(session, sizes, label)
+            budget.guard_bodies(session)
 
     def check(self, inputs: Mapping[str, Any]) -> None:
-        """The tensors the shapes of ``inputs`` make static within the budget, before a run."""
+        """The tensors the shapes of ``inputs`` make static within the budget, before a run (and
+        the numpy session's whole run, its run-time ``Guard`` set for those shapes)."""
         if self._proto is None:
             return
         key = tuple(sorted((name, tuple(np.shape(value))) for name, value in inputs.items()))
         if key not in self._checked:
-            check_run_budget(self._proto, dict(key), self._label, self._folder)
-            self._checked.add(key)
+            types = check_run_budget(self._proto, dict(key), self._label, self._folder)
+            guard = None
+            if self._session is not None:
+                sizes = {**budget.tensor_sizes(types), **budget.input_sizes(self._session.input_names, inputs)}
+                guard = budget.check_plan(self._session, sizes, self._label)
+                budget.guard_bodies(self._session)
+            self._checked[key] = guard
+        if self._session is not None:
+            self._session.compiled.guard = self._checked[key]
 
 
-def check_run_budget(proto: ModelProto, shapes: Mapping[str, tuple[int, ...]], label: str, folder: Path | None = None) -> None:
+def check_run_budget(
+    proto: ModelProto, shapes: Mapping[str, tuple[int, ...]], label: str, folder: Path | None = None
+) -> Types:
     """``check_onnx_budget`` again with the graph inputs' dims set to ``shapes`` (the arrays fed):
-    the tensors those dims make static within the budget before the run allocates any. Input
-    ``x: [N, 4096]`` fed ``[40000, 4096]`` into ``Tile(x, [10, 1])``: ``tensor 'y' [400000, 4096]
-    float32 would need 6.1 GiB``. Large initializers go in as typed inputs without data; small ones
-    keep their values, read from ``folder`` when they are external data."""
+    the tensors those dims make static within the budget before the run allocates any; the types
+    inference gave. Input ``x: [N, 4096]`` fed ``[40000, 4096]`` into ``Tile(x, [10, 1])``:
+    ``tensor 'y' [400000, 4096] float32 would need 6.1 GiB``. Large initializers go in as typed
+    inputs without data; small ones keep their values, read from ``folder`` when they are external data."""
     graph = GraphProto(name=proto.graph.name, node=proto.graph.node, output=proto.graph.output)
     initializers = {t.name for t in proto.graph.initializer}
     for info in proto.graph.input:
@@ -165,7 +200,7 @@ def check_run_budget(proto: ModelProto, shapes: Mapping[str, tuple[int, ...]], l
         else:
             graph.input.append(_typed(tensor))
     light = ModelProto(ir_version=proto.ir_version, opset_import=proto.opset_import, graph=graph, functions=proto.functions)
-    check_onnx_budget(light, label, data_prop=True)
+    return check_onnx_budget(light, label, data_prop=True)
 
 
 def _small(tensor: TensorProto, folder: Path | None) -> TensorProto | None:

@@ -194,9 +194,9 @@ class NumpySession:
         self._budget = limits.RunBudget(None, model.label)
         if model.format == "onnx":
             proto = model.onnx_with_data()
-            limits.check_onnx_budget(proto, model.label)
-            self._budget = limits.RunBudget(proto, model.label)
+            types = limits.check_onnx_budget(proto, model.label)
             session = GraphSession(proto)
+            self._budget = limits.RunBudget(session.proto, model.label, session=session, types=types)
             self.inputs = session.inputs
             self.reference_ops = session.reference_ops
             self.graph = session

@@ -1,0 +1,211 @@
+"""The numpy executor's run against the memory budget: the tensors its plan holds live, step by step.
+
+A run holds, at each step of the plan (``CompiledGraph.steps``, in order):
+
+* what the session holds for its life: the model as loaded (``ModelProto.ByteSize``) and the
+  constants of every graph and body (initializers, folded outputs), each array once;
+* the inputs fed (the caller holds them for the whole run);
+* the intermediates and outputs written so far and not yet freed (an intermediate is freed after
+  its last use, an output never);
+* the step's own outputs and its working memory, ``work_bytes``: its kernel's temporaries, by the
+  rule of its operator family (``WORK``).
+
+``plan_peak`` sums these along the plan with the sizes shape inference gives at the fed input
+shapes and returns the largest, and where it is; ``check_plan`` refuses a run whose peak is over
+the budget before its first step allocates anything. A tensor inference cannot size counts 0 there
+(the peak found is then a lower bound) and the plan runs under a ``Guard``: before each step, the
+bytes of the arrays then live (known exactly) plus the step's work are checked, and the kernels'
+own checks of what they allocate (``ovpool.memory.check_tensor``) count those live bytes too. A
+node whose output size neither inference nor its kernel knows is seen after it runs, by the check
+before the next step. Loop, If and Scan bodies run under a ``Guard`` of their own, beside the bytes
+the graph around them holds (``ovpool.memory.holding``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ovpool import dtypes
+from ovpool.errors import OvpoolError
+from ovpool.memory import check_bytes, holding
+from ovpool.runtime.graph import CompiledGraph, GraphSession
+
+# Working memory per operator family: (a, b, c) for ``a * largest input + b * outputs + c`` bytes.
+# Measured with tracemalloc on float32 (tests/test_run_budget.py holds every family to its rule):
+# a MaxPool's axis passes hold one input-sized copy and output-sized accumulators (k3 s1 over
+# [1, 16, 256, 256]: 0.99 x input), an LpPool its powers (3.9 x input), an im2col Conv the padded
+# input and a block of columns (1.6 x input for 3x3 pads 1), an LRN its squares and sums (2 x input).
+POOLING = (1.5, 2.0, 0)
+WORK: dict[str, tuple[float, float, int]] = {
+    **dict.fromkeys(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
+    **dict.fromkeys(("LpPool", "GlobalLpPool"), (5.0, 2.0, 0)),
+    **dict.fromkeys(("Conv", "ConvInteger", "QLinearConv", "ConvTranspose"), (3.0, 3.0, 8 << 20)),
+    **dict.fromkeys(("LRN", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization"), (3.0, 1.0, 0)),
+    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size"), (0.0, 0.0, 0)),
+}
+# Every other operator: one input-sized and one output-sized temporary (an elementwise op's
+# result in a wider type, LogSoftmax's shifted copy: 1.0 x input).
+DEFAULT_WORK = (2.0, 2.0, 0)
+
+
+def work_bytes(op_type: str, inputs: Iterable[int], outputs: Iterable[int]) -> int:
+    """The working memory of one step by ``WORK``: a MaxPool reading 4 MiB and writing 1 MiB
+    needs 1.5 * 4 + 2 * 1 = 8 MiB beside them; an unlisted op 2 * input + 2 * outputs."""
+    a, b, c = WORK.get(op_type, DEFAULT_WORK)
+    return int(a * max(inputs, default=0) + b * sum(outputs)) + c
+
+
+def tensor_sizes(types: Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]) -> dict[str, int]:
+    """Bytes of each tensor whose dtype and dims are known: ``{"y": ("float32", (2, 3))}`` gives
+    ``{"y": 24}``; a dynamic dim, an unknown type or a string tensor leaves the name out."""
+    sizes = {}
+    for name, (dtype, dims) in types.items():
+        if dtype is None or dtype == "string" or dims is None or any(d is None or d < 0 for d in dims):
+            continue
+        sizes[name] = math.prod(dims) * dtypes.itemsize(dtype)  # type: ignore[arg-type]
+    return sizes
+
+
+def value_bytes(value: Any) -> int:
+    """Bytes of a slot's value: an array's ``nbytes``, a sequence's arrays summed, else 0."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, (list, tuple)):
+        return sum(value_bytes(v) for v in value)
+    return 0
+
+
+def session_bytes(session: GraphSession) -> int:
+    """What a session holds for its life: the model as loaded and every constant of its graph and
+    bodies, each array once (an initializer 1000x1000 float32 is held twice: 4 MB of proto and 4 MB
+    of array)."""
+    seen: dict[int, int] = {}
+    for graph in _graphs(session.compiled):
+        for value in graph.constants:
+            seen.setdefault(id(value), value_bytes(value))
+    return session.proto.ByteSize() + sum(seen.values())
+
+
+def _graphs(graph: CompiledGraph) -> Iterable[CompiledGraph]:
+    yield graph
+    for _, bodies in graph.step_nodes:
+        for body in bodies:
+            yield from _graphs(body)
+
+
+@dataclass(frozen=True)
+class Peak:
+    """The most a plan holds at once: ``bytes``, the step (or ``"the inputs"``) where, and whether
+    every size was known (``exact``; else ``bytes`` is a lower bound)."""
+
+    bytes: int
+    where: str
+    exact: bool
+
+
+def plan_peak(graph: CompiledGraph, sizes: Mapping[str, int], held: int = 0) -> Peak:
+    """The peak of ``graph``'s plan with tensor ``sizes`` (bytes by name) beside ``held`` bytes:
+    inputs [1, 16, 256, 256] float32 (4 MiB) into MaxPool k2 s2 (1 MiB, work 8 MiB) into Relu
+    (1 MiB, work 4 MiB) peaks at the MaxPool, 4 + 1 + 8 = 13 MiB beside ``held``."""
+    names = graph.slot_names
+    exact = True
+
+    def size(slot: int) -> int:
+        nonlocal exact
+        if slot == 0:
+            return 0
+        found = sizes.get(names[slot]) if slot > 1 else None
+        if found is None:
+            exact = False
+            return 0
+        return found
+
+    live = held + sum(size(s) for s in graph.caller_slots if names[s] in graph.input_names)
+    peak = Peak(live, "the inputs", True)
+    for step, (node, bodies) in zip(graph.steps, graph.step_nodes):
+        outputs = [size(s) for s in step.outputs]
+        work = work_bytes(node.op_type, [size(s) for s in step.inputs], outputs)
+        if bodies:
+            work += max(plan_peak(body, sizes).bytes for body in bodies)
+            exact = False  # a body's peak per iteration is checked as it runs (Guard)
+        need = live + sum(outputs) + work
+        if need > peak.bytes:
+            peak = Peak(need, step.label, True)
+        live += sum(outputs) - sum(size(s) for s in step.frees if s not in graph.caller_slots)
+    return Peak(peak.bytes, peak.where, exact)
+
+
+def check_plan(session: GraphSession, sizes: Mapping[str, int], label: str) -> Guard | None:
+    """Refuse, before anything is run, a plan whose peak (``plan_peak`` beside ``session_bytes``)
+    is over the budget: ``node 'p2' (MaxPool): the run's live tensors and working memory would
+    need 1.3 GiB (...), over the memory budget of 1.0 GiB (...)``, in ``label``'s file. Returns the
+    ``Guard`` to run with when a size was unknown, else None."""
+    held = session_bytes(session)
+    peak = plan_peak(session.compiled, sizes, held)
+    try:
+        check_bytes(f"{peak.where}: the run's live tensors and working memory would need", peak.bytes)
+    except OvpoolError as exc:
+        raise exc.located(label) from None
+    return None if peak.exact else Guard(sizes, held)
+
+
+class Guard:
+    """Runs a plan step by step, checking before each one the bytes then live (the arrays in the
+    slots, each once) beside the step's outputs where ``sizes`` knows them and its work
+    (``work_bytes``), and counting the live bytes while the kernel runs (``holding``), so its own
+    checks and any Loop/If/Scan body it runs see them. A top-level graph's guard counts the
+    session's constants (``base``); a body's counts what its inputs add."""
+
+    def __init__(self, sizes: Mapping[str, int], base: int = 0) -> None:
+        self.sizes = sizes
+        self.base = base
+
+    def __call__(self, graph: CompiledGraph, values: list[Any]) -> None:
+        names = graph.slot_names
+        ignored = {id(v) for v in graph.constants}
+        counted: dict[int, int] = {}
+
+        def count(slots: Iterable[int]) -> int:
+            added = 0
+            for s in slots:
+                value = values[s]
+                if value is not None and id(value) not in ignored and id(value) not in counted:
+                    counted[id(value)] = value_bytes(value)
+                    added += counted[id(value)]
+            return added
+
+        live = self.base + count(s for s in graph.caller_slots if names[s] in graph.input_names)
+        for step, (node, _) in zip(graph.steps, graph.step_nodes):
+            inputs = [value_bytes(values[s]) for s in step.inputs]
+            outputs = [self.sizes.get(names[s], 0) if s > 1 else 0 for s in step.outputs]
+            check_bytes(f"{step.label}: the run's live tensors and working memory would need", live + sum(outputs) + work_bytes(node.op_type, inputs, outputs))
+            freed = [values[s] for s in step.frees if s not in graph.caller_slots]
+            with holding(live):
+                graph._execute(values, (step,))
+            live += count(step.outputs)
+            for value in freed:
+                if value is not None and not any(value is values[s] for s in step.outputs):
+                    live -= counted.pop(id(value), 0)
+
+
+def guard_bodies(session: GraphSession) -> None:
+    """Every Loop, If and Scan body of the session runs under a ``Guard`` (its sizes are known
+    only as it runs)."""
+    for graph in _graphs(session.compiled):
+        if graph is not session.compiled:
+            graph.guard = Guard({})
+
+
+def shapes_of(inputs: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """The fed inputs' shapes: ``{"x": (1, 3, 8, 8)}``."""
+    return {name: tuple(np.shape(value)) for name, value in inputs.items()}
+
+
+def input_sizes(names: Sequence[str], inputs: Mapping[str, Any]) -> dict[str, int]:
+    """Bytes of each fed input, exactly: ``{"x": 768}`` for a (1, 3, 8, 8) float32."""
+    return {name: value_bytes(np.asarray(inputs[name])) for name in names if name in inputs}
