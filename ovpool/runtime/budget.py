@@ -45,7 +45,9 @@ WORK: dict[str, tuple[float, float, int]] = {
     **dict.fromkeys(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
     **dict.fromkeys(("LpPool", "GlobalLpPool"), (5.0, 2.0, 0)),
     **dict.fromkeys(("Conv", "ConvInteger", "QLinearConv", "ConvTranspose"), (3.0, 3.0, 8 << 20)),
-    **dict.fromkeys(("LRN", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization"), (3.0, 1.0, 0)),
+    **dict.fromkeys(
+        ("LRN", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization"), (3.0, 1.0, 0)
+    ),
     **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size"), (0.0, 0.0, 0)),
 }
 # Every other operator: one input-sized and one output-sized temporary (an elementwise op's
@@ -183,7 +185,10 @@ class Guard:
         for step, (node, _) in zip(graph.steps, graph.step_nodes):
             inputs = [value_bytes(values[s]) for s in step.inputs]
             outputs = [self.sizes.get(names[s], 0) if s > 1 else 0 for s in step.outputs]
-            check_bytes(f"{step.label}: the run's live tensors and working memory would need", live + sum(outputs) + work_bytes(node.op_type, inputs, outputs))
+            check_bytes(
+                f"{step.label}: the run's live tensors and working memory would need",
+                live + sum(outputs) + work_bytes(node.op_type, inputs, outputs),
+            )
             freed = [values[s] for s in step.frees if s not in graph.caller_slots]
             with holding(live):
                 graph._execute(values, (step,))

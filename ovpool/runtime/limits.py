@@ -22,7 +22,7 @@ from onnx.external_data_helper import load_external_data_for_tensor
 
 from ovpool import dtypes, shape
 from ovpool.errors import ModelError, OvpoolError
-from ovpool.memory import check_tensor
+from ovpool.memory import check_bytes, check_tensor, format_bytes
 from ovpool.onnx.model import inferred_types
 from ovpool.runtime import budget
 from ovpool.runtime.budget import Guard
@@ -69,6 +69,43 @@ def check_ov_budget(ov_model: Any, label: str) -> None:
                 check_tensor(what, [d.get_length() for d in partial], dtype)
             except OvpoolError as exc:
                 raise exc.located(label) from None
+
+
+# What an OpenVINO run holds, in copies of each kind of tensor (``check_ov_run``): an input as fed,
+# the infer request's copy and the plugin's reordered one; an output in the plugin, the request
+# and as returned; weights in the read model and the compiled one; an intermediate and its reorder.
+OV_COPIES = {"input": 3, "output": 3, "weights": 2, "intermediate": 2}
+
+
+def check_ov_run(ov_model: Any, label: str, fed: int | None = None) -> int:
+    """The bytes an OpenVINO run of ``ov_model`` holds by ``OV_COPIES``, within the memory budget
+    before it compiles (and again before a run of dynamic inputs, ``fed`` their bytes): a MaxPool
+    k2 s2 reading 768 MiB and writing 192 MiB holds 3 * 768 + 3 * 192 = 2.8 GiB, refused under
+    ``--max-memory 1G``. Static sizes only: a dynamic input counts ``fed`` (0 before a run), a
+    dynamic intermediate nothing. Returns the bytes counted."""
+    parts = dict.fromkeys(OV_COPIES, 0)
+    largest = ""
+    for op in ov_model.get_ordered_ops():
+        kind = {"Parameter": "input", "Constant": "weights", "Result": "output"}.get(op.get_type_name(), "intermediate")
+        port = op.input(0) if kind == "output" else op.output(0) if op.get_output_size() else None
+        if port is None or not port.get_partial_shape().is_static:
+            continue
+        dtype = dtypes.from_ov_type(port.get_element_type())
+        size = shape.tensor_bytes([d.get_length() for d in port.get_partial_shape()], dtypes.itemsize(dtype) if dtype else 1)
+        if kind == "intermediate":
+            if size > parts[kind]:
+                parts[kind], largest = size, op.get_friendly_name()
+        else:
+            parts[kind] += size
+    if fed is not None:
+        parts["input"] = max(parts["input"], fed)
+    needed = sum(OV_COPIES[kind] * size for kind, size in parts.items())
+    shown = ", ".join(f"{OV_COPIES[k]} x {format_bytes(v)} {k}s" for k, v in parts.items() if v)
+    where = f" (the largest intermediate: '{largest}')" if largest else ""
+    try:
+        return check_bytes(f"OpenVINO's copies of the run's tensors ({shown}){where} would need", needed)
+    except OvpoolError as exc:
+        raise exc.located(label) from None
 
 
 def check_ov_windows(ov_model: Any, label: str, proto: ModelProto | None = None) -> None:
@@ -158,7 +195,7 @@ class RunBudget:
         self._checked: dict[tuple[tuple[str, tuple[int, ...]], ...], Guard | None] = {}
         if session is not None and types is not None and self._proto is not None and not dynamic_inputs(self._proto):
             sizes = budget.tensor_sizes(types)
-            key = tuple(sorted((d.name, tuple(d.shape or ())) for d in session.inputs))
+            key = tuple(sorted((d.name, tuple(int(v or 0) for v in d.shape or ())) for d in session.inputs))
             self._checked[key] = budget.check_plan(session, sizes, label)
             budget.guard_bodies(session)
 
@@ -180,9 +217,7 @@ class RunBudget:
             self._session.compiled.guard = self._checked[key]
 
 
-def check_run_budget(
-    proto: ModelProto, shapes: Mapping[str, tuple[int, ...]], label: str, folder: Path | None = None
-) -> Types:
+def check_run_budget(proto: ModelProto, shapes: Mapping[str, tuple[int, ...]], label: str, folder: Path | None = None) -> Types:
     """``check_onnx_budget`` again with the graph inputs' dims set to ``shapes`` (the arrays fed):
     the tensors those dims make static within the budget before the run allocates any; the types
     inference gave. Input ``x: [N, 4096]`` fed ``[40000, 4096]`` into ``Tile(x, [10, 1])``:

@@ -237,6 +237,9 @@ class OpenVINOSession:
         self.device = device
         ov_model, preferred = self._read_model(model, core)
         limits.check_ov_budget(ov_model, model.label)
+        limits.check_ov_run(ov_model, model.label)
+        self._ov_model = ov_model if any(not p.get_partial_shape().is_static for p in ov_model.inputs) else None
+        self._label = model.label
         limits.check_ov_windows(ov_model, model.label, model.proto if model.format == "onnx" else None)
         if "CPU" in device.upper() or device.upper().startswith(("AUTO", "MULTI", "HETERO")):
             limits.check_ov_cpu_crashes(ov_model, model.label, model.proto if model.format == "onnx" else None)
@@ -288,6 +291,8 @@ class OpenVINOSession:
         """Outputs by name. bfloat16 crosses as raw bits: OpenVINO's Python layer would read an
         ml_dtypes bfloat16 array, and show a bf16 tensor, as float16 (1.25 would come back 1.906)."""
         self._budget.check(inputs)
+        if self._ov_model is not None:
+            limits.check_ov_run(self._ov_model, self._label, sum(np.asarray(v).nbytes for v in inputs.values()))
         if self._bf16_inputs:
             inputs = {k: _bf16_tensor(v) if k in self._bf16_inputs else v for k, v in inputs.items()}
         # to_tuple() is in compiled-output order; indexing the OVDict by port costs ~5 us per output

@@ -21,7 +21,7 @@ from onnx import ModelProto
 from ovpool.dtypes import from_onnx, np_dtype
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError, UsageError
 from ovpool.files import regular_size, write_atomic
-from ovpool.memory import check_tensor, kernel_failure
+from ovpool.memory import check_tensor, holding, kernel_failure
 
 
 @dataclass(frozen=True)
@@ -95,15 +95,16 @@ def random_inputs(
 ) -> dict[str, np.ndarray]:
     """One array per declared input: standard normal for floats, integers in [0, 10) for integer
     types, from ``numpy.random.default_rng(seed)``. Shapes are the declared ones, with ``shapes``
-    (``--shape``) filling dynamic dims; a dynamic dim without a ``--shape`` is an error, and so is
-    a shape over the memory budget (``ovpool.memory``), before anything is generated."""
+    (``--shape``) filling dynamic dims; a dynamic dim without a ``--shape`` is an error, and so are
+    inputs over the memory budget together (``ovpool.memory``: two of 600 MiB under 1 GiB), before
+    anything is generated."""
     unknown = [n for n in shapes if n not in {d.name for d in decls}]
     if unknown:
         raise ModelError.in_file(
             model, f"--shape for unknown input(s) {_quoted(unknown)} (the model takes {'; '.join(d.shown() for d in decls)})"
         )
-    rng = np.random.default_rng(seed)
-    arrays = {}
+    drawn: dict[str, tuple[int, ...]] = {}
+    total = 0  # the inputs checked so far: all of them together within the budget
     for decl in decls:
         shape = shapes.get(decl.name)
         if shape is None:
@@ -111,9 +112,15 @@ def random_inputs(
                 raise ModelError.in_file(model, f"input {decl.shown()} has dynamic dims; give --shape {decl.name}=d0,d1,...")
             shape = cast("tuple[int, ...]", decl.shape)  # every dim static (checked above)
         try:
-            check_tensor(f"input '{decl.name}'", shape, decl.dtype)
+            with holding(total):
+                total += check_tensor(f"input '{decl.name}'", shape, decl.dtype)
         except OvpoolError as exc:
             raise exc.located(model) from None
+        drawn[decl.name] = shape
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for decl in decls:
+        shape = drawn[decl.name]
         try:
             arrays[decl.name] = _draw(rng, shape, np_dtype(decl.dtype))
         except MemoryError as exc:  # within --max-memory, beyond what the machine gives
