@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -39,7 +39,8 @@ from ovpool.runtime.graph import CompiledGraph, GraphSession
 # Measured with tracemalloc on float32 (tests/test_run_budget.py holds every family to its rule):
 # a MaxPool's axis passes hold one input-sized copy and output-sized accumulators (k3 s1 over
 # [1, 16, 256, 256]: 0.99 x input), an LpPool its powers (3.9 x input), an im2col Conv the padded
-# input and a block of columns (1.6 x input for 3x3 pads 1), an LRN its squares and sums (2 x input).
+# input and a block of columns (1.6 x input for 3x3 pads 1), an LRN its squares and sums (2 x input;
+# LpPool and LRN run on onnx.reference).
 POOLING = (1.5, 2.0, 0)
 WORK: dict[str, tuple[float, float, int]] = {
     **dict.fromkeys(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
@@ -50,26 +51,42 @@ WORK: dict[str, tuple[float, float, int]] = {
     ),
     **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size"), (0.0, 0.0, 0)),
 }
-# Every other operator: one input-sized and one output-sized temporary (an elementwise op's
-# result in a wider type, LogSoftmax's shifted copy: 1.0 x input).
-DEFAULT_WORK = (2.0, 2.0, 0)
+# Every other operator: an input-sized and an output-sized temporary (an elementwise op's result
+# in a wider type, LogSoftmax's shifted copy: 1.0 x input) and 2 MiB of scratch (Erf and Gelu go
+# 64Ki elements at a time through float64 pieces).
+DEFAULT_WORK = (1.0, 1.0, 2 << 20)
+# The rules are for elements of 4 bytes or more; narrower ones are computed wider (a float16
+# AveragePool sums in float32), so the rule of a 2-byte tensor doubles, a 1-byte one's quadruples.
+WIDEST_NARROW = 4
 
 
-def work_bytes(op_type: str, inputs: Iterable[int], outputs: Iterable[int]) -> int:
-    """The working memory of one step by ``WORK``: a MaxPool reading 4 MiB and writing 1 MiB
-    needs 1.5 * 4 + 2 * 1 = 8 MiB beside them; an unlisted op 2 * input + 2 * outputs."""
+def work_bytes(op_type: str, inputs: Iterable[int], outputs: Iterable[int], itemsize: int = WIDEST_NARROW) -> int:
+    """The working memory of one step by ``WORK``, its largest input's elements ``itemsize`` bytes:
+    a MaxPool reading 4 MiB and writing 1 MiB needs 1.5 * 4 + 2 * 1 = 8 MiB beside them (16 MiB
+    in float16); an unlisted op 1 * input + 1 * outputs + 2 MiB."""
     a, b, c = WORK.get(op_type, DEFAULT_WORK)
-    return int(a * max(inputs, default=0) + b * sum(outputs)) + c
+    widen = max(1, WIDEST_NARROW // max(itemsize, 1))
+    return int((a * max(inputs, default=0) + b * sum(outputs)) * widen) + c
 
 
-def tensor_sizes(types: Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]) -> dict[str, int]:
+class Sizes(NamedTuple):
+    """What the plan knows of its tensors, by name: bytes, and bytes per element."""
+
+    bytes: dict[str, int]
+    itemsize: dict[str, int]
+
+
+def tensor_sizes(types: Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]) -> Sizes:
     """Bytes of each tensor whose dtype and dims are known: ``{"y": ("float32", (2, 3))}`` gives
-    ``{"y": 24}``; a dynamic dim, an unknown type or a string tensor leaves the name out."""
-    sizes = {}
+    ``{"y": 24}``, and its element size, 4; a dynamic dim or a string tensor leaves the name out
+    of the bytes, an unknown type out of both."""
+    sizes = Sizes({}, {})
     for name, (dtype, dims) in types.items():
-        if dtype is None or dtype == "string" or dims is None or any(d is None or d < 0 for d in dims):
+        if dtype is None or dtype == "string":
             continue
-        sizes[name] = math.prod(dims) * dtypes.itemsize(dtype)  # type: ignore[arg-type]
+        sizes.itemsize[name] = dtypes.itemsize(dtype)
+        if dims is not None and all(d is not None and d >= 0 for d in dims):
+            sizes.bytes[name] = math.prod(dims) * sizes.itemsize[name]  # type: ignore[arg-type]
     return sizes
 
 
@@ -110,7 +127,7 @@ class Peak:
     exact: bool
 
 
-def plan_peak(graph: CompiledGraph, sizes: Mapping[str, int], held: int = 0) -> Peak:
+def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
     """The peak of ``graph``'s plan with tensor ``sizes`` (bytes by name) beside ``held`` bytes:
     inputs [1, 16, 256, 256] float32 (4 MiB) into MaxPool k2 s2 (1 MiB, work 8 MiB) into Relu
     (1 MiB, work 4 MiB) peaks at the MaxPool, 4 + 1 + 8 = 13 MiB beside ``held``."""
@@ -121,7 +138,7 @@ def plan_peak(graph: CompiledGraph, sizes: Mapping[str, int], held: int = 0) -> 
         nonlocal exact
         if slot == 0:
             return 0
-        found = sizes.get(names[slot]) if slot > 1 else None
+        found = sizes.bytes.get(names[slot]) if slot > 1 else None
         if found is None:
             exact = False
             return 0
@@ -131,7 +148,10 @@ def plan_peak(graph: CompiledGraph, sizes: Mapping[str, int], held: int = 0) -> 
     peak = Peak(live, "the inputs", True)
     for step, (node, bodies) in zip(graph.steps, graph.step_nodes):
         outputs = [size(s) for s in step.outputs]
-        work = work_bytes(node.op_type, [size(s) for s in step.inputs], outputs)
+        inputs = [size(s) for s in step.inputs]
+        widest = max(range(len(inputs)), key=inputs.__getitem__, default=None)
+        itemsize = sizes.itemsize.get(names[step.inputs[widest]], WIDEST_NARROW) if widest is not None else WIDEST_NARROW
+        work = work_bytes(node.op_type, inputs, outputs, itemsize)
         if bodies:
             work += max(plan_peak(body, sizes).bytes for body in bodies)
             exact = False  # a body's peak per iteration is checked as it runs (Guard)
@@ -142,7 +162,7 @@ def plan_peak(graph: CompiledGraph, sizes: Mapping[str, int], held: int = 0) -> 
     return Peak(peak.bytes, peak.where, exact)
 
 
-def check_plan(session: GraphSession, sizes: Mapping[str, int], label: str) -> Guard | None:
+def check_plan(session: GraphSession, sizes: Sizes, label: str) -> Guard | None:
     """Refuse, before anything is run, a plan whose peak (``plan_peak`` beside ``session_bytes``)
     is over the budget: ``node 'p2' (MaxPool): the run's live tensors and working memory would
     need 1.3 GiB (...), over the memory budget of 1.0 GiB (...)``, in ``label``'s file. Returns the
@@ -153,7 +173,7 @@ def check_plan(session: GraphSession, sizes: Mapping[str, int], label: str) -> G
         check_bytes(f"{peak.where}: the run's live tensors and working memory would need", peak.bytes)
     except OvpoolError as exc:
         raise exc.located(label) from None
-    return None if peak.exact else Guard(sizes, held)
+    return None if peak.exact else Guard(sizes.bytes, held)
 
 
 class Guard:
@@ -183,11 +203,14 @@ class Guard:
 
         live = self.base + count(s for s in graph.caller_slots if names[s] in graph.input_names)
         for step, (node, _) in zip(graph.steps, graph.step_nodes):
-            inputs = [value_bytes(values[s]) for s in step.inputs]
+            arguments = [values[s] for s in step.inputs]
+            inputs = [value_bytes(value) for value in arguments]
             outputs = [self.sizes.get(names[s], 0) if s > 1 else 0 for s in step.outputs]
+            widest = max(range(len(inputs)), key=inputs.__getitem__, default=None)
+            itemsize = getattr(arguments[widest], "itemsize", WIDEST_NARROW) if widest is not None else WIDEST_NARROW
             check_bytes(
                 f"{step.label}: the run's live tensors and working memory would need",
-                live + sum(outputs) + work_bytes(node.op_type, inputs, outputs),
+                live + sum(outputs) + work_bytes(node.op_type, inputs, outputs, itemsize),
             )
             freed = [values[s] for s in step.frees if s not in graph.caller_slots]
             with holding(live):
@@ -206,11 +229,11 @@ def guard_bodies(session: GraphSession) -> None:
             graph.guard = Guard({})
 
 
-def shapes_of(inputs: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
-    """The fed inputs' shapes: ``{"x": (1, 3, 8, 8)}``."""
-    return {name: tuple(np.shape(value)) for name, value in inputs.items()}
-
-
-def input_sizes(names: Sequence[str], inputs: Mapping[str, Any]) -> dict[str, int]:
-    """Bytes of each fed input, exactly: ``{"x": 768}`` for a (1, 3, 8, 8) float32."""
-    return {name: value_bytes(np.asarray(inputs[name])) for name in names if name in inputs}
+def with_inputs(sizes: Sizes, names: Sequence[str], inputs: Mapping[str, Any]) -> Sizes:
+    """``sizes`` with the fed inputs' bytes and element sizes, exactly: ``{"x": 768}`` and 4 for a
+    (1, 3, 8, 8) float32."""
+    for name in names:
+        if name in inputs:
+            value = np.asarray(inputs[name])
+            sizes.bytes[name], sizes.itemsize[name] = value.nbytes, value.itemsize
+    return sizes

@@ -1,0 +1,203 @@
+"""The memory budget bounds the whole run (``ovpool.runtime.budget``, ``limits.check_ov_run``).
+
+The oracles: the resident peak of a subprocess (``os.wait4``'s ``ru_maxrss``, KiB on Linux), what
+tracemalloc sees numpy allocate inside each kernel, and the documented rule computed by hand."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import ModelProto, TensorProto, helper, numpy_helper
+from runtime_support import invoke, save
+
+ROOT = Path(__file__).resolve().parents[1]
+MIB = 1 << 20
+# The interpreter's fixed cost as docs/cli.md states it: python, numpy, onnx, ovpool and its command
+# line, resident at the end of a tiny run (measured 74 MiB on numpy, 128 MiB with OpenVINO CPU).
+FIXED = {"numpy": 96 * MIB, "CPU": 160 * MIB}
+F = TensorProto.FLOAT
+
+
+def one_node(op: str, x_shape: list, inits: tuple = (), extra: tuple = (), dtype: int = F, **attrs) -> ModelProto:
+    """``x -> op -> y`` at opset 17, ``extra`` inputs after ``x`` (initializers ``inits``)."""
+    node = helper.make_node(op, ["x", *extra], ["y"], name="n", **attrs)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", dtype, x_shape)],
+        [helper.make_tensor_value_info("y", dtype, None)],
+        list(inits),
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def pool_chain(dims: list, count: int = 3) -> ModelProto:
+    """``count`` MaxPool k3 s1 pads 1 in a row: every tensor the size of the input."""
+    nodes, prev = [], "x"
+    for i in range(count):
+        nodes.append(helper.make_node("MaxPool", [prev], [f"t{i}"], name=f"p{i}", kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+        prev = f"t{i}"
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", F, dims)], [helper.make_tensor_value_info(prev, F, None)]
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _w(name: str, shape: tuple) -> TensorProto:
+    return numpy_helper.from_array(np.random.default_rng(0).standard_normal(shape).astype(np.float32), name)
+
+
+X = [1, 8, 64, 64]
+FAMILY_CASES = {
+    "MaxPool k3 s2 pads 1": one_node("MaxPool", X, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+    "MaxPool k3 s1 dilated ceil": one_node("MaxPool", X, kernel_shape=[3, 3], dilations=[2, 2], ceil_mode=1),
+    "AveragePool k3 include pads": one_node("AveragePool", X, kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
+    "AveragePool float16": one_node("AveragePool", X, dtype=TensorProto.FLOAT16, kernel_shape=[2, 2]),
+    "LpPool (onnx.reference)": one_node("LpPool", [1, 2, 32, 32], kernel_shape=[3, 3]),
+    "GlobalAveragePool": one_node("GlobalAveragePool", X),
+    "Conv 3x3 pads 1": one_node("Conv", X, (_w("w", (8, 8, 3, 3)),), ("w",), pads=[1, 1, 1, 1]),
+    "Conv 5x5 s2": one_node("Conv", X, (_w("w", (16, 8, 5, 5)),), ("w",), strides=[2, 2]),
+    "Conv depthwise": one_node("Conv", X, (_w("w", (8, 1, 3, 3)),), ("w",), group=8, pads=[1, 1, 1, 1]),
+    "ConvTranspose s2": one_node("ConvTranspose", X, (_w("w", (8, 4, 3, 3)),), ("w",), strides=[2, 2]),
+    "LRN (onnx.reference)": one_node("LRN", X, size=5),
+    "InstanceNormalization": one_node("InstanceNormalization", X, (_w("s", (8,)), _w("b", (8,))), ("s", "b")),
+    "LayerNormalization": one_node("LayerNormalization", X, (_w("s", (64,)),), ("s",)),
+    "Relu": one_node("Relu", X),
+    "Erf": one_node("Erf", X),
+    "LogSoftmax": one_node("LogSoftmax", X, axis=1),
+    "Add broadcast": one_node("Add", X, (_w("b", (64,)),), ("b",)),
+    "MatMul": one_node("MatMul", X, (_w("m", (64, 96)),), ("m",)),
+    "Transpose": one_node("Transpose", X, perm=[0, 2, 3, 1]),
+    "ReduceSum": one_node("ReduceSum", X, keepdims=1),
+    "Resize linear": one_node(
+        "Resize", X, (numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s"),), ("", "s"), mode="linear"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", FAMILY_CASES)
+def test_each_family_rule_bounds_what_its_kernel_allocates(case):
+    """What numpy allocates while the node runs (tracemalloc), beyond its outputs, is within the
+    family's ``work_bytes``: the rule the plan's peak is summed with."""
+    from ovpool.runtime.budget import work_bytes
+    from ovpool.runtime.graph import GraphSession
+
+    model = FAMILY_CASES[case]
+    session = GraphSession(model)
+    dtype = np.float16 if model.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT16 else np.float32
+    dims = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    x = np.random.default_rng(1).standard_normal(dims).astype(dtype)
+    session.run({"x": x})  # caches (plans, weight layouts) are made before measuring
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        y = session.run({"x": x})["y"]
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    op = model.graph.node[0].op_type
+    assert peak - y.nbytes <= work_bytes(op, [x.nbytes], [y.nbytes], x.itemsize), (peak, y.nbytes, x.nbytes)
+
+
+def test_the_peak_is_summed_along_the_plan_by_the_rule():
+    """Two MaxPools k3 s1 pads 1 over a 64 KiB input: at the second, x (held by the caller), t0 and
+    t1 are live, 3 * 64 KiB, and its work is 1.5 * 64 + 2 * 64 KiB; nothing else (no constants)."""
+    from ovpool.runtime.budget import Sizes, plan_peak, session_bytes
+    from ovpool.runtime.graph import GraphSession
+
+    session = GraphSession(pool_chain([1, 1, 128, 128], count=2))
+    kib = 64 << 10
+    sizes = Sizes(dict.fromkeys(["x", "t0", "t1"], kib), dict.fromkeys(["x", "t0", "t1"], 4))
+    peak = plan_peak(session.compiled, sizes, session_bytes(session))
+    assert peak.where == "node 'p1' (MaxPool)" and peak.exact
+    assert peak.bytes == session.proto.ByteSize() + 3 * kib + int(1.5 * kib) + 2 * kib
+
+
+def _peak(*args: object) -> tuple[int, int, str]:
+    """``ovpool ARGS`` in a subprocess from the checkout: (exit code, resident peak in bytes, stderr)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "true"}
+    env.pop("OVPOOL_MAX_MEMORY", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ovpool", *map(str, args)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert process.stderr is not None
+    err = process.stderr.read().decode()
+    _, status, usage = os.wait4(process.pid, 0)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024, err
+
+
+@pytest.mark.parametrize(
+    ("device", "dims"), [("numpy", [1, 16, 512, 768]), pytest.param("CPU", [1, 16, 512, 512], marks=pytest.mark.openvino)]
+)
+def test_a_run_within_the_budget_stays_within_it(tmp_path, device, dims):
+    """Three MaxPools k3 s1 under 256 MiB: on numpy over 24 MiB tensors, 3 * 24 MiB live at the
+    second and 3.5 * 24 MiB of work, 61% of the budget; on OpenVINO over 16 MiB tensors, 3 copies
+    of the input and of the output and 2 of each intermediate, 75%. The process's resident peak is
+    within the budget plus the fixed cost."""
+    path = save(pool_chain(dims), tmp_path / "m.onnx")
+    code, peak, err = _peak("run", path, "--random-inputs", "--device", device, "--fallback", "none", "--max-memory", "256M")
+    assert code == 0, err
+    assert peak <= 256 * MIB + FIXED[device], peak / MIB
+
+
+@pytest.mark.parametrize(
+    ("device", "where"),
+    [
+        ("numpy", "node 'p1' (MaxPool): the run's live tensors and working memory would need 208.0 MiB"),
+        pytest.param("CPU", "OpenVINO's copies of the run's tensors (3 x 32.0 MiB inputs", marks=pytest.mark.openvino),
+    ],
+)
+def test_a_run_over_the_budget_is_refused_before_it_allocates(tmp_path, device, where):
+    """The same chain over a 32 MiB input under 128 MiB: one line naming the budget, where the
+    peak is and the bytes; exit 1; nothing written; the resident peak near the fixed cost (the
+    input is never drawn)."""
+    path = save(pool_chain([1, 8, 1024, 1024]), tmp_path / "m.onnx")
+    out = tmp_path / "out.npz"
+    args = ("run", path, "--random-inputs", "--device", device, "--fallback", "none", "--max-memory", "128M", "--output", out)
+    code, peak, err = _peak(*args)
+    assert code == 1 and err.count("\n") == 1 and "over the memory budget of 128.0 MiB" in err, err
+    assert where in err, err
+    assert not out.exists()
+    assert peak <= FIXED[device], peak / MIB
+
+
+def test_a_size_known_only_as_it_runs_counts_what_is_live(tmp_path, capsys):
+    """``c = ConstantOfShape(s)``: inference cannot size c until s's values are read, so the run
+    is checked as it goes. Under a 6 MiB budget, with an input x of 4 MB held, s = [1000, 1000]
+    (4 MB more) is refused at the node, beside what the run holds, though each tensor alone fits."""
+    graph = helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["s"], ["c"], name="fill")],
+        "g",
+        [helper.make_tensor_value_info("s", TensorProto.INT64, [2]), helper.make_tensor_value_info("x", F, [1000, 1000])],
+        [helper.make_tensor_value_info("c", F, None)],
+    )
+    path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    np.save(tmp_path / "s.npy", np.array([1000, 1000], np.int64))
+    np.save(tmp_path / "x.npy", np.ones((1000, 1000), np.float32))
+    args = ("run", path, "--device", "numpy", "-i", f"s={tmp_path / 's.npy'}", "-i", f"x={tmp_path / 'x.npy'}")
+    code, _, err = invoke(capsys, *args, "--max-memory", "6M")
+    assert code == 1 and err.count("\n") == 1, err
+    assert "node 'fill' (ConstantOfShape-9): output [1000, 1000] float32 would need 3.8 MiB (4000000 bytes) beside 3.8 MiB" in err
+    assert "the run holds, over the memory budget of 6.0 MiB" in err, err
+    code, out, err = invoke(capsys, *args, "--max-memory", "12M")
+    assert code == 0 and "c: shape [1000, 1000]" in out, err
+
+
+def test_random_inputs_are_held_to_the_budget_together(capsys, tmp_path):
+    """Two inputs of 600 KiB each under a 1 MiB budget: each fits, both do not; refused before drawing."""
+    from ovpool.errors import OvpoolError
+    from ovpool.runtime.tensors import TensorDecl, random_inputs
+
+    decls = [TensorDecl("a", "float32", (600, 256)), TensorDecl("b", "float32", (600, 256))]
+    os.environ["OVPOOL_MAX_MEMORY"] = "1M"
+    try:
+        with pytest.raises(OvpoolError, match=r"m.onnx: input 'b' \[600, 256\] float32 would need 600.0 KiB .* beside 600.0 KiB"):
+            random_inputs("m.onnx", decls, {})
+    finally:
+        del os.environ["OVPOOL_MAX_MEMORY"]
