@@ -35,26 +35,37 @@ from ovpool.errors import OvpoolError
 from ovpool.memory import check_bytes, holding
 from ovpool.runtime.graph import CompiledGraph, GraphSession
 
-# Working memory per operator family: (a, b, c) for ``a * largest input + b * outputs + c`` bytes.
-# Measured with tracemalloc on float32 (tests/test_run_budget.py holds every family to its rule):
-# a MaxPool's axis passes hold one input-sized copy and output-sized accumulators (k3 s1 over
-# [1, 16, 256, 256]: 0.99 x input), an LpPool its powers (3.9 x input), an im2col Conv the padded
-# input and a block of columns (1.6 x input for 3x3 pads 1), an LRN its squares and sums (2 x input;
-# LpPool and LRN run on onnx.reference).
-POOLING = (1.5, 2.0, 0)
-WORK: dict[str, tuple[float, float, int]] = {
+
+# Working memory per operator family, ``Rule(a, b, s, cap)``: ``a * largest input + b * outputs +
+# min(s * largest input, cap)`` bytes. Measured with tracemalloc on float32 (tests/test_run_budget.py
+# holds every family to its rule): a MaxPool's axis passes hold one input-sized copy and
+# output-sized accumulators (k3 s1 over [1, 16, 256, 256]: 0.99 x input), an LpPool its powers (3.9
+# x input), an im2col Conv the padded input and a block of columns (1.6 x input for 3x3 pads 1;
+# columns of up to COLS_BYTES at a time, 9 x a small input for 3x3), an LRN its squares and sums (2
+# x input; LpPool and LRN run on onnx.reference).
+class Rule(NamedTuple):
+    """``a * largest input + b * outputs + min(s * largest input, cap)`` bytes of working memory."""
+
+    a: float
+    b: float
+    s: float = 0.0
+    cap: int = 0
+
+
+POOLING = Rule(1.5, 2.0)
+WORK: dict[str, Rule] = {
     **dict.fromkeys(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
-    **dict.fromkeys(("LpPool", "GlobalLpPool"), (5.0, 2.0, 0)),
-    **dict.fromkeys(("Conv", "ConvInteger", "QLinearConv", "ConvTranspose"), (3.0, 3.0, 8 << 20)),
+    **dict.fromkeys(("LpPool", "GlobalLpPool"), Rule(5.0, 2.0)),
+    **dict.fromkeys(("Conv", "ConvInteger", "QLinearConv", "ConvTranspose"), Rule(3.0, 3.0, 16.0, 8 << 20)),
     **dict.fromkeys(
-        ("LRN", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization"), (3.0, 1.0, 0)
+        ("LRN", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization"), Rule(3.0, 1.0)
     ),
-    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size"), (0.0, 0.0, 0)),
+    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size"), Rule(0.0, 0.0)),
 }
 # Every other operator: an input-sized and an output-sized temporary (an elementwise op's result
-# in a wider type, LogSoftmax's shifted copy: 1.0 x input) and 2 MiB of scratch (Erf and Gelu go
-# 64Ki elements at a time through float64 pieces).
-DEFAULT_WORK = (1.0, 1.0, 2 << 20)
+# in a wider type, LogSoftmax's shifted copy: 1.0 x input) and scratch of up to 4 x input or 2 MiB
+# (Erf and Gelu go 64Ki elements at a time through float64 pieces: 4.3 x a 128 KiB input).
+DEFAULT_WORK = Rule(1.0, 1.0, 4.0, 2 << 20)
 # The rules are for elements of 4 bytes or more; narrower ones are computed wider (a float16
 # AveragePool sums in float32), so the rule of a 2-byte tensor doubles, a 1-byte one's quadruples.
 WIDEST_NARROW = 4
@@ -63,10 +74,11 @@ WIDEST_NARROW = 4
 def work_bytes(op_type: str, inputs: Iterable[int], outputs: Iterable[int], itemsize: int = WIDEST_NARROW) -> int:
     """The working memory of one step by ``WORK``, its largest input's elements ``itemsize`` bytes:
     a MaxPool reading 4 MiB and writing 1 MiB needs 1.5 * 4 + 2 * 1 = 8 MiB beside them (16 MiB
-    in float16); an unlisted op 1 * input + 1 * outputs + 2 MiB."""
-    a, b, c = WORK.get(op_type, DEFAULT_WORK)
+    in float16); an unlisted op reading and writing 4 MiB 4 + 4 + min(16, 2) = 10 MiB."""
+    rule = WORK.get(op_type, DEFAULT_WORK)
     widen = max(1, WIDEST_NARROW // max(itemsize, 1))
-    return int((a * max(inputs, default=0) + b * sum(outputs)) * widen) + c
+    largest, written = max(inputs, default=0) * widen, sum(outputs) * widen
+    return int(rule.a * largest + rule.b * written + min(rule.s * largest, rule.cap))
 
 
 class Sizes(NamedTuple):
