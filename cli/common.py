@@ -309,13 +309,16 @@ def model_inputs(
     random: bool,
     shapes: Sequence[str],
     seed: int,
+    sessions: Sequence[Any] = (),
 ) -> dict[str, np.ndarray]:
     """The arrays to run: drawn from the declared inputs (``--random-inputs``, ``--shape``,
-    ``--seed``) or loaded from files and checked against them."""
+    ``--seed``), once the run of ``sessions`` on them is within the memory budget, or loaded from
+    files and checked against them."""
+    from ovpool.runtime.policy import budget_checks
     from ovpool.runtime.tensors import check_inputs, load_inputs, parse_shapes, random_inputs
 
     if random:
-        return random_inputs(label, decls, parse_shapes(shapes), seed)
+        return random_inputs(label, decls, parse_shapes(shapes), seed, budget_checks(*sessions))
     arrays = load_inputs(inputs, input_files)
     check_inputs(label, decls, arrays)
     return arrays

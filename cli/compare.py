@@ -109,7 +109,8 @@ def register(app: typer.Typer) -> None:
         opened, ref = open_sides(loaded, device, reference, precision, level, not no_cache, per_layer, other)
         for notice in opened.notices:
             typer.echo(f"warning: {notice}", err=True)
-        arrays = model_inputs(loaded.label, opened.session.inputs, inputs, input_files, random, shapes, seed)
+        sides = [opened.session, ref]
+        arrays = model_inputs(loaded.label, opened.session.inputs, inputs, input_files, random, shapes, seed, sides)
         check_inputs(other.label if other is not None else loaded.label, ref.inputs, arrays)
         with Progress(console=Console(stderr=True), transient=True) as progress:
 

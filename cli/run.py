@@ -83,7 +83,7 @@ def register(app: typer.Typer) -> None:
             for notice in opened.notices:
                 typer.echo(f"warning: {notice}", err=True)
             session = opened.session
-            arrays = model_inputs(loaded.label, session.inputs, inputs, input_files, random, shapes, seed)
+            arrays = model_inputs(loaded.label, session.inputs, inputs, input_files, random, shapes, seed, [session])
             results = session.infer(arrays)
         except (DeviceError, UsageError):
             raise  # about the device or an option; the device's names the model where the model is the reason

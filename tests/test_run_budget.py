@@ -146,6 +146,7 @@ def test_a_run_within_the_budget_stays_within_it(tmp_path, device, dims):
     assert peak <= 256 * MIB + FIXED[device], peak / MIB
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
 @pytest.mark.parametrize(
     ("device", "where"),
     [
@@ -153,14 +154,15 @@ def test_a_run_within_the_budget_stays_within_it(tmp_path, device, dims):
         pytest.param("CPU", "OpenVINO's copies of the run's tensors (3 x 32.0 MiB inputs", marks=pytest.mark.openvino),
     ],
 )
-def test_a_run_over_the_budget_is_refused_before_it_allocates(tmp_path, device, where):
+def test_a_run_over_the_budget_is_refused_before_it_allocates(tmp_path, device, where, dynamic):
     """The same chain over a 32 MiB input under 128 MiB: one line naming the budget, where the
     peak is and the bytes; exit 1; nothing written; the resident peak near the fixed cost (the
-    input is never drawn)."""
-    path = save(pool_chain([1, 8, 1024, 1024]), tmp_path / "m.onnx")
+    input is never drawn). With dynamic dims and ``--shape`` the same, found at the shapes given."""
+    dims = [1, 8, "H", "W"] if dynamic else [1, 8, 1024, 1024]
+    path = save(pool_chain(dims), tmp_path / "m.onnx")
     out = tmp_path / "out.npz"
-    args = ("run", path, "--random-inputs", "--device", device, "--fallback", "none", "--max-memory", "128M", "--output", out)
-    code, peak, err = _peak(*args)
+    args = ["run", path, "--random-inputs", "--device", device, "--fallback", "none", "--max-memory", "128M", "--output", out]
+    code, peak, err = _peak(*args, *(["--shape", "x=1,8,1024,1024"] if dynamic else []))
     assert code == 1 and err.count("\n") == 1 and "over the memory budget of 128.0 MiB" in err, err
     assert where in err, err
     assert not out.exists()

@@ -28,6 +28,7 @@ from ovpool.runtime.policy import (
     Model,
     NumpySession,
     Session,
+    budget_checks,
     check_precision,
     devices,
     fallback_level,
@@ -200,7 +201,9 @@ def bench(
             failures.append(BackendFailure(backend, device if backend == "openvino" else "CPU", str(exc)))
     if not sessions:
         return [], failures
-    arrays = random_inputs(model.label, next(iter(sessions.values())).inputs, shapes or {}, seed)
+    arrays = random_inputs(
+        model.label, next(iter(sessions.values())).inputs, shapes or {}, seed, budget_checks(*sessions.values())
+    )
     timings = []
     for backend, session in sessions.items():
         advance = progress(f"{backend} on {session.device}", warmup + runs)

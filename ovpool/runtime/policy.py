@@ -111,6 +111,12 @@ class Step:
 StepObserver = Callable[[Step, tuple[Any, ...]], None]
 
 
+def budget_checks(*sessions: Any) -> tuple[Callable[[Mapping[str, np.ndarray]], None], ...]:
+    """The ``check_budget`` of each session that has one (numpy's and OpenVINO's; onnxruntime's has
+    none): what ``tensors.random_inputs`` calls before it draws inputs for them."""
+    return tuple(check for session in sessions if (check := getattr(session, "check_budget", None)) is not None)
+
+
 class Session(Protocol):
     """A model ready to run on one device; ``infer`` may be called many times."""
 
@@ -207,6 +213,11 @@ class NumpySession:
             self.graph = graph
         self.label = model.label
 
+    def check_budget(self, inputs: Mapping[str, np.ndarray]) -> None:
+        """The run of ``inputs`` (their shapes and dtypes: stand-ins do) within the memory budget:
+        every tensor and, for an ONNX model, the plan's peak (``limits.RunBudget``)."""
+        self._budget.check(inputs)
+
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self._budget.check(inputs)
         return self.graph.run(inputs)
@@ -240,6 +251,7 @@ class OpenVINOSession:
         limits.check_ov_run(ov_model, model.label)
         self._ov_model = ov_model if any(not p.get_partial_shape().is_static for p in ov_model.inputs) else None
         self._label = model.label
+        self._ov_checked: set[tuple[tuple[int, ...] | None, ...]] = set()
         limits.check_ov_windows(ov_model, model.label, model.proto if model.format == "onnx" else None)
         if "CPU" in device.upper() or device.upper().startswith(("AUTO", "MULTI", "HETERO")):
             limits.check_ov_cpu_crashes(ov_model, model.label, model.proto if model.format == "onnx" else None)
@@ -287,12 +299,24 @@ class OpenVINOSession:
         except Exception:  # AUTO and some plugins do not report it
             return ""
 
+    def check_budget(self, inputs: Mapping[str, np.ndarray]) -> None:
+        """The run of ``inputs`` (their shapes and dtypes: stand-ins do) within the memory budget:
+        the tensors their shapes make static, and with dynamic inputs OpenVINO's copies of them
+        (``limits.check_ov_run``)."""
+        self._budget.check(inputs)
+        if self._ov_model is None:
+            return
+        shapes = tuple(tuple(np.shape(inputs[d.name])) if d.name in inputs else None for d in self.inputs)
+        if shapes not in self._ov_checked:
+            limits.check_ov_run(
+                _reshaped(self._ov_model, shapes), self._label, sum(np.asarray(v).nbytes for v in inputs.values())
+            )
+            self._ov_checked.add(shapes)
+
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Outputs by name. bfloat16 crosses as raw bits: OpenVINO's Python layer would read an
         ml_dtypes bfloat16 array, and show a bf16 tensor, as float16 (1.25 would come back 1.906)."""
-        self._budget.check(inputs)
-        if self._ov_model is not None:
-            limits.check_ov_run(self._ov_model, self._label, sum(np.asarray(v).nbytes for v in inputs.values()))
+        self.check_budget(inputs)
         if self._bf16_inputs:
             inputs = {k: _bf16_tensor(v) if k in self._bf16_inputs else v for k, v in inputs.items()}
         # to_tuple() is in compiled-output order; indexing the OVDict by port costs ~5 us per output
@@ -470,6 +494,20 @@ def _ir_step(document: IRDocument, producers: Mapping[tuple[str, str], Any], lay
         for e in sources
     )
     return Step(layer.name, layer.type, inputs, tuple(document.tensor_name(layer, port.id) for port in layer.outputs))
+
+
+def _reshaped(ov_model: Any, shapes: tuple[tuple[int, ...] | None, ...]) -> Any:
+    """A copy of ``ov_model`` with its inputs set to ``shapes`` (in input order; None keeps one),
+    so its intermediates and outputs have the sizes of a run; ``ov_model`` itself when OpenVINO
+    cannot reshape it to them (the run then says why)."""
+    import openvino as ov
+
+    clone = ov_model.clone()
+    try:
+        clone.reshape({port: ov.PartialShape(list(dims)) for port, dims in zip(clone.inputs, shapes) if dims is not None})
+    except Exception:  # OpenVINO raises RuntimeError and its own classes for shapes it cannot propagate
+        return ov_model
+    return clone
 
 
 def _bf16_tensor(value: np.ndarray):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import math
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -91,13 +91,19 @@ def parse_shapes(pairs: Sequence[str]) -> dict[str, tuple[int, ...]]:
 
 
 def random_inputs(
-    model: str, decls: Sequence[TensorDecl], shapes: Mapping[str, tuple[int, ...]], seed: int = 0
+    model: str,
+    decls: Sequence[TensorDecl],
+    shapes: Mapping[str, tuple[int, ...]],
+    seed: int = 0,
+    checks: Sequence[Callable[[Mapping[str, np.ndarray]], None]] = (),
 ) -> dict[str, np.ndarray]:
     """One array per declared input: standard normal for floats, integers in [0, 10) for integer
     types, from ``numpy.random.default_rng(seed)``. Shapes are the declared ones, with ``shapes``
     (``--shape``) filling dynamic dims; a dynamic dim without a ``--shape`` is an error, and so are
     inputs over the memory budget together (``ovpool.memory``: two of 600 MiB under 1 GiB), before
-    anything is generated."""
+    anything is generated. ``checks`` (a session's ``check_budget``: the run those shapes make) are
+    called first with stand-ins of the inputs, zero-stride views of their shapes and dtypes that
+    allocate nothing."""
     unknown = [n for n in shapes if n not in {d.name for d in decls}]
     if unknown:
         raise ModelError.in_file(
@@ -117,6 +123,8 @@ def random_inputs(
         except OvpoolError as exc:
             raise exc.located(model) from None
         drawn[decl.name] = shape
+    for check in checks:
+        check({decl.name: np.broadcast_to(np.zeros((), np_dtype(decl.dtype)), drawn[decl.name]) for decl in decls})
     rng = np.random.default_rng(seed)
     arrays = {}
     for decl in decls:

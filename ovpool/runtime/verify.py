@@ -29,7 +29,7 @@ from onnx import ModelProto
 
 from ovpool.errors import OvpoolError, VerifyError
 from ovpool.runtime.compare import DEFAULT_ATOL, DEFAULT_RTOL, Comparison, check_tolerances, compare
-from ovpool.runtime.policy import DeviceError, Model, NumpySession, Session, openvino_session
+from ovpool.runtime.policy import DeviceError, Model, NumpySession, Session, budget_checks, openvino_session
 
 # The written IR runs where a deployment checks it first, at the precision of the ONNX model.
 DEVICE, PRECISION = "CPU", "f32"
@@ -131,7 +131,7 @@ def _inputs(device: Session, reference: Session, options: VerifyOptions) -> dict
     label = "--verify"
     try:
         if options.inputs is None:
-            arrays = random_inputs(label, device.inputs, options.shapes, options.seed)
+            arrays = random_inputs(label, device.inputs, options.shapes, options.seed, budget_checks(device, reference))
         elif isinstance(options.inputs, Mapping):
             arrays = {name: np.asarray(value) for name, value in options.inputs.items()}
         else:
