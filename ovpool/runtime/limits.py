@@ -77,7 +77,7 @@ def check_ov_budget(ov_model: Any, label: str) -> None:
 # and a reorder: the plugin's reuse of buffers is not counted on). Measured with OpenVINO CPU: a
 # MaxPool k3 s1 over [1, 16, 1024, 384] float32 (24 MiB each way) holds 166 MiB beyond the
 # interpreter's fixed cost, three of them in a row 214 MiB; this rule counts 192 and 288.
-OV_COPIES = {"input": 3, "output": 3, "weights": 2, "intermediate": 2}
+OV_COPIES = {"inputs": 3, "outputs": 3, "weights": 2, "intermediates": 2}
 # The CPU plugin's blocked layouts (nChw16c) pad the channels of a tensor of rank 3 or more to a
 # multiple of this: six channels take the room of 16 (the chain above over 6 channels: 294 MiB).
 OV_CHANNEL_BLOCK = 16
@@ -91,21 +91,21 @@ def check_ov_run(ov_model: Any, label: str, fed: int | None = None) -> int:
     ``fed`` (0 before a run), a dynamic intermediate nothing. Returns the bytes counted."""
     parts = dict.fromkeys(OV_COPIES, 0)
     for op in ov_model.get_ordered_ops():
-        kind = {"Parameter": "input", "Constant": "weights", "Result": "output"}.get(op.get_type_name(), "intermediate")
-        ports = [op.input(0)] if kind == "output" else [op.output(i) for i in range(op.get_output_size())]
+        kind = {"Parameter": "inputs", "Constant": "weights", "Result": "outputs"}.get(op.get_type_name(), "intermediates")
+        ports = [op.input(0)] if kind == "outputs" else [op.output(i) for i in range(op.get_output_size())]
         for port in ports:
             partial = port.get_partial_shape()
             if not partial.is_static:
                 continue
             dtype = dtypes.from_ov_type(port.get_element_type())
             dims = [d.get_length() for d in partial]
-            if kind == "intermediate" and len(dims) >= 3:
+            if kind == "intermediates" and len(dims) >= 3:
                 dims[1] = -(-dims[1] // OV_CHANNEL_BLOCK) * OV_CHANNEL_BLOCK
             parts[kind] += shape.tensor_bytes(dims, dtypes.itemsize(dtype) if dtype else 1)
     if fed is not None:
-        parts["input"] = max(parts["input"], fed)
+        parts["inputs"] = max(parts["inputs"], fed)
     needed = sum(OV_COPIES[kind] * size for kind, size in parts.items())
-    shown = ", ".join(f"{OV_COPIES[k]} x {format_bytes(v)} {k}s" for k, v in parts.items() if v)
+    shown = ", ".join(f"{OV_COPIES[k]} x {format_bytes(v)} {k}" for k, v in parts.items() if v)
     try:
         return check_bytes(f"OpenVINO's copies of the run's tensors ({shown}) would need", needed)
     except OvpoolError as exc:
