@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 def max_memory_option() -> Any:
     """``--max-memory SIZE``, the same on every command that allocates tensors (``apply_max_memory``)."""
     return typer.Option(
-        None, "--max-memory", metavar="SIZE", help="Largest tensor to allocate, e.g. 16G (default 4G, or $OVPOOL_MAX_MEMORY)."
+        None, "--max-memory", metavar="SIZE", help="Memory budget of a run, e.g. 16G (default 4G, or $OVPOOL_MAX_MEMORY)."
     )
 
 
