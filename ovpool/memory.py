@@ -17,8 +17,7 @@ from __future__ import annotations
 import contextvars
 import os
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from decimal import Decimal
 
 from ovpool import dtypes, shape
@@ -96,15 +95,20 @@ def held() -> int:
     return _HELD.get()
 
 
-@contextmanager
-def holding(amount: int) -> Iterator[None]:
+class holding:  # noqa: N801 - used as a function: ``with holding(n):``
     """Count ``amount`` more bytes as held while the block runs: a Loop body run while its outer
     graph holds 3 GiB, under a 4 GiB budget, has 1 GiB to allocate (``check_bytes``)."""
-    token = _HELD.set(_HELD.get() + amount)
-    try:
-        yield
-    finally:
-        _HELD.reset(token)
+
+    def __init__(self, amount: int) -> None:
+        self._amount = amount
+        self._token: contextvars.Token[int] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _HELD.set(_HELD.get() + self._amount)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _HELD.reset(self._token)
 
 
 # What numpy raises for a size it cannot hold, besides MemoryError: np.empty((2**62,)) gives

@@ -32,7 +32,7 @@ import numpy as np
 
 from ovpool import dtypes
 from ovpool.errors import OvpoolError
-from ovpool.memory import check_bytes, holding
+from ovpool.memory import budget, check_bytes, held, holding
 from ovpool.runtime.graph import CompiledGraph, GraphSession
 
 
@@ -75,7 +75,11 @@ def work_bytes(op_type: str, inputs: Iterable[int], outputs: Iterable[int], item
     """The working memory of one step by ``WORK``, its largest input's elements ``itemsize`` bytes:
     a MaxPool reading 4 MiB and writing 1 MiB needs 1.5 * 4 + 2 * 1 = 8 MiB beside them (16 MiB
     in float16); an unlisted op reading and writing 4 MiB 4 + 4 + min(16, 2) = 10 MiB."""
-    rule = WORK.get(op_type, DEFAULT_WORK)
+    return rule_bytes(WORK.get(op_type, DEFAULT_WORK), inputs, outputs, itemsize)
+
+
+def rule_bytes(rule: Rule, inputs: Iterable[int], outputs: Iterable[int], itemsize: int) -> int:
+    """``work_bytes`` by a ``rule`` already looked up."""
     widen = max(1, WIDEST_NARROW // max(itemsize, 1))
     largest, written = max(inputs, default=0) * widen, sum(outputs) * widen
     return int(rule.a * largest + rule.b * written + min(rule.s * largest, rule.cap))
@@ -198,9 +202,35 @@ class Guard:
     def __init__(self, sizes: Mapping[str, int], base: int = 0) -> None:
         self.sizes = sizes
         self.base = base
+        self._plans: dict[int, tuple[int, list[tuple[Any, Rule, list[int], tuple[int, ...]]]]] = {}
+
+    def _plan(self, graph: CompiledGraph) -> tuple[int, list[tuple[Any, Rule, list[int], tuple[int, ...]]]]:
+        """The first step that needs checking (one whose output has no known size, or that runs a
+        body: the steps before it are within the peak ``check_plan`` found), and per step: the step,
+        its rule, its outputs' known bytes, the slots it frees that the caller does not hold."""
+        names = graph.slot_names
+        plan = [
+            (
+                step,
+                WORK.get(node.op_type, DEFAULT_WORK),
+                [self.sizes.get(names[s], 0) if s > 1 else 0 for s in step.outputs],
+                tuple(s for s in step.frees if s not in graph.caller_slots),
+            )
+            for step, (node, _) in zip(graph.steps, graph.step_nodes)
+        ]
+        unknown = (
+            index
+            for index, (step, (_, bodies)) in enumerate(zip(graph.steps, graph.step_nodes))
+            if bodies or any(s == 1 or names[s] not in self.sizes for s in step.outputs if s)
+        )
+        return next(unknown, len(plan)), plan
 
     def __call__(self, graph: CompiledGraph, values: list[Any]) -> None:
-        names = graph.slot_names
+        found = self._plans.get(id(graph))
+        if found is None:
+            found = self._plans[id(graph)] = self._plan(graph)
+        start, plan = found
+        graph.execute_steps(values, graph.steps[:start])
         ignored = {id(v) for v in graph.constants}
         counted: dict[int, int] = {}
 
@@ -213,20 +243,19 @@ class Guard:
                     added += counted[id(value)]
             return added
 
-        live = self.base + count(s for s in graph.caller_slots if names[s] in graph.input_names)
-        for step, (node, _) in zip(graph.steps, graph.step_nodes):
+        limit = budget() - held()
+        live = self.base + count(range(len(values)))  # what is live where checking starts, each array once
+        for step, rule, outputs, frees in plan[start:]:
             arguments = [values[s] for s in step.inputs]
             inputs = [value_bytes(value) for value in arguments]
-            outputs = [self.sizes.get(names[s], 0) if s > 1 else 0 for s in step.outputs]
             widest = max(range(len(inputs)), key=inputs.__getitem__, default=None)
             itemsize = getattr(arguments[widest], "itemsize", WIDEST_NARROW) if widest is not None else WIDEST_NARROW
-            check_bytes(
-                f"{step.label}: the run's live tensors and working memory would need",
-                live + sum(outputs) + work_bytes(node.op_type, inputs, outputs, itemsize),
-            )
-            freed = [values[s] for s in step.frees if s not in graph.caller_slots]
+            need = live + sum(outputs) + rule_bytes(rule, inputs, outputs, itemsize)
+            if need > limit:
+                check_bytes(f"{step.label}: the run's live tensors and working memory would need", need)
+            freed = [values[s] for s in frees]
             with holding(live):
-                graph._execute(values, (step,))
+                graph.execute_steps(values, (step,))
             live += count(step.outputs)
             for value in freed:
                 if value is not None and not any(value is values[s] for s in step.outputs):

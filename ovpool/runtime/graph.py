@@ -284,6 +284,10 @@ class CompiledGraph:
         """The plan: ``(kernel, input slots, output slots, slots freed after it, label)`` per step."""
         return self._steps
 
+    def execute_steps(self, values: list[Any], steps: Sequence[_Step]) -> None:
+        """Run these steps of the plan on the slot values, freeing what each was the last to read."""
+        self._execute(values, steps)
+
     def _execute(self, values: list[Any], steps: Sequence[_Step] | None = None, free: bool = True) -> None:
         label = self.name
         try:

@@ -200,7 +200,9 @@ class NumpySession:
         self._budget = limits.RunBudget(None, model.label)
         if model.format == "onnx":
             proto = model.onnx_with_data()
-            types = limits.check_onnx_budget(proto, model.label)
+            # static inputs: the sizes of the run itself, with data propagation (a Reshape fed by Shape arithmetic)
+            static = not limits.dynamic_inputs(proto)
+            types = limits.check_run_budget(proto, {}, model.label) if static else limits.check_onnx_budget(proto, model.label)
             session = GraphSession(proto)
             self._budget = limits.RunBudget(session.proto, model.label, session=session, types=types)
             self.inputs = session.inputs
