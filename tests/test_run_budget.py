@@ -258,3 +258,18 @@ def test_a_loop_body_is_held_to_the_budget_as_it_runs(monkeypatch):
         MemoryBudgetError, match=r"node 'grow' \(Concat\): the run's live tensors .* over the memory budget of 1.0 MiB"
     ):
         ovpool.run(model, {"n": np.array(1000, np.int64), "x": x}, device="numpy")
+
+
+@pytest.mark.openvino
+def test_an_ir_run_on_numpy_is_held_to_the_budget(tmp_path, capsys):
+    """The chain as IR on numpy: the same peak from the dims its ports declare, refused before
+    its input is drawn, naming the layer and its line; a smaller one runs."""
+    for dims, name in (([1, 8, 1024, 1024], "big"), ([1, 8, 64, 64], "small")):
+        save(pool_chain(dims), tmp_path / f"{name}.onnx")
+        assert invoke(capsys, "convert", tmp_path / f"{name}.onnx", "-o", tmp_path / f"{name}.xml")[0] == 0
+    args = ("run", "--random-inputs", "--device", "numpy", "--max-memory", "128M")
+    code, _, err = invoke(capsys, args[0], tmp_path / "big.xml", *args[1:])
+    assert code == 1 and err.count("\n") == 1, err
+    assert "big.xml: layer 'p1' (MaxPool-opset1, line " in err and "would need 208.0 MiB (218103808 bytes)" in err, err
+    code, out, err = invoke(capsys, args[0], tmp_path / "small.xml", *args[1:])
+    assert code == 0 and "shape [1, 8, 64, 64]" in out, err

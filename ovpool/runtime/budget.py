@@ -24,7 +24,7 @@ the graph around them holds (``ovpool.memory.holding``).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -34,6 +34,7 @@ from ovpool import dtypes
 from ovpool.errors import OvpoolError
 from ovpool.memory import budget, check_bytes, held, holding
 from ovpool.runtime.graph import CompiledGraph, GraphSession
+from ovpool.runtime.ir_executor import IrGraph
 
 
 # Working memory per operator family, ``Rule(a, b, s, cap)``: ``a * largest input + b * outputs +
@@ -54,13 +55,17 @@ class Rule(NamedTuple):
 
 POOLING = Rule(1.5, 2.0)
 WORK: dict[str, Rule] = {
-    **dict.fromkeys(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
+    **dict.fromkeys(("MaxPool", "AveragePool", "AvgPool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
     **dict.fromkeys(("LpPool", "GlobalLpPool"), Rule(5.0, 2.0)),
-    **dict.fromkeys(("Conv", "ConvInteger", "QLinearConv", "ConvTranspose"), Rule(3.0, 3.0, 16.0, 8 << 20)),
+    **dict.fromkeys(
+        ("Conv", "ConvInteger", "QLinearConv", "ConvTranspose")  # ONNX, then the IR layers on the same kernels
+        + ("Convolution", "GroupConvolution", "ConvolutionBackpropData", "GroupConvolutionBackpropData"),
+        Rule(3.0, 3.0, 16.0, 8 << 20),
+    ),
     **dict.fromkeys(
         ("LRN", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization"), Rule(3.0, 1.0)
     ),
-    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size"), Rule(0.0, 0.0)),
+    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size", "ShapeOf"), Rule(0.0, 0.0)),
 }
 # Every other operator: an input-sized and an output-sized temporary (an elementwise op's result
 # in a wider type, LogSoftmax's shifted copy: 1.0 x input) and scratch of up to 4 x input or 2 MiB
@@ -143,39 +148,113 @@ class Peak:
     exact: bool
 
 
-def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
-    """The peak of ``graph``'s plan with tensor ``sizes`` (bytes by name) beside ``held`` bytes:
-    inputs [1, 16, 256, 256] float32 (4 MiB) into MaxPool k2 s2 (1 MiB, work 8 MiB) into Relu
-    (1 MiB, work 4 MiB) peaks at the MaxPool, 4 + 1 + 8 = 13 MiB beside ``held``."""
-    names = graph.slot_names
+class PlanStep(NamedTuple):
+    """One step as ``walk`` sums it: its operator type and label, its input, output and freed
+    slots, and the bytes of any body it runs (counted as work)."""
+
+    op_type: str
+    label: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    frees: tuple[int, ...]
+    bodies: int = 0
+
+
+def walk(steps: Iterable[PlanStep], size: Callable[[int], int | None], itemsize: Callable[[int], int], live: int) -> Peak:
+    """The peak of a plan starting with ``live`` bytes: before each step, what is live, its outputs
+    and its work (``work_bytes``, the widest input's ``itemsize``); after it, its outputs are live
+    and its frees are not. ``size(slot)`` is None where unknown (0 is summed, and the peak is not
+    ``exact``)."""
     exact = True
 
-    def size(slot: int) -> int:
+    def known(slot: int) -> int:
         nonlocal exact
-        if slot == 0:
-            return 0
-        found = sizes.bytes.get(names[slot]) if slot > 1 else None
+        found = size(slot)
         if found is None:
             exact = False
-            return 0
-        return found
+        return found or 0
 
-    live = held + sum(size(s) for s in graph.caller_slots if names[s] in graph.input_names)
     peak = Peak(live, "the inputs", True)
-    for step, (node, bodies) in zip(graph.steps, graph.step_nodes):
-        outputs = [size(s) for s in step.outputs]
-        inputs = [size(s) for s in step.inputs]
+    for step in steps:
+        outputs = [known(s) for s in step.outputs]
+        inputs = [known(s) for s in step.inputs]
         widest = max(range(len(inputs)), key=inputs.__getitem__, default=None)
-        itemsize = sizes.itemsize.get(names[step.inputs[widest]], WIDEST_NARROW) if widest is not None else WIDEST_NARROW
-        work = work_bytes(node.op_type, inputs, outputs, itemsize)
-        if bodies:
-            work += max(plan_peak(body, sizes).bytes for body in bodies)
-            exact = False  # a body's peak per iteration is checked as it runs (Guard)
-        need = live + sum(outputs) + work
+        wide = itemsize(step.inputs[widest]) if widest is not None else WIDEST_NARROW
+        need = live + sum(outputs) + work_bytes(step.op_type, inputs, outputs, wide) + step.bodies
         if need > peak.bytes:
             peak = Peak(need, step.label, True)
-        live += sum(outputs) - sum(size(s) for s in step.frees if s not in graph.caller_slots)
+        live += sum(outputs) - sum(known(s) for s in step.frees)
     return Peak(peak.bytes, peak.where, exact)
+
+
+def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
+    """The peak of ``graph``'s plan (``walk``) with tensor ``sizes`` beside ``held`` bytes: inputs
+    [1, 16, 256, 256] float32 (4 MiB) into MaxPool k2 s2 (1 MiB, work 8 MiB) into Relu (1 MiB, work
+    1 + 1 + 2 MiB) peaks at the MaxPool, 4 + 1 + 8 = 13 MiB beside ``held``. A Loop, If or Scan
+    counts its largest body's peak as work, and makes the peak a lower bound (checked as it runs)."""
+    names = graph.slot_names
+    steps = [
+        PlanStep(
+            node.op_type,
+            step.label,
+            step.inputs,
+            step.outputs,
+            tuple(s for s in step.frees if s not in graph.caller_slots),
+            max((plan_peak(body, sizes).bytes for body in bodies), default=0),
+        )
+        for step, (node, bodies) in zip(graph.steps, graph.step_nodes)
+    ]
+
+    def size(slot: int) -> int | None:
+        return 0 if slot == 0 else sizes.bytes.get(names[slot]) if slot > 1 else None
+
+    inputs = sum(size(s) or 0 for s in graph.caller_slots if names[s] in graph.input_names)
+    peak = walk(steps, size, lambda s: sizes.itemsize.get(names[s], WIDEST_NARROW), held + inputs)
+    return Peak(peak.bytes, peak.where, peak.exact and not any(bodies for _, bodies in graph.step_nodes))
+
+
+def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
+    """The peak of an IR graph's plan on numpy (``walk``) for the arrays fed: its constants (each
+    array once), the inputs, then each layer's outputs at the dims and precision its ports declare
+    (a dim that is not a number counts 0, and the peak is a lower bound). The bodies of If, Loop and
+    TensorIterator layers are not counted: their tensors are held to the budget one at a time."""
+    plan = graph._graph
+    slot_bytes: dict[int, int | None] = {}
+    slot_items: dict[int, int] = {}
+    for s, decl in zip(plan._param_slots, graph.inputs):
+        value = inputs.get(decl.name)
+        slot_bytes[s] = value_bytes(value) if value is not None else None
+        slot_items[s] = getattr(value, "itemsize", WIDEST_NARROW)
+    constants: dict[int, int] = {}
+    for s, value in enumerate(plan._initial):
+        if value is not None:
+            slot_bytes[s] = 0  # held by the session: counted once below
+            slot_items[s] = getattr(value, "itemsize", WIDEST_NARROW)
+            constants.setdefault(id(value), value_bytes(value))
+    steps = []
+    for step in plan._steps:
+        layer = step.node.layer
+        for s, port in zip(step.outputs, layer.outputs):
+            dtype = port.dtype
+            whole = all(d.isdigit() for d in port.dims)
+            slot_items[s] = dtypes.itemsize(dtype) if dtype is not None else WIDEST_NARROW
+            slot_bytes[s] = math.prod(int(d) for d in port.dims) * slot_items[s] if whole and dtype is not None else None
+        kept = set(plan._param_slots)
+        steps.append(
+            PlanStep(layer.type, step.node.label, step.inputs, step.outputs, tuple(s for s in step.frees if s not in kept))
+        )
+    live = sum(constants.values()) + sum(slot_bytes.get(s) or 0 for s in set(plan._param_slots))
+    return walk(steps, lambda s: slot_bytes.get(s), lambda s: slot_items.get(s, WIDEST_NARROW), live)
+
+
+def check_ir_plan(graph: IrGraph, inputs: Mapping[str, Any], label: str) -> None:
+    """``ir_peak`` within the budget before the run: ``m.xml: MaxPool 'p1' ...: the run's live
+    tensors and working memory would need 208.0 MiB (...), over the memory budget of 128.0 MiB``."""
+    peak = ir_peak(graph, inputs)
+    try:
+        check_bytes(f"{peak.where}: the run's live tensors and working memory would need", peak.bytes)
+    except OvpoolError as exc:
+        raise exc.located(label) from None
 
 
 def check_plan(session: GraphSession, sizes: Sizes, label: str) -> Guard | None:

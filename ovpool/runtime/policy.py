@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 from onnx import ModelProto, NodeProto
@@ -39,10 +39,10 @@ from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedEr
 from ovpool.ir.reader import IRDocument, Layer, read_ir, weights_file
 from ovpool.names import port_tensor_name
 from ovpool.onnx.model import load
-from ovpool.runtime import devices, limits
+from ovpool.runtime import budget, devices, limits
 from ovpool.runtime.graph import GraphSession
 from ovpool.runtime.ir_executor import IrGraph
-from ovpool.runtime.tensors import TensorDecl, check_inputs
+from ovpool.runtime.tensors import TensorDecl, check_inputs, stand_in
 
 DEFAULT_DEVICE = "CPU"
 # --precision value -> INFERENCE_PRECISION_HINT (None: leave the device's default).
@@ -214,14 +214,22 @@ class NumpySession:
             self.inputs = graph.inputs
             self.graph = graph
         self.label = model.label
+        self._ir_checked: set[tuple[tuple[str, tuple[int, ...]], ...]] = set()
+        if isinstance(self.graph, IrGraph) and all(d.shape is not None and None not in d.shape for d in self.inputs):
+            self.check_budget({d.name: stand_in(d.dtype, cast("tuple[int, ...]", d.shape)) for d in self.inputs})
 
     def check_budget(self, inputs: Mapping[str, np.ndarray]) -> None:
         """The run of ``inputs`` (their shapes and dtypes: stand-ins do) within the memory budget:
-        every tensor and, for an ONNX model, the plan's peak (``limits.RunBudget``)."""
+        every tensor and the plan's peak (``limits.RunBudget``; ``budget.check_ir_plan`` for IR)."""
         self._budget.check(inputs)
+        if isinstance(self.graph, IrGraph):
+            key = tuple(sorted((name, np.shape(value)) for name, value in inputs.items()))
+            if key not in self._ir_checked:
+                budget.check_ir_plan(self.graph, inputs, self.label)
+                self._ir_checked.add(key)
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        self._budget.check(inputs)
+        self.check_budget(inputs)
         return self.graph.run(inputs)
 
     def trace(self, inputs: Mapping[str, np.ndarray], observe: StepObserver) -> dict[str, np.ndarray]:
@@ -230,8 +238,8 @@ class NumpySession:
         execution order. IR graphs are traced when the IR executor's ``run`` takes
         ``observe(layer, outputs)``; otherwise an ``UnsupportedError``."""
         graph = self.graph
+        self.check_budget(inputs)
         if isinstance(graph, GraphSession):
-            self._budget.check(inputs)
             return graph.run(inputs, observe=lambda node, outputs: observe(_onnx_step(node), outputs))
         if "observe" not in inspect.signature(graph.run).parameters:
             raise UnsupportedError.in_file(
