@@ -273,3 +273,40 @@ def test_an_ir_run_on_numpy_is_held_to_the_budget(tmp_path, capsys):
     assert "big.xml: layer 'p1' (MaxPool-opset1, line " in err and "would need 208.0 MiB (218103808 bytes)" in err, err
     code, out, err = invoke(capsys, args[0], tmp_path / "small.xml", *args[1:])
     assert code == 0 and "shape [1, 8, 64, 64]" in out, err
+
+
+# Python's own objects (frames, lists, dicts of a run), which tracemalloc counts beside numpy's arrays
+PYTHON_OBJECTS = 256 << 10
+
+
+@pytest.mark.parametrize("name", ["ppocr-cls", "orientation", "silero-vad-16k", "silero-vad-ifless"])
+def test_a_real_models_planned_peak_bounds_what_its_run_allocates(name):
+    """Third-party models (``tests/fetch_real_models.py``; skipped without them): the peak the plan
+    counts (the session, the inputs, intermediates and working memory; a lower bound where a size is
+    known only at run time, then checked by the guard) is at least what the run holds, as
+    tracemalloc sees it (``orientation``: 30.7 MiB counted, 16.9 MiB held)."""
+    from ops.real_models import MODELS
+
+    from ovpool.runtime import budget, limits
+    from ovpool.runtime.graph import GraphSession
+    from ovpool.runtime.policy import NumpySession, open_model
+
+    model = next(m for m in MODELS if m.name == name)
+    if not model.path.exists():
+        pytest.skip(f"{model.file} not fetched (python tests/fetch_real_models.py)")
+    session = NumpySession(open_model(model.path))
+    feeds = model.feeds()
+    graph = session.graph
+    assert isinstance(graph, GraphSession)
+    types = limits.check_run_budget(graph.proto, {k: v.shape for k, v in feeds.items()}, name)
+    held = budget.session_bytes(graph)
+    peak = budget.plan_peak(graph.compiled, budget.with_inputs(budget.tensor_sizes(types), graph.input_names, feeds), held)
+    session.infer(feeds)  # caches made before measuring
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        session.infer(feeds)
+        run = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert held + sum(v.nbytes for v in feeds.values()) + run <= peak.bytes + PYTHON_OBJECTS, (peak, run)
