@@ -37,13 +37,6 @@ from ovpool.runtime.graph import CompiledGraph, GraphSession
 from ovpool.runtime.ir_executor import IrGraph
 
 
-# Working memory per operator family, ``Rule(a, b, s, cap)``: ``a * largest input + b * outputs +
-# min(s * largest input, cap)`` bytes. Measured with tracemalloc on float32 (tests/test_run_budget.py
-# holds every family to its rule): a MaxPool's axis passes hold one input-sized copy and
-# output-sized accumulators (k3 s1 over [1, 16, 256, 256]: 0.99 x input), an LpPool its powers (3.9
-# x input), an im2col Conv the padded input and a block of columns (1.6 x input for 3x3 pads 1;
-# columns of up to COLS_BYTES at a time, 9 x a small input for 3x3), an LRN its squares and sums (2
-# x input; LpPool and LRN run on onnx.reference).
 class Rule(NamedTuple):
     """``a * largest input + b * outputs + min(s * largest input, cap)`` bytes of working memory."""
 
@@ -53,6 +46,13 @@ class Rule(NamedTuple):
     cap: int = 0
 
 
+# Working memory per operator family, ``Rule(a, b, s, cap)``: ``a * largest input + b * outputs +
+# min(s * largest input, cap)`` bytes. Measured with tracemalloc on float32 (tests/test_run_budget.py
+# holds every family to its rule): a MaxPool's axis passes hold one input-sized copy and
+# output-sized accumulators (k3 s1 over [1, 16, 256, 256]: 0.99 x input), an LpPool its powers (3.9
+# x input), an im2col Conv the padded input and a block of columns (1.6 x input for 3x3 pads 1;
+# columns of up to COLS_BYTES at a time, 9 x a small input for 3x3), an LRN its squares and sums (2
+# x input; LpPool and LRN run on onnx.reference).
 POOLING = Rule(1.5, 2.0)
 WORK: dict[str, Rule] = {
     **dict.fromkeys(("MaxPool", "AveragePool", "AvgPool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
@@ -231,6 +231,7 @@ def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
             slot_bytes[s] = 0  # held by the session: counted once below
             slot_items[s] = getattr(value, "itemsize", WIDEST_NARROW)
             constants.setdefault(id(value), value_bytes(value))
+    kept = set(plan._param_slots)  # the caller holds the inputs through the run
     steps = []
     for step in plan._steps:
         layer = step.node.layer
@@ -239,7 +240,6 @@ def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
             whole = all(d.isdigit() for d in port.dims)
             slot_items[s] = dtypes.itemsize(dtype) if dtype is not None else WIDEST_NARROW
             slot_bytes[s] = math.prod(int(d) for d in port.dims) * slot_items[s] if whole and dtype is not None else None
-        kept = set(plan._param_slots)
         steps.append(
             PlanStep(layer.type, step.node.label, step.inputs, step.outputs, tuple(s for s in step.frees if s not in kept))
         )
@@ -323,7 +323,8 @@ class Guard:
             return added
 
         limit = budget() - held()
-        live = self.base + count(range(len(values)))  # what is live where checking starts, each array once
+        # what is live where checking starts, each array once; a body's outer values are the outer graph's
+        live = self.base + count(s for s in range(len(values)) if graph.slot_names[s] not in graph.outer_names)
         for step, rule, outputs, frees in plan[start:]:
             arguments = [values[s] for s in step.inputs]
             inputs = [value_bytes(value) for value in arguments]
