@@ -66,10 +66,16 @@ WORK: dict[str, Rule] = {
         ("LRN", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization"), Rule(3.0, 1.0)
     ),
     **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size", "ShapeOf"), Rule(0.0, 0.0)),
+    **dict.fromkeys(("QuantizeLinear", "DynamicQuantizeLinear"), Rule(18.0, 2.0)),
+    "DequantizeLinear": Rule(6.0, 1.0),
 }
+# A MaxPool that also writes indices tracks them in int64 over every window: 7.7 x a float32
+# input for k3 s1 pads 1 in 3-D, 26 x a uint8 one.
+WITH_INDICES = {"MaxPool": Rule(8.0, 2.0)}
 # Every other operator: an input-sized and an output-sized temporary (an elementwise op's result
 # in a wider type, LogSoftmax's shifted copy: 1.0 x input) and scratch of up to 4 x input or 2 MiB
 # (Erf and Gelu go 64Ki elements at a time through float64 pieces: 4.3 x a 128 KiB input).
+# Quantizing computes in float64 (blocked scales: 17 x a float32 input), dequantizing too.
 DEFAULT_WORK = Rule(1.0, 1.0, 4.0, 2 << 20)
 # The rules are for elements of 4 bytes or more; narrower ones are computed wider (a float16
 # AveragePool sums in float32), so the rule of a 2-byte tensor doubles, a 1-byte one's quadruples.
@@ -80,7 +86,16 @@ def work_bytes(op_type: str, inputs: Iterable[int], outputs: Iterable[int], item
     """The working memory of one step by ``WORK``, its largest input's elements ``itemsize`` bytes:
     a MaxPool reading 4 MiB and writing 1 MiB needs 1.5 * 4 + 2 * 1 = 8 MiB beside them (16 MiB
     in float16); an unlisted op reading and writing 4 MiB 4 + 4 + min(16, 2) = 10 MiB."""
-    return rule_bytes(WORK.get(op_type, DEFAULT_WORK), inputs, outputs, itemsize)
+    outputs = list(outputs)
+    return rule_bytes(rule_for(op_type, len(outputs)), inputs, outputs, itemsize)
+
+
+def rule_for(op_type: str, outputs: int) -> Rule:
+    """The rule of a step writing ``outputs`` outputs: ``WITH_INDICES`` for a MaxPool of 2, else
+    ``WORK``'s, else ``DEFAULT_WORK``."""
+    if outputs > 1 and op_type in WITH_INDICES:
+        return WITH_INDICES[op_type]
+    return WORK.get(op_type, DEFAULT_WORK)
 
 
 def rule_bytes(rule: Rule, inputs: Iterable[int], outputs: Iterable[int], itemsize: int) -> int:
@@ -291,7 +306,7 @@ class Guard:
         plan = [
             (
                 step,
-                WORK.get(node.op_type, DEFAULT_WORK),
+                rule_for(node.op_type, len(step.outputs)),
                 [self.sizes.get(names[s], 0) if s > 1 else 0 for s in step.outputs],
                 tuple(s for s in step.frees if s not in graph.caller_slots),
             )
