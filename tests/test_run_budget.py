@@ -96,6 +96,23 @@ FAMILY_CASES = {
     ),
     "Pad reflect": one_node("Pad", X, (_c("p", np.array([0, 0, 2, 2, 0, 0, 2, 2], np.int64)),), ("p",), mode="reflect"),
     "Gelu": one_node("Gelu", X, opset=20),
+    "LSTM": one_node("LSTM", [32, 8, 64], (_w("w", (1, 256, 64)), _w("r", (1, 256, 64))), ("w", "r"), outputs=2, hidden_size=64),
+    "GridSample bicubic": one_node(
+        "GridSample",
+        [2, 3, 32, 32],
+        (_c("g", np.linspace(-1.1, 1.1, 2 * 200 * 200 * 2, dtype=np.float32).reshape(2, 200, 200, 2)),),
+        ("g",),
+        opset=20,
+        mode="cubic",
+    ),
+    "RoiAlign": one_node(
+        "RoiAlign",
+        [1, 16, 64, 64],
+        (_c("r", np.array([[0, 0, 30, 30], [10, 10, 60, 60]] * 16, np.float32)), _c("b", np.zeros(32, np.int64))),
+        ("r", "b"),
+        output_height=7,
+        output_width=7,
+    ),
     "Relu": one_node("Relu", X),
     "Erf": one_node("Erf", X),
     "LogSoftmax": one_node("LogSoftmax", X, axis=1),
@@ -112,7 +129,8 @@ FAMILY_CASES = {
 @pytest.mark.parametrize("case", FAMILY_CASES)
 def test_each_family_rule_bounds_what_its_kernel_allocates(case):
     """What numpy allocates while the node runs (tracemalloc), beyond its outputs, is within the
-    family's ``work_bytes``: the rule the plan's peak is summed with."""
+    family's ``work_bytes`` of its inputs (constants included, as the plan counts them) and
+    outputs: the rule the plan's peak is summed with."""
     from ovpool.runtime.budget import work_bytes
     from ovpool.runtime.graph import GraphSession
 
@@ -130,7 +148,8 @@ def test_each_family_rule_bounds_what_its_kernel_allocates(case):
     finally:
         tracemalloc.stop()
     op = model.graph.node[0].op_type
-    assert peak - sum(outputs) <= work_bytes(op, [x.nbytes], outputs, x.itemsize), (peak, outputs, x.nbytes)
+    inputs = [x.nbytes] + [numpy_helper.to_array(t).nbytes for t in model.graph.initializer]
+    assert peak - sum(outputs) <= work_bytes(op, inputs, outputs, x.itemsize), (peak, outputs, inputs)
 
 
 def test_the_peak_is_summed_along_the_plan_by_the_rule():

@@ -38,12 +38,13 @@ from ovpool.runtime.ir_executor import IrGraph
 
 
 class Rule(NamedTuple):
-    """``a * largest input + b * outputs + min(s * largest input, cap)`` bytes of working memory."""
+    """``a * largest input + b * outputs + min(s * largest input, cap) + fixed`` bytes of working memory."""
 
     a: float
     b: float
     s: float = 0.0
     cap: int = 0
+    fixed: int = 0
 
 
 # Working memory per operator family, ``Rule(a, b, s, cap)``: ``a * largest input + b * outputs +
@@ -68,6 +69,9 @@ WORK: dict[str, Rule] = {
     **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size", "ShapeOf"), Rule(0.0, 0.0)),
     **dict.fromkeys(("QuantizeLinear", "DynamicQuantizeLinear"), Rule(18.0, 2.0)),
     "DequantizeLinear": Rule(6.0, 1.0),
+    **dict.fromkeys(("LSTM", "GRU", "RNN"), Rule(2.0, 10.0)),
+    "GridSample": Rule(24.0, 12.0),
+    "RoiAlign": Rule(2.0, 3.0, fixed=48 << 20),
 }
 # A MaxPool that also writes indices tracks them in int64 over every window: 7.7 x a float32
 # input for k3 s1 pads 1 in 3-D, 26 x a uint8 one.
@@ -75,7 +79,11 @@ WITH_INDICES = {"MaxPool": Rule(8.0, 2.0)}
 # Every other operator: an input-sized and an output-sized temporary (an elementwise op's result
 # in a wider type, LogSoftmax's shifted copy: 1.0 x input) and scratch of up to 4 x input or 2 MiB
 # (Erf and Gelu go 64Ki elements at a time through float64 pieces: 4.3 x a 128 KiB input).
-# Quantizing computes in float64 (blocked scales: 17 x a float32 input), dequantizing too.
+# Quantizing computes in float64 (blocked scales: 17 x a float32 input), dequantizing too. A
+# recurrent op holds its gates for every step (LSTM: 8 x its outputs), GridSample its taps in
+# float64 (bicubic: 22.7 x its output, 32 x its grid), RoiAlign gathers 16 MB of float32 values at
+# a time (values, weights and products: 48 MiB; one region of more sample points than that is
+# beyond the rule).
 DEFAULT_WORK = Rule(1.0, 1.0, 4.0, 2 << 20)
 # The rules are for elements of 4 bytes or more; narrower ones are computed wider (a float16
 # AveragePool sums in float32), so the rule of a 2-byte tensor doubles, a 1-byte one's quadruples.
@@ -102,7 +110,7 @@ def rule_bytes(rule: Rule, inputs: Iterable[int], outputs: Iterable[int], itemsi
     """``work_bytes`` by a ``rule`` already looked up."""
     widen = max(1, WIDEST_NARROW // max(itemsize, 1))
     largest, written = max(inputs, default=0) * widen, sum(outputs) * widen
-    return int(rule.a * largest + rule.b * written + min(rule.s * largest, rule.cap))
+    return int(rule.a * largest + rule.b * written + min(rule.s * largest, rule.cap)) + rule.fixed
 
 
 class Sizes(NamedTuple):
