@@ -117,9 +117,11 @@ def _openvino_dims(proto: ModelProto, names: Sequence[str]) -> dict[str, tuple[i
 
 def _numpy_dims(proto: ModelProto, names: Sequence[str]) -> dict[str, tuple[int, ...]]:
     """The dims the tensors ``names`` have when the numpy executor runs the model once on seeded
-    random inputs of its (static) input shapes; none when it cannot."""
+    random inputs of its (static) input shapes, within the memory budget (``limits.RunBudget``);
+    none when it cannot."""
     import numpy as np
 
+    from ovpool.runtime import limits
     from ovpool.runtime.graph import GraphSession
     from ovpool.runtime.tensors import random_inputs
 
@@ -132,8 +134,11 @@ def _numpy_dims(proto: ModelProto, names: Sequence[str]) -> dict[str, tuple[int,
                 found[name] = tuple(value.shape)
 
     try:
+        label = proto.graph.name or "model"
+        types = limits.check_run_budget(proto, {}, label)
         session = GraphSession(proto)
-        session.run(random_inputs(proto.graph.name or "model", session.inputs, {}), observe=observe)
+        run_budget = limits.RunBudget(session.proto, label, session=session, types=types)
+        session.run(random_inputs(label, session.inputs, {}, checks=(run_budget.check,)), observe=observe)
     except OvpoolError:
         return found
     return found
