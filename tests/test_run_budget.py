@@ -193,7 +193,7 @@ def _peak(*args: object) -> tuple[int, int, str]:
 def test_a_run_within_the_budget_stays_within_it(tmp_path, device, dims):
     """Three MaxPools k3 s1 under 256 MiB: on numpy over 24 MiB tensors, 3 * 24 MiB live at the
     second and 3.5 * 24 MiB of work, 61% of the budget; on OpenVINO over 16 MiB tensors, 3 copies
-    of the input and of the output and 2 of each intermediate, 75%. The process's resident peak is
+    of the input and of the output and 3 of the two intermediates live at once, 75%. The process's resident peak is
     within the budget plus the fixed cost."""
     path = save(pool_chain(dims), tmp_path / "m.onnx")
     code, peak, err = _peak("run", path, "--random-inputs", "--device", device, "--fallback", "none", "--max-memory", "256M")
@@ -357,3 +357,13 @@ def test_a_real_models_planned_peak_bounds_what_its_run_allocates(name):
     finally:
         tracemalloc.stop()
     assert held + sum(v.nbytes for v in feeds.values()) + run <= peak.bytes + PYTHON_OBJECTS, (peak, run)
+
+
+def test_openvino_intermediates_count_while_they_are_live():
+    """Tensors of 8, 4 and 2 bytes, written at steps 1, 2 and 4 and read last at 3, 2 and 5: at
+    most 12 bytes live at once (steps 2), computed here step by step."""
+    from ovpool.runtime.limits import live_peak
+
+    tensors = [(8, 1, 3), (4, 2, 2), (2, 4, 5)]
+    by_step = [sum(size for size, first, last in tensors if first <= step <= last) for step in range(6)]
+    assert live_peak(tensors, 6) == max(by_step) == 12

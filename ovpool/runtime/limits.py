@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,13 +73,15 @@ def check_ov_budget(ov_model: Any, label: str) -> None:
 
 # What an OpenVINO run holds, in copies of each kind of tensor (``check_ov_run``): an input as fed,
 # the infer request's copy and the plugin's reordered one; an output in the plugin, the request and
-# as returned; weights in the read model and the compiled one; every intermediate twice (its buffer
-# and a reorder: the plugin's reuse of buffers is not counted on). Measured with OpenVINO CPU: a
-# MaxPool k3 s1 over [1, 16, 1024, 384] float32 (24 MiB each way) holds 166 MiB beyond the
-# interpreter's fixed cost, three of them in a row 214 MiB; this rule counts 192 and 288.
-OV_COPIES = {"inputs": 3, "outputs": 3, "weights": 2, "intermediates": 2}
+# as returned; weights in the read model and the compiled one; and the intermediates live at once
+# (each from the operation that writes it to the last that reads it, along OpenVINO's order: the
+# plugin reuses the buffers of the others), three times over for the plugin's reorders and
+# scratch. Measured with OpenVINO CPU beyond the interpreter's fixed cost, three MaxPools k3 s1
+# over [1, 16, 1024, 384] float32 (24 MiB each) hold 221 MiB (counted: 288), twelve over [1, 16,
+# 512, 256] (8 MiB each) 78 MiB (counted: 96), one over 24 MiB 166 MiB (counted: 216).
+OV_COPIES = {"inputs": 3, "outputs": 3, "weights": 2, "intermediates": 3}
 # The CPU plugin's blocked layouts (nChw16c) pad the channels of a tensor of rank 3 or more to a
-# multiple of this: six channels take the room of 16 (the chain above over 6 channels: 294 MiB;
+# multiple of this: six channels take the room of 16 (the three MaxPools over 6 channels: 294 MiB;
 # over [1, 2, 4096, 2048], 64 MiB each, 1294 MiB). A single channel stays planar (over [1, 1,
 # 4096, 4096]: 397 MiB).
 OV_CHANNEL_BLOCK = 16
@@ -88,22 +90,29 @@ OV_CHANNEL_BLOCK = 16
 def check_ov_run(ov_model: Any, label: str, fed: int | None = None) -> int:
     """The bytes an OpenVINO run of ``ov_model`` holds by ``OV_COPIES``, within the memory budget
     before it compiles (and again before a run of dynamic inputs, ``fed`` their bytes): a MaxPool
-    k2 s2 reading [1, 16, 1024, 1024] float32 (64 MiB) and writing 16 MiB holds 3 * 64 + 3 * 16 + 2
-    * 16 = 272 MiB, refused under ``--max-memory 256M``. Static sizes only: a dynamic input counts
+    k2 s2 reading [1, 16, 1024, 1024] float32 (64 MiB) and writing 16 MiB holds 3 * 64 + 3 * 16 + 3
+    * 16 = 288 MiB, refused under ``--max-memory 256M``. Static sizes only: a dynamic input counts
     ``fed`` (0 before a run), a dynamic intermediate nothing. Returns the bytes counted."""
     parts = dict.fromkeys(OV_COPIES, 0)
-    for op in ov_model.get_ordered_ops():
+    ops = list(ov_model.get_ordered_ops())
+    written: dict[tuple[str, int], list[int]] = {}  # intermediate -> [bytes, step writing it, last step reading it]
+    for index, op in enumerate(ops):
+        for port in op.inputs():
+            source = port.get_source_output()
+            read = written.get((source.get_node().get_name(), source.get_index()))
+            if read is not None:
+                read[2] = index
         kind = {"Parameter": "inputs", "Constant": "weights", "Result": "outputs"}.get(op.get_type_name(), "intermediates")
-        ports = [op.input(0)] if kind == "outputs" else [op.output(i) for i in range(op.get_output_size())]
-        for port in ports:
-            partial = port.get_partial_shape()
-            if not partial.is_static:
-                continue
-            dtype = dtypes.from_ov_type(port.get_element_type())
-            dims = [d.get_length() for d in partial]
-            if kind == "intermediates" and len(dims) >= 3 and dims[1] > 1:
-                dims[1] = -(-dims[1] // OV_CHANNEL_BLOCK) * OV_CHANNEL_BLOCK
-            parts[kind] += shape.tensor_bytes(dims, dtypes.itemsize(dtype) if dtype else 1)
+        if kind == "outputs":
+            parts[kind] += _ov_bytes(op.input(0), padded=False)
+            continue
+        for port in (op.output(i) for i in range(op.get_output_size())):
+            size = _ov_bytes(port, padded=kind == "intermediates")
+            if kind == "intermediates":
+                written[(op.get_name(), port.get_index())] = [size, index, index]
+            else:
+                parts[kind] += size
+    parts["intermediates"] = live_peak([(size, first, last) for size, first, last in written.values()], len(ops))
     if fed is not None:
         parts["inputs"] = max(parts["inputs"], fed)
     needed = sum(OV_COPIES[kind] * size for kind, size in parts.items())
@@ -112,6 +121,33 @@ def check_ov_run(ov_model: Any, label: str, fed: int | None = None) -> int:
         return check_bytes(f"OpenVINO's copies of the run's tensors ({shown}) would need", needed)
     except OvpoolError as exc:
         raise exc.located(label) from None
+
+
+def _ov_bytes(port: Any, padded: bool) -> int:
+    """Bytes of an OpenVINO port's tensor (0 when its shape is dynamic); ``padded``: its channels,
+    if more than one, in blocks of ``OV_CHANNEL_BLOCK`` ([1, 6, 8, 8] float32: 4096 bytes)."""
+    partial = port.get_partial_shape()
+    if not partial.is_static:
+        return 0
+    dtype = dtypes.from_ov_type(port.get_element_type())
+    dims = [d.get_length() for d in partial]
+    if padded and len(dims) >= 3 and dims[1] > 1:
+        dims[1] = -(-dims[1] // OV_CHANNEL_BLOCK) * OV_CHANNEL_BLOCK
+    return shape.tensor_bytes(dims, dtypes.itemsize(dtype) if dtype else 1)
+
+
+def live_peak(tensors: Sequence[tuple[int, int, int]], steps: int) -> int:
+    """The most bytes live at once of tensors given as (bytes, step writing it, last step reading
+    it), over ``steps`` steps: 8 bytes live over steps 1-3 and 4 bytes over 2-2 peak at 12."""
+    change = [0] * (steps + 1)
+    for size, first, last in tensors:
+        change[first] += size
+        change[last + 1] -= size
+    peak = live = 0
+    for delta in change:
+        live += delta
+        peak = max(peak, live)
+    return peak
 
 
 def check_ov_windows(ov_model: Any, label: str, proto: ModelProto | None = None) -> None:
