@@ -193,8 +193,8 @@ def _peak(*args: object) -> tuple[int, int, str]:
 def test_a_run_within_the_budget_stays_within_it(tmp_path, device, dims):
     """Three MaxPools k3 s1 under 256 MiB: on numpy over 24 MiB tensors, 3 * 24 MiB live at the
     second and 3.5 * 24 MiB of work, 61% of the budget; on OpenVINO over 16 MiB tensors, 3 copies
-    of the input and of the output and 3 of the two intermediates live at once, 75%. The process's resident peak is
-    within the budget plus the fixed cost."""
+    of the input and of the output and 3 of the two intermediates live at once, 75%. The
+    process's resident peak is within the budget plus the fixed cost."""
     path = save(pool_chain(dims), tmp_path / "m.onnx")
     code, peak, err = _peak("run", path, "--random-inputs", "--device", device, "--fallback", "none", "--max-memory", "256M")
     assert code == 0, err
