@@ -469,11 +469,12 @@ def test_bfloat16_at_version_22() -> None:
         ovpool_of("Conv", 11, [x, w], {})
 
 
-@pytest.mark.parametrize("method", ["taps", "im2col"])
-def test_tiles_and_batch_chunks(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("method", "tile_bytes"), [("taps", 900), ("taps", 40), ("im2col", 900)])
+def test_tiles_and_batch_chunks(method: str, tile_bytes: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tiny tile and column budgets: the depthwise tap loop runs over tiles of 2-3 planes (a last
-    short one) and im2col builds its columns one image at a time; both agree with onnxruntime."""
-    monkeypatch.setattr(conv_module, "TILE_BYTES", 900)
+    short one), or at 40 bytes over one plane at a time in bands of 1 or 3 output rows (a last
+    short one), and im2col builds its columns one image at a time; all agree with onnxruntime."""
+    monkeypatch.setattr(conv_module, "TILE_BYTES", tile_bytes)
     monkeypatch.setattr(conv_module, "COLS_BYTES", 1)
     rng = np.random.default_rng(3)
     cg = 1 if method == "taps" else 2
