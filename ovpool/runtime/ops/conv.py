@@ -239,21 +239,26 @@ def conv_weights(method: str, w: np.ndarray, group: int, dtype: np.dtype) -> np.
     return np.ascontiguousarray(w.reshape(group, m // group, -1))
 
 
-def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan) -> np.ndarray:
+def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, bias: np.ndarray | None) -> np.ndarray:
     """1x1 kernel: ``(g, M/g, C/g) @ (N, g, C/g, P)``, the input subsampled first to the cells
     the outputs read, ``0, s, ..., (out - 1) * s`` (stride 2 over 7 cells: 0, 2, 4, 6)."""
     if x.shape[2:] != plan.out:
         x = x[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(plan.out, plan.strides))]
     n, g = x.shape[0], plan.group
     y = np.matmul(wl, x.reshape(n, g, x.shape[1] // g, math.prod(plan.out)))
+    if bias is not None:
+        with small_ufunc_buffers():
+            y += bias.reshape(g, wl.shape[1], 1)
     return y.reshape((n, g * wl.shape[1]) + plan.out)
 
 
-def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...]) -> np.ndarray:
+def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None) -> np.ndarray:
     """Windows of the padded input as (N, g, C/g*K, P) columns, then a batched matmul with W as
     (g, M/g, C/g*K). The columns are built in blocks of about COLS_BYTES, so that each is still in
     cache when multiplied: several images at once when they fit, else blocks of output rows of one
-    image (3x3 over 64x56x56: 576 x 3,136 columns, 7.2 MB, go as 4 blocks of 16 rows)."""
+    image (3x3 over 64x56x56: 576 x 3,136 columns, 7.2 MB, go as 4 blocks of 16 rows). Each block's
+    product goes straight into its rows of the output (a BLAS-able view: rows of M/g outputs at the
+    output's pitch) and gets the bias there, while still in cache."""
     xp = _padded(x, plan.begin, plan.end)
     n, c = xp.shape[:2]
     g, mg = plan.group, wl.shape[1]
@@ -271,16 +276,18 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
     rows = max(1, min(height, COLS_BYTES // row_bytes))
     images = max(1, min(n, COLS_BYTES // (row_bytes * height))) if rows == height else 1
     columns = np.empty(images * c * k * rows * rest, dtype=x.dtype)
-    product_ = np.empty(images * g * mg * rows * rest, dtype=x.dtype)
-    for image in range(0, n, images):
-        for row in range(0, height, rows):
-            block = windows[(slice(image, image + images),) + (slice(None),) * (first_axis - 1) + (slice(row, row + rows),)]
-            cols = columns[: block.size].reshape(block.shape)
-            cols[...] = block
-            count, span = block.shape[0], block.size // (block.shape[0] * c * k)
-            result = product_[: count * g * mg * span].reshape(count, g, mg, span)
-            np.matmul(wl, cols.reshape(count, g, cg * k, span), out=result)
-            y[image : image + count, :, :, row : row + rows] = result.reshape(count, g, mg, -1, rest)
+    biases = None if bias is None else bias.reshape(g, mg, 1)
+    with small_ufunc_buffers():
+        for image in range(0, n, images):
+            for row in range(0, height, rows):
+                block = windows[(slice(image, image + images),) + (slice(None),) * (first_axis - 1) + (slice(row, row + rows),)]
+                cols = columns[: block.size].reshape(block.shape)
+                cols[...] = block
+                count, span = block.shape[0], block.size // (block.shape[0] * c * k)
+                result = y[image : image + count, :, :, row : row + rows].reshape(count, g, mg, span)
+                np.matmul(wl, cols.reshape(count, g, cg * k, span), out=result)
+                if biases is not None:
+                    result += biases
     return y.reshape((n, g * mg) + plan.out)
 
 
@@ -414,13 +421,11 @@ def _conv_factory(node: OpNode) -> Kernel:
         spatial = tuple(w.shape[2:])
         bias = None if b is None else b.astype(dtype, copy=False)
         if plan.method == "taps":
-            return (_conv_taps(xc, wl, plan, spatial, bias).astype(x.dtype, copy=False),)
-        if plan.method == "pointwise":
-            y = _conv_pointwise(xc, wl, plan)
+            y = _conv_taps(xc, wl, plan, spatial, bias)
+        elif plan.method == "pointwise":
+            y = _conv_pointwise(xc, wl, plan, bias)
         else:
-            y = _conv_im2col(xc, wl, plan, spatial)
-        if bias is not None:
-            y += bias.reshape((-1,) + (1,) * len(spatial))
+            y = _conv_im2col(xc, wl, plan, spatial, bias)
         return (y.astype(x.dtype, copy=False),)
 
     return kernel
