@@ -372,11 +372,11 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
                     np.multiply(view[:count, :, cells], w, out=scratch)
                     part += scratch
                 sums = part.reshape((count, mg, size) + phase_shape[1:])[crop]
-                target = y[first : first + count, :, top : top + size]
+                rows_out = y[first : first + count, :, top : top + size]
                 if biases is None:
-                    target[...] = sums
+                    rows_out[...] = sums
                 else:
-                    np.add(sums, biases[first : first + count], out=target)
+                    np.add(sums, biases[first : first + count], out=rows_out)
     return y.reshape((n, g * mg) + plan.out)
 
 
