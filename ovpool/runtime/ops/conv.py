@@ -349,8 +349,7 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
     item = buffer.itemsize
     views = [as_strided(buffer[o:], (tile, 1, grid), (plane * item, 0, item), writeable=False) for o in offsets]
     weights = np.broadcast_to(wl[:, None], (len(taps), n) + wl.shape[1:]).reshape(len(taps), rows, mg, 1)
-    ones = (1,) * len(kernel)
-    biases = None if bias is None else np.broadcast_to(bias.reshape(1, g, mg), (n, g, mg)).reshape((rows, mg) + ones)
+    biases = None if bias is None else np.broadcast_to(bias.reshape(1, g, mg), (n, g, mg)).reshape(rows, mg, 1)
     planes = x.reshape((rows,) + x.shape[2:])
     y = np.empty((rows, mg) + plan.out, dtype=x.dtype)
     acc = np.empty(tile * mg * band * row, dtype=x.dtype)
@@ -371,12 +370,9 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
                 for view, w in zip(views[1:], w_tile[1:]):
                     np.multiply(view[:count, :, cells], w, out=scratch)
                     part += scratch
-                sums = part.reshape((count, mg, size) + phase_shape[1:])[crop]
-                rows_out = y[first : first + count, :, top : top + size]
-                if biases is None:
-                    rows_out[...] = sums
-                else:
-                    np.add(sums, biases[first : first + count], out=rows_out)
+                if biases is not None:
+                    part += biases[first : first + count]
+                y[first : first + count, :, top : top + size] = part.reshape((count, mg, size) + phase_shape[1:])[crop]
     return y.reshape((n, g * mg) + plan.out)
 
 
