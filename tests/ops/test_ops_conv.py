@@ -485,6 +485,23 @@ def test_tiles_and_batch_chunks(method: str, tile_bytes: int, monkeypatch: pytes
         check("Conv", 13, [x, w, b], {"group": 5, **attrs}, constant=(1,), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(("w_shape", "attrs"), [((4, 1, 3, 3), {"group": 4}), ((4, 4, 3, 3), {}), ((4, 4, 1, 1), {})])
+def test_numpy_buffer_size_is_left_as_found(w_shape: tuple[int, ...], attrs: dict[str, Any]) -> None:
+    """The kernels shrink numpy's ufunc buffer while they run (``small_ufunc_buffers``) and give the
+    caller's size back, also when they fail."""
+    x = np.ones((1, 4, 6, 6), dtype=np.float32)
+    old = np.setbufsize(4096)
+    try:
+        ovpool_of("Conv", 11, [x, np.ones(w_shape, np.float32), np.ones(4, np.float32)], attrs)
+        assert np.getbufsize() == 4096
+        with pytest.raises(RuntimeError), conv_module.small_ufunc_buffers():
+            assert np.getbufsize() == conv_module.UFUNC_BUFFER
+            raise RuntimeError
+        assert np.getbufsize() == 4096
+    finally:
+        np.setbufsize(old)
+
+
 @pytest.mark.parametrize(
     ("w_shape", "attrs"), [((4, 2, 3, 3), {"group": 2}), ((4, 1, 3, 3), {"group": 4}), ((4, 2, 1, 1), {"group": 2})]
 )
