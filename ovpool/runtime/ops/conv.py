@@ -35,12 +35,13 @@ is group 1's channel 1 and gets B[4]).
 Speed: Conv gathers windows with ``as_strided`` into im2col columns and multiplies by BLAS
 (``(g, M/g, C/g*K) @ (N, g, C/g*K, P)``), in blocks of about 2 MB that stay in cache; a 1x1 kernel
 without pads is a plain matmul. ConvTranspose is one matmul ``W^T @ X`` per group, then col2im:
-one flat add per kernel tap into the stride's phase planes and one strided copy per phase. Depthwise kernels (one input channel per group, at most two outputs) accumulate one
-broadcast multiply and add per kernel tap, in kernel order, over cache-sized steps (several thin
-planes, or bands of rows of a large one), each tap a flat shifted view of the padded planes
-(strides split into phases; 3x3 over 112x112: 9 taps over runs of 12,768), with numpy's ufunc
-buffer kept small (``small_ufunc_buffers``). Float16 and bfloat16 are computed in float32, float64 in float64; results have the
-input's type.
+one flat add per kernel tap into the stride's phase planes and one strided copy per phase.
+Depthwise kernels (one input channel per group, at most two outputs) accumulate one broadcast
+multiply and add per kernel tap, in kernel order, over cache-sized steps (several thin planes, or
+bands of rows of a large one), each tap a flat shifted view of the padded planes (strides split
+into phases; 3x3 over 112x112: 9 taps over runs of 12,768). The kernels run with numpy's ufunc
+buffer kept small (``small_ufunc_buffers``). Float16 and bfloat16 are computed in float32,
+float64 in float64; results have the input's type.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 TILE_BYTES = 1 << 18  # depthwise: a step's accumulator; with its scratch and the input it reads, in a core's L2
 COLS_BYTES = 1 << 21  # im2col: columns built and multiplied a block of about this size at a time (below
 # numpy's 4 MB huge-page threshold, whose page faults can cost more than the convolution)
-UFUNC_BUFFER = 16  # elements: numpy's ufunc buffer in the depthwise loop (see small_ufunc_buffers)
+UFUNC_BUFFER = 16  # elements: numpy's ufunc buffer inside the Conv kernels (see small_ufunc_buffers)
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
     image (3x3 over 64x56x56: 576 x 3,136 columns, 7.2 MB, go as 4 blocks of 16 rows). Each block's
     product is written to its rows of the output with the bias added in the same pass. (Multiplying
     straight into the output's rows was slower: with 24 outputs of 80x80, a C matrix at a pitch of
-    25,600 bytes made OpenBLAS 1.4x slower than into a contiguous block.)"""
+    25,600 bytes made OpenBLAS 1.2-1.4x slower than a contiguous block.)"""
     xp = _padded(x, plan.begin, plan.end)
     n, c = xp.shape[:2]
     g, mg = plan.group, wl.shape[1]
@@ -302,8 +303,9 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
     flat shifted view. A tile of rows is copied into a zero-bordered buffer (the padding is done in
     cache); its outputs are computed in steps whose accumulator holds about TILE_BYTES (several
     thin planes at once, or a band of rows of one large plane), each step's sum (plus bias) written
-    once to the output. 5x5 over 240 planes of 12x80 (padded 16x84): steps of 32 planes, 12 rows of
-    84 each; over 128 planes of 100x76: one plane in bands of 390 outputs (5 rows of 80 and 78).
+    once to the output. 5x5 over 240 planes of 12x80 (padded 16x84, 12 output rows of 84): steps
+    of 65 planes; 3x3 over 16 planes of 400x304 (400 rows of 306): one plane at a time in bands of
+    214 rows.
 
     Strides become shifts by splitting each padded plane into its phases: with stride s, output o
     reads padded position ``o * s + t * d = s * (o + t * d // s) + t * d % s``, i.e. position
@@ -378,11 +380,12 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
 
 @contextlib.contextmanager
 def small_ufunc_buffers() -> Iterator[None]:
-    """numpy's ufunc buffer at UFUNC_BUFFER elements inside the block, restored after. numpy 2
-    copies operands through its buffer (8192 elements by default) when their innermost run is
-    shorter than it and the axes do not merge, even when nothing needs converting: a multiply of
-    48 rows of 1,008 floats by one weight per row took 0.43 ns per element, 0.13 ns with a buffer
-    of 16 (no copy). Operands of one type never need the buffer, so its size costs nothing else."""
+    """numpy's ufunc buffer at UFUNC_BUFFER elements inside the block, restored after (also on an
+    error). numpy 2.4 copies operands through its buffer (8192 elements by default) when their
+    innermost run is shorter than it and the axes do not merge, even when nothing needs converting:
+    a multiply of 48 rows of 1,008 floats by one weight per row took 0.43 ns per element, 0.13 ns
+    with a buffer of 16 (no copy). The kernels' operands share one type and never need the buffer;
+    an operation that converts types would be slower with it (a float16 by float32 multiply: 2.4x)."""
     old = np.setbufsize(UFUNC_BUFFER)
     try:
         yield
