@@ -1,0 +1,41 @@
+"""Per-shape memos: what a kernel derives from its inputs' dims (an output shape, an index tuple),
+worked out and checked on the first run with those dims and looked up on the next ones.
+
+A Loop body runs the same Squeeze, Slice or Expand hundreds of times on tensors of one shape; the
+rule and its checks (axes in range, dims of size 1, broadcastable) hold for every tensor of that
+shape, so they need to be worked out once. ``memo = ShapeMemo(derive)``; ``memo(key)`` is
+``derive(key)``, computed at the first call with that key. A derive that raises stores nothing:
+the next call with that key raises again. At most ``LIMIT`` keys are kept (a model whose dims
+change on every run starts again from empty, no memory grows without bound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+LIMIT = 64
+
+
+class ShapeMemo(Generic[V]):
+    """``derive`` memoized on its key: ``ShapeMemo(lambda s: s[::-1])((2, 3))`` is ``(3, 2)``,
+    computed once."""
+
+    __slots__ = ("_derive", "_values")
+
+    def __init__(self, derive: Callable[[Hashable], V]) -> None:
+        self._derive = derive
+        self._values: dict[Hashable, V] = {}
+
+    def __call__(self, key: Hashable) -> V:
+        try:
+            return self._values[key]
+        except KeyError:
+            pass
+        value = self._derive(key)
+        if len(self._values) >= LIMIT:
+            self._values.clear()
+        self._values[key] = value
+        return value
