@@ -36,9 +36,13 @@ def matmul(node: OpNode) -> Kernel:
     check = type_guard(node)
     constant_b = node.constants[1] if len(node.constants) > 1 else None
     wide_b = wide(constant_b) if constant_b is not None else None
+    checked: set[tuple[np.dtype, np.dtype]] = set()  # the pairs of input types check has passed
 
     def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
-        check(a, b)
+        types = (a.dtype, b.dtype)
+        if types not in checked:
+            check(a, b)
+            checked.add(types)
         if a.ndim == 0 or b.ndim == 0:
             raise node.fail(f"inputs of shapes {a.shape} and {b.shape}: MatMul needs at least 1-D inputs")
         try:
