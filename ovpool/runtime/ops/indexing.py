@@ -241,27 +241,41 @@ def one_hot(node: OpNode) -> Kernel:
     axis = int(node.attr("axis", -1))
     negative = node.since >= 11
 
-    def kernel(indices: np.ndarray, depth: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, ...]:
+    def count(depth: np.ndarray) -> int:
         depth = np.asarray(depth)
         if depth.ndim > 1 or depth.size != 1:
             raise node.fail(f"input 'depth' must be a scalar or one value, got shape {depth.shape}")
         classes = int(depth.reshape(-1)[0])
         if classes < 1:
             raise node.fail(f"input 'depth' is {classes}, must be >= 1")
-        if values.shape != (2,):
-            raise node.fail(f"input 'values' must be [off, on], got shape {values.shape}")
-        if indices.ndim < 1:
+        return classes
+
+    constant_depth = node.constants[1] if len(node.constants) > 1 else None
+    fixed = None if constant_depth is None else count(constant_depth)
+
+    def derive(key: tuple[tuple[int, ...], int]) -> tuple[list[int], tuple[int, ...], np.ndarray]:
+        """(output dims, the indices' shape with a 1 at the class axis, the class numbers along it)."""
+        shape, classes = key
+        if not shape:
             raise node.fail("input 'indices' must have rank >= 1")
-        a = normalize_axis(node, axis, indices.ndim + 1)
-        out_dims = [*indices.shape[:a], classes, *indices.shape[a:]]
-        check_tensor(f"{node.label}: output", out_dims, values.dtype.name, values.dtype.itemsize)
+        a = normalize_axis(node, axis, len(shape) + 1)
         # The comparison reads an int64 range of depth numbers: larger than an int8 output of one index.
         check_tensor(f"{node.label}: class numbers", [classes], "int64")
+        numbers = np.arange(classes, dtype=np.int64).reshape((1,) * a + (classes,) + (1,) * (len(shape) - a))
+        return [*shape[:a], classes, *shape[a:]], (*shape[:a], 1, *shape[a:]), numbers
+
+    layout = ShapeMemo(derive)
+
+    def kernel(indices: np.ndarray, depth: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, ...]:
+        classes = count(depth) if fixed is None else fixed
+        if values.shape != (2,):
+            raise node.fail(f"input 'values' must be [off, on], got shape {values.shape}")
+        out_dims, spread, numbers = layout((indices.shape, classes))
+        check_tensor(f"{node.label}: output", out_dims, values.dtype.name, values.dtype.itemsize)
         index = indices.astype(np.int64, copy=False)
         if negative:
             index = np.where(index < 0, index + classes, index)
-        hot = index[..., None] == np.arange(classes)
-        return (np.where(np.moveaxis(hot, -1, a), values[1], values[0]),)
+        return (np.where(index.reshape(spread) == numbers, values[1], values[0]),)
 
     return kernel
 
