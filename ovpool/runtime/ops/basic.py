@@ -19,6 +19,7 @@ from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
 
 from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
+from ovpool.runtime.ops.memo import dtype_name
 
 
 def tensor_value(tensor: TensorProto) -> np.ndarray:
@@ -441,7 +442,7 @@ def constant_of_shape(node: OpNode) -> Kernel:
             raise node.fail(f"input must be a 1-D int64 tensor, got {dims.dtype} of shape {list(dims.shape)}")
         if dims.size and dims.min() < 0:
             raise node.fail(f"input {dims.tolist()} has a negative dim")
-        check_tensor(f"{node.label}: output", dims.tolist(), fill.dtype.name, fill.dtype.itemsize)
+        check_tensor(f"{node.label}: output", dims.tolist(), dtype_name(fill.dtype), fill.dtype.itemsize)
         return (np.full(tuple(dims.tolist()), fill, dtype=fill.dtype),)
 
     return kernel

@@ -19,7 +19,9 @@ import numpy as np
 
 from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, outputs, register
-from ovpool.runtime.ops.memo import ShapeMemo
+from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
+
+_FEW = 64  # indices up to this many are bounded in Python: two numpy reductions cost more
 
 
 def _valid(node: OpNode, indices: np.ndarray, size: np.ndarray | int, negative: bool, what: str = "indices") -> None:
@@ -30,7 +32,12 @@ def _valid(node: OpNode, indices: np.ndarray, size: np.ndarray | int, negative: 
     if not indices.size:
         return
     if isinstance(size, int):
-        if indices.min() >= (-size if negative else 0) and indices.max() < size:
+        if indices.size <= _FEW:
+            listed = indices.ravel().tolist()
+            low, high = min(listed), max(listed)
+        else:
+            low, high = indices.min(), indices.max()
+        if low >= (-size if negative else 0) and high < size:
             return
         outside = True
     else:
@@ -271,7 +278,7 @@ def one_hot(node: OpNode) -> Kernel:
         if values.shape != (2,):
             raise node.fail(f"input 'values' must be [off, on], got shape {values.shape}")
         out_dims, spread, numbers = layout((indices.shape, classes))
-        check_tensor(f"{node.label}: output", out_dims, values.dtype.name, values.dtype.itemsize)
+        check_tensor(f"{node.label}: output", out_dims, dtype_name(values.dtype), values.dtype.itemsize)
         index = indices.astype(np.int64, copy=False)
         if negative:
             index = np.where(index < 0, index + classes, index)

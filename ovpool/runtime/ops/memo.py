@@ -1,4 +1,4 @@
-"""Per-shape memos: what a kernel derives from its inputs' dims (an output shape, an index tuple),
+"""Memos of kernels: per-shape derivations and dtype names. What a kernel derives from its inputs' dims (an output shape, an index tuple),
 worked out and checked on the first run with those dims and looked up on the next ones.
 
 A Loop body runs the same Squeeze, Slice or Expand hundreds of times on tensors of one shape; the
@@ -11,8 +11,11 @@ change on every run starts again from empty, no memory grows without bound).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
+
+import numpy as np
 
 V = TypeVar("V")
 
@@ -39,3 +42,10 @@ class ShapeMemo(Generic[V]):
             self._values.clear()
         self._values[key] = value
         return value
+
+
+@functools.cache
+def dtype_name(dtype: np.dtype) -> str:
+    """``dtype.name`` ("float32"), which numpy builds anew on each read (a few microseconds: more
+    than a Squeeze of a small tensor)."""
+    return dtype.name

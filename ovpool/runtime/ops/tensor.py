@@ -21,7 +21,7 @@ import numpy as np
 
 from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axes, normalize_axis, outputs, register
-from ovpool.runtime.ops.memo import ShapeMemo
+from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
 
 P = TypeVar("P")
 
@@ -465,7 +465,7 @@ def expand(node: OpNode) -> Kernel:
 
     def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
         out_shape = broadcast((x.shape, target(shape)))
-        check_tensor(f"{node.label}: output", out_shape, x.dtype.name, x.dtype.itemsize)
+        check_tensor(f"{node.label}: output", out_shape, dtype_name(x.dtype), x.dtype.itemsize)
         result = np.empty(out_shape, dtype=x.dtype)
         result[...] = x
         return (result,)
@@ -490,7 +490,7 @@ def tile(node: OpNode) -> Kernel:
 
     def kernel(x: np.ndarray, repeats: np.ndarray) -> tuple[np.ndarray, ...]:
         reps = tuple(parse(repeats))
-        check_tensor(f"{node.label}: output", tiled((x.shape, reps)), x.dtype.name, x.dtype.itemsize)
+        check_tensor(f"{node.label}: output", tiled((x.shape, reps)), dtype_name(x.dtype), x.dtype.itemsize)
         return (np.tile(x, reps),)
 
     return kernel
@@ -528,7 +528,7 @@ def _pad(node: OpNode, x: np.ndarray, pads: list[int], axes: list[int] | None, m
     out_shape = [d + b + e for d, b, e in zip(x.shape, begins, ends)]
     if any(s < 0 for s in out_shape):
         raise node.fail(f"{pads} removes more than the input {x.shape} has", "pads")
-    check_tensor(f"{node.label}: output", out_shape, x.dtype.name, x.dtype.itemsize)
+    check_tensor(f"{node.label}: output", out_shape, dtype_name(x.dtype), x.dtype.itemsize)
     if mode == "constant":
         result = np.full(out_shape, value, dtype=x.dtype)
         src = tuple(slice(max(-b, 0), d - max(-e, 0)) for d, b, e in zip(x.shape, begins, ends))
@@ -711,7 +711,7 @@ def range_(node: OpNode) -> Kernel:
             if step == 0:
                 raise node.fail("delta is 0")
             count = max(-(-(last - first) // step), 0)
-            check_tensor(f"{node.label}: output", [count], dtype.name, dtype.itemsize)
+            check_tensor(f"{node.label}: output", [count], dtype_name(dtype), dtype.itemsize)
             if dtype.itemsize < 8:
                 # computed in int64 first: an int32 output within the budget may need twice the bytes
                 check_tensor(f"{node.label}: int64 work", [count], "int64", 8)
@@ -721,7 +721,7 @@ def range_(node: OpNode) -> Kernel:
             raise node.fail("delta is 0")
         count = max(math.ceil((float(lim) - float(s)) / float(d)), 0)
         work = np.dtype(np.float32) if stash == 1 and dtype.name in ("float16", "bfloat16") else dtype
-        check_tensor(f"{node.label}: output", [count], dtype.name, dtype.itemsize)
+        check_tensor(f"{node.label}: output", [count], dtype_name(dtype), dtype.itemsize)
         if work.itemsize > dtype.itemsize:
             # The values are computed in a wider type first: a float16 output within the budget
             # may need twice the bytes on the way.
