@@ -477,21 +477,26 @@ def expand(node: OpNode) -> Kernel:
 def tile(node: OpNode) -> Kernel:
     """Tile: axis i repeated repeats[i] times (one value per axis, each >= 0). (2,3) with
     repeats [2,1] gives (4,3): the rows 0,1,0,1. The output (dims times repeats) is held to the
-    memory budget before ``np.tile`` runs: (1,1) float32 with repeats [40000, 40000] would need 6.0 GiB."""
+    memory budget before it is allocated: (1,1) float32 with repeats [40000, 40000] would need 6.0 GiB."""
     parse = _list_input(node, 1, "repeats")
 
-    def derive(key: tuple[tuple[int, ...], tuple[int, ...]]) -> list[int]:
+    def derive(key: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[list[int], tuple[int, ...], tuple[int, ...]]:
+        """(output dims, the output seen as (repeat, dim) pairs, the input as (1, dim) pairs)."""
         shape, reps = key
         if len(reps) != len(shape) or any(r < 0 for r in reps):
             raise node.fail(f"repeats {list(reps)} must be {len(shape)} values >= 0 for the input {shape}")
-        return [d * r for d, r in zip(shape, reps)]
+        pairs = tuple(v for r, d in zip(reps, shape) for v in (r, d))
+        ones = tuple(v for d in shape for v in (1, d))
+        return [d * r for d, r in zip(shape, reps)], pairs, ones
 
     tiled = ShapeMemo(derive)
 
     def kernel(x: np.ndarray, repeats: np.ndarray) -> tuple[np.ndarray, ...]:
-        reps = tuple(parse(repeats))
-        check_tensor(f"{node.label}: output", tiled((x.shape, reps)), dtype_name(x.dtype), x.dtype.itemsize)
-        return (np.tile(x, reps),)
+        out_dims, pairs, ones = tiled((x.shape, tuple(parse(repeats))))
+        check_tensor(f"{node.label}: output", out_dims, dtype_name(x.dtype), x.dtype.itemsize)
+        result = np.empty(out_dims, dtype=x.dtype)
+        result.reshape(pairs)[...] = x.reshape(ones)  # np.tile's copies, one broadcast assignment
+        return (result,)
 
     return kernel
 
