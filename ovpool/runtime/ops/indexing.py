@@ -113,7 +113,7 @@ def gather(node: OpNode) -> Kernel:
     allowed). Indices in [0, s) for Gather-1, [-s, s) from 11. data (3,2) = [[1,2],[3,4],[5,6]]
     with indices [[0,1],[1,2]] gives (2,2,2) = [[[1,2],[3,4]],[[3,4],[5,6]]]; index -1 (11+) is row 2."""
     negative = node.since >= 11
-    axis_of = ShapeMemo(lambda rank: _axis(node, rank))
+    axis_of: ShapeMemo[int, int] = ShapeMemo(lambda rank: _axis(node, rank))
 
     def kernel(data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, ...]:
         a = axis_of(data.ndim)

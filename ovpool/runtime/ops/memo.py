@@ -17,22 +17,23 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 LIMIT = 64
 
 
-class ShapeMemo(Generic[V]):
+class ShapeMemo(Generic[K, V]):
     """``derive`` memoized on its key: ``ShapeMemo(lambda s: s[::-1])((2, 3))`` is ``(3, 2)``,
     computed once."""
 
     __slots__ = ("_derive", "_values")
 
-    def __init__(self, derive: Callable[[Hashable], V]) -> None:
+    def __init__(self, derive: Callable[[K], V]) -> None:
         self._derive = derive
-        self._values: dict[Hashable, V] = {}
+        self._values: dict[K, V] = {}
 
-    def __call__(self, key: Hashable) -> V:
+    def __call__(self, key: K) -> V:
         try:
             return self._values[key]
         except KeyError:

@@ -338,7 +338,9 @@ def slice_attributes(node: OpNode) -> Kernel:
     starts = [int(v) for v in node.attrs["starts"]]
     ends = [int(v) for v in node.attrs["ends"]]
     axes = None if node.attr("axes") is None else [int(v) for v in node.attrs["axes"]]
-    index = ShapeMemo(lambda shape: _slices(node, shape, starts, ends, axes, None, False))
+    index: ShapeMemo[tuple[int, ...], tuple[slice, ...]] = ShapeMemo(
+        lambda shape: _slices(node, shape, starts, ends, axes, None, False)
+    )
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         return (x[index(x.shape)],)
