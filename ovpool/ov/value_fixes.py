@@ -56,6 +56,16 @@ def input_kinds(kinds: str, text: str, sizes: tuple[int, ...] = (1, 2, 4, 8)) ->
     return condition
 
 
+def non_empty(text: str) -> Condition:
+    """The condition: ``text`` unless the first input's static dims hold a 0 (nothing to choose from)."""
+
+    def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
+        dims = static_dims(node.input[0], facts) if node.input else None
+        return None if dims is not None and 0 in dims else text
+
+    return condition
+
+
 def as_ovpool(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """The node as ``ai.ovpool.<op>``, converted by ``CONVERTERS``."""
     return [_in_domain(node, since)]

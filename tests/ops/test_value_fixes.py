@@ -1,0 +1,169 @@
+"""OpenVINO CPU departures on some data that ovpool's conversion computes exactly
+(``ovpool.ov.value_fixes``): each op at every since-version in force in opsets 7-22 it is lowered
+at, on the data that shows the departure (ties, NaN, 8-bit overflow, empty axes, small norms,
+shifts by the width), converted by ``ovpool convert``, run on OpenVINO CPU at f32 against
+onnxruntime (BitShift against the schema computed here with Python integers: onnxruntime has no
+uint16 kernel), and the IR on numpy against OpenVINO CPU (``on_openvino.outcome_of``)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from harness import drawn_rng, examples, feeds_of, make_model, run_ort, since_opsets, tolerance
+from hypothesis import given
+from hypothesis import strategies as st
+from on_openvino import outcome_of
+
+pytest.importorskip("openvino")
+pytestmark = pytest.mark.openvino
+
+
+def agrees(op: str, opset: int, inputs: list[Any], attrs: dict[str, Any], n_outputs: int = 1, **options: Any) -> None:
+    """The one-node model through ovpool's conversion agrees on OpenVINO CPU with the expected
+    outputs (``expected``, else onnxruntime's) and on numpy with OpenVINO CPU."""
+    expected = options.pop("expected", None)
+    model = make_model(op, opset, inputs, attrs, n_outputs, **options)
+    feeds = feeds_of(model, inputs)
+    if expected is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = run_ort(model, feeds)
+    dtype = next((np.asarray(v).dtype for v in inputs if v is not None), np.dtype(np.float32))
+    case, outcome, stage, detail = outcome_of(model, feeds, expected, **tolerance(dtype))
+    assert outcome == "agrees", f"{case.describe()}: {stage}: {detail}"
+
+
+def _ties(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Small integers as float32: many equal values per row."""
+    return rng.integers(-2, 3, shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("opset", since_opsets("TopK"))
+@examples(3)
+@given(data=st.data())
+def test_top_k_ties_go_to_the_lower_index(opset: int, data: st.DataObject) -> None:
+    rng = drawn_rng(data.draw)
+    shape = (data.draw(st.integers(1, 4)), data.draw(st.integers(2, 8)))
+    x, k = _ties(rng, shape), data.draw(st.integers(1, shape[1]))
+    if opset < 10:
+        agrees("TopK", opset, [x], {"k": k, "axis": 1}, 2)
+        return
+    attrs = {"largest": data.draw(st.integers(0, 1))} if opset >= 11 else {}
+    agrees("TopK", opset, [x, np.array([k], np.int64)], attrs, 2, constant=(1,) if data.draw(st.booleans()) else ())
+
+
+def test_top_k_of_zeros_with_k_from_a_graph_input() -> None:
+    """The repro of the departure: OpenVINO's own conversion gives indices 1, 2, 0."""
+    agrees("TopK", 11, [np.zeros((1, 6), np.float32), np.array([3], np.int64)], {}, 2)
+
+
+@pytest.mark.parametrize("opset", since_opsets("Hardmax"))
+@examples(3)
+@given(data=st.data())
+def test_hardmax_picks_the_first_maximum(opset: int, data: st.DataObject) -> None:
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=4)))
+    axis = data.draw(st.integers(-len(shape) if opset >= 11 else 0, len(shape) - 1))
+    agrees("Hardmax", opset, [_ties(drawn_rng(data.draw), shape)], {"axis": axis})
+
+
+NAN_A = np.array([np.nan, 1, 2, np.nan, -np.inf, 3], np.float32)
+NAN_B = np.array([1, np.nan, 1, np.nan, -np.inf, 3], np.float32)
+
+
+@pytest.mark.parametrize(("op", "opset"), [(op, o) for op in ("Greater", "GreaterOrEqual") for o in since_opsets(op)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_greater_with_nan_is_false(op: str, opset: int, dtype: type) -> None:
+    if opset < 9 and dtype != np.float32:
+        pytest.skip("Greater-7 takes float types only")
+    a, b = (np.nan_to_num(v, nan=7, neginf=-9).astype(dtype) if dtype == np.int32 else v.astype(dtype) for v in (NAN_A, NAN_B))
+    agrees(op, opset, [a, b], {})
+
+
+@pytest.mark.parametrize("opset", since_opsets("Cast"))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_cast_of_nan_to_bool_is_true(opset: int, dtype: type) -> None:
+    x = np.array([np.nan, 0.0, -0.0, 1e-4, -np.inf], dtype)
+    agrees("Cast", opset, [x], {"to": onnx.TensorProto.BOOL})
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_8_bit_arithmetic_wraps(op: str, dtype: type) -> None:
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, 100, 7, info.max, 0], dtype)
+    b = np.array([[info.max], [info.min], [3]], dtype)
+    for opset in since_opsets(op, lowest=14):
+        agrees(op, opset, [a, b], {})
+
+
+@pytest.mark.parametrize(("op", "opset"), [(op, o) for op in ("ReduceMax", "ReduceMin") for o in since_opsets(op)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8])
+def test_reduce_max_min_over_an_empty_axis(op: str, opset: int, dtype: type) -> None:
+    if dtype == np.int8 and opset < 12:
+        pytest.skip("8-bit ReduceMax/ReduceMin from version 12")
+    x = np.ones((2, 0, 3), dtype)
+    if opset >= 18:
+        agrees(op, opset, [x, np.array([1], np.int64)], {"keepdims": 0}, constant=(1,))
+    else:
+        agrees(op, opset, [x], {"axes": [1]})
+
+
+@pytest.mark.parametrize("opset", since_opsets("Flatten"))
+@pytest.mark.parametrize(("shape", "axis"), [((4, 1, 2, 0), 2), ((0, 1, 4, 0), 4), ((3, 0), 0), ((0, 5), 1)])
+def test_flatten_of_an_input_with_a_zero_dim(opset: int, shape: tuple[int, ...], axis: int) -> None:
+    agrees("Flatten", opset, [np.zeros(shape, np.float32)], {"axis": axis})
+
+
+@pytest.mark.parametrize("opset", since_opsets("LpNormalization"))
+@pytest.mark.parametrize("p", [1, 2])
+def test_lp_normalization_without_eps(opset: int, p: int) -> None:
+    x = np.array([[[1e-3], [-2e-2], [0.0], [3.0]], [[1e-3], [2e-3], [0.0], [-4.0]]], np.float32)
+    agrees("LpNormalization", opset, [x], {"axis": -1, "p": p})
+    agrees("LpNormalization", opset, [x], {"axis": 0, "p": p})
+
+
+def _shifted(x: np.ndarray, s: np.ndarray, left: bool) -> np.ndarray:
+    """The schema with Python integers: the bits shifted out of the type are lost (a shift by the
+    width or more gives 0)."""
+    width = x.dtype.itemsize * 8
+    out = [((int(a) << int(b)) if left else (int(a) >> int(b))) % 2**width for a, b in np.broadcast(x, s)]
+    return np.array(out, x.dtype).reshape(np.broadcast(x, s).shape)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32])
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+@examples(3)
+@given(data=st.data())
+def test_bit_shift_keeps_the_low_bits(dtype: type, direction: str, data: st.DataObject) -> None:
+    rng = drawn_rng(data.draw)
+    width = np.dtype(dtype).itemsize * 8
+    x = rng.integers(0, 2**width, 12, dtype=np.uint64).astype(dtype)
+    s = np.concatenate([[0, 1, width - 1, width, width + 1], rng.integers(0, width, 7)]).astype(dtype)
+    x[:3] = [2**width - 1, 2 ** (width - 1) + 5, 1]
+    agrees("BitShift", 11, [x, s], {"direction": direction}, expected=[_shifted(x, s, direction == "LEFT")])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint8])
+def test_shrink_of_integers_truncates(dtype: type) -> None:
+    x = np.array([5, 0, -7, 3, 2, -2, 100], dtype) if dtype != np.uint8 else np.array([5, 0, 7, 3, 2, 100], dtype)
+    agrees("Shrink", 9, [x], {"bias": 1e-6, "lambd": 1.5})
+    agrees("Shrink", 9, [x], {"bias": 1.5, "lambd": 2.0})
+
+
+@pytest.mark.parametrize(("op", "opset"), [(op, o) for op in ("ReduceLogSum", "ReduceLogSumExp") for o in since_opsets(op)])
+def test_log_reductions_of_integers_truncate(op: str, opset: int) -> None:
+    x = np.array([[10, 10, 0], [3, 1, 16], [20, 0, 0]], np.int32)
+    if opset >= 18:
+        agrees(op, opset, [x, np.array([1], np.int64)], {"keepdims": 0}, constant=(1,))
+    else:
+        agrees(op, opset, [x], {"axes": [1], "keepdims": 0})
+
+
+@pytest.mark.parametrize(("op", "opset"), [(op, o) for op in ("Sum", "Mean") for o in since_opsets(op)])
+def test_float16_sum_and_mean_round_once(op: str, opset: int) -> None:
+    inputs = [np.float16([0.1, 1.5]), np.float16([1000, 3.25]), np.float16([-1000, 0.001]), np.float16([0.3, 0.7])]
+    agrees(op, opset, inputs, {})
