@@ -164,15 +164,6 @@ KNOWN: tuple[Known, ...] = (
     # (c) found by this suite: the converted IR computes otherwise than ONNX on OpenVINO CPU
     Known(
         "other",
-        ("*",),
-        (),
-        "openvino",
-        "a graph input of unknown rank (no shape declared)",
-        "OpenVINO CPU compiles no Parameter of dynamic rank; `--input` gives the shape (not a node's defect)",
-        text="Parameter operation with dynamic rank",
-    ),
-    Known(
-        "other",
         ("BitShift", "Expand"),
         (),
         "openvino",

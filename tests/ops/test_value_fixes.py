@@ -3,11 +3,15 @@
 at, on the data that shows the departure (ties, NaN, 8-bit overflow, empty axes, small norms,
 shifts by the width), converted by ``ovpool convert``, run on OpenVINO CPU at f32 against
 onnxruntime (BitShift against the schema computed here with Python integers: onnxruntime has no
-uint16 kernel), and the IR on numpy against OpenVINO CPU (``on_openvino.outcome_of``)."""
+uint16 kernel), and the IR on numpy against OpenVINO CPU (``on_openvino.outcome_of``). And a graph input of
+unknown rank, which OpenVINO CPU does not compile, refused at convert time by name."""
 
 from __future__ import annotations
 
+import re
+import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +21,7 @@ from harness import drawn_rng, examples, feeds_of, make_model, run_ort, since_op
 from hypothesis import given
 from hypothesis import strategies as st
 from on_openvino import outcome_of
+from onnx import helper
 
 pytest.importorskip("openvino")
 pytestmark = pytest.mark.openvino
@@ -167,3 +172,32 @@ def test_log_reductions_of_integers_truncate(op: str, opset: int) -> None:
 def test_float16_sum_and_mean_round_once(op: str, opset: int) -> None:
     inputs = [np.float16([0.1, 1.5]), np.float16([1000, 3.25]), np.float16([-1000, 0.001]), np.float16([0.3, 0.7])]
     agrees(op, opset, inputs, {})
+
+
+def test_an_input_of_unknown_rank_is_refused_by_name_and_converts_with_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An ONNX input without a shape: one line naming it and ``--input``, exit 1, nothing written;
+    with ``--input`` the IR compiles on OpenVINO CPU."""
+    import openvino as ov
+
+    from ovpool.cli.app import main
+
+    x, y = (helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None) for name in ("pixels", "y"))
+    graph = helper.make_graph([helper.make_node("Relu", ["pixels"], ["y"])], "g", [x], [y])
+    source = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), source)
+
+    def convert(*flags: str) -> tuple[int, str]:
+        monkeypatch.setattr(sys, "argv", ["ovpool", "convert", str(source), "--output-dir", str(tmp_path / "out"), *flags])
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+        return int(exit_info.value.code or 0), capsys.readouterr().err.strip()
+
+    code, err = convert()
+    assert code == 1 and len(err.splitlines()) == 1, err
+    assert re.match(rf"^error: {re.escape(str(source))}: input 'pixels' has no shape \(unknown rank\).*--input", err), err
+    assert not (tmp_path / "out").exists()
+    assert convert("--input", "pixels[?,2]")[0] == 0
+    compiled = ov.Core().compile_model(str(tmp_path / "out" / "m.xml"), "CPU")
+    np.testing.assert_array_equal(compiled({"pixels": np.float32([[-1, 2]])})[0], [[0, 2]])
