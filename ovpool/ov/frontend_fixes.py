@@ -579,7 +579,7 @@ DEFECTS: tuple[Defect, ...] = (
             first,
             NEWEST,
             "integer inputs",
-            values.input_kinds("iu", "integer inputs"),
+            values.input_kinds("iu", "integer inputs", unless=rewrites.reduce_of_dynamic_rank),
             f"{what} in the integer type (its CPU plugin rounds: {example})",
             "the node on the input cast to float32, the result cast back (truncation, as onnxruntime computes)",
             values.through_float32,

@@ -43,13 +43,16 @@ def always(text: str) -> Condition:
     return condition
 
 
-def input_kinds(kinds: str, text: str, sizes: tuple[int, ...] = (1, 2, 4, 8)) -> Condition:
+def input_kinds(kinds: str, text: str, sizes: tuple[int, ...] = (1, 2, 4, 8), unless: Condition | None = None) -> Condition:
     """The condition: the first input's dtype is known, of a numpy kind in ``kinds`` ("iu": the
-    integers) and an itemsize in ``sizes``."""
+    integers) and an itemsize in ``sizes``, and ``unless`` (a refused row's condition, left to
+    that row) gives no text."""
 
     def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
         dtype = tensor_dtype(node.input[0], facts) if node.input else None
         if dtype is None or dtype.kind not in kinds or dtype.itemsize not in sizes:
+            return None
+        if unless is not None and unless(node, since, facts) is not None:
             return None
         return f"{text} ({dtype.name})"
 
