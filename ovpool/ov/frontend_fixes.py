@@ -838,7 +838,7 @@ DEFECTS: tuple[Defect, ...] = (
             "the operation in int32, wrapped to 8 bits (floor_mod(v + 128, 256) - 128 for int8), converted back",
             values.as_ovpool,
         )
-        for op_type, first in (("Add", 7), ("Sub", 7), ("Mul", 7), ("Sum", 6))
+        for op_type, first in (("Add", 14), ("Sub", 14), ("Mul", 14))
     ),
     *(
         Defect(

@@ -252,20 +252,17 @@ def _flatten(context: Any) -> list:
 
 
 def _wrapped(op_type: str) -> Callable[[Any], list]:
-    """Add, Sub, Mul or Sum of 8-bit integers in int32, wrapped to 8 bits as ONNX (and C) computes
+    """Add, Sub or Mul of 8-bit integers (ONNX types them from version 14) in int32, wrapped to 8 bits as ONNX (and C) computes
     it, where OpenVINO CPU saturates: int8 100 * 3 = 300 = 44 + 256 gives 44, not 127; the wrap is
     floor_mod(v + 128, 256) - 128 for int8 and floor_mod(v, 256) for uint8."""
 
     def convert(context: Any) -> list:
         from openvino import opset1
 
-        operation = {"Add": opset1.add, "Sum": opset1.add, "Sub": opset1.subtract, "Mul": opset1.multiply}[op_type]
+        operation = {"Add": opset1.add, "Sub": opset1.subtract, "Mul": opset1.multiply}[op_type]
         first = context.get_input(0)
         signed = first.get_element_type().is_signed()
-        values = [opset1.convert(context.get_input(i), "i32") for i in range(context.get_input_size())]
-        total = values[0]
-        for value in values[1:]:
-            total = operation(total, value)
+        total = operation(opset1.convert(first, "i32"), opset1.convert(context.get_input(1), "i32"))
         shift = opset1.constant(np.int32(128 if signed else 0))
         wrapped = opset1.floor_mod(opset1.add(total, shift), opset1.constant(np.int32(256)))
         return [opset1.convert(opset1.subtract(wrapped, shift), first.get_element_type()).output(0)]
@@ -327,5 +324,5 @@ CONVERTERS: dict[str, Callable[[Any], list]] = {
     "Flatten": _flatten,
     "LpNormalization": _lp_normalization,
     "BitShift": _bit_shift,
-    **{op_type: _wrapped(op_type) for op_type in ("Add", "Sub", "Mul", "Sum")},
+    **{op_type: _wrapped(op_type) for op_type in ("Add", "Sub", "Mul")},
 }
