@@ -193,7 +193,8 @@ def flatten_to_static(node: NodeProto, since: int, facts: Facts) -> list[NodePro
     [4, 0] for axis 2 of [4, 1, 2, 0], a Reshape without special_zero."""
     dims = static_dims(node.input[0], facts)
     assert dims is not None  # empty_flatten's condition
-    axis = int(node_attr(node, "axis", 1)) % (len(dims) + 1) if dims else 0
+    axis = int(node_attr(node, "axis", 1))
+    axis += len(dims) if axis < 0 else 0  # in [-rank, rank]: -1 of [2, 0, 3] is 2
     target = [int(np.prod(dims[:axis], dtype=np.int64)), int(np.prod(dims[axis:], dtype=np.int64))]
     return [_in_domain(node, since, target=target)]
 
