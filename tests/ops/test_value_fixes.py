@@ -118,7 +118,9 @@ def test_reduce_max_min_over_an_empty_axis(op: str, opset: int, dtype: type) -> 
 
 
 @pytest.mark.parametrize("opset", since_opsets("Flatten"))
-@pytest.mark.parametrize(("shape", "axis"), [((4, 1, 2, 0), 2), ((0, 1, 4, 0), 4), ((3, 0), 0), ((0, 5), 1), ((1, 1, 0, 2), -2), ((2, 0, 2, 2), -1)])
+@pytest.mark.parametrize(
+    ("shape", "axis"), [((4, 1, 2, 0), 2), ((0, 1, 4, 0), 4), ((3, 0), 0), ((0, 5), 1), ((1, 1, 0, 2), -2), ((2, 0, 2, 2), -1)]
+)
 def test_flatten_of_an_input_with_a_zero_dim(opset: int, shape: tuple[int, ...], axis: int) -> None:
     if axis < 0 and opset < 11:
         pytest.skip("negative axes from Flatten-11")
