@@ -14,8 +14,9 @@ matrices (which compute every Resize attribute at once) come before the one that
 negative axes. Nodes in Loop, If and Scan bodies are rewritten too.
 
 The conditions and lowerings of the rows other than Softmax, Resize, Constant, RoiAlign and Div
-are in ``ovpool.ov.frontend_rewrites``; what they may know of the model, ``Facts``, in
-``ovpool.ov.node_facts``. The departures of OpenVINO CPU that depend on the data fed, which no
+are in ``ovpool.ov.frontend_rewrites``, those of the departures OpenVINO CPU shows on some data
+only that the conversion computes exactly (TopK ties, NaN in Greater, 8-bit overflow...) in
+``ovpool.ov.value_fixes``; what they may know of the model, ``Facts``, in ``ovpool.ov.node_facts``. The departures of OpenVINO CPU that depend on the data fed, which no
 conversion can see, are ``ovpool.ov.cpu_deviations``.
 
 ``rewrite(proto, label, shapes, allow_inexact)`` finds the replacements and ``apply`` writes them

@@ -4,9 +4,10 @@ their conditions, their lowerings, and the ``ConversionExtension`` converters of
 ``ai.ovpool`` nodes the lowerings write (``CONVERTERS``), which build the OpenVINO operations
 that give the ONNX meaning on the CPU plugin too.
 
-A condition gives the node's text (``8-bit integers``) or None; here None also when the node's
-types are not known (a node in a Loop body keeps OpenVINO's conversion and the departure stays
-one of ``ovpool.ov.cpu_deviations``), so that no node is refused for what its data might be.
+A condition gives the node's text (``8-bit integers``) or None; one that needs the node's types
+or dims gives None when they are not known (a node in a Loop body keeps OpenVINO's conversion and
+its departure stays one of ``ovpool.ov.cpu_deviations``), and every lowering takes every node its
+condition gives a text for, so that no node is refused for what its data might be.
 """
 
 from __future__ import annotations
@@ -203,6 +204,7 @@ def flatten_to_static(node: NodeProto, since: int, facts: Facts) -> list[NodePro
 
 
 def _attr(context: Any, name: str, default: Any) -> Any:
+    """The node's attribute ``name``, or ``default`` when it has none."""
     return context.get_attribute(name) if context.has_attribute(name) else default
 
 
@@ -246,6 +248,7 @@ def _hardmax(context: Any) -> list:
 
 
 def _flatten(context: Any) -> list:
+    """Reshape to the ``target`` the lowering wrote, without special_zero (a 0 is a 0)."""
     from openvino import opset1
 
     target = opset1.constant(np.array(context.get_attribute("target"), np.int64))
