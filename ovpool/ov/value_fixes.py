@@ -186,7 +186,9 @@ def empty_fill(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | s
 def empty_flatten(node: NodeProto, since: int, facts: Facts) -> str | None:
     """Flatten of a static input with a zero dim."""
     dims = static_dims(node.input[0], facts)
-    return f"an input of shape {list(dims)}" if dims is not None and 0 in dims else None
+    if dims is None or 0 not in dims or not -len(dims) <= int(node_attr(node, "axis", 1)) <= len(dims):
+        return None  # nothing to fix, or an axis OpenVINO's conversion refuses by itself
+    return f"an input of shape {list(dims)}"
 
 
 def flatten_to_static(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
@@ -231,6 +233,9 @@ def _hardmax(context: Any) -> list:
     x = context.get_input(0)
     since = int(context.get_attribute("since"))
     axis = int(_attr(context, "axis", 1 if since < 13 else -1))
+    rank = x.get_partial_shape().rank
+    if rank.is_static and not -rank.get_length() <= axis < rank.get_length():
+        raise ValueError(f"axis {axis} is out of range for a rank-{rank.get_length()} input")
     shape = opset3.shape_of(x, "i64")
     value = x
     if since < 13:
@@ -282,7 +287,10 @@ def _lp_normalization(context: Any) -> list:
 
     x = context.get_input(0)
     axis = opset1.constant(np.array([int(_attr(context, "axis", -1))], np.int64))
-    if int(_attr(context, "p", 2)) == 1:
+    p = int(_attr(context, "p", 2))
+    if p not in (1, 2):
+        raise ValueError(f"p = {p}: LpNormalization takes 1 or 2")
+    if p == 1:
         norm = opset1.reduce_sum(opset1.abs(x), axis, True)
     else:
         norm = opset1.sqrt(opset1.reduce_sum(opset1.multiply(x, x), axis, True))

@@ -205,3 +205,23 @@ def test_an_input_of_unknown_rank_is_refused_by_name_and_converts_with_input(
     assert convert("--input", "pixels[?,2]")[0] == 0
     compiled = ov.Core().compile_model(str(tmp_path / "out" / "m.xml"), "CPU")
     np.testing.assert_array_equal(compiled({"pixels": np.float32([[-1, 2]])})[0], [[0, 2]])
+
+
+@pytest.mark.parametrize(
+    ("op", "opset", "attrs", "said"),
+    [
+        ("Hardmax", 7, {"axis": 5}, "axis 5 is out of range for a rank-2 input"),
+        ("LpNormalization", 1, {"p": 3}, "p = 3: LpNormalization takes 1 or 2"),
+        ("TopK", 11, {"axis": 5}, "Axis 5 out of the tensor rank range"),
+    ],
+)
+def test_bad_attributes_of_lowered_nodes_are_one_line_naming_the_node(op: str, opset: int, attrs: dict, said: str) -> None:
+    from ovpool.errors import OvpoolError
+    from ovpool.ov.from_onnx import onnx_to_ov_model
+
+    inputs: list[Any] = [np.zeros((2, 3), np.float32)] + ([np.array([2], np.int64)] if op == "TopK" else [])
+    model = make_model(op, opset, inputs, attrs, 2 if op == "TopK" else 1)
+    with pytest.raises(OvpoolError) as error:
+        onnx_to_ov_model(model)
+    text = str(error.value)
+    assert "\n" not in text and f"node '{model.graph.node[0].name}'" in text and said in text, text
