@@ -771,15 +771,18 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type, first, sign, less in (("Greater", 7, ">", "Less"), ("GreaterOrEqual", 12, ">=", "LessOrEqual"))
     ),
-    Defect(
-        "Cast",
-        6,
-        NEWEST,
-        "a float input to BOOL",
-        values.float_to_bool,
-        "its CPU plugin casts NaN to False (ONNX: True, NaN is not zero)",
-        "Not(Equal(x, 0))",
-        values.not_equal_zero,
+    *(
+        Defect(
+            op_type,
+            first,
+            NEWEST,
+            "a float input to BOOL",
+            values.float_to_bool,
+            "its CPU plugin casts NaN to False (ONNX: True, NaN is not zero)",
+            "Not(Equal(x, 0))",
+            values.not_equal_zero,
+        )
+        for op_type, first in (("Cast", 6), ("CastLike", 15))
     ),
     Defect(
         "TopK",

@@ -89,15 +89,21 @@ def swapped_comparison(node: NodeProto, since: int, facts: Facts) -> list[NodePr
 
 
 def float_to_bool(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """Cast to BOOL of a float input of known type."""
+    """Cast to BOOL (CastLike to a BOOL target) of a float input of known type."""
     dtype = tensor_dtype(node.input[0], facts)
-    if int(node_attr(node, "to", 0)) != onnx.TensorProto.BOOL or dtype is None or dtype.kind != "f":
+    if node.op_type == "CastLike":
+        target = tensor_dtype(node.input[1], facts) if len(node.input) > 1 else None
+        to_bool = target is not None and target == np.bool_
+    else:
+        to_bool = int(node_attr(node, "to", 0)) == onnx.TensorProto.BOOL
+    if not to_bool or dtype is None or dtype.kind != "f":
         return None
     return f"{dtype.name} to BOOL"
 
 
 def not_equal_zero(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """Cast to BOOL as Not(Equal(x, 0)): NaN is not zero, so True (OpenVINO CPU's Convert gives False)."""
+    """Cast (CastLike) to BOOL as Not(Equal(x, 0)): NaN is not zero, so True (OpenVINO CPU's
+    Convert gives False)."""
     dtype = tensor_dtype(node.input[0], facts)
     assert dtype is not None  # float_to_bool's condition
     nodes = NodeBuilder(node, facts)

@@ -95,6 +95,12 @@ def test_cast_of_nan_to_bool_is_true(opset: int, dtype: type) -> None:
     agrees("Cast", opset, [x], {"to": onnx.TensorProto.BOOL})
 
 
+@pytest.mark.parametrize("opset", since_opsets("CastLike"))
+def test_cast_like_of_nan_to_bool_is_true(opset: int) -> None:
+    x = np.array([np.nan, 0.0, -0.0, 1e-4, -np.inf], np.float32)
+    agrees("CastLike", opset, [x, np.array([True])], {}, constant=(1,))
+
+
 @pytest.mark.parametrize("op", ["Add", "Sub", "Mul"])
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 def test_8_bit_arithmetic_wraps(op: str, dtype: type) -> None:
