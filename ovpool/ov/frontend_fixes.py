@@ -765,7 +765,7 @@ DEFECTS: tuple[Defect, ...] = (
             NEWEST,
             "NaN operands",
             values.always("NaN operands"),
-            f"{op_type}'s CPU plugin gives True for NaN {sign} 1 (ONNX: False)",
+            f"its CPU plugin gives True for NaN {sign} 1 (ONNX: False)",
             f"{less}(b, a), which the CPU plugin gives False for NaN",
             values.swapped_comparison,
         )
