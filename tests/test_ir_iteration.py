@@ -172,7 +172,8 @@ def test_tensor_iterator_backward_by_example():
 def test_tensor_iterator_stride_other_than_part_size_is_the_core_count(tmp_path):
     """Stride 1 with parts of 2 on [6] (start 0, end -1): OpenVINO's core counts (|end - start| + 1)
     // part_size = 3 iterations (the IR declares [6] for the parts concatenated), which take [0, 1],
-    [1, 2], [2, 3]; numpy runs that, the CPU plugin refuses to compile it (its own count, 5)."""
+    [1, 2], [2, 3]; numpy runs that, the CPU plugin refuses to compile it (it counts 6 for the
+    input, one per stride, and 3 for the output)."""
     X = opset1.parameter([6], F32, name="X")
     x = opset1.parameter([2], F32, name="x")
     scaled = opset1.result(opset1.multiply(x, opset1.constant(np.float32(10))))
