@@ -8,7 +8,7 @@ ONNX (and onnxruntime) gives, with the figure of a one-node repro (``tests/ops/o
 holds the repros, ``tests/ops/test_openvino_known.py`` checks they still differ so). The
 conversion defects seen at convert time are ``ovpool.ov.frontend_fixes.DEFECTS``, and so are the
 departures on data that ovpool's conversion computes exactly (``ovpool.ov.value_fixes``: TopK and
-Hardmax ties, NaN in Greater and Cast to BOOL, 8-bit overflow...), which are not listed here.
+Hardmax ties, TopK's K = 0 fed at run time, NaN in Greater and Cast to BOOL, 8-bit overflow...), which are not listed here.
 
 ``python -m ovpool.ov.cpu_deviations`` prints the README's table (``readme_table``).
 """
@@ -46,7 +46,6 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "5 values; 2**40",
     ),
     Deviation("any op", "float64 data", "computed in float32: 1e300 is inf, precision is float32's", "float64"),
-    Deviation("TopK", "K = 0 fed at run time", "the IR does not compile (a constant K = 0 is lowered)", "empty outputs"),
     Deviation(
         "NonMaxSuppression",
         "equal scores, IoU exactly at the threshold",

@@ -791,8 +791,8 @@ DEFECTS: tuple[Defect, ...] = (
         "equal values",
         values.always("equal values"),
         "writes a TopK without stable, which its CPU plugin orders otherwise (indices 1, 2, 0 for zeros and K from "
-        "a graph input, where ONNX gives the lower index first: 0, 1, 2)",
-        "TopK-11 with stable=true, sorted by value",
+        "a graph input, where ONNX gives the lower index first: 0, 1, 2), and refuses a K of 0 fed at run time",
+        "TopK-11 with stable=true, sorted by value; a K from an input taken as max(K, 1), the outputs sliced to K",
         values.as_ovpool,
     ),
     Defect(

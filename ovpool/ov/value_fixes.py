@@ -218,17 +218,23 @@ def _attr(context: Any, name: str, default: Any) -> Any:
 
 def _top_k(context: Any) -> list:
     """TopK with ``stable`` and sorted by value, ties to the lower index (ONNX-11's rule; sorted=0
-    leaves the order free, the selection not): zeros give indices 0, 1, 2."""
-    from openvino import opset1, opset11
+    leaves the order free, the selection not): zeros give indices 0, 1, 2. A K from an input is
+    taken as max(K, 1) and the outputs sliced to K along ``axis`` (OpenVINO CPU refuses K = 0,
+    where ONNX gives empty outputs: K = 0 on [2, 5] at axis 1 gives [2, 0])."""
+    from openvino import opset1, opset8, opset11
 
     x = context.get_input(0)
-    if context.has_attribute("k"):  # TopK-1
-        k = opset1.constant(np.int64(context.get_attribute("k")))
-    else:
-        k = opset1.squeeze(context.get_input(1), opset1.constant(np.array([0], np.int64)))
+    axis = int(_attr(context, "axis", -1))
     mode = "max" if int(_attr(context, "largest", 1)) else "min"
-    top = opset11.topk(x, k, int(_attr(context, "axis", -1)), mode, "value", "i64", stable=True)
-    return list(top.outputs())
+    if context.has_attribute("k"):  # TopK-1
+        top = opset11.topk(x, opset1.constant(np.int64(context.get_attribute("k"))), axis, mode, "value", "i64", stable=True)
+        return list(top.outputs())
+    k = opset1.squeeze(context.get_input(1), opset1.constant(np.array([0], np.int64)))
+    at_least_one = opset1.maximum(k, opset1.convert_like(opset1.constant(np.int64(1)), k))
+    top = opset11.topk(x, at_least_one, axis, mode, "value", "i64", stable=True)
+    bounds = [opset1.constant(np.array([0], np.int64)), opset1.reshape(k, opset1.constant(np.array([1], np.int64)), False)]
+    step, axes = opset1.constant(np.array([1], np.int64)), opset1.constant(np.array([axis], np.int64))
+    return [opset8.slice(output, bounds[0], bounds[1], step, axes).output(0) for output in top.outputs()]
 
 
 def _hardmax(context: Any) -> list:

@@ -209,16 +209,6 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "other",
-        ("TopK",),
-        (),
-        "openvino",
-        "K = 0 from a graph input",
-        "OpenVINO CPU refuses K = 0 at compile time (ONNX gives empty outputs); a constant K = 0 is lowered by frontend_fixes",
-        text=r"K \(0\) must be",
-        repro=("TopK", 10, [_f32(1.0), _i64(0)], {"axis": 0}, 2),
-    ),
-    Known(
-        "other",
         ("Gemm",),
         (),
         "openvino",

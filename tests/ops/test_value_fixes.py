@@ -66,6 +66,12 @@ def test_top_k_of_zeros_with_k_from_a_graph_input() -> None:
     agrees("TopK", 11, [np.zeros((1, 6), np.float32), np.array([3], np.int64)], {}, 2)
 
 
+@pytest.mark.parametrize("opset", since_opsets("TopK", lowest=10))
+def test_top_k_of_k_0_fed_at_run_time_is_empty(opset: int) -> None:
+    """OpenVINO CPU refuses a TopK of K = 0; ONNX gives [2, 0] outputs for axis 1 of [2, 5]."""
+    agrees("TopK", opset, [np.ones((2, 5), np.float32), np.array([0], np.int64)], {"axis": 1}, 2)
+
+
 @pytest.mark.parametrize("opset", since_opsets("Hardmax"))
 @examples(3)
 @given(data=st.data())
