@@ -230,6 +230,8 @@ def _top_k(context: Any) -> list:
         top = opset11.topk(x, opset1.constant(np.int64(context.get_attribute("k"))), axis, mode, "value", "i64", stable=True)
         return list(top.outputs())
     k = opset1.squeeze(context.get_input(1), opset1.constant(np.array([0], np.int64)))
+    if context.get_input(1).get_node().get_type_name() == "Constant":  # K = 0 is frontend_rewrites.top_nothing's
+        return list(opset11.topk(x, k, axis, mode, "value", "i64", stable=True).outputs())
     at_least_one = opset1.maximum(k, opset1.convert_like(opset1.constant(np.int64(1)), k))
     top = opset11.topk(x, at_least_one, axis, mode, "value", "i64", stable=True)
     bounds = [opset1.constant(np.array([0], np.int64)), opset1.reshape(k, opset1.constant(np.array([1], np.int64)), False)]
