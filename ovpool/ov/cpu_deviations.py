@@ -59,7 +59,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "-inf / INT64_MIN",
     ),
     Deviation("Flatten", "a zero dim in dims not static when converting", "Flatten(axis=2) of [4, 1, 2, 0] is [4, 1]", "[4, 0]"),
-    Deviation("Expand, BitShift of uint64", "a rank-0 result", "shape [1]", "shape []"),
+    Deviation("BitShift of uint64, Expand by a shape of unknown length", "a rank-0 result", "shape [1]", "shape []"),
     Deviation("Resize, Upsample", "integer data, linear or cubic", "rounds otherwise: -7499", "-7498 (onnxruntime)"),
     Deviation("Softplus", "inputs far below 0 (-23.3)", "-1.9e-6 (about 2e-6 off)", "7.8e-11"),
 )

@@ -859,6 +859,16 @@ DEFECTS: tuple[Defect, ...] = (
         for op_type in ("Sum", "Mean")
     ),
     Defect(
+        "Expand",
+        8,
+        NEWEST,
+        "a rank-0 result",
+        values.rank_0_expand,
+        "writes a Broadcast whose CPU plugin gives shape [1] for the rank-0 result (ONNX: shape [])",
+        "Identity (the input is the result)",
+        values.identity,
+    ),
+    Defect(
         "LpNormalization",
         1,
         NEWEST,

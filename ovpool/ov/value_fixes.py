@@ -208,6 +208,21 @@ def flatten_to_static(node: NodeProto, since: int, facts: Facts) -> list[NodePro
     return [_in_domain(node, since, target=target)]
 
 
+# --- Expand to a rank-0 result -------------------------------------------------------------------------
+
+
+def rank_0_expand(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Expand of a rank-0 input by an empty shape (static dims), whose result is rank 0."""
+    shape = static_dims(node.input[1], facts) if len(node.input) > 1 else None
+    return "a rank-0 input and an empty shape" if shape == (0,) and static_dims(node.input[0], facts) == () else None
+
+
+def identity(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node as Identity: Expand of 3.0 (shape []) by [] is 3.0 of shape [] (OpenVINO CPU's
+    Broadcast gives shape [1])."""
+    return [helper.make_node("Identity", [node.input[0]], list(node.output), name=node.name)]
+
+
 # --- the converters of the ai.ovpool nodes ------------------------------------------------------------
 
 

@@ -139,6 +139,12 @@ def test_flatten_of_an_input_with_a_zero_dim(opset: int, shape: tuple[int, ...],
     agrees("Flatten", opset, [np.zeros(shape, np.float32)], {"axis": axis})
 
 
+@pytest.mark.parametrize("opset", since_opsets("Expand"))
+@pytest.mark.parametrize("constant", [(), (1,)])
+def test_expand_to_a_rank_0_result_keeps_rank_0(opset: int, constant: tuple[int, ...]) -> None:
+    agrees("Expand", opset, [np.float32(3), np.array([], np.int64)], {}, constant=constant)
+
+
 @pytest.mark.parametrize("opset", since_opsets("LpNormalization"))
 @pytest.mark.parametrize("p", [1, 2])
 def test_lp_normalization_without_eps(opset: int, p: int) -> None:
