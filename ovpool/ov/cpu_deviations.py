@@ -54,7 +54,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Deviation(
         "ReduceMax, ReduceMin",
-        "an axis of length 0 in int64, or in dims not static when converting",
+        "an axis of length 0 in int64 or uint32, or in dims not static when converting",
         "-FLT_MAX / INT32_MIN (and the max ones)",
         "-inf / INT64_MIN",
     ),
