@@ -209,7 +209,7 @@ def refuse_unknown_rank(converted: openvino.Model, label: str) -> None:
             raise UnsupportedError.in_file(
                 label,
                 f"input '{names[0]}' has no shape (unknown rank), which OpenVINO CPU does not compile; "
-                f"give it with --input, e.g. --input '{names[0]}[1,3,224,224]' (dims may be ?)",
+                f"give it one: ovpool convert --input '{names[0]}[1,3,224,224]' (dims may be ?)",
             )
 
 
