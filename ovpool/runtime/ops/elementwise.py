@@ -134,9 +134,47 @@ def _is_half(dtype: np.dtype) -> bool:
     return dtype.itemsize == 2 and dtype.kind in "fV"
 
 
+Into = Callable[..., tuple[np.ndarray, ...]]
+
+
+class InPlace:
+    """An element-wise kernel that can also write its result into an input's buffer: called as
+    usual it allocates (``run``); ``donating(position)`` gives the kernel that computes into
+    input ``position`` when that buffer can hold the result (same shape and dtype, writeable, a
+    floating type), with the same operations in the same order as ``run`` (so the same bits:
+    Add of x = [1, 2] and 3 leaves x holding [4, 5]) and falls back to ``run`` otherwise.
+    ``donors`` are the positions it can write into. The plan decides when an input may be given
+    up (``ovpool.runtime.inplace``)."""
+
+    __slots__ = ("run", "_into", "donors")
+
+    def __init__(self, run: Kernel, into: Into | None = None, donors: tuple[int, ...] = ()) -> None:
+        self.run = run
+        self._into = into
+        self.donors = donors if into is not None else ()
+
+    def __call__(self, *args: Any) -> tuple[np.ndarray, ...]:
+        return self.run(*args)
+
+    def donating(self, position: int) -> Kernel:
+        """The kernel that hands ``args[position]`` to ``into(out, *args)``."""
+        into = self._into
+        assert into is not None and position in self.donors
+
+        def kernel(*args: Any) -> tuple[np.ndarray, ...]:
+            return into(args[position], *args)
+
+        return kernel
+
+
+def writable_float(out: Any) -> bool:
+    """Whether ``out`` can take a float result in place: a writeable float32/float64 array of rank >= 1."""
+    return type(out) is np.ndarray and out.dtype.kind == "f" and out.dtype.itemsize >= 4 and out.ndim > 0 and out.flags.writeable
+
+
 # ---------------------------------------------------------------- one numpy function per op
 
-_SIMPLE: tuple[tuple[str, int, Unary], ...] = (
+_SIMPLE: tuple[tuple[str, int, np.ufunc], ...] = (
     ("Exp", 6, np.exp),
     ("Log", 6, np.log),
     ("Sqrt", 6, np.sqrt),
@@ -163,10 +201,12 @@ _SIMPLE: tuple[tuple[str, int, Unary], ...] = (
 )
 
 
-def _elementwise(node: OpNode, formula: Unary) -> Kernel:
+def _elementwise(node: OpNode, formula: Unary, into: Callable[[np.ndarray], object] | None = None) -> Kernel:
     """The kernel applying ``formula`` after the type check. float16 and bfloat16 are computed in
     float32 and rounded once (numpy's half-precision loops are slower than the two casts); a 0-d
-    input is seen as shape (1,), so formulas can work in place (numpy gives scalars for 0-d)."""
+    input is seen as shape (1,), so formulas can work in place (numpy gives scalars for 0-d).
+    ``into(x)``, when given, overwrites a float32/float64 ``x`` with ``formula(x)`` by the same
+    steps: the in-place form (:class:`InPlace`)."""
     check = type_guard(node)
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -180,11 +220,25 @@ def _elementwise(node: OpNode, formula: Unary) -> Kernel:
                 y = formula(vector)
         return outputs(y.reshape(x.shape))
 
-    return kernel
+    def in_place(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not writable_float(x):
+            return kernel(x)
+        check(x)
+        assert into is not None
+        with np.errstate(all="ignore"):
+            into(x)
+        return (x,)
+
+    return InPlace(kernel, in_place if into is not None else None, (0,))
 
 
-def _simple_factory(function: Unary) -> Callable[[OpNode], Kernel]:
-    return lambda node: _elementwise(node, function)
+def _simple_factory(function: np.ufunc) -> Callable[[OpNode], Kernel]:
+    into = None if function is np.isnan else functools.partial(_ufunc_into, function)
+    return lambda node: _elementwise(node, function, into)
+
+
+def _ufunc_into(function: np.ufunc, x: np.ndarray) -> None:
+    function(x, out=x)
 
 
 for _op, _since, _function in _SIMPLE:
@@ -238,7 +292,7 @@ def _negative_part(x: np.ndarray) -> np.ndarray:
 @register("Relu", 6)
 def relu(node: OpNode) -> Kernel:
     """Relu-6/13/14: max(x, 0); -2.5 -> 0, NaN stays NaN; Relu-14 adds int8..int64 (-3 -> 0)."""
-    return _elementwise(node, _positive_part)
+    return _elementwise(node, _positive_part, lambda x: np.clip(x, 0, np.inf, out=x))
 
 
 @register("LeakyRelu", 6)
@@ -364,11 +418,21 @@ def sigmoid(node: OpNode) -> Kernel:
 
     def formula(x: np.ndarray) -> np.ndarray:
         y = np.negative(x)
-        np.exp(y, out=y)
-        y += 1
-        return np.divide(1, y, out=y)
+        _sigmoid_of_negated(y)
+        return y
 
-    return _elementwise(node, formula)
+    def into(x: np.ndarray) -> None:
+        np.negative(x, out=x)
+        _sigmoid_of_negated(x)
+
+    return _elementwise(node, formula, into)
+
+
+def _sigmoid_of_negated(y: np.ndarray) -> None:
+    """``y`` holding -x becomes 1/(1 + e^-x)."""
+    np.exp(y, out=y)
+    y += 1
+    np.divide(1, y, out=y)
 
 
 @register("HardSigmoid", 6)
@@ -377,12 +441,14 @@ def hard_sigmoid(node: OpNode) -> Kernel:
     alpha = float_attr(node, "alpha", 0.2)
     beta = float_attr(node, "beta", 0.5)
 
-    def formula(x: np.ndarray) -> np.ndarray:
-        y = x * alpha
+    def shift_and_clip(y: np.ndarray) -> np.ndarray:
         y += beta
         return np.clip(y, 0, 1, out=y)
 
-    return _elementwise(node, formula)
+    def into(x: np.ndarray) -> None:
+        shift_and_clip(np.multiply(x, alpha, out=x))
+
+    return _elementwise(node, lambda x: shift_and_clip(x * alpha), into)
 
 
 @register("HardSwish", 14)
@@ -489,15 +555,24 @@ def clip_attributes(node: OpNode) -> Kernel:
     high_attr = float_attr(node, "max", 0.0) if "max" in node.attrs else None
     check = type_guard(node)
 
-    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
-        check(x)
+    def bounds(x: np.ndarray) -> tuple[Any, Any]:
         lowest, highest = _type_limits(x.dtype)
         with np.errstate(over="ignore"):
             low = lowest if low_attr is None else x.dtype.type(low_attr)
             high = highest if high_attr is None else x.dtype.type(high_attr)
-        return outputs(_clip(x, low, high))
+        return low, high
 
-    return kernel
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x)
+        return outputs(_clip(x, *bounds(x)))
+
+    def into(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not writable_float(x):
+            return kernel(x)
+        check(x)
+        return (np.clip(x, *bounds(x), out=x),)
+
+    return InPlace(kernel, into, (0,))
 
 
 @register("Clip", 11)
@@ -514,14 +589,23 @@ def clip_inputs(node: OpNode) -> Kernel:
             raise node.fail(f"input '{name}' has shape {value.shape}; it must hold one value")
         return value.reshape(())
 
+    def bounds(x: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> tuple[Any, Any]:
+        lowest, highest = _type_limits(x.dtype)
+        return lowest if low is None else bound(low, "min"), highest if high is None else bound(high, "max")
+
     def kernel(x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         check(x, low, high)
-        lowest, highest = _type_limits(x.dtype)
-        low_value = lowest if low is None else bound(low, "min")
-        high_value = highest if high is None else bound(high, "max")
-        return outputs(_clip(x, low_value, high_value))
+        return outputs(_clip(x, *bounds(x, low, high)))
 
-    return kernel
+    def into(
+        out: np.ndarray, x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
+        if not writable_float(x):
+            return kernel(x, low, high)
+        check(x, low, high)
+        return (np.clip(x, *bounds(x, low, high), out=x),)
+
+    return InPlace(kernel, into, (0,))
 
 
 # ---------------------------------------------------------------- erf and Gelu
