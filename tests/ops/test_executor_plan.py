@@ -1,0 +1,249 @@
+"""The numpy executor's plan: Conv + BatchNormalization folded at prepare time, element-wise
+kernels writing into an input that dies at their node, and observed runs that still show every
+node as the model states it.
+
+Oracles: onnxruntime with graph optimisations off (each node as written), and, for the in-place
+kernels, the executor's own unfused, non-donating plan (the observed run), which must give the
+same bits: an in-place ufunc performs the same IEEE operations on the same values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from harness import model_of, run_ort, since_opsets, vi
+from onnx import helper, numpy_helper
+
+from ovpool.runtime.graph import GraphSession
+
+RNG = np.random.default_rng(23)
+
+
+def _tensor(name: str, value: np.ndarray) -> onnx.TensorProto:
+    return numpy_helper.from_array(value, name)
+
+
+def _conv_bn(
+    opset: int, bias: bool = True, group: int = 1, bn_attrs: dict[str, Any] | None = None, dtype: type = np.float32
+) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """x (1, 4, 6, 5) -> Conv (6 output channels, 3x3, pads 1) -> BatchNormalization -> y."""
+    channels = 6
+    w = RNG.standard_normal((channels, 4 // group, 3, 3)).astype(dtype)
+    inits = [_tensor("w", w)]
+    conv_inputs = ["x", "w"]
+    if bias:
+        inits.append(_tensor("b", RNG.standard_normal(channels).astype(dtype)))
+        conv_inputs.append("b")
+    stats = {
+        "scale": RNG.uniform(0.5, 2, channels),
+        "shift": RNG.standard_normal(channels),
+        "mean": RNG.standard_normal(channels),
+        "var": RNG.uniform(0.1, 3, channels),
+    }
+    inits += [_tensor(name, value.astype(dtype)) for name, value in stats.items()]
+    nodes = [
+        helper.make_node("Conv", conv_inputs, ["c"], name="conv", pads=[1, 1, 1, 1], group=group),
+        helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"], ["y"], name="bn", **(bn_attrs or {})),
+    ]
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    model = model_of(nodes, [vi("x", elem, [1, 4, 6, 5])], ["y"], opset=opset, initializers=inits)
+    return model, {"x": RNG.standard_normal((1, 4, 6, 5)).astype(dtype)}
+
+
+def _observed(session: GraphSession, feeds: dict[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The run's outputs and every node output the observer saw, copied."""
+    seen: dict[str, np.ndarray] = {}
+
+    def observe(node: onnx.NodeProto, values: tuple[Any, ...]) -> None:
+        seen.update((name, np.array(value)) for name, value in zip(node.output, values) if name)
+
+    return session.run(feeds, observe=observe), seen
+
+
+@pytest.mark.parametrize("opset", since_opsets("BatchNormalization"))
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv_batch_norm_folds_into_one_conv(opset: int, bias: bool) -> None:
+    """Every since-version of BatchNormalization in inference form folds: one step, onnxruntime's
+    values (each node as written) within float32 rounding."""
+    model, feeds = _conv_bn(opset, bias=bias)
+    session = GraphSession(model)
+    assert len(session._graph._plan.steps) == 1
+    (expected,) = run_ort(model, feeds)
+    np.testing.assert_allclose(session.run(feeds)["y"], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_folded_weights_are_the_stated_rule() -> None:
+    """W' = W * s, B' = (B - mean) * s + B_bn, s = scale / sqrt(var + epsilon): W 2, B 1, scale 3,
+    var 8, epsilon 1, mean 0.5, B_bn 0.25 give s 1, so input 1 gives 2 + 0.75 = 2.75."""
+    one = np.ones((1, 1, 1, 1), np.float32)
+    inits = [_tensor(n, np.array(v, np.float32).reshape(s)) for n, v, s in [
+        ("w", 2, (1, 1, 1, 1)), ("b", 1, (1,)), ("scale", 3, (1,)), ("shift", 0.25, (1,)), ("mean", 0.5, (1,)), ("var", 8, (1,))
+    ]]  # fmt: skip
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv"),
+        helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"], ["y"], name="bn", epsilon=1.0),
+    ]
+    session = GraphSession(model_of(nodes, [vi("x", shape=[1, 1, 1, 1])], ["y"], opset=15, initializers=inits))
+    assert len(session._graph._plan.steps) == 1
+    assert session.run({"x": one})["y"].item() == 2.75
+
+
+def test_grouped_conv_folds() -> None:
+    model, feeds = _conv_bn(15, group=2)
+    session = GraphSession(model)
+    assert len(session._graph._plan.steps) == 1
+    (expected,) = run_ort(model, feeds)
+    np.testing.assert_allclose(session.run(feeds)["y"], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_float64_folds() -> None:
+    """onnxruntime has no float64 Conv: the oracle is the two nodes run apart (the observed run),
+    each checked against onnxruntime in float32 by the per-op tests."""
+    model, feeds = _conv_bn(15, dtype=np.float64)
+    session = GraphSession(model)
+    assert len(session._graph._plan.steps) == 1
+    result = session.run(feeds)["y"]
+    assert result.dtype == np.float64
+    np.testing.assert_allclose(result, _observed(session, feeds)[0]["y"], rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["conv output read twice", "conv output is a graph output", "statistics are inputs", "spatial=0", "float16"],
+)
+def test_pairs_that_do_not_fold_run_as_written(case: str) -> None:
+    if case == "spatial=0":
+        model, feeds = _conv_bn(7, bn_attrs={"spatial": 0})
+        stats_shape = [6, 6, 5]
+        for init in model.graph.initializer:
+            if init.name in ("scale", "shift", "mean", "var"):
+                value = RNG.uniform(0.5, 2, stats_shape).astype(np.float32)
+                init.CopyFrom(_tensor(init.name, value))
+    elif case == "float16":
+        model, feeds = _conv_bn(15, dtype=np.float16)
+    else:
+        model, feeds = _conv_bn(15)
+    if case == "conv output read twice":
+        model.graph.node.append(helper.make_node("Relu", ["c"], ["r"], name="relu"))
+        model.graph.output.append(helper.make_empty_tensor_value_info("r"))
+    elif case == "conv output is a graph output":
+        model.graph.output.append(helper.make_empty_tensor_value_info("c"))
+    elif case == "statistics are inputs":
+        var = next(i for i in model.graph.initializer if i.name == "var")
+        feeds["var"] = numpy_helper.to_array(var)
+        model.graph.initializer.remove(var)
+        model.graph.input.append(vi("var", shape=[6]))
+    session = GraphSession(model)
+    assert any("BatchNormalization" in step.label for step in session._graph._plan.steps)
+    expected = run_ort(model, feeds)
+    for actual, want in zip(session.run(feeds).values(), expected):
+        np.testing.assert_allclose(
+            actual, want, rtol=1e-3 if case == "float16" else 1e-5, atol=1e-3 if case == "float16" else 1e-5
+        )
+
+
+def test_observed_run_reports_the_unfused_nodes() -> None:
+    """An observer sees the Conv's own output and the BatchNormalization's, as onnxruntime computes
+    them node by node; the fused plan is not touched (its next unobserved run is the same)."""
+    model, feeds = _conv_bn(15)
+    session = GraphSession(model)
+    fast = session.run(feeds)["y"]
+    outputs, seen = _observed(session, feeds)
+    assert set(seen) == {"c", "y"}
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    probe.graph.output.append(helper.make_empty_tensor_value_info("c"))
+    conv, norm = run_ort(probe, feeds)[::-1]
+    np.testing.assert_allclose(seen["c"], conv, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(seen["y"], norm, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(outputs["y"], seen["y"])
+    np.testing.assert_array_equal(session.run(feeds)["y"], fast)
+
+
+# ---------------------------------------------------------------- buffers written in place
+
+
+def _chain_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """Conv -> HardSwish as paddle writes it (Add 3, Clip 0..6, Mul, Div 6) -> Sigmoid -> Mul
+    (SiLU) -> Relu, Sub, Exp: each element-wise node reads a value that dies there."""
+    w = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    scalars = {"three": 3.0, "zero": 0.0, "six": 6.0}
+    inits = [_tensor("w", w)] + [_tensor(n, np.array(v, np.float32)) for n, v in scalars.items()]
+    inits.append(_tensor("per_channel", RNG.standard_normal((4, 1, 1)).astype(np.float32)))
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        node("Add", ["c", "three"], ["a"]),
+        node("Clip", ["a", "zero", "six"], ["k"]),
+        node("Mul", ["c", "k"], ["m"]),
+        node("Div", ["m", "six"], ["h"]),
+        node("Sigmoid", ["h"], ["s"]),
+        node("Mul", ["h", "s"], ["silu"]),
+        node("Relu", ["silu"], ["r"]),
+        node("Sub", ["per_channel", "r"], ["d"]),
+        node("Exp", ["d"], ["y"]),
+    ]
+    model = model_of(nodes, [vi("x", shape=[2, 3, 7, 6])], ["y"], opset=13, initializers=inits)
+    return model, {"x": RNG.standard_normal((2, 3, 7, 6)).astype(np.float32) * 3}
+
+
+def test_chain_writes_in_place_with_the_same_bits() -> None:
+    model, feeds = _chain_model()
+    session = GraphSession(model)
+    plan = session._graph._plan
+    assert plan.donating == 7  # all but the Add and the Sigmoid, whose inputs are read again after them
+    x = feeds["x"].copy()
+    fast = session.run(feeds)["y"]
+    observed, _ = _observed(session, feeds)
+    np.testing.assert_array_equal(fast, observed["y"])
+    np.testing.assert_array_equal(feeds["x"], x)  # the caller's input is never written
+    (expected,) = run_ort(model, feeds)
+    np.testing.assert_allclose(fast, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(session.run(feeds)["y"], fast)
+
+
+def test_a_value_with_a_live_view_is_not_written() -> None:
+    """Reshape returns a view of the Conv's output; the Relu that is the Conv output's last reader
+    must not overwrite it while the view is still to be read."""
+    w = RNG.standard_normal((2, 1, 1, 1)).astype(np.float32)
+    shape = np.array([1, 2, 3, 3], np.int64)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w"], ["c"]),
+        node("Reshape", ["c", "shape"], ["view"]),
+        node("Relu", ["c"], ["r"]),
+        node("Sub", ["view", "r"], ["y"]),
+    ]
+    model = model_of(
+        nodes, [vi("x", shape=[1, 1, 3, 3])], ["y"], opset=14, initializers=[_tensor("w", w), _tensor("shape", shape)]
+    )
+    session = GraphSession(model)
+    assert session._graph._plan.donating == 1  # the Sub, into the dying Relu output; not the Relu
+    feeds = {"x": RNG.standard_normal((1, 1, 3, 3)).astype(np.float32)}
+    (expected,) = run_ort(model, feeds)
+    np.testing.assert_array_equal(session.run(feeds)["y"], expected)
+
+
+def test_graph_inputs_outputs_and_broadcast_results_are_not_donated() -> None:
+    """An input (the caller's array) and an output are never written; an Add whose result is larger
+    than its dying input (broadcast) allocates."""
+    node = helper.make_node
+    nodes = [
+        node("Relu", ["x"], ["r"]),
+        node("Neg", ["r"], ["out"]),
+        node("Abs", ["out"], ["u"]),
+        node("Add", ["u", "wide"], ["y"]),
+    ]
+    inits = [_tensor("wide", RNG.standard_normal((4, 3)).astype(np.float32))]
+    model = model_of(nodes, [vi("x", shape=[1, 3])], ["out", "y"], opset=14, initializers=inits)
+    session = GraphSession(model)
+    assert session._graph._plan.donating == 2  # Neg into r, Add into u (it falls back at run time)
+    feeds = {"x": RNG.standard_normal((1, 3)).astype(np.float32)}
+    x = feeds["x"].copy()
+    result = session.run(feeds)
+    np.testing.assert_array_equal(feeds["x"], x)
+    for actual, expected in zip(result.values(), run_ort(model, feeds)):
+        np.testing.assert_array_equal(actual, expected)
