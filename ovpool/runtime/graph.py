@@ -39,8 +39,9 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import kernel_failure
 from ovpool.onnx.model import load
+from ovpool.runtime.chains import chain_steps
 from ovpool.runtime.fusion import Prepared, fold_batch_norms
-from ovpool.runtime.inplace import donating_kernels
+from ovpool.runtime.inplace import donating_kernels, owned_slots
 from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup, registered_since
 from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
 from ovpool.runtime.tensors import TensorDecl, name_mismatch, onnx_inputs
@@ -298,7 +299,8 @@ class _Plan:
 def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: CompiledGraph, donate: bool) -> _Plan:
     """The flat plan of ``prepared``: a slot per name, the folded nodes left out, each intermediate
     freed after its last use; with ``donate``, steps that may write into an input dying there
-    (``ovpool.runtime.inplace``) get the kernel that does."""
+    (``ovpool.runtime.inplace``) get the kernel that does, and chains of element-wise steps become
+    one step computed tile by tile (``ovpool.runtime.chains``)."""
     slots: dict[str, int] = {}
 
     def slot(name: str) -> int:
@@ -334,10 +336,13 @@ def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: C
     outside = kept | set(input_slots) | set(outer_slots)
     typed = [(f"{e.op.domain}.{e.op.op_type}" if e.op.domain else e.op.op_type, e.kernel, ins, outs) for e, ins, outs in runtime]
     kernels, donating = donating_kernels(typed, frees, outside, donate)
-    steps = tuple(
-        _Step(kernel, ins, outs, tuple(frees.get(index, ())), _node_label(entry.node))
+    planned = [
+        (kernel, ins, outs, tuple(frees.get(index, ())), _node_label(entry.node))
         for index, (kernel, (entry, ins, outs)) in enumerate(zip(kernels, runtime))
-    )
+    ]
+    if donate:
+        planned = chain_steps(planned, [entry.kernel for entry, _, _ in runtime], outside, owned_slots(typed) - outside)
+    steps = tuple(_Step(*step) for step in planned)
     initial: list[Any] = [None] * (len(slots) + 2)
     for name, s in slots.items():
         if name in known:

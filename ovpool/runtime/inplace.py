@@ -27,6 +27,20 @@ from ovpool.runtime.ops.elementwise import InPlace
 FRESH_OPS = frozenset({"Conv", "BatchNormalization"})
 
 
+def owned_slots(steps: Sequence[tuple[str, Kernel, tuple[int, ...], tuple[int, ...]]]) -> set[int]:
+    """The slots whose buffer belongs to the plan alone: produced by a fresh kernel and read only by
+    fresh kernels (``steps`` as for :func:`donating_kernels`)."""
+    fresh = [kernel_is_fresh(op_type, kernel) for op_type, kernel, _, _ in steps]
+    produced_fresh: dict[int, bool] = {}
+    read_fresh: dict[int, bool] = {}
+    for index, (_, _, ins, outs) in enumerate(steps):
+        for s in outs:
+            produced_fresh.setdefault(s, fresh[index])
+        for s in ins:
+            read_fresh[s] = read_fresh.get(s, True) and fresh[index]
+    return {s for s, ok in produced_fresh.items() if ok and read_fresh.get(s, True)}
+
+
 def donating_kernels(
     steps: Sequence[tuple[str, Kernel, tuple[int, ...], tuple[int, ...]]],
     frees: Mapping[int, Sequence[int]],
@@ -37,34 +51,16 @@ def donating_kernels(
     plan order, ``frees[i]`` the slots step ``i`` is last to read, ``outside`` the slots never
     donated. With ``donate`` False, or where no input qualifies, the kernel as prepared (an
     in-place kernel's allocating form); and how many steps donate."""
-    fresh = [kernel_is_fresh(op_type, kernel) for op_type, kernel, _, _ in steps]
-    producer: dict[int, int] = {}
-    owned_by_fresh_readers: dict[int, bool] = {}
-    for index, (_, _, ins, outs) in enumerate(steps):
-        for s in outs:
-            producer.setdefault(s, index)
-        for s in ins:
-            owned_by_fresh_readers[s] = owned_by_fresh_readers.get(s, True) and fresh[index]
+    owned = owned_slots(steps) - set(outside) if donate else set()
     kernels: list[Kernel] = []
     donating = 0
     for index, (_, kernel, ins, _) in enumerate(steps):
         if not isinstance(kernel, InPlace):
             kernels.append(kernel)
             continue
-        dying = set(frees.get(index, ())) - outside
-        donor = next(
-            (
-                position
-                for position in kernel.donors
-                if position < len(ins)
-                and ins[position] in dying
-                and ins[position] in producer
-                and fresh[producer[ins[position]]]
-                and owned_by_fresh_readers[ins[position]]
-            ),
-            None,
-        )
-        if donor is None or not donate:
+        dying = owned.intersection(frees.get(index, ()))
+        donor = next((position for position in kernel.donors if position < len(ins) and ins[position] in dying), None)
+        if donor is None:
             kernels.append(kernel.run)
         else:
             kernels.append(kernel.donating(donor))

@@ -247,3 +247,62 @@ def test_graph_inputs_outputs_and_broadcast_results_are_not_donated() -> None:
     np.testing.assert_array_equal(feeds["x"], x)
     for actual, expected in zip(result.values(), run_ort(model, feeds)):
         np.testing.assert_array_equal(actual, expected)
+
+
+# ---------------------------------------------------------------- chains computed tile by tile
+
+
+@pytest.mark.parametrize("tile", [50, 1 << 16])
+def test_chains_tiled_give_the_same_bits(monkeypatch: pytest.MonkeyPatch, tile: int) -> None:
+    """The HardSwish chain (Add, Clip, Mul, Div) is one step; with 50-element tiles its 336 values
+    take 7 tiles, the last one partial; at the default tile size it is too small and runs node by
+    node. The SiLU chain reads a per-channel constant (4, 1, 1): never tiled. Both give the bits of
+    the observed (unfused, allocating) run and onnxruntime's values."""
+    from ovpool.runtime import chains
+
+    monkeypatch.setattr(chains, "TILE", tile)
+    tiled: list[tuple[int, ...]] = []
+    run_tiles = chains._run_tiles
+    monkeypatch.setattr(chains, "_run_tiles", lambda ops, args, out: (tiled.append(out.shape), run_tiles(ops, args, out)))
+    model, feeds = _chain_model()
+    session = GraphSession(model)
+    labels = [step.label for step in session._graph._plan.steps]
+    assert labels == [
+        "node 'c' (Conv)",
+        "node 'a' (Add) .. node 'h' (Div) (a chain of 4 element-wise nodes)",
+        "node 's' (Sigmoid) .. node 'y' (Exp) (a chain of 5 element-wise nodes)",
+    ]
+    fast = session.run(feeds)["y"]
+    assert tiled == ([(2, 4, 7, 6)] if tile == 50 else [])
+    observed, _ = _observed(session, feeds)
+    np.testing.assert_array_equal(fast, observed["y"])
+    (expected,) = run_ort(model, feeds)
+    np.testing.assert_allclose(fast, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_chain_with_an_omitted_input_and_float64(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clip with no ``min`` (an omitted input) in a float64 chain, tiled, written into the dying
+    input of the chain: the observed run's bits; the caller's input untouched."""
+    from ovpool.runtime import chains
+
+    monkeypatch.setattr(chains, "TILE", 7)
+    node = helper.make_node
+    nodes = [
+        node("Neg", ["x"], ["n"]),
+        node("Exp", ["n"], ["e"]),
+        node("Clip", ["e", "", "hi"], ["k"]),
+        node("Sub", ["k", "n"], ["y"]),
+    ]
+    inits = [_tensor("hi", np.array(2.5, np.float64))]
+    model = model_of(nodes, [vi("x", onnx.TensorProto.DOUBLE, [5, 6])], ["y"], opset=13, initializers=inits)
+    session = GraphSession(model)
+    assert [step.label for step in session._graph._plan.steps] == [
+        "node 'n' (Neg)",
+        "node 'e' (Exp) .. node 'y' (Sub) (a chain of 3 element-wise nodes)",
+    ]
+    feeds = {"x": RNG.standard_normal((5, 6))}
+    x = feeds["x"].copy()
+    fast = session.run(feeds)["y"]
+    np.testing.assert_array_equal(feeds["x"], x)
+    np.testing.assert_array_equal(fast, _observed(session, feeds)[0]["y"])
+    np.testing.assert_allclose(fast, np.minimum(np.exp(-x), 2.5) + x, rtol=1e-15)

@@ -69,7 +69,12 @@ def _binary(node: OpNode, function: Binary, ufunc: np.ufunc | None = None) -> Ke
             return kernel(a, b)
         return (out,)
 
-    return InPlace(kernel, into if ufunc is not None else None, (0, 1))
+    def tile(dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        ufunc(a, b, out=dst)  # type: ignore[misc]
+
+    if ufunc is None:
+        return InPlace(kernel)
+    return InPlace(kernel, into, (0, 1), tile)
 
 
 def _binary_factory(function: Binary) -> Callable[[OpNode], Kernel]:

@@ -144,14 +144,20 @@ class InPlace:
     floating type), with the same operations in the same order as ``run`` (so the same bits:
     Add of x = [1, 2] and 3 leaves x holding [4, 5]) and falls back to ``run`` otherwise.
     ``donors`` are the positions it can write into. The plan decides when an input may be given
-    up (``ovpool.runtime.inplace``)."""
+    up (``ovpool.runtime.inplace``). ``tile(dst, *args)``, when given, computes the node into
+    ``dst`` from float32/float64 arguments of ``dst``'s shape or of one element, skipping the type
+    check (the caller has checked the dtypes): what a chain of nodes runs on each tile
+    (``ovpool.runtime.chains``); ``dst`` may be one of ``args``."""
 
-    __slots__ = ("run", "_into", "donors")
+    __slots__ = ("run", "_into", "donors", "tile")
 
-    def __init__(self, run: Kernel, into: Into | None = None, donors: tuple[int, ...] = ()) -> None:
+    def __init__(
+        self, run: Kernel, into: Into | None = None, donors: tuple[int, ...] = (), tile: Callable[..., object] | None = None
+    ) -> None:
         self.run = run
         self._into = into
         self.donors = donors if into is not None else ()
+        self.tile = tile
 
     def __call__(self, *args: Any) -> tuple[np.ndarray, ...]:
         return self.run(*args)
@@ -201,12 +207,12 @@ _SIMPLE: tuple[tuple[str, int, np.ufunc], ...] = (
 )
 
 
-def _elementwise(node: OpNode, formula: Unary, into: Callable[[np.ndarray], object] | None = None) -> Kernel:
+def _elementwise(node: OpNode, formula: Unary, tile: Callable[[np.ndarray, np.ndarray], object] | None = None) -> Kernel:
     """The kernel applying ``formula`` after the type check. float16 and bfloat16 are computed in
     float32 and rounded once (numpy's half-precision loops are slower than the two casts); a 0-d
     input is seen as shape (1,), so formulas can work in place (numpy gives scalars for 0-d).
-    ``into(x)``, when given, overwrites a float32/float64 ``x`` with ``formula(x)`` by the same
-    steps: the in-place form (:class:`InPlace`)."""
+    ``tile(dst, x)``, when given, writes ``formula(x)`` of a float32/float64 ``x`` into ``dst`` by
+    the same steps (``dst`` may be ``x``): the in-place form (:class:`InPlace`)."""
     check = type_guard(node)
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -224,21 +230,21 @@ def _elementwise(node: OpNode, formula: Unary, into: Callable[[np.ndarray], obje
         if not writable_float(x):
             return kernel(x)
         check(x)
-        assert into is not None
+        assert tile is not None
         with np.errstate(all="ignore"):
-            into(x)
+            tile(x, x)
         return (x,)
 
-    return InPlace(kernel, in_place if into is not None else None, (0,))
+    return InPlace(kernel, in_place if tile is not None else None, (0,), tile)
 
 
 def _simple_factory(function: np.ufunc) -> Callable[[OpNode], Kernel]:
-    into = None if function is np.isnan else functools.partial(_ufunc_into, function)
-    return lambda node: _elementwise(node, function, into)
+    tile = None if function is np.isnan else functools.partial(_ufunc_into, function)
+    return lambda node: _elementwise(node, function, tile)
 
 
-def _ufunc_into(function: np.ufunc, x: np.ndarray) -> None:
-    function(x, out=x)
+def _ufunc_into(function: np.ufunc, dst: np.ndarray, x: np.ndarray) -> None:
+    function(x, out=dst)
 
 
 for _op, _since, _function in _SIMPLE:
@@ -292,7 +298,7 @@ def _negative_part(x: np.ndarray) -> np.ndarray:
 @register("Relu", 6)
 def relu(node: OpNode) -> Kernel:
     """Relu-6/13/14: max(x, 0); -2.5 -> 0, NaN stays NaN; Relu-14 adds int8..int64 (-3 -> 0)."""
-    return _elementwise(node, _positive_part, lambda x: np.clip(x, 0, np.inf, out=x))
+    return _elementwise(node, _positive_part, lambda dst, x: np.clip(x, 0, np.inf, out=dst))
 
 
 @register("LeakyRelu", 6)
@@ -421,11 +427,11 @@ def sigmoid(node: OpNode) -> Kernel:
         _sigmoid_of_negated(y)
         return y
 
-    def into(x: np.ndarray) -> None:
-        np.negative(x, out=x)
-        _sigmoid_of_negated(x)
+    def tile(dst: np.ndarray, x: np.ndarray) -> None:
+        np.negative(x, out=dst)
+        _sigmoid_of_negated(dst)
 
-    return _elementwise(node, formula, into)
+    return _elementwise(node, formula, tile)
 
 
 def _sigmoid_of_negated(y: np.ndarray) -> None:
@@ -445,10 +451,10 @@ def hard_sigmoid(node: OpNode) -> Kernel:
         y += beta
         return np.clip(y, 0, 1, out=y)
 
-    def into(x: np.ndarray) -> None:
-        shift_and_clip(np.multiply(x, alpha, out=x))
+    def tile(dst: np.ndarray, x: np.ndarray) -> None:
+        shift_and_clip(np.multiply(x, alpha, out=dst))
 
-    return _elementwise(node, lambda x: shift_and_clip(x * alpha), into)
+    return _elementwise(node, lambda x: shift_and_clip(x * alpha), tile)
 
 
 @register("HardSwish", 14)
@@ -566,13 +572,17 @@ def clip_attributes(node: OpNode) -> Kernel:
         check(x)
         return outputs(_clip(x, *bounds(x)))
 
+    def tile(dst: np.ndarray, x: np.ndarray) -> None:
+        np.clip(x, *bounds(x), out=dst)
+
     def into(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
         if not writable_float(x):
             return kernel(x)
         check(x)
-        return (np.clip(x, *bounds(x), out=x),)
+        tile(x, x)
+        return (x,)
 
-    return InPlace(kernel, into, (0,))
+    return InPlace(kernel, into, (0,), tile)
 
 
 @register("Clip", 11)
@@ -597,15 +607,19 @@ def clip_inputs(node: OpNode) -> Kernel:
         check(x, low, high)
         return outputs(_clip(x, *bounds(x, low, high)))
 
+    def tile(dst: np.ndarray, x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None) -> None:
+        np.clip(x, *bounds(x, low, high), out=dst)
+
     def into(
         out: np.ndarray, x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None
     ) -> tuple[np.ndarray, ...]:
         if not writable_float(x):
             return kernel(x, low, high)
         check(x, low, high)
-        return (np.clip(x, *bounds(x, low, high), out=x),)
+        tile(x, x, low, high)
+        return (x,)
 
-    return InPlace(kernel, into, (0,))
+    return InPlace(kernel, into, (0,), tile)
 
 
 # ---------------------------------------------------------------- erf and Gelu

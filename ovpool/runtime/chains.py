@@ -1,0 +1,146 @@
+"""Chains of element-wise nodes computed tile by tile.
+
+HardSwish as paddle writes it is four nodes (``Add 3 -> Clip 0..6 -> Mul x -> Div 6``), SiLU two
+(``Sigmoid -> Mul x``). Run node by node, each pass reads and writes the whole tensor: an 11 MB
+tensor leaves the cache between passes. A *chain* is a run of consecutive steps of the plan, each
+an element-wise kernel with a tile form (:class:`ovpool.runtime.ops.elementwise.InPlace`), each
+reading the output of the one before, which dies there. The chain runs as one step: for each
+tile of ``TILE`` elements, every node's operation in order, on the tile (intermediates in one
+tile-sized buffer), the last one writing the chain's output: the same operations on the same
+values in the same order, so the same bits as node by node.
+
+A chain is tiled at run time only when every argument is a C-contiguous float32/float64 array of
+one dtype, of one shape or of one element (a scalar constant), and the tensor holds at least two
+tiles; otherwise its steps run one after the other as the plan had them. Its output is a new
+array, or the buffer of an argument that dies in the chain and that the plan may give up
+(``ovpool.runtime.inplace``): each tile of it is written after the chain's last read of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence, Set
+from typing import Any
+
+import numpy as np
+
+from ovpool.runtime.ops.base import Kernel
+from ovpool.runtime.ops.elementwise import InPlace
+
+TILE = 1 << 16  # elements of a tile: 256 KiB of float32, in the L2 cache with its intermediate
+
+PlanStep = tuple[Kernel, tuple[int, ...], tuple[int, ...], tuple[int, ...], str]
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def chain_steps(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[int], owned: Set[int]) -> list[PlanStep]:
+    """``steps`` (kernel, input slots, output slots, slots freed after, label) with each chain of two
+    or more made one step. ``prepared[i]`` is step ``i``'s kernel as its factory made it (the tile
+    form comes from there; ``steps[i]``'s kernel, possibly writing in place, is what runs when the
+    chain is not tiled); ``outside`` the slots never written (inputs, constants, outputs), ``owned``
+    the slots whose buffer the plan may give up."""
+    result: list[PlanStep] = []
+    start = 0
+    while start < len(steps):
+        end = start
+        if _tileable(prepared[start], steps[start]):
+            while end + 1 < len(steps) and _tileable(prepared[end + 1], steps[end + 1]):
+                (produced,) = steps[end][2]
+                following = steps[end + 1]
+                if produced in outside or produced not in following[3] or produced not in following[1]:
+                    break
+                end += 1
+        if end > start:
+            result.append(_chain(steps[start : end + 1], prepared[start : end + 1], outside, owned))
+        else:
+            result.append(steps[start])
+        start = end + 1
+    return result
+
+
+def _tileable(kernel: Kernel, step: PlanStep) -> bool:
+    return isinstance(kernel, InPlace) and kernel.tile is not None and len(step[2]) == 1
+
+
+def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[int], owned: Set[int]) -> PlanStep:
+    internal = {step[2][0] for step in steps[:-1]}
+    external: list[int] = []
+    for step in steps:
+        external += [s for s in step[1] if s not in internal and s not in external]
+    frees = tuple(s for step in steps for s in step[3] if s not in internal)
+    donors = [position for position, s in enumerate(external) if s in frees and s not in outside and s in owned]
+    # each op reads sources: the external arguments' tiles, then the previous op's result (index -1)
+    where = {s: position for position, s in enumerate(external)}
+    ops = [(_tile_of(kernel), tuple(-1 if s in internal else where[s] for s in step[1])) for kernel, step in zip(prepared, steps)]
+    runs = [(step[0], step[1], step[2][0]) for step in steps]
+
+    def one_by_one(args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
+        values = dict(zip(external, args))
+        result: tuple[np.ndarray, ...] = ()
+        for kernel, ins, out in runs:
+            result = kernel(*[values[s] for s in ins])
+            values[out] = result[0]
+        return result
+
+    def kernel(*args: Any) -> tuple[np.ndarray, ...]:
+        shape = _tiled_shape(args)
+        if shape is None:
+            return one_by_one(args)
+        dtype = next(a.dtype for a in args if a is not None)
+        out = next((args[p] for p in donors if args[p].shape == shape and args[p].flags.writeable), None)
+        if out is None:
+            out = np.empty(shape, dtype)
+        _run_tiles(ops, args, out)
+        return (out,)
+
+    first, last = steps[0][4], steps[-1][4]
+    return (kernel, tuple(external), steps[-1][2], frees, f"{first} .. {last} (a chain of {len(steps)} element-wise nodes)")
+
+
+def _tile_of(kernel: Kernel) -> Callable[..., object]:
+    assert isinstance(kernel, InPlace) and kernel.tile is not None
+    return kernel.tile
+
+
+def _tiled_shape(args: tuple[Any, ...]) -> tuple[int, ...] | None:
+    """The shape the chain is tiled over, or None when it is not: every argument an array of one
+    float32/float64 dtype, C-contiguous, of that shape or of one element (of no higher rank), and at
+    least two tiles of it."""
+    shape: tuple[int, ...] | None = None
+    dtype = None
+    for a in args:
+        if a is None:
+            continue
+        if type(a) is not np.ndarray or a.dtype not in _FLOATS or (dtype is not None and a.dtype != dtype):
+            return None
+        dtype = a.dtype
+        if a.size == 1:
+            continue
+        if shape is None:
+            shape = a.shape
+        if a.shape != shape or not a.flags.c_contiguous:
+            return None
+    if shape is None or int(np.prod(shape)) < 2 * TILE:
+        return None
+    if any(a is not None and a.size == 1 and a.ndim > len(shape) for a in args):
+        return None
+    return shape
+
+
+def _run_tiles(ops: Sequence[tuple[Callable[..., object], tuple[int, ...]]], args: tuple[Any, ...], out: np.ndarray) -> None:
+    """Each op on each tile: sources are the arguments' tiles (a one-element argument as a 0-d
+    array), then the previous op's result; intermediates in one buffer, the last op into ``out``."""
+    flat_out = out.reshape(-1)
+    size = flat_out.size
+    flat = [None if a is None else (a.reshape(()) if a.size == 1 else a.reshape(-1)) for a in args]
+    full = [a is not None and a.ndim == 1 for a in flat]
+    scratch = np.empty(min(TILE, size), out.dtype)
+    last = len(ops) - 1
+    with np.errstate(all="ignore"):
+        for start in range(0, size, TILE):
+            stop = min(start + TILE, size)
+            sources: list[Any] = [a[start:stop] if whole and a is not None else a for a, whole in zip(flat, full)]
+            buffer = scratch[: stop - start]
+            sources.append(buffer)
+            for index, (tile, reads) in enumerate(ops):
+                tile(flat_out[start:stop] if index == last else buffer, *[sources[r] for r in reads])
