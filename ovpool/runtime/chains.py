@@ -7,10 +7,11 @@ an element-wise kernel with a tile form (:class:`ovpool.runtime.ops.elementwise.
 reading the output of the one before, which dies there. The chain runs as one step: for each
 tile of ``TILE`` elements, every node's operation in order, on the tile (intermediates in one
 tile-sized buffer), the last one writing the chain's output: the same operations on the same
-values in the same order, so the same bits as node by node.
+values in the same order, so the same bits as node by node. It pays from about four tiles on:
+(1, 96, 200, 152) float32 HardSwish in 0.77 of the time node by node, (1, 96, 100, 76) in 0.9.
 
 A chain is tiled at run time only when every argument is a C-contiguous float32/float64 array of
-one dtype, of one shape or of one element (a scalar constant), and the tensor holds at least two
+one dtype, of one shape or of one element (a scalar constant), and the tensor holds at least four
 tiles; otherwise its steps run one after the other as the plan had them. Its output is a new
 array, or the buffer of an argument that dies in the chain and that the plan may give up
 (``ovpool.runtime.inplace``): each tile of it is written after the chain's last read of it.
@@ -105,7 +106,7 @@ def _tile_of(kernel: Kernel) -> Callable[..., object]:
 def _tiled_shape(args: tuple[Any, ...]) -> tuple[int, ...] | None:
     """The shape the chain is tiled over, or None when it is not: every argument an array of one
     float32/float64 dtype, C-contiguous, of that shape or of one element (of no higher rank), and at
-    least two tiles of it."""
+    least four tiles of it (fewer gain nothing over the cost of a tile's calls)."""
     shape: tuple[int, ...] | None = None
     dtype = None
     for a in args:
@@ -120,7 +121,7 @@ def _tiled_shape(args: tuple[Any, ...]) -> tuple[int, ...] | None:
             shape = a.shape
         if a.shape != shape or not a.flags.c_contiguous:
             return None
-    if shape is None or int(np.prod(shape)) < 2 * TILE:
+    if shape is None or int(np.prod(shape)) < 4 * TILE:
         return None
     if any(a is not None and a.size == 1 and a.ndim > len(shape) for a in args):
         return None

@@ -541,6 +541,7 @@ def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
     return np.clip(x, low, high)
 
 
+@functools.cache
 def _type_limits(dtype: np.dtype) -> tuple[Any, Any]:
     """numeric_limits<T>::lowest() and max() as numpy scalars of ``dtype``; ints need no clipping
     (None): no value lies beyond them."""
