@@ -306,3 +306,19 @@ def test_chain_with_an_omitted_input_and_float64(monkeypatch: pytest.MonkeyPatch
     np.testing.assert_array_equal(feeds["x"], x)
     np.testing.assert_array_equal(fast, _observed(session, feeds)[0]["y"])
     np.testing.assert_allclose(fast, np.minimum(np.exp(-x), 2.5) + x, rtol=1e-15)
+
+
+@pytest.mark.parametrize("opset", since_opsets("HardSwish"))
+def test_large_hard_swish_in_chunks_and_in_place(opset: int) -> None:
+    """A HardSwish over 300000 values goes a chunk at a time; after a Relu it writes into the
+    Relu's output. Both match onnxruntime and each other's bits."""
+    node = helper.make_node
+    nodes = [node("HardSwish", ["x"], ["h"]), node("Relu", ["x"], ["r"]), node("HardSwish", ["r"], ["y"])]
+    model = model_of(nodes, [vi("x", shape=[1, 4, 300, 250])], ["h", "y"], opset=opset)
+    session = GraphSession(model)
+    assert session._graph._plan.donating == 1
+    feeds = {"x": RNG.standard_normal((1, 4, 300, 250)).astype(np.float32) * 4}
+    result = session.run(feeds)
+    for actual, expected in zip(result.values(), run_ort(model, feeds)):
+        np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(result["y"], np.where(feeds["x"] > 0, result["h"], 0))
