@@ -21,7 +21,14 @@ Preparing (``GraphSession(model)``) does all the work that does not depend on th
   subgraph's ``outer_names``: an If whose then-branch reads ``a`` and else-branch ``a`` and ``b``
   is called ``kernel(cond, a, a, b)``;
 * the rest becomes a flat plan of ``(kernel, input slots, output slots, slots to free)``: a run is
-  one list of values indexed by slot, and each intermediate is dropped after its last use.
+  one list of values indexed by slot, and each intermediate is dropped after its last use;
+* the plan a run follows is rewritten where the meaning is kept: a Conv + BatchNormalization pair
+  of constant weights is one Conv (:mod:`ovpool.runtime.fusion`; rounding differs by about 1e-7
+  of the values), an element-wise kernel writes into an input that dies at its node
+  (:mod:`ovpool.runtime.inplace`) and a chain of element-wise nodes runs tile by tile
+  (:mod:`ovpool.runtime.chains`), both with the same bits. An observed run
+  (``run(..., observe=...)``) follows a second plan, built at its first use, of the nodes as the
+  model states them, writing nothing in place: the observer sees every node's own output.
 """
 
 from __future__ import annotations

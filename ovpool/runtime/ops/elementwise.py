@@ -70,11 +70,24 @@ def type_guard(node: OpNode) -> Callable[..., None]:
     """A check of a kernel's inputs against the node's schema version: each input's dtype is one its
     type parameter allows, and inputs sharing a parameter share a dtype (Add-7 of float32 and int64
     is the node's error). Inputs past the formal list are the last (variadic) one's; None is skipped;
-    numpy unicode arrays count as ONNX strings, like object arrays of ``str``."""
+    numpy unicode arrays count as ONNX strings, like object arrays of ``str``. The dtypes of one
+    or two inputs that passed are remembered: the next call with them costs a set lookup."""
     params, allowed = _formal_types(node.op_type, node.since, node.domain)
     last = len(params) - 1
+    passed: set[tuple[np.dtype, ...]] = set()
 
     def check(*arrays: np.ndarray | None) -> None:
+        if len(arrays) == 2:
+            a, b = arrays
+            if a is not None and b is not None and (a.dtype, b.dtype) in passed:
+                return
+        elif len(arrays) == 1 and arrays[0] is not None and (arrays[0].dtype,) in passed:
+            return
+        full_check(arrays)
+        if len(arrays) <= 2 and all(array is not None for array in arrays):
+            passed.add(tuple(array.dtype for array in arrays if array is not None))
+
+    def full_check(arrays: tuple[np.ndarray | None, ...]) -> None:
         seen: dict[str, np.dtype] = {}
         for i, array in enumerate(arrays):
             if array is None:
@@ -224,7 +237,7 @@ def _elementwise(node: OpNode, formula: Unary, tile: Callable[[np.ndarray, np.nd
                 y = y.astype(x.dtype) if y.dtype == np.float32 else y
             else:
                 y = formula(vector)
-        return outputs(y.reshape(x.shape))
+        return (y,) if x.ndim else outputs(y.reshape(()))
 
     def in_place(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
         if not writable_float(x):
