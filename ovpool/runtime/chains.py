@@ -2,9 +2,10 @@
 
 HardSwish as paddle writes it is four nodes (``Add 3 -> Clip 0..6 -> Mul x -> Div 6``), SiLU two
 (``Sigmoid -> Mul x``). Run node by node, each pass reads and writes the whole tensor: an 11 MB
-tensor leaves the cache between passes. A *chain* is a run of consecutive steps of the plan, each
-an element-wise kernel with a tile form (:class:`ovpool.runtime.ops.elementwise.InPlace`), each
-reading the output of the one before, which dies there. The chain runs as one step: for each
+tensor leaves the cache between passes. A *chain* is a sequence of steps of the plan, each an
+element-wise kernel with a tile form (:class:`ovpool.runtime.ops.elementwise.InPlace`), each the
+one reader of the output of the one before, which dies there. The chain runs as one step, where
+its last node stood (exporters often list the Sigmoids of several branches before their Muls): for each
 tile of ``TILE`` elements, every node's operation in order, on the tile (intermediates in one
 tile-sized buffer), the last one writing the chain's output: the same operations on the same
 values in the same order, so the same bits as node by node. It pays from about four tiles on:
@@ -36,26 +37,66 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 def chain_steps(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[int], owned: Set[int]) -> list[PlanStep]:
     """``steps`` (kernel, input slots, output slots, slots freed after, label) with each chain of two
-    or more made one step. ``prepared[i]`` is step ``i``'s kernel as its factory made it (the tile
-    form comes from there; ``steps[i]``'s kernel, possibly writing in place, is what runs when the
-    chain is not tiled); ``outside`` the slots never written (inputs, constants, outputs), ``owned``
-    the slots whose buffer the plan may give up."""
+    or more made one step, at the place of its last node (an earlier node's inputs then live until
+    there: the frees move with it). ``prepared[i]`` is step ``i``'s kernel as its factory made it
+    (the tile form comes from there; ``steps[i]``'s kernel, possibly writing in place, is what runs
+    when the chain is not tiled); ``outside`` the slots never written (inputs, constants, outputs),
+    ``owned`` the slots whose buffer the plan may give up."""
+    reader: dict[int, int] = {}
+    readers: dict[int, int] = {}
+    for index, step in enumerate(steps):
+        for s in set(step[1]):
+            readers[s] = readers.get(s, 0) + 1
+            reader[s] = index
+    # a node's next in a chain: the one reader of its output, where that output dies; a node with
+    # several such predecessors continues the nearest one
+    previous: dict[int, int] = {}
+    for index, step in enumerate(steps):
+        if not _tileable(prepared[index], step):
+            continue
+        (produced,) = step[2]
+        following = reader.get(produced)
+        if produced in outside or readers.get(produced) != 1 or following is None:
+            continue
+        if _tileable(prepared[following], steps[following]) and produced in steps[following][3]:
+            previous[following] = max(previous.get(following, -1), index)
+    following_of = {index: following for following, index in previous.items()}
+    freed_at = {s: index for index, step in enumerate(steps) for s in step[3]}
+
+    def movable(chain: list[int]) -> bool:
+        """Whether the chain's nodes can run at the last one's place: no input of an earlier node
+        is freed (or written in place) by a step between them and there."""
+        internal = {steps[i][2][0] for i in chain[:-1]}
+        return all(
+            freed_at.get(s, chain[-1]) in chain or freed_at.get(s, chain[-1]) >= chain[-1]
+            for i in chain[:-1]
+            for s in steps[i][1]
+            if s not in internal
+        )
+
+    members: dict[int, list[int]] = {}  # last node of a chain -> its nodes
+    for index in range(len(steps)):
+        if index in previous or index not in following_of:
+            continue
+        chain = [index]
+        while chain[-1] in following_of:
+            following = following_of[chain[-1]]
+            if movable([*chain, following]):
+                chain.append(following)
+                continue
+            if len(chain) > 1:
+                members[chain[-1]] = chain
+            chain = [following]
+        if len(chain) > 1:
+            members[chain[-1]] = chain
+    inside = {index for chain in members.values() for index in chain[:-1]}
     result: list[PlanStep] = []
-    start = 0
-    while start < len(steps):
-        end = start
-        if _tileable(prepared[start], steps[start]):
-            while end + 1 < len(steps) and _tileable(prepared[end + 1], steps[end + 1]):
-                (produced,) = steps[end][2]
-                following = steps[end + 1]
-                if produced in outside or produced not in following[3] or produced not in following[1]:
-                    break
-                end += 1
-        if end > start:
-            result.append(_chain(steps[start : end + 1], prepared[start : end + 1], outside, owned))
-        else:
-            result.append(steps[start])
-        start = end + 1
+    for index, step in enumerate(steps):
+        if index in members:
+            chain = members[index]
+            result.append(_chain([steps[i] for i in chain], [prepared[i] for i in chain], outside, owned))
+        elif index not in inside:
+            result.append(step)
     return result
 
 

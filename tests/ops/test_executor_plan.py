@@ -322,3 +322,43 @@ def test_large_hard_swish_in_chunks_and_in_place(opset: int) -> None:
     for actual, expected in zip(result.values(), run_ort(model, feeds)):
         np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-7)
     np.testing.assert_array_equal(result["y"], np.where(feeds["x"] > 0, result["h"], 0))
+
+
+def test_chains_across_branches_and_one_that_cannot_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two SiLU branches listed Sigmoid, Sigmoid, Mul, Mul become two chains, each where its Mul
+    stood (the second takes the Add too). A Sigmoid whose input a Neg between it and its Mul frees
+    (and overwrites in place) stays where it is. Same bits as node by node, onnxruntime's values."""
+    from ovpool.runtime import chains
+
+    monkeypatch.setattr(chains, "TILE", 50)
+    w = RNG.standard_normal((4, 2, 1, 1)).astype(np.float32)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w"], ["c1"]),
+        node("Conv", ["x", "w"], ["c2"]),
+        node("Conv", ["x", "w"], ["c3"]),
+        node("Sigmoid", ["c1"], ["s1"]),
+        node("Sigmoid", ["c2"], ["s2"]),
+        node("Mul", ["c1", "s1"], ["m1"]),
+        node("Mul", ["c2", "s2"], ["m2"]),
+        node("Add", ["m1", "m2"], ["sum"]),
+        node("Sigmoid", ["c3"], ["s3"]),
+        node("Neg", ["c3"], ["n3"]),
+        node("Mul", ["s3", "s3"], ["m3"]),
+        node("Sub", ["sum", "m3"], ["d"]),
+        node("Add", ["d", "n3"], ["y"]),
+    ]
+    model = model_of(nodes, [vi("x", shape=[1, 2, 10, 10])], ["y"], opset=14, initializers=[_tensor("w", w)])
+    session = GraphSession(model)
+    assert [step.label for step in session._graph._plan.steps][3:] == [
+        "node 's1' (Sigmoid) .. node 'm1' (Mul) (a chain of 2 element-wise nodes)",
+        "node 's2' (Sigmoid) .. node 'sum' (Add) (a chain of 3 element-wise nodes)",
+        "node 's3' (Sigmoid)",
+        "node 'n3' (Neg)",
+        "node 'm3' (Mul) .. node 'y' (Add) (a chain of 3 element-wise nodes)",
+    ]
+    feeds = {"x": RNG.standard_normal((1, 2, 10, 10)).astype(np.float32)}
+    fast = session.run(feeds)["y"]
+    np.testing.assert_array_equal(fast, _observed(session, feeds)[0]["y"])
+    (expected,) = run_ort(model, feeds)
+    np.testing.assert_allclose(fast, expected, rtol=1e-5, atol=1e-6)
