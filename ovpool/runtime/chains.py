@@ -145,27 +145,22 @@ def _tile_of(kernel: Kernel) -> Callable[..., object]:
 
 
 def _tiled_shape(args: tuple[Any, ...]) -> tuple[int, ...] | None:
-    """The shape the chain is tiled over, or None when it is not: every argument an array of one
-    float32/float64 dtype, C-contiguous, of that shape or of one element (of no higher rank), and at
-    least four tiles of it (fewer gain nothing over the cost of a tile's calls)."""
-    shape: tuple[int, ...] | None = None
-    dtype = None
+    """The shape the chain is tiled over, or None when it is not: at least four tiles of it, every
+    argument an array of one float32/float64 dtype, C-contiguous, of that shape or of one element
+    (of no higher rank). The size is looked at first: a small tensor costs one comparison."""
+    largest = max((a.size for a in args if type(a) is np.ndarray), default=0)
+    if largest < 4 * TILE:
+        return None
+    shape, dtype = next((a.shape, a.dtype) for a in args if type(a) is np.ndarray and a.size == largest)
     for a in args:
         if a is None:
             continue
-        if type(a) is not np.ndarray or a.dtype not in _FLOATS or (dtype is not None and a.dtype != dtype):
+        if type(a) is not np.ndarray or a.dtype != dtype or dtype not in _FLOATS:
             return None
-        dtype = a.dtype
-        if a.size == 1:
+        if a.size == 1 and a.ndim <= len(shape):
             continue
-        if shape is None:
-            shape = a.shape
         if a.shape != shape or not a.flags.c_contiguous:
             return None
-    if shape is None or int(np.prod(shape)) < 4 * TILE:
-        return None
-    if any(a is not None and a.size == 1 and a.ndim > len(shape) for a in args):
-        return None
     return shape
 
 
