@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from harness import model_of, run_ort, since_opsets, vi
+from harness import drawn_rng, examples, model_of, run_ort, since_opsets, vi
+from hypothesis import given
+from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 
 from ovpool.runtime.graph import GraphSession
@@ -362,3 +364,71 @@ def test_chains_across_branches_and_one_that_cannot_move(monkeypatch: pytest.Mon
     np.testing.assert_array_equal(fast, _observed(session, feeds)[0]["y"])
     (expected,) = run_ort(model, feeds)
     np.testing.assert_allclose(fast, expected, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- drawn element-wise graphs
+
+_UNARY = ("Relu", "Sigmoid", "Neg", "Exp", "Tanh", "HardSigmoid", "HardSwish", "Abs")
+_BINARY = ("Add", "Sub", "Mul", "Div")
+
+
+@st.composite
+def _elementwise_graphs(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """A Relu of the input, then up to 8 element-wise nodes, each reading one of the last three
+    values (branches) and maybe an earlier value, a scalar, a per-channel constant or a Reshape (a
+    view) of an earlier value; some values are graph outputs too."""
+    rng = drawn_rng(draw)
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 9)), draw(st.integers(1, 9)))
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    inits = [
+        _tensor("scalar", np.array(rng.uniform(0.5, 2), dtype)),
+        _tensor("channel", rng.uniform(0.5, 2, (shape[1], 1, 1)).astype(dtype)),
+        _tensor("shape", np.array(shape, np.int64)),
+        _tensor("lo", np.array(-1.5, dtype)),
+        _tensor("hi", np.array(2.5, dtype)),
+    ]
+    nodes = [helper.make_node("Relu", ["x"], ["v0"])]
+    names = ["v0"]
+    outputs = []
+    for index in range(1, draw(st.integers(1, 8)) + 1):
+        last, name = draw(st.sampled_from(names[-3:])), f"v{index}"
+        kind = draw(st.sampled_from(["unary", "binary", "clip", "view"]))
+        if kind == "unary":
+            nodes.append(helper.make_node(draw(st.sampled_from(_UNARY)), [last], [name]))
+        elif kind == "clip":
+            nodes.append(helper.make_node("Clip", [last, "lo", "hi"], [name]))
+        elif kind == "view":
+            nodes.append(helper.make_node("Reshape", [draw(st.sampled_from(names)), "shape"], [name]))
+        else:
+            other = draw(st.sampled_from([*names, "scalar", "channel"]))
+            pair = [last, other] if draw(st.booleans()) else [other, last]
+            nodes.append(helper.make_node(draw(st.sampled_from(_BINARY)), pair, [name]))
+        names.append(name)
+        if draw(st.integers(0, 4)) == 0:
+            outputs.append(name)
+    model = model_of(nodes, [vi("x", elem, list(shape))], [*outputs, names[-1]], opset=14, initializers=inits)
+    return model, {"x": rng.standard_normal(shape).astype(dtype) * 3}
+
+
+@examples(12)
+@given(case=_elementwise_graphs(), tile=st.sampled_from([7, 1 << 16]))
+def test_drawn_graphs_give_the_bits_of_the_observed_run(case: tuple[onnx.ModelProto, dict[str, np.ndarray]], tile: int) -> None:
+    """Whatever the plan writes in place or tiles (7-element tiles: every chain of 28 values and
+    more is tiled), the outputs are the observed run's bits and the caller's input is untouched."""
+    from ovpool.runtime import chains
+
+    model, feeds = case
+    x = feeds["x"].copy()
+    saved, chains.TILE = chains.TILE, tile
+    try:
+        session = GraphSession(model)
+        fast = session.run(feeds)
+        again = session.run(feeds)
+    finally:
+        chains.TILE = saved
+    observed, _ = _observed(session, feeds)
+    np.testing.assert_array_equal(feeds["x"], x)
+    for name in observed:
+        np.testing.assert_array_equal(fast[name], observed[name], err_msg=name)
+        np.testing.assert_array_equal(again[name], observed[name], err_msg=name)
