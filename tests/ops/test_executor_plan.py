@@ -432,3 +432,26 @@ def test_drawn_graphs_give_the_bits_of_the_observed_run(case: tuple[onnx.ModelPr
     for name in observed:
         np.testing.assert_array_equal(fast[name], observed[name], err_msg=name)
         np.testing.assert_array_equal(again[name], observed[name], err_msg=name)
+
+
+# ---------------------------------------------------------------- per-node cost
+
+
+@pytest.mark.parametrize(("op", "since", "good", "bad"), [
+    ("Add", 14, (np.float32, np.float32), (np.float32, np.int64)),
+    ("Relu", 6, (np.float32,), (np.int32,)),
+    ("Clip", 13, (np.float32, np.float32, np.float32), (np.float32, np.float32, np.float64)),
+])  # fmt: skip
+def test_remembered_dtypes_still_refuse_others(op: str, since: int, good: tuple[type, ...], bad: tuple[type, ...]) -> None:
+    """The type check remembers dtypes that passed; other dtypes on a later call are still the
+    node's error."""
+    from ovpool.errors import ModelError
+    from ovpool.runtime.ops.base import OpNode, lookup
+
+    row = lookup(op, since)
+    assert row is not None
+    kernel = row.factory(OpNode(name="n", op_type=op, since=since, opset=since, constants=(None,) * len(good)))
+    for _ in range(2):
+        kernel(*(np.ones((), t) for t in good))
+    with pytest.raises(ModelError, match=f"node 'n' \\({op}-{since}\\): input"):
+        kernel(*(np.ones((), t) for t in bad))

@@ -71,7 +71,7 @@ def type_guard(node: OpNode) -> Callable[..., None]:
     type parameter allows, and inputs sharing a parameter share a dtype (Add-7 of float32 and int64
     is the node's error). Inputs past the formal list are the last (variadic) one's; None is skipped;
     numpy unicode arrays count as ONNX strings, like object arrays of ``str``. The dtypes of one
-    or two inputs that passed are remembered: the next call with them costs a set lookup."""
+    to three inputs that passed are remembered: the next call with them costs a set lookup."""
     params, allowed = _formal_types(node.op_type, node.since, node.domain)
     last = len(params) - 1
     passed: set[tuple[np.dtype, ...]] = set()
@@ -81,10 +81,15 @@ def type_guard(node: OpNode) -> Callable[..., None]:
             a, b = arrays
             if a is not None and b is not None and (a.dtype, b.dtype) in passed:
                 return
-        elif len(arrays) == 1 and arrays[0] is not None and (arrays[0].dtype,) in passed:
-            return
+        elif len(arrays) == 1:
+            if arrays[0] is not None and (arrays[0].dtype,) in passed:
+                return
+        elif len(arrays) == 3:
+            a, b, c = arrays
+            if a is not None and b is not None and c is not None and (a.dtype, b.dtype, c.dtype) in passed:
+                return
         full_check(arrays)
-        if len(arrays) <= 2 and all(array is not None for array in arrays):
+        if len(arrays) <= 3 and all(array is not None for array in arrays):
             passed.add(tuple(array.dtype for array in arrays if array is not None))
 
     def full_check(arrays: tuple[np.ndarray | None, ...]) -> None:
