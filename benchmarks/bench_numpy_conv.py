@@ -33,9 +33,35 @@ from onnx import helper, numpy_helper
 from ovpool.runtime.ops.base import OpNode, lookup
 
 OPSET = 13
+P1, P2 = [1, 1, 1, 1], [2, 2, 2, 2]
 LAYERS: list[tuple[str, str, tuple[int, ...], tuple[int, ...], dict[str, Any]]] = [
-    ("Conv 3x3 p1, 1x64x56x56 -> 64", "Conv", (1, 64, 56, 56), (64, 64, 3, 3), {"pads": [1, 1, 1, 1]}),
-    ("Conv 3x3 depthwise p1, 1x96x112x112", "Conv", (1, 96, 112, 112), (96, 1, 3, 3), {"pads": [1, 1, 1, 1], "group": 96}),
+    ("Conv 3x3 p1, 1x64x56x56 -> 64", "Conv", (1, 64, 56, 56), (64, 64, 3, 3), {"pads": P1}),
+    (
+        "Conv 3x3 s2 p1, 1x3x800x608 -> 16 (PicoDet stem)",
+        "Conv",
+        (1, 3, 800, 608),
+        (16, 3, 3, 3),
+        {"pads": P1, "strides": [2, 2]},
+    ),
+    ("Conv 3x3 depthwise p1, 1x96x112x112", "Conv", (1, 96, 112, 112), (96, 1, 3, 3), {"pads": P1, "group": 96}),
+    # the depthwise layers of the PP-OCR recogniser and classifier (thin planes) and of PicoDet
+    ("Conv 5x5 depthwise p2, 1x240x12x80", "Conv", (1, 240, 12, 80), (240, 1, 5, 5), {"pads": P2, "group": 240}),
+    (
+        "Conv 5x5 depthwise s(2,1) p2, 1x240x12x80",
+        "Conv",
+        (1, 240, 12, 80),
+        (240, 1, 5, 5),
+        {"pads": P2, "group": 240, "strides": [2, 1]},
+    ),
+    ("Conv 5x5 depthwise p2, 1x200x2x96", "Conv", (1, 200, 2, 96), (200, 1, 5, 5), {"pads": P2, "group": 200}),
+    ("Conv 5x5 depthwise p2, 1x128x100x76", "Conv", (1, 128, 100, 76), (128, 1, 5, 5), {"pads": P2, "group": 128}),
+    (
+        "Conv 5x5 depthwise s2 p2, 1x128x100x76",
+        "Conv",
+        (1, 128, 100, 76),
+        (128, 1, 5, 5),
+        {"pads": P2, "group": 128, "strides": [2, 2]},
+    ),
     ("Conv 1x1, 1x256x28x28 -> 128", "Conv", (1, 256, 28, 28), (128, 256, 1, 1), {}),
     ("ConvTranspose 2x2 s2, 1x64x28x28 -> 32", "ConvTranspose", (1, 64, 28, 28), (64, 32, 2, 2), {"strides": [2, 2]}),
 ]

@@ -92,7 +92,7 @@ def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np
             acc = chunk
             with np.errstate(invalid="ignore"):
                 for axis, plan in enumerate(windows):
-                    acc = _reduce_axis(acc, 2 + axis, plan, np.maximum, lowest, x.dtype)
+                    acc = _reduce_axis(acc, 2 + axis, plan, np.maximum, lowest, x.dtype, fill_is_identity=True)
             return acc
 
         return _over_planes(x, planes)
@@ -226,22 +226,32 @@ def _phases(a: np.ndarray, axis: int, stride: int) -> list[np.ndarray] | None:
     return [np.ascontiguousarray(a[..., p::stride]) for p in range(min(stride, a.shape[axis]))]
 
 
-def _reduce_axis(a: np.ndarray, axis: int, plan: _AxisPlan, combine, fill, dtype) -> np.ndarray:
-    """Combine the taps of one axis; the accumulator starts as a copy of a tap that covers every
-    output when there is one (saving a pass), else as ``fill``."""
+def _reduce_axis(a: np.ndarray, axis: int, plan: _AxisPlan, combine, fill, dtype, fill_is_identity: bool = False) -> np.ndarray:
+    """Combine the taps of one axis in tap order, into an accumulator that starts as: the first two
+    taps combined when both cover every output; with ``fill_is_identity`` (``combine(fill, v)`` is
+    ``v``, bit for bit: max from the lowest value), also when only the second does (the second
+    alone where the first does not reach); else a copy of the first tap when it covers every
+    output, else ``fill`` (a sum from 0.0 differs: 0.0 + -0.0 is 0.0). Max over 3 taps of stride 2
+    with pads 1 over 112 cells (56 outputs; tap 0 misses output 0) takes 2 passes, ``max(tap 0,
+    tap 1)`` on outputs 1-55 (output 0 from tap 1) then tap 2, instead of a fill and 3, in the same
+    order and so with the same bits."""
     res = np.empty(a.shape[:axis] + (plan.out,) + a.shape[axis + 1 :], dtype=dtype)
-    started = False
-    for dst, src, span in _tap_views(res, a, axis, plan):
-        if not started and span.first == 0 and span.stop == plan.out:
-            np.copyto(dst, src, casting="unsafe")
-            started = True
-            continue
-        if not started:
-            res.fill(fill)
-            started = True
-        combine(dst, src, out=dst, casting="unsafe")
-    if not started:  # no tap reaches the input: every window of this axis is padding
+    views = list(_tap_views(res, a, axis, plan))
+    covers = [span.first == 0 and span.stop == plan.out for _, _, span in views]
+    if len(views) > 1 and covers[1] and (covers[0] or fill_is_identity):
+        (dst, src, span), (_, whole, _) = views[:2]
+        lead = (slice(None),) * axis
+        combine(src, whole[lead + (slice(span.first, span.stop),)], out=dst, dtype=dtype, casting="unsafe")
+        for outside in (lead + (slice(0, span.first),), lead + (slice(span.stop, plan.out),)):
+            np.copyto(res[outside], whole[outside], casting="unsafe")
+        views = views[2:]
+    elif views and covers[0]:
+        np.copyto(res, views[0][1], casting="unsafe")
+        views = views[1:]
+    else:  # no tap reaches the first output (or none reaches the input: every window is padding)
         res.fill(fill)
+    for dst, src, _ in views:
+        combine(dst, src, out=dst, casting="unsafe")
     return res
 
 

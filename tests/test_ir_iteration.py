@@ -169,6 +169,25 @@ def test_tensor_iterator_backward_by_example():
     assert joined.tolist() == [3, 5, 6, 6]
 
 
+def test_tensor_iterator_stride_other_than_part_size_is_the_core_count(tmp_path):
+    """Stride 1 with parts of 2 on [6] (start 0, end -1): OpenVINO's core counts (|end - start| + 1)
+    // part_size = 3 iterations (the IR declares [6] for the parts concatenated), which take [0, 1],
+    [1, 2], [2, 3]; numpy runs that, the CPU plugin refuses to compile it (it counts 6 for the
+    input, one per stride, and 3 for the output)."""
+    X = opset1.parameter([6], F32, name="X")
+    x = opset1.parameter([2], F32, name="x")
+    scaled = opset1.result(opset1.multiply(x, opset1.constant(np.float32(10))))
+    ti = opset8.tensor_iterator()
+    ti.set_function(ov.Model([scaled], [x]))
+    ti.set_sliced_input(x, X.output(0), 0, 1, 2, -1, 0)
+    xml = saved([ti.get_concatenated_slices(scaled.output(0), 0, 2, 2, -1, 0)], [X], str(tmp_path))
+    assert list(ov.Core().read_model(str(xml)).outputs[0].get_shape()) == [6]
+    (joined,) = IrGraph.read(xml).run({"X": np.arange(6, dtype=np.float32)}).values()
+    assert joined.tolist() == [0, 10, 10, 20, 20, 30]
+    with pytest.raises(RuntimeError, match="iterations numbers"):
+        cpu(xml, {"X": np.arange(6, dtype=np.float32)})
+
+
 def test_bad_port_map_names_the_layer(tmp_path):
     """A port map naming a body layer that does not exist: one line naming the layer."""
     X = opset1.parameter([4], F32, name="X")

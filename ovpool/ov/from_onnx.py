@@ -100,6 +100,7 @@ def onnx_to_ov_model(
     release = releases.parse(target_openvino) if target_openvino is not None else None
     label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
     converted = _whole_model(model, inputs, exact_quantization, allow_inexact, label)
+    refuse_unknown_rank(converted, label)
     if release is not None:
         from ovpool.ov.backport import backport
 
@@ -196,6 +197,20 @@ def onnx_to_ir(
     their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
     ``UnsupportedError`` naming the layer that has none."""
     return ir_files(onnx_to_ov_model(src, inputs, exact_quantization, allow_inexact, target_openvino), compress_to_fp16)
+
+
+def refuse_unknown_rank(converted: openvino.Model, label: str) -> None:
+    """An ``UnsupportedError`` naming the first input of unknown rank (an ONNX input without a
+    shape): OpenVINO's CPU plugin compiles no Parameter of dynamic rank, so the IR would not run;
+    ``--input x[1,3,224,224]`` gives the shape (a rank of 4 with dynamic dims, ``x[?,3,?,?]``, compiles)."""
+    for parameter in converted.get_parameters():
+        if parameter.get_output_partial_shape(0).rank.is_dynamic:
+            names = sorted(parameter.output(0).get_names()) or [parameter.get_friendly_name()]
+            raise UnsupportedError.in_file(
+                label,
+                f"input '{names[0]}' has no shape (unknown rank), which OpenVINO CPU does not compile; "
+                f"give it one: ovpool convert --input '{names[0]}[1,3,224,224]' (dims may be ?)",
+            )
 
 
 def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Mapping[str, bytes]:

@@ -14,8 +14,9 @@ matrices (which compute every Resize attribute at once) come before the one that
 negative axes. Nodes in Loop, If and Scan bodies are rewritten too.
 
 The conditions and lowerings of the rows other than Softmax, Resize, Constant, RoiAlign and Div
-are in ``ovpool.ov.frontend_rewrites``; what they may know of the model, ``Facts``, in
-``ovpool.ov.node_facts``. The departures of OpenVINO CPU that depend on the data fed, which no
+are in ``ovpool.ov.frontend_rewrites``, those of the departures OpenVINO CPU shows on some data
+only that the conversion computes exactly (TopK ties, NaN in Greater, 8-bit overflow...) in
+``ovpool.ov.value_fixes``; what they may know of the model, ``Facts``, in ``ovpool.ov.node_facts``. The departures of OpenVINO CPU that depend on the data fed, which no
 conversion can see, are ``ovpool.ov.cpu_deviations``.
 
 ``rewrite(proto, label, shapes, allow_inexact)`` finds the replacements and ``apply`` writes them
@@ -44,6 +45,7 @@ from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import default_opset, graphs, inferred_types
 from ovpool.ov import frontend_rewrites as rewrites
+from ovpool.ov import value_fixes as values
 from ovpool.ov.node_facts import Facts, TensorTypes, input_rank, node_attr
 from ovpool.ov.quantized import DOMAIN
 
@@ -575,6 +577,23 @@ DEFECTS: tuple[Defect, ...] = (
     *(
         Defect(
             op_type,
+            first,
+            NEWEST,
+            "integer inputs",
+            values.input_kinds("iu", "integer inputs", unless=rewrites.reduce_of_dynamic_rank),
+            f"{what} in the integer type (its CPU plugin rounds: {example})",
+            "the node on the input cast to float32, the result cast back (truncation, as onnxruntime computes)",
+            values.through_float32,
+        )
+        for op_type, first, what, example in (
+            ("ReduceLogSum", 1, "takes the logarithm", "log(20) = 3 where ONNX truncates to 2"),
+            ("ReduceLogSumExp", 1, "takes the logarithm", "log(exp(1) + exp(1)) = 2 where ONNX truncates to 1"),
+            ("Shrink", 9, "subtracts the bias", "5 - 1e-6 = 5 where ONNX truncates to 4"),
+        )
+    ),
+    *(
+        Defect(
+            op_type,
             13,
             17,
             "the axes attribute",
@@ -739,6 +758,137 @@ DEFECTS: tuple[Defect, ...] = (
             "ReduceSum",
         )
     ),
+    *(
+        Defect(
+            op_type,
+            first,
+            NEWEST,
+            "NaN operands",
+            values.always("NaN operands"),
+            f"its CPU plugin gives True for NaN {sign} 1 (ONNX: False)",
+            f"{less}(b, a), which the CPU plugin gives False for NaN",
+            values.swapped_comparison,
+        )
+        for op_type, first, sign, less in (("Greater", 7, ">", "Less"), ("GreaterOrEqual", 12, ">=", "LessOrEqual"))
+    ),
+    *(
+        Defect(
+            op_type,
+            first,
+            NEWEST,
+            "a float input to BOOL",
+            values.float_to_bool,
+            "its CPU plugin casts NaN to False (ONNX: True, NaN is not zero)",
+            "Not(Equal(x, 0))",
+            values.not_equal_zero,
+        )
+        for op_type, first in (("Cast", 6), ("CastLike", 15))
+    ),
+    Defect(
+        "TopK",
+        1,
+        NEWEST,
+        "equal values",
+        values.always("equal values"),
+        "writes a TopK without stable, which its CPU plugin orders otherwise (indices 1, 2, 0 for zeros and K from "
+        "a graph input, where ONNX gives the lower index first: 0, 1, 2), and refuses a K of 0 fed at run time",
+        "TopK-11 with stable=true, sorted by value; a K from an input taken as max(K, 1), the outputs sliced to K",
+        values.as_ovpool,
+    ),
+    Defect(
+        "Hardmax",
+        1,
+        NEWEST,
+        "equal maxima",
+        values.non_empty("equal maxima"),
+        "picks the maximum by a TopK without stable: not always the first (6 of 400 values on [5, 5, 4, 4])",
+        "OneHot of the index a stable TopK of 1 gives (over the 2-D coercion before version 13)",
+        values.as_ovpool,
+    ),
+    *(
+        Defect(
+            op_type,
+            1,
+            NEWEST,
+            "an axis of length 0 (static dims)",
+            values.empty_reduction,
+            f"its CPU plugin gives {cpu} for the reduction of no values (ONNX: {onnx_value})",
+            "a constant of the output's shape holding ONNX's value",
+            values.empty_fill,
+        )
+        for op_type, cpu, onnx_value in (
+            ("ReduceMax", "-FLT_MAX or INT32_MIN", "-inf or the type's minimum"),
+            ("ReduceMin", "FLT_MAX or INT32_MAX", "inf or the type's maximum"),
+        )
+    ),
+    Defect(
+        "Flatten",
+        1,
+        NEWEST,
+        "an input with a zero dim (static dims)",
+        values.empty_flatten,
+        "writes Reshape [d0, -1] with special_zero (Flatten(axis=2) of [4, 1, 2, 0] gives [4, 1] where ONNX gives [4, 0])",
+        "a Reshape to the static target [prod(dims[:axis]), prod(dims[axis:])] without special_zero",
+        values.flatten_to_static,
+    ),
+    *(
+        Defect(
+            op_type,
+            first,
+            NEWEST,
+            "8-bit integers",
+            values.input_kinds("iu", "8-bit integers", (1,)),
+            "its CPU plugin saturates on overflow (int8 100 * 3 = 127) where ONNX wraps (44)",
+            "the operation in int32, wrapped to 8 bits (floor_mod(v + 128, 256) - 128 for int8), converted back",
+            values.as_ovpool,
+        )
+        for op_type, first in (("Add", 14), ("Sub", 14), ("Mul", 14))
+    ),
+    *(
+        Defect(
+            op_type,
+            6,
+            NEWEST,
+            "float16, three or more inputs",
+            values.float16_chain,
+            "writes a chain of float16 Adds, whose partial sums the IR's meaning rounds to float16 (its CPU plugin at "
+            "f32 keeps them in f32: 0.1 + 1000 - 1000 is 0.0 by the IR, 0.09998 by the plugin and ONNX)",
+            "the node on its inputs cast to float32, the result cast back to float16",
+            values.in_float32,
+        )
+        for op_type in ("Sum", "Mean")
+    ),
+    Defect(
+        "Expand",
+        8,
+        NEWEST,
+        "a rank-0 result",
+        values.rank_0_expand,
+        "writes a Broadcast whose CPU plugin gives shape [1] for the rank-0 result (ONNX: shape [])",
+        "Identity (the input is the result)",
+        values.identity,
+    ),
+    Defect(
+        "LpNormalization",
+        1,
+        NEWEST,
+        "any input",
+        values.always("the norm"),
+        "divides by sqrt(sum(x * x) + eps): a single value on the axis gives 0.99993 where ONNX's x / abs(x) is 1",
+        "x divided by its norm without eps (0 where the norm is 0)",
+        values.as_ovpool,
+    ),
+    Defect(
+        "BitShift",
+        11,
+        NEWEST,
+        "unsigned 8, 16, 32-bit integers",
+        values.input_kinds("u", "unsigned integers", (1, 2, 4)),
+        "multiplies or divides by Power(2, shift), which saturates (uint8 5 << 5 = 255 where ONNX keeps the low bits, "
+        "160) and divides by 0 for a shift by the type's width or more",
+        "OpenVINO's bitwise shifts, 0 for a shift by the width or more, uint32's right shift masked to be logical",
+        values.as_ovpool,
+    ),
 )
 
 
@@ -857,10 +1007,12 @@ def _inferred(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
 
 
 def extensions() -> list[object]:
-    """The ``ConversionExtension`` of ``ai.ovpool.Div``: Divide, ``m_pythondiv="false"`` on integers."""
+    """The ``ConversionExtension``s of the ``ai.ovpool`` nodes the lowerings write: ``ai.ovpool.Div``
+    (Divide, ``m_pythondiv="false"`` on integers) and ``ovpool.ov.value_fixes.CONVERTERS``."""
     from openvino.frontend.onnx import ConversionExtension
 
-    return [ConversionExtension("Div", DOMAIN, _divide)]
+    converters = {"Div": _divide, **values.CONVERTERS}
+    return [ConversionExtension(op_type, DOMAIN, converter) for op_type, converter in converters.items()]
 
 
 def _divide(context) -> list:

@@ -1,6 +1,6 @@
 """The numpy executor's run against the memory budget: the tensors its plan holds live, step by step.
 
-A run holds, at each step of the plan (``CompiledGraph.steps``, in order):
+A run holds, at each step of the plan (``CompiledGraph.plan``, in order; ``PlanView``):
 
 * what the session holds for its life: the model as loaded (``ModelProto.ByteSize``) and the
   constants of every graph and body (initializers, folded outputs), each array once;
@@ -143,20 +143,47 @@ def value_bytes(value: Any) -> int:
     return 0
 
 
+class PlanView(NamedTuple):
+    """What the accounting reads of a graph's plan (``CompiledGraph.plan``): its steps, each step's
+    operator type and the bodies it runs (those of the node writing its first named output: a
+    chain of element-wise nodes is its last node, a Conv with a BatchNormalization folded in is the
+    Conv), the name of each slot, the slots the caller holds (inputs and outer values) and the
+    constants a run starts from."""
+
+    steps: tuple[Any, ...]
+    ops: tuple[tuple[str, tuple[CompiledGraph, ...]], ...]
+    names: tuple[str, ...]
+    inputs: tuple[int, ...]
+    caller: frozenset[int]
+    constants: tuple[Any, ...]
+
+
+def plan_view(graph: CompiledGraph) -> PlanView:
+    """``graph``'s plan as ``PlanView``."""
+    plan = graph.plan
+    ops = []
+    for step in plan.steps:
+        entry = next((plan.producers[s] for s in step.outputs if s in plan.producers), None)
+        ops.append(("", ()) if entry is None else (entry.op.op_type, tuple(entry.op.subgraphs.values())))
+    caller = frozenset(plan.input_slots + plan.outer_slots)
+    constants = tuple(value for value in plan.initial if value is not None)
+    return PlanView(plan.steps, tuple(ops), plan.slot_names, plan.input_slots, caller, constants)
+
+
 def session_bytes(session: GraphSession) -> int:
     """What a session holds for its life: the model as loaded and every constant of its graph and
     bodies, each array once (an initializer 1000x1000 float32 is held twice: 4 MB of proto and 4 MB
     of array)."""
     seen: dict[int, int] = {}
     for graph in _graphs(session.compiled):
-        for value in graph.constants:
+        for value in plan_view(graph).constants:
             seen.setdefault(id(value), value_bytes(value))
     return session.proto.ByteSize() + sum(seen.values())
 
 
 def _graphs(graph: CompiledGraph) -> Iterable[CompiledGraph]:
     yield graph
-    for _, bodies in graph.step_nodes:
+    for _, bodies in plan_view(graph).ops:
         for body in bodies:
             yield from _graphs(body)
 
@@ -215,25 +242,26 @@ def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
     [1, 16, 256, 256] float32 (4 MiB) into MaxPool k2 s2 (1 MiB, work 8 MiB) into Relu (1 MiB, work
     1 + 1 + 2 MiB) peaks at the MaxPool, 4 + 1 + 8 = 13 MiB beside ``held``. A Loop, If or Scan
     counts its largest body's peak as work, and makes the peak a lower bound (checked as it runs)."""
-    names = graph.slot_names
+    view = plan_view(graph)
+    names = view.names
     steps = [
         PlanStep(
-            node.op_type,
+            op_type,
             step.label,
             step.inputs,
             step.outputs,
-            tuple(s for s in step.frees if s not in graph.caller_slots),
+            tuple(s for s in step.frees if s not in view.caller),
             max((plan_peak(body, sizes).bytes for body in bodies), default=0),
         )
-        for step, (node, bodies) in zip(graph.steps, graph.step_nodes)
+        for step, (op_type, bodies) in zip(view.steps, view.ops)
     ]
 
     def size(slot: int) -> int | None:
         return 0 if slot == 0 else sizes.bytes.get(names[slot]) if slot > 1 else None
 
-    inputs = sum(size(s) or 0 for s in graph.caller_slots if names[s] in graph.input_names)
+    inputs = sum(size(s) or 0 for s in view.inputs)
     peak = walk(steps, size, lambda s: sizes.itemsize.get(names[s], WIDEST_NARROW), held + inputs)
-    return Peak(peak.bytes, peak.where, peak.exact and not any(bodies for _, bodies in graph.step_nodes))
+    return Peak(peak.bytes, peak.where, peak.exact and not any(bodies for _, bodies in view.ops))
 
 
 def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
@@ -304,36 +332,37 @@ class Guard:
     def __init__(self, sizes: Mapping[str, int], base: int = 0) -> None:
         self.sizes = sizes
         self.base = base
-        self._plans: dict[int, tuple[int, list[tuple[Any, Rule, list[int], tuple[int, ...]]]]] = {}
+        self._plans: dict[int, tuple[int, list[tuple[Any, Rule, list[int], tuple[int, ...]]], PlanView]] = {}
 
-    def _plan(self, graph: CompiledGraph) -> tuple[int, list[tuple[Any, Rule, list[int], tuple[int, ...]]]]:
+    def _plan(self, graph: CompiledGraph) -> tuple[int, list[tuple[Any, Rule, list[int], tuple[int, ...]]], PlanView]:
         """The first step that needs checking (one whose output has no known size, or that runs a
         body: the steps before it are within the peak ``check_plan`` found), and per step: the step,
         its rule, its outputs' known bytes, the slots it frees that the caller does not hold."""
-        names = graph.slot_names
+        view = plan_view(graph)
+        names = view.names
         plan = [
             (
                 step,
-                rule_for(node.op_type, len(step.outputs)),
+                rule_for(op_type, len(step.outputs)),
                 [self.sizes.get(names[s], 0) if s > 1 else 0 for s in step.outputs],
-                tuple(s for s in step.frees if s not in graph.caller_slots),
+                tuple(s for s in step.frees if s not in view.caller),
             )
-            for step, (node, _) in zip(graph.steps, graph.step_nodes)
+            for step, (op_type, _) in zip(view.steps, view.ops)
         ]
         unknown = (
             index
-            for index, (step, (_, bodies)) in enumerate(zip(graph.steps, graph.step_nodes))
+            for index, (step, (_, bodies)) in enumerate(zip(view.steps, view.ops))
             if bodies or any(s == 1 or names[s] not in self.sizes for s in step.outputs if s)
         )
-        return next(unknown, len(plan)), plan
+        return next(unknown, len(plan)), plan, view
 
     def __call__(self, graph: CompiledGraph, values: list[Any]) -> None:
         found = self._plans.get(id(graph))
         if found is None:
             found = self._plans[id(graph)] = self._plan(graph)
-        start, plan = found
-        graph.execute_steps(values, graph.steps[:start])
-        ignored = {id(v) for v in graph.constants}
+        start, plan, view = found
+        graph.execute_steps(values, view.steps[:start])
+        ignored = {id(v) for v in view.constants}
         counted: dict[int, int] = {}
 
         def count(slots: Iterable[int]) -> int:
@@ -347,7 +376,7 @@ class Guard:
 
         limit = budget() - held()
         # what is live where checking starts, each array once; a body's outer values are the outer graph's
-        live = self.base + count(s for s in range(len(values)) if graph.slot_names[s] not in graph.outer_names)
+        live = self.base + count(s for s in range(len(values)) if view.names[s] not in graph.outer_names)
         for step, rule, outputs, frees in plan[start:]:
             arguments = [values[s] for s in step.inputs]
             inputs = [value_bytes(value) for value in arguments]

@@ -21,7 +21,14 @@ Preparing (``GraphSession(model)``) does all the work that does not depend on th
   subgraph's ``outer_names``: an If whose then-branch reads ``a`` and else-branch ``a`` and ``b``
   is called ``kernel(cond, a, a, b)``;
 * the rest becomes a flat plan of ``(kernel, input slots, output slots, slots to free)``: a run is
-  one list of values indexed by slot, and each intermediate is dropped after its last use.
+  one list of values indexed by slot, and each intermediate is dropped after its last use;
+* the plan a run follows is rewritten where the meaning is kept: a Conv + BatchNormalization pair
+  of constant weights is one Conv (:mod:`ovpool.runtime.fusion`; rounding differs by about 1e-7
+  of the values), an element-wise kernel writes into an input that dies at its node
+  (:mod:`ovpool.runtime.inplace`) and a chain of element-wise nodes runs tile by tile
+  (:mod:`ovpool.runtime.chains`), both with the same bits. An observed run
+  (``run(..., observe=...)``) follows a second plan, built at its first use, of the nodes as the
+  model states them, writing nothing in place: the observer sees every node's own output.
 """
 
 from __future__ import annotations
@@ -39,6 +46,9 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import kernel_failure
 from ovpool.onnx.model import load
+from ovpool.runtime.chains import chain_steps
+from ovpool.runtime.fusion import Prepared, fold_batch_norms
+from ovpool.runtime.inplace import donating_kernels, owned_slots
 from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup, registered_since
 from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
 from ovpool.runtime.tensors import TensorDecl, name_mismatch, onnx_inputs
@@ -131,19 +141,34 @@ class CompiledGraph:
         for name in self.output_names:
             resolve(name, None)
 
-        self._bodies: dict[int, list[CompiledGraph]] = {}  # a node's subgraphs, by id of the node
-        self.guard: Guard | None = None  # ovpool.runtime.budget's run-time accounting, when set
         known = dict(constants)  # constants, then the outputs of folded nodes
         # enclosing constants a body of ours may read: those no name of this graph shadows
         unshadowed = {k: v for k, v in outer_constants.items() if k not in defined and k not in produced}
-        prepared: list[tuple[NodeProto, Kernel, tuple[str, ...], tuple[str, ...], bool]] = []
-        for index in order:
-            node = nodes[index]
-            kernel, inputs, folded = self._prepare(node, model, known, unshadowed, visible)
-            prepared.append((node, kernel, inputs, tuple(node.output), folded))
+        prepared = [self._prepare(nodes[index], model, known, unshadowed, visible) for index in order]
         self.outer_names = tuple(outer_runtime)
-        self.folded = tuple(_node_name(node) for node, _, _, _, folded in prepared if folded)
-        self._build_plan(prepared, known)
+        self.folded = tuple(_node_name(entry.node) for entry in prepared if entry.folded)
+        taken = set(visible) | set(known)
+
+        def fresh(hint: str) -> str:
+            """A name no value of this graph has: ``conv1/W``, else ``conv1/W#2``..."""
+            name, count = hint, 1
+            while name in taken:
+                count += 1
+                name = f"{hint}#{count}"
+            taken.add(name)
+            return name
+
+        fused, fused_constants = fold_batch_norms(prepared, known, frozenset(self.output_names), fresh)
+        self._plan = _build_plan(fused, {**known, **fused_constants}, self, donate=True)
+        self.guard: Guard | None = None  # ovpool.runtime.budget's run-time accounting, when set
+        self._observed_plan: _Plan | None = None
+        if fused_constants or self._plan.donating:
+            # what observed runs need: the nodes as the model states them (initializers only folded nodes read not kept)
+            wanted = {n for e in prepared for n in (e.outputs if e.folded else e.inputs)} | set(self.output_names)
+            self._unfused: tuple[list[Prepared], dict[str, Any]] | None = (prepared, {n: known[n] for n in wanted if n in known})
+        else:
+            self._unfused = None
+            self._observed_plan = self._plan
 
     def _prepare(
         self,
@@ -152,7 +177,7 @@ class CompiledGraph:
         known: dict[str, Any],
         outer_constants: Mapping[str, Any],
         visible: frozenset[str],
-    ) -> tuple[Kernel, tuple[str, ...], bool]:
+    ) -> Prepared:
         """The node's kernel and the names it is called with (own inputs, then its subgraphs' outer
         names); a node of constants is run now (``folded``) and its outputs added to ``known``."""
         label = _node_label(node)
@@ -177,7 +202,6 @@ class CompiledGraph:
         for attribute in node.attribute:
             if attribute.type == AttributeProto.GRAPH:
                 subgraphs[attribute.name] = CompiledGraph(attribute.g, model, inner_constants, visible)
-                self._bodies.setdefault(id(node), []).append(subgraphs[attribute.name])
             elif attribute.type == AttributeProto.GRAPHS:
                 raise ModelError(f"{label}: attribute '{attribute.name}' holds a list of graphs, which ovpool does not run")
         op = OpNode(
@@ -212,111 +236,45 @@ class CompiledGraph:
             for name, value in zip(node.output, results):
                 if name:
                     known[name] = value
-        return kernel, call_names, folded
-
-    def _build_plan(
-        self, prepared: list[tuple[NodeProto, Kernel, tuple[str, ...], tuple[str, ...], bool]], known: dict[str, Any]
-    ) -> None:
-        slots: dict[str, int] = {}
-
-        def slot(name: str) -> int:
-            if not name:
-                return _NONE
-            return slots.setdefault(name, len(slots) + 2)
-
-        self._input_slots = tuple(slot(n) for n in self.input_names)
-        self._outer_slots = tuple(slot(n) for n in self.outer_names)
-        runtime: list[tuple[Kernel, tuple[int, ...], tuple[int, ...], str]] = []
-        self._order: list[tuple[NodeProto, tuple[str, ...] | None, int]] = []  # (node, folded outputs or None, step)
-        for node, kernel, inputs, outputs, folded in prepared:
-            if folded:
-                self._order.append((node, outputs, -1))
-                continue
-            out_slots = tuple(slot(n) if n else _DISCARD for n in outputs)
-            self._order.append((node, None, len(runtime)))
-            runtime.append((kernel, tuple(slot(n) for n in inputs), out_slots, _node_label(node)))
-        self._output_slots = tuple(slot(n) for n in self.output_names)
-        constant_slots = {slots[name] for name in known if name in slots}
-        self._constant_outputs = tuple(s in constant_slots for s in self._output_slots)
-        # what observe reports for folded nodes (initializers only they read are not kept)
-        self._folded = {name: known[name] for _, _, _, outputs, folded in prepared if folded for name in outputs if name}
-        kept = constant_slots | set(self._output_slots) | {_NONE, _DISCARD}
-        last_use: dict[int, int] = {}
-        for index, (_, ins, outs, _) in enumerate(runtime):
-            for s in outs:
-                last_use.setdefault(s, index)
-            for s in ins:
-                last_use[s] = index
-        frees: dict[int, list[int]] = {}
-        for s, index in last_use.items():
-            if s not in kept:
-                frees.setdefault(index, []).append(s)
-        self._steps = tuple(
-            _Step(kernel, ins, outs, tuple(frees.get(index, ())), label)
-            for index, (kernel, ins, outs, label) in enumerate(runtime)
-        )
-        self._initial: list[Any] = [None] * (len(slots) + 2)
-        for name, s in slots.items():
-            if name in known:
-                self._initial[s] = known[name]
-        # for ovpool.runtime.budget: the tensor name of each slot, each step's node and subgraphs
-        self.slot_names: tuple[str, ...] = ("", "", *slots)
-        self.caller_slots = frozenset(self._input_slots + self._outer_slots)  # held by the caller through a run
-        self.constants = tuple(value for value in self._initial if value is not None)
-        self.step_nodes = tuple((node, tuple(self._bodies.get(id(node), ()))) for node, _, index in self._order if index >= 0)
+        return Prepared(node, op, kernel, call_names, tuple(node.output), folded)
 
     def __call__(self, inputs: Sequence[Any], outer: Sequence[Any] = (), observe: Observer | None = None) -> list[Any]:
-        values = self._initial.copy()
-        for s, value in zip(self._input_slots, inputs):
+        plan = self._plan if observe is None else self._observed()
+        values = plan.initial.copy()
+        for s, value in zip(plan.input_slots, inputs):
             values[s] = value
-        for s, value in zip(self._outer_slots, outer):
+        for s, value in zip(plan.outer_slots, outer):
             values[s] = value
         if observe is None and self.guard is not None:
             self.guard(self, values)
         elif observe is None:
-            self._execute(values)
+            _execute(values, plan.steps, self.name)
         else:
-            self._execute_observed(values, observe)
-        return [values[s] for s in self._output_slots]
+            _execute_observed(plan, values, observe, self.name)
+        return [values[s] for s in plan.output_slots]
 
     @property
-    def steps(self) -> tuple[_Step, ...]:
-        """The plan: ``(kernel, input slots, output slots, slots freed after it, label)`` per step."""
-        return self._steps
+    def plan(self) -> _Plan:
+        """The plan an unobserved run follows (``ovpool.runtime.budget`` accounts it)."""
+        return self._plan
 
     def execute_steps(self, values: list[Any], steps: Sequence[_Step]) -> None:
         """Run these steps of the plan on the slot values, freeing what each was the last to read."""
-        self._execute(values, steps)
+        _execute(values, steps, self.name)
 
-    def _execute(self, values: list[Any], steps: Sequence[_Step] | None = None, free: bool = True) -> None:
-        label = self.name
-        try:
-            for kernel, inputs, outputs, frees, label in self._steps if steps is None else steps:
-                results = kernel(*[values[i] for i in inputs])
-                if len(results) < len(outputs):
-                    raise ModelError(f"{label}: gave {len(results)} outputs, the node names {len(outputs)}")
-                for s, value in zip(outputs, results):
-                    values[s] = value
-                if free:
-                    for s in frees:
-                        values[s] = None
-        except OvpoolError:
-            raise
-        except Exception as exc:  # numpy on inputs the node cannot take: said of the node
-            raise kernel_failure(label, exc) from exc
+    @property
+    def constant_outputs(self) -> tuple[bool, ...]:
+        """For each output, whether it is a constant of the plan (the caller copies it before handing it out)."""
+        return self._plan.constant_outputs
 
-    def _execute_observed(self, values: list[Any], observe: Observer) -> None:
-        """As ``_execute``, calling ``observe(node, outputs)`` after every node in plan order; a
-        folded node is reported with its constant outputs where it stands in that order."""
-        for node, folded, index in self._order:
-            if folded is not None:
-                observe(node, tuple(self._folded.get(name) if name else None for name in folded))
-                continue
-            step = self._steps[index]
-            self._execute(values, (step,), free=False)
-            observe(node, tuple(values[s] if s != _DISCARD else None for s in step.outputs))
-            for s in step.frees:
-                values[s] = None
+    def _observed(self) -> _Plan:
+        """The plan observed runs follow: every node as the model states it, no buffer reused."""
+        if self._observed_plan is None:
+            assert self._unfused is not None
+            prepared, known = self._unfused
+            self._observed_plan = _build_plan(prepared, known, self, donate=False)
+            self._unfused = None
+        return self._observed_plan
 
     def output_types(self) -> list[tuple[np.dtype | None, tuple[int | None, ...] | None]]:
         """Each output's declared element type and dims (``None`` where not declared), found in the
@@ -332,6 +290,126 @@ class CompiledGraph:
                 dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor.shape.dim)
             types.append((None if dtype is None else np.dtype(dtype), dims))
         return types
+
+
+class _Plan:
+    """What a run follows: the steps, the values a run starts from (constants in their slots) and
+    where inputs, outer values and outputs sit; ``order`` and ``folded`` say what an observer is
+    shown: ``(node, folded outputs or None, step index)`` per node, and the folded values;
+    ``donating`` counts the steps that write into a dying input; ``slot_names`` the name of each
+    slot and ``producers`` the node that writes each named slot (for ``ovpool.runtime.budget``)."""
+
+    def __init__(
+        self,
+        steps: tuple[_Step, ...],
+        initial: list[Any],
+        slots: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]],
+        constant_outputs: tuple[bool, ...],
+        order: list[tuple[NodeProto, tuple[str, ...] | None, int]],
+        folded: dict[str, Any],
+        donating: int,
+        slot_names: tuple[str, ...] = (),
+        producers: Mapping[int, Prepared] | None = None,
+    ) -> None:
+        self.steps = steps
+        self.slot_names = slot_names
+        self.producers = producers or {}
+        self.donating = donating
+        self.initial = initial
+        self.input_slots, self.outer_slots, self.output_slots = slots
+        self.constant_outputs = constant_outputs
+        self.order = order
+        self.folded = folded
+
+
+def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: CompiledGraph, donate: bool) -> _Plan:
+    """The flat plan of ``prepared``: a slot per name, the folded nodes left out, each intermediate
+    freed after its last use; with ``donate``, steps that may write into an input dying there
+    (``ovpool.runtime.inplace``) get the kernel that does, and chains of element-wise steps become
+    one step computed tile by tile (``ovpool.runtime.chains``)."""
+    slots: dict[str, int] = {}
+
+    def slot(name: str) -> int:
+        if not name:
+            return _NONE
+        return slots.setdefault(name, len(slots) + 2)
+
+    input_slots = tuple(slot(n) for n in graph.input_names)
+    outer_slots = tuple(slot(n) for n in graph.outer_names)
+    runtime: list[tuple[Prepared, tuple[int, ...], tuple[int, ...]]] = []
+    order: list[tuple[NodeProto, tuple[str, ...] | None, int]] = []
+    for entry in prepared:
+        if entry.folded:
+            order.append((entry.node, entry.outputs, -1))
+            continue
+        order.append((entry.node, None, len(runtime)))
+        runtime.append((entry, tuple(slot(n) for n in entry.inputs), tuple(slot(n) if n else _DISCARD for n in entry.outputs)))
+    output_slots = tuple(slot(n) for n in graph.output_names)
+    constant_slots = {slots[name] for name in known if name in slots}
+    # what observe reports for folded nodes (initializers only they read are not kept)
+    folded = {name: known[name] for entry in prepared if entry.folded for name in entry.outputs if name}
+    kept = constant_slots | set(output_slots) | {_NONE, _DISCARD}
+    last_use: dict[int, int] = {}
+    for index, (_, ins, outs) in enumerate(runtime):
+        for s in outs:
+            last_use.setdefault(s, index)
+        for s in ins:
+            last_use[s] = index
+    frees: dict[int, list[int]] = {}
+    for s, index in last_use.items():
+        if s not in kept:
+            frees.setdefault(index, []).append(s)
+    outside = kept | set(input_slots) | set(outer_slots)
+    typed = [(f"{e.op.domain}.{e.op.op_type}" if e.op.domain else e.op.op_type, e.kernel, ins, outs) for e, ins, outs in runtime]
+    kernels, donating = donating_kernels(typed, frees, outside, donate)
+    planned = [
+        (kernel, ins, outs, tuple(frees.get(index, ())), _node_label(entry.node))
+        for index, (kernel, (entry, ins, outs)) in enumerate(zip(kernels, runtime))
+    ]
+    if donate:
+        planned = chain_steps(planned, [entry.kernel for entry, _, _ in runtime], outside, owned_slots(typed) - outside)
+    steps = tuple(_Step(*step) for step in planned)
+    initial: list[Any] = [None] * (len(slots) + 2)
+    for name, s in slots.items():
+        if name in known:
+            initial[s] = known[name]
+    constant_outputs = tuple(s in constant_slots for s in output_slots)
+    producers = {s: entry for entry, _, outs in runtime for s in outs if s > _DISCARD}
+    slot_names = ("", "", *slots)
+    return _Plan(
+        steps, initial, (input_slots, outer_slots, output_slots), constant_outputs, order, folded, donating, slot_names, producers
+    )
+
+
+def _execute(values: list[Any], steps: Sequence[_Step], label: str, free: bool = True) -> None:
+    try:
+        for kernel, inputs, outputs, frees, label in steps:
+            results = kernel(*[values[i] for i in inputs])
+            if len(results) < len(outputs):
+                raise ModelError(f"{label}: gave {len(results)} outputs, the node names {len(outputs)}")
+            for s, value in zip(outputs, results):
+                values[s] = value
+            if free:
+                for s in frees:
+                    values[s] = None
+    except OvpoolError:
+        raise
+    except Exception as exc:  # numpy on inputs the node cannot take: said of the node
+        raise kernel_failure(label, exc) from exc
+
+
+def _execute_observed(plan: _Plan, values: list[Any], observe: Observer, label: str) -> None:
+    """As ``_execute``, calling ``observe(node, outputs)`` after every node in plan order; a folded
+    node is reported with its constant outputs where it stands in that order."""
+    for node, folded, index in plan.order:
+        if folded is not None:
+            observe(node, tuple(plan.folded.get(name) if name else None for name in folded))
+            continue
+        step = plan.steps[index]
+        _execute(values, (step,), label, free=False)
+        observe(node, tuple(values[s] if s != _DISCARD else None for s in step.outputs))
+        for s in step.frees:
+            values[s] = None
 
 
 def compile_graph(graph: GraphProto, opsets: Mapping[str, int], label: str, ir_version: int = 10) -> CompiledGraph:
@@ -361,7 +439,7 @@ class GraphSession:
         opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in proto.opset_import}
         self._model = _Model(self._label, opsets, proto.ir_version)
         self._graph = CompiledGraph(proto.graph, self._model, top=True)
-        self.compiled = self._graph  # the top-level plan, for ovpool.runtime.budget
+        self.compiled = self._graph  # the top-level graph, for ovpool.runtime.budget
         self.input_names: tuple[str, ...] = self._graph.input_names
         self.output_names: tuple[str, ...] = self._graph.output_names
         self.reference_ops: tuple[str, ...] = tuple(sorted(self._model.reference_ops))
@@ -381,7 +459,7 @@ class GraphSession:
         values = self._graph([_as_value(inputs[n]) for n in self.input_names], observe=observe)
         return {
             name: value.copy() if constant and isinstance(value, np.ndarray) else value
-            for name, value, constant in zip(self.output_names, values, self._graph._constant_outputs)
+            for name, value, constant in zip(self.output_names, values, self._graph.constant_outputs)
         }
 
 

@@ -469,11 +469,12 @@ def test_bfloat16_at_version_22() -> None:
         ovpool_of("Conv", 11, [x, w], {})
 
 
-@pytest.mark.parametrize("method", ["taps", "im2col"])
-def test_tiles_and_batch_chunks(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("method", "tile_bytes"), [("taps", 900), ("taps", 40), ("im2col", 900)])
+def test_tiles_and_batch_chunks(method: str, tile_bytes: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tiny tile and column budgets: the depthwise tap loop runs over tiles of 2-3 planes (a last
-    short one) and im2col builds its columns one image at a time; both agree with onnxruntime."""
-    monkeypatch.setattr(conv_module, "TILE_BYTES", 900)
+    short one), or at 40 bytes over one plane at a time in bands of 1 or 3 output rows (a last
+    short one), and im2col builds its columns one image at a time; all agree with onnxruntime."""
+    monkeypatch.setattr(conv_module, "TILE_BYTES", tile_bytes)
     monkeypatch.setattr(conv_module, "COLS_BYTES", 1)
     rng = np.random.default_rng(3)
     cg = 1 if method == "taps" else 2
@@ -482,6 +483,23 @@ def test_tiles_and_batch_chunks(method: str, monkeypatch: pytest.MonkeyPatch) ->
     b = rng.standard_normal(5).astype(np.float32)
     for attrs in ({"pads": [1, 2, 0, 1]}, {"strides": [2, 3], "dilations": [1, 2]}):
         check("Conv", 13, [x, w, b], {"group": 5, **attrs}, constant=(1,), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("w_shape", "attrs"), [((4, 1, 3, 3), {"group": 4}), ((4, 4, 3, 3), {}), ((4, 4, 1, 1), {})])
+def test_numpy_buffer_size_is_left_as_found(w_shape: tuple[int, ...], attrs: dict[str, Any]) -> None:
+    """The kernels shrink numpy's ufunc buffer while they run (``small_ufunc_buffers``) and give the
+    caller's size back, also when they fail."""
+    x = np.ones((1, 4, 6, 6), dtype=np.float32)
+    old = np.setbufsize(4096)
+    try:
+        ovpool_of("Conv", 11, [x, np.ones(w_shape, np.float32), np.ones(4, np.float32)], attrs)
+        assert np.getbufsize() == 4096
+        with pytest.raises(RuntimeError), conv_module.small_ufunc_buffers():
+            assert np.getbufsize() == conv_module.UFUNC_BUFFER
+            raise RuntimeError
+        assert np.getbufsize() == 4096
+    finally:
+        np.setbufsize(old)
 
 
 @pytest.mark.parametrize(

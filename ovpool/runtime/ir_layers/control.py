@@ -6,7 +6,10 @@ The port map of Loop and TensorIterator (OpenVINO's opset specification):
 * an input with ``axis`` is sliced: iteration ``k`` gets the part of ``part_size`` along ``axis``
   starting at ``start + k * stride`` (``start`` and ``end`` both included, negative counted from
   the end; a negative stride walks back, its part ending there): on an axis of 4,
-  ``start=-1 end=0 stride=-1 part_size=1`` gives indices 3, 2, 1, 0;
+  ``start=-1 end=0 stride=-1 part_size=1`` gives indices 3, 2, 1, 0; there are
+  ``(|end - start| + 1) // part_size`` parts whatever the stride (OpenVINO core's count: stride 1
+  with parts of 2 on 6 elements takes [0, 1], [1, 2], [2, 3]; the CPU plugin refuses to compile a
+  stride other than part_size);
 * an input without ``axis`` is the Parameter's value at the first iteration; a back edge (Result
   -> Parameter) replaces it with that Result's value for the next iteration, else it stays;
 * an output with ``axis`` concatenates the Result's value of every iteration along ``axis`` (last

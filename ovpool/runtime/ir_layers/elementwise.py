@@ -13,7 +13,9 @@
   once, when the graph is prepared; u4/i4 weights are read two to a byte, the low nibble first.
 - PRelu with a 1-D slope as long as the channel axis (axis 1) applies it per channel.
 - BitwiseAnd/Or/Xor/Not-13 act on the bits of integers (5 & 3 = 1, ~5 = -6 in i32) and as logic
-  on booleans.
+  on booleans. BitwiseLeftShift/RightShift-15 shift the bits (u8 5 << 5 = 160; i32 -8 >> 1 = -4,
+  arithmetic for signed types, logical for unsigned ones); a shift by the width or more, which the
+  specification leaves undefined, gives numpy's 0 (-1 for a negative value shifted right).
 """
 
 from __future__ import annotations
@@ -107,6 +109,8 @@ def _numpy_binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> B
 layer("FloorMod", 1)(_numpy_binary(np.mod))
 for _type, _function in (("BitwiseAnd", np.bitwise_and), ("BitwiseOr", np.bitwise_or), ("BitwiseXor", np.bitwise_xor)):
     layer(_type, 13)(_numpy_binary(_function))
+layer("BitwiseLeftShift", 15)(_numpy_binary(np.left_shift))
+layer("BitwiseRightShift", 15)(_numpy_binary(np.right_shift))
 layer("Mod", 1)(_numpy_binary(np.fmod))
 layer("NotEqual", 1)(_numpy_binary(np.not_equal))
 

@@ -19,6 +19,7 @@ from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
 
 from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
+from ovpool.runtime.ops.memo import dtype_name
 
 
 def tensor_value(tensor: TensorProto) -> np.ndarray:
@@ -237,7 +238,27 @@ def _cast_to(node: OpNode, elem: int, saturate: bool) -> Any:
         return lambda x: _to_float8(_numeric(node, x, np.dtype(np.float32)), dtype, largest, infinite_saturates, saturate)
     if elem in _INT4:
         return lambda x: _to_int4(_numeric(node, x, np.dtype(np.float64)), dtype)
-    return lambda x: _plain(_numeric(node, x, dtype), dtype)
+
+    def plain(x: np.ndarray) -> np.ndarray:
+        if x.dtype == object:
+            return _plain(_numeric(node, x, dtype), dtype)
+        if x.dtype == dtype:
+            return x
+        if _exact(x.dtype, dtype):
+            return x.astype(dtype)
+        return _plain(x, dtype)
+
+    return plain
+
+
+def _exact(source: np.dtype, target: np.dtype) -> bool:
+    """Whether every ``source`` value has a ``target`` value numpy casts it to without a warning
+    (no NaN, infinity or overflow to report): from bool or an integer to bool, an integer (which
+    wraps) or a float of 4 bytes or more, or from a float to a float at least as wide (int64 ->
+    float32, float32 -> float64; not float32 -> int64, nor int64 70000 -> float16's infinity)."""
+    if source.kind in "biu":
+        return target.kind in "biu" or (target.kind == "f" and target.itemsize >= 4)
+    return source.kind == "f" and target.kind == "f" and target.itemsize >= source.itemsize
 
 
 def _plain(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -338,7 +359,7 @@ def cast(node: OpNode) -> Kernel:
     convert = _cast_to(node, _cast_name(node), _saturate(node))
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
-        return outputs(convert(x))
+        return (np.asarray(convert(x)),)
 
     return kernel
 
@@ -421,7 +442,7 @@ def constant_of_shape(node: OpNode) -> Kernel:
             raise node.fail(f"input must be a 1-D int64 tensor, got {dims.dtype} of shape {list(dims.shape)}")
         if dims.size and dims.min() < 0:
             raise node.fail(f"input {dims.tolist()} has a negative dim")
-        check_tensor(f"{node.label}: output", dims.tolist(), fill.dtype.name, fill.dtype.itemsize)
+        check_tensor(f"{node.label}: output", dims.tolist(), dtype_name(fill.dtype), fill.dtype.itemsize)
         return (np.full(tuple(dims.tolist()), fill, dtype=fill.dtype),)
 
     return kernel

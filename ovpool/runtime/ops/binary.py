@@ -33,7 +33,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
-from ovpool.runtime.ops.elementwise import bit_select, int_attr, narrow, str_attr, type_guard, wide
+from ovpool.runtime.ops.elementwise import InPlace, bit_select, int_attr, narrow, str_attr, type_guard, wide, writable_float
 
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -43,25 +43,51 @@ def _broadcast_error(node: OpNode, *arrays: np.ndarray) -> Exception:
     return node.fail(f"input shapes {shapes} do not broadcast")
 
 
-def _binary(node: OpNode, function: Binary) -> Kernel:
+def _binary(node: OpNode, function: Binary, ufunc: np.ufunc | None = None) -> Kernel:
     """The kernel applying ``function(a, b)`` after the type check, with numpy's broadcasting; shapes
-    that do not broadcast are the node's error."""
+    that do not broadcast are the node's error. ``ufunc``, when ``function`` is that ufunc on
+    floats, gives the in-place form (:class:`InPlace`): ``ufunc(a, b, out=a)`` when the result has
+    a's shape (b broadcasts to it), ``out=b`` likewise."""
     check = type_guard(node)
+    quiet = function in _QUIET_ON_INTEGERS
 
     def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
         check(a, b)
         try:
-            with np.errstate(all="ignore"):
-                return outputs(function(a, b))
+            if quiet and a.dtype.kind in "iub":  # no floating-point state to quiet: 1 us less a node
+                y = function(a, b)
+            else:
+                with np.errstate(all="ignore"):
+                    y = function(a, b)
         except ValueError:
             raise _broadcast_error(node, a, b) from None
+        return (y,) if type(y) is np.ndarray else outputs(y)
 
-    return kernel
+    def into(out: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not writable_float(out) or a.dtype != b.dtype or max(a.ndim, b.ndim) > out.ndim:
+            return kernel(a, b)
+        check(a, b)
+        try:
+            with np.errstate(all="ignore"):
+                ufunc(a, b, out=out)  # type: ignore[misc]
+        except ValueError:  # the result is larger than out: numpy refuses before writing
+            return kernel(a, b)
+        return (out,)
+
+    def tile(dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        ufunc(a, b, out=dst)  # type: ignore[misc]
+
+    if ufunc is None:
+        return InPlace(kernel)
+    return InPlace(kernel, into, (0, 1), tile)
 
 
 def _binary_factory(function: Binary) -> Callable[[OpNode], Kernel]:
-    return lambda node: _binary(node, function)
+    ufunc = function if function in _IN_PLACE else None
+    return lambda node: _binary(node, function, ufunc)
 
+
+_IN_PLACE = (np.add, np.subtract, np.multiply)  # float results of the inputs' type
 
 _PLAIN: tuple[tuple[str, int, Binary], ...] = (
     ("Add", 7, np.add),
@@ -79,6 +105,10 @@ _PLAIN: tuple[tuple[str, int, Binary], ...] = (
 
 for _op, _since, _function in _PLAIN:
     register(_op, _since)(_binary_factory(_function))
+
+# ufuncs that raise no floating-point flag on integers and bools (wrapping is silent; an integer
+# floor division of the lowest value by -1 flags overflow, so Div, Mod and Pow are not here)
+_QUIET_ON_INTEGERS = frozenset(f for _, _, f in _PLAIN) | {np.left_shift, np.right_shift}
 
 
 @register("Not", 1)
@@ -130,7 +160,7 @@ def div(node: OpNode) -> Kernel:
             return _truncating_divide(a, b)
         return np.divide(a, b)
 
-    return _binary(node, divide)
+    return _binary(node, divide, np.divide)
 
 
 def _python_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -33,15 +33,21 @@ if TYPE_CHECKING:
     from ovpool.runtime.graph import CompiledGraph
 
 
+def _outer_slices(node: OpNode) -> dict[str, slice]:
+    """Where each subgraph's outer values sit in a kernel call's arguments: after the node's own
+    inputs, in ``node.subgraphs`` order (an If with one input whose branches read 1 and 2 outer
+    values: ``then_branch`` args[1:2], ``else_branch`` args[2:4])."""
+    slices: dict[str, slice] = {}
+    offset = len(node.constants)
+    for name, graph in node.subgraphs.items():
+        slices[name] = slice(offset, offset + len(graph.outer_names))
+        offset += len(graph.outer_names)
+    return slices
+
+
 def _split(node: OpNode, args: Sequence[Any]) -> tuple[Sequence[Any], dict[str, Sequence[Any]]]:
     """The node's own inputs, and each subgraph's outer values, from one kernel call's arguments."""
-    own = len(node.constants)
-    outer: dict[str, Sequence[Any]] = {}
-    offset = own
-    for name, graph in node.subgraphs.items():
-        outer[name] = args[offset : offset + len(graph.outer_names)]
-        offset += len(graph.outer_names)
-    return args[:own], outer
+    return args[: len(node.constants)], {name: args[where] for name, where in _outer_slices(node).items()}
 
 
 def _body(node: OpNode, attribute: str) -> CompiledGraph:
@@ -75,6 +81,8 @@ def _stack(
 
 
 def _scalar(node: OpNode, value: np.ndarray, what: str) -> Any:
+    if isinstance(value, np.ndarray) and value.size == 1:
+        return value.item()
     array = np.asarray(value)
     if array.size != 1:
         raise node.fail(f"{what} must hold one value, got shape {list(array.shape)}")
@@ -136,11 +144,14 @@ def if_(node: OpNode) -> Kernel:
         if len(branch.output_names) < node.n_outputs:
             raise node.fail(f"returns {len(branch.output_names)} outputs; the node names {node.n_outputs}", name)
 
+    n = node.n_outputs
+    where = _outer_slices(node)
+    then_outer, else_outer = where["then_branch"], where["else_branch"]
+
     def kernel(*args: Any) -> tuple[Any, ...]:
-        (cond,), outer = _split(node, args)
-        if bool(_scalar(node, cond, "cond")):
-            return tuple(then_branch((), outer["then_branch"])[: node.n_outputs])
-        return tuple(else_branch((), outer["else_branch"])[: node.n_outputs])
+        if bool(_scalar(node, args[0], "cond")):
+            return tuple(then_branch((), args[then_outer])[:n])
+        return tuple(else_branch((), args[else_outer])[:n])
 
     return kernel
 

@@ -35,18 +35,21 @@ is group 1's channel 1 and gets B[4]).
 Speed: Conv gathers windows with ``as_strided`` into im2col columns and multiplies by BLAS
 (``(g, M/g, C/g*K) @ (N, g, C/g*K, P)``), in blocks of about 2 MB that stay in cache; a 1x1 kernel
 without pads is a plain matmul. ConvTranspose is one matmul ``W^T @ X`` per group, then col2im:
-one flat add per kernel tap into the stride's phase planes and one strided copy per phase. Depthwise kernels (one input channel per group, at most two outputs) accumulate one
-broadcast multiply per kernel tap over cache-sized tiles of channel planes, each tap a flat
-shifted view of the padded planes (strides split into phases; 3x3 over 112x112: 9 taps over runs
-of 12,768). Float16 and bfloat16 are computed in float32, float64 in float64; results have the
-input's type.
+one flat add per kernel tap into the stride's phase planes and one strided copy per phase.
+Depthwise kernels (one input channel per group, at most two outputs) accumulate one broadcast
+multiply and add per kernel tap, in kernel order, over cache-sized steps (several thin planes, or
+bands of rows of a large one), each tap a flat shifted view of the padded planes (strides split
+into phases; 3x3 over 112x112: 9 taps over runs of 12,768). The kernels run with numpy's ufunc
+buffer kept small (``small_ufunc_buffers``). Float16 and bfloat16 are computed in float32,
+float64 in float64; results have the input's type.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
@@ -58,9 +61,10 @@ from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
-TILE_BYTES = 1 << 18  # depthwise: a tile's input, accumulator and scratch (3 x this) fit a core's L2
+TILE_BYTES = 1 << 18  # depthwise: a step's accumulator; with its scratch and the input it reads, in a core's L2
 COLS_BYTES = 1 << 21  # im2col: columns built and multiplied a block of about this size at a time (below
 # numpy's 4 MB huge-page threshold, whose page faults can cost more than the convolution)
+UFUNC_BUFFER = 16  # elements: numpy's ufunc buffer inside the Conv kernels (see small_ufunc_buffers)
 
 
 @dataclass(frozen=True)
@@ -236,21 +240,27 @@ def conv_weights(method: str, w: np.ndarray, group: int, dtype: np.dtype) -> np.
     return np.ascontiguousarray(w.reshape(group, m // group, -1))
 
 
-def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan) -> np.ndarray:
+def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, bias: np.ndarray | None) -> np.ndarray:
     """1x1 kernel: ``(g, M/g, C/g) @ (N, g, C/g, P)``, the input subsampled first to the cells
     the outputs read, ``0, s, ..., (out - 1) * s`` (stride 2 over 7 cells: 0, 2, 4, 6)."""
     if x.shape[2:] != plan.out:
         x = x[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(plan.out, plan.strides))]
     n, g = x.shape[0], plan.group
     y = np.matmul(wl, x.reshape(n, g, x.shape[1] // g, math.prod(plan.out)))
+    if bias is not None:
+        with small_ufunc_buffers():
+            y += bias.reshape(g, wl.shape[1], 1)
     return y.reshape((n, g * wl.shape[1]) + plan.out)
 
 
-def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...]) -> np.ndarray:
+def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None) -> np.ndarray:
     """Windows of the padded input as (N, g, C/g*K, P) columns, then a batched matmul with W as
     (g, M/g, C/g*K). The columns are built in blocks of about COLS_BYTES, so that each is still in
     cache when multiplied: several images at once when they fit, else blocks of output rows of one
-    image (3x3 over 64x56x56: 576 x 3,136 columns, 7.2 MB, go as 4 blocks of 16 rows)."""
+    image (3x3 over 64x56x56: 576 x 3,136 columns, 7.2 MB, go as 4 blocks of 16 rows). Each block's
+    product is written to its rows of the output with the bias added in the same pass. (Multiplying
+    straight into the output's rows was slower: with 24 outputs of 80x80, a C matrix at a pitch of
+    25,600 bytes made OpenBLAS 1.2-1.4x slower than a contiguous block.)"""
     xp = _padded(x, plan.begin, plan.end)
     n, c = xp.shape[:2]
     g, mg = plan.group, wl.shape[1]
@@ -269,33 +279,41 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
     images = max(1, min(n, COLS_BYTES // (row_bytes * height))) if rows == height else 1
     columns = np.empty(images * c * k * rows * rest, dtype=x.dtype)
     product_ = np.empty(images * g * mg * rows * rest, dtype=x.dtype)
-    for image in range(0, n, images):
-        for row in range(0, height, rows):
-            block = windows[(slice(image, image + images),) + (slice(None),) * (first_axis - 1) + (slice(row, row + rows),)]
-            cols = columns[: block.size].reshape(block.shape)
-            cols[...] = block
-            count, span = block.shape[0], block.size // (block.shape[0] * c * k)
-            result = product_[: count * g * mg * span].reshape(count, g, mg, span)
-            np.matmul(wl, cols.reshape(count, g, cg * k, span), out=result)
-            y[image : image + count, :, :, row : row + rows] = result.reshape(count, g, mg, -1, rest)
+    biases = None if bias is None else bias.reshape(g, mg, 1, 1)
+    with small_ufunc_buffers():
+        for image in range(0, n, images):
+            for row in range(0, height, rows):
+                block = windows[(slice(image, image + images),) + (slice(None),) * (first_axis - 1) + (slice(row, row + rows),)]
+                cols = columns[: block.size].reshape(block.shape)
+                cols[...] = block
+                count, span = block.shape[0], block.size // (block.shape[0] * c * k)
+                result = product_[: count * g * mg * span].reshape(count, g, mg, span)
+                np.matmul(wl, cols.reshape(count, g, cg * k, span), out=result)
+                target = y[image : image + count, :, :, row : row + rows]
+                if biases is None:
+                    target[...] = result.reshape(target.shape)
+                else:
+                    np.add(result.reshape(target.shape), biases, out=target)
     return y.reshape((n, g * mg) + plan.out)
 
 
 def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None) -> np.ndarray:
     """One input channel per group: ``y[r] = sum over taps of w_tap[r] * x_tap[r]`` over rows
-    r = (image, group), one broadcast multiply and add per kernel tap, each over a flat shifted
-    view. The rows go through in tiles of about TILE_BYTES: a tile is copied into a zero-bordered
-    buffer (the padding is done in cache), its taps summed there, and its result (plus bias) written
-    once to the output.
+    r = (image, group), one broadcast multiply and add per kernel tap in kernel order, each over a
+    flat shifted view. A tile of rows is copied into a zero-bordered buffer (the padding is done in
+    cache); its outputs are computed in steps whose accumulator holds about TILE_BYTES (several
+    thin planes at once, or a band of rows of one large plane), each step's sum (plus bias) written
+    once to the output. 5x5 over 240 planes of 12x80 (padded 16x84, 12 output rows of 84): steps
+    of 65 planes; 3x3 over 16 planes of 400x304 (400 rows of 306): one plane at a time in bands of
+    214 rows.
 
     Strides become shifts by splitting each padded plane into its phases: with stride s, output o
     reads padded position ``o * s + t * d = s * (o + t * d // s) + t * d % s``, i.e. position
     ``o + t * d // s`` of phase ``t * d % s`` (the positions congruent to it mod s), a plane of
     ``ceil(P / s)``. With stride 1 there is one phase, the padded plane. In a phase plane of width
     Q, output (o1, o2) is flat position ``o1 * Q + o2`` and tap (i, j) adds a constant offset; the
-    columns o2 >= out2 are computed and dropped. With stride 1 whole padded planes are computed
-    (rows o1 >= out1 dropped too), so that a tile's tap view is one contiguous run, which numpy
-    multiplies fastest (3x3 over 114x114 padded: 9 shifted runs of 114 * 114 per plane)."""
+    columns o2 >= out2 are computed and dropped (3x3 over 112x112, padded 114x114: 9 shifted runs
+    of 112 * 114 per plane)."""
     n, g = x.shape[0], plan.group
     mg = wl.shape[2]
     rows = n * g
@@ -312,10 +330,12 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
         + sum(t * d // s * e for t, d, s, e in zip(tap, plan.dilations, strides, steps))
         for tap in taps
     ]
-    height = plan.out[0] if len(phases) > 1 else phase_shape[0]
-    grid = height * math.prod(phase_shape[1:])
+    height, row = plan.out[0], steps[0]
+    grid = height * row
+    budget = max(1, TILE_BYTES // (mg * x.itemsize))
+    tile = max(1, min(rows, budget // grid))
+    band = height if budget >= grid else max(1, budget // row)
     tail = max(0, max(offsets) + grid - plane)
-    tile = max(1, min(rows, TILE_BYTES // (max(plane, mg * grid) * x.itemsize)))
     buffer = np.zeros(tile * plane + tail, dtype=x.dtype)
     phase_planes = buffer[: tile * plane].reshape((tile, len(phases)) + phase_shape)
     copies = []
@@ -334,22 +354,43 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
     biases = None if bias is None else np.broadcast_to(bias.reshape(1, g, mg), (n, g, mg)).reshape(rows, mg, 1)
     planes = x.reshape((rows,) + x.shape[2:])
     y = np.empty((rows, mg) + plan.out, dtype=x.dtype)
-    acc = np.empty((tile, mg, grid), dtype=x.dtype)
+    acc = np.empty(tile * mg * band * row, dtype=x.dtype)
     tmp = np.empty_like(acc)
-    crop = (slice(None), slice(None)) + tuple(slice(0, o) for o in plan.out)
-    for first in range(0, rows, tile):
-        count = min(tile, rows - first)
-        for source, target in copies:
-            phase_planes[(slice(0, count),) + target] = planes[(slice(first, first + count),) + source]
-        part, scratch = acc[:count], tmp[:count]
-        np.multiply(views[0][:count], weights[0, first : first + count], out=part)
-        for view, w in zip(views[1:], weights[1:]):
-            np.multiply(view[:count], w[first : first + count], out=scratch)
-            part += scratch
-        if biases is not None:
-            part += biases[first : first + count]
-        y[first : first + count] = part.reshape((count, mg, height) + phase_shape[1:])[crop]
+    crop = (slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in plan.out[1:])
+    with small_ufunc_buffers():
+        for first in range(0, rows, tile):
+            count = min(tile, rows - first)
+            for source, target in copies:
+                phase_planes[(slice(0, count),) + target] = planes[(slice(first, first + count),) + source]
+            w_tile = weights[:, first : first + count]
+            for top in range(0, height, band):
+                size = min(band, height - top)
+                cells = slice(top * row, (top + size) * row)
+                part = acc[: count * mg * size * row].reshape(count, mg, size * row)
+                scratch = tmp[: part.size].reshape(part.shape)
+                np.multiply(views[0][:count, :, cells], w_tile[0], out=part)
+                for view, w in zip(views[1:], w_tile[1:]):
+                    np.multiply(view[:count, :, cells], w, out=scratch)
+                    part += scratch
+                if biases is not None:
+                    part += biases[first : first + count]
+                y[first : first + count, :, top : top + size] = part.reshape((count, mg, size) + phase_shape[1:])[crop]
     return y.reshape((n, g * mg) + plan.out)
+
+
+@contextlib.contextmanager
+def small_ufunc_buffers() -> Iterator[None]:
+    """numpy's ufunc buffer at UFUNC_BUFFER elements inside the block, restored after (also on an
+    error). numpy 2.4 copies operands through its buffer (8192 elements by default) when their
+    innermost run is shorter than it and the axes do not merge, even when nothing needs converting:
+    a multiply of 48 rows of 1,008 floats by one weight per row took 0.43 ns per element, 0.13 ns
+    with a buffer of 16 (no copy). The kernels' operands share one type and never need the buffer;
+    an operation that converts types would be slower with it (a float16 by float32 multiply: 2.4x)."""
+    old = np.setbufsize(UFUNC_BUFFER)
+    try:
+        yield
+    finally:
+        np.setbufsize(old)
 
 
 def _conv_factory(node: OpNode) -> Kernel:
@@ -388,13 +429,11 @@ def _conv_factory(node: OpNode) -> Kernel:
         spatial = tuple(w.shape[2:])
         bias = None if b is None else b.astype(dtype, copy=False)
         if plan.method == "taps":
-            return (_conv_taps(xc, wl, plan, spatial, bias).astype(x.dtype, copy=False),)
-        if plan.method == "pointwise":
-            y = _conv_pointwise(xc, wl, plan)
+            y = _conv_taps(xc, wl, plan, spatial, bias)
+        elif plan.method == "pointwise":
+            y = _conv_pointwise(xc, wl, plan, bias)
         else:
-            y = _conv_im2col(xc, wl, plan, spatial)
-        if bias is not None:
-            y += bias.reshape((-1,) + (1,) * len(spatial))
+            y = _conv_im2col(xc, wl, plan, spatial, bias)
         return (y.astype(x.dtype, copy=False),)
 
     return kernel

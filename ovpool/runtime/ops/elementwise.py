@@ -70,11 +70,29 @@ def type_guard(node: OpNode) -> Callable[..., None]:
     """A check of a kernel's inputs against the node's schema version: each input's dtype is one its
     type parameter allows, and inputs sharing a parameter share a dtype (Add-7 of float32 and int64
     is the node's error). Inputs past the formal list are the last (variadic) one's; None is skipped;
-    numpy unicode arrays count as ONNX strings, like object arrays of ``str``."""
+    numpy unicode arrays count as ONNX strings, like object arrays of ``str``. The dtypes of one
+    to three inputs that passed are remembered: the next call with them costs a set lookup."""
     params, allowed = _formal_types(node.op_type, node.since, node.domain)
     last = len(params) - 1
+    passed: set[tuple[np.dtype, ...]] = set()
 
     def check(*arrays: np.ndarray | None) -> None:
+        if len(arrays) == 2:
+            a, b = arrays
+            if a is not None and b is not None and (a.dtype, b.dtype) in passed:
+                return
+        elif len(arrays) == 1:
+            if arrays[0] is not None and (arrays[0].dtype,) in passed:
+                return
+        elif len(arrays) == 3:
+            a, b, c = arrays
+            if a is not None and b is not None and c is not None and (a.dtype, b.dtype, c.dtype) in passed:
+                return
+        full_check(arrays)
+        if len(arrays) <= 3 and all(array is not None for array in arrays):
+            passed.add(tuple(array.dtype for array in arrays if array is not None))
+
+    def full_check(arrays: tuple[np.ndarray | None, ...]) -> None:
         seen: dict[str, np.dtype] = {}
         for i, array in enumerate(arrays):
             if array is None:
@@ -134,9 +152,53 @@ def _is_half(dtype: np.dtype) -> bool:
     return dtype.itemsize == 2 and dtype.kind in "fV"
 
 
+Into = Callable[..., tuple[np.ndarray, ...]]
+
+
+class InPlace:
+    """An element-wise kernel that can also write its result into an input's buffer: called as
+    usual it allocates (``run``); ``donating(position)`` gives the kernel that computes into
+    input ``position`` when that buffer can hold the result (same shape and dtype, writeable, a
+    floating type), with the same operations in the same order as ``run`` (so the same bits:
+    Add of x = [1, 2] and 3 leaves x holding [4, 5]) and falls back to ``run`` otherwise.
+    ``donors`` are the positions it can write into. The plan decides when an input may be given
+    up (``ovpool.runtime.inplace``). ``tile(dst, *args)``, when given, computes the node into
+    ``dst`` from float32/float64 arguments of ``dst``'s shape or of one element, skipping the type
+    check (the caller has checked the dtypes): what a chain of nodes runs on each tile
+    (``ovpool.runtime.chains``); ``dst`` may be one of ``args``."""
+
+    __slots__ = ("run", "_into", "donors", "tile")
+
+    def __init__(
+        self, run: Kernel, into: Into | None = None, donors: tuple[int, ...] = (), tile: Callable[..., object] | None = None
+    ) -> None:
+        self.run = run
+        self._into = into
+        self.donors = donors if into is not None else ()
+        self.tile = tile
+
+    def __call__(self, *args: Any) -> tuple[np.ndarray, ...]:
+        return self.run(*args)
+
+    def donating(self, position: int) -> Kernel:
+        """The kernel that hands ``args[position]`` to ``into(out, *args)``."""
+        into = self._into
+        assert into is not None and position in self.donors
+
+        def kernel(*args: Any) -> tuple[np.ndarray, ...]:
+            return into(args[position], *args)
+
+        return kernel
+
+
+def writable_float(out: Any) -> bool:
+    """Whether ``out`` can take a float result in place: a writeable float32/float64 array of rank >= 1."""
+    return type(out) is np.ndarray and out.dtype.kind == "f" and out.dtype.itemsize >= 4 and out.ndim > 0 and out.flags.writeable
+
+
 # ---------------------------------------------------------------- one numpy function per op
 
-_SIMPLE: tuple[tuple[str, int, Unary], ...] = (
+_SIMPLE: tuple[tuple[str, int, np.ufunc], ...] = (
     ("Exp", 6, np.exp),
     ("Log", 6, np.log),
     ("Sqrt", 6, np.sqrt),
@@ -163,10 +225,12 @@ _SIMPLE: tuple[tuple[str, int, Unary], ...] = (
 )
 
 
-def _elementwise(node: OpNode, formula: Unary) -> Kernel:
+def _elementwise(node: OpNode, formula: Unary, tile: Callable[[np.ndarray, np.ndarray], object] | None = None) -> Kernel:
     """The kernel applying ``formula`` after the type check. float16 and bfloat16 are computed in
     float32 and rounded once (numpy's half-precision loops are slower than the two casts); a 0-d
-    input is seen as shape (1,), so formulas can work in place (numpy gives scalars for 0-d)."""
+    input is seen as shape (1,), so formulas can work in place (numpy gives scalars for 0-d).
+    ``tile(dst, x)``, when given, writes ``formula(x)`` of a float32/float64 ``x`` into ``dst`` by
+    the same steps (``dst`` may be ``x``): the in-place form (:class:`InPlace`)."""
     check = type_guard(node)
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -178,13 +242,27 @@ def _elementwise(node: OpNode, formula: Unary) -> Kernel:
                 y = y.astype(x.dtype) if y.dtype == np.float32 else y
             else:
                 y = formula(vector)
-        return outputs(y.reshape(x.shape))
+        return (y,) if x.ndim else outputs(y.reshape(()))
 
-    return kernel
+    def in_place(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not writable_float(x):
+            return kernel(x)
+        check(x)
+        assert tile is not None
+        with np.errstate(all="ignore"):
+            tile(x, x)
+        return (x,)
+
+    return InPlace(kernel, in_place if tile is not None else None, (0,), tile)
 
 
-def _simple_factory(function: Unary) -> Callable[[OpNode], Kernel]:
-    return lambda node: _elementwise(node, function)
+def _simple_factory(function: np.ufunc) -> Callable[[OpNode], Kernel]:
+    tile = None if function is np.isnan else functools.partial(_ufunc_into, function)
+    return lambda node: _elementwise(node, function, tile)
+
+
+def _ufunc_into(function: np.ufunc, dst: np.ndarray, x: np.ndarray) -> None:
+    function(x, out=dst)
 
 
 for _op, _since, _function in _SIMPLE:
@@ -238,7 +316,7 @@ def _negative_part(x: np.ndarray) -> np.ndarray:
 @register("Relu", 6)
 def relu(node: OpNode) -> Kernel:
     """Relu-6/13/14: max(x, 0); -2.5 -> 0, NaN stays NaN; Relu-14 adds int8..int64 (-3 -> 0)."""
-    return _elementwise(node, _positive_part)
+    return _elementwise(node, _positive_part, lambda dst, x: np.clip(x, 0, np.inf, out=dst))
 
 
 @register("LeakyRelu", 6)
@@ -364,11 +442,21 @@ def sigmoid(node: OpNode) -> Kernel:
 
     def formula(x: np.ndarray) -> np.ndarray:
         y = np.negative(x)
-        np.exp(y, out=y)
-        y += 1
-        return np.divide(1, y, out=y)
+        _sigmoid_of_negated(y)
+        return y
 
-    return _elementwise(node, formula)
+    def tile(dst: np.ndarray, x: np.ndarray) -> None:
+        np.negative(x, out=dst)
+        _sigmoid_of_negated(dst)
+
+    return _elementwise(node, formula, tile)
+
+
+def _sigmoid_of_negated(y: np.ndarray) -> None:
+    """``y`` holding -x becomes 1/(1 + e^-x)."""
+    np.exp(y, out=y)
+    y += 1
+    np.divide(1, y, out=y)
 
 
 @register("HardSigmoid", 6)
@@ -377,12 +465,14 @@ def hard_sigmoid(node: OpNode) -> Kernel:
     alpha = float_attr(node, "alpha", 0.2)
     beta = float_attr(node, "beta", 0.5)
 
-    def formula(x: np.ndarray) -> np.ndarray:
-        y = x * alpha
+    def shift_and_clip(y: np.ndarray) -> np.ndarray:
         y += beta
         return np.clip(y, 0, 1, out=y)
 
-    return _elementwise(node, formula)
+    def tile(dst: np.ndarray, x: np.ndarray) -> None:
+        shift_and_clip(np.multiply(x, alpha, out=dst))
+
+    return _elementwise(node, lambda x: shift_and_clip(x * alpha), tile)
 
 
 @register("HardSwish", 14)
@@ -390,13 +480,46 @@ def hard_swish(node: OpNode) -> Kernel:
     """HardSwish-14/22: x*max(0, min(1, x/6 + 0.5)): 1 -> 0.6667, -4 -> 0, 4 -> 4."""
 
     def formula(x: np.ndarray) -> np.ndarray:
+        if _chunked_hard_swish(x, x):
+            y = np.empty_like(x)
+            _hard_swish_into(y, x)
+            return y
         y = x / 6
-        y += 0.5
-        np.clip(y, 0, 1, out=y)
-        y *= x
+        _hard_swish_tail(y, x, y)
         return y
 
-    return _elementwise(node, formula)
+    return _elementwise(node, formula, _hard_swish_into)
+
+
+_HARD_SWISH_CHUNK = 1 << 16
+
+
+def _chunked_hard_swish(dst: np.ndarray, x: np.ndarray) -> bool:
+    """From four chunks of 65536 elements on, contiguous: a chunk at a time (smaller tensors stay
+    in the cache through four whole passes anyway)."""
+    return x.size >= 4 * _HARD_SWISH_CHUNK and x.flags.c_contiguous and dst.flags.c_contiguous
+
+
+def _hard_swish_into(dst: np.ndarray, x: np.ndarray) -> None:
+    """``dst`` = (clip(x/6 + 0.5, 0, 1)) * x, ``dst`` may be ``x``; a large tensor a chunk at a
+    time through one scratch buffer, so the four passes stay in the cache: (1, 96, 200, 152)
+    float32 in place in a third of the time of four whole-tensor passes and a new array."""
+    if not _chunked_hard_swish(dst, x):
+        _hard_swish_tail(x / 6, x, dst)
+        return
+    flat, out = x.reshape(-1), dst.reshape(-1)
+    scratch = np.empty(_HARD_SWISH_CHUNK, x.dtype)
+    for start in range(0, flat.size, _HARD_SWISH_CHUNK):
+        part = flat[start : start + _HARD_SWISH_CHUNK]
+        y = np.divide(part, 6, out=scratch[: part.size])
+        _hard_swish_tail(y, part, out[start : start + _HARD_SWISH_CHUNK])
+
+
+def _hard_swish_tail(y: np.ndarray, x: np.ndarray, dst: np.ndarray) -> None:
+    """``y`` holding x/6 becomes clip(x/6 + 0.5, 0, 1), then ``dst`` = y * x."""
+    y += 0.5
+    np.clip(y, 0, 1, out=y)
+    np.multiply(y, x, out=dst)
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:
@@ -469,6 +592,7 @@ def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
     return np.clip(x, low, high)
 
 
+@functools.cache
 def _type_limits(dtype: np.dtype) -> tuple[Any, Any]:
     """numeric_limits<T>::lowest() and max() as numpy scalars of ``dtype``; ints need no clipping
     (None): no value lies beyond them."""
@@ -489,15 +613,28 @@ def clip_attributes(node: OpNode) -> Kernel:
     high_attr = float_attr(node, "max", 0.0) if "max" in node.attrs else None
     check = type_guard(node)
 
-    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
-        check(x)
+    def bounds(x: np.ndarray) -> tuple[Any, Any]:
         lowest, highest = _type_limits(x.dtype)
         with np.errstate(over="ignore"):
             low = lowest if low_attr is None else x.dtype.type(low_attr)
             high = highest if high_attr is None else x.dtype.type(high_attr)
-        return outputs(_clip(x, low, high))
+        return low, high
 
-    return kernel
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x)
+        return outputs(_clip(x, *bounds(x)))
+
+    def tile(dst: np.ndarray, x: np.ndarray) -> None:
+        np.clip(x, *bounds(x), out=dst)
+
+    def into(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not writable_float(x):
+            return kernel(x)
+        check(x)
+        tile(x, x)
+        return (x,)
+
+    return InPlace(kernel, into, (0,), tile)
 
 
 @register("Clip", 11)
@@ -514,14 +651,27 @@ def clip_inputs(node: OpNode) -> Kernel:
             raise node.fail(f"input '{name}' has shape {value.shape}; it must hold one value")
         return value.reshape(())
 
+    def bounds(x: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> tuple[Any, Any]:
+        lowest, highest = _type_limits(x.dtype)
+        return lowest if low is None else bound(low, "min"), highest if high is None else bound(high, "max")
+
     def kernel(x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         check(x, low, high)
-        lowest, highest = _type_limits(x.dtype)
-        low_value = lowest if low is None else bound(low, "min")
-        high_value = highest if high is None else bound(high, "max")
-        return outputs(_clip(x, low_value, high_value))
+        return outputs(_clip(x, *bounds(x, low, high)))
 
-    return kernel
+    def tile(dst: np.ndarray, x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None) -> None:
+        np.clip(x, *bounds(x, low, high), out=dst)
+
+    def into(
+        out: np.ndarray, x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
+        if not writable_float(x):
+            return kernel(x, low, high)
+        check(x, low, high)
+        tile(x, x, low, high)
+        return (x,)
+
+    return InPlace(kernel, into, (0,), tile)
 
 
 # ---------------------------------------------------------------- erf and Gelu

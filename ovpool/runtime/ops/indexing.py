@@ -19,6 +19,9 @@ import numpy as np
 
 from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, outputs, register
+from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
+
+_FEW = 64  # indices up to this many are bounded in Python: two numpy reductions cost more
 
 
 def _valid(node: OpNode, indices: np.ndarray, size: np.ndarray | int, negative: bool, what: str = "indices") -> None:
@@ -28,8 +31,19 @@ def _valid(node: OpNode, indices: np.ndarray, size: np.ndarray | int, negative: 
         raise node.fail(f"input '{what}' must be an integer tensor, got {indices.dtype}")
     if not indices.size:
         return
-    low = -np.asarray(size) if negative else 0
-    if np.any(indices < low) or np.any(indices >= size):
+    if isinstance(size, int):
+        if indices.size <= _FEW:
+            listed = indices.ravel().tolist()
+            low, high = min(listed), max(listed)
+        else:
+            low, high = indices.min(), indices.max()
+        if low >= (-size if negative else 0) and high < size:
+            return
+        outside = True
+    else:
+        low = -np.asarray(size) if negative else 0
+        outside = bool(np.any(indices < low) or np.any(indices >= size))
+    if outside:
         bounds = "[-s, s-1]" if negative else "[0, s-1]"
         raise node.fail(f"input '{what}' has a value outside {bounds} for axis size s = {np.asarray(size).tolist()}")
 
@@ -40,22 +54,36 @@ def _normalized(indices: np.ndarray, size: np.ndarray | int) -> np.ndarray:
     return np.where(indices < 0, indices + size, indices)
 
 
-def _element_positions(node: OpNode, indices: np.ndarray, shape: tuple[int, ...], axis: int, negative: bool) -> np.ndarray:
+class _ElementIndex:
     """GatherElements/ScatterElements addressing: for each entry of ``indices`` (same rank as the
-    data, no longer than it off ``axis``) its flat position in C-order data of ``shape``: the
-    entry's own coordinates with the one on ``axis`` replaced by its value. Data (2,3), axis 1,
-    indices [[2],[0]] address positions 2 and 3."""
-    if indices.ndim != len(shape) or any(i > d for n, (i, d) in enumerate(zip(indices.shape, shape)) if n != axis):
-        raise node.fail(f"indices {indices.shape} must have the rank of data {shape} and fit in it off axis {axis}")
-    _valid(node, indices, shape[axis], negative)
-    strides = np.cumprod((*shape[1:], 1)[::-1])[::-1]
-    offsets = np.zeros((1,) * len(shape), dtype=np.int64)
-    for n, size in enumerate(indices.shape):
-        if n != axis:
-            offsets = offsets + (np.arange(size, dtype=np.int64) * strides[n]).reshape(
-                [-1 if m == n else 1 for m in range(len(shape))]
-            )
-    return _normalized(indices, shape[axis]) * strides[axis] + offsets
+    data, no longer than it off ``axis``) the data entry at the entry's own coordinates with the
+    one on ``axis`` replaced by its value. Data (2,3), axis 1, indices [[2],[0]] address (0, 2) and
+    (1, 0). The open grid of the other coordinates is made once per pair of shapes."""
+
+    def __init__(self, node: OpNode, negative: bool) -> None:
+        self._node = node
+        self._negative = negative
+        self._grids = ShapeMemo(self._grid)
+
+    def _grid(self, key: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[int, tuple[np.ndarray | None, ...]]:
+        """(axis, the coordinates off the axis as broadcastable aranges, None on the axis)."""
+        shape, dims = key
+        axis = _axis(self._node, len(shape))
+        if len(dims) != len(shape) or any(i > d for n, (i, d) in enumerate(zip(dims, shape)) if n != axis):
+            raise self._node.fail(f"indices {dims} must have the rank of data {shape} and fit in it off axis {axis}")
+        ones = [1] * len(dims)
+        grid = tuple(
+            None if n == axis else np.arange(size, dtype=np.int64).reshape(ones[:n] + [size] + ones[n + 1 :])
+            for n, size in enumerate(dims)
+        )
+        return axis, grid
+
+    def __call__(self, indices: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+        """The index tuple into data of ``shape``; an index outside the axis is the node's error
+        (negative ones, when allowed, count from the end as numpy's do)."""
+        axis, grid = self._grids((shape, indices.shape))
+        _valid(self._node, indices, shape[axis], self._negative)
+        return tuple(indices if g is None else g for g in grid)
 
 
 def _axis(node: OpNode, rank: int) -> int:
@@ -85,9 +113,10 @@ def gather(node: OpNode) -> Kernel:
     allowed). Indices in [0, s) for Gather-1, [-s, s) from 11. data (3,2) = [[1,2],[3,4],[5,6]]
     with indices [[0,1],[1,2]] gives (2,2,2) = [[[1,2],[3,4]],[[3,4],[5,6]]]; index -1 (11+) is row 2."""
     negative = node.since >= 11
+    axis_of: ShapeMemo[int, int] = ShapeMemo(lambda rank: _axis(node, rank))
 
     def kernel(data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, ...]:
-        a = _axis(node, data.ndim)
+        a = axis_of(data.ndim)
         _valid(node, indices, data.shape[a], negative)
         return outputs(np.take(data, indices, axis=a))
 
@@ -99,11 +128,10 @@ def gather_elements(node: OpNode) -> Kernel:
     """GatherElements: output has the shape of ``indices``; out[i][j] = data[indices[i][j]][j] for
     axis 0 (data[i][indices[i][j]] for axis 1). [[1,2],[3,4]] with indices [[0,0],[1,0]], axis=1,
     gives [[1,1],[4,3]]. Off the axis ``indices`` may be shorter than ``data``."""
+    index = _ElementIndex(node, True)
 
     def kernel(data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, ...]:
-        a = _axis(node, data.ndim)
-        positions = _element_positions(node, indices, data.shape, a, True)
-        return (np.take(np.ascontiguousarray(data).reshape(-1), positions),)
+        return (data[index(indices, data.shape)],)
 
     return kernel
 
@@ -142,18 +170,17 @@ def gather_nd(node: OpNode) -> Kernel:
 
 def _scatter_elements(node: OpNode, negative: bool) -> Kernel:
     reduce = _reduction(node)
+    index = _ElementIndex(node, negative)
 
     def kernel(data: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> tuple[np.ndarray, ...]:
-        a = _axis(node, data.ndim)
         if indices.shape != updates.shape:
             raise node.fail(f"indices {indices.shape} and updates {updates.shape} must have one shape")
-        positions = _element_positions(node, indices, data.shape, a, negative).reshape(-1)
+        where = index(indices, data.shape)
         result = data.copy()
-        flat = result.reshape(-1)
         if reduce is None:
-            flat[positions] = updates.reshape(-1)
+            result[where] = updates
         else:
-            reduce(flat, positions, updates.reshape(-1))
+            reduce(result, where, updates)
         return (result,)
 
     return kernel
@@ -221,27 +248,41 @@ def one_hot(node: OpNode) -> Kernel:
     axis = int(node.attr("axis", -1))
     negative = node.since >= 11
 
-    def kernel(indices: np.ndarray, depth: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, ...]:
+    def count(depth: np.ndarray) -> int:
         depth = np.asarray(depth)
         if depth.ndim > 1 or depth.size != 1:
             raise node.fail(f"input 'depth' must be a scalar or one value, got shape {depth.shape}")
         classes = int(depth.reshape(-1)[0])
         if classes < 1:
             raise node.fail(f"input 'depth' is {classes}, must be >= 1")
-        if values.shape != (2,):
-            raise node.fail(f"input 'values' must be [off, on], got shape {values.shape}")
-        if indices.ndim < 1:
+        return classes
+
+    constant_depth = node.constants[1] if len(node.constants) > 1 else None
+    fixed = None if constant_depth is None else count(constant_depth)
+
+    def derive(key: tuple[tuple[int, ...], int]) -> tuple[list[int], tuple[int, ...], np.ndarray]:
+        """(output dims, the indices' shape with a 1 at the class axis, the class numbers along it)."""
+        shape, classes = key
+        if not shape:
             raise node.fail("input 'indices' must have rank >= 1")
-        a = normalize_axis(node, axis, indices.ndim + 1)
-        out_dims = [*indices.shape[:a], classes, *indices.shape[a:]]
-        check_tensor(f"{node.label}: output", out_dims, values.dtype.name, values.dtype.itemsize)
+        a = normalize_axis(node, axis, len(shape) + 1)
         # The comparison reads an int64 range of depth numbers: larger than an int8 output of one index.
         check_tensor(f"{node.label}: class numbers", [classes], "int64")
+        numbers = np.arange(classes, dtype=np.int64).reshape((1,) * a + (classes,) + (1,) * (len(shape) - a))
+        return [*shape[:a], classes, *shape[a:]], (*shape[:a], 1, *shape[a:]), numbers
+
+    layout = ShapeMemo(derive)
+
+    def kernel(indices: np.ndarray, depth: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, ...]:
+        classes = count(depth) if fixed is None else fixed
+        if values.shape != (2,):
+            raise node.fail(f"input 'values' must be [off, on], got shape {values.shape}")
+        out_dims, spread, numbers = layout((indices.shape, classes))
+        check_tensor(f"{node.label}: output", out_dims, dtype_name(values.dtype), values.dtype.itemsize)
         index = indices.astype(np.int64, copy=False)
         if negative:
             index = np.where(index < 0, index + classes, index)
-        hot = index[..., None] == np.arange(classes)
-        return (np.where(np.moveaxis(hot, -1, a), values[1], values[0]),)
+        return (np.where(index.reshape(spread) == numbers, values[1], values[0]),)
 
     return kernel
 

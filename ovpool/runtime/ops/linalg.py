@@ -36,9 +36,13 @@ def matmul(node: OpNode) -> Kernel:
     check = type_guard(node)
     constant_b = node.constants[1] if len(node.constants) > 1 else None
     wide_b = wide(constant_b) if constant_b is not None else None
+    checked: set[tuple[np.dtype, np.dtype]] = set()  # the pairs of input types check has passed
 
     def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
-        check(a, b)
+        types = (a.dtype, b.dtype)
+        if types not in checked:
+            check(a, b)
+            checked.add(types)
         if a.ndim == 0 or b.ndim == 0:
             raise node.fail(f"inputs of shapes {a.shape} and {b.shape}: MatMul needs at least 1-D inputs")
         try:
@@ -60,9 +64,19 @@ def gemm(node: OpNode) -> Kernel:
     trans_b = int_attr(node, "transB", 0) != 0
     check = type_guard(node)
     whole = alpha.is_integer() and beta.is_integer()
+    constant_b = node.constants[1] if len(node.constants) > 1 else None
+    # A constant float B' laid out row-major once: OpenBLAS multiplies (20, 1024) by a transposed
+    # (8210, 1024) view at half the speed of its contiguous copy.
+    laid_out = None
+    if constant_b is not None and constant_b.ndim == 2 and constant_b.dtype.kind == "f":
+        laid_out = np.ascontiguousarray(wide(constant_b.T if trans_b else constant_b))
+    checked: set[tuple[np.dtype, ...]] = set()  # the input types check has passed
 
     def kernel(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        check(a, b, c)
+        types = (a.dtype, b.dtype) if c is None else (a.dtype, b.dtype, c.dtype)
+        if types not in checked:
+            check(a, b, c)
+            checked.add(types)
         if c is None and node.since < 11:
             raise node.fail(f"has no input C; Gemm-{node.since} requires it (it is optional from Gemm-11)")
         if a.ndim != 2 or b.ndim != 2:
@@ -80,7 +94,7 @@ def gemm(node: OpNode) -> Kernel:
         if integer and not whole:
             left, right = left.astype(np.float64), right.astype(np.float64)
             c = None if c is None else c.astype(np.float64)
-        y = np.matmul(wide(left), wide(right))
+        y = np.matmul(wide(left), laid_out if laid_out is not None and b is constant_b else wide(right))
         scale: Any = int(alpha) if integer and whole else alpha
         if alpha != 1:
             y *= scale

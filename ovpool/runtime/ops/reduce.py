@@ -22,12 +22,14 @@ ArgMax/ArgMin give int64 indices along ``axis`` (default 0), the first extreme u
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ovpool.runtime.ops.base import LATEST, Kernel, OpNode, normalize_axis, outputs, register
+from ovpool.runtime.ops.memo import ShapeMemo
 
 Axes = tuple[int, ...]
 Formula = Callable[[np.ndarray, Axes, bool], np.ndarray]
@@ -58,7 +60,7 @@ def _sum(x: np.ndarray, axes: Axes, keepdims: bool) -> np.ndarray:
 def _mean(x: np.ndarray, axes: Axes, keepdims: bool) -> np.ndarray:
     work = _accumulator(x)
     total = np.sum(work, axis=axes, keepdims=keepdims, dtype=work.dtype)
-    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    count = math.prod(x.shape[a] for a in axes)
     if count == 0:
         return total.astype(x.dtype, copy=False)
     if x.dtype.kind in "iu":
@@ -163,9 +165,10 @@ def _with_attribute_axes(node: OpNode, formula: Formula) -> Kernel:
     axes = node.attr("axes")
     keepdims = bool(node.attr("keepdims", 1))
 
+    chosen_of: ShapeMemo[int, Axes] = ShapeMemo(lambda rank: _axes(node, axes, rank) if axes else tuple(range(rank)))
+
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
-        chosen = _axes(node, axes, x.ndim) if axes else tuple(range(x.ndim))
-        return outputs(formula(x, chosen, keepdims))
+        return outputs(formula(x, chosen_of(x.ndim), keepdims))
 
     return kernel
 
@@ -176,6 +179,7 @@ def _with_input_axes(node: OpNode, formula: Formula) -> Kernel:
     noop = bool(node.attr("noop_with_empty_axes", 0))
     known = node.constants[1] if len(node.constants) > 1 else None
     constant_axes = None if known is None else _axes_value(node, known)
+    chosen_of: ShapeMemo[tuple[int, tuple[int, ...]], Axes] = ShapeMemo(lambda key: _axes(node, key[1], key[0]))
 
     def kernel(x: np.ndarray, axes_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         if axes_input is None:
@@ -185,7 +189,7 @@ def _with_input_axes(node: OpNode, formula: Formula) -> Kernel:
         else:
             axes = _axes_value(node, axes_input)
         if axes:
-            chosen = _axes(node, axes, x.ndim)
+            chosen = chosen_of((x.ndim, tuple(axes)))
         else:
             chosen = () if noop else tuple(range(x.ndim))
         return outputs(formula(x, chosen, keepdims))

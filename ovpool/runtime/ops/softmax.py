@@ -15,6 +15,7 @@ Hardmax puts 1 at the first maximum and 0 elsewhere: ``[3, 5, 5]`` gives ``[0, 1
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -82,7 +83,7 @@ def _coerced(node: OpNode, rule: Rule, upcast: bool) -> Kernel:
         k = normalize_axis(node, axis, x.ndim)
         if x.size == 0:
             return (x.copy(),)
-        rows = int(np.prod(x.shape[:k], dtype=np.int64))
+        rows = math.prod(x.shape[:k])
         return (_apply(rule, x.reshape(rows, -1), 1, upcast).reshape(x.shape),)
 
     return kernel

@@ -21,6 +21,7 @@ import numpy as np
 
 from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axes, normalize_axis, outputs, register
+from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
 
 P = TypeVar("P")
 
@@ -44,7 +45,8 @@ def _int_list(node: OpNode, value: Any, what: str) -> list[int]:
     array = np.asarray(value)
     if array.ndim > 1 or (array.size and array.dtype.kind not in "iu"):
         raise node.fail(f"input '{what}' must be a 1-D integer tensor, got {array.dtype} of shape {array.shape}")
-    return [int(v) for v in array.reshape(-1)]
+    values: list[int] = array.reshape(-1).tolist()
+    return values
 
 
 def _list_input(node: OpNode, index: int, name: str) -> Callable[[np.ndarray], list[int]]:
@@ -69,6 +71,20 @@ def _list_source(node: OpNode, name: str, index: int, is_input: bool) -> Callabl
         return None if value is None else parse(value)
 
     return from_input
+
+
+def _static_list(node: OpNode, name: str, index: int, is_input: bool) -> tuple[bool, tuple[int, ...] | None]:
+    """(known at prepare time, value) of the integer list ``name``: the attribute in the versions
+    where it is one, input ``index`` when it is a constant; any other input (known only at run
+    time, or omitted: an IR layer calling this kernel lists no inputs here) gives ``(False, None)``.
+    Squeeze-13 with a constant axes input [0]: ``(True, (0,))``."""
+    if not is_input:
+        given = node.attr(name)
+        return True, None if given is None else tuple(int(v) for v in given)
+    value = _constant(node, index)
+    if value is None:
+        return False, None
+    return True, tuple(_int_list(node, value, name))
 
 
 def _int_scalar(node: OpNode, value: Any, what: str) -> int:
@@ -105,17 +121,22 @@ def concat(node: OpNode) -> Kernel:
     axis = int(node.attr("axis", 1))
     negative = node.since >= 11
 
+    def derive(shapes: tuple[tuple[int, ...], ...]) -> int:
+        if not shapes:
+            raise node.fail("needs at least one input")
+        rank = len(shapes[0])
+        a = _axis(node, axis, rank, negative)
+        reference = shapes[0]
+        for dims in shapes[1:]:
+            if len(dims) != rank or any(d != r for i, (d, r) in enumerate(zip(dims, reference)) if i != a):
+                raise node.fail(f"input shapes {list(shapes)} differ off axis {a}")
+        return a
+
+    axis_of = ShapeMemo(derive)
+
     def kernel(*xs: np.ndarray) -> tuple[np.ndarray, ...]:
         arrays = [np.asarray(x) for x in xs if x is not None]
-        if not arrays:
-            raise node.fail("needs at least one input")
-        rank = arrays[0].ndim
-        a = _axis(node, axis, rank, negative)
-        reference = arrays[0].shape
-        for x in arrays[1:]:
-            if x.ndim != rank or any(d != r for i, (d, r) in enumerate(zip(x.shape, reference)) if i != a):
-                raise node.fail(f"input shapes {[y.shape for y in arrays]} differ off axis {a}")
-        return (np.concatenate(arrays, axis=a),)
+        return (np.concatenate(arrays, axis=axis_of(tuple(x.shape for x in arrays))),)
 
     return kernel
 
@@ -141,23 +162,30 @@ def reshape(node: OpNode) -> Kernel:
             raise node.fail(f"shape {values} has both 0 and -1 with allowzero=1")
         return values
 
-    target = _prepared(node, 1, parse)
+    target = _prepared(node, 1, lambda s: tuple(parse(s)))
 
-    def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
-        values = list(target(shape))
+    def derive(key: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[int, ...]:
+        dims, requested = key
+        values = list(requested)
+        size = math.prod(dims)
         for i, v in enumerate(values):
             if v == 0 and not allowzero:
-                if i >= x.ndim:
-                    raise node.fail(f"shape {values}: 0 at position {i} copies a dim the rank-{x.ndim} input lacks")
-                values[i] = x.shape[i]
+                if i >= len(dims):
+                    raise node.fail(f"shape {values}: 0 at position {i} copies a dim the rank-{len(dims)} input lacks")
+                values[i] = dims[i]
         known = math.prod(v for v in values if v != -1)
         if -1 in values:
-            if known == 0 or x.size % known:
-                raise node.fail(f"shape {values}: -1 cannot be inferred for {x.size} elements of {x.shape}")
-            values[values.index(-1)] = x.size // known
-        elif known != x.size:
-            raise node.fail(f"shape {values} holds {known} elements, the input {x.shape} has {x.size}")
-        return (x.reshape(values),)
+            if known == 0 or size % known:
+                raise node.fail(f"shape {values}: -1 cannot be inferred for {size} elements of {dims}")
+            values[values.index(-1)] = size // known
+        elif known != size:
+            raise node.fail(f"shape {values} holds {known} elements, the input {dims} has {size}")
+        return tuple(values)
+
+    out_shape = ShapeMemo(derive)
+
+    def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
+        return (x.reshape(out_shape((x.shape, target(shape)))),)
 
     return kernel
 
@@ -186,11 +214,12 @@ def transpose(node: OpNode) -> Kernel:
     (2,3,4) with perm=[1,0,2] gives (3,2,4); without perm (4,3,2)."""
     perm = node.attr("perm")
     perm = None if perm is None else [int(p) for p in perm]
+    rank = len(perm) if perm is not None and sorted(perm) == list(range(len(perm))) else -1
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         if perm is None:
             return (np.transpose(x),)
-        if sorted(perm) != list(range(x.ndim)):
+        if x.ndim != rank:
             raise node.fail(f"{perm} is not a permutation of the {x.ndim} axes of {x.shape}", "perm")
         return (np.transpose(x, perm),)
 
@@ -203,16 +232,25 @@ def squeeze(node: OpNode) -> Kernel:
     ``axes`` is an attribute before 13 (negative from 11) and an optional input from 13. (1,3,1,2)
     with axes=[0] gives (3,1,2), without axes (3,2). An empty ``axes`` input drops nothing."""
     negative = node.since >= 11
+    static, fixed = _static_list(node, "axes", 1, node.since >= 13)
     axes_of = _list_source(node, "axes", 1, node.since >= 13)
 
-    def kernel(x: np.ndarray, axes_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        axes = axes_of(axes_input)
+    def derive(key: tuple[tuple[int, ...], tuple[int, ...] | None]) -> tuple[int, ...]:
+        dims, axes = key
         if axes is None:
-            return (x.reshape([d for d in x.shape if d != 1]),)
-        chosen = _axes(node, axes, x.ndim, negative)
-        if any(x.shape[a] != 1 for a in chosen):
-            raise node.fail(f"{axes} names an axis of {x.shape} whose size is not 1", "axes")
-        return (x.reshape([d for i, d in enumerate(x.shape) if i not in chosen]),)
+            return tuple(d for d in dims if d != 1)
+        chosen = _axes(node, axes, len(dims), negative)
+        if any(dims[a] != 1 for a in chosen):
+            raise node.fail(f"{list(axes)} names an axis of {dims} whose size is not 1", "axes")
+        return tuple(d for i, d in enumerate(dims) if i not in chosen)
+
+    out_shape = ShapeMemo(derive)
+
+    def kernel(x: np.ndarray, axes_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        if static:
+            return (x.reshape(out_shape((x.shape, fixed))),)
+        axes = axes_of(axes_input)
+        return (x.reshape(out_shape((x.shape, None if axes is None else tuple(axes)))),)
 
     return kernel
 
@@ -225,16 +263,25 @@ def unsqueeze(node: OpNode) -> Kernel:
     negative = node.since >= 11
     if node.since < 13 and node.attr("axes") is None:
         raise node.fail("is required", "axes")
+    static, fixed = _static_list(node, "axes", 1, node.since >= 13)
     axes_of = _list_source(node, "axes", 1, node.since >= 13)
 
-    def kernel(x: np.ndarray, axes_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        axes = axes_of(axes_input)
+    def derive(key: tuple[tuple[int, ...], tuple[int, ...] | None]) -> tuple[int, ...]:
+        shape, axes = key
         if axes is None:
             raise node.fail("input 'axes' is required")
-        rank = x.ndim + len(axes)
+        rank = len(shape) + len(axes)
         chosen = set(_axes(node, axes, rank, negative))
-        dims = iter(x.shape)
-        return (x.reshape([1 if i in chosen else next(dims) for i in range(rank)]),)
+        dims = iter(shape)
+        return tuple(1 if i in chosen else next(dims) for i in range(rank))
+
+    out_shape = ShapeMemo(derive)
+
+    def kernel(x: np.ndarray, axes_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        if static:
+            return (x.reshape(out_shape((x.shape, fixed))),)
+        axes = axes_of(axes_input)
+        return (x.reshape(out_shape((x.shape, None if axes is None else tuple(axes)))),)
 
     return kernel
 
@@ -291,9 +338,12 @@ def slice_attributes(node: OpNode) -> Kernel:
     starts = [int(v) for v in node.attrs["starts"]]
     ends = [int(v) for v in node.attrs["ends"]]
     axes = None if node.attr("axes") is None else [int(v) for v in node.attrs["axes"]]
+    index: ShapeMemo[tuple[int, ...], tuple[slice, ...]] = ShapeMemo(
+        lambda shape: _slices(node, shape, starts, ends, axes, None, False)
+    )
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
-        return (x[_slices(node, x.shape, starts, ends, axes, None, False)],)
+        return (x[index(x.shape)],)
 
     return kernel
 
@@ -303,23 +353,40 @@ def slice_inputs(node: OpNode) -> Kernel:
     """Slice-10/11/13: starts, ends, axes (optional; negative from 11) and steps (optional, may be
     negative) are inputs. [1,2,3,4,5] with starts=[-1], ends=[INT64_MIN], steps=[-2] gives [5,3,1]."""
     negative_axes = node.since >= 11
-    starts_of, ends_of, axes_of, steps_of = (
-        _list_input(node, i, name) for i, name in enumerate(("starts", "ends", "axes", "steps"), 1)
-    )
+    names = ("starts", "ends", "axes", "steps")
+    starts_of, ends_of, axes_of, steps_of = (_list_input(node, i, name) for i, name in enumerate(names, 1))
+    known = [_static_list(node, name, i, True) for i, name in enumerate(names, 1)]
+    static = all(given for given, _ in known)
+    fixed = tuple(value for _, value in known)
+
+    def derive(key: tuple[tuple[int, ...], tuple[tuple[int, ...] | None, ...]]) -> tuple[slice, ...]:
+        shape, (starts, ends, axes, steps) = key
+        if starts is None or ends is None:
+            raise node.fail("inputs 'starts' and 'ends' are required")
+        return _slices(
+            node,
+            shape,
+            list(starts),
+            list(ends),
+            None if axes is None else list(axes),
+            None if steps is None else list(steps),
+            negative_axes,
+        )
+
+    index = ShapeMemo(derive)
 
     def kernel(
         x: np.ndarray, starts: np.ndarray, ends: np.ndarray, axes: np.ndarray | None = None, steps: np.ndarray | None = None
     ) -> tuple[np.ndarray, ...]:
-        index = _slices(
-            node,
-            x.shape,
-            starts_of(starts),
-            ends_of(ends),
-            None if axes is None else axes_of(axes),
-            None if steps is None else steps_of(steps),
-            negative_axes,
+        if static:
+            return (x[index((x.shape, fixed))],)
+        lists = (
+            tuple(starts_of(starts)),
+            tuple(ends_of(ends)),
+            None if axes is None else tuple(axes_of(axes)),
+            None if steps is None else tuple(steps_of(steps)),
         )
-        return (x[index],)
+        return (x[index((x.shape, lists))],)
 
     return kernel
 
@@ -340,12 +407,14 @@ def split(node: OpNode) -> Kernel:
     num_outputs = node.attr("num_outputs") if node.since >= 18 else None
     if num_outputs is not None and int(num_outputs) != n:
         raise node.fail(f"{num_outputs} differs from the node's {n} outputs", "num_outputs")
+    static, fixed = _static_list(node, "split", 1, node.since >= 13)
     sizes_of = _list_source(node, "split", 1, node.since >= 13)
 
-    def kernel(x: np.ndarray, split_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        a = _axis(node, axis, x.ndim, negative)
-        d = x.shape[a]
-        sizes = sizes_of(split_input)
+    def derive(key: tuple[tuple[int, ...], tuple[int, ...] | None]) -> tuple[tuple[slice, ...], ...]:
+        shape, given = key
+        a = _axis(node, axis, len(shape), negative)
+        d = shape[a]
+        sizes = None if given is None else list(given)
         if sizes is not None:
             if num_outputs is not None:
                 raise node.fail("has both a 'split' input and the 'num_outputs' attribute")
@@ -364,7 +433,15 @@ def split(node: OpNode) -> Kernel:
             sizes = [d // n] * n
         bounds = np.cumsum([0, *sizes]).tolist()
         lead = (slice(None),) * a
-        return tuple(x[(*lead, slice(b, e))] for b, e in itertools.pairwise(bounds))
+        return tuple((*lead, slice(b, e)) for b, e in itertools.pairwise(bounds))
+
+    parts = ShapeMemo(derive)
+
+    def kernel(x: np.ndarray, split_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        if static:
+            return tuple(x[part] for part in parts((x.shape, fixed)))
+        sizes = sizes_of(split_input)
+        return tuple(x[part] for part in parts((x.shape, None if sizes is None else tuple(sizes))))
 
     return kernel
 
@@ -380,13 +457,17 @@ def expand(node: OpNode) -> Kernel:
     before it is allocated: shape [1, 40000, 40000] of a float32 input would need 6.0 GiB."""
     target = _prepared(node, 1, lambda s: tuple(_int_list(node, s, "shape")))
 
-    def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
-        dims = target(shape)
+    def derive(key: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[int, ...]:
         try:
-            out_shape = np.broadcast_shapes(x.shape, dims)
+            return np.broadcast_shapes(*key)
         except ValueError:
-            raise node.fail(f"input {x.shape} does not broadcast with shape {list(dims)}") from None
-        check_tensor(f"{node.label}: output", out_shape, x.dtype.name, x.dtype.itemsize)
+            raise node.fail(f"input {key[0]} does not broadcast with shape {list(key[1])}") from None
+
+    broadcast = ShapeMemo(derive)
+
+    def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
+        out_shape = broadcast((x.shape, target(shape)))
+        check_tensor(f"{node.label}: output", out_shape, dtype_name(x.dtype), x.dtype.itemsize)
         result = np.empty(out_shape, dtype=x.dtype)
         result[...] = x
         return (result,)
@@ -398,15 +479,26 @@ def expand(node: OpNode) -> Kernel:
 def tile(node: OpNode) -> Kernel:
     """Tile: axis i repeated repeats[i] times (one value per axis, each >= 0). (2,3) with
     repeats [2,1] gives (4,3): the rows 0,1,0,1. The output (dims times repeats) is held to the
-    memory budget before ``np.tile`` runs: (1,1) float32 with repeats [40000, 40000] would need 6.0 GiB."""
+    memory budget before it is allocated: (1,1) float32 with repeats [40000, 40000] would need 6.0 GiB."""
     parse = _list_input(node, 1, "repeats")
 
+    def derive(key: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[list[int], tuple[int, ...], tuple[int, ...]]:
+        """(output dims, the output seen as (repeat, dim) pairs, the input as (1, dim) pairs)."""
+        shape, reps = key
+        if len(reps) != len(shape) or any(r < 0 for r in reps):
+            raise node.fail(f"repeats {list(reps)} must be {len(shape)} values >= 0 for the input {shape}")
+        pairs = tuple(v for r, d in zip(reps, shape) for v in (r, d))
+        ones = tuple(v for d in shape for v in (1, d))
+        return [d * r for d, r in zip(shape, reps)], pairs, ones
+
+    tiled = ShapeMemo(derive)
+
     def kernel(x: np.ndarray, repeats: np.ndarray) -> tuple[np.ndarray, ...]:
-        reps = parse(repeats)
-        if len(reps) != x.ndim or any(r < 0 for r in reps):
-            raise node.fail(f"repeats {reps} must be {x.ndim} values >= 0 for the input {x.shape}")
-        check_tensor(f"{node.label}: output", [d * r for d, r in zip(x.shape, reps)], x.dtype.name, x.dtype.itemsize)
-        return (np.tile(x, reps),)
+        out_dims, pairs, ones = tiled((x.shape, tuple(parse(repeats))))
+        check_tensor(f"{node.label}: output", out_dims, dtype_name(x.dtype), x.dtype.itemsize)
+        result = np.empty(out_dims, dtype=x.dtype)
+        result.reshape(pairs)[...] = x.reshape(ones)  # np.tile's copies, one broadcast assignment
+        return (result,)
 
     return kernel
 
@@ -443,7 +535,7 @@ def _pad(node: OpNode, x: np.ndarray, pads: list[int], axes: list[int] | None, m
     out_shape = [d + b + e for d, b, e in zip(x.shape, begins, ends)]
     if any(s < 0 for s in out_shape):
         raise node.fail(f"{pads} removes more than the input {x.shape} has", "pads")
-    check_tensor(f"{node.label}: output", out_shape, x.dtype.name, x.dtype.itemsize)
+    check_tensor(f"{node.label}: output", out_shape, dtype_name(x.dtype), x.dtype.itemsize)
     if mode == "constant":
         result = np.full(out_shape, value, dtype=x.dtype)
         src = tuple(slice(max(-b, 0), d - max(-e, 0)) for d, b, e in zip(x.shape, begins, ends))
@@ -621,25 +713,26 @@ def range_(node: OpNode) -> Kernel:
         if any(v.size != 1 for v in values):
             raise node.fail(f"start, limit and delta must be scalars, got shapes {[v.shape for v in values]}")
         dtype = values[0].dtype
+        if dtype.kind in "iu":
+            first, last, step = (v.item() for v in values)
+            if step == 0:
+                raise node.fail("delta is 0")
+            count = max(-(-(last - first) // step), 0)
+            check_tensor(f"{node.label}: output", [count], dtype_name(dtype), dtype.itemsize)
+            if dtype.itemsize < 8:
+                # computed in int64 first: an int32 output within the budget may need twice the bytes
+                check_tensor(f"{node.label}: int64 work", [count], "int64", 8)
+            return ((np.arange(count, dtype=np.int64) * step + first).astype(dtype, copy=False),)
         s, lim, d = (v.reshape(()) for v in values)
         if d == 0:
             raise node.fail("delta is 0")
-        if dtype.kind in "iu":
-            count = max(-(-(int(lim) - int(s)) // int(d)), 0)
-        else:
-            count = max(math.ceil((float(lim) - float(s)) / float(d)), 0)
-        work: np.dtype[Any] = dtype
-        if dtype.kind in "iu":
-            work = np.dtype(np.int64)
-        elif stash == 1 and dtype.name in ("float16", "bfloat16"):
-            work = np.dtype(np.float32)
-        check_tensor(f"{node.label}: output", [count], dtype.name, dtype.itemsize)
+        count = max(math.ceil((float(lim) - float(s)) / float(d)), 0)
+        work = np.dtype(np.float32) if stash == 1 and dtype.name in ("float16", "bfloat16") else dtype
+        check_tensor(f"{node.label}: output", [count], dtype_name(dtype), dtype.itemsize)
         if work.itemsize > dtype.itemsize:
-            # The values are computed in a wider type first: an int32 or float16 output within the
-            # budget may need twice the bytes on the way.
+            # The values are computed in a wider type first: a float16 output within the budget
+            # may need twice the bytes on the way.
             check_tensor(f"{node.label}: {work.name} work", [count], work.name, work.itemsize)
-        if dtype.kind in "iu":
-            return outputs((np.arange(count, dtype=work) * int(d) + int(s)).astype(dtype))
         i = np.arange(count, dtype=work)
         return outputs((i * d.astype(work) + s.astype(work)).astype(dtype, copy=False))
 

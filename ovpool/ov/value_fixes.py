@@ -1,0 +1,370 @@
+"""The rows of ``ovpool.ov.frontend_fixes.DEFECTS`` for OpenVINO CPU departures that show on some
+data only (a NaN, a tie, an overflow, an empty axis) and that ovpool's conversion computes exactly:
+their conditions, their lowerings, and the ``ConversionExtension`` converters of the
+``ai.ovpool`` nodes the lowerings write (``CONVERTERS``), which build the OpenVINO operations
+that give the ONNX meaning on the CPU plugin too.
+
+A condition gives the node's text (``8-bit integers``) or None; one that needs the node's types
+or dims gives None when they are not known (a node in a Loop body keeps OpenVINO's conversion and
+its departure stays one of ``ovpool.ov.cpu_deviations``), and every lowering takes every node its
+condition gives a text for, so that no node is refused for what its data might be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import NodeProto, helper
+
+from ovpool.ov import frontend_rewrites as rewrites
+from ovpool.ov.node_facts import Facts, NodeBuilder, node_attr, static_dims, tensor_dtype
+from ovpool.ov.quantized import DOMAIN
+
+Condition = Callable[[NodeProto, int, Facts], "str | None"]
+
+
+def _in_domain(node: NodeProto, since: int, **extra: Any) -> NodeProto:
+    """The node as ``ai.ovpool.<op>``, its attributes kept, ``since`` (the ONNX since-version) and
+    ``extra`` added."""
+    copy = helper.make_node(node.op_type, list(node.input), list(node.output), name=node.name, domain=DOMAIN, since=since)
+    copy.attribute.extend(node.attribute)
+    copy.attribute.extend(helper.make_attribute(key, value) for key, value in extra.items())
+    return copy
+
+
+def always(text: str) -> Condition:
+    """The condition of a departure any data may show: ``text`` for every node."""
+
+    def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
+        return text
+
+    return condition
+
+
+def input_kinds(kinds: str, text: str, sizes: tuple[int, ...] = (1, 2, 4, 8), unless: Condition | None = None) -> Condition:
+    """The condition: the first input's dtype is known, of a numpy kind in ``kinds`` ("iu": the
+    integers) and an itemsize in ``sizes``, and ``unless`` (a refused row's condition, left to
+    that row) gives no text."""
+
+    def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
+        dtype = tensor_dtype(node.input[0], facts) if node.input else None
+        if dtype is None or dtype.kind not in kinds or dtype.itemsize not in sizes:
+            return None
+        if unless is not None and unless(node, since, facts) is not None:
+            return None
+        return f"{text} ({dtype.name})"
+
+    return condition
+
+
+def non_empty(text: str) -> Condition:
+    """The condition: ``text`` unless the first input's static dims hold a 0 (nothing to choose from)."""
+
+    def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
+        dims = static_dims(node.input[0], facts) if node.input else None
+        return None if dims is not None and 0 in dims else text
+
+    return condition
+
+
+def as_ovpool(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node as ``ai.ovpool.<op>``, converted by ``CONVERTERS``."""
+    return [_in_domain(node, since)]
+
+
+# --- Greater, GreaterOrEqual with NaN ----------------------------------------------------------------
+
+
+def swapped_comparison(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """Greater(a, b) as Less(b, a), GreaterOrEqual(a, b) as LessOrEqual(b, a): OpenVINO CPU's Less
+    and LessEqual give False for NaN operands, as ONNX does (its Greater gives True for NaN > 1)."""
+    less = "Less" if node.op_type == "Greater" else "LessOrEqual"
+    return [helper.make_node(less, [node.input[1], node.input[0]], list(node.output), name=node.name)]
+
+
+# --- Cast of floats to BOOL --------------------------------------------------------------------------
+
+
+def float_to_bool(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Cast to BOOL (CastLike to a BOOL target) of a float input of known type."""
+    dtype = tensor_dtype(node.input[0], facts)
+    if node.op_type == "CastLike":
+        target = tensor_dtype(node.input[1], facts) if len(node.input) > 1 else None
+        to_bool = target is not None and target == np.bool_
+    else:
+        to_bool = int(node_attr(node, "to", 0)) == onnx.TensorProto.BOOL
+    if not to_bool or dtype is None or dtype.kind != "f":
+        return None
+    return f"{dtype.name} to BOOL"
+
+
+def not_equal_zero(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """Cast (CastLike) to BOOL as Not(Equal(x, 0)): NaN is not zero, so True (OpenVINO CPU's
+    Convert gives False)."""
+    dtype = tensor_dtype(node.input[0], facts)
+    assert dtype is not None  # float_to_bool's condition
+    nodes = NodeBuilder(node, facts)
+    zero = nodes.add("Equal", [node.input[0], nodes.constant(np.zeros((), dtype), "zero")], "is_zero")
+    return [*nodes.nodes, helper.make_node("Not", [zero], list(node.output), name=node.name)]
+
+
+# --- Sum and Mean of float16: one rounding ------------------------------------------------------------
+
+
+def float16_chain(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Sum or Mean of three or more float16 inputs."""
+    dtype = tensor_dtype(node.input[0], facts) if node.input else None
+    return "float16, three or more inputs" if dtype == np.float16 and len(node.input) > 2 else None
+
+
+def in_float32(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node on its inputs cast to float32, the result cast back: the IR then says what
+    OpenVINO CPU computes at f32 (one rounding to float16 at the end, as onnxruntime gives:
+    0.1 + 1000 - 1000 is 0.09998 where float16 partial sums give 0.0) and numpy runs it so."""
+    nodes = NodeBuilder(node, facts)
+    wide = [nodes.add("Cast", [name], f"float32_{i}", to=onnx.TensorProto.FLOAT) for i, name in enumerate(node.input)]
+    total = nodes.add(node.op_type, wide, "float32")
+    return [*nodes.nodes, helper.make_node("Cast", [total], list(node.output), name=node.name, to=onnx.TensorProto.FLOAT16)]
+
+
+# --- integers computed in float and truncated: Shrink, ReduceLogSum, ReduceLogSumExp -----------------
+
+
+def through_float32(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node on its input cast to float32 and the result cast back, which truncates (OpenVINO
+    CPU's Convert does, as ONNX's Cast): Shrink of 5 with bias 1e-6 is trunc(4.999999) = 4, where
+    OpenVINO's integer Shrink rounds to 5. A reduction whose axes are an attribute at opset 13..17
+    takes them as an input (``frontend_rewrites.axes_as_input``), one without axes and
+    noop_with_empty_axes=1 its elementwise step."""
+    dtype = tensor_dtype(node.input[0], facts)
+    assert dtype is not None  # input_kinds' condition
+    nodes = NodeBuilder(node, facts)
+    wide = nodes.add("Cast", [node.input[0]], "float32", to=onnx.TensorProto.FLOAT)
+    result = facts.names.fresh(f"{nodes.base}/computed")
+    inner = helper.make_node(node.op_type, [wide, *node.input[1:]], [result], name=facts.names.fresh(nodes.base))
+    inner.attribute.extend(node.attribute)
+    replaced: list[NodeProto] | str = [inner]
+    if node.op_type.startswith("Reduce") and since == 13 and rewrites.axes_attribute(inner, since, facts):
+        replaced = rewrites.axes_as_input(inner, since, facts)
+    elif node.op_type.startswith("Reduce") and rewrites.noop_without_axes(inner, since, facts):
+        replaced = rewrites.elementwise_step(inner, since, facts)
+    assert isinstance(replaced, list)
+    back = helper.make_node("Cast", [result], list(node.output), name=node.name, to=helper.np_dtype_to_tensor_dtype(dtype))
+    return [*nodes.nodes, *replaced, back]
+
+
+# --- ReduceMax, ReduceMin over an empty axis ---------------------------------------------------------
+
+
+def empty_reduction(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """A static input with a zero dim whose static output is not empty (the reduced axes take
+    every zero dim), of a float type or an integer type OpenVINO CPU holds whole (8 and 16 bits,
+    int32: it computes a uint32 constant 2**32 - 1 as 2**31 - 1, an int64 one in int32)."""
+    dims, out = static_dims(node.input[0], facts), static_dims(node.output[0], facts)
+    dtype = tensor_dtype(node.input[0], facts)
+    if dims is None or out is None or 0 not in dims or 0 in out or dtype is None:
+        return None
+    if dtype.kind not in "fiu" or (dtype.kind != "f" and (dtype.itemsize > 4 or dtype == np.uint32)):
+        return None
+    return f"an axis of length 0 in {list(dims)}"
+
+
+def empty_fill(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The reduction of no values, a constant of the output's shape: -inf for ReduceMax of floats,
+    the type's minimum for integers (int8: -128); +inf or the maximum for ReduceMin."""
+    dtype = tensor_dtype(node.input[0], facts)
+    out = static_dims(node.output[0], facts)
+    assert dtype is not None and out is not None  # empty_reduction's condition
+    low = node.op_type == "ReduceMax"
+    if dtype.kind == "f":
+        fill: Any = -np.inf if low else np.inf
+    else:
+        fill = np.iinfo(dtype).min if low else np.iinfo(dtype).max
+    value = onnx.numpy_helper.from_array(np.full(out, fill, dtype), node.output[0])
+    return [helper.make_node("Constant", [], [node.output[0]], name=node.name, value=value)]
+
+
+# --- Flatten of an input with a zero dim -------------------------------------------------------------
+
+
+def empty_flatten(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Flatten of a static input with a zero dim."""
+    dims = static_dims(node.input[0], facts)
+    if dims is None or 0 not in dims or not -len(dims) <= int(node_attr(node, "axis", 1)) <= len(dims):
+        return None  # nothing to fix, or an axis OpenVINO's conversion refuses by itself
+    return f"an input of shape {list(dims)}"
+
+
+def flatten_to_static(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """``ai.ovpool.Flatten`` with the target ``[prod(dims[:axis]), prod(dims[axis:])]`` written out:
+    [4, 0] for axis 2 of [4, 1, 2, 0], a Reshape without special_zero."""
+    dims = static_dims(node.input[0], facts)
+    assert dims is not None  # empty_flatten's condition
+    axis = int(node_attr(node, "axis", 1))
+    axis += len(dims) if axis < 0 else 0  # in [-rank, rank]: -1 of [2, 0, 3] is 2
+    target = [int(np.prod(dims[:axis], dtype=np.int64)), int(np.prod(dims[axis:], dtype=np.int64))]
+    return [_in_domain(node, since, target=target)]
+
+
+# --- Expand to a rank-0 result -------------------------------------------------------------------------
+
+
+def rank_0_expand(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Expand of a rank-0 input by an empty shape (static dims), whose result is rank 0."""
+    shape = static_dims(node.input[1], facts) if len(node.input) > 1 else None
+    return "a rank-0 input and an empty shape" if shape == (0,) and static_dims(node.input[0], facts) == () else None
+
+
+def identity(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node as Identity: Expand of 3.0 (shape []) by [] is 3.0 of shape [] (OpenVINO CPU's
+    Broadcast gives shape [1])."""
+    return [helper.make_node("Identity", [node.input[0]], list(node.output), name=node.name)]
+
+
+# --- the converters of the ai.ovpool nodes ------------------------------------------------------------
+
+
+def _attr(context: Any, name: str, default: Any) -> Any:
+    """The node's attribute ``name``, or ``default`` when it has none."""
+    return context.get_attribute(name) if context.has_attribute(name) else default
+
+
+def _top_k(context: Any) -> list:
+    """TopK with ``stable`` and sorted by value, ties to the lower index (ONNX-11's rule; sorted=0
+    leaves the order free, the selection not): zeros give indices 0, 1, 2. A K from an input is
+    taken as max(K, 1) and the outputs sliced to K along ``axis`` (OpenVINO CPU refuses K = 0,
+    where ONNX gives empty outputs: K = 0 on [2, 5] at axis 1 gives [2, 0])."""
+    from openvino import opset1, opset8, opset11
+
+    x = context.get_input(0)
+    axis = int(_attr(context, "axis", -1))
+    mode = "max" if int(_attr(context, "largest", 1)) else "min"
+    if context.has_attribute("k"):  # TopK-1
+        top = opset11.topk(x, opset1.constant(np.int64(context.get_attribute("k"))), axis, mode, "value", "i64", stable=True)
+        return list(top.outputs())
+    k = opset1.squeeze(context.get_input(1), opset1.constant(np.array([0], np.int64)))
+    if context.get_input(1).get_node().get_type_name() == "Constant":  # K = 0 is frontend_rewrites.top_nothing's
+        return list(opset11.topk(x, k, axis, mode, "value", "i64", stable=True).outputs())
+    at_least_one = opset1.maximum(k, opset1.convert_like(opset1.constant(np.int64(1)), k))
+    top = opset11.topk(x, at_least_one, axis, mode, "value", "i64", stable=True)
+    bounds = [opset1.constant(np.array([0], np.int64)), opset1.reshape(k, opset1.constant(np.array([1], np.int64)), False)]
+    step, axes = opset1.constant(np.array([1], np.int64)), opset1.constant(np.array([axis], np.int64))
+    return [opset8.slice(output, bounds[0], bounds[1], step, axes).output(0) for output in top.outputs()]
+
+
+def _hardmax(context: Any) -> list:
+    """Hardmax as OneHot of the index of the first maximum (a stable TopK of 1), over the 2-D
+    coercion at ``axis`` before version 13: [1, 3, 3, 2] gives [0, 1, 0, 0]."""
+    from openvino import opset1, opset3, opset8, opset11
+
+    x = context.get_input(0)
+    since = int(context.get_attribute("since"))
+    axis = int(_attr(context, "axis", 1 if since < 13 else -1))
+    rank = x.get_partial_shape().rank
+    if rank.is_static and not -rank.get_length() <= axis < rank.get_length():
+        raise ValueError(f"axis {axis} is out of range for a rank-{rank.get_length()} input")
+    shape = opset3.shape_of(x, "i64")
+    value = x
+    if since < 13:
+        step = opset1.constant(np.array([1], np.int64))
+        rows = opset8.slice(shape, opset1.constant(np.array([0], np.int64)), opset1.constant(np.array([axis], np.int64)), step)
+        cols = opset8.slice(shape, opset1.constant(np.array([axis], np.int64)), opset1.constant(np.array([2**62])), step)
+        flat = opset1.concat([opset1.reduce_prod(rows, 0, True), opset1.reduce_prod(cols, 0, True)], 0)
+        value, axis = opset1.reshape(x, flat, False), 1
+    indices = opset11.topk(value, opset1.constant(np.int64(1)), axis, "max", "value", "i64", stable=True).output(1)
+    chosen = opset1.squeeze(indices, opset1.constant(np.array([axis], np.int64)))
+    depth = opset8.gather(opset3.shape_of(value, "i64"), opset1.constant(np.int64(axis)), opset1.constant(np.int64(0)))
+    one, zero = (opset1.convert_like(opset1.constant(np.float32(v)), x) for v in (1, 0))
+    hot = opset1.one_hot(chosen, depth, one, zero, axis)
+    return [opset1.reshape(hot, shape, False).output(0) if since < 13 else hot.output(0)]
+
+
+def _flatten(context: Any) -> list:
+    """Reshape to the ``target`` the lowering wrote, without special_zero (a 0 is a 0)."""
+    from openvino import opset1
+
+    target = opset1.constant(np.array(context.get_attribute("target"), np.int64))
+    return [opset1.reshape(context.get_input(0), target, False).output(0)]
+
+
+def _wrapped(op_type: str) -> Callable[[Any], list]:
+    """Add, Sub or Mul of 8-bit integers (ONNX types them from version 14) in int32, wrapped to 8 bits as ONNX (and C) computes
+    it, where OpenVINO CPU saturates: int8 100 * 3 = 300 = 44 + 256 gives 44, not 127; the wrap is
+    floor_mod(v + 128, 256) - 128 for int8 and floor_mod(v, 256) for uint8."""
+
+    def convert(context: Any) -> list:
+        from openvino import opset1
+
+        operation = {"Add": opset1.add, "Sub": opset1.subtract, "Mul": opset1.multiply}[op_type]
+        first = context.get_input(0)
+        signed = first.get_element_type().is_signed()
+        total = operation(opset1.convert(first, "i32"), opset1.convert(context.get_input(1), "i32"))
+        shift = opset1.constant(np.int32(128 if signed else 0))
+        wrapped = opset1.floor_mod(opset1.add(total, shift), opset1.constant(np.int32(256)))
+        return [opset1.convert(opset1.subtract(wrapped, shift), first.get_element_type()).output(0)]
+
+    return convert
+
+
+def _lp_normalization(context: Any) -> list:
+    """x divided by its L1 or L2 norm along ``axis``, 0 where the norm is 0 (ONNX's and
+    onnxruntime's rule, without the eps OpenVINO's frontend adds to the squared norm): [3, -4]
+    at p=2 is [0.6, -0.8], a single -2 is -1."""
+    from openvino import opset1
+
+    x = context.get_input(0)
+    axis = opset1.constant(np.array([int(_attr(context, "axis", -1))], np.int64))
+    p = int(_attr(context, "p", 2))
+    if p not in (1, 2):
+        raise ValueError(f"p = {p}: LpNormalization takes 1 or 2")
+    if p == 1:
+        norm = opset1.reduce_sum(opset1.abs(x), axis, True)
+    else:
+        norm = opset1.sqrt(opset1.reduce_sum(opset1.multiply(x, x), axis, True))
+    zero = opset1.convert_like(opset1.constant(np.float32(0)), x)
+    empty = opset1.equal(norm, zero)
+    return [
+        opset1.select(
+            empty, zero, opset1.divide(x, opset1.select(empty, opset1.convert_like(opset1.constant(np.float32(1)), x), norm))
+        ).output(0)
+    ]
+
+
+def _bit_shift(context: Any) -> list:
+    """BitShift in int32 with bitwise operations only (OpenVINO CPU computes Select, and the
+    bitwise layers of uint32, through float32, and shifts uint32 right arithmetically), 0 for a
+    shift by the type's width or more (ONNX: the bits shifted out are lost). The right shift is
+    made logical by the mask ~((-1 << (31 - s)) << 1): uint32 2**31 + 4 >> 1 is int32
+    (-2**31 + 4) >> 1 = -2**30 + 2, masked by 2**31 - 1 to 2**30 + 2; the left shift keeps the
+    type's low bits: uint8 5 << 5 = 160, 200 << 1 = 144; uint32 7 >> 32 = 0."""
+    from openvino import opset1, opset13, opset15
+
+    kind = context.get_input(0).get_element_type()
+    width = kind.bitwidth
+    x, shift = (opset1.convert(context.get_input(i), "i32") for i in (0, 1))
+
+    def const(value: int) -> Any:
+        return opset1.constant(np.int32(value))
+
+    if context.get_attribute("direction") == "LEFT":
+        shifted = opset15.bitwise_left_shift(x, shift)
+    else:
+        mask = opset15.bitwise_left_shift(opset15.bitwise_left_shift(const(-1), opset1.subtract(const(31), shift)), const(1))
+        shifted = opset13.bitwise_and(opset15.bitwise_right_shift(x, shift), opset13.bitwise_not(mask))
+    inside = opset1.logical_and(opset1.greater_equal(shift, const(0)), opset1.less(shift, const(width)))
+    keep = opset1.subtract(const(0), opset1.convert(inside, "i32"))  # -1: every bit, or 0
+    low = const(-1 if width == 32 else 2**width - 1)
+    return [opset1.convert(opset13.bitwise_and(opset13.bitwise_and(shifted, keep), low), kind).output(0)]
+
+
+CONVERTERS: dict[str, Callable[[Any], list]] = {
+    "TopK": _top_k,
+    "Hardmax": _hardmax,
+    "Flatten": _flatten,
+    "LpNormalization": _lp_normalization,
+    "BitShift": _bit_shift,
+    **{op_type: _wrapped(op_type) for op_type in ("Add", "Sub", "Mul")},
+}
