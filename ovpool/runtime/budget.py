@@ -256,11 +256,24 @@ def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
         for step, (op_type, bodies) in zip(view.steps, view.ops)
     ]
 
+    initial = graph.plan.initial
+
     def size(slot: int) -> int | None:
-        return 0 if slot == 0 else sizes.bytes.get(names[slot]) if slot > 1 else None
+        if slot == 0:
+            return 0
+        if initial[slot] is not None:  # a constant (a weight the plan made, too): its own bytes
+            return value_bytes(initial[slot])
+        return sizes.bytes.get(names[slot]) if slot > 1 else None
+
+    def itemsize(slot: int) -> int:
+        return (
+            getattr(initial[slot], "itemsize", WIDEST_NARROW)
+            if initial[slot] is not None
+            else sizes.itemsize.get(names[slot], WIDEST_NARROW)
+        )
 
     inputs = sum(size(s) or 0 for s in view.inputs)
-    peak = walk(steps, size, lambda s: sizes.itemsize.get(names[s], WIDEST_NARROW), held + inputs)
+    peak = walk(steps, size, itemsize, held + inputs)
     return Peak(peak.bytes, peak.where, peak.exact and not any(bodies for _, bodies in view.ops))
 
 
