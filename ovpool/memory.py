@@ -15,6 +15,7 @@ accounting step by step is ``ovpool.runtime.budget``.
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -50,7 +51,13 @@ def parse_bytes(text: str, what: str = "--max-memory") -> int:
 def budget() -> int:
     """The budget in bytes: ``$OVPOOL_MAX_MEMORY`` if set, else ``DEFAULT_BUDGET`` (4 GiB)."""
     text = os.environ.get(MEMORY_ENV)
-    return parse_bytes(text, MEMORY_ENV) if text else DEFAULT_BUDGET
+    return _parsed_budget(text) if text else DEFAULT_BUDGET
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_budget(text: str) -> int:
+    """``parse_bytes`` of ``$OVPOOL_MAX_MEMORY``, read once per value (kernels check every run)."""
+    return parse_bytes(text, MEMORY_ENV)
 
 
 def format_bytes(amount: int) -> str:
@@ -71,6 +78,8 @@ def check_tensor(what: str, dims: Sequence[int], dtype: str, itemsize: int | Non
     float32 would need 12.0 TiB, over the memory budget of 4.0 GiB``. ``what`` names the tensor;
     ``itemsize`` is for a dtype outside ``ovpool.dtypes`` (an .npy file's complex64)."""
     needed = shape.tensor_bytes(dims, dtypes.itemsize(dtype) if itemsize is None else itemsize)
+    if needed + held() <= budget():
+        return needed  # the message is only made for a refusal (kernels check on every run)
     return check_bytes(f"{what} {list(dims)} {dtype} would need", needed)
 
 
