@@ -52,13 +52,14 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, register
+from ovpool.runtime.ops.memo import dtype_name
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 TILE_BYTES = 1 << 18  # depthwise: a step's accumulator; with its scratch and the input it reads, in a core's L2
@@ -317,40 +318,12 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
     n, g = x.shape[0], plan.group
     mg = wl.shape[2]
     rows = n * g
-    taps = list(product(*(range(k) for k in kernel)))
-    padded = _padded_shape(x.shape, plan.begin, plan.end)[2:]
-    strides = plan.strides
-    phase_shape = tuple(-(-p // s) for p, s in zip(padded, strides))
-    phase_size = math.prod(phase_shape)
-    phases = list(product(*(range(s) for s in strides)))
-    plane = len(phases) * phase_size
-    steps = [math.prod(phase_shape[i + 1 :]) for i in range(len(kernel))]
-    offsets = [
-        phases.index(tuple(t * d % s for t, d, s in zip(tap, plan.dilations, strides))) * phase_size
-        + sum(t * d // s * e for t, d, s, e in zip(tap, plan.dilations, strides, steps))
-        for tap in taps
-    ]
-    height, row = plan.out[0], steps[0]
-    grid = height * row
-    budget = max(1, TILE_BYTES // (mg * x.itemsize))
-    tile = max(1, min(rows, budget // grid))
-    band = height if budget >= grid else max(1, budget // row)
-    tail = max(0, max(offsets) + grid - plane)
-    buffer = np.zeros(tile * plane + tail, dtype=x.dtype)
-    phase_planes = buffer[: tile * plane].reshape((tile, len(phases)) + phase_shape)
-    copies = []
-    for number, phase in enumerate(phases):
-        firsts = [(a - b) % s for a, b, s in zip(phase, plan.begin, strides)]
-        if all(f < size for f, size in zip(firsts, x.shape[2:])):
-            source = tuple(slice(f, None, s) for f, s in zip(firsts, strides))
-            target = (number,) + tuple(
-                slice((f + b) // s, (f + b) // s + len(range(f, size, s)))
-                for f, b, s, size in zip(firsts, plan.begin, strides, x.shape[2:])
-            )
-            copies.append((source, target))
-    item = buffer.itemsize
-    views = [as_strided(buffer[o:], (tile, 1, grid), (plane * item, 0, item), writeable=False) for o in offsets]
-    weights = np.broadcast_to(wl[:, None], (len(taps), n) + wl.shape[1:]).reshape(len(taps), rows, mg, 1)
+    layout = _taps_layout(x.shape, mg, plan, kernel, x.itemsize)
+    tile, plane, band, height, row = layout.tile, layout.plane, layout.band, plan.out[0], layout.row
+    buffer = np.zeros(tile * plane + layout.reach, dtype=x.dtype)
+    phase_planes = buffer[: tile * plane].reshape((tile, layout.phases) + layout.phase_shape)
+    views = [buffer[o : o + tile * plane].reshape(tile, 1, plane) for o in layout.offsets]
+    weights = np.broadcast_to(wl[:, None], (len(layout.offsets), n) + wl.shape[1:]).reshape(len(layout.offsets), rows, mg, 1)
     biases = None if bias is None else np.broadcast_to(bias.reshape(1, g, mg), (n, g, mg)).reshape(rows, mg, 1)
     planes = x.reshape((rows,) + x.shape[2:])
     y = np.empty((rows, mg) + plan.out, dtype=x.dtype)
@@ -360,7 +333,7 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
     with small_ufunc_buffers():
         for first in range(0, rows, tile):
             count = min(tile, rows - first)
-            for source, target in copies:
+            for source, target in layout.copies:
                 phase_planes[(slice(0, count),) + target] = planes[(slice(first, first + count),) + source]
             w_tile = weights[:, first : first + count]
             for top in range(0, height, band):
@@ -374,8 +347,60 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
                     part += scratch
                 if biases is not None:
                     part += biases[first : first + count]
-                y[first : first + count, :, top : top + size] = part.reshape((count, mg, size) + phase_shape[1:])[crop]
+                y[first : first + count, :, top : top + size] = part.reshape((count, mg, size) + layout.phase_shape[1:])[crop]
     return y.reshape((n, g * mg) + plan.out)
+
+
+class _TapsLayout(NamedTuple):
+    """Where ``_conv_taps`` reads for one input shape: the flat offset of each tap in a tile of
+    phase planes, the tile (planes at once), the band (output rows at once), the row length of a
+    phase plane, the elements the last tap reads past the tile (``reach``) and the copies of input
+    planes into phase planes (source and target slices)."""
+
+    offsets: tuple[int, ...]
+    phases: int
+    phase_shape: tuple[int, ...]
+    plane: int
+    row: int
+    tile: int
+    band: int
+    reach: int
+    copies: tuple[tuple[tuple[slice, ...], tuple[Any, ...]], ...]
+
+
+@functools.lru_cache(maxsize=256)
+def _taps_layout(x_shape: tuple[int, ...], mg: int, plan: ConvPlan, kernel: tuple[int, ...], itemsize: int) -> _TapsLayout:
+    """``_conv_taps``' geometry, worked out once per input shape and plan (a run only allocates)."""
+    rows = x_shape[0] * plan.group
+    taps = list(product(*(range(k) for k in kernel)))
+    padded = _padded_shape(x_shape, plan.begin, plan.end)[2:]
+    strides = plan.strides
+    phase_shape = tuple(-(-p // s) for p, s in zip(padded, strides))
+    phase_size = math.prod(phase_shape)
+    phases = list(product(*(range(s) for s in strides)))
+    plane = len(phases) * phase_size
+    steps = [math.prod(phase_shape[i + 1 :]) for i in range(len(kernel))]
+    offsets = tuple(
+        phases.index(tuple(t * d % s for t, d, s in zip(tap, plan.dilations, strides))) * phase_size
+        + sum(t * d // s * e for t, d, s, e in zip(tap, plan.dilations, strides, steps))
+        for tap in taps
+    )
+    height, row = plan.out[0], steps[0]
+    grid = height * row
+    budget = max(1, TILE_BYTES // (mg * itemsize))
+    tile = max(1, min(rows, budget // grid))
+    band = height if budget >= grid else max(1, budget // row)
+    copies = []
+    for number, phase in enumerate(phases):
+        firsts = [(a - b) % s for a, b, s in zip(phase, plan.begin, strides)]
+        if all(f < size for f, size in zip(firsts, x_shape[2:])):
+            source = tuple(slice(f, None, s) for f, s in zip(firsts, strides))
+            target = (number,) + tuple(
+                slice((f + b) // s, (f + b) // s + len(range(f, size, s)))
+                for f, b, s, size in zip(firsts, plan.begin, strides, x_shape[2:])
+            )
+            copies.append((source, target))
+    return _TapsLayout(offsets, len(phases), phase_shape, plane, row, tile, band, max(offsets), tuple(copies))
 
 
 @contextlib.contextmanager
@@ -410,6 +435,8 @@ def _conv_factory(node: OpNode) -> Kernel:
             method = conv_method(w_const.shape, attrs.group, attrs.pads)
             prepared[(method, dtype)] = conv_weights(method, w_const, attrs.group, dtype)
 
+    output_what, padded_what = f"{node.label}: output", f"{node.label}: padded input"
+
     @functools.lru_cache(maxsize=16)
     def plan_for(x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> ConvPlan:
         return conv_plan(node, attrs, x_shape, w_shape)
@@ -420,8 +447,9 @@ def _conv_factory(node: OpNode) -> Kernel:
         _check_bias(node, b, w.shape[0], x.dtype)
         # Within the budget before any work: the output, and the padded input the windows read
         # (pads 2**31 on an IR layer whose declared output is small: 408 GiB).
-        check_tensor(f"{node.label}: output", (x.shape[0], w.shape[0]) + plan.out, dtype.name)
-        check_tensor(f"{node.label}: padded input", _padded_shape(x.shape, plan.begin, plan.end), dtype.name)
+        name = dtype_name(dtype)
+        check_tensor(output_what, (x.shape[0], w.shape[0]) + plan.out, name)
+        check_tensor(padded_what, _padded_shape(x.shape, plan.begin, plan.end), name)
         wl = prepared.get((plan.method, dtype)) if w_const is not None else None
         if wl is None:
             wl = conv_weights(plan.method, w, plan.group, dtype)
