@@ -1,8 +1,14 @@
 """Where OpenVINO CPU computes other values than ONNX on some data only: one table, ``DEVIATIONS``.
 
-These cannot be seen when converting (they depend on the values fed: a NaN, a tie, an overflow),
-so ovpool does not refuse the operators: it writes them, ``docs/semantics.md`` lists them, and
-``ovpool convert --verify`` (or ``ovpool compare``) catches them on the user's own data. Each row
+These depend on the values fed (a NaN, a tie, an overflow), so ovpool does not refuse the
+operators: it writes them, ``docs/semantics.md`` lists them, and ``ovpool convert --verify`` (or
+``ovpool compare``) catches them on the user's own data. None passes silently where the conversion
+can see it: each row's ``detect`` finds the nodes that can meet its data (a NonMaxSuppression, an
+integer Resize, a float64 input...) and the conversion warns once per node (``warn_deviations``:
+``model.onnx: node 'nms' (NonMaxSuppression): OpenVINO CPU computes otherwise on equal scores,
+IoU exactly at the threshold: ...``). Two rows have no detector, and say so in the table: NaN or
+Inf values (any float op can meet one) and Softplus's 2e-6 below -20 (inside ``--verify``'s
+default tolerance). Each row
 names the operators, the data that shows it, what OpenVINO CPU 2026.4.1 gives at f32 and what
 ONNX (and onnxruntime) gives, with the figure of a one-node repro (``tests/ops/openvino_known.py``
 holds the repros, ``tests/ops/test_openvino_known.py`` checks they still differ so). The
@@ -15,7 +21,160 @@ Hardmax ties, TopK's K = 0 fed at run time, NaN in Greater and Cast to BOOL, 8-b
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+from onnx import GraphProto, ModelProto, NodeProto, TensorProto
+
+from ovpool.onnx.model import graphs
+
+INT32 = (-(2**31), 2**31 - 1)
+
+
+class CpuDeviationWarning(UserWarning):
+    """A node OpenVINO CPU may compute otherwise than ONNX on some data (``DEVIATIONS``)."""
+
+
+class _Types:
+    """A model's graphs (the main one and every body, walked once), its default-domain nodes by op
+    type, and the element types (``TensorProto`` codes) of its tensors: those declared (inputs,
+    outputs, value_info, initializers, Constant and Cast outputs), and, on the first name that none
+    declares, ONNX shape inference's, computed once."""
+
+    def __init__(self, proto: ModelProto) -> None:
+        self._proto = proto
+        self._known: dict[str, int] = {}
+        self._inferred = False
+        self.graphs = list(graphs(proto.graph))
+        self.by_type: dict[str, list[NodeProto]] = {}
+        for graph in self.graphs:
+            self._declare(graph)
+            for node in graph.node:
+                if node.domain in ("", "ai.onnx"):
+                    self.by_type.setdefault(node.op_type, []).append(node)
+
+    def nodes(self, *op_types: str) -> Iterator[NodeProto]:
+        """The default-domain nodes of these op types, in any graph."""
+        for op_type in op_types:
+            yield from self.by_type.get(op_type, ())
+
+    def _declare(self, graph: GraphProto) -> None:
+        for info in list(graph.input) + list(graph.output) + list(graph.value_info):
+            if info.type.HasField("tensor_type") and info.type.tensor_type.elem_type:
+                self._known[info.name] = info.type.tensor_type.elem_type
+        for tensor in graph.initializer:
+            self._known[tensor.name] = tensor.data_type
+        for node in graph.node:
+            if node.op_type == "Cast" and node.output:
+                self._known[node.output[0]] = next((a.i for a in node.attribute if a.name == "to"), 0)
+            elif node.op_type == "Constant" and node.output:
+                value = next((a.t for a in node.attribute if a.name == "value"), None)
+                if value is not None:
+                    self._known[node.output[0]] = value.data_type
+
+    def of(self, name: str) -> int:
+        """The element type of ``name`` (0 when not even inference knows it)."""
+        if name not in self._known and not self._inferred:
+            import onnx
+
+            self._inferred = True
+            try:
+                inferred = onnx.shape_inference.infer_shapes(self._proto, strict_mode=False)
+            except (onnx.shape_inference.InferenceError, RuntimeError, ValueError):
+                return 0
+            for graph in graphs(inferred.graph):
+                self._declare(graph)
+        return self._known.get(name, 0)
+
+
+Detector = Callable[[ModelProto, _Types], Iterator[str]]
+
+
+def _where(node: NodeProto) -> str:
+    return f"node '{node.name or node.output[0]}' ({node.op_type})"
+
+
+def _constants(types: _Types) -> dict[str, TensorProto]:
+    found: dict[str, TensorProto] = {}
+    for graph in types.graphs:
+        found.update((t.name, t) for t in graph.initializer)
+    for node in types.nodes("Constant"):
+        value = next((a.t for a in node.attribute if a.name == "value"), None)
+        if value is not None and node.output:
+            found[node.output[0]] = value
+    return found
+
+
+def _gemm_beta_zero(_proto: ModelProto, types: _Types) -> Iterator[str]:
+    """A Gemm with beta = 0 and a C: OpenVINO computes 0 * C, NaN where C holds NaN or Inf."""
+    for node in types.nodes("Gemm"):
+        beta = next((a.f for a in node.attribute if a.name == "beta"), 1.0)
+        if beta == 0 and len(node.input) > 2 and node.input[2]:
+            yield _where(node)
+
+
+def _typed(op_types: tuple[str, ...], codes: frozenset[int]) -> Detector:
+    """Nodes of ``op_types`` whose first input has one of the element types ``codes``."""
+
+    def detect(proto: ModelProto, types: _Types) -> Iterator[str]:
+        for node in types.nodes(*op_types):
+            if node.input and types.of(node.input[0]) in codes:
+                yield _where(node)
+
+    return detect
+
+
+def _wide_int64(proto: ModelProto, types: _Types) -> Iterator[str]:
+    """int64 constants beyond int32 read by a node (Slice's starts and ends excepted: OpenVINO reads
+    constant sentinels right), and Slice starts/ends fed by a graph input."""
+    from onnx import numpy_helper
+
+    constants = _constants(types)
+    wide = set()
+    for name, tensor in constants.items():
+        if tensor.data_type == TensorProto.INT64 and tensor.data_location != TensorProto.EXTERNAL:
+            values = numpy_helper.to_array(tensor)
+            if values.size and (values.min() < INT32[0] or values.max() > INT32[1]):
+                wide.add(name)
+    fed = {i.name for i in proto.graph.input} - {t.name for t in proto.graph.initializer}
+    readers = (node for graph in types.graphs for node in graph.node) if wide else types.nodes("Slice")
+    for node in readers:
+        bounds = node.input[1:3] if node.op_type == "Slice" else []
+        if any(name in fed for name in bounds) or any(name in wide and name not in bounds for name in node.input):
+            yield _where(node)
+
+
+def _float64(proto: ModelProto, types: _Types) -> Iterator[str]:
+    """One line for a model holding float64 tensors: its first float64 input, initializer or Cast."""
+    for info in proto.graph.input:
+        if types.of(info.name) == TensorProto.DOUBLE:
+            yield f"input '{info.name}' (float64)"
+            return
+    for node in types.nodes("Cast", "Constant"):
+        if types.of(node.output[0]) == TensorProto.DOUBLE:
+            yield _where(node)
+            return
+    for tensor in proto.graph.initializer:
+        if tensor.data_type == TensorProto.DOUBLE:
+            yield f"initializer '{tensor.name}' (float64)"
+            return
+
+
+def _integer_resize(proto: ModelProto, types: _Types) -> Iterator[str]:
+    """Resize and Upsample of integer data in linear or cubic mode."""
+    integers = frozenset({2, 3, 4, 5, 6, 7, 12, 13})
+    for node in types.nodes("Resize", "Upsample"):
+        mode = next((a.s.decode() for a in node.attribute if a.name == "mode"), "nearest")
+        if mode != "nearest" and node.input and types.of(node.input[0]) in integers:
+            yield _where(node)
+
+
+def _every(*op_types: str) -> Detector:
+    def detect(_proto: ModelProto, types: _Types) -> Iterator[str]:
+        yield from (_where(node) for node in types.nodes(*op_types))
+
+    return detect
 
 
 @dataclass(frozen=True)
@@ -26,6 +185,8 @@ class Deviation:
     when: str
     cpu: str
     onnx: str
+    detect: Detector | None = None  # the nodes that can meet ``when``
+    unwarned: str = ""  # why a row without ``detect`` warns of no node
 
 
 DEVIATIONS: tuple[Deviation, ...] = (
@@ -34,44 +195,103 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "NaN or +-Inf values",
         "Relu/Celu/HardSigmoid(NaN) 0/0/1, Exp(NaN) inf, Gelu(inf) NaN, Shrink/ThresholdedRelu(NaN) NaN",
         "NaN stays NaN, Gelu(inf) is inf (onnxruntime: 0 for Shrink and ThresholdedRelu of NaN)",
+        unwarned="any float node can meet a NaN",
     ),
     Deviation(
-        "Gemm", "beta = 0 with NaN or Inf in C", "0 * NaN = NaN (the schema's formula)", "onnxruntime leaves C unread (BLAS)"
+        "Gemm",
+        "beta = 0 with NaN or Inf in C",
+        "0 * NaN = NaN (the schema's formula)",
+        "onnxruntime leaves C unread (BLAS)",
+        _gemm_beta_zero,
     ),
-    Deviation("BitShift", "uint64 values beyond 32 bits", "(2**40 + 3) >> 1 = 1", "2**39 + 1"),
+    Deviation(
+        "BitShift", "uint64 values beyond 32 bits", "(2**40 + 3) >> 1 = 1", "2**39 + 1", _typed(("BitShift",), frozenset({13}))
+    ),
     Deviation(
         "any op",
         "int64 values beyond int32 (Slice starts/ends from a graph input, constants)",
         "computed in int32: Slice [0:INT64_MAX] of 5 values gives 4; a Constant 2**40 is 2147483647",
         "5 values; 2**40",
+        _wide_int64,
     ),
-    Deviation("any op", "float64 data", "computed in float32: 1e300 is inf, precision is float32's", "float64"),
+    Deviation("any op", "float64 data", "computed in float32: 1e300 is inf, precision is float32's", "float64", _float64),
     Deviation(
         "NonMaxSuppression",
         "equal scores, IoU exactly at the threshold",
         "other boxes or order (-0.0 and 0.0 scores: 1 box)",
         "3 boxes (onnxruntime)",
+        _every("NonMaxSuppression"),
     ),
     Deviation(
         "ReduceMax, ReduceMin",
         "an axis of length 0 in int64 or uint32, or in dims not static when converting",
         "-FLT_MAX / INT32_MIN (and the max ones)",
         "-inf / INT64_MIN",
+        _typed(("ReduceMax", "ReduceMin"), frozenset({TensorProto.INT64, TensorProto.UINT32})),
     ),
-    Deviation("Flatten", "a zero dim in dims not static when converting", "Flatten(axis=2) of [4, 1, 2, 0] is [4, 1]", "[4, 0]"),
-    Deviation("BitShift of uint64, Expand by a shape of unknown length", "a rank-0 result", "shape [1]", "shape []"),
-    Deviation("Resize, Upsample", "integer data, linear or cubic", "rounds otherwise: -7499", "-7498 (onnxruntime)"),
-    Deviation("Softplus", "inputs far below 0 (-23.3)", "-1.9e-6 (about 2e-6 off)", "7.8e-11"),
+    Deviation(
+        "Flatten",
+        "a zero dim in dims not static when converting",
+        "Flatten(axis=2) of [4, 1, 2, 0] is [4, 1]",
+        "[4, 0]",
+        unwarned="every Flatten of dynamic dims could; static zero dims are lowered exactly",
+    ),
+    Deviation(
+        "BitShift of uint64, Expand by a shape of unknown length",
+        "a rank-0 result",
+        "shape [1]",
+        "shape []",
+        unwarned="a BitShift of uint64 is warned of by the row above; an Expand's shape of unknown length is rare",
+    ),
+    Deviation(
+        "Resize, Upsample", "integer data, linear or cubic", "rounds otherwise: -7499", "-7498 (onnxruntime)", _integer_resize
+    ),
+    Deviation(
+        "Softplus",
+        "inputs far below 0 (-23.3)",
+        "-1.9e-6 (about 2e-6 off)",
+        "7.8e-11",
+        unwarned="2e-6 off is inside `--verify`'s default tolerance where the output also holds values near 1",
+    ),
 )
 
-DOING = "runtime deviation: written, documented; `--verify` catches it on the user's data"
+WARNED = "written, with a warning naming each node that can meet it; `--verify` checks the user's data"
+UNWARNED = "written, documented, no warning ({}); `--verify` checks the user's data"
 
 
 def readme_table() -> str:
     """The README's table of the deviations, one row per ``DEVIATIONS`` row."""
     rows = ["| ONNX node | data | OpenVINO CPU 2026.4 (f32) | ONNX | ovpool |", "|---|---|---|---|---|"]
-    rows += [f"| {d.ops} | {d.when} | {d.cpu} | {d.onnx} | {DOING} |" for d in DEVIATIONS]
+    rows += [
+        f"| {d.ops} | {d.when} | {d.cpu} | {d.onnx} | {UNWARNED.format(d.unwarned) if d.detect is None else WARNED} |"
+        for d in DEVIATIONS
+    ]
     return "\n".join(rows)
+
+
+def deviation_notes(proto: ModelProto) -> list[str]:
+    """One line per node (or model, for float64) that can meet a row's data: ``node 'nms'
+    (NonMaxSuppression): OpenVINO CPU computes otherwise on equal scores, IoU exactly at the
+    threshold: other boxes or order (...) where ONNX gives 3 boxes (onnxruntime); `--verify`
+    checks on your data``. Types come from the model's declarations, and from ONNX shape
+    inference only when a node's input is not declared."""
+    types = _Types(proto)
+    notes = []
+    for row in DEVIATIONS:
+        if row.detect is None:
+            continue
+        for where in dict.fromkeys(row.detect(proto, types)):
+            notes.append(
+                f"{where}: OpenVINO CPU computes otherwise on {row.when}: {row.cpu} where ONNX gives {row.onnx}; "
+                "`--verify` checks on your data"
+            )
+    return notes
+
+
+def warn_deviations(proto: ModelProto, label: str) -> None:
+    """``deviation_notes`` as ``CpuDeviationWarning`` warnings, each located in ``label``."""
+    for note in deviation_notes(proto):
+        warnings.warn(f"{label}: {note}", CpuDeviationWarning, stacklevel=2)
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ from ovpool.files import OutputError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import load
 from ovpool.onnx.versions import POOL_OPS
-from ovpool.ov import frontend_fixes
+from ovpool.ov import cpu_deviations, frontend_fixes
 from ovpool.ov.extension import PoolExtensions
 from ovpool.ov.inputs import InputShape, input_shapes
 from ovpool.ov.lowering import Lowered
@@ -115,9 +115,24 @@ def onnx_to_ov_model(
 def _whole_model(
     model: str | os.PathLike | ModelProto, inputs: Inputs, exact_quantization: bool, allow_inexact: bool, label: str
 ) -> openvino.Model:
-    """``onnx_to_ov_model`` before ``target_openvino``."""
+    """``onnx_to_ov_model`` before ``target_openvino``; then a ``CpuDeviationWarning`` for each
+    node OpenVINO CPU may compute otherwise on some data (``cpu_deviations.warn_deviations``)."""
     shapes = input_shapes(inputs)
     proto = model if isinstance(model, ModelProto) else load(Path(model), load_data=False)
+    converted = _converted(model, proto, shapes, exact_quantization, allow_inexact, label)
+    cpu_deviations.warn_deviations(proto, label)
+    return converted
+
+
+def _converted(
+    model: str | os.PathLike | ModelProto,
+    proto: ModelProto,
+    shapes: Sequence[InputShape],
+    exact_quantization: bool,
+    allow_inexact: bool,
+    label: str,
+) -> openvino.Model:
+    """The conversion of ``_whole_model``: frontend fixes, quantization forms, OpenVINO's frontend."""
     fixed = _fixed(proto, model, label, shapes, allow_inexact)
     whole, quant = _prepared(fixed if fixed is not None else proto, model, label, exact_quantization)
     whole = whole if whole is not None else fixed
