@@ -263,24 +263,24 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
     straight into the output's rows was slower: with 24 outputs of 80x80, a C matrix at a pitch of
     25,600 bytes made OpenBLAS 1.2-1.4x slower than a contiguous block.)"""
     xp = _padded(x, plan.begin, plan.end)
-    n, c = xp.shape[:2]
     g, mg = plan.group, wl.shape[1]
-    cg, k = c // g, math.prod(kernel)
-    sn, sc, *sl = xp.strides
-    shape = (n, g, cg) + kernel + plan.out
-    strides = (
-        (sn, cg * sc, sc) + tuple(d * s for d, s in zip(plan.dilations, sl)) + tuple(st * s for st, s in zip(plan.strides, sl))
-    )
-    windows = as_strided(xp, shape, strides, writeable=False)
+    layout = _im2col_layout(xp.shape, xp.itemsize, plan, kernel, mg)
+    n, c, cg, k = layout.n, layout.c, layout.cg, layout.k
+    windows = as_strided(xp, layout.shape, layout.strides, writeable=False)
+    height, rest, rows, images = plan.out[0], layout.rest, layout.rows, layout.images
+    biases = None if bias is None else bias.reshape(g, mg, 1, 1)
+    if rows == height and images >= n:  # one block: the product is the output
+        cols = np.empty(layout.shape, dtype=x.dtype)
+        cols[...] = windows
+        y = np.matmul(wl, cols.reshape(n, g, cg * k, height * rest))
+        if biases is not None:
+            with small_ufunc_buffers():
+                y += biases.reshape(g, mg, 1)
+        return y.reshape((n, g * mg) + plan.out)
     first_axis = 3 + len(kernel)
-    height, rest = plan.out[0], math.prod(plan.out[1:])
     y = np.empty((n, g, mg, height, rest), dtype=x.dtype)
-    row_bytes = c * k * rest * x.itemsize
-    rows = max(1, min(height, COLS_BYTES // row_bytes))
-    images = max(1, min(n, COLS_BYTES // (row_bytes * height))) if rows == height else 1
     columns = np.empty(images * c * k * rows * rest, dtype=x.dtype)
     product_ = np.empty(images * g * mg * rows * rest, dtype=x.dtype)
-    biases = None if bias is None else bias.reshape(g, mg, 1, 1)
     with small_ufunc_buffers():
         for image in range(0, n, images):
             for row in range(0, height, rows):
@@ -296,6 +296,41 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
                 else:
                     np.add(result.reshape(target.shape), biases, out=target)
     return y.reshape((n, g * mg) + plan.out)
+
+
+class _Im2colLayout(NamedTuple):
+    """Where ``_conv_im2col`` reads for one padded input shape: the window view's shape and strides
+    (N, g, C/g, *kernel, *out), and the block: output rows and images at once."""
+
+    n: int
+    c: int
+    cg: int
+    k: int
+    rest: int
+    rows: int
+    images: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=256)
+def _im2col_layout(padded: tuple[int, ...], itemsize: int, plan: ConvPlan, kernel: tuple[int, ...], mg: int) -> _Im2colLayout:
+    """``_conv_im2col``'s geometry, worked out once per padded shape and plan (a run only copies
+    and multiplies). The padded input is C-contiguous, so its strides follow from its shape."""
+    n, c = padded[:2]
+    g = plan.group
+    cg, k = c // g, math.prod(kernel)
+    sl = [itemsize * math.prod(padded[i + 1 :]) for i in range(2, len(padded))]
+    sc, sn = itemsize * math.prod(padded[2:]), itemsize * math.prod(padded[1:])
+    shape = (n, g, cg) + kernel + plan.out
+    strides = (
+        (sn, cg * sc, sc) + tuple(d * s for d, s in zip(plan.dilations, sl)) + tuple(st * s for st, s in zip(plan.strides, sl))
+    )
+    height, rest = plan.out[0], math.prod(plan.out[1:])
+    row_bytes = c * k * rest * itemsize
+    rows = max(1, min(height, COLS_BYTES // row_bytes))
+    images = max(1, min(n, COLS_BYTES // (row_bytes * height))) if rows == height else 1
+    return _Im2colLayout(n, c, cg, k, rest, rows, images, shape, strides)
 
 
 def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None) -> np.ndarray:
