@@ -161,12 +161,13 @@ def _prepared(
     finer output scale, and the weights of some ConvTranspose). A model read from a file is
     rewritten whole (its external data read)."""
     from ovpool.onnx import qoperator
-    from ovpool.ov.quantized import QuantExtensions
 
     has_qoperators = any(qoperator.expands(node) for node in proto.graph.node)
     has_quantization = any(node.op_type in ("QuantizeLinear", "DequantizeLinear") for node in proto.graph.node)
     if not (exact or has_qoperators or has_quantization):
         return None, None
+    from ovpool.ov.quantized import QuantExtensions
+
     if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
         proto = load(Path(model), load_data=True)
     try:
