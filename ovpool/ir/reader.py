@@ -16,9 +16,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple
-
-from lxml import etree
+from typing import TYPE_CHECKING, NamedTuple
 
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError
@@ -26,6 +24,9 @@ from ovpool.files import read_input, regular_size
 from ovpool.memory import budget, check_bytes
 from ovpool.names import port_tensor_name
 from ovpool.shape import dim_problem
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 Bound = tuple[int, int | None]
 # The largest IR XML read: ten times the largest real IR seen (~100 MB), and within what lxml
@@ -114,9 +115,11 @@ class SourceLines:
 
     def _all(self) -> tuple[list[int], list[int]]:
         if self._lines is None:
+            from lxml import etree
+
             layers: list[int] = []
             edges: list[int] = []
-            events = etree.iterparse(io.BytesIO(self._data), events=("end",), tag=("layer", "edge"), **_PARSER_OPTIONS)
+            events = etree.iterparse(io.BytesIO(self._data), events=("end",), tag=("layer", "edge"), **PARSER_OPTIONS)
             try:
                 for _, node in events:
                     parent = node.getparent()
@@ -216,13 +219,15 @@ class IRDocument:
         return port_tensor_name(port.names if port else "", layer.name, port_id, first)
 
 
-_PARSER_OPTIONS = {"resolve_entities": False, "load_dtd": False, "no_network": True, "huge_tree": False, "remove_comments": True}
+PARSER_OPTIONS = {"resolve_entities": False, "load_dtd": False, "no_network": True, "huge_tree": False, "remove_comments": True}
 
 
 def parser() -> etree.XMLParser:
     """The only way ovpool parses untrusted XML: no entities, no DTD, no network, no huge trees
     (``read_ir`` reads with the same options)."""
-    return etree.XMLParser(**_PARSER_OPTIONS)
+    from lxml import etree
+
+    return etree.XMLParser(**PARSER_OPTIONS)
 
 
 def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDocument:
@@ -232,11 +237,19 @@ def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDoc
     the top-level ``<layer>`` and ``<edge>`` elements as plain values (a whole lxml tree of a
     15 MB IR takes ~250 MB, and allocating it costs more than parsing). Layers nested in a
     ``<body>`` (TensorIterator, Loop) are part of their outer layer, not of the document."""
+    from lxml import etree
+
+    from ovpool.ir.plain import read_plain
+
     data, label = _source_bytes(source, name)
     _refuse_doctype(data, label)
-    target = _IRTarget(label, SourceLines(data))
+    lines = SourceLines(data)
+    plain = read_plain(data, label, lines)
+    if plain is not None:
+        return plain
+    target = _IRTarget(label, lines)
     try:
-        etree.fromstring(data, etree.XMLParser(target=target, **_PARSER_OPTIONS))
+        etree.fromstring(data, etree.XMLParser(target=target, **PARSER_OPTIONS))
     except etree.XMLSyntaxError as exc:
         line, column = exc.position if exc.position else (exc.lineno, 0)
         message = re.sub(r", line \d+, column \d+$", "", exc.msg)
@@ -541,10 +554,12 @@ def read_bodies(source: str | os.PathLike | bytes, layer: Layer, name: str | Non
     ``read_ir`` keeps no nested layers; this reads the file again with the same safe parser and
     reads each body as an IR of its own (named ``<file>: If 'cond' then_body``; its line numbers
     count from the body's ``<layers>``). A layer with no body gives ``{}``."""
+    from lxml import etree
+
     data, label = _source_bytes(source, name)
     _refuse_doctype(data, label)
     element = None
-    events = etree.iterparse(io.BytesIO(data), events=("end",), tag="layer", **_PARSER_OPTIONS)
+    events = etree.iterparse(io.BytesIO(data), events=("end",), tag="layer", **PARSER_OPTIONS)
     try:
         for _, node in events:
             parent = node.getparent()
