@@ -11,10 +11,13 @@ returns. ``read_plain`` reads that layout: each layer is one match of ``_LAYER``
 output port's id, precision, names and dims among the groups), and what layers repeat (``<data>``
 attributes, input ports, dims) is read once per distinct text.
 
-The document is also parsed whole by lxml with ``read_ir``'s options and no callback
-(``well_formed``, ~5 ns a byte): malformed XML, a DOCTYPE, too deep a nesting or too long a
-text gives None, and ``read_ir`` then refuses it as it always has. Anything outside the layout
-gives None too and ``read_ir`` reads the document its own way; where this reading gives a
+The expressions admit only well-formed XML: ASCII names, each attribute once, values in quotes
+without ``<``, every element closed where the layout closes it; over the whole text, no character
+XML forbids and no ``]]>``; nesting at most 7 deep and no layer or edges section as long as
+libxml2's 10,000,000-character limit on a text; what follows ``</edges>`` (and a document with
+a reference, ``&amp;``) is parsed by lxml with ``read_ir``'s options. So a document this reads
+is one lxml would read, without lxml's ~5 ns a byte. Anything outside the layout gives None and
+``read_ir`` reads the document its own way (its errors included); where this reading gives a
 document, the two readings give the same one (``tests/test_ir_plain.py``).
 """
 
@@ -63,6 +66,15 @@ _LAYERS_END = re.compile(rf"{_WS}*</layers{_WS}*>{_WS}*<edges{_WS}*>")
 _EDGE = rf"{_WS}*<edge{_WS}+from-layer={_QUOTED}{_WS}+from-port={_QUOTED}{_WS}+to-layer={_QUOTED}{_WS}+to-port={_QUOTED}{_WS}*/>"
 _EDGES = re.compile(rf"(?:{_EDGE.replace(_QUOTED, _DOUBLE_QUOTED)})*{_WS}*</edges{_WS}*>")
 _ONE_EDGE = re.compile(_EDGE)
+_TAIL = re.compile(rf"{_WS}*(?:(<rt_info{_WS}*/>|<rt_info[\s\S]*</rt_info{_WS}*>){_WS}*)?</net{_WS}*>{_WS}*")
+
+
+# libxml2's longest text or attribute value without its huge-tree option (read_ir's parser): a
+# layer, the edges section or the <net> tag this long is left to read_ir.
+MAX_TEXT = 10_000_000
+# The control characters XML forbids as 0, every other byte as 1 (bytes.translate runs at ~1 GB/s;
+# U+FFFE and U+FFFF are searched as their UTF-8 bytes, and a strict decoding refuses surrogates).
+_CONTROLS = bytes(0 if byte < 0x20 and byte not in (0x09, 0x0A, 0x0D) else 1 for byte in range(256))
 
 
 class NotPlain(Exception):
@@ -72,13 +84,17 @@ class NotPlain(Exception):
 def read_plain(data: bytes, label: str, lines: SourceLines) -> IRDocument | None:
     """The IR in ``data`` (named ``label`` in messages, its line numbers from ``lines``) when it is
     written plainly and well formed (see the module docstring), else None."""
-    if b"\r" in data or b"xmlns" in data:
-        return None  # line ends lxml rewrites, names it puts in a namespace
+    if b"\r" in data or b"xmlns" in data or b"]]>" in data:
+        return None  # line ends lxml rewrites, names it puts in a namespace, text XML forbids
+    if b"\x00" in data.translate(_CONTROLS) or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data:
+        return None  # a character XML forbids
     try:
         reading = _Reading(data.decode("utf-8"), label, lines)
     except (UnicodeDecodeError, NotPlain):
         return None
-    return reading.document() if well_formed(data) else None
+    if b"&" in data and not well_formed(data):
+        return None  # a reference: lxml says whether each one is one
+    return reading.document()
 
 
 def well_formed(data: bytes) -> bool:
@@ -116,7 +132,7 @@ class _Reading:
         from ovpool.ir.reader import Edge, Layer, Port
 
         head = _HEAD.match(text)
-        if head is None:
+        if head is None or head.end() >= MAX_TEXT:
             raise NotPlain
         self.label = label
         self.root = _attributes(head.group(1))
@@ -129,6 +145,8 @@ class _Reading:
         position = head.end()
         match = _LAYER.match
         while (found := match(text, position)) is not None:
+            if found.end() - position >= MAX_TEXT:
+                raise NotPlain
             groups = found.groups()
             if references and text.find("&", found.start(), found.end()) >= 0:
                 groups = tuple(_resolved(group) if index in _VALUE_GROUPS else group for index, group in enumerate(groups))
@@ -169,15 +187,17 @@ class _Reading:
         if section is None:
             raise NotPlain
         edges = _EDGES.match(text, section.end())
-        if edges is None:
+        if edges is None or edges.end() - section.end() >= MAX_TEXT:
             raise NotPlain
         found_edges = _ONE_EDGE.findall(text, section.end(), edges.end())
         if references and text.find("&", section.end(), edges.end()) >= 0:
             found_edges = [tuple(_resolved(end) for end in ends) for ends in found_edges]
         self.edges: tuple[Edge, ...] = tuple(Edge(*ends, index, lines) for index, ends in enumerate(found_edges))
-        tail = text[edges.end() :]
-        if "<layer" in tail or "<edge" in tail:
-            raise NotPlain  # a second <layers> or <edges> section
+        tail = _TAIL.fullmatch(text, edges.end())
+        if tail is None or "<layer" in text[edges.end() :] or "<edge" in text[edges.end() :]:
+            raise NotPlain  # something after the edges but <rt_info>, or a second <layers> or <edges>
+        if tail.group(1) is not None and not well_formed(f"<net>{tail.group(1)}</net>".encode()):
+            raise NotPlain
 
     def document(self) -> IRDocument:
         from ovpool.ir.reader import IRDocument

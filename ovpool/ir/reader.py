@@ -161,20 +161,20 @@ class IRDocument:
         edge; then of each layer with an input port no edge feeds. The layer id is the edge's
         target where it exists, else its source, else ""."""
         fed: set[tuple[str, str]] = set()
+        layers = self.layers
         for edge in self.edges:
-            source, target = self.layers.get(edge.from_layer), self.layers.get(edge.to_layer)
-            where = f"edge from layer {edge.from_layer} port {edge.from_port} to layer {edge.to_layer} port {edge.to_port}"
-            at = edge.to_layer if target is not None else edge.from_layer if source is not None else ""
-            if source is None or target is None:
-                yield edge.line, at, f"{where}: no layer {edge.from_layer if source is None else edge.to_layer}"
-            elif source.output(edge.from_port) is None:
-                yield edge.line, at, f"{where}: layer '{source.name}' has no output port {edge.from_port}"
-            elif target.input(edge.to_port) is None:
-                yield edge.line, at, f"{where}: layer '{target.name}' has no input port {edge.to_port}"
-            elif (edge.to_layer, edge.to_port) in fed:
-                yield edge.line, at, f"{where}: input port {edge.to_port} of layer '{target.name}' is fed by another edge too"
-            fed.add((edge.to_layer, edge.to_port))
-        for layer in self.layers.values():
+            source, target = layers.get(edge.from_layer), layers.get(edge.to_layer)
+            fed_here = (edge.to_layer, edge.to_port)
+            if (
+                source is None
+                or target is None
+                or source.output(edge.from_port) is None
+                or target.input(edge.to_port) is None
+                or fed_here in fed
+            ):
+                yield _edge_problem(edge, source, target)
+            fed.add(fed_here)
+        for layer in layers.values():
             for port in layer.inputs:
                 if (layer.id, port.id) not in fed:
                     yield layer.line, layer.id, f"layer '{layer.name}' ({layer.type}): input port {port.id} is not connected"
@@ -219,6 +219,20 @@ class IRDocument:
         return port_tensor_name(port.names if port else "", layer.name, port_id, first)
 
 
+def _edge_problem(edge: Edge, source: Layer | None, target: Layer | None) -> tuple[int, str, str]:
+    """(line, layer id, why) of an edge ``IRDocument.edge_problems`` found connecting nothing (the
+    first of: a missing layer, a missing port, an input port fed twice)."""
+    where = f"edge from layer {edge.from_layer} port {edge.from_port} to layer {edge.to_layer} port {edge.to_port}"
+    at = edge.to_layer if target is not None else edge.from_layer if source is not None else ""
+    if source is None or target is None:
+        return edge.line, at, f"{where}: no layer {edge.from_layer if source is None else edge.to_layer}"
+    if source.output(edge.from_port) is None:
+        return edge.line, at, f"{where}: layer '{source.name}' has no output port {edge.from_port}"
+    if target.input(edge.to_port) is None:
+        return edge.line, at, f"{where}: layer '{target.name}' has no input port {edge.to_port}"
+    return edge.line, at, f"{where}: input port {edge.to_port} of layer '{target.name}' is fed by another edge too"
+
+
 PARSER_OPTIONS = {"resolve_entities": False, "load_dtd": False, "no_network": True, "huge_tree": False, "remove_comments": True}
 
 
@@ -233,12 +247,11 @@ def parser() -> etree.XMLParser:
 def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDocument:
     """Parse an IR ``.xml`` (a path, or its bytes with ``name`` for messages).
 
-    No tree is built: lxml hands each start tag, text and end tag to ``_IRTarget``, which keeps
+    An IR written as OpenVINO writes one is read by ``ovpool.ir.plain`` (the same document, ~3x
+    sooner); any other, no tree is built: lxml hands each start tag, text and end tag to ``_IRTarget``, which keeps
     the top-level ``<layer>`` and ``<edge>`` elements as plain values (a whole lxml tree of a
     15 MB IR takes ~250 MB, and allocating it costs more than parsing). Layers nested in a
     ``<body>`` (TensorIterator, Loop) are part of their outer layer, not of the document."""
-    from lxml import etree
-
     from ovpool.ir.plain import read_plain
 
     data, label = _source_bytes(source, name)
@@ -247,6 +260,8 @@ def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDoc
     plain = read_plain(data, label, lines)
     if plain is not None:
         return plain
+    from lxml import etree
+
     target = _IRTarget(label, lines)
     try:
         etree.fromstring(data, etree.XMLParser(target=target, **PARSER_OPTIONS))

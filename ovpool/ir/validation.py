@@ -243,8 +243,9 @@ def _validate_file(path: str | os.PathLike, strict: bool, release: releases.Rele
 def _structure_findings(doc: IRDocument, pooling: set[str]) -> Iterator[Finding]:
     """OVP304 for the graph around the pooling layers (whose own edges OVP302 covers): each edge
     that connects nothing, each unfed input port, else a cycle (OpenVINO loads none of these)."""
-    problems = [(line, at, why) for line, at, why in doc.edge_problems() if at not in pooling]
-    if not problems and next(doc.edge_problems(), None) is None:
+    every = list(doc.edge_problems())
+    problems = [(line, at, why) for line, at, why in every if at not in pooling]
+    if not every:
         try:
             doc.execution_order()
         except ModelError as exc:
