@@ -77,7 +77,7 @@ def pooling_ir(seed: int, layers: int = 6) -> bytes:
 
 
 # Characters that change what XML means, then any byte.
-SIGNIFICANT = b'<>&"\'/=\n\t\r !?-[];#x'
+SIGNIFICANT = b"<>&\"'/=\n\t\r !?-[];#x"
 
 
 @pytest.mark.parametrize("name", ["spec_example1.xml", "trap.xml"])
