@@ -19,7 +19,6 @@ import errno
 import json
 import os
 import re
-import secrets
 import shutil
 import stat
 import tempfile
@@ -376,6 +375,8 @@ class _Write:
 def _backup(target: Path) -> str:
     """A second name beside ``target`` (``.m.xml.1a2b3c4d.tmp``) for its current content: a hard
     link (to the link itself if ``target`` is a symbolic link), else a copy."""
+    import secrets
+
     while True:
         backup = str(target.parent / f".{target.name[:200]}.{secrets.token_hex(4)}.tmp")
         try:
