@@ -44,16 +44,32 @@ _DIMS = rf"(?:{_WS}*<dim>[^<]*</dim>)*"
 _DIM = re.compile(r"<dim>([^<]*)</dim>")
 _RT_ATTRIBUTE = rf"<attribute{_WS}+name={_DOUBLE_QUOTED}{_WS}+version={_DOUBLE_QUOTED}{_WS}+value={_DOUBLE_QUOTED}{_WS}*/>"
 _RT_INFO = rf"<rt_info(?:{_WS}*/>|>(?:{_WS}*{_RT_ATTRIBUTE})*{_WS}*</rt_info>)"
-_PORT_CONTENT = rf"(?:/>|>({_DIMS})(?:{_WS}*{_RT_INFO})?{_WS}*</port>)"
-_PORT = re.compile(rf"<port({_ATTRIBUTES}){_WS}*{_PORT_CONTENT}")
-_PORTS = rf"(?:{_WS}*<port{_ATTRIBUTES}{_WS}*(?:/>|>{_DIMS}(?:{_WS}*{_RT_INFO})?{_WS}*</port>))*{_WS}*"
-# An output port as OpenVINO writes one, its id, precision, names and dims among the groups.
-_OUTPUT_PORT = rf"<port{_WS}+id={_QUOTED}{_WS}+precision={_QUOTED}(?:{_WS}+names={_QUOTED})?{_WS}*{_PORT_CONTENT}"
+# What a port holds: its dims, then perhaps its rt_info.
+_PORT_INNER = rf"{_DIMS}(?:{_WS}*{_RT_INFO})?{_WS}*"
+_PORT_INNER_FULL = re.compile(_PORT_INNER)
+_PORT = re.compile(rf"<port({_ATTRIBUTES}){_WS}*(?:/>|>({_PORT_INNER})</port>)")
+_PORTS = re.compile(rf"(?:{_WS}*<port{_ATTRIBUTES}{_WS}*(?:/>|>{_PORT_INNER}</port>))*{_WS}*")
+_ATTRIBUTES_FULL = re.compile(rf"{_ATTRIBUTES}{_WS}*")
+
+
+def _until(tag: str) -> str:
+    """Any text up to the first ``</tag>`` (matched in one pass: ``[^<]`` runs, and each ``<`` that starts no ``</tag>``)."""
+    return rf"[^<]*(?:<(?!/{tag}>)[^<]*)*"
+
+
+# The layer's expression reads the texts that repeat from layer to layer loosely (up to the tag
+# that closes them) and ``_Reading`` checks each distinct one once against the strict form:
+# attributes (``_ATTRIBUTES_FULL``), a port section (``_PORTS``), what a port holds
+# (``_PORT_INNER_FULL``). An output port as OpenVINO writes one has its id, precision, names and
+# what it holds among the groups, the first two output ports so; the rest is a section.
+_OUTPUT_PORT = (
+    rf"<port{_WS}+id={_QUOTED}{_WS}+precision={_QUOTED}(?:{_WS}+names={_QUOTED})?{_WS}*(?:/>|>({_until('port')})</port>)"
+)
 _LAYER = re.compile(
-    rf"{_WS}*<layer{_WS}+id={_QUOTED}{_WS}+name={_QUOTED}{_WS}+type={_QUOTED}{_WS}+version={_QUOTED}({_ATTRIBUTES}){_WS}*>"
-    rf"{_WS}*(?:<data({_ATTRIBUTES}){_WS}*/>{_WS}*)?"
-    rf"(?:<input>({_PORTS})</input>{_WS}*)?"
-    rf"(?:<output>{_WS}*{_OUTPUT_PORT}(?:{_WS}*{_OUTPUT_PORT})?({_PORTS})</output>{_WS}*)?"
+    rf"{_WS}*<layer{_WS}+id={_QUOTED}{_WS}+name={_QUOTED}{_WS}+type={_QUOTED}{_WS}+version={_QUOTED}([^<>]*)>"
+    rf"{_WS}*(?:<data([^<>]*)/>{_WS}*)?"
+    rf"(?:<input>({_until('input')})</input>{_WS}*)?"
+    rf"(?:<output>{_WS}*{_OUTPUT_PORT}(?:{_WS}*{_OUTPUT_PORT})?({_until('output')})</output>{_WS}*)?"
     rf"(?:{_RT_INFO}{_WS}*)?</layer>"
 )
 _DECLARATION = (
@@ -155,7 +171,9 @@ class _Reading:
                 groups = tuple(_resolved(group) if index in _VALUE_GROUPS else group for index, group in enumerate(groups))
             layer_id, name, kind, version, extra, data, inputs, id1, precision1, names1, dims1, id2, *second = groups
             if extra:
-                _attributes(f' id="" name="" type="" version=""{extra}')  # a name written twice is not well formed
+                if _ATTRIBUTES_FULL.fullmatch(extra) is None:
+                    raise NotPlain
+                _attributes(f' id="" name="" type="" version=""{extra}')  # NotPlain for a name written twice
             if id1 is None:
                 outputs: tuple[Port, ...] = ()
             else:
@@ -208,6 +226,8 @@ class _Reading:
         """A ``<data>`` element's attributes (read-only, one mapping per distinct text)."""
         known = self.data.get(text)
         if known is None:
+            if _ATTRIBUTES_FULL.fullmatch(text or "") is None:
+                raise NotPlain
             known = self.data[text] = MappingProxyType(_attributes(text or ""))
         return known
 
@@ -217,6 +237,8 @@ class _Reading:
         if known is None:
             from ovpool.ir.reader import Port
 
+            if _PORTS.fullmatch(text or "") is None:
+                raise NotPlain
             ports = []
             for found in _PORT.finditer(text or ""):
                 get = _attributes(found.group(1)).get
@@ -225,9 +247,12 @@ class _Reading:
         return known
 
     def _dims(self, text: str | None) -> tuple[str, ...]:
-        """A port's dims as written (``<dim>1</dim><dim>8</dim>`` -> ("1", "8")), one tuple per distinct text."""
+        """The dims of what a port holds, as written (``<dim>1</dim><dim>8</dim>`` -> ("1", "8")),
+        one tuple per distinct text."""
         known = self.dims.get(text)
         if known is None:
+            if _PORT_INNER_FULL.fullmatch(text or "") is None:
+                raise NotPlain
             known = self.dims[text] = tuple(_resolved(dim, attribute=False) or "" for dim in _DIM.findall(text or ""))
         return known
 
