@@ -180,7 +180,7 @@ def convert_all(
     return code
 
 
-def check_batch(sources: list[Path], output_dir: Path | None, ovms_repo: Path | None, to: str | None) -> None:
+def check_batch(sources: Sequence[Path], output_dir: Path | None, ovms_repo: Path | None, to: str | None) -> None:
     """Refuse the batch before any conversion if two sources would write one file or one would
     overwrite another's input (a source, an IR's .bin, an ONNX model's external data). A source
     that cannot be planned writes nothing (it reports its own error) but is still read."""

@@ -205,10 +205,10 @@ class _Reading:
         edges = _EDGES.match(text, section.end())
         if edges is None or edges.end() - section.end() >= MAX_TEXT:
             raise NotPlain
-        found_edges = _ONE_EDGE.findall(text, section.end(), edges.end())
+        found_edges: list[tuple[str, str, str, str]] = _ONE_EDGE.findall(text, section.end(), edges.end())
         if references and text.find("&", section.end(), edges.end()) >= 0:
-            found_edges = [tuple(_resolved(end) for end in ends) for ends in found_edges]
-        self.edges: tuple[Edge, ...] = tuple(Edge(*ends, index, lines) for index, ends in enumerate(found_edges))
+            found_edges = [(_text(a), _text(b), _text(c), _text(d)) for a, b, c, d in found_edges]
+        self.edges: tuple[Edge, ...] = tuple(Edge(a, b, c, d, index, lines) for index, (a, b, c, d) in enumerate(found_edges))
         tail = _TAIL.fullmatch(text, edges.end())
         if tail is None or "<layer" in text[edges.end() :] or "<edge" in text[edges.end() :]:
             raise NotPlain  # something after the edges but <rt_info>, or a second <layers> or <edges>
@@ -277,6 +277,11 @@ def _resolved(value: str | None, attribute: bool = True) -> str | None:
         return ampersand if char == "&" else char
 
     return _REFERENCE.sub(replace, value)
+
+
+def _text(value: str) -> str:
+    """An attribute value with its references replaced (``_resolved``)."""
+    return _resolved(value) or ""
 
 
 def _attributes(text: str) -> dict[str, str]:
