@@ -4,6 +4,7 @@ the plain forms of ``validate`` and ``convert`` run without it (``ovpool.cli.app
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     import numpy as np
+    from rich.console import Console
 
     from ovpool.runtime.tensors import TensorDecl
     from ovpool.runtime.verify import VerifyOptions
@@ -109,14 +111,12 @@ def batch(
     all the same, each source's lines as soon as every source before it is done. The sources that
     succeeded are appended to ``succeeded`` (in source order)."""
     from rich.console import Console
-    from rich.progress import Progress
 
     err = Console(stderr=True)
     worst = 0
     failed = 0
-    with Progress(console=err, transient=True, disable=len(sources) < 2 or not err.is_terminal) as progress:
-        task = progress.add_task(verb, total=len(sources))
-        outcomes = in_order(partial(attempt, action), sources, jobs, lambda: progress.advance(task))
+    with _progress(err, verb, len(sources)) as advance:
+        outcomes = in_order(partial(attempt, action), sources, jobs, advance)
         for src, (code, notes, message) in zip(sources, outcomes):
             for note in notes:
                 err.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
@@ -136,6 +136,20 @@ def batch(
             soft_wrap=True,
         )
     return worst
+
+
+@contextlib.contextmanager
+def _progress(err: Console, verb: str, total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar of ``total`` steps on a terminal, for two sources or more: yields the step
+    function (a bar that would be disabled is not made, nor rich's progress module imported)."""
+    if total < 2 or not err.is_terminal:
+        yield lambda: None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=err, transient=True) as progress:
+        task = progress.add_task(verb, total=total)
+        yield lambda: progress.advance(task)
 
 
 Outcome = tuple[int, list[str], str]
