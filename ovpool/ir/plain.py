@@ -169,22 +169,39 @@ class _Reading:
             groups = found.groups()
             if references and text.find("&", position, end) >= 0:
                 groups = tuple(_resolved(group) if index in _VALUE_GROUPS else group for index, group in enumerate(groups))
-            layer_id, name, kind, version, extra, data, inputs, id1, precision1, names1, dims1, id2, *second = groups
+            (
+                layer_id,
+                name,
+                kind,
+                version,
+                extra,
+                data,
+                inputs,
+                id1,
+                precision1,
+                names1,
+                dims1,
+                id2,
+                precision2,
+                names2,
+                dims2,
+                more,
+            ) = groups
             if extra:
                 if _ATTRIBUTES_FULL.fullmatch(extra) is None:
                     raise NotPlain
                 _attributes(f' id="" name="" type="" version=""{extra}')  # NotPlain for a name written twice
             if id1 is None:
                 outputs: tuple[Port, ...] = ()
-            else:
+            elif id2 is None:
                 outputs = (Port(id1, precision1, known_dims(dims1) or self._dims(dims1), names1 or ""),)
-                if id2 is not None:
-                    precision2, names2, dims2, more = second
-                    outputs += (Port(id2, precision2, known_dims(dims2) or self._dims(dims2), names2 or ""),)
-                    if more.strip():
-                        outputs += self._ports(more)
-                elif second[3].strip():
-                    outputs += self._ports(second[3])
+            else:
+                outputs = (
+                    Port(id1, precision1, known_dims(dims1) or self._dims(dims1), names1 or ""),
+                    Port(id2, precision2, known_dims(dims2) or self._dims(dims2), names2 or ""),
+                )
+            if more and not more.isspace():
+                outputs += self._ports(more)
             if layer_id in layers:
                 raise NotPlain  # read_ir names the layer and its line
             layers[layer_id] = Layer(

@@ -189,23 +189,27 @@ class IRDocument:
     def execution_order(self) -> tuple[Layer, ...]:
         """Every layer after the layers that feed it (Kahn's algorithm; ready layers in file order).
         An edge naming a layer that does not exist, or a cycle, is a ``ModelError``."""
-        waiting = dict.fromkeys(self.layers, 0)
+        layers = self.layers
+        waiting = dict.fromkeys(layers, 0)
         after: dict[str, list[str]] = {}
         for edge in self.edges:
-            if edge.from_layer not in self.layers or edge.to_layer not in self.layers:
-                raise ModelError.in_file(
-                    f"{self.path}:{edge.line}", f"edge from layer {edge.from_layer} to {edge.to_layer}: no such layer"
-                )
-            waiting[edge.to_layer] += 1
-            after.setdefault(edge.from_layer, []).append(edge.to_layer)
+            source, target = edge.from_layer, edge.to_layer
+            if source not in layers or target not in layers:
+                raise ModelError.in_file(f"{self.path}:{edge.line}", f"edge from layer {source} to {target}: no such layer")
+            waiting[target] += 1
+            followers = after.get(source)
+            if followers is None:
+                after[source] = [target]
+            else:
+                followers.append(target)
         ready = deque(lid for lid, n in waiting.items() if n == 0)
         order = []
         while ready:
             lid = ready.popleft()
-            order.append(self.layers[lid])
+            order.append(layers[lid])
             for nxt in after.get(lid, ()):
-                waiting[nxt] -= 1
-                if waiting[nxt] == 0:
+                left = waiting[nxt] = waiting[nxt] - 1
+                if left == 0:
                     ready.append(nxt)
         if len(order) < len(self.layers):
             stuck = ", ".join(repr(self.layers[lid].name) for lid, n in waiting.items() if n)
