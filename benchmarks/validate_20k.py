@@ -31,6 +31,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's ovpool, not an installed one
+
 from ovpool import shape
 from ovpool.errors import SpecError
 from ovpool.ir.validation import validate_file
@@ -128,7 +131,7 @@ def process_times(commands: dict[str, list[str]], repeat: int) -> dict[str, tupl
     for _ in range(repeat):
         for label, command in commands.items():
             start = time.perf_counter()
-            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
             _, _, usage = os.wait4(process.pid, 0)
             runs[label].append((time.perf_counter() - start, usage.ru_utime + usage.ru_stime))
     return {label: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for label, r in runs.items()}
@@ -154,8 +157,7 @@ def compare(label: str, path: Path, repeat: int) -> None:
 def compile_checkout() -> None:
     """Compile the checkout's modules to bytecode, as installing the package does (a run with
     ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile ~40 modules in every process)."""
-    root = Path(__file__).resolve().parent.parent
-    folders = [str(root / name) for name in ("ovpool", "cli", "transforms") if (root / name).is_dir()]
+    folders = [str(ROOT / name) for name in ("ovpool", "cli", "transforms") if (ROOT / name).is_dir()]
     subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], check=True, stdout=subprocess.DEVNULL)
 
 
