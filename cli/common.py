@@ -1,17 +1,16 @@
-"""What the commands share: error reporting and batch processing with a progress bar."""
+"""What the commands share: options, batch processing with a progress bar (``guarded``, the error
+reporting, is ``ovpool.cli.guard``). typer is imported by the functions that make options only:
+the plain forms of ``validate`` and ``convert`` run without it (``ovpool.cli.app``)."""
 
 from __future__ import annotations
 
-import errno
+import contextlib
 import os
-import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-
-import typer
 
 from ovpool.errors import OvpoolError
 
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     import numpy as np
+    from rich.console import Console
 
     from ovpool.runtime.tensors import TensorDecl
     from ovpool.runtime.verify import VerifyOptions
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 def max_memory_option() -> Any:
     """``--max-memory SIZE``, the same on every command that allocates tensors (``apply_max_memory``)."""
+    import typer
+
     return typer.Option(
         None, "--max-memory", metavar="SIZE", help="Memory budget of a run, e.g. 16G (default 4G, or $OVPOOL_MAX_MEMORY)."
     )
@@ -49,6 +51,8 @@ def int_option(default: int, flag: str, low: int, high: int | None, help: str) -
     command that has it; a value outside is a ``UsageError`` (exit 2) naming the flag:
     ``int_option(20, "--runs", 1, 1_000_000, ...)`` refuses ``--runs 0`` as ``--runs 0: must be
     from 1 to 1,000,000`` (and ``--runs 99999999999999999999999``, which would run for ever)."""
+    import typer
+
     from ovpool.errors import UsageError
 
     def check(value: int) -> int:
@@ -91,106 +95,6 @@ def path_parser(flag: str) -> Callable[[str], Path]:
     return parse
 
 
-def guarded(app: Callable[..., Any]) -> None:
-    """Run the app (a typer app, or any callable taking ``standalone_mode``); an ``OvpoolError``
-    prints ``error: <message>`` and exits with its code.
-
-    Standard output that cannot take what the command prints (``> /dev/full``) is one line on
-    stderr and exit 1; a pipe closed by its reader (``| head -1``) ends the command quietly with
-    exit 1; a closed stream (``>&-``) reads as /dev/null, as Python's ``print`` treats it."""
-    saved = sys.stdout, sys.stderr
-    sys.stdout = _Stdout(sys.stdout or open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
-    sys.stderr = sys.stderr or open(os.devnull, "w")  # noqa: SIM115
-    try:
-        code = _exit_code(app)
-        sys.stdout.flush()
-    except StdoutError as exc:
-        devnull = os.open(os.devnull, os.O_WRONLY)  # the interpreter's last flush at exit must not fail again
-        os.dup2(devnull, saved[0].fileno() if saved[0] is not None else 1)
-        os.close(devnull)
-        if exc.errno != errno.EPIPE:
-            typer.echo(f"error: {exc}", err=True)
-        code = exc.exit_code
-    finally:
-        sys.stdout, sys.stderr = saved[0] or sys.stdout, saved[1] or sys.stderr
-    sys.exit(code)
-
-
-def _exit_code(app: Callable[..., Any]) -> int:
-    """Run ``app``: its exit code, every error printed as one line (``guarded``)."""
-    try:
-        code = app(standalone_mode=False)
-    except StdoutError:
-        raise
-    except OvpoolError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        return exc.exit_code
-    except typer.Exit as exc:
-        return exc.exit_code
-    except typer.Abort:
-        typer.echo("aborted", err=True)
-        return 130
-    except MemoryError as exc:  # within --max-memory, beyond what the machine gives
-        typer.echo(f"error: out of memory: {exc or 'an allocation failed'}; a lower --max-memory refuses it up front", err=True)
-        return 1
-    except Exception as exc:  # click usage errors and anything unforeseen: one line, never a traceback
-        if callable(show := getattr(exc, "show", None)) and isinstance(exit_code := getattr(exc, "exit_code", None), int):
-            # a click.ClickException (typer vendors click, so no isinstance check): a usage error
-            # is one line like every other error; bare ``ovpool`` still shows the help
-            context, message = getattr(exc, "ctx", None), getattr(exc, "format_message", None)
-            if context is not None and callable(message) and type(exc).__name__ != "NoArgsIsHelpError":
-                typer.echo(f"error: {message().rstrip('.')} (see '{_command(context)} --help')", err=True)
-            else:
-                show()
-            return exit_code
-        if os.environ.get("OVPOOL_DEBUG"):
-            raise
-        typer.echo(f"error: internal error, please report it (OVPOOL_DEBUG=1 shows where): {type(exc).__name__}: {exc}", err=True)
-        return 1
-    return code if isinstance(code, int) else 0
-
-
-def _command(context: Any) -> str:
-    """``ovpool run`` for a click context of the run command, however the program was started
-    (``python -m ovpool`` names itself ``python -m ovpool``)."""
-    names = []
-    while context.parent is not None:
-        names.append(context.info_name)
-        context = context.parent
-    return " ".join(["ovpool", *reversed(names)])
-
-
-class StdoutError(OvpoolError):
-    """Standard output refused what the command printed (``errno`` says why: ENOSPC, EPIPE)."""
-
-    def __init__(self, exc: OSError) -> None:
-        super().__init__(f"cannot write to standard output ({exc.strerror or exc})")
-        self.errno = exc.errno
-
-
-class _Stdout:
-    """``sys.stdout`` while a command runs: a failed write or flush is a ``StdoutError``, told
-    apart from the failures of the files the command reads and writes."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except OSError as exc:
-            raise StdoutError(exc) from None
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except OSError as exc:
-            raise StdoutError(exc) from None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
 def batch(
     sources: Sequence[Path],
     action: Callable[[Path], str],
@@ -207,14 +111,12 @@ def batch(
     all the same, each source's lines as soon as every source before it is done. The sources that
     succeeded are appended to ``succeeded`` (in source order)."""
     from rich.console import Console
-    from rich.progress import Progress
 
     err = Console(stderr=True)
     worst = 0
     failed = 0
-    with Progress(console=err, transient=True, disable=len(sources) < 2 or not err.is_terminal) as progress:
-        task = progress.add_task(verb, total=len(sources))
-        outcomes = in_order(partial(attempt, action), sources, jobs, lambda: progress.advance(task))
+    with _progress(err, verb, len(sources)) as advance:
+        outcomes = in_order(partial(attempt, action), sources, jobs, advance)
         for src, (code, notes, message) in zip(sources, outcomes):
             for note in notes:
                 err.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
@@ -234,6 +136,20 @@ def batch(
             soft_wrap=True,
         )
     return worst
+
+
+@contextlib.contextmanager
+def _progress(err: Console, verb: str, total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar of ``total`` steps on a terminal, for two sources or more: yields the step
+    function (a bar that would be disabled is not made, nor rich's progress module imported)."""
+    if total < 2 or not err.is_terminal:
+        yield lambda: None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=err, transient=True) as progress:
+        task = progress.add_task(verb, total=total)
+        yield lambda: progress.advance(task)
 
 
 Outcome = tuple[int, list[str], str]
@@ -326,6 +242,8 @@ def model_inputs(
 
 def verify_inputs_option() -> Any:
     """``--verify-inputs FILE.npz``, the same on ``convert`` and ``transform``."""
+    import typer
+
     return typer.Option(
         None, "--verify-inputs", metavar="FILE.npz", help="--verify with these inputs (.npz keyed by input name)."
     )
@@ -333,11 +251,15 @@ def verify_inputs_option() -> Any:
 
 def verify_rtol_option() -> Any:
     """``--rtol`` of ``--verify`` (None: compare's 1e-4)."""
+    import typer
+
     return typer.Option(None, "--rtol", help="--verify: allowed difference relative to the output's largest magnitude (1e-4).")
 
 
 def verify_atol_option() -> Any:
     """``--atol`` of ``--verify`` (None: compare's 1e-6)."""
+    import typer
+
     return typer.Option(None, "--atol", help="--verify: allowed absolute difference on top of --rtol (1e-6).")
 
 

@@ -5,25 +5,17 @@
 
 from __future__ import annotations
 
+import re
+import sys
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
-
-from ovpool.cli.common import (
-    apply_max_memory,
-    max_memory_option,
-    path_parser,
-    seed_option,
-    verify_atol_option,
-    verify_inputs_option,
-    verify_options,
-    verify_rtol_option,
-)
-from ovpool.cli.helptext import command
-
 if TYPE_CHECKING:
+    import typer
+
+    from ovpool.ov.inputs import InputShape
     from ovpool.runtime.verify import VerifyOptions
 
 OUTPUTS = (
@@ -34,6 +26,20 @@ OUTPUTS = (
 
 
 def register(app: typer.Typer) -> None:
+    import typer
+
+    from ovpool.cli.common import (
+        apply_max_memory,
+        max_memory_option,
+        path_parser,
+        seed_option,
+        verify_atol_option,
+        verify_inputs_option,
+        verify_options,
+        verify_rtol_option,
+    )
+    from ovpool.cli.helptext import command
+
     @command(app, OUTPUTS, {1: "a model ovpool cannot convert exactly (unsupported or bad model)"})
     def convert(
         sources: list[Path] = typer.Argument(..., metavar="MODEL...", help="Models: .onnx, .xml (IR) or .json (DirectML)."),
@@ -107,8 +113,6 @@ def register(app: typer.Typer) -> None:
         max_memory: str | None = max_memory_option(),
     ) -> None:
         """Convert models between ONNX, OpenVINO IR and DirectML with exact pooling."""
-        from ovpool.cli.common import batch
-        from ovpool.ov import ovms
         from ovpool.ov.inputs import input_shapes, parse_shape_pairs
 
         apply_max_memory(max_memory)
@@ -120,40 +124,63 @@ def register(app: typer.Typer) -> None:
         if inputs and shapes:
             raise typer.BadParameter("give input shapes with --input or with --shape, not both")
         given = input_shapes(inputs) or parse_shape_pairs(shapes)
+        if ovms_repo is not None and dry_run:
+            raise typer.BadParameter("--dry-run writes nothing; it takes no --ovms-repo")
         options: dict[str, object] = {
             "feature_level": feature_level,
-            "inputs": [str(s) for s in given] or None,
             "compress_to_fp16": compress_to_fp16,
             "exact_quantization": exact_quantization,
             "allow_inexact": allow_inexact,
             "target_openvino": target_openvino,
         }
-        if ovms_repo is not None and dry_run:
-            raise typer.BadParameter("--dry-run writes nothing; it takes no --ovms-repo")
-        if ovms_repo is not None:
-            ovms.check_sources(ovms_repo, sources, to)
-        if len(sources) > 1 and not dry_run:
-            check_batch(sources, output_dir, ovms_repo, to)
-        one = partial(
-            convert_one,
-            output=output,
-            output_dir=output_dir,
-            ovms_repo=ovms_repo,
-            to=to,
-            force=force,
-            verify=checks,
-            dry_run=dry_run,
-            options=options,
-        )
-        succeeded: list[Path] = []
-        code = batch(sources, one, "convert", jobs, succeeded)
-        if ovms_repo is not None and succeeded:
-            config = ovms.write_config(ovms_repo, succeeded)
-            typer.echo(f"wrote {config}", err=True)
-        raise typer.Exit(code)
+        raise typer.Exit(convert_all(sources, output, output_dir, ovms_repo, to, given, options, checks, dry_run, jobs, force))
 
 
-def check_batch(sources: list[Path], output_dir: Path | None, ovms_repo: Path | None, to: str | None) -> None:
+def convert_all(
+    sources: Sequence[Path],
+    output: Path | None,
+    output_dir: Path | None,
+    ovms_repo: Path | None,
+    to: str | None,
+    given: Sequence[InputShape],
+    options: dict[str, object],
+    checks: VerifyOptions | None,
+    dry_run: bool,
+    jobs: int,
+    force: bool,
+) -> int:
+    """Convert every source as the command's options say (checked already: one of ``output``,
+    ``output_dir`` and ``ovms_repo`` at most, ``output`` for one source, no ``dry_run`` with
+    ``ovms_repo``); the exit code. ``given`` are the input shapes, ``options`` the routes' other
+    options (``ovpool.convert``'s)."""
+    from ovpool.cli.common import batch
+    from ovpool.ov import ovms
+
+    options = {**options, "inputs": [str(s) for s in given] or None}
+    if ovms_repo is not None:
+        ovms.check_sources(ovms_repo, sources, to)
+    if len(sources) > 1 and not dry_run:
+        check_batch(sources, output_dir, ovms_repo, to)
+    one = partial(
+        convert_one,
+        output=output,
+        output_dir=output_dir,
+        ovms_repo=ovms_repo,
+        to=to,
+        force=force,
+        verify=checks,
+        dry_run=dry_run,
+        options=options,
+    )
+    succeeded: list[Path] = []
+    code = batch(sources, one, "convert", jobs, succeeded)
+    if ovms_repo is not None and succeeded:
+        config = ovms.write_config(ovms_repo, succeeded)
+        print(f"wrote {config}", file=sys.stderr)
+    return code
+
+
+def check_batch(sources: Sequence[Path], output_dir: Path | None, ovms_repo: Path | None, to: str | None) -> None:
     """Refuse the batch before any conversion if two sources would write one file or one would
     overwrite another's input (a source, an IR's .bin, an ONNX model's external data). A source
     that cannot be planned writes nothing (it reports its own error) but is still read."""
@@ -187,10 +214,101 @@ def convert_one(
     was verified."""
     from ovpool.conversions import convert_verified
     from ovpool.ov import ovms
-    from ovpool.runtime.verify import summary
 
     if ovms_repo is not None:
         output = ovms.model_path(ovms_repo, ovms.model_name(src))
     written, verified = convert_verified(src, output, to, force, output_dir, verify or False, dry_run, **options)
-    done = "would write " if dry_run else "wrote "
-    return done + ", ".join(str(p) for p in written) + ("" if verified is None else f" ({summary(verified)})")
+    done = ("would write " if dry_run else "wrote ") + ", ".join(str(p) for p in written)
+    if verified is None:
+        return done
+    from ovpool.runtime.verify import summary
+
+    return f"{done} ({summary(verified)})"
+
+
+# The plain form ``quick`` takes: flags, and options with one value each (``--to ir`` or ``--to=ir``).
+_QUICK_FLAGS = {
+    "--force": "force",
+    "--compress-to-fp16": "compress_to_fp16",
+    "--exact-quantization": "exact_quantization",
+    "--allow-inexact": "allow_inexact",
+    "--dry-run": "dry_run",
+}
+_QUICK_VALUES = {
+    "-o": "output",
+    "--output": "output",
+    "--output-dir": "output_dir",
+    "--to": "to",
+    "--input": "inputs",
+    "--target-openvino": "target_openvino",
+}
+_LONG_VALUE = re.compile(r"(--[a-z0-9-]+)=(.*)", re.DOTALL)
+
+
+def quick(argv: Sequence[str]) -> Callable[..., int] | None:
+    """``ovpool convert`` for the argument list after ``ovpool`` when it reads plainly: a callable
+    giving the exit code, else None (typer takes it). Plain is models with ``-o``/``--output`` (one
+    model) or ``--output-dir``, ``--to``, ``--input`` (repeatable), ``--target-openvino`` and the
+    flags of ``_QUICK_FLAGS``, each value non-empty; anything else (``--help``, ``--verify``,
+    ``--jobs``, ``--``, an unknown option, ``-o`` with ``--output-dir``) goes to typer, so the two
+    paths answer alike. ``["convert", "m.onnx", "--output-dir=ir", "--force"]`` is quick. It
+    skips typer's argument processing, which imports pydantic (~0.1 s, as long as converting a
+    5 MB model)."""
+    if not argv or argv[0] != "convert":
+        return None
+    sources: list[Path] = []
+    flags = dict.fromkeys(_QUICK_FLAGS.values(), False)
+    values: dict[str, str] = {}
+    inputs: list[str] = []
+    tokens = iter(argv[1:])
+    for token in tokens:
+        named = _LONG_VALUE.fullmatch(token)
+        option, value = (named.group(1), named.group(2)) if named else (token, None)
+        if option in _QUICK_FLAGS and value is None:
+            flags[_QUICK_FLAGS[option]] = True
+        elif option in _QUICK_VALUES:
+            value = next(tokens, "") if value is None else value
+            if not value:
+                return None
+            if option == "--input":
+                inputs.append(value)
+            else:
+                values[_QUICK_VALUES[option]] = value
+        elif token.startswith("-"):
+            return None
+        else:
+            sources.append(Path(token))
+    if not sources or ("output" in values and ("output_dir" in values or len(sources) > 1)):
+        return None
+    return partial(_quick_convert, sources, values, inputs, flags)
+
+
+def _quick_convert(
+    sources: Sequence[Path], values: dict[str, str], inputs: Sequence[str], flags: dict[str, bool], standalone_mode: bool = False
+) -> int:
+    """The command as typer runs it with these options and every other one at its default."""
+    from ovpool.cli.common import apply_max_memory
+    from ovpool.ov.inputs import input_shapes
+
+    apply_max_memory(None)
+    output, output_dir = values.get("output"), values.get("output_dir")
+    options: dict[str, object] = {
+        "feature_level": None,
+        "compress_to_fp16": flags["compress_to_fp16"],
+        "exact_quantization": flags["exact_quantization"],
+        "allow_inexact": flags["allow_inexact"],
+        "target_openvino": values.get("target_openvino"),
+    }
+    return convert_all(
+        sources,
+        Path(output) if output else None,
+        Path(output_dir) if output_dir else None,
+        None,
+        values.get("to"),
+        input_shapes(inputs),
+        options,
+        None,
+        flags["dry_run"],
+        1,
+        flags["force"],
+    )

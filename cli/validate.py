@@ -19,11 +19,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
-
-from ovpool.cli.helptext import command
-
 if TYPE_CHECKING:
+    import typer
+
     from ovpool.ir.validation import FileReport
 
 FORMATS = ("text", "json", "junit")
@@ -37,6 +35,10 @@ OUTPUTS = (
 
 
 def register(app: typer.Typer) -> None:
+    import typer
+
+    from ovpool.cli.helptext import command
+
     @command(app, OUTPUTS, {0: "no findings", 1: "findings", 2: "usage error or an unreadable file"})
     def validate(
         files: list[Path] = typer.Argument(..., metavar="FILE...", help="OpenVINO IR .xml files (v10/v11)."),

@@ -293,7 +293,7 @@ def test_an_input_within_max_memory_but_beyond_the_machine_is_a_memory_error_of_
 def test_a_memory_error_anywhere_is_one_line_not_an_internal_error(capsys, monkeypatch):
     import typer
 
-    from ovpool.cli.common import guarded
+    from ovpool.cli.guard import guarded
 
     app = typer.Typer()
 

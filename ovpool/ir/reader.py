@@ -16,9 +16,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple
-
-from lxml import etree
+from typing import TYPE_CHECKING, NamedTuple
 
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError
@@ -26,6 +24,9 @@ from ovpool.files import read_input, regular_size
 from ovpool.memory import budget, check_bytes
 from ovpool.names import port_tensor_name
 from ovpool.shape import dim_problem
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 Bound = tuple[int, int | None]
 # The largest IR XML read: ten times the largest real IR seen (~100 MB), and within what lxml
@@ -114,9 +115,11 @@ class SourceLines:
 
     def _all(self) -> tuple[list[int], list[int]]:
         if self._lines is None:
+            from lxml import etree
+
             layers: list[int] = []
             edges: list[int] = []
-            events = etree.iterparse(io.BytesIO(self._data), events=("end",), tag=("layer", "edge"), **_PARSER_OPTIONS)
+            events = etree.iterparse(io.BytesIO(self._data), events=("end",), tag=("layer", "edge"), **PARSER_OPTIONS)
             try:
                 for _, node in events:
                     parent = node.getparent()
@@ -158,20 +161,20 @@ class IRDocument:
         edge; then of each layer with an input port no edge feeds. The layer id is the edge's
         target where it exists, else its source, else ""."""
         fed: set[tuple[str, str]] = set()
+        layers = self.layers
         for edge in self.edges:
-            source, target = self.layers.get(edge.from_layer), self.layers.get(edge.to_layer)
-            where = f"edge from layer {edge.from_layer} port {edge.from_port} to layer {edge.to_layer} port {edge.to_port}"
-            at = edge.to_layer if target is not None else edge.from_layer if source is not None else ""
-            if source is None or target is None:
-                yield edge.line, at, f"{where}: no layer {edge.from_layer if source is None else edge.to_layer}"
-            elif source.output(edge.from_port) is None:
-                yield edge.line, at, f"{where}: layer '{source.name}' has no output port {edge.from_port}"
-            elif target.input(edge.to_port) is None:
-                yield edge.line, at, f"{where}: layer '{target.name}' has no input port {edge.to_port}"
-            elif (edge.to_layer, edge.to_port) in fed:
-                yield edge.line, at, f"{where}: input port {edge.to_port} of layer '{target.name}' is fed by another edge too"
-            fed.add((edge.to_layer, edge.to_port))
-        for layer in self.layers.values():
+            source, target = layers.get(edge.from_layer), layers.get(edge.to_layer)
+            fed_here = (edge.to_layer, edge.to_port)
+            if (
+                source is None
+                or target is None
+                or source.output(edge.from_port) is None
+                or target.input(edge.to_port) is None
+                or fed_here in fed
+            ):
+                yield _edge_problem(edge, source, target)
+            fed.add(fed_here)
+        for layer in layers.values():
             for port in layer.inputs:
                 if (layer.id, port.id) not in fed:
                     yield layer.line, layer.id, f"layer '{layer.name}' ({layer.type}): input port {port.id} is not connected"
@@ -186,23 +189,27 @@ class IRDocument:
     def execution_order(self) -> tuple[Layer, ...]:
         """Every layer after the layers that feed it (Kahn's algorithm; ready layers in file order).
         An edge naming a layer that does not exist, or a cycle, is a ``ModelError``."""
-        waiting = dict.fromkeys(self.layers, 0)
+        layers = self.layers
+        waiting = dict.fromkeys(layers, 0)
         after: dict[str, list[str]] = {}
         for edge in self.edges:
-            if edge.from_layer not in self.layers or edge.to_layer not in self.layers:
-                raise ModelError.in_file(
-                    f"{self.path}:{edge.line}", f"edge from layer {edge.from_layer} to {edge.to_layer}: no such layer"
-                )
-            waiting[edge.to_layer] += 1
-            after.setdefault(edge.from_layer, []).append(edge.to_layer)
+            source, target = edge.from_layer, edge.to_layer
+            if source not in layers or target not in layers:
+                raise ModelError.in_file(f"{self.path}:{edge.line}", f"edge from layer {source} to {target}: no such layer")
+            waiting[target] += 1
+            followers = after.get(source)
+            if followers is None:
+                after[source] = [target]
+            else:
+                followers.append(target)
         ready = deque(lid for lid, n in waiting.items() if n == 0)
         order = []
         while ready:
             lid = ready.popleft()
-            order.append(self.layers[lid])
+            order.append(layers[lid])
             for nxt in after.get(lid, ()):
-                waiting[nxt] -= 1
-                if waiting[nxt] == 0:
+                left = waiting[nxt] = waiting[nxt] - 1
+                if left == 0:
                     ready.append(nxt)
         if len(order) < len(self.layers):
             stuck = ", ".join(repr(self.layers[lid].name) for lid, n in waiting.items() if n)
@@ -216,27 +223,52 @@ class IRDocument:
         return port_tensor_name(port.names if port else "", layer.name, port_id, first)
 
 
-_PARSER_OPTIONS = {"resolve_entities": False, "load_dtd": False, "no_network": True, "huge_tree": False, "remove_comments": True}
+def _edge_problem(edge: Edge, source: Layer | None, target: Layer | None) -> tuple[int, str, str]:
+    """(line, layer id, why) of an edge ``IRDocument.edge_problems`` found connecting nothing (the
+    first of: a missing layer, a missing port, an input port fed twice)."""
+    where = f"edge from layer {edge.from_layer} port {edge.from_port} to layer {edge.to_layer} port {edge.to_port}"
+    at = edge.to_layer if target is not None else edge.from_layer if source is not None else ""
+    if source is None or target is None:
+        return edge.line, at, f"{where}: no layer {edge.from_layer if source is None else edge.to_layer}"
+    if source.output(edge.from_port) is None:
+        return edge.line, at, f"{where}: layer '{source.name}' has no output port {edge.from_port}"
+    if target.input(edge.to_port) is None:
+        return edge.line, at, f"{where}: layer '{target.name}' has no input port {edge.to_port}"
+    return edge.line, at, f"{where}: input port {edge.to_port} of layer '{target.name}' is fed by another edge too"
+
+
+PARSER_OPTIONS = {"resolve_entities": False, "load_dtd": False, "no_network": True, "huge_tree": False, "remove_comments": True}
 
 
 def parser() -> etree.XMLParser:
     """The only way ovpool parses untrusted XML: no entities, no DTD, no network, no huge trees
     (``read_ir`` reads with the same options)."""
-    return etree.XMLParser(**_PARSER_OPTIONS)
+    from lxml import etree
+
+    return etree.XMLParser(**PARSER_OPTIONS)
 
 
 def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDocument:
     """Parse an IR ``.xml`` (a path, or its bytes with ``name`` for messages).
 
-    No tree is built: lxml hands each start tag, text and end tag to ``_IRTarget``, which keeps
+    An IR written as OpenVINO writes one is read by ``ovpool.ir.plain`` (the same document, ~3x
+    sooner); any other, no tree is built: lxml hands each start tag, text and end tag to ``_IRTarget``, which keeps
     the top-level ``<layer>`` and ``<edge>`` elements as plain values (a whole lxml tree of a
     15 MB IR takes ~250 MB, and allocating it costs more than parsing). Layers nested in a
     ``<body>`` (TensorIterator, Loop) are part of their outer layer, not of the document."""
+    from ovpool.ir.plain import read_plain
+
     data, label = _source_bytes(source, name)
     _refuse_doctype(data, label)
-    target = _IRTarget(label, SourceLines(data))
+    lines = SourceLines(data)
+    plain = read_plain(data, label, lines)
+    if plain is not None:
+        return plain
+    from lxml import etree
+
+    target = _IRTarget(label, lines)
     try:
-        etree.fromstring(data, etree.XMLParser(target=target, **_PARSER_OPTIONS))
+        etree.fromstring(data, etree.XMLParser(target=target, **PARSER_OPTIONS))
     except etree.XMLSyntaxError as exc:
         line, column = exc.position if exc.position else (exc.lineno, 0)
         message = re.sub(r", line \d+, column \d+$", "", exc.msg)
@@ -541,10 +573,12 @@ def read_bodies(source: str | os.PathLike | bytes, layer: Layer, name: str | Non
     ``read_ir`` keeps no nested layers; this reads the file again with the same safe parser and
     reads each body as an IR of its own (named ``<file>: If 'cond' then_body``; its line numbers
     count from the body's ``<layers>``). A layer with no body gives ``{}``."""
+    from lxml import etree
+
     data, label = _source_bytes(source, name)
     _refuse_doctype(data, label)
     element = None
-    events = etree.iterparse(io.BytesIO(data), events=("end",), tag="layer", **_PARSER_OPTIONS)
+    events = etree.iterparse(io.BytesIO(data), events=("end",), tag="layer", **PARSER_OPTIONS)
     try:
         for _, node in events:
             parent = node.getparent()

@@ -17,8 +17,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from lxml import etree
-
 from ovpool.ir.validation import FileReport, Finding
 
 
@@ -72,6 +70,8 @@ def as_json(reports: Sequence[FileReport], unreadable: Sequence[tuple[str, str]]
 
 
 def junit(reports: Sequence[FileReport], unreadable: Sequence[tuple[str, str]]) -> str:
+    from lxml import etree
+
     suites = etree.Element("testsuites", name="ovpool validate")
     for report in reports:
         suite = etree.SubElement(suites, "testsuite", name=report.file, tests=str(len(report.pooling_layers)))

@@ -243,8 +243,9 @@ def _validate_file(path: str | os.PathLike, strict: bool, release: releases.Rele
 def _structure_findings(doc: IRDocument, pooling: set[str]) -> Iterator[Finding]:
     """OVP304 for the graph around the pooling layers (whose own edges OVP302 covers): each edge
     that connects nothing, each unfed input port, else a cycle (OpenVINO loads none of these)."""
-    problems = [(line, at, why) for line, at, why in doc.edge_problems() if at not in pooling]
-    if not problems and next(doc.edge_problems(), None) is None:
+    every = list(doc.edge_problems())
+    problems = [(line, at, why) for line, at, why in every if at not in pooling]
+    if not every:
         try:
             doc.execution_order()
         except ModelError as exc:
@@ -469,15 +470,24 @@ def _check_ports(out: _Layer, template: Template) -> Port | None:
 
 
 def _check_edges(out: _Layer, doc: IRDocument, layer: Layer, producers: dict, consumers: dict) -> None:
+    """Each port of ``layer`` against the port at the other end of each of its edges (``_check_edge``,
+    called only for a pair that differs: an edge between equal ports is the common case)."""
+    layers = doc.layers
     for port in layer.inputs:
         edge = producers.get((layer.id, port.id))
         if edge is None:
             out.add("edge-missing", f"input port {port.id} has no incoming edge", port=port.id)
-        else:
+            continue
+        source = layers.get(edge.from_layer)
+        other = source.output(edge.from_port) if source is not None else None
+        if other is None or port.dims != other.dims or port.precision != other.precision:
             _check_edge(out, doc, port, "input", edge.from_layer, edge.from_port)
     for port in layer.outputs:
         for edge in consumers.get((layer.id, port.id), ()):
-            _check_edge(out, doc, port, "output", edge.to_layer, edge.to_port)
+            target = layers.get(edge.to_layer)
+            other = target.input(edge.to_port) if target is not None else None
+            if other is None or port.dims != other.dims or port.precision != other.precision:
+                _check_edge(out, doc, port, "output", edge.to_layer, edge.to_port)
 
 
 def _check_edge(out: _Layer, doc: IRDocument, port: Port, direction: str, other_id: str, other_port: str) -> None:

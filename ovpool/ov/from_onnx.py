@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from onnx import ModelProto, helper
+from onnx import ModelProto, NodeProto, helper
 
 from ovpool import shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
@@ -176,13 +176,16 @@ def _prepared(
     OpenVINO's own forms get wrong: 16-bit QuantizeLinear and DequantizeLinear, average pools to a
     finer output scale, and the weights of some ConvTranspose). A model read from a file is
     rewritten whole (its external data read)."""
+    if not exact and not any(_may_quantize(node) for node in proto.graph.node):
+        return None, None  # no quantization: nothing of ovpool.onnx.qoperator (and its imports) needed
     from ovpool.onnx import qoperator
-    from ovpool.ov.quantized import QuantExtensions
 
     has_qoperators = any(qoperator.expands(node) for node in proto.graph.node)
     has_quantization = any(node.op_type in ("QuantizeLinear", "DequantizeLinear") for node in proto.graph.node)
     if not (exact or has_qoperators or has_quantization):
         return None, None
+    from ovpool.ov.quantized import QuantExtensions
+
     if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
         proto = load(Path(model), load_data=True)
     try:
@@ -193,6 +196,15 @@ def _prepared(
     if quant is not None and quant.changed:
         return quant.model, quant
     return (expanded if expanded is not proto else None), None
+
+
+def _may_quantize(node: NodeProto) -> bool:
+    """Whether ``_prepared`` may rewrite the node: a QuantizeLinear, DequantizeLinear or QLinear*
+    node, or one of another domain (com.microsoft's QOperators). A model with none is left as it is."""
+    return node.domain not in ("", "ai.onnx") or node.op_type.startswith("QLinear") or node.op_type in _QUANTIZE_OPS
+
+
+_QUANTIZE_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
 
 
 def onnx_to_ir(

@@ -44,10 +44,10 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import default_opset, graphs, inferred_types
+from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
 from ovpool.ov import value_fixes as values
-from ovpool.ov.node_facts import Facts, TensorTypes, input_rank, node_attr
-from ovpool.ov.quantized import DOMAIN
+from ovpool.ov.node_facts import Deferred, Facts, TensorTypes, input_rank, node_attr
 
 if TYPE_CHECKING:
     from ovpool.ov.inputs import InputShape
@@ -248,7 +248,10 @@ def _max_mode(node: NodeProto, since: int, facts: Facts) -> str | None:
 
 def _integer_inputs(node: NodeProto, since: int, facts: Facts) -> str | None:
     """Div of integers, or of inputs whose type shape inference could not give (the extension then
-    reads the type OpenVINO sees)."""
+    reads the type OpenVINO sees). ONNX's Div takes one type for both inputs, so a float constant
+    at either (``x / 6.0`` of a HardSwish) says the Div is of floats without shape inference."""
+    if any(name in facts.constants and facts.constants[name].dtype.kind == "f" for name in node.input):
+        return None
     dtype = facts.types.get(node.input[0], (None, None))[0] if node.input else None
     if dtype is not None and not np.issubdtype(np.dtype(dtype), np.integer):
         return None
@@ -927,7 +930,8 @@ def rewrite(
     taken |= {i.name for i in proto.graph.initializer} | {i.name for i in proto.graph.input}
     initializers = {i.name for i in proto.graph.initializer}
     inputs = frozenset(i.name for i in proto.graph.input if i.name not in initializers)
-    facts = Facts(opset, _types(proto, shapes), constants(proto.graph), FreshNames(taken), inputs)
+    types = Deferred(lambda: _types(proto, shapes))
+    facts = Facts(opset, types, Deferred(lambda: constants(proto.graph)), FreshNames(taken), inputs)
     replaced: dict[tuple[int, int], list[NodeProto]] = {}
     for g, index, node in found_ops:
         try:

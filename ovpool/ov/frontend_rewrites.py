@@ -196,10 +196,14 @@ def elementwise_step(node: NodeProto, since: int, facts: Facts) -> list[NodeProt
 
 
 def empty_second_input(what: str) -> Callable[[NodeProto, int, Facts], str | None]:
-    """The condition: the node's second input (``what``) has a zero dim by its static shape."""
+    """The condition: the node's second input (``what``) has a zero dim by its static shape. A
+    constant's shape is its own (what shape inference gives it; so a model whose inference is not
+    needed elsewhere skips it: a Gather of constant indices [3] is not empty)."""
 
     def condition(node: NodeProto, since: int, facts: Facts) -> str | None:
-        dims = static_dims(node.input[1], facts) if len(node.input) > 1 else None
+        name = node.input[1] if len(node.input) > 1 else None
+        given = facts.constants.get(name) if name else None
+        dims = tuple(given.shape) if given is not None else static_dims(name, facts) if name is not None else None
         if dims is None or 0 not in dims:
             return None
         source = "a constant" if node.input[1] in facts.constants else "a graph input"

@@ -36,7 +36,7 @@ from openvino import Output, opset1, opset8, opset13
 
 from ovpool import dtypes, shape
 from ovpool.errors import OvpoolError, UnsupportedError
-from ovpool.ov import lowering
+from ovpool.ov import DOMAIN, lowering
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool, QuantType, quantize, rescale
 from ovpool.spec import Divisor, Padding, PoolKind, Rounding
 
@@ -275,10 +275,6 @@ def _f32(values) -> Output:
 
 def _i64(values: Sequence[int]) -> Output:
     return opset1.constant(np.asarray(values, dtype=np.int64)).output(0)
-
-
-# The private domain of the nodes ``QuantExtensions`` writes for OpenVINO's frontend to hand back.
-DOMAIN = "ai.ovpool"
 
 
 class QuantExtensions:

@@ -19,9 +19,9 @@ import numpy as np
 import onnx
 from onnx import NodeProto, helper
 
+from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
 from ovpool.ov.node_facts import Facts, NodeBuilder, node_attr, static_dims, tensor_dtype
-from ovpool.ov.quantized import DOMAIN
 
 Condition = Callable[[NodeProto, int, Facts], "str | None"]
 
