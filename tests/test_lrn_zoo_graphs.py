@@ -1,7 +1,7 @@
 """The ONNX model zoo's AlexNet and ZFNet-512 graphs, with their LRN nodes, on every ovpool path.
 
-No PyPI wheel found ships a real-weight ONNX model with LRN (the search is in the commit that adds
-this file); the onnx wheel itself ships the model zoo's graphs in its backend test data
+No PyPI wheel is known to ship a real-weight ONNX model with LRN (tests/lrn_model.py); the onnx
+wheel itself ships the model zoo's graphs in its backend test data
 (``onnx/backend/test/data/light``): the Caffe2 exports of BVLC AlexNet (LRN size 5, alpha 1e-4,
 bias 1) and ZFNet-512 (size 5, alpha 5e-4, bias 2), opset 9, with every weight and bias replaced by
 a ``ConstantOfShape`` of 0.02. With equal weights the 1000 class scores are equal (the softmax is
