@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, drawn_rng, make_model, node_case_params, run_ovpool, since_opsets
+from harness import check, check_node_case, drawn_rng, examples, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -362,23 +362,25 @@ def _lrn_defaults(attrs: dict) -> dict:
 
 
 @pytest.mark.parametrize("opset", since_opsets("LRN"))
-@settings(max_examples=15)
+@examples(15)
 @given(data=st.data())
 def test_lrn(opset: int, data: st.DataObject) -> None:
     """onnxruntime runs LRN on 4-D float32/float16 inputs with odd sizes; batch and channel counts
-    differ, so a window slid over the wrong axis shows (onnx.reference 1.23's defect)."""
+    differ, so a window slid over the wrong axis shows (onnx.reference 1.23's defect). onnxruntime
+    1.31's float32 LRN is itself off the schema by up to 4.3e-3 of a value (10,000 random nodes;
+    size 1, alpha 3), so it is held to 1e-2 and the schema, computed here, to the dtype's tolerance."""
     rng = _rng(data)
     shape = tuple(data.draw(st.integers(1, high)) for high in (3, 9, 4, 4))
     attrs = _lrn_attrs(data, data.draw(st.sampled_from([1, 3, 5, 7, 11])))
     dtype = np.dtype(data.draw(st.sampled_from([np.float32, np.float16])))
     x = rng.uniform(-4, 4, shape) * data.draw(st.sampled_from([1.0, 30.0]))
-    (y,) = check("LRN", opset, [x.astype(dtype)], attrs, rtol=_tol(dtype), atol=_tol(dtype))
+    (y,) = check("LRN", opset, [x.astype(dtype)], attrs, rtol=1e-2, atol=1e-3)
     expected = _lrn_schema(x.astype(dtype), **_lrn_defaults(attrs))
     np.testing.assert_allclose(y.astype(np.float64), expected, rtol=_tol(dtype), atol=_tol(dtype))
 
 
 @pytest.mark.parametrize("opset", since_opsets("LRN"))
-@settings(max_examples=15)
+@examples(15)
 @given(data=st.data())
 def test_lrn_against_the_schema(opset: int, data: st.DataObject) -> None:
     """Where onnxruntime has no kernel: even sizes (one channel further up than down), ranks 2, 3
