@@ -1,6 +1,7 @@
 """A GoogLeNet-style ONNX model with LRN, for the tests: no PyPI package ships a small real model
 with LRN (AlexNet, CaffeNet, ZFNet and GoogLeNet exports are 30-240 MB and downloaded at run
-time by the packages that use them), so this one is built here, with seeded random weights.
+time by the packages that use them), so this one is built here, with seeded random weights. The
+model zoo's AlexNet and ZFNet graphs, with constant weights, are tests/test_lrn_zoo_graphs.py's.
 
 Its layers are GoogLeNet's first stages at a small size: a 7x7/2 convolution, ReLU, max pooling
 3x3/2, LRN (size 5, alpha 1e-4, beta 0.75, caffe's), a 1x1 and a 3x3 convolution, LRN, max pooling,

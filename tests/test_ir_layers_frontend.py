@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 
+from ovpool.runtime.graph import GraphSession
 from ovpool.runtime.ir_executor import IrGraph
 
 ov = pytest.importorskip("openvino")
@@ -618,7 +619,8 @@ def test_onnx_lrn(tmp_path, opset, size):
 def test_lrn_model_converts_and_runs_on_numpy(tmp_path, capsys, opset):
     """``ovpool convert`` writes the model as IR with its two LRN layers; the IR on numpy agrees
     with the CPU plugin at f32 and with onnxruntime on the ONNX model (1e-5 of the largest value),
-    on the probabilities and on the LRN outputs themselves."""
+    on the probabilities and on the LRN outputs themselves; so does the ONNX model on the numpy
+    executor."""
     from lrn_model import googlenet_style_lrn_model
     from runtime_support import invoke
 
@@ -633,8 +635,10 @@ def test_lrn_model_converts_and_runs_on_numpy(tmp_path, capsys, opset):
     feeds = {"data": np.random.default_rng(14).uniform(0, 255, (1, 3, 64, 64)).astype(np.float32)}
     got = check_ir(xml, feeds)
     want = onnxruntime.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)
-    for i, (value, expected) in enumerate(zip(got, want)):
+    source = list(GraphSession(model).run(feeds).values())  # the ONNX model on the numpy executor
+    for i, (value, on_numpy, expected) in enumerate(zip(got, source, want)):
         assert_close(value, np.asarray(expected), f"onnxruntime output {i}")
+        assert_close(np.asarray(on_numpy), np.asarray(expected), f"numpy executor against onnxruntime, output {i}")
 
 
 def test_onnx_lrn_of_even_size_sums_the_odd_window(tmp_path):

@@ -72,7 +72,7 @@ FAMILY_CASES = {
     "Conv 5x5 s2": one_node("Conv", X, (_w("w", (16, 8, 5, 5)),), ("w",), strides=[2, 2]),
     "Conv depthwise": one_node("Conv", X, (_w("w", (8, 1, 3, 3)),), ("w",), group=8, pads=[1, 1, 1, 1]),
     "ConvTranspose s2": one_node("ConvTranspose", X, (_w("w", (8, 4, 3, 3)),), ("w",), strides=[2, 2]),
-    "LRN (onnx.reference)": one_node("LRN", X, size=5),
+    "LRN": one_node("LRN", X, size=5),
     "InstanceNormalization": one_node("InstanceNormalization", X, (_w("s", (8,)), _w("b", (8,))), ("s", "b")),
     "LayerNormalization": one_node("LayerNormalization", X, (_w("s", (64,)),), ("s",)),
     "MaxPool k3 s1 pads 1 with indices": one_node("MaxPool", X, outputs=2, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),

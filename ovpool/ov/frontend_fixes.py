@@ -548,6 +548,17 @@ DEFECTS: tuple[Defect, ...] = (
         _truncating_div,
     ),
     Defect(
+        "LRN",
+        1,
+        NEWEST,
+        "a bias that is not a whole number",
+        rewrites.fractional_bias,
+        "writes LRN-1, whose CPU plugin truncates the bias to a whole number: bias 0.5 computes as 0 (x / (alpha / "
+        "size * s) ** beta, 10 times ONNX's value or more), 1.5 as 1",
+        "LRN with bias 1 and alpha / bias, times bias ** -beta (refused for a negative bias)",
+        rewrites.lrn_unit_bias,
+    ),
+    Defect(
         "HardSigmoid",
         6,
         NEWEST,

@@ -1,7 +1,7 @@
 """The conditions and lowerings of ``ovpool.ov.frontend_fixes.DEFECTS`` rows other than Resize,
 Softmax, Constant, RoiAlign and Div: HardSigmoid's zero alpha or beta, LSTM's peepholes, the
 reductions' axes, Range, Pad, ConvTranspose's output_shape, empty Gather and Compress, TopK's
-K = 0, and the nodes whose IR OpenVINO CPU would not compile. A condition gives the node's text
+K = 0, LRN's fractional bias, and the nodes whose IR OpenVINO CPU would not compile. A condition gives the node's text
 (``alpha=0, beta=0``) or None; a lowering the nodes that compute the ONNX meaning, or what it
 needs and lacks ("a known input type")."""
 
@@ -322,3 +322,26 @@ def reduce_of_dynamic_rank(node: NodeProto, since: int, facts: Facts) -> str | N
     dims = static_dims(name, facts)
     keepdims = "" if node.op_type == "Squeeze" else "keepdims=0 with "
     return None if dims == (1,) else f"{keepdims}axes from the graph input '{name}'"
+
+
+def fractional_bias(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """LRN's bias when it is not a whole number: ``bias=0.5``."""
+    bias = float(node_attr(node, "bias", 1.0))
+    return f"bias={bias:g}" if bias != int(bias) else None
+
+
+def lrn_unit_bias(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """LRN with bias 1 and ``alpha / bias``, times ``bias ** -beta``: the same values, since
+    ``(b + a / n * s) ** beta = b ** beta * (1 + (a / b) / n * s) ** beta`` for ``b > 0``
+    (bias 0.5, alpha 1, beta 1, size 1: ``x / (0.5 + s)`` is ``2 * x / (1 + 2 * s)``)."""
+    bias = float(node_attr(node, "bias", 1.0))
+    if bias <= 0:
+        return "a positive bias"
+    dtype = tensor_dtype(node.input[0], facts)
+    if dtype is None:
+        return "a known input type"
+    alpha, beta, size = float(node_attr(node, "alpha", 1e-4)), float(node_attr(node, "beta", 0.75)), node_attr(node, "size", 1)
+    nodes = NodeBuilder(node, facts)
+    unit = nodes.add("LRN", [node.input[0]], "unit_bias", size=size, alpha=alpha / bias, beta=beta, bias=1.0)
+    scale = nodes.constant(np.array(bias**-beta, dtype), "scale")
+    return [*nodes.nodes, helper.make_node("Mul", [unit, scale], list(node.output), name=node.name)]

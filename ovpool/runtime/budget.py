@@ -53,7 +53,7 @@ class Rule(NamedTuple):
 # output-sized accumulators (k3 s1 over [1, 16, 256, 256]: 0.99 x input), an LpPool its powers (3.9
 # x input), an im2col Conv the padded input and a block of columns (1.6 x input for 3x3 pads 1;
 # columns of up to COLS_BYTES at a time, 9 x a small input for 3x3), an LRN its squares and sums (2
-# x input; LpPool and LRN run on onnx.reference).
+# x input; LpPool runs on onnx.reference).
 POOLING = Rule(1.5, 2.0)
 WORK: dict[str, Rule] = {
     **dict.fromkeys(("MaxPool", "AveragePool", "AvgPool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),

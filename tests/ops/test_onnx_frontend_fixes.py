@@ -26,6 +26,7 @@ from onnx import helper, numpy_helper
 from test_ops_detection import _roi_align_schema
 from test_ops_detection import _roi_inputs as roi_inputs
 from test_ops_detection import _transform as roi_transform
+from test_ops_normalization import _lrn_schema
 from test_ops_resize import Case, onnxruntime_follows_schema, schema_resize
 from test_ops_resize import cases as resize_cases
 
@@ -469,6 +470,32 @@ def test_hard_sigmoid_zero_alpha_or_beta_is_the_formula(opset: int, alpha: float
         _close(actual, _hard_sigmoid(x, alpha, beta), rtol=tol, atol=tol, what=f"HardSigmoid-{opset} {dtype.__name__}")
         if dtype == np.float32:  # onnxruntime has no other HardSigmoid kernel
             _close(actual, run_ort(model, feeds)[0], rtol=tol, atol=tol, what="against onnxruntime")
+
+
+# --- LRN with a fractional bias: bias 1, alpha / bias, times bias ** -beta -------------------------
+
+
+@pytest.mark.parametrize("opset", since_opsets("LRN"))
+@pytest.mark.parametrize("bias", [0.5, 1.5, 2.7, 0.001, 1.0, 2.0])
+def test_lrn_fractional_bias_is_rescaled(opset: int, bias: float) -> None:
+    """The CPU plugin truncates LRN's bias to a whole number (0.5 computes as 0: 10 times the
+    schema's values or more); the rescaled LRN with bias 1 gives the schema's, whole biases are
+    left as they are."""
+    x = np.random.default_rng(5).uniform(-3, 3, (2, 6, 3, 3))
+    for alpha in (1e-4, 0.5):
+        attrs = {"size": 3, "alpha": alpha, "beta": 0.75, "bias": bias}
+        expected = _lrn_schema(x.astype(np.float32), 3, alpha, 0.75, bias)
+        for dtype in (np.float32, np.float16):
+            model = make_model("LRN", opset, [x.astype(dtype)], attrs)
+            (actual,) = cpu(model, feeds_of(model, [x.astype(dtype)]))
+            tol = 3e-3 if dtype == np.float16 else 1e-5
+            _close(actual, expected, rtol=tol, atol=tol, what=f"LRN-{opset} bias {bias} alpha {alpha} {dtype.__name__}")
+
+
+def test_lrn_negative_fractional_bias_is_refused() -> None:
+    x = np.ones((1, 3, 2, 2), np.float32)
+    with pytest.raises(UnsupportedError, match=r"\(LRN-13\): bias=-0.5: .*a positive bias"):
+        onnx_to_ov_model(make_model("LRN", 13, [x], {"size": 3, "bias": -0.5}))
 
 
 # --- LSTM peepholes and input_forget: refused by name ----------------------------------------------

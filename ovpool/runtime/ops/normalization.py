@@ -1,5 +1,5 @@
 """Normalizations: BatchNormalization, InstanceNormalization, LayerNormalization,
-GroupNormalization and LpNormalization, each version as its schema states it.
+GroupNormalization, LpNormalization and LRN, each version as its schema states it.
 
 BatchNormalization in inference form uses the GIVEN statistics: ``(x - mean) / sqrt(var + epsilon)
 * scale + B`` per channel (axis 1); with mean 1, var 3, epsilon 1, scale 2, B 0.5 an input 5 gives
@@ -14,6 +14,9 @@ sample and channel over the spatial axes (Instance), over the axes from ``axis``
 sample over each group of ``C / num_groups`` channels and the spatial axes (Group). GroupNormalization-18
 scales and shifts per GROUP (scale of shape (num_groups,)), GroupNormalization-21 per CHANNEL
 (shape (C,)). LpNormalization divides by the L1 or L2 norm along ``axis``; a zero norm gives 0.
+LRN divides each value by ``(bias + alpha / size * square_sum) ** beta``, ``square_sum`` taken over
+the neighbouring channels of the same sample and position (onnx.reference 1.23 slides its window
+over the batch axis instead, so ovpool does not hand LRN to it).
 
 Float16 inputs are computed in float32 and cast back; ``stash_type=1`` (Layer-17, Group-21) computes
 the statistics in float32 whatever the input type, as the schema states.
@@ -309,5 +312,41 @@ def lp_normalization(node: OpNode) -> Kernel:
             norm = np.sqrt((work * work).sum(axis=axis, keepdims=True))
         norm[norm == 0] = 1  # every element of a zero-norm line is 0: 0 / 1 = 0
         return ((work / norm).astype(x.dtype, copy=False),)
+
+    return kernel
+
+
+@register("LRN", 1, LATEST)
+def lrn(node: OpNode) -> Kernel:
+    """LRN-1/13: ``y = x / (bias + alpha / size * square_sum) ** beta``, ``square_sum`` the sum of x^2
+    over channels ``c - floor((size - 1) / 2)`` .. ``c + ceil((size - 1) / 2)`` that exist (axis 1;
+    an even size reaches one channel further up than down). Channels 1, 2, 3 with size 3, alpha 3,
+    beta 1, bias 1: the middle one is 2 / (1 + 3 / 3 * 14) = 0.133; size 2 gives the first one
+    1 / (1 + 3 / 2 * 5) = 0.118 (channels 1 and 2)."""
+    size = node.attr("size")
+    if size is None:
+        raise node.fail("is required", "size")
+    size = int(size)
+    if size < 1:
+        raise node.fail(f"{size} is below 1", "size")
+    alpha, beta, bias = (float(node.attr(name, default)) for name, default in (("alpha", 1e-4), ("beta", 0.75), ("bias", 1.0)))
+    below, above = (size - 1) // 2, size // 2
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        _check_float(node, "X", x)
+        if x.ndim < 2:
+            raise node.fail(f"input of rank {x.ndim}: (N x C x ...) has a channel axis")
+        work = _work(x)
+        squares = np.square(work)
+        total = squares.copy()
+        for offset in range(1, below + 1):  # channel c - offset into channel c
+            total[:, offset:] += squares[:, :-offset]
+        for offset in range(1, above + 1):  # channel c + offset into channel c
+            total[:, :-offset] += squares[:, offset:]
+        del squares
+        total *= alpha / size
+        total += bias
+        np.power(total, beta, out=total)
+        return ((work / total).astype(x.dtype, copy=False),)
 
     return kernel
