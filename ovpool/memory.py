@@ -83,6 +83,12 @@ def check_tensor(what: str, dims: Sequence[int], dtype: str, itemsize: int | Non
     return check_bytes(f"{what} {list(dims)} {dtype} would need", needed)
 
 
+def fits(needed: int) -> bool:
+    """Whether ``needed`` more bytes fit beside what the run holds within the budget: the quick
+    test before a kernel's ``check_tensor`` calls, which are made only when it fails."""
+    return needed + held() <= budget()
+
+
 def check_bytes(what: str, needed: int) -> int:
     """``needed`` if it fits beside what the run holds (``held()``) within the budget, else
     ``MemoryBudgetError``: ``m.bin: is 484 bytes, over the memory budget of 10 bytes`` for

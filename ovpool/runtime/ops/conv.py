@@ -57,7 +57,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ovpool.memory import check_tensor
+from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 from ovpool.runtime.ops.memo import dtype_name
 
@@ -519,9 +519,10 @@ def _conv_factory(node: OpNode) -> Kernel:
         _check_bias(node, b, w.shape[0], x.dtype)
         # Within the budget before any work: the output, and the padded input the windows read
         # (pads 2**31 on an IR layer whose declared output is small: 408 GiB).
-        name = dtype_name(dtype)
-        check_tensor(output_what, (x.shape[0], w.shape[0]) + plan.out, name)
-        check_tensor(padded_what, _padded_shape(x.shape, plan.begin, plan.end), name)
+        output_dims, padded_dims = (x.shape[0], w.shape[0]) + plan.out, _padded_shape(x.shape, plan.begin, plan.end)
+        if not fits((math.prod(output_dims) + math.prod(padded_dims)) * dtype.itemsize):
+            check_tensor(output_what, output_dims, dtype_name(dtype))
+            check_tensor(padded_what, padded_dims, dtype_name(dtype))
         wl = prepared.get((plan.method, dtype)) if w_const is not None else None
         if wl is None:
             wl = conv_weights(plan.method, w, plan.group, dtype)
