@@ -31,6 +31,7 @@ units in the last place of float32 and float64.
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -300,9 +301,16 @@ def bit_select(condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarra
     return chosen.view(a.dtype)
 
 
+# numpy's clip ufunc, which np.clip calls after about 2 us of argument handling; called directly,
+# the same loop gives the same bits (numpy 2 moved it from numpy.core to numpy._core).
+_UMATH = "numpy._core.umath" if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else "numpy.core.umath"
+_CLIP: np.ufunc = importlib.import_module(_UMATH).clip
+
+
 def _positive_part(x: np.ndarray) -> np.ndarray:
-    """max(x, 0), NaN kept: a clip to [0, inf] for floats (numpy's fastest form), max for integers."""
-    return np.clip(x, 0, np.inf) if x.dtype.kind == "f" else np.maximum(x, 0)
+    """max(x, 0), NaN kept: a clip to [0, inf] for floats (numpy's fastest form), max for integers;
+    [-2.5, nan, 3] -> [0, nan, 3]."""
+    return _CLIP(x, 0, np.inf) if x.dtype.kind == "f" else np.maximum(x, 0)
 
 
 def _negative_part(x: np.ndarray) -> np.ndarray:
@@ -316,7 +324,7 @@ def _negative_part(x: np.ndarray) -> np.ndarray:
 @register("Relu", 6)
 def relu(node: OpNode) -> Kernel:
     """Relu-6/13/14: max(x, 0); -2.5 -> 0, NaN stays NaN; Relu-14 adds int8..int64 (-3 -> 0)."""
-    return _elementwise(node, _positive_part, lambda dst, x: np.clip(x, 0, np.inf, out=dst))
+    return _elementwise(node, _positive_part, lambda dst, x: _CLIP(x, 0, np.inf, out=dst))
 
 
 @register("LeakyRelu", 6)
