@@ -382,16 +382,19 @@ def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: C
 
 
 def _execute(values: list[Any], steps: Sequence[_Step], label: str, free: bool = True) -> None:
+    """Run ``steps`` on the slot values under one ``np.errstate(all="ignore")``, which the plan's
+    quiet element-wise kernels (``InPlace.quiet``) leave to it instead of entering their own."""
     try:
-        for kernel, inputs, outputs, frees, label in steps:
-            results = kernel(*[values[i] for i in inputs])
-            if len(results) < len(outputs):
-                raise ModelError(f"{label}: gave {len(results)} outputs, the node names {len(outputs)}")
-            for s, value in zip(outputs, results):
-                values[s] = value
-            if free:
-                for s in frees:
-                    values[s] = None
+        with np.errstate(all="ignore"):
+            for kernel, inputs, outputs, frees, label in steps:
+                results = kernel(*[values[i] for i in inputs])
+                if len(results) < len(outputs):
+                    raise ModelError(f"{label}: gave {len(results)} outputs, the node names {len(outputs)}")
+                for s, value in zip(outputs, results):
+                    values[s] = value
+                if free:
+                    for s in frees:
+                        values[s] = None
     except OvpoolError:
         raise
     except Exception as exc:  # numpy on inputs the node cannot take: said of the node

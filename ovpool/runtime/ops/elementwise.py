@@ -166,17 +166,25 @@ class InPlace:
     up (``ovpool.runtime.inplace``). ``tile(dst, *args)``, when given, computes the node into
     ``dst`` from float32/float64 arguments of ``dst``'s shape or of one element, skipping the type
     check (the caller has checked the dtypes): what a chain of nodes runs on each tile
-    (``ovpool.runtime.chains``); ``dst`` may be one of ``args``."""
+    (``ovpool.runtime.chains``); ``dst`` may be one of ``args``. ``quiet``, when given, is the same
+    kernel without the ``np.errstate(all="ignore")`` it enters on each call (about 1.5 us): for a
+    caller that runs it under one already, the plan's run loop (``ovpool.runtime.graph``)."""
 
-    __slots__ = ("run", "_into", "donors", "tile")
+    __slots__ = ("run", "_into", "donors", "tile", "quiet")
 
     def __init__(
-        self, run: Kernel, into: Into | None = None, donors: tuple[int, ...] = (), tile: Callable[..., object] | None = None
+        self,
+        run: Kernel,
+        into: Into | None = None,
+        donors: tuple[int, ...] = (),
+        tile: Callable[..., object] | None = None,
+        quiet: InPlace | None = None,
     ) -> None:
         self.run = run
         self._into = into
         self.donors = donors if into is not None else ()
         self.tile = tile
+        self.quiet = quiet
 
     def __call__(self, *args: Any) -> tuple[np.ndarray, ...]:
         return self.run(*args)
@@ -190,6 +198,18 @@ class InPlace:
             return into(args[position], *args)
 
         return kernel
+
+
+def ignoring_fp(function: Callable[..., tuple[np.ndarray, ...]]) -> Callable[..., tuple[np.ndarray, ...]]:
+    """``function`` run under ``np.errstate(all="ignore")``: the form of a quiet kernel (one that
+    leaves the floating-point state to its caller, ``InPlace.quiet``) called on its own, where
+    1e38 * 10 in float32 is inf without an overflow warning."""
+
+    def ignoring(*args: Any) -> tuple[np.ndarray, ...]:
+        with np.errstate(all="ignore"):
+            return function(*args)
+
+    return ignoring
 
 
 def writable_float(out: Any) -> bool:
@@ -237,12 +257,11 @@ def _elementwise(node: OpNode, formula: Unary, tile: Callable[[np.ndarray, np.nd
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         check(x)
         vector = x.reshape(1) if x.ndim == 0 else x
-        with np.errstate(all="ignore"):
-            if _is_half(x.dtype):
-                y = formula(vector.astype(np.float32))
-                y = y.astype(x.dtype) if y.dtype == np.float32 else y
-            else:
-                y = formula(vector)
+        if _is_half(x.dtype):
+            y = formula(vector.astype(np.float32))
+            y = y.astype(x.dtype) if y.dtype == np.float32 else y
+        else:
+            y = formula(vector)
         return (y,) if x.ndim else outputs(y.reshape(()))
 
     def in_place(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -250,11 +269,12 @@ def _elementwise(node: OpNode, formula: Unary, tile: Callable[[np.ndarray, np.nd
             return kernel(x)
         check(x)
         assert tile is not None
-        with np.errstate(all="ignore"):
-            tile(x, x)
+        tile(x, x)
         return (x,)
 
-    return InPlace(kernel, in_place if tile is not None else None, (0,), tile)
+    into = in_place if tile is not None else None
+    quiet = InPlace(kernel, into, (0,), tile)
+    return InPlace(ignoring_fp(kernel), None if into is None else ignoring_fp(into), (0,), tile, quiet)
 
 
 def _simple_factory(function: np.ufunc) -> Callable[[OpNode], Kernel]:
