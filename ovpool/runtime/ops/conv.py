@@ -255,7 +255,9 @@ def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, bias: np.ndar
         x = x[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(plan.out, plan.strides))]
     n, g = x.shape[0], plan.group
     y = np.matmul(wl, x.reshape(n, g, x.shape[1] // g, math.prod(plan.out)))
-    if bias is not None:
+    if bias is not None and y.size < SMALL_ADD:
+        y += bias.reshape(g, wl.shape[1], 1)
+    elif bias is not None:
         with small_ufunc_buffers():
             y += bias.reshape(g, wl.shape[1], 1)
     return y.reshape((n, g * wl.shape[1]) + plan.out)
