@@ -44,7 +44,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
 from ovpool.errors import ModelError, OvpoolError
-from ovpool.memory import kernel_failure
+from ovpool.memory import kernel_failure, run_budget
 from ovpool.onnx.model import load
 from ovpool.runtime.chains import chain_steps
 from ovpool.runtime.fusion import Prepared, fold_batch_norms
@@ -459,7 +459,8 @@ class GraphSession:
         mismatch = name_mismatch(self.input_names, inputs)
         if mismatch:
             raise ModelError(f"{self._label}: {mismatch} (the model takes {', '.join(self.input_names)})")
-        values = self._graph([_as_value(inputs[n]) for n in self.input_names], observe=observe)
+        with run_budget():
+            values = self._graph([_as_value(inputs[n]) for n in self.input_names], observe=observe)
         return {
             name: value.copy() if constant and isinstance(value, np.ndarray) else value
             for name, value, constant in zip(self.output_names, values, self._graph.constant_outputs)
