@@ -163,19 +163,33 @@ def _pad_buffer(x: np.ndarray, begin: tuple[int, ...], end: tuple[int, ...], tai
     the flat tap views, never kept); ``x`` itself, flat, when there is nothing to add."""
     if not any(begin) and not any(end) and not tail:
         return np.ascontiguousarray(x).reshape(-1)
-    shape = _padded_shape(x.shape, begin, end)
-    flat = np.zeros(math.prod(shape) + tail, dtype=x.dtype)
-    flat[: math.prod(shape)].reshape(shape)[
-        (slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(begin, x.shape[2:]))
-    ] = x
+    padding = _padding(x.shape, begin, end)
+    flat = np.zeros(padding.cells + tail, dtype=x.dtype)
+    flat[: padding.cells].reshape(padding.shape)[padding.interior] = x
     return flat
 
 
+class _Padding(NamedTuple):
+    """An input shape padded: the padded shape, its cells and where the input sits in it."""
+
+    shape: tuple[int, ...]
+    cells: int
+    interior: tuple[slice, ...]
+
+
 @functools.lru_cache(maxsize=256)
+def _padding(shape: tuple[int, ...], begin: tuple[int, ...], end: tuple[int, ...]) -> _Padding:
+    """(N, C, *L) with ``begin`` and ``end`` added to L: (1, 2, 5) with (1,), (2,) is (1, 2, 8), 16
+    cells, the input at [:, :, 1:6]; worked out once per shape and pads (each Conv of a run asks
+    two or three times)."""
+    padded = shape[:2] + tuple(n + b + e for n, b, e in zip(shape[2:], begin, end))
+    interior = (slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(begin, shape[2:]))
+    return _Padding(padded, math.prod(padded), interior)
+
+
 def _padded_shape(shape: tuple[int, ...], begin: tuple[int, ...], end: tuple[int, ...]) -> tuple[int, ...]:
-    """(N, C, *L) with ``begin`` and ``end`` added to L: (1, 2, 5) with (1,), (2,) is (1, 2, 8);
-    looked up once worked out (each Conv of a run asks two or three times)."""
-    return shape[:2] + tuple(n + b + e for n, b, e in zip(shape[2:], begin, end))
+    """The padded shape of ``_padding``: (1, 2, 5) with (1,), (2,) is (1, 2, 8)."""
+    return _padding(shape, begin, end).shape
 
 
 def _padded(x: np.ndarray, begin: tuple[int, ...], end: tuple[int, ...]) -> np.ndarray:
