@@ -30,6 +30,7 @@ DEFAULT_BUDGET = 4 << 30
 MAX_BUDGET = 2**63 - 1
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _HELD: contextvars.ContextVar[int] = contextvars.ContextVar("ovpool_memory_held", default=0)
+_FIXED: contextvars.ContextVar[int | None] = contextvars.ContextVar("ovpool_memory_budget", default=None)
 _AMOUNT = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?", re.IGNORECASE)
 
 
@@ -49,7 +50,11 @@ def parse_bytes(text: str, what: str = "--max-memory") -> int:
 
 
 def budget() -> int:
-    """The budget in bytes: ``$OVPOOL_MAX_MEMORY`` if set, else ``DEFAULT_BUDGET`` (4 GiB)."""
+    """The budget in bytes: ``$OVPOOL_MAX_MEMORY`` if set, else ``DEFAULT_BUDGET`` (4 GiB); within
+    a ``run_budget`` block, the value it read on entry."""
+    fixed = _FIXED.get()
+    if fixed is not None:
+        return fixed
     text = os.environ.get(MEMORY_ENV)
     return _parsed_budget(text) if text else DEFAULT_BUDGET
 
@@ -124,6 +129,22 @@ class holding:  # noqa: N801 - used as a function: ``with holding(n):``
     def __exit__(self, *exc: object) -> None:
         if self._token is not None:
             _HELD.reset(self._token)
+
+
+class run_budget:  # noqa: N801 - used as a function: ``with run_budget():``
+    """``budget()`` read once for the block: a run's kernels check sizes at every node, and
+    ``$OVPOOL_MAX_MEMORY`` costs about 1 us a read; with it set to 1M on entry, ``budget()`` is
+    1048576 inside the block whatever the environment says meanwhile."""
+
+    def __init__(self) -> None:
+        self._token: contextvars.Token[int | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _FIXED.set(budget())
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _FIXED.reset(self._token)
 
 
 # What numpy raises for a size it cannot hold, besides MemoryError: np.empty((2**62,)) gives

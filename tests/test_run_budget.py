@@ -367,3 +367,15 @@ def test_openvino_intermediates_count_while_they_are_live():
     tensors = [(8, 1, 3), (4, 2, 2), (2, 4, 5)]
     by_step = [sum(size for size, first, last in tensors if first <= step <= last) for step in range(6)]
     assert live_peak(tensors, 6) == max(by_step) == 12
+
+
+def test_a_run_reads_the_budget_once(monkeypatch):
+    """``memory.run_budget`` (around every GraphSession run) reads $OVPOOL_MAX_MEMORY on entry:
+    1M inside the block whatever the environment says meanwhile, the environment again after."""
+    from ovpool import memory
+
+    monkeypatch.setenv("OVPOOL_MAX_MEMORY", "1M")
+    with memory.run_budget():
+        monkeypatch.setenv("OVPOOL_MAX_MEMORY", "2M")
+        assert memory.budget() == 1 << 20
+    assert memory.budget() == 2 << 20

@@ -114,14 +114,17 @@ def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[i
     # each op reads sources: the external arguments' tiles, then the previous op's result (index -1)
     where = {s: position for position, s in enumerate(external)}
     ops = [(_tile_of(kernel), tuple(-1 if s in internal else where[s] for s in step[1])) for kernel, step in zip(prepared, steps)]
-    runs = [(step[0], step[1], step[2][0]) for step in steps]
+    # node by node, each kernel reads positions of a list: the external arguments, then the
+    # outputs of the nodes before it (the chain's step i writes position len(external) + i)
+    position = {s: p for p, s in enumerate(external)} | {step[2][0]: len(external) + i for i, step in enumerate(steps)}
+    runs = [(step[0], [position[s] for s in step[1]]) for step in steps]
 
     def one_by_one(args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
-        values = dict(zip(external, args))
+        values = list(args)
         result: tuple[np.ndarray, ...] = ()
-        for kernel, ins, out in runs:
-            result = kernel(*[values[s] for s in ins])
-            values[out] = result[0]
+        for kernel, reads in runs:
+            result = kernel(*[values[p] for p in reads])
+            values.append(result[0])
         return result
 
     def kernel(*args: Any) -> tuple[np.ndarray, ...]:

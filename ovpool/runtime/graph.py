@@ -33,6 +33,7 @@ Preparing (``GraphSession(model)``) does all the work that does not depend on th
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -44,13 +45,14 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
 from ovpool.errors import ModelError, OvpoolError
-from ovpool.memory import kernel_failure
+from ovpool.memory import kernel_failure, run_budget
 from ovpool.onnx.model import load
 from ovpool.runtime.chains import chain_steps
 from ovpool.runtime.fusion import Prepared, fold_batch_norms
 from ovpool.runtime.inplace import donating_kernels, owned_slots
 from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup, registered_since
 from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
+from ovpool.runtime.ops.elementwise import InPlace
 from ovpool.runtime.tensors import TensorDecl, name_mismatch, onnx_inputs
 
 # Operators whose outputs differ from one run to the next: never folded into constants.
@@ -248,7 +250,7 @@ class CompiledGraph:
         if observe is None and self.guard is not None:
             self.guard(self, values)
         elif observe is None:
-            _execute(values, plan.steps, self.name)
+            _execute(values, plan.steps, self.name, quiet=plan.quiet)
         else:
             _execute_observed(plan, values, observe, self.name)
         return [values[s] for s in plan.output_slots]
@@ -297,7 +299,9 @@ class _Plan:
     where inputs, outer values and outputs sit; ``order`` and ``folded`` say what an observer is
     shown: ``(node, folded outputs or None, step index)`` per node, and the folded values;
     ``donating`` counts the steps that write into a dying input; ``slot_names`` the name of each
-    slot and ``producers`` the node that writes each named slot (for ``ovpool.runtime.budget``)."""
+    slot and ``producers`` the node that writes each named slot (for ``ovpool.runtime.budget``);
+    ``quiet`` whether a step runs a quiet element-wise kernel (``InPlace.quiet``), which needs the
+    run under ``np.errstate(all="ignore")`` (an If branch of one Squeeze does not)."""
 
     def __init__(
         self,
@@ -310,8 +314,10 @@ class _Plan:
         donating: int,
         slot_names: tuple[str, ...] = (),
         producers: Mapping[int, Prepared] | None = None,
+        quiet: bool = True,
     ) -> None:
         self.steps = steps
+        self.quiet = quiet
         self.slot_names = slot_names
         self.producers = producers or {}
         self.donating = donating
@@ -376,22 +382,36 @@ def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: C
     constant_outputs = tuple(s in constant_slots for s in output_slots)
     producers = {s: entry for entry, _, outs in runtime for s in outs if s > _DISCARD}
     slot_names = ("", "", *slots)
+    quiet = any(isinstance(entry.kernel, InPlace) and entry.kernel.quiet is not None for entry, _, _ in runtime)
     return _Plan(
-        steps, initial, (input_slots, outer_slots, output_slots), constant_outputs, order, folded, donating, slot_names, producers
+        steps,
+        initial,
+        (input_slots, outer_slots, output_slots),
+        constant_outputs,
+        order,
+        folded,
+        donating,
+        slot_names,
+        producers,
+        quiet,
     )
 
 
-def _execute(values: list[Any], steps: Sequence[_Step], label: str, free: bool = True) -> None:
+def _execute(values: list[Any], steps: Sequence[_Step], label: str, free: bool = True, quiet: bool = True) -> None:
+    """Run ``steps`` on the slot values; with ``quiet``, under one ``np.errstate(all="ignore")``,
+    which the plan's quiet element-wise kernels (``InPlace.quiet``) leave to it instead of
+    entering their own."""
     try:
-        for kernel, inputs, outputs, frees, label in steps:
-            results = kernel(*[values[i] for i in inputs])
-            if len(results) < len(outputs):
-                raise ModelError(f"{label}: gave {len(results)} outputs, the node names {len(outputs)}")
-            for s, value in zip(outputs, results):
-                values[s] = value
-            if free:
-                for s in frees:
-                    values[s] = None
+        with np.errstate(all="ignore") if quiet else contextlib.nullcontext():
+            for kernel, inputs, outputs, frees, label in steps:
+                results = kernel(*[values[i] for i in inputs])
+                if len(results) < len(outputs):
+                    raise ModelError(f"{label}: gave {len(results)} outputs, the node names {len(outputs)}")
+                for s, value in zip(outputs, results):
+                    values[s] = value
+                if free:
+                    for s in frees:
+                        values[s] = None
     except OvpoolError:
         raise
     except Exception as exc:  # numpy on inputs the node cannot take: said of the node
@@ -456,7 +476,8 @@ class GraphSession:
         mismatch = name_mismatch(self.input_names, inputs)
         if mismatch:
             raise ModelError(f"{self._label}: {mismatch} (the model takes {', '.join(self.input_names)})")
-        values = self._graph([_as_value(inputs[n]) for n in self.input_names], observe=observe)
+        with run_budget():
+            values = self._graph([_as_value(inputs[n]) for n in self.input_names], observe=observe)
         return {
             name: value.copy() if constant and isinstance(value, np.ndarray) else value
             for name, value, constant in zip(self.output_names, values, self._graph.constant_outputs)

@@ -58,6 +58,7 @@ def donating_kernels(
         if not isinstance(kernel, InPlace):
             kernels.append(kernel)
             continue
+        kernel = kernel.quiet or kernel  # the plan runs under np.errstate(all="ignore")
         dying = owned.intersection(frees.get(index, ()))
         donor = next((position for position in kernel.donors if position < len(ins) and ins[position] in dying), None)
         if donor is None:

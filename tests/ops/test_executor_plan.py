@@ -455,3 +455,34 @@ def test_remembered_dtypes_still_refuse_others(op: str, since: int, good: tuple[
         kernel(*(np.ones((), t) for t in good))
     with pytest.raises(ModelError, match=f"node 'n' \\({op}-{since}\\): input"):
         kernel(*(np.ones((), t) for t in bad))
+
+
+def test_quiet_kernels_run_under_the_plans_errstate() -> None:
+    """The plan's element-wise kernels leave the floating-point state to the run loop: overflow
+    (exp(1000) in Sigmoid of -1000, 3e38 * 3e38 in Mul) gives the IEEE values without a warning,
+    in the plan, in an If branch, and from a kernel called on its own (its ``ignoring_fp`` form)."""
+    import warnings
+
+    from ovpool.runtime.ops.base import OpNode, lookup
+
+    branch = helper.make_graph(
+        [helper.make_node("Mul", ["x", "x"], ["b"], name="square")], "then", [], [helper.make_empty_tensor_value_info("b")]
+    )
+    nodes = [
+        helper.make_node("Sigmoid", ["x"], ["s"], name="sigmoid"),
+        helper.make_node("Mul", ["s", "x"], ["m"], name="mul"),
+        helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch, else_branch=branch),
+    ]
+    model = model_of(nodes, [vi("x", shape=[2]), vi("c", onnx.TensorProto.BOOL, [])], ["m", "y"])
+    session = GraphSession(model)
+    assert session._graph._plan.quiet
+    feeds = {"x": np.array([-1000, 3e38], np.float32), "c": np.array(True)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = session.run(feeds)
+        row = lookup("Sigmoid", 13)
+        assert row is not None
+        alone = row.factory(OpNode(name="n", op_type="Sigmoid", since=13, opset=13, constants=(None,)))(feeds["x"])[0]
+    np.testing.assert_array_equal(out["m"], np.array([-0.0, 3e38], np.float32))
+    np.testing.assert_array_equal(out["y"], np.array([1e6, np.inf], np.float32))
+    np.testing.assert_array_equal(alone, [0, 1])

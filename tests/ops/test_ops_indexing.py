@@ -14,6 +14,7 @@ from harness import (
     check_node_case,
     examples,
     ints,
+    make_model,
     module_ops,
     node_case_ops,
     node_case_params,
@@ -29,6 +30,7 @@ from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
 from ovpool.memory import MemoryBudgetError
+from ovpool.runtime.graph import GraphSession
 
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
 FLOATS = ("float32", "float16", "float64")
@@ -64,6 +66,16 @@ def test_gather_index_bounds() -> None:
     np.testing.assert_array_equal(check("Gather", 11, [x, ints(-1)])[0], [[4, 5]])
     with pytest.raises(ModelError, match="outside"):
         ovpool_of("Gather", 13, [x, ints(3)])
+
+
+def test_gather_constant_indices_bounded_on_every_run() -> None:
+    """Constant indices are bounded once per axis size: a size they fit is remembered, one they do
+    not fit is refused on each run (3 rows take index 2; 2 rows refuse it, twice)."""
+    session = GraphSession(make_model("Gather", 13, [np.zeros((3, 2), np.float32), ints(2)], constant=(1,)))
+    np.testing.assert_array_equal(session.run({"x0": np.arange(6, dtype=np.float32).reshape(3, 2)})["y0"], [[4, 5]])
+    for _ in range(2):
+        with pytest.raises(ModelError, match="outside"):
+            session.run({"x0": np.zeros((2, 2), np.float32)})
 
 
 @pytest.mark.parametrize("opset", opsets("GatherElements"))

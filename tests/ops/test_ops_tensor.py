@@ -14,6 +14,7 @@ from harness import (
     check_node_case,
     examples,
     ints,
+    make_model,
     module_ops,
     node_case_ops,
     node_case_params,
@@ -28,6 +29,7 @@ from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
 from ovpool.memory import MemoryBudgetError
+from ovpool.runtime.graph import GraphSession
 
 INT64_MAX, INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
@@ -391,6 +393,20 @@ def test_pad_negative_and_modes() -> None:
         ovpool_of("Pad", 18, [x, ints(0, 1)], {"mode": "wrap"})
     with pytest.raises(ModelError, match="removes more"):
         ovpool_of("Pad", 18, [x, ints(-3, -3)])
+
+
+def test_pad_layouts_per_shape_in_one_session() -> None:
+    """One session, input widths 5, 2 and 5: each width's reflect layout is its own (pads [2, 1]
+    reflect 3,2 | 1..5 | 4), and a width too small is refused on every run, not remembered."""
+    session = GraphSession(
+        make_model("Pad", 19, [np.zeros((1, 5), np.float32), ints(0, 2, 0, 1)], {"mode": "reflect"}, constant=(1,))
+    )
+    x = np.arange(1, 6, dtype=np.float32).reshape(1, 5)
+    np.testing.assert_array_equal(session.run({"x0": x})["y0"], [[3, 2, 1, 2, 3, 4, 5, 4]])
+    for _ in range(2):
+        with pytest.raises(ModelError, match="reflect padding of 2,1 needs more than the 2 values"):
+            session.run({"x0": x[:, :2]})
+    np.testing.assert_array_equal(session.run({"x0": x[:, ::-1].copy()})["y0"], [[3, 4, 5, 4, 3, 2, 1, 2]])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,7 +33,17 @@ from collections.abc import Callable
 import numpy as np
 
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
-from ovpool.runtime.ops.elementwise import InPlace, bit_select, int_attr, narrow, str_attr, type_guard, wide, writable_float
+from ovpool.runtime.ops.elementwise import (
+    InPlace,
+    bit_select,
+    ignoring_fp,
+    int_attr,
+    narrow,
+    str_attr,
+    type_guard,
+    wide,
+    writable_float,
+)
 
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -51,35 +61,36 @@ def _binary(node: OpNode, function: Binary, ufunc: np.ufunc | None = None) -> Ke
     check = type_guard(node)
     quiet = function in _QUIET_ON_INTEGERS
 
-    def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    def quiet_kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
         check(a, b)
         try:
-            if quiet and a.dtype.kind in "iub":  # no floating-point state to quiet: 1 us less a node
-                y = function(a, b)
-            else:
-                with np.errstate(all="ignore"):
-                    y = function(a, b)
+            y = function(a, b)
         except ValueError:
             raise _broadcast_error(node, a, b) from None
         return (y,) if type(y) is np.ndarray else outputs(y)
 
+    def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        if quiet and a.dtype.kind in "iub":  # no floating-point state to quiet: 1 us less a node
+            return quiet_kernel(a, b)
+        with np.errstate(all="ignore"):
+            return quiet_kernel(a, b)
+
     def into(out: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
         if not writable_float(out) or a.dtype != b.dtype or max(a.ndim, b.ndim) > out.ndim:
-            return kernel(a, b)
+            return quiet_kernel(a, b)
         check(a, b)
         try:
-            with np.errstate(all="ignore"):
-                ufunc(a, b, out=out)  # type: ignore[misc]
+            ufunc(a, b, out=out)  # type: ignore[misc]
         except ValueError:  # the result is larger than out: numpy refuses before writing
-            return kernel(a, b)
+            return quiet_kernel(a, b)
         return (out,)
 
     def tile(dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
         ufunc(a, b, out=dst)  # type: ignore[misc]
 
     if ufunc is None:
-        return InPlace(kernel)
-    return InPlace(kernel, into, (0, 1), tile)
+        return InPlace(kernel, quiet=InPlace(quiet_kernel))
+    return InPlace(kernel, ignoring_fp(into), (0, 1), tile, InPlace(quiet_kernel, into, (0, 1), tile))
 
 
 def _binary_factory(function: Binary) -> Callable[[OpNode], Kernel]:

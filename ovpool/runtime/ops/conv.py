@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import product
 from typing import Any, NamedTuple
@@ -58,7 +58,7 @@ import numpy as np
 
 from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, register
-from ovpool.runtime.ops.memo import dtype_name
+from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 TILE_BYTES = 1 << 18  # depthwise: a step's accumulator; with its scratch and the input it reads, in a core's L2
@@ -158,24 +158,41 @@ def _check_bias(node: OpNode, b: np.ndarray | None, channels: int, dtype: np.dty
         raise node.fail(f"B is {b.dtype} and X is {dtype}; the schema wants one type T")
 
 
-def _pad_buffer(x: np.ndarray, begin: Sequence[int], end: Sequence[int], tail: int = 0) -> np.ndarray:
+def _pad_buffer(x: np.ndarray, begin: tuple[int, ...], end: tuple[int, ...], tail: int = 0) -> np.ndarray:
     """``x`` (N, C, *L) with zeros around its spatial axes, flat, followed by ``tail`` zeros (read by
     the flat tap views, never kept); ``x`` itself, flat, when there is nothing to add."""
     if not any(begin) and not any(end) and not tail:
         return np.ascontiguousarray(x).reshape(-1)
-    shape = _padded_shape(x.shape, begin, end)
-    flat = np.zeros(math.prod(shape) + tail, dtype=x.dtype)
-    flat[: math.prod(shape)].reshape(shape)[
-        (slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(begin, x.shape[2:]))
-    ] = x
+    padding = _padding(x.shape, begin, end)
+    flat = np.zeros(padding.cells + tail, dtype=x.dtype)
+    flat[: padding.cells].reshape(padding.shape)[padding.interior] = x
     return flat
 
 
-def _padded_shape(shape: tuple[int, ...], begin: Sequence[int], end: Sequence[int]) -> tuple[int, ...]:
-    return shape[:2] + tuple(n + b + e for n, b, e in zip(shape[2:], begin, end))
+class _Padding(NamedTuple):
+    """An input shape padded: the padded shape, its cells and where the input sits in it."""
+
+    shape: tuple[int, ...]
+    cells: int
+    interior: tuple[slice, ...]
 
 
-def _padded(x: np.ndarray, begin: Sequence[int], end: Sequence[int]) -> np.ndarray:
+@functools.lru_cache(maxsize=256)
+def _padding(shape: tuple[int, ...], begin: tuple[int, ...], end: tuple[int, ...]) -> _Padding:
+    """(N, C, *L) with ``begin`` and ``end`` added to L: (1, 2, 5) with (1,), (2,) is (1, 2, 8), 16
+    cells, the input at [:, :, 1:6]; worked out once per shape and pads (each Conv of a run asks
+    two or three times)."""
+    padded = shape[:2] + tuple(n + b + e for n, b, e in zip(shape[2:], begin, end))
+    interior = (slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(begin, shape[2:]))
+    return _Padding(padded, math.prod(padded), interior)
+
+
+def _padded_shape(shape: tuple[int, ...], begin: tuple[int, ...], end: tuple[int, ...]) -> tuple[int, ...]:
+    """The padded shape of ``_padding``: (1, 2, 5) with (1,), (2,) is (1, 2, 8)."""
+    return _padding(shape, begin, end).shape
+
+
+def _padded(x: np.ndarray, begin: tuple[int, ...], end: tuple[int, ...]) -> np.ndarray:
     return _pad_buffer(x, begin, end).reshape(_padded_shape(x.shape, begin, end))
 
 
@@ -252,7 +269,9 @@ def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, bias: np.ndar
         x = x[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(plan.out, plan.strides))]
     n, g = x.shape[0], plan.group
     y = np.matmul(wl, x.reshape(n, g, x.shape[1] // g, math.prod(plan.out)))
-    if bias is not None:
+    if bias is not None and y.size < SMALL_ADD:
+        y += bias.reshape(g, wl.shape[1], 1)
+    elif bias is not None:
         with small_ufunc_buffers():
             y += bias.reshape(g, wl.shape[1], 1)
     return y.reshape((n, g * wl.shape[1]) + plan.out)
@@ -513,18 +532,22 @@ def _conv_factory(node: OpNode) -> Kernel:
 
     output_what, padded_what = f"{node.label}: output", f"{node.label}: padded input"
 
-    @functools.lru_cache(maxsize=16)
-    def plan_for(x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> ConvPlan:
-        return conv_plan(node, attrs, x_shape, w_shape)
+    def sized_plan(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[ConvPlan, tuple[int, ...], tuple[int, ...], int]:
+        """The plan, the output and padded input dims and their cells together, per X and W shape."""
+        x_shape, w_shape = shapes
+        plan = conv_plan(node, attrs, x_shape, w_shape)
+        output_dims, padded_dims = (x_shape[0], w_shape[0]) + plan.out, _padded_shape(x_shape, plan.begin, plan.end)
+        return plan, output_dims, padded_dims, math.prod(output_dims) + math.prod(padded_dims)
+
+    plan_for = ShapeMemo(sized_plan)
 
     def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         dtype = _compute_dtype(node, x, w)
-        plan = plan_for(x.shape, w.shape)
+        plan, output_dims, padded_dims, cells = plan_for((x.shape, w.shape))
         _check_bias(node, b, w.shape[0], x.dtype)
         # Within the budget before any work: the output, and the padded input the windows read
         # (pads 2**31 on an IR layer whose declared output is small: 408 GiB).
-        output_dims, padded_dims = (x.shape[0], w.shape[0]) + plan.out, _padded_shape(x.shape, plan.begin, plan.end)
-        if not fits((math.prod(output_dims) + math.prod(padded_dims)) * dtype.itemsize):
+        if not fits(cells * dtype.itemsize):
             check_tensor(output_what, output_dims, dtype_name(dtype))
             check_tensor(padded_what, padded_dims, dtype_name(dtype))
         wl = prepared.get((plan.method, dtype)) if w_const is not None else None

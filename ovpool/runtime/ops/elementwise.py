@@ -31,6 +31,7 @@ units in the last place of float32 and float64.
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -165,17 +166,25 @@ class InPlace:
     up (``ovpool.runtime.inplace``). ``tile(dst, *args)``, when given, computes the node into
     ``dst`` from float32/float64 arguments of ``dst``'s shape or of one element, skipping the type
     check (the caller has checked the dtypes): what a chain of nodes runs on each tile
-    (``ovpool.runtime.chains``); ``dst`` may be one of ``args``."""
+    (``ovpool.runtime.chains``); ``dst`` may be one of ``args``. ``quiet``, when given, is the same
+    kernel without the ``np.errstate(all="ignore")`` it enters on each call (about 1.5 us): for a
+    caller that runs it under one already, the plan's run loop (``ovpool.runtime.graph``)."""
 
-    __slots__ = ("run", "_into", "donors", "tile")
+    __slots__ = ("run", "_into", "donors", "tile", "quiet")
 
     def __init__(
-        self, run: Kernel, into: Into | None = None, donors: tuple[int, ...] = (), tile: Callable[..., object] | None = None
+        self,
+        run: Kernel,
+        into: Into | None = None,
+        donors: tuple[int, ...] = (),
+        tile: Callable[..., object] | None = None,
+        quiet: InPlace | None = None,
     ) -> None:
         self.run = run
         self._into = into
         self.donors = donors if into is not None else ()
         self.tile = tile
+        self.quiet = quiet
 
     def __call__(self, *args: Any) -> tuple[np.ndarray, ...]:
         return self.run(*args)
@@ -189,6 +198,18 @@ class InPlace:
             return into(args[position], *args)
 
         return kernel
+
+
+def ignoring_fp(function: Callable[..., tuple[np.ndarray, ...]]) -> Callable[..., tuple[np.ndarray, ...]]:
+    """``function`` run under ``np.errstate(all="ignore")``: the form of a quiet kernel (one that
+    leaves the floating-point state to its caller, ``InPlace.quiet``) called on its own, where
+    1e38 * 10 in float32 is inf without an overflow warning."""
+
+    def ignoring(*args: Any) -> tuple[np.ndarray, ...]:
+        with np.errstate(all="ignore"):
+            return function(*args)
+
+    return ignoring
 
 
 def writable_float(out: Any) -> bool:
@@ -236,12 +257,11 @@ def _elementwise(node: OpNode, formula: Unary, tile: Callable[[np.ndarray, np.nd
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         check(x)
         vector = x.reshape(1) if x.ndim == 0 else x
-        with np.errstate(all="ignore"):
-            if _is_half(x.dtype):
-                y = formula(vector.astype(np.float32))
-                y = y.astype(x.dtype) if y.dtype == np.float32 else y
-            else:
-                y = formula(vector)
+        if _is_half(x.dtype):
+            y = formula(vector.astype(np.float32))
+            y = y.astype(x.dtype) if y.dtype == np.float32 else y
+        else:
+            y = formula(vector)
         return (y,) if x.ndim else outputs(y.reshape(()))
 
     def in_place(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -249,11 +269,12 @@ def _elementwise(node: OpNode, formula: Unary, tile: Callable[[np.ndarray, np.nd
             return kernel(x)
         check(x)
         assert tile is not None
-        with np.errstate(all="ignore"):
-            tile(x, x)
+        tile(x, x)
         return (x,)
 
-    return InPlace(kernel, in_place if tile is not None else None, (0,), tile)
+    into = in_place if tile is not None else None
+    quiet = InPlace(kernel, into, (0,), tile)
+    return InPlace(ignoring_fp(kernel), None if into is None else ignoring_fp(into), (0,), tile, quiet)
 
 
 def _simple_factory(function: np.ufunc) -> Callable[[OpNode], Kernel]:
@@ -300,9 +321,16 @@ def bit_select(condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarra
     return chosen.view(a.dtype)
 
 
+# numpy's clip ufunc, which np.clip calls after about 2 us of argument handling; called directly,
+# the same loop gives the same bits (numpy 2 moved it from numpy.core to numpy._core).
+_UMATH = "numpy._core.umath" if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else "numpy.core.umath"
+_CLIP: np.ufunc = importlib.import_module(_UMATH).clip
+
+
 def _positive_part(x: np.ndarray) -> np.ndarray:
-    """max(x, 0), NaN kept: a clip to [0, inf] for floats (numpy's fastest form), max for integers."""
-    return np.clip(x, 0, np.inf) if x.dtype.kind == "f" else np.maximum(x, 0)
+    """max(x, 0), NaN kept: a clip to [0, inf] for floats (numpy's fastest form), max for integers;
+    [-2.5, nan, 3] -> [0, nan, 3]."""
+    return _CLIP(x, 0, np.inf) if x.dtype.kind == "f" else np.maximum(x, 0)
 
 
 def _negative_part(x: np.ndarray) -> np.ndarray:
@@ -316,7 +344,7 @@ def _negative_part(x: np.ndarray) -> np.ndarray:
 @register("Relu", 6)
 def relu(node: OpNode) -> Kernel:
     """Relu-6/13/14: max(x, 0); -2.5 -> 0, NaN stays NaN; Relu-14 adds int8..int64 (-3 -> 0)."""
-    return _elementwise(node, _positive_part, lambda dst, x: np.clip(x, 0, np.inf, out=dst))
+    return _elementwise(node, _positive_part, lambda dst, x: _CLIP(x, 0, np.inf, out=dst))
 
 
 @register("LeakyRelu", 6)

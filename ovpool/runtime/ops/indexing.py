@@ -114,11 +114,21 @@ def gather(node: OpNode) -> Kernel:
     with indices [[0,1],[1,2]] gives (2,2,2) = [[[1,2],[3,4]],[[3,4],[5,6]]]; index -1 (11+) is row 2."""
     negative = node.since >= 11
     axis_of: ShapeMemo[int, int] = ShapeMemo(lambda rank: _axis(node, rank))
+    constant = node.constants[1] if len(node.constants) > 1 else None
+
+    def bound(size: int) -> None:
+        if constant is not None:
+            _valid(node, constant, size, negative)
+
+    bounded = ShapeMemo(bound)  # constant indices (silero's select of one row): once per axis size
 
     def kernel(data: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, ...]:
         a = axis_of(data.ndim)
-        _valid(node, indices, data.shape[a], negative)
-        return outputs(np.take(data, indices, axis=a))
+        if indices is constant and constant is not None:
+            bounded(data.shape[a])
+        else:
+            _valid(node, indices, data.shape[a], negative)
+        return outputs(data.take(indices, axis=a))  # np.take's method, without its wrapper
 
     return kernel
 

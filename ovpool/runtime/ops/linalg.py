@@ -27,6 +27,7 @@ import numpy as np
 
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
 from ovpool.runtime.ops.elementwise import float_attr, int_attr, narrow, type_guard, wide
+from ovpool.runtime.ops.memo import ShapeMemo
 
 
 @register("MatMul", 1)
@@ -72,6 +73,20 @@ def gemm(node: OpNode) -> Kernel:
         laid_out = np.ascontiguousarray(wide(constant_b.T if trans_b else constant_b))
     checked: set[tuple[np.dtype, ...]] = set()  # the input types check has passed
 
+    def check_shapes(shapes: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...] | None]) -> None:
+        a, b, c = shapes
+        if len(a) != 2 or len(b) != 2:
+            raise node.fail(f"inputs A {a} and B {b}: both must be 2-D")
+        left = a[::-1] if trans_a else a
+        right = b[::-1] if trans_b else b
+        if left[1] != right[0]:
+            raise node.fail(f"A' {left} and B' {right} (transA={int(trans_a)}, transB={int(trans_b)}) do not multiply")
+        shape = (left[0], right[1])
+        if c is not None and _broadcast_shape(c, shape) != shape:
+            raise node.fail(f"C of shape {c} does not broadcast to ({shape[0]}, {shape[1]})")
+
+    shapes_fit = ShapeMemo(check_shapes)  # the shapes checked once per (A, B, C) shapes
+
     def kernel(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         types = (a.dtype, b.dtype) if c is None else (a.dtype, b.dtype, c.dtype)
         if types not in checked:
@@ -79,17 +94,9 @@ def gemm(node: OpNode) -> Kernel:
             checked.add(types)
         if c is None and node.since < 11:
             raise node.fail(f"has no input C; Gemm-{node.since} requires it (it is optional from Gemm-11)")
-        if a.ndim != 2 or b.ndim != 2:
-            raise node.fail(f"inputs A {a.shape} and B {b.shape}: both must be 2-D")
+        shapes_fit((a.shape, b.shape, None if c is None else c.shape))
         left = a.T if trans_a else a
         right = b.T if trans_b else b
-        if left.shape[1] != right.shape[0]:
-            raise node.fail(
-                f"A' {left.shape} and B' {right.shape} (transA={int(trans_a)}, transB={int(trans_b)}) do not multiply"
-            )
-        shape = (left.shape[0], right.shape[1])
-        if c is not None and _broadcast_shape(c.shape, shape) != shape:
-            raise node.fail(f"C of shape {c.shape} does not broadcast to ({shape[0]}, {shape[1]})")
         integer = a.dtype.kind in "iu"
         if integer and not whole:
             left, right = left.astype(np.float64), right.astype(np.float64)

@@ -12,14 +12,15 @@ Unsqueeze, Slice and Split may be views of their input (no copy), as numpy's own
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from ovpool.memory import check_tensor
+from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axes, normalize_axis, outputs, register
 from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
 
@@ -519,50 +520,96 @@ def _source_positions(mode: str, begin: int, end: int, d: int) -> np.ndarray:
     return np.where(m < d, m, 2 * (d - 1) - m)
 
 
-def _pad(node: OpNode, x: np.ndarray, pads: list[int], axes: list[int] | None, mode: str, value: Any) -> np.ndarray:
-    """Pads ``x``; a negative pad removes that many values. Constant mode places input i at output
-    i+begin (d=5, pads [-1, 2] with 0: [2,3,4,5,0,0]); edge/reflect/wrap crop first and pad the cropped
-    axis (wrap of [1,2,3,4,5], pads [-1, 2]: [2,3,4,5,2,3]), as onnxruntime does. The output is
-    held to the memory budget before it is allocated (pads 2**20 on both sides of a (1, 1) float32
-    input: 2097153 x 2097153, 16.0 TiB), whichever version the pads came from."""
-    rank = x.ndim
-    chosen = list(range(rank)) if axes is None else list(normalize_axes(node, axes, rank))
+class _PadLayout(NamedTuple):
+    """What Pad derives from an input shape, pads, axes and mode: the output shape and bytes, the
+    input cells kept (``source``, negative pads removed), where they go (``centre``), the border
+    copies (a destination index and the centre index it gathers from, axis by axis) and the mode's
+    refusal (raised after the memory check, as before the memo)."""
+
+    out_shape: list[int]
+    nbytes: int
+    source: tuple[slice, ...]
+    centre: tuple[slice, ...]
+    borders: tuple[tuple[tuple[Any, ...], tuple[Any, ...]], ...]
+    refusal: str | None
+
+
+def _pad_layout(node: OpNode, key: tuple[tuple[int, ...], int, tuple[int, ...], tuple[int, ...] | None, str]) -> _PadLayout:
+    """The layout of Pad for ``(shape, itemsize, pads, axes, mode)``: shape (5,), pads [-1, 2]
+    gives output [6], source (slice(1, 5),) and centre (slice(0, 4),); reflect adds the border
+    ``(slice(4, None),)`` gathered from centre positions [2, 1]."""
+    shape, itemsize, pads, axes, mode = key
+    rank = len(shape)
+    chosen = list(range(rank)) if axes is None else list(normalize_axes(node, list(axes), rank))
     if len(pads) != 2 * len(chosen):
-        raise node.fail(f"{pads} must hold 2 x {len(chosen)} values (begins, then ends)", "pads")
+        raise node.fail(f"{list(pads)} must hold 2 x {len(chosen)} values (begins, then ends)", "pads")
     begins, ends = [0] * rank, [0] * rank
     for i, a in enumerate(chosen):
         begins[a], ends[a] = pads[i], pads[i + len(chosen)]
-    out_shape = [d + b + e for d, b, e in zip(x.shape, begins, ends)]
+    out_shape = [d + b + e for d, b, e in zip(shape, begins, ends)]
     if any(s < 0 for s in out_shape):
-        raise node.fail(f"{pads} removes more than the input {x.shape} has", "pads")
-    check_tensor(f"{node.label}: output", out_shape, dtype_name(x.dtype), x.dtype.itemsize)
+        raise node.fail(f"{list(pads)} removes more than the input {shape} has", "pads")
+    nbytes = math.prod(out_shape) * itemsize
+    source = tuple(slice(max(-b, 0), d - max(-e, 0)) for d, b, e in zip(shape, begins, ends))
     if mode == "constant":
-        result = np.full(out_shape, value, dtype=x.dtype)
-        src = tuple(slice(max(-b, 0), d - max(-e, 0)) for d, b, e in zip(x.shape, begins, ends))
-        dst = tuple(slice(max(b, 0), s - max(e, 0)) for s, b, e in zip(out_shape, begins, ends))
-        if all(s.start < s.stop for s in src):
-            result[dst] = x[src]
-        return result
-    cropped = x[tuple(slice(max(-b, 0), d - max(-e, 0)) for d, b, e in zip(x.shape, begins, ends))]
+        centre = tuple(slice(max(b, 0), s - max(e, 0)) for s, b, e in zip(out_shape, begins, ends))
+        empty = not all(s.start < s.stop for s in source)
+        return _PadLayout(out_shape, nbytes, source, centre, (), "" if empty else None)
+    kept = [s.stop - s.start for s in source]
     lows, highs = [max(b, 0) for b in begins], [max(e, 0) for e in ends]
-    for a, (b, e, d) in enumerate(zip(lows, highs, cropped.shape)):
+    for a, (b, e, d) in enumerate(zip(lows, highs, kept)):
         if (b or e) and (d == 0 or (mode == "reflect" and (d < 2 or max(b, e) > d - 1))):
-            raise node.fail(f"{mode} padding of {b},{e} needs more than the {d} values left on axis {a}", "pads")
-    result = np.empty(out_shape, dtype=x.dtype)
-    result[tuple(slice(b, b + d) for b, d in zip(lows, cropped.shape))] = cropped
-    for a, (b, e, d) in enumerate(zip(lows, highs, cropped.shape)):
+            message = f"{mode} padding of {b},{e} needs more than the {d} values left on axis {a}"
+            return _PadLayout(out_shape, nbytes, source, (), (), message)
+    borders: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = []
+    for a, (b, e, d) in enumerate(zip(lows, highs, kept)):
         # Axis by axis, the borders are gathered from the centre of the result, whose earlier axes
         # are already padded: only border cells are written, the input is copied once.
         if not b and not e:
             continue
         lead: tuple[Any, ...] = (slice(None),) * a
-        centre = result[(*lead, slice(b, b + d))]
-        positions = _source_positions(mode, b, e, d)
+        positions = _source_positions(mode, b, e, d) + b
         if b:
-            result[(*lead, slice(0, b))] = centre[(*lead, positions[:b])]
+            borders.append(((*lead, slice(0, b)), (*lead, positions[:b])))
         if e:
-            result[(*lead, slice(b + d, None))] = centre[(*lead, positions[b + d :])]
-    return result
+            borders.append(((*lead, slice(b + d, None)), (*lead, positions[b + d :])))
+    centre = tuple(slice(b, b + d) for b, d in zip(lows, kept))
+    return _PadLayout(out_shape, nbytes, source, centre, tuple(borders), None)
+
+
+class _Padder:
+    """Pad of one node: ``_pad_layout`` worked out once per input shape, pads, axes and mode."""
+
+    __slots__ = ("_node", "_layouts")
+
+    def __init__(self, node: OpNode) -> None:
+        self._node = node
+        self._layouts: ShapeMemo[Any, _PadLayout] = ShapeMemo(functools.partial(_pad_layout, node))
+
+    def __call__(self, x: np.ndarray, pads: list[int], axes: list[int] | None, mode: str, value: Any) -> np.ndarray:
+        """Pads ``x``; a negative pad removes that many values. Constant mode places input i at
+        output i+begin (d=5, pads [-1, 2] with 0: [2,3,4,5,0,0]); edge/reflect/wrap crop first and
+        pad the cropped axis (wrap of [1,2,3,4,5], pads [-1, 2]: [2,3,4,5,2,3]), as onnxruntime
+        does. The output is held to the memory budget before it is allocated (pads 2**20 on both
+        sides of a (1, 1) float32 input: 2097153 x 2097153, 16.0 TiB), whichever version the pads
+        came from."""
+        node = self._node
+        key = (x.shape, x.dtype.itemsize, tuple(pads), None if axes is None else tuple(axes), mode)
+        layout = self._layouts(key)
+        if not fits(layout.nbytes):
+            check_tensor(f"{node.label}: output", layout.out_shape, dtype_name(x.dtype), x.dtype.itemsize)
+        if mode == "constant":
+            result = np.full(layout.out_shape, value, dtype=x.dtype)
+            if layout.refusal is None:
+                result[layout.centre] = x[layout.source]
+            return result
+        if layout.refusal is not None:
+            raise node.fail(layout.refusal, "pads")
+        result = np.empty(layout.out_shape, dtype=x.dtype)
+        result[layout.centre] = x[layout.source]
+        for destination, gathered in layout.borders:
+            result[destination] = result[gathered]
+        return result
 
 
 def _pad_mode(node: OpNode) -> str:
@@ -583,9 +630,10 @@ def pad_attributes(node: OpNode) -> Kernel:
         raise node.fail("is required", "pads")
     pads = [int(p) for p in node.attrs["pads"]]
     value = float(node.attr("value", 0.0))
+    pad = _Padder(node)
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
-        return (_pad(node, x, pads, None, mode, np.asarray(value).astype(x.dtype)),)
+        return (pad(x, pads, None, mode, np.asarray(value).astype(x.dtype)),)
 
     return kernel
 
@@ -599,6 +647,7 @@ def pad_inputs(node: OpNode) -> Kernel:
     mode = _pad_mode(node)
     pads_of = _list_input(node, 1, "pads")
     axes_of = _list_input(node, 3, "axes")
+    pad = _Padder(node)
 
     def kernel(
         x: np.ndarray, pads: np.ndarray, constant_value: np.ndarray | None = None, axes: np.ndarray | None = None
@@ -610,7 +659,7 @@ def pad_inputs(node: OpNode) -> Kernel:
             if value.size != 1:
                 raise node.fail(f"input 'constant_value' must be one value, got shape {value.shape}")
             value = value.reshape(()).astype(x.dtype)
-        return (_pad(node, x, pads_of(pads), None if axes is None else axes_of(axes), mode, value),)
+        return (pad(x, pads_of(pads), None if axes is None else axes_of(axes), mode, value),)
 
     return kernel
 
