@@ -245,6 +245,17 @@ def squeeze(node: OpNode) -> Kernel:
             raise node.fail(f"{list(axes)} names an axis of {dims} whose size is not 1", "axes")
         return tuple(d for i, d in enumerate(dims) if i not in chosen)
 
+    return _reshaping_by_axes(static, fixed, axes_of, derive)
+
+
+def _reshaping_by_axes(
+    static: bool,
+    fixed: tuple[int, ...] | None,
+    axes_of: Callable[[np.ndarray | None], list[int] | None],
+    derive: Callable[[tuple[tuple[int, ...], tuple[int, ...] | None]], tuple[int, ...]],
+) -> Kernel:
+    """Squeeze's and Unsqueeze's kernel: ``x`` reshaped to ``derive((x.shape, axes))``, worked out
+    once per input shape and axes (``fixed`` when the axes are an attribute or a constant input)."""
     out_shape = ShapeMemo(derive)
 
     def kernel(x: np.ndarray, axes_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
@@ -276,15 +287,7 @@ def unsqueeze(node: OpNode) -> Kernel:
         dims = iter(shape)
         return tuple(1 if i in chosen else next(dims) for i in range(rank))
 
-    out_shape = ShapeMemo(derive)
-
-    def kernel(x: np.ndarray, axes_input: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        if static:
-            return (x.reshape(out_shape((x.shape, fixed))),)
-        axes = axes_of(axes_input)
-        return (x.reshape(out_shape((x.shape, None if axes is None else tuple(axes)))),)
-
-    return kernel
+    return _reshaping_by_axes(static, fixed, axes_of, derive)
 
 
 # ---------------------------------------------------------------------------------------------
