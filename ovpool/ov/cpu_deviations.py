@@ -96,13 +96,23 @@ def _where(node: NodeProto) -> str:
 
 
 def _constants(types: _Types) -> dict[str, TensorProto]:
+    """Every constant tensor by name: initializers, and Constant nodes' ``value``, or their
+    ``value_int`` / ``value_ints`` as the int64 tensor they stand for (Constant-12+)."""
+    from onnx import helper
+
     found: dict[str, TensorProto] = {}
     for graph in types.graphs:
         found.update((t.name, t) for t in graph.initializer)
     for node in types.nodes("Constant"):
-        value = next((a.t for a in node.attribute if a.name == "value"), None)
-        if value is not None and node.output:
-            found[node.output[0]] = value
+        for attribute in node.attribute:
+            if not node.output:
+                break
+            if attribute.name == "value":
+                found[node.output[0]] = attribute.t
+            elif attribute.name == "value_int":
+                found[node.output[0]] = helper.make_tensor("", TensorProto.INT64, [], [attribute.i])
+            elif attribute.name == "value_ints":
+                found[node.output[0]] = helper.make_tensor("", TensorProto.INT64, [len(attribute.ints)], list(attribute.ints))
     return found
 
 

@@ -73,12 +73,7 @@ class _Weights:
             dtype, bits = dtypes.narrow_np_dtype(narrow), narrow.bits
         else:
             raise UnsupportedError.in_file(file, f"{where}: element_type '{element}' does not run on numpy")
-        try:
-            shape = tuple(int(d) for d in layer.data.get("shape", "").split(",") if d.strip())
-            offset, size = int(layer.data["offset"]), int(layer.data["size"])
-        except (KeyError, ValueError):
-            raise ModelError.in_file(file, f"{where}: shape, offset and size must be given as integers") from None
-        count = int(np.prod(shape, dtype=np.int64))
+        shape, offset, size, count = _placement(file, where, layer)
         # OpenVINO saves a Const of no elements with size="1" (and reads any size for one).
         if min(shape, default=0) < 0 or offset < 0 or size < 0 or (count and size != -(-count * bits // 8)):
             raise ModelError.in_file(file, f"{where}: size {size} does not hold shape {list(shape)} of {element}")
@@ -98,12 +93,7 @@ class _Weights:
         """A string Const as OpenVINO packs it: int32 count ``n``, ``n + 1`` int32 offsets into the
         UTF-8 bytes that follow (``["a", "bc", ""]``: 3, 0 1 3 3, ``abc``), as a numpy array of
         Python strings (what the ONNX executor and onnxruntime hold)."""
-        try:
-            shape = tuple(int(d) for d in layer.data.get("shape", "").split(",") if d.strip())
-            offset, size = int(layer.data["offset"]), int(layer.data["size"])
-        except (KeyError, ValueError):
-            raise ModelError.in_file(file, f"{where}: shape, offset and size must be given as integers") from None
-        count = int(np.prod(shape, dtype=np.int64))
+        shape, offset, size, count = _placement(file, where, layer)
         data = self._open()
         if min(shape, default=0) < 0 or offset < 0 or size < 4 * (count + 2) or offset + size > data.size:
             raise ModelError.in_file(file, f"{where}: size {size} at offset {offset} does not hold {count} strings")
@@ -131,6 +121,18 @@ class _Weights:
             except OSError as exc:
                 raise InputFileError.in_file(self.path, f"cannot read ({exc.strerror})") from None
         return self._data
+
+
+def _placement(file: str, where: str, layer: Layer) -> tuple[tuple[int, ...], int, int, int]:
+    """A Const layer's ``shape``, ``offset`` and ``size`` (bytes in the .bin) and its element count
+    (``shape="2,3" offset="0" size="24"``: ``((2, 3), 0, 24, 6)``); a value that is not an integer
+    is one line naming the layer."""
+    try:
+        shape = tuple(int(d) for d in layer.data.get("shape", "").split(",") if d.strip())
+        offset, size = int(layer.data["offset"]), int(layer.data["size"])
+    except (KeyError, ValueError):
+        raise ModelError.in_file(file, f"{where}: shape, offset and size must be given as integers") from None
+    return shape, offset, size, int(np.prod(shape, dtype=np.int64))
 
 
 def _nibbles(raw: np.ndarray, count: int, dtype: np.dtype) -> np.ndarray:

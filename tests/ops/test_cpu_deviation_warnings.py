@@ -118,6 +118,22 @@ def test_an_undeclared_type_is_found_by_shape_inference() -> None:
     assert [n.split(":")[0] for n in notes] == ["node 'up' (Resize)"], notes
 
 
+def test_an_int64_constant_attribute_beyond_int32_is_warned_of() -> None:
+    """Constant-12's ``value_ints`` stands for an int64 tensor like ``value`` does."""
+    nodes = [
+        helper.make_node("Constant", [], ["c"], value_ints=[2**40, 1]),
+        helper.make_node("Add", ["x", "c"], ["y"], name="add"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [2])],
+    )
+    notes = deviation_notes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    assert [n.split(":")[0] for n in notes] == ["node 'add' (Add)"], notes
+
+
 def test_every_row_warns_or_says_why_not() -> None:
     assert all((row.detect is None) == bool(row.unwarned) for row in DEVIATIONS)
 
