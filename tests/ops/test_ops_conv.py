@@ -485,6 +485,86 @@ def test_tiles_and_batch_chunks(method: str, tile_bytes: int, monkeypatch: pytes
         check("Conv", 13, [x, w, b], {"group": 5, **attrs}, constant=(1,), rtol=1e-4, atol=1e-4)
 
 
+def _every_conv_shifted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every im2col Conv of two taps or more as shifted products, whatever its size."""
+    monkeypatch.setattr(conv_module, "SHIFT_WORK", 0)
+    monkeypatch.setattr(conv_module, "SHIFT_CELLS", 0)
+    monkeypatch.setattr(conv_module, "SHIFT_WASTE", math.inf)
+
+
+needs_blas = pytest.mark.skipif(conv_module.gemm_for(np.dtype(np.float32)) is None, reason="numpy has no OpenBLAS here")
+
+
+@needs_blas
+@pytest.mark.parametrize("opset", CONV_OPSETS)
+@settings(max_examples=20)
+@given(data=st.data())
+def test_shifted_products_match_onnxruntime(opset: int, data: st.DataObject) -> None:
+    """The drawn cases with every dense and grouped kernel as shifted products (strides as phases,
+    dilations, SAME pads, 1-3 spatial axes, batches of 2)."""
+    inputs, attrs, constant = data.draw(conv_cases(ort_safe=True))
+    with pytest.MonkeyPatch.context() as patch:
+        _every_conv_shifted(patch)
+        check("Conv", opset, inputs, attrs, constant=constant, **_tolerance(inputs[0].dtype))
+
+
+@needs_blas
+@pytest.mark.parametrize("opset", CONV_OPSETS)
+@settings(max_examples=10)
+@given(data=st.data())
+def test_shifted_products_match_the_schema_in_float64(opset: int, data: st.DataObject) -> None:
+    """float64 takes OpenBLAS's dgemm; against the direct definition, SAME with dilation included."""
+    inputs, attrs, constant = data.draw(conv_cases(ort_safe=False))
+    inputs = [None if v is None else v.astype(np.float64) for v in inputs]
+    with pytest.MonkeyPatch.context() as patch:
+        _every_conv_shifted(patch)
+        actual = ovpool_of("Conv", opset, inputs, attrs, constant=constant)[0]
+    np.testing.assert_allclose(actual, schema_conv(*inputs, attrs), rtol=1e-10, atol=1e-12)
+
+
+@needs_blas
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "attrs", "shifted"),
+    [
+        ((1, 16, 80, 80), (16, 16, 3, 3), {"pads": [1, 1, 1, 1]}, True),
+        ((1, 3, 320, 320), (16, 3, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}, True),
+        ((1, 16, 10, 10), (16, 16, 3, 3), {"pads": [1, 1, 1, 1]}, False),  # too small a product
+        ((1, 16, 80, 6), (16, 16, 3, 3), {}, False),  # 6 columns a row for 4 outputs
+    ],
+)
+def test_shifted_products_where_they_pay(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: dict[str, Any], shifted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sizes past the SHIFT_* bounds take shifted products (at default bounds), and agree with
+    onnxruntime either way."""
+    calls: list[tuple[int, ...]] = []
+    original = conv_module._conv_shifted
+
+    def spy(x: np.ndarray, *rest: Any) -> np.ndarray:
+        calls.append(x.shape)
+        return original(x, *rest)
+
+    monkeypatch.setattr(conv_module, "_conv_shifted", spy)
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in (x_shape, w_shape, w_shape[:1])]
+    check("Conv", 11, inputs, attrs, constant=(1, 2), rtol=1e-4, atol=1e-4)
+    assert bool(calls) is shifted
+
+
+def test_without_direct_blas_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OVPOOL_DIRECT_BLAS=0`` (or a numpy without OpenBLAS) leaves im2col to numpy alone."""
+    conv_module.gemm_for.cache_clear()
+    monkeypatch.setenv("OVPOOL_DIRECT_BLAS", "0")
+    try:
+        assert conv_module.gemm_for(np.dtype(np.float32)) is None
+        _every_conv_shifted(monkeypatch)
+        rng = np.random.default_rng(6)
+        inputs = [rng.standard_normal(s).astype(np.float32) for s in ((1, 4, 9, 9), (6, 4, 3, 3), (6,))]
+        check("Conv", 11, inputs, {"pads": [1, 0, 1, 2]}, constant=(1,), rtol=1e-4, atol=1e-4)
+    finally:
+        conv_module.gemm_for.cache_clear()
+
+
 @pytest.mark.parametrize(("w_shape", "attrs"), [((4, 1, 3, 3), {"group": 4}), ((4, 4, 3, 3), {}), ((4, 4, 1, 1), {})])
 def test_numpy_buffer_size_is_left_as_found(w_shape: tuple[int, ...], attrs: dict[str, Any]) -> None:
     """The kernels shrink numpy's ufunc buffer while they run (``small_ufunc_buffers``) and give the

@@ -34,7 +34,10 @@ is group 1's channel 1 and gets B[4]).
 
 Speed: Conv gathers windows through a strided view into im2col columns and multiplies by BLAS
 (``(g, M/g, C/g*K) @ (N, g, C/g*K, P)``), in blocks of about 2 MB that stay in cache; a 1x1 kernel
-without pads is a plain matmul. ConvTranspose is one matmul ``W^T @ X`` per group, then col2im:
+without pads is a plain matmul. Where each tap's product is large (SHIFT_*), and numpy runs on
+OpenBLAS (``blas.py``), there are no columns: one product per tap reads the zero-bordered input
+at the tap's offset and is accumulated into the output by ``gemm`` (3x3 over 16x80x80: 0.65x
+im2col's time). ConvTranspose is one matmul ``W^T @ X`` per group, then col2im:
 one flat add per kernel tap into the stride's phase planes and one strided copy per phase.
 Depthwise kernels (one input channel per group, at most two outputs) accumulate one broadcast
 multiply and add per kernel tap, in kernel order, over cache-sized steps (several thin planes, or
@@ -58,6 +61,7 @@ import numpy as np
 
 from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, register
+from ovpool.runtime.ops.blas import Gemm, gemm_for
 from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
@@ -70,6 +74,14 @@ SMALL_PLANE = 100
 # elements: below this, a bias add is cheaper than setting numpy's buffer size around it (8.7 against
 # 1.8 us for 258 x 4 outputs; 24 against 50 us for 64 x 3,136)
 SMALL_ADD = 1 << 15
+# Shifted products (``_conv_shifted``) replace im2col where each tap's product has at least
+# SHIFT_WORK multiply-adds over at least SHIFT_CELLS columns, of which at most SHIFT_WASTE times the
+# output cells (measured on one thread, 3x3 pads 1: 16x80x80 to 16 channels 0.65x im2col's time,
+# 64x40x40 0.81x, 3x320x320 stride 2 0.85x; 128x20x20 0.96x, below SHIFT_CELLS; 16x10x10 1.9x, each
+# product too small for a call's fixed cost).
+SHIFT_WORK = 1 << 20
+SHIFT_CELLS = 1024
+SHIFT_WASTE = 1.25
 
 
 @dataclass(frozen=True)
@@ -254,11 +266,14 @@ def conv_plan(node: OpNode, attrs: Attrs, x_shape: tuple[int, ...], w_shape: tup
 
 
 def conv_weights(method: str, w: np.ndarray, group: int, dtype: np.dtype) -> np.ndarray:
-    """W laid out for ``method``: taps (K, g, M/g, 1); pointwise (g, M/g, C/g); im2col (g, M/g, C/g*K)."""
+    """W laid out for ``method``: taps (K, g, M/g, 1); shifted (g, K, M/g, C/g); pointwise
+    (g, M/g, C/g); im2col (g, M/g, C/g*K)."""
     m = w.shape[0]
     w = w.astype(dtype, copy=False)
     if method == "taps":
         return np.ascontiguousarray(w.reshape(group, m // group, -1).transpose(2, 0, 1))[..., None]
+    if method == "shifted":
+        return np.ascontiguousarray(w.reshape(group, m // group, w.shape[1], -1).transpose(0, 3, 1, 2))
     return np.ascontiguousarray(w.reshape(group, m // group, -1))
 
 
@@ -323,6 +338,58 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
     return y.reshape((n, g * mg) + plan.out)
 
 
+def shifts(x_shape: tuple[int, ...], w_shape: tuple[int, ...], plan: ConvPlan) -> bool:
+    """Whether an im2col Conv of these shapes runs as shifted products (the SHIFT_* bounds):
+    3x3 pads 1 from 16x80x80 to 16 channels, 82 columns a row for 80 outputs, 6,560 columns and
+    16 x 16 x 6,560 = 1.7 M multiply-adds a tap, does."""
+    if plan.method != "im2col" or math.prod(w_shape[2:]) < 2:
+        return False
+    geometry = _phase_geometry(x_shape, plan, tuple(w_shape[2:]))
+    cells = plan.out[0] * geometry.row
+    work = cells * w_shape[1] * (w_shape[0] // plan.group)
+    return cells >= SHIFT_CELLS and work >= SHIFT_WORK and cells <= SHIFT_WASTE * math.prod(plan.out)
+
+
+def _conv_shifted(
+    x: np.ndarray, ws: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None, gemm: Gemm
+) -> np.ndarray:
+    """Without columns: each kernel tap is one product ``W_tap (M/g, C/g) @ X_tap (C/g, T)``
+    accumulated into the output by numpy's OpenBLAS (``blas.gemm_for``), where X_tap is the
+    zero-bordered input's phase planes (``_phase_geometry``) read from the tap's flat offset, one
+    row per channel at the pitch of a channel's planes. The T = out1 * row columns include the
+    positions past each output row's end (``row - out2`` of them), computed and dropped. 3x3
+    stride 1 pads 1 over 64x20x20: nine products 64x64 @ 64x440 at offsets 0, 1, 2, 22, ...,
+    46, each column t the output (t // 22, t % 22), columns 20 and 21 of each row dropped. The
+    input is copied once into its phase planes instead of nine times into columns; a tap's sum
+    is added in tap order after the channels, where im2col adds each channel's taps in turn
+    (the rounding differs as between two BLAS blockings)."""
+    n, g = x.shape[0], plan.group
+    taps, mg, cg = ws.shape[1:]
+    geometry = _phase_geometry(x.shape, plan, kernel)
+    height, row, plane = plan.out[0], geometry.row, geometry.plane
+    cells = height * row
+    item = x.itemsize
+    buffer = np.zeros(x.shape[1] * plane + geometry.reach, dtype=x.dtype)
+    planes = buffer[: x.shape[1] * plane].reshape((x.shape[1], geometry.phases) + geometry.phase_shape)
+    wide = np.empty((n, g, mg, cells), dtype=x.dtype)
+    source, weights, target = buffer.ctypes.data, ws.ctypes.data, wide.ctypes.data
+    for image in range(n):
+        for part, place in geometry.copies:
+            planes[(slice(None),) + place] = x[(image, slice(None)) + part]
+        for group in range(g):
+            a = weights + group * taps * mg * cg * item
+            b = source + group * cg * plane * item
+            c = target + (image * g + group) * mg * cells * item
+            for tap, offset in enumerate(geometry.offsets):
+                gemm(mg, cells, cg, a + tap * mg * cg * item, cg, b + offset * item, plane, 1.0 if tap else 0.0, c, cells)
+    rank = len(plan.out)
+    full = wide.reshape((n, g * mg, height) + geometry.phase_shape[1:])
+    kept = full[(slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in plan.out[1:])]
+    if bias is None:
+        return np.ascontiguousarray(kept)
+    return np.add(kept, bias.reshape((g * mg,) + (1,) * rank))
+
+
 class _Im2colLayout(NamedTuple):
     """Where ``_conv_im2col`` reads for one padded input shape: the window view's shape and strides
     (N, g, C/g, *kernel, *out), and the block: output rows and images at once."""
@@ -379,11 +446,12 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
     mg = wl.shape[2]
     rows = n * g
     layout = _taps_layout(x.shape, mg, plan, kernel, x.itemsize)
-    tile, plane, band, height, row = layout.tile, layout.plane, layout.band, plan.out[0], layout.row
-    buffer = np.zeros(tile * plane + layout.reach, dtype=x.dtype)
-    phase_planes = buffer[: tile * plane].reshape((tile, layout.phases) + layout.phase_shape)
-    views = [buffer[o : o + tile * plane].reshape(tile, 1, plane) for o in layout.offsets]
-    weights = np.broadcast_to(wl[:, None], (len(layout.offsets), n) + wl.shape[1:]).reshape(len(layout.offsets), rows, mg, 1)
+    geometry, tile, band, height = layout.geometry, layout.tile, layout.band, plan.out[0]
+    plane, row, taps = geometry.plane, geometry.row, len(geometry.offsets)
+    buffer = np.zeros(tile * plane + geometry.reach, dtype=x.dtype)
+    phase_planes = buffer[: tile * plane].reshape((tile, geometry.phases) + geometry.phase_shape)
+    views = [buffer[o : o + tile * plane].reshape(tile, 1, plane) for o in geometry.offsets]
+    weights = np.broadcast_to(wl[:, None], (taps, n) + wl.shape[1:]).reshape(taps, rows, mg, 1)
     biases = None if bias is None else np.broadcast_to(bias.reshape(1, g, mg), (n, g, mg)).reshape(rows, mg, 1)
     planes = x.reshape((rows,) + x.shape[2:])
     y = np.empty((rows, mg) + plan.out, dtype=x.dtype)
@@ -393,7 +461,7 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
     with small_ufunc_buffers():
         for first in range(0, rows, tile):
             count = min(tile, rows - first)
-            for source, target in layout.copies:
+            for source, target in geometry.copies:
                 phase_planes[(slice(0, count),) + target] = planes[(slice(first, first + count),) + source]
             w_tile = weights[:, first : first + count]
             for top in range(0, height, band):
@@ -407,7 +475,7 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
                     part += scratch
                 if biases is not None:
                     part += biases[first : first + count]
-                y[first : first + count, :, top : top + size] = part.reshape((count, mg, size) + layout.phase_shape[1:])[crop]
+                y[first : first + count, :, top : top + size] = part.reshape((count, mg, size) + geometry.phase_shape[1:])[crop]
     return y.reshape((n, g * mg) + plan.out)
 
 
@@ -446,45 +514,40 @@ def _conv_taps_channels_last(
     return np.ascontiguousarray(np.moveaxis(y, -1, 1))
 
 
-class _TapsLayout(NamedTuple):
-    """Where ``_conv_taps`` reads for one input shape: the flat offset of each tap in a tile of
-    phase planes, the tile (planes at once), the band (output rows at once), the row length of a
-    phase plane, the elements the last tap reads past the tile (``reach``) and the copies of input
-    planes into phase planes (source and target slices)."""
+class _PhaseGeometry(NamedTuple):
+    """A channel's padded plane split into the stride's phase planes (see ``_conv_taps``): the
+    flat offset of each kernel tap within a channel's phase planes, the number of phases, one
+    phase plane's shape, a channel's cells (``plane``), the length of a phase plane's row
+    (``row``, its cells past the first axis), the elements the last tap reads past the last
+    channel (``reach``) and the copies of input planes into phase planes (source and target
+    slices)."""
 
     offsets: tuple[int, ...]
     phases: int
     phase_shape: tuple[int, ...]
     plane: int
     row: int
-    tile: int
-    band: int
     reach: int
     copies: tuple[tuple[tuple[slice, ...], tuple[Any, ...]], ...]
 
 
 @functools.lru_cache(maxsize=256)
-def _taps_layout(x_shape: tuple[int, ...], mg: int, plan: ConvPlan, kernel: tuple[int, ...], itemsize: int) -> _TapsLayout:
-    """``_conv_taps``' geometry, worked out once per input shape and plan (a run only allocates)."""
-    rows = x_shape[0] * plan.group
+def _phase_geometry(x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[int, ...]) -> _PhaseGeometry:
+    """The phase planes of ``x_shape`` padded as ``plan`` says, worked out once per input shape:
+    3x3 stride 2 pads 1 over 7x7 (padded 9x9): 4 phases of 5x5, plane 100, row 5, tap (1, 2) at
+    phase (1, 0) shifted one column, offset 2 * 25 + 1 = 51."""
     taps = list(product(*(range(k) for k in kernel)))
     padded = _padded_shape(x_shape, plan.begin, plan.end)[2:]
     strides = plan.strides
     phase_shape = tuple(-(-p // s) for p, s in zip(padded, strides))
     phase_size = math.prod(phase_shape)
     phases = list(product(*(range(s) for s in strides)))
-    plane = len(phases) * phase_size
     steps = [math.prod(phase_shape[i + 1 :]) for i in range(len(kernel))]
     offsets = tuple(
         phases.index(tuple(t * d % s for t, d, s in zip(tap, plan.dilations, strides))) * phase_size
         + sum(t * d // s * e for t, d, s, e in zip(tap, plan.dilations, strides, steps))
         for tap in taps
     )
-    height, row = plan.out[0], steps[0]
-    grid = height * row
-    budget = max(1, TILE_BYTES // (mg * itemsize))
-    tile = max(1, min(rows, budget // grid))
-    band = height if budget >= grid else max(1, budget // row)
     copies = []
     for number, phase in enumerate(phases):
         firsts = [(a - b) % s for a, b, s in zip(phase, plan.begin, strides)]
@@ -495,7 +558,29 @@ def _taps_layout(x_shape: tuple[int, ...], mg: int, plan: ConvPlan, kernel: tupl
                 for f, b, s, size in zip(firsts, plan.begin, strides, x_shape[2:])
             )
             copies.append((source, target))
-    return _TapsLayout(offsets, len(phases), phase_shape, plane, row, tile, band, max(offsets), tuple(copies))
+    return _PhaseGeometry(offsets, len(phases), phase_shape, len(phases) * phase_size, steps[0], max(offsets), tuple(copies))
+
+
+class _TapsLayout(NamedTuple):
+    """How ``_conv_taps`` steps for one input shape: the phase geometry, the tile (planes at once)
+    and the band (output rows at once)."""
+
+    geometry: _PhaseGeometry
+    tile: int
+    band: int
+
+
+@functools.lru_cache(maxsize=256)
+def _taps_layout(x_shape: tuple[int, ...], mg: int, plan: ConvPlan, kernel: tuple[int, ...], itemsize: int) -> _TapsLayout:
+    """``_conv_taps``' steps, worked out once per input shape and plan (a run only allocates)."""
+    rows = x_shape[0] * plan.group
+    geometry = _phase_geometry(x_shape, plan, kernel)
+    height, row = plan.out[0], geometry.row
+    grid = height * row
+    budget = max(1, TILE_BYTES // (mg * itemsize))
+    tile = max(1, min(rows, budget // grid))
+    band = height if budget >= grid else max(1, budget // row)
+    return _TapsLayout(geometry, tile, band)
 
 
 @contextlib.contextmanager
@@ -532,31 +617,40 @@ def _conv_factory(node: OpNode) -> Kernel:
 
     output_what, padded_what = f"{node.label}: output", f"{node.label}: padded input"
 
-    def sized_plan(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[ConvPlan, tuple[int, ...], tuple[int, ...], int]:
-        """The plan, the output and padded input dims and their cells together, per X and W shape."""
+    def sized_plan(
+        shapes: tuple[tuple[int, ...], tuple[int, ...]],
+    ) -> tuple[ConvPlan, tuple[int, ...], tuple[int, ...], int, bool]:
+        """The plan, the output and padded input dims and their cells together, and whether the
+        products are shifted, per X and W shape."""
         x_shape, w_shape = shapes
         plan = conv_plan(node, attrs, x_shape, w_shape)
         output_dims, padded_dims = (x_shape[0], w_shape[0]) + plan.out, _padded_shape(x_shape, plan.begin, plan.end)
-        return plan, output_dims, padded_dims, math.prod(output_dims) + math.prod(padded_dims)
+        return plan, output_dims, padded_dims, math.prod(output_dims) + math.prod(padded_dims), shifts(x_shape, w_shape, plan)
 
     plan_for = ShapeMemo(sized_plan)
 
     def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         dtype = _compute_dtype(node, x, w)
-        plan, output_dims, padded_dims, cells = plan_for((x.shape, w.shape))
+        plan, output_dims, padded_dims, cells, shifted = plan_for((x.shape, w.shape))
         _check_bias(node, b, w.shape[0], x.dtype)
         # Within the budget before any work: the output, and the padded input the windows read
         # (pads 2**31 on an IR layer whose declared output is small: 408 GiB).
         if not fits(cells * dtype.itemsize):
             check_tensor(output_what, output_dims, dtype_name(dtype))
             check_tensor(padded_what, padded_dims, dtype_name(dtype))
-        wl = prepared.get((plan.method, dtype)) if w_const is not None else None
+        gemm = gemm_for(dtype) if shifted else None
+        method = "shifted" if gemm is not None else plan.method
+        wl = prepared.get((method, dtype)) if w_const is not None else None
         if wl is None:
-            wl = conv_weights(plan.method, w, plan.group, dtype)
+            wl = conv_weights(method, w, plan.group, dtype)
+            if w_const is not None:
+                prepared[(method, dtype)] = wl
         xc = x.astype(dtype, copy=False)
         spatial = tuple(w.shape[2:])
         bias = None if b is None else b.astype(dtype, copy=False)
-        if plan.method == "taps" and wl.shape[2] == 1 and math.prod(plan.out) <= SMALL_PLANE:
+        if gemm is not None:
+            y = _conv_shifted(xc, wl, plan, spatial, bias, gemm)
+        elif plan.method == "taps" and wl.shape[2] == 1 and math.prod(plan.out) <= SMALL_PLANE:
             y = _conv_taps_channels_last(xc, wl, plan, spatial, bias)
         elif plan.method == "taps":
             y = _conv_taps(xc, wl, plan, spatial, bias)
