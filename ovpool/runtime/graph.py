@@ -162,6 +162,7 @@ class CompiledGraph:
 
         fused, fused_constants = fold_batch_norms(prepared, known, frozenset(self.output_names), fresh)
         self._plan = _build_plan(fused, {**known, **fused_constants}, self, donate=True)
+        self._hoisting = None if top else _hoisting(fused, {**known, **fused_constants}, self)
         self.guard: Guard | None = None  # ovpool.runtime.budget's run-time accounting, when set
         self._observed_plan: _Plan | None = None
         if fused_constants or self._plan.donating:
@@ -242,11 +243,7 @@ class CompiledGraph:
 
     def __call__(self, inputs: Sequence[Any], outer: Sequence[Any] = (), observe: Observer | None = None) -> list[Any]:
         plan = self._plan if observe is None else self._observed()
-        values = plan.initial.copy()
-        for s, value in zip(plan.input_slots, inputs):
-            values[s] = value
-        for s, value in zip(plan.outer_slots, outer):
-            values[s] = value
+        values = _filled(plan, inputs, outer)
         if observe is None and self.guard is not None:
             self.guard(self, values)
         elif observe is None:
@@ -254,6 +251,31 @@ class CompiledGraph:
         else:
             _execute_observed(plan, values, observe, self.name)
         return [values[s] for s in plan.output_slots]
+
+    def repeated(self, outer: Sequence[Any]) -> Callable[[Sequence[Any]], list[Any]]:
+        """The body called again and again with the same ``outer`` values (a Loop's or Scan's
+        iterations): ``run(inputs)`` is ``self(inputs, outer)``, except that the nodes that read
+        only ``outer`` values and constants (``_hoisting``) run once, at the first call, and their
+        outputs are read by every call after. SLANet's decoder Loop multiplies the image features
+        (1, 256, 96) by a constant (96, 256) in each of its 501 steps: once instead. Under a
+        budget guard every call runs the whole body, checked step by step."""
+        hoisting = self._hoisting
+        if hoisting is None or self.guard is not None:
+            return lambda inputs: self(inputs, outer)
+        once, plan = hoisting
+        held: list[Any] = []
+
+        def run(inputs: Sequence[Any]) -> list[Any]:
+            if not held:
+                values = _filled(once, (), outer)
+                _execute(values, once.steps, self.name, quiet=once.quiet)
+                held.extend(outer)
+                held.extend(values[s] for s in once.output_slots)
+            values = _filled(plan, inputs, held)
+            _execute(values, plan.steps, self.name, quiet=plan.quiet)
+            return [values[s] for s in plan.output_slots]
+
+        return run
 
     @property
     def plan(self) -> _Plan:
@@ -328,7 +350,55 @@ class _Plan:
         self.folded = folded
 
 
-def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: CompiledGraph, donate: bool) -> _Plan:
+def _filled(plan: _Plan, inputs: Sequence[Any], outer: Sequence[Any]) -> list[Any]:
+    """The slot values a run of ``plan`` starts from: its constants, ``inputs`` and ``outer``."""
+    values = plan.initial.copy()
+    for s, value in zip(plan.input_slots, inputs):
+        values[s] = value
+    for s, value in zip(plan.outer_slots, outer):
+        values[s] = value
+    return values
+
+
+class _Names(NamedTuple):
+    """The names a plan is built for (``_build_plan`` reads a graph's, or a part's of it)."""
+
+    input_names: tuple[str, ...]
+    outer_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+
+
+def _hoisting(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: CompiledGraph) -> tuple[_Plan, _Plan] | None:
+    """A body's nodes that read only enclosing run-time values (``graph.outer_names``), constants
+    and each other, and draw nothing at random: their plan (outer values in, the values the rest
+    reads out), and the plan of the rest, which takes those values as further outer values after
+    ``graph.outer_names``. None when no node is such (or all are: the body then is one call)."""
+    invariant = set(known) | set(graph.outer_names)
+    hoisted: list[Prepared] = []
+    rest: list[Prepared] = []
+    for entry in prepared:
+        if entry.folded:
+            rest.append(entry)
+            continue
+        random = entry.op.op_type in RANDOM_OPS or any(
+            _draws_random(a.g) for a in entry.node.attribute if a.type == AttributeProto.GRAPH
+        )
+        if not random and all(name in invariant for name in entry.inputs if name):
+            hoisted.append(entry)
+            invariant.update(name for name in entry.outputs if name)
+        else:
+            rest.append(entry)
+    if not hoisted or all(entry.folded for entry in rest):
+        return None
+    made = {name for entry in hoisted for name in entry.outputs if name}
+    read = {name for entry in rest for name in entry.inputs} | set(graph.output_names)
+    handed = tuple(sorted(made & read))
+    once = _build_plan(hoisted, known, _Names((), graph.outer_names, handed), donate=False)
+    plan = _build_plan(rest, known, _Names(graph.input_names, graph.outer_names + handed, graph.output_names), donate=True)
+    return once, plan
+
+
+def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: CompiledGraph | _Names, donate: bool) -> _Plan:
     """The flat plan of ``prepared``: a slot per name, the folded nodes left out, each intermediate
     freed after its last use; with ``donate``, steps that may write into an input dying there
     (``ovpool.runtime.inplace``) get the kernel that does, and chains of element-wise steps become

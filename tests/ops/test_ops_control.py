@@ -114,6 +114,77 @@ def test_loop_without_iterations_stacks_declared_shapes(opset: int) -> None:
     assert result["scan_v"].shape == (0, 2)
 
 
+def _invariant_body(shape: list[int]) -> onnx.GraphProto:
+    """Body(i, cond, v): u = Relu(Reshape(outer a, shape) @ W) reads only the enclosing input a and
+    constants; v' = v * 0.5 + i + sum(u), and the uniform draw r = RandomUniformLike(a) reads a
+    only too but is drawn anew at each iteration (emitted as a scan output)."""
+    nodes = [
+        helper.make_node("Reshape", ["a", "shape"], ["a2"]),
+        helper.make_node("MatMul", ["a2", "w"], ["p"]),
+        helper.make_node("Relu", ["p"], ["u"]),
+        helper.make_node("ReduceSum", ["u"], ["total"], keepdims=0),
+        helper.make_node("Cast", ["i"], ["i_f"], to=F),
+        helper.make_node("Mul", ["v_in", "half"], ["v_half"]),
+        helper.make_node("Add", ["v_half", "i_f"], ["v_sum"]),
+        helper.make_node("Add", ["v_sum", "total"], ["v_out"]),
+        helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+        helper.make_node("RandomUniformLike", ["a"], ["r"]),
+    ]
+    initializers = [
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+        numpy_helper.from_array(np.array(shape, np.int64), "shape"),
+        numpy_helper.from_array(np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2), "w"),
+    ]
+    return helper.make_graph(
+        nodes,
+        "body",
+        [vi("i", I64, []), vi("cond_in", B, []), vi("v_in", F, [2])],
+        [vi("cond_out", B, []), vi("v_out", F, [2]), vi("r", F, [6])],
+        initializer=initializers,
+    )
+
+
+def test_loop_runs_what_reads_only_outer_values_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Reshape, MatMul, Relu and ReduceSum of outer ``a`` run once for the loop's 4 steps
+    (``CompiledGraph.repeated``), the random draw at each step; v agrees with onnxruntime."""
+    from ovpool.runtime import graph as graph_module
+
+    hoisted: list[list[str]] = []
+    original = graph_module._hoisting
+
+    def spy(*args: Any) -> Any:
+        result = original(*args)
+        if result is not None:
+            hoisted.append([step.label for step in result[0].steps])
+        return result
+
+    monkeypatch.setattr(graph_module, "_hoisting", spy)
+    node = helper.make_node("Loop", ["M", "", "v0"], ["v_final", "draws"], body=_invariant_body([2, 3]))
+    model = model_of([node], [vi("M", I64, []), vi("v0", F, [2]), vi("a", F, [6])], ["v_final", "draws"], 13)
+    feeds = {"M": np.array(4, np.int64), "v0": np.array([1, 2], np.float32), "a": np.linspace(-2, 3, 6, dtype=np.float32)}
+    result = GraphSession(model).run(feeds)
+    assert [[label.split("(")[-1] for label in labels] for labels in hoisted] == [["Reshape)", "MatMul)", "Relu)", "ReduceSum)"]]
+    import onnxruntime
+
+    expected = onnxruntime.InferenceSession(model.SerializeToString()).run(["v_final"], feeds)[0]
+    np.testing.assert_allclose(result["v_final"], expected, rtol=1e-6)
+    draws = result["draws"]
+    assert draws.shape == (4, 6) and len({row.tobytes() for row in draws}) == 4
+
+
+def test_loop_without_iterations_runs_no_outer_only_node() -> None:
+    """M=0 runs nothing of the body, not even its outer-only nodes: a Reshape of ``a`` that cannot
+    be done fails only once the loop iterates, naming the node."""
+    node = helper.make_node("Loop", ["M", "", "v0"], ["v_final", "draws"], body=_invariant_body([4, 3]))
+    model = model_of([node], [vi("M", I64, []), vi("v0", F, [2]), vi("a", F, [6])], ["v_final", "draws"], 13)
+    session = GraphSession(model)
+    feeds = {"v0": np.array([1, 2], np.float32), "a": np.zeros(6, np.float32)}
+    empty = session.run({"M": np.array(0, np.int64), **feeds})
+    assert empty["draws"].shape == (0, 6) and empty["v_final"].tolist() == [1, 2]
+    with pytest.raises(ModelError, match="Reshape"):
+        session.run({"M": np.array(2, np.int64), **feeds})
+
+
 def test_loop_refuses_endless_loop() -> None:
     node = helper.make_node("Loop", ["", "", "v0"], ["v_final"], body=loop_body(0))
     model = model_of([node], [vi("v0", F, [2])], ["v_final"], 13)

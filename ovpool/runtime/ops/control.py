@@ -118,10 +118,10 @@ def loop(node: OpNode) -> Kernel:
         trips = None if m is None else int(_scalar(node, m, "M"))
         going = True if cond is None else bool(_scalar(node, cond, "cond"))
         collected: list[list[Any]] = [[] for _ in range(scans)]
-        body_outer = outer["body"]
+        run = body.repeated(outer["body"])
         i = 0
         while going and (trips is None or i < trips):
-            results = body([np.array(i, dtype=np.int64), np.array(going), *state], body_outer)
+            results = run([np.array(i, dtype=np.int64), np.array(going), *state])
             going = bool(_scalar(node, results[0], "the body's cond output"))
             state = results[1 : 1 + carried]
             for k in range(scans):
@@ -207,12 +207,13 @@ def scan_8(node: OpNode) -> Kernel:
                 raise node.fail(f"sequence_lens {lengths} must give each of the {batch} rows a length in [0, {steps}]")
         final: list[list[Any]] = [[] for _ in range(n)]
         rows: list[list[np.ndarray]] = [[] for _ in range(k)]
+        run = body.repeated(outer["body"])
         for b, length in enumerate(lengths):
             state = [s[b] for s in states]
             produced: list[list[Any]] = [[] for _ in range(k)]
             for t in range(length):
                 elements = [s[b, length - 1 - t if d else t] for s, d in zip(scans, directions)]
-                results = body([*state, *elements], outer["body"])
+                results = run([*state, *elements])
                 state = results[:n]
                 for j in range(k):
                     produced[j].append(results[n + j])
@@ -262,9 +263,10 @@ def scan(node: OpNode) -> Kernel:
         steps = lengths.pop()
         produced: list[list[Any]] = [[] for _ in range(k)]
         prefixes = [(slice(None),) * a for a in axes]
+        run = body.repeated(outer["body"])
         for t in range(steps):
             elements = [s[p + (steps - 1 - t if d else t,)] for s, p, d in zip(scans, prefixes, in_dirs)]
-            results = body([*state, *elements], outer["body"])
+            results = run([*state, *elements])
             state = results[:n]
             for j in range(k):
                 produced[j].append(results[n + j])
