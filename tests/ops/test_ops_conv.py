@@ -551,18 +551,59 @@ def test_shifted_products_where_they_pay(
     assert bool(calls) is shifted
 
 
-def test_without_direct_blas_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``OVPOOL_DIRECT_BLAS=0`` (or a numpy without OpenBLAS) leaves im2col to numpy alone."""
+needs_compiled_taps = pytest.mark.skipif(
+    conv_module.taps_for(np.dtype(np.float32)) is None, reason="ovpool's compiled tap loop was not built here"
+)
+
+
+@needs_compiled_taps
+@settings(max_examples=40)
+@given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
+def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> None:
+    """The compiled depthwise loop (``_taps.c``) against the numpy loop it replaces, bit for bit,
+    over 1-3 spatial axes, strides, dilations, pads, 1-3 outputs per group, batches, with and
+    without bias, and inputs holding NaN, infinities and negative zeros."""
+    rank = data.draw(st.integers(1, 3))
+    channels, mg, n = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 3)), data.draw(st.integers(1, 2))
+    kernel = data.draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
+    strides = data.draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    dilations = data.draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
+    pads = data.draw(st.lists(st.integers(0, 2), min_size=2 * rank, max_size=2 * rank))
+    sizes = [
+        max(1, (k - 1) * d + 1 - pads[i] - pads[rank + i]) + data.draw(st.integers(0, 40 // rank))
+        for i, (k, d) in enumerate(zip(kernel, dilations))
+    ]
+    rng = drawn_rng(data.draw)
+    x = rng.standard_normal((n, channels, *sizes)).astype(dtype)
+    x.reshape(-1)[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -0.0]
+    w = rng.standard_normal((channels * mg, 1, *kernel)).astype(dtype)
+    b = rng.standard_normal(channels * mg).astype(dtype) if data.draw(st.booleans()) else None
+    attrs = {"group": channels, "kernel_shape": kernel, "strides": strides, "dilations": dilations, "pads": pads}
+    compiled = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(conv_module, "taps_for", lambda dtype: None)
+        plain = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
+    assert compiled.shape == plain.shape and compiled.tobytes() == plain.tobytes()
+
+
+def test_without_compiled_code_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OVPOOL_COMPILED=0`` (or a numpy without OpenBLAS, an install without a C compiler) leaves
+    im2col and the depthwise taps to numpy alone."""
     conv_module.gemm_for.cache_clear()
-    monkeypatch.setenv("OVPOOL_DIRECT_BLAS", "0")
+    conv_module.taps_for.cache_clear()
+    monkeypatch.setenv("OVPOOL_COMPILED", "0")
     try:
         assert conv_module.gemm_for(np.dtype(np.float32)) is None
+        assert conv_module.taps_for(np.dtype(np.float32)) is None
         _every_conv_shifted(monkeypatch)
         rng = np.random.default_rng(6)
         inputs = [rng.standard_normal(s).astype(np.float32) for s in ((1, 4, 9, 9), (6, 4, 3, 3), (6,))]
         check("Conv", 11, inputs, {"pads": [1, 0, 1, 2]}, constant=(1,), rtol=1e-4, atol=1e-4)
+        depthwise = [rng.standard_normal(s).astype(np.float32) for s in ((1, 4, 9, 9), (4, 1, 3, 3), (4,))]
+        check("Conv", 11, depthwise, {"pads": [1, 0, 1, 2], "group": 4}, constant=(1,), rtol=1e-4, atol=1e-4)
     finally:
         conv_module.gemm_for.cache_clear()
+        conv_module.taps_for.cache_clear()
 
 
 @pytest.mark.parametrize(("w_shape", "attrs"), [((4, 1, 3, 3), {"group": 4}), ((4, 4, 3, 3), {}), ((4, 4, 1, 1), {})])

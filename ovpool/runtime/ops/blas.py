@@ -5,8 +5,9 @@ numpy's wheels bundle OpenBLAS as ``scipy-openblas`` (``numpy.libs/libscipy_open
 on Linux, ``.dll`` on Windows, ``numpy/.dylibs`` on macOS x86-64), with 64-bit integers where
 the symbol ends in ``64_`` (``scipy_cblas_sgemm64_``). Loading that same file gives the library
 numpy already runs, with its thread setting (``OPENBLAS_NUM_THREADS``). Where numpy is built on
-another BLAS (Accelerate on Apple silicon, MKL in conda), or ``OVPOOL_DIRECT_BLAS=0`` is set,
-``gemm`` is None and callers keep their numpy-only path. A 2x2 product checks the binding once
+another BLAS (Accelerate on Apple silicon, MKL in conda), or ``OVPOOL_COMPILED=0`` is set (no
+compiled kernel called but through numpy), ``gemm_for`` gives None and callers keep their
+numpy-only path. A 2x2 product checks the binding once
 before it is used: [[1, 2], [3, 4]] @ [[5, 6], [7, 8]] + 1 x [[1, 1], [1, 1]] is
 [[20, 23], [44, 51]].
 """
@@ -68,12 +69,18 @@ def _works(gemm: Gemm, dtype: np.dtype) -> bool:
     return bool(np.array_equal(c, np.array([[20, 23], [44, 51]], dtype=dtype)))
 
 
+def compiled_allowed() -> bool:
+    """False with ``OVPOOL_COMPILED=0``: the executor then calls no compiled code but through
+    numpy's own functions (this module's gemm and ``taps_native`` are left alone)."""
+    return os.environ.get("OVPOOL_COMPILED", "1") != "0"
+
+
 @functools.cache
 def gemm_for(dtype: np.dtype) -> Gemm | None:
     """numpy's OpenBLAS gemm for float32 or float64, or None (another BLAS, another dtype, or
-    ``OVPOOL_DIRECT_BLAS=0``)."""
+    ``OVPOOL_COMPILED=0``)."""
     routine = _SYMBOLS.get(np.dtype(dtype))
-    if routine is None or os.environ.get("OVPOOL_DIRECT_BLAS", "1") == "0":
+    if routine is None or not compiled_allowed():
         return None
     for file in _library_files():
         try:

@@ -63,6 +63,7 @@ from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 from ovpool.runtime.ops.blas import Gemm, gemm_for
 from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
+from ovpool.runtime.ops.taps_native import Taps, taps_for
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 TILE_BYTES = 1 << 18  # depthwise: a step's accumulator; with its scratch and the input it reads, in a core's L2
@@ -266,14 +267,16 @@ def conv_plan(node: OpNode, attrs: Attrs, x_shape: tuple[int, ...], w_shape: tup
 
 
 def conv_weights(method: str, w: np.ndarray, group: int, dtype: np.dtype) -> np.ndarray:
-    """W laid out for ``method``: taps (K, g, M/g, 1); shifted (g, K, M/g, C/g); pointwise
-    (g, M/g, C/g); im2col (g, M/g, C/g*K)."""
+    """W laid out for ``method``: taps (K, g, M/g, 1); compiled taps (g, M/g, K); shifted
+    (g, K, M/g, C/g); pointwise (g, M/g, C/g); im2col (g, M/g, C/g*K)."""
     m = w.shape[0]
     w = w.astype(dtype, copy=False)
     if method == "taps":
         return np.ascontiguousarray(w.reshape(group, m // group, -1).transpose(2, 0, 1))[..., None]
     if method == "shifted":
         return np.ascontiguousarray(w.reshape(group, m // group, w.shape[1], -1).transpose(0, 3, 1, 2))
+    if method == "compiled taps":
+        return np.ascontiguousarray(w.reshape(group, m // group, -1))
     return np.ascontiguousarray(w.reshape(group, m // group, -1))
 
 
@@ -479,6 +482,62 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
     return y.reshape((n, g * mg) + plan.out)
 
 
+def _conv_taps_compiled(
+    x: np.ndarray, wn: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None, loop: Taps
+) -> np.ndarray:
+    """``_conv_taps`` with its tap loop compiled (``taps_native``): every plane copied at once
+    into its zero-bordered phase planes, the loop run over all of them (the same multiplies and
+    adds in the same order: the same bits), each output's kept positions written straight to
+    the output. ``wn`` is W as (g, M/g, K)."""
+    n, g = x.shape[0], plan.group
+    mg, taps = wn.shape[1], wn.shape[2]
+    rows = n * g
+    geometry = _phase_geometry(x.shape, plan, kernel)
+    plane, cells = geometry.plane, plan.out[0] * geometry.row
+    buffer = np.zeros(rows * plane + geometry.reach, dtype=x.dtype)
+    phase_planes = buffer[: rows * plane].reshape((rows, geometry.phases) + geometry.phase_shape)
+    planes = x.reshape((rows,) + x.shape[2:])
+    for source, target in geometry.copies:
+        phase_planes[(slice(None),) + target] = planes[(slice(None),) + source]
+    scratch = np.empty(cells, dtype=x.dtype)
+    y = np.empty((n, g * mg) + plan.out, dtype=x.dtype)
+    address = 0 if bias is None else bias.ctypes.data
+    offsets, runs = _compiled_geometry(x.shape, plan, kernel)
+    loop(
+        buffer.ctypes.data,
+        plane,
+        0,
+        rows,
+        g,
+        mg,
+        offsets.ctypes.data,
+        taps,
+        wn.ctypes.data,
+        address,
+        scratch.ctypes.data,
+        cells,
+        y.ctypes.data,
+        runs.ctypes.data,
+    )
+    return y
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_geometry(x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The tap offsets and output runs ``taps_native`` reads (1-3 spatial axes), as int64 arrays: 14x14 outputs in
+    phase planes 18 wide are 14 runs 18 apart of one row of 14, (14, 18, 1, 0, 14); 4x5x6 outputs
+    in phase planes of 6x7x8 are 4 runs 56 apart of 5 rows 8 apart, (4, 56, 5, 8, 6)."""
+    geometry, out = _phase_geometry(x_shape, plan, kernel), plan.out
+    shape = geometry.phase_shape
+    if len(out) == 1:
+        runs = (1, 0, 1, 0, out[0])
+    elif len(out) == 2:
+        runs = (out[0], shape[1], 1, 0, out[1])
+    else:
+        runs = (out[0], geometry.row, math.prod(out[1:-1]), shape[-1], out[-1])
+    return np.array(geometry.offsets, dtype=np.int64), np.array(runs, dtype=np.int64)
+
+
 def _conv_taps_channels_last(
     x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None
 ) -> np.ndarray:
@@ -639,7 +698,8 @@ def _conv_factory(node: OpNode) -> Kernel:
             check_tensor(output_what, output_dims, dtype_name(dtype))
             check_tensor(padded_what, padded_dims, dtype_name(dtype))
         gemm = gemm_for(dtype) if shifted else None
-        method = "shifted" if gemm is not None else plan.method
+        loop = taps_for(dtype) if plan.method == "taps" and len(plan.out) <= 3 else None
+        method = "shifted" if gemm is not None else "compiled taps" if loop is not None else plan.method
         wl = prepared.get((method, dtype)) if w_const is not None else None
         if wl is None:
             wl = conv_weights(method, w, plan.group, dtype)
@@ -650,6 +710,8 @@ def _conv_factory(node: OpNode) -> Kernel:
         bias = None if b is None else b.astype(dtype, copy=False)
         if gemm is not None:
             y = _conv_shifted(xc, wl, plan, spatial, bias, gemm)
+        elif loop is not None:
+            y = _conv_taps_compiled(xc, wl, plan, spatial, bias, loop)
         elif plan.method == "taps" and wl.shape[2] == 1 and math.prod(plan.out) <= SMALL_PLANE:
             y = _conv_taps_channels_last(xc, wl, plan, spatial, bias)
         elif plan.method == "taps":

@@ -1,0 +1,17 @@
+"""The one compiled part of ovpool: the depthwise Conv tap loop (ovpool/runtime/ops/_taps.c).
+
+It is optional: where no C compiler is found the build goes on without it, and the numpy
+executor runs the same loop in numpy (the same results, bit for bit, more slowly). The rest of
+the project's metadata is in pyproject.toml.
+"""
+
+import sys
+
+from setuptools import Extension, setup
+
+# No fused multiply-add: numpy rounds the product and the sum separately (see _taps.c).
+flags = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off", "-fno-math-errno"]
+
+setup(
+    ext_modules=[Extension("ovpool.runtime.ops._taps", ["ovpool/runtime/ops/_taps.c"], extra_compile_args=flags, optional=True)]
+)
