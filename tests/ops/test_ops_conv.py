@@ -485,11 +485,16 @@ def test_tiles_and_batch_chunks(method: str, tile_bytes: int, monkeypatch: pytes
         check("Conv", 13, [x, w, b], {"group": 5, **attrs}, constant=(1,), rtol=1e-4, atol=1e-4)
 
 
-def _every_conv_shifted(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every im2col Conv of two taps or more as shifted products, whatever its size."""
-    monkeypatch.setattr(conv_module, "SHIFT_WORK", 0)
-    monkeypatch.setattr(conv_module, "SHIFT_CELLS", 0)
-    monkeypatch.setattr(conv_module, "SHIFT_WASTE", math.inf)
+def _routed(patch: pytest.MonkeyPatch, way: str) -> None:
+    """Every im2col Conv of two taps or more (``"shifted"``), or every Conv of 1-3 spatial axes
+    but the 1x1 ones (``"compiled"``), sent that way whatever its size and channels."""
+
+    def route(x_shape: tuple[int, ...], w_shape: tuple[int, ...], plan: Any) -> str:
+        if way == "shifted":
+            return way if plan.method == "im2col" and math.prod(w_shape[2:]) >= 2 else plan.method
+        return way if plan.method != "pointwise" and len(plan.out) <= 3 else plan.method
+
+    patch.setattr(conv_module, "route", route)
 
 
 needs_blas = pytest.mark.skipif(conv_module.gemm_for(np.dtype(np.float32)) is None, reason="numpy has no OpenBLAS here")
@@ -504,7 +509,7 @@ def test_shifted_products_match_onnxruntime(opset: int, data: st.DataObject) -> 
     dilations, SAME pads, 1-3 spatial axes, batches of 2)."""
     inputs, attrs, constant = data.draw(conv_cases(ort_safe=True))
     with pytest.MonkeyPatch.context() as patch:
-        _every_conv_shifted(patch)
+        _routed(patch, "shifted")
         check("Conv", opset, inputs, attrs, constant=constant, **_tolerance(inputs[0].dtype))
 
 
@@ -517,7 +522,7 @@ def test_shifted_products_match_the_schema_in_float64(opset: int, data: st.DataO
     inputs, attrs, constant = data.draw(conv_cases(ort_safe=False))
     inputs = [None if v is None else v.astype(np.float64) for v in inputs]
     with pytest.MonkeyPatch.context() as patch:
-        _every_conv_shifted(patch)
+        _routed(patch, "shifted")
         actual = ovpool_of("Conv", opset, inputs, attrs, constant=constant)[0]
     np.testing.assert_allclose(actual, schema_conv(*inputs, attrs), rtol=1e-10, atol=1e-12)
 
@@ -527,7 +532,7 @@ def test_shifted_products_match_the_schema_in_float64(opset: int, data: st.DataO
     ("x_shape", "w_shape", "attrs", "shifted"),
     [
         ((1, 16, 80, 80), (16, 16, 3, 3), {"pads": [1, 1, 1, 1]}, True),
-        ((1, 3, 320, 320), (16, 3, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}, True),
+        ((1, 16, 160, 160), (16, 16, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}, True),
         ((1, 16, 10, 10), (16, 16, 3, 3), {"pads": [1, 1, 1, 1]}, False),  # too small a product
         ((1, 16, 80, 6), (16, 16, 3, 3), {}, False),  # 6 columns a row for 4 outputs
     ],
@@ -561,10 +566,11 @@ needs_compiled_taps = pytest.mark.skipif(
 @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
 def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> None:
     """The compiled depthwise loop (``_taps.c``) against the numpy loop it replaces, bit for bit,
-    over 1-3 spatial axes, strides, dilations, pads, 1-3 outputs per group, batches, with and
-    without bias, and inputs holding NaN, infinities and negative zeros."""
+    over 1-3 spatial axes, strides, dilations, pads, 1-2 outputs per group (numpy's tap loop
+    takes those), batches, with and without bias, and inputs holding NaN, infinities and
+    negative zeros."""
     rank = data.draw(st.integers(1, 3))
-    channels, mg, n = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 3)), data.draw(st.integers(1, 2))
+    channels, mg, n = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
     kernel = data.draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
     strides = data.draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
     dilations = data.draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
@@ -586,6 +592,51 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
     assert compiled.shape == plain.shape and compiled.tobytes() == plain.tobytes()
 
 
+@needs_compiled_taps
+@pytest.mark.parametrize("opset", CONV_OPSETS)
+@settings(max_examples=20)
+@given(data=st.data())
+def test_compiled_direct_convolution_matches_onnxruntime(opset: int, data: st.DataObject) -> None:
+    """Every drawn Conv but the 1x1 ones through the compiled loop (dense and grouped ones as a
+    direct convolution, channel by channel): against onnxruntime."""
+    inputs, attrs, constant = data.draw(conv_cases(ort_safe=True))
+    with pytest.MonkeyPatch.context() as patch:
+        _routed(patch, "compiled")
+        check("Conv", opset, inputs, attrs, constant=constant, **_tolerance(inputs[0].dtype))
+
+
+@needs_compiled_taps
+@pytest.mark.parametrize("opset", CONV_OPSETS)
+@settings(max_examples=10)
+@given(data=st.data())
+def test_compiled_direct_convolution_matches_the_schema_in_float64(opset: int, data: st.DataObject) -> None:
+    inputs, attrs, constant = data.draw(conv_cases(ort_safe=False))
+    inputs = [None if v is None else v.astype(np.float64) for v in inputs]
+    with pytest.MonkeyPatch.context() as patch:
+        _routed(patch, "compiled")
+        actual = ovpool_of("Conv", opset, inputs, attrs, constant=constant)[0]
+    np.testing.assert_allclose(actual, schema_conv(*inputs, attrs), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("w_shape", "group", "way"),
+    [
+        ((16, 1, 3, 3), 16, "compiled"),  # depthwise
+        ((64, 1, 3, 3), 1, "compiled"),  # one input channel
+        ((32, 4, 3, 3), 8, "compiled"),  # grouped, 4 channels a group
+        ((16, 3, 3, 3), 1, "im2col"),  # dense from 3 channels
+        ((16, 16, 3, 3), 1, "shifted"),
+        ((16, 16, 1, 1), 1, "pointwise"),
+    ],
+)
+def test_routes(w_shape: tuple[int, ...], group: int, way: str) -> None:
+    """Which Convs go where (where the compiled code is at hand), on a 1x?x80x80 input, pads 1."""
+    x_shape = (1, w_shape[1] * group, 80, 80)
+    pads = (1, 1) if w_shape[2] == 3 else (0, 0)
+    plan = conv_module.ConvPlan(conv_module.conv_method(w_shape, group, None), group, (1, 1), (1, 1), pads, pads, (80, 80))
+    assert conv_module.route(x_shape, w_shape, plan) == way
+
+
 def test_without_compiled_code_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """``OVPOOL_COMPILED=0`` (or a numpy without OpenBLAS, an install without a C compiler) leaves
     im2col and the depthwise taps to numpy alone."""
@@ -595,7 +646,7 @@ def test_without_compiled_code_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyP
     try:
         assert conv_module.gemm_for(np.dtype(np.float32)) is None
         assert conv_module.taps_for(np.dtype(np.float32)) is None
-        _every_conv_shifted(monkeypatch)
+        _routed(monkeypatch, "shifted")
         rng = np.random.default_rng(6)
         inputs = [rng.standard_normal(s).astype(np.float32) for s in ((1, 4, 9, 9), (6, 4, 3, 3), (6,))]
         check("Conv", 11, inputs, {"pads": [1, 0, 1, 2]}, constant=(1,), rtol=1e-4, atol=1e-4)

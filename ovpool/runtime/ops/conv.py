@@ -78,11 +78,18 @@ SMALL_ADD = 1 << 15
 # Shifted products (``_conv_shifted``) replace im2col where each tap's product has at least
 # SHIFT_WORK multiply-adds over at least SHIFT_CELLS columns, of which at most SHIFT_WASTE times the
 # output cells (measured on one thread, 3x3 pads 1: 16x80x80 to 16 channels 0.65x im2col's time,
-# 64x40x40 0.81x, 3x320x320 stride 2 0.85x; 128x20x20 0.96x, below SHIFT_CELLS; 16x10x10 1.9x, each
-# product too small for a call's fixed cost).
+# 64x40x40 0.81x; 128x20x20 0.96x, below SHIFT_CELLS; 16x10x10 1.9x, each
+# product too small for a call's fixed cost), with at least SHIFT_CHANNELS input channels a group
+# (3 channels over 800x608, stride 2: 1.3x im2col's time; 8 over 80x80: 0.64x).
 SHIFT_WORK = 1 << 20
 SHIFT_CELLS = 1024
 SHIFT_WASTE = 1.25
+SHIFT_CHANNELS = 8
+# The compiled tap loop (``_conv_taps_compiled``) also takes the im2col Convs of one input channel
+# a group, and grouped ones of at most DIRECT_CHANNELS (3x3 from 1x64x160 to 64 channels: 0.83x
+# im2col's time; 32 channels in 8 groups over 40x40: 0.59x; dense from 3 channels: 1.1x, left to
+# im2col).
+DIRECT_CHANNELS = 4
 
 
 @dataclass(frozen=True)
@@ -341,11 +348,23 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
     return y.reshape((n, g * mg) + plan.out)
 
 
+def route(x_shape: tuple[int, ...], w_shape: tuple[int, ...], plan: ConvPlan) -> str:
+    """Where a Conv of these shapes goes when compiled code is at hand: "compiled" (the compiled
+    tap loop: depthwise, one input channel a group, grouped with at most DIRECT_CHANNELS, 1-3
+    spatial axes), "shifted" (the SHIFT_* bounds), else its plan's method."""
+    cg, rank = w_shape[1], len(plan.out)
+    if rank <= 3 and (
+        plan.method == "taps" or (plan.method == "im2col" and (cg == 1 or 1 < plan.group and cg <= DIRECT_CHANNELS))
+    ):
+        return "compiled"
+    return "shifted" if shifts(x_shape, w_shape, plan) else plan.method
+
+
 def shifts(x_shape: tuple[int, ...], w_shape: tuple[int, ...], plan: ConvPlan) -> bool:
     """Whether an im2col Conv of these shapes runs as shifted products (the SHIFT_* bounds):
     3x3 pads 1 from 16x80x80 to 16 channels, 82 columns a row for 80 outputs, 6,560 columns and
     16 x 16 x 6,560 = 1.7 M multiply-adds a tap, does."""
-    if plan.method != "im2col" or math.prod(w_shape[2:]) < 2:
+    if plan.method != "im2col" or math.prod(w_shape[2:]) < 2 or w_shape[1] < SHIFT_CHANNELS:
         return False
     geometry = _phase_geometry(x_shape, plan, tuple(w_shape[2:]))
     cells = plan.out[0] * geometry.row
@@ -485,29 +504,33 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
 def _conv_taps_compiled(
     x: np.ndarray, wn: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None, loop: Taps
 ) -> np.ndarray:
-    """``_conv_taps`` with its tap loop compiled (``taps_native``): every plane copied at once
-    into its zero-bordered phase planes, the loop run over all of them (the same multiplies and
-    adds in the same order: the same bits), each output's kept positions written straight to
-    the output. ``wn`` is W as (g, M/g, K)."""
-    n, g = x.shape[0], plan.group
-    mg, taps = wn.shape[1], wn.shape[2]
-    rows = n * g
+    """The tap loop compiled (``taps_native``): every channel plane copied at once into its
+    zero-bordered phase planes, then for each output ``y = sum over the group's input channels c
+    and taps k of W[m, c, k] * x_c shifted by tap k``, channel by channel, tap by tap, each
+    output's kept positions written straight to it. ``wn`` is W as (g, M/g, C/g * K). With one
+    input channel per group (depthwise) these are ``_conv_taps``' multiplies and adds in the same
+    order: the same bits. With a few channels per group (``direct``) it is a direct convolution,
+    which a 3-channel image's first layer needs (27 products a position: im2col's columns and
+    shifted products' nine passes over the output both cost more than the products)."""
+    n, channels = x.shape[:2]
+    g, mg, taps = plan.group, wn.shape[1], wn.shape[2]
     geometry = _phase_geometry(x.shape, plan, kernel)
     plane, cells = geometry.plane, plan.out[0] * geometry.row
-    buffer = np.zeros(rows * plane + geometry.reach, dtype=x.dtype)
-    phase_planes = buffer[: rows * plane].reshape((rows, geometry.phases) + geometry.phase_shape)
-    planes = x.reshape((rows,) + x.shape[2:])
+    buffer = np.zeros(n * channels * plane + geometry.reach, dtype=x.dtype)
+    phase_planes = buffer[: n * channels * plane].reshape((n * channels, geometry.phases) + geometry.phase_shape)
+    planes = x.reshape((n * channels,) + x.shape[2:])
     for source, target in geometry.copies:
         phase_planes[(slice(None),) + target] = planes[(slice(None),) + source]
     scratch = np.empty(cells, dtype=x.dtype)
     y = np.empty((n, g * mg) + plan.out, dtype=x.dtype)
     address = 0 if bias is None else bias.ctypes.data
     offsets, runs = _compiled_geometry(x.shape, plan, kernel)
+    row = channels // g * plane
     loop(
         buffer.ctypes.data,
-        plane,
+        row,
         0,
-        rows,
+        n * g,
         g,
         mg,
         offsets.ctypes.data,
@@ -524,18 +547,20 @@ def _conv_taps_compiled(
 
 @functools.lru_cache(maxsize=256)
 def _compiled_geometry(x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """The tap offsets and output runs ``taps_native`` reads (1-3 spatial axes), as int64 arrays: 14x14 outputs in
+    """The tap offsets (each input channel of a group in turn) and output runs ``taps_native``
+    reads (1-3 spatial axes), as int64 arrays: 14x14 outputs in
     phase planes 18 wide are 14 runs 18 apart of one row of 14, (14, 18, 1, 0, 14); 4x5x6 outputs
     in phase planes of 6x7x8 are 4 runs 56 apart of 5 rows 8 apart, (4, 56, 5, 8, 6)."""
     geometry, out = _phase_geometry(x_shape, plan, kernel), plan.out
-    shape = geometry.phase_shape
+    shape, cg = geometry.phase_shape, x_shape[1] // plan.group
     if len(out) == 1:
         runs = (1, 0, 1, 0, out[0])
     elif len(out) == 2:
         runs = (out[0], shape[1], 1, 0, out[1])
     else:
         runs = (out[0], geometry.row, math.prod(out[1:-1]), shape[-1], out[-1])
-    return np.array(geometry.offsets, dtype=np.int64), np.array(runs, dtype=np.int64)
+    offsets = [c * geometry.plane + offset for c in range(cg) for offset in geometry.offsets]
+    return np.array(offsets, dtype=np.int64), np.array(runs, dtype=np.int64)
 
 
 def _conv_taps_channels_last(
@@ -678,27 +703,27 @@ def _conv_factory(node: OpNode) -> Kernel:
 
     def sized_plan(
         shapes: tuple[tuple[int, ...], tuple[int, ...]],
-    ) -> tuple[ConvPlan, tuple[int, ...], tuple[int, ...], int, bool]:
-        """The plan, the output and padded input dims and their cells together, and whether the
-        products are shifted, per X and W shape."""
+    ) -> tuple[ConvPlan, tuple[int, ...], tuple[int, ...], int, str]:
+        """The plan, the output and padded input dims and their cells together, and the route
+        with compiled code, per X and W shape."""
         x_shape, w_shape = shapes
         plan = conv_plan(node, attrs, x_shape, w_shape)
         output_dims, padded_dims = (x_shape[0], w_shape[0]) + plan.out, _padded_shape(x_shape, plan.begin, plan.end)
-        return plan, output_dims, padded_dims, math.prod(output_dims) + math.prod(padded_dims), shifts(x_shape, w_shape, plan)
+        return plan, output_dims, padded_dims, math.prod(output_dims) + math.prod(padded_dims), route(x_shape, w_shape, plan)
 
     plan_for = ShapeMemo(sized_plan)
 
     def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         dtype = _compute_dtype(node, x, w)
-        plan, output_dims, padded_dims, cells, shifted = plan_for((x.shape, w.shape))
+        plan, output_dims, padded_dims, cells, way = plan_for((x.shape, w.shape))
         _check_bias(node, b, w.shape[0], x.dtype)
         # Within the budget before any work: the output, and the padded input the windows read
         # (pads 2**31 on an IR layer whose declared output is small: 408 GiB).
         if not fits(cells * dtype.itemsize):
             check_tensor(output_what, output_dims, dtype_name(dtype))
             check_tensor(padded_what, padded_dims, dtype_name(dtype))
-        gemm = gemm_for(dtype) if shifted else None
-        loop = taps_for(dtype) if plan.method == "taps" and len(plan.out) <= 3 else None
+        gemm = gemm_for(dtype) if way == "shifted" else None
+        loop = taps_for(dtype) if way == "compiled" else None
         method = "shifted" if gemm is not None else "compiled taps" if loop is not None else plan.method
         wl = prepared.get((method, dtype)) if w_const is not None else None
         if wl is None:
