@@ -498,31 +498,37 @@ def _routed(patch: pytest.MonkeyPatch, way: str) -> None:
 
 
 needs_blas = pytest.mark.skipif(conv_module.gemm_for(np.dtype(np.float32)) is None, reason="numpy has no OpenBLAS here")
+needs_compiled_taps = pytest.mark.skipif(
+    conv_module.taps_for(np.dtype(np.float32)) is None, reason="ovpool's compiled tap loop was not built here"
+)
+WAYS = [pytest.param("shifted", marks=needs_blas), pytest.param("compiled", marks=needs_compiled_taps)]
 
 
-@needs_blas
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("opset", CONV_OPSETS)
 @settings(max_examples=20)
 @given(data=st.data())
-def test_shifted_products_match_onnxruntime(opset: int, data: st.DataObject) -> None:
-    """The drawn cases with every dense and grouped kernel as shifted products (strides as phases,
-    dilations, SAME pads, 1-3 spatial axes, batches of 2)."""
+def test_each_route_matches_onnxruntime(way: str, opset: int, data: st.DataObject) -> None:
+    """The drawn cases (strides, dilations, SAME pads, 1-3 spatial axes, groups, batches of 2)
+    with every kernel sent one way: as shifted products, or through the compiled loop (dense and
+    grouped ones as a direct convolution, channel by channel)."""
     inputs, attrs, constant = data.draw(conv_cases(ort_safe=True))
     with pytest.MonkeyPatch.context() as patch:
-        _routed(patch, "shifted")
+        _routed(patch, way)
         check("Conv", opset, inputs, attrs, constant=constant, **_tolerance(inputs[0].dtype))
 
 
-@needs_blas
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("opset", CONV_OPSETS)
 @settings(max_examples=10)
 @given(data=st.data())
-def test_shifted_products_match_the_schema_in_float64(opset: int, data: st.DataObject) -> None:
-    """float64 takes OpenBLAS's dgemm; against the direct definition, SAME with dilation included."""
+def test_each_route_matches_the_schema_in_float64(way: str, opset: int, data: st.DataObject) -> None:
+    """float64 (OpenBLAS's dgemm, the loop's double form) against the direct definition, SAME
+    with dilation included."""
     inputs, attrs, constant = data.draw(conv_cases(ort_safe=False))
     inputs = [None if v is None else v.astype(np.float64) for v in inputs]
     with pytest.MonkeyPatch.context() as patch:
-        _routed(patch, "shifted")
+        _routed(patch, way)
         actual = ovpool_of("Conv", opset, inputs, attrs, constant=constant)[0]
     np.testing.assert_allclose(actual, schema_conv(*inputs, attrs), rtol=1e-10, atol=1e-12)
 
@@ -556,11 +562,6 @@ def test_shifted_products_where_they_pay(
     assert bool(calls) is shifted
 
 
-needs_compiled_taps = pytest.mark.skipif(
-    conv_module.taps_for(np.dtype(np.float32)) is None, reason="ovpool's compiled tap loop was not built here"
-)
-
-
 @needs_compiled_taps
 @settings(max_examples=40)
 @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
@@ -590,32 +591,6 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
         patch.setattr(conv_module, "taps_for", lambda dtype: None)
         plain = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
     assert compiled.shape == plain.shape and compiled.tobytes() == plain.tobytes()
-
-
-@needs_compiled_taps
-@pytest.mark.parametrize("opset", CONV_OPSETS)
-@settings(max_examples=20)
-@given(data=st.data())
-def test_compiled_direct_convolution_matches_onnxruntime(opset: int, data: st.DataObject) -> None:
-    """Every drawn Conv but the 1x1 ones through the compiled loop (dense and grouped ones as a
-    direct convolution, channel by channel): against onnxruntime."""
-    inputs, attrs, constant = data.draw(conv_cases(ort_safe=True))
-    with pytest.MonkeyPatch.context() as patch:
-        _routed(patch, "compiled")
-        check("Conv", opset, inputs, attrs, constant=constant, **_tolerance(inputs[0].dtype))
-
-
-@needs_compiled_taps
-@pytest.mark.parametrize("opset", CONV_OPSETS)
-@settings(max_examples=10)
-@given(data=st.data())
-def test_compiled_direct_convolution_matches_the_schema_in_float64(opset: int, data: st.DataObject) -> None:
-    inputs, attrs, constant = data.draw(conv_cases(ort_safe=False))
-    inputs = [None if v is None else v.astype(np.float64) for v in inputs]
-    with pytest.MonkeyPatch.context() as patch:
-        _routed(patch, "compiled")
-        actual = ovpool_of("Conv", opset, inputs, attrs, constant=constant)[0]
-    np.testing.assert_allclose(actual, schema_conv(*inputs, attrs), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize(
