@@ -1,7 +1,8 @@
-"""The one compiled part of ovpool: the depthwise Conv tap loop (ovpool/runtime/ops/_taps.c).
+"""ovpool's compiled kernels (ovpool/runtime/ops/_compiled.c): the depthwise Conv tap loop and
+chains of element-wise nodes.
 
 It is optional: where no C compiler is found the build goes on without it, and the numpy
-executor runs the same loop in numpy (the same results, bit for bit, more slowly). The rest of
+executor runs the same operations in numpy (the same results, bit for bit, more slowly). The rest of
 the project's metadata is in pyproject.toml.
 """
 
@@ -9,9 +10,9 @@ import sys
 
 from setuptools import Extension, setup
 
-# No fused multiply-add: numpy rounds the product and the sum separately (see _taps.c).
+# No fused multiply-add: numpy rounds the product and the sum separately (see _compiled.c).
 flags = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off", "-fno-math-errno"]
 
 setup(
-    ext_modules=[Extension("ovpool.runtime.ops._taps", ["ovpool/runtime/ops/_taps.c"], extra_compile_args=flags, optional=True)]
+    ext_modules=[Extension("ovpool.runtime.ops._compiled", ["ovpool/runtime/ops/_compiled.c"], extra_compile_args=flags, optional=True)]
 )

@@ -20,15 +20,20 @@ array, or the buffer of an argument that dies in the chain and that the plan may
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable, Sequence, Set
 from typing import Any
 
 import numpy as np
 
 from ovpool.runtime.ops.base import Kernel
-from ovpool.runtime.ops.elementwise import InPlace
+from ovpool.runtime.ops.compiled import CHAIN_CODES, chain_for
+from ovpool.runtime.ops.elementwise import InPlace, type_limits
 
 TILE = 1 << 16  # elements of a tile: 256 KiB of float32, in the L2 cache with its intermediate
+# A chain whose every node has a compiled form (``InPlace.code``) runs compiled from this size on
+# (one call, blocks of 256 positions in the first-level cache; below it, node by node is as quick).
+COMPILED_LEAST = 1 << 10
 
 PlanStep = tuple[Kernel, tuple[int, ...], tuple[int, ...], tuple[int, ...], str]
 
@@ -118,6 +123,7 @@ def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[i
     # outputs of the nodes before it (the chain's step i writes position len(external) + i)
     position = {s: p for p, s in enumerate(external)} | {step[2][0]: len(external) + i for i, step in enumerate(steps)}
     runs = [(step[0], [position[s] for s in step[1]]) for step in steps]
+    program = _program([getattr(kernel, "code", None) for kernel in prepared], [reads for _, reads in ops], len(external))
 
     def one_by_one(args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
         values = list(args)
@@ -128,14 +134,22 @@ def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[i
         return result
 
     def kernel(*args: Any) -> tuple[np.ndarray, ...]:
-        shape = _tiled_shape(args)
+        compiled = None if program is None else _tiled_shape(args, COMPILED_LEAST)
+        shape = compiled or _tiled_shape(args)
         if shape is None:
             return one_by_one(args)
         dtype = next(a.dtype for a in args if a is not None)
         out = next((args[p] for p in donors if args[p].shape == shape and args[p].flags.writeable), None)
         if out is None:
             out = np.empty(shape, dtype)
-        _run_tiles(ops, args, out)
+        chain = None if compiled is None else chain_for(dtype)
+        if chain is not None:
+            assert program is not None
+            _run_compiled(chain, program, args, out)
+        elif compiled is not None and _tiled_shape(args) is None:
+            return one_by_one(args)
+        else:
+            _run_tiles(ops, args, out)
         return (out,)
 
     first, last = steps[0][4], steps[-1][4]
@@ -147,12 +161,13 @@ def _tile_of(kernel: Kernel) -> Callable[..., object]:
     return kernel.tile
 
 
-def _tiled_shape(args: tuple[Any, ...]) -> tuple[int, ...] | None:
-    """The shape the chain is tiled over, or None when it is not: at least four tiles of it, every
-    argument an array of one float32/float64 dtype, C-contiguous, of that shape or of one element
-    (of no higher rank). The size is looked at first: a small tensor costs one comparison."""
+def _tiled_shape(args: tuple[Any, ...], least: int | None = None) -> tuple[int, ...] | None:
+    """The shape the chain is tiled over, or None when it is not: at least ``least`` elements
+    (four tiles), every argument an array of one float32/float64 dtype, C-contiguous, of that
+    shape or of one element (of no higher rank). The size is looked at first: a small tensor
+    costs one comparison."""
     largest = max((a.size for a in args if type(a) is np.ndarray), default=0)
-    if largest < 4 * TILE:
+    if largest < (4 * TILE if least is None else least):
         return None
     shape, dtype = next((a.shape, a.dtype) for a in args if type(a) is np.ndarray and a.size == largest)
     for a in args:
@@ -184,3 +199,61 @@ def _run_tiles(ops: Sequence[tuple[Callable[..., object], tuple[int, ...]]], arg
             sources.append(buffer)
             for index, (tile, reads) in enumerate(ops):
                 tile(flat_out[start:stop] if index == last else buffer, *[sources[r] for r in reads])
+
+
+# A compiled chain: its rows (code, a, b, c) and the constants it appends to the arguments, each a
+# number or "low"/"high" (the dtype's limits, worked out per call).
+Program = tuple[tuple[tuple[int, int, int, int], ...], tuple[Any, ...]]
+
+
+def _program(codes: Sequence[tuple[Any, ...] | None], reads: Sequence[tuple[int, ...]], arguments: int) -> Program | None:
+    """The compiled form of a chain (``ovpool.runtime.ops.compiled``), or None when a node has
+    none. ``reads`` are each node's sources as ``_chain`` numbers them (argument positions, -1
+    the previous node's result); the constants follow the ``arguments``, the type's lowest and
+    highest first when a node clips. HardSwish of x with constants 3, 0, 6, 6 (arguments 0-4):
+    rows (1, 0, 1, 0) x + 3, (5, -1, 2, 3) clip, (3, 0, -1, 0) times x, (4, -1, 4, 0) over 6;
+    Relu of x + b (arguments 0, 1): (1, 0, 1, 0), (5, -1, 4, 5) with constants lowest, highest,
+    0.0 and inf."""
+    if any(code is None for code in codes):
+        return None
+    rows: list[tuple[int, int, int, int]] = []
+    constants: list[Any] = ["low", "high"] if any(code[0] == "clip" for code in codes if code) else []
+
+    def constant(value: Any) -> int:
+        constants.append(value)
+        return arguments + len(constants) - 1
+
+    for code, sources in zip(codes, reads):
+        assert code is not None
+        if code[0] != "clip":
+            rows.append((CHAIN_CODES[code[0]], sources[0], sources[1], 0))
+            continue
+        bounds = []
+        for place, bound in enumerate(code[1:], start=1):
+            if bound is None and len(sources) > place:
+                bounds.append(sources[place])  # an absent input is None at run time: the limit then
+            elif bound is None or bound == "type":
+                bounds.append(arguments + place - 1)
+            else:
+                bounds.append(constant(bound))
+        rows.append((CHAIN_CODES["clip"], sources[0], bounds[0], bounds[1]))
+    return tuple(rows), tuple(constants)
+
+
+def _run_compiled(chain: Callable[..., None], program: Program, args: tuple[Any, ...], out: np.ndarray) -> None:
+    """The compiled chain over ``out``'s positions: the arguments (a one-element one as one
+    value), then the program's constants in ``out``'s dtype."""
+    rows, constants = program
+    dtype, n = out.dtype, out.size
+    low, high = type_limits(dtype)
+    values = [np.asarray(low if c == "low" else high if c == "high" else c, dtype).reshape(1) for c in constants]
+    arrays = [np.zeros(1, dtype) if a is None else a for a in args] + values
+    addresses = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+    sizes = np.array([1 if a.size == 1 else n for a in arrays], dtype=np.int64)
+    table = np.array(rows, dtype=np.int64)
+    absent = [k for k, a in enumerate(args) if a is None]
+    if absent:  # Clip-11 without an input: the type's limit (the constants start with both)
+        clips = table[:, 0] == CHAIN_CODES["clip"]
+        for column, limit in ((2, len(args)), (3, len(args) + 1)):
+            table[clips & np.isin(table[:, column], absent), column] = limit
+    chain(n, addresses, sizes.ctypes.data, len(rows), table.ctypes.data, out.ctypes.data)

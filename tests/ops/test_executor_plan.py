@@ -282,6 +282,73 @@ def test_chains_tiled_give_the_same_bits(monkeypatch: pytest.MonkeyPatch, tile: 
     np.testing.assert_allclose(fast, expected, rtol=1e-5, atol=1e-6)
 
 
+_SCALARS = [0.0, -0.0, 3.0, 6.0, 0.5, -2.0, np.nan, np.inf]
+
+
+@pytest.mark.skipif(
+    __import__("ovpool.runtime.ops.compiled", fromlist=["chain_for"]).chain_for(np.dtype(np.float32)) is None,
+    reason="ovpool's compiled kernels were not built here",
+)
+@examples(25)
+@given(data=st.data())
+def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> None:
+    """Chains of 2-5 Add, Sub, Mul, Div (the previous result on either side, the other operand x
+    or a one-value constant), Clip (Clip-6 attributes, or Clip-11 inputs with one omitted) and
+    Relu, float32 or float64, over inputs holding NaN, infinities and signed zeros, run compiled
+    (one call, blocks of 256): the observed run's values, node by node, zeros' signs included."""
+    from ovpool.runtime import chains
+
+    compiled: list[int] = []
+    run_compiled = chains._run_compiled
+    double = data.draw(st.booleans())
+    dtype, elem = (np.float64, onnx.TensorProto.DOUBLE) if double else (np.float32, onnx.TensorProto.FLOAT)
+    opset = data.draw(st.sampled_from([10, 13]))
+    count = data.draw(st.integers(2, 5))
+    nodes, inits = [], []
+    previous = "x"
+    for k in range(count):
+        kind = data.draw(st.sampled_from(["Add", "Sub", "Mul", "Div", "Clip", "Relu"]))
+        out = "y" if k == count - 1 else f"t{k}"
+        if kind == "Relu":
+            nodes.append(helper.make_node("Relu", [previous], [out]))
+        elif kind == "Clip" and opset < 11:
+            bounds = {name: data.draw(st.sampled_from([0.0, 6.0, -1.0])) for name in ("min", "max") if data.draw(st.booleans())}
+            nodes.append(helper.make_node("Clip", [previous], [out], **bounds))
+        elif kind == "Clip":
+            names = []
+            for bound in ("lo", "hi"):
+                if data.draw(st.booleans()):
+                    inits.append(_tensor(f"{bound}{k}", np.array(data.draw(st.sampled_from(_SCALARS)), dtype)))
+                    names.append(f"{bound}{k}")
+                else:
+                    names.append("")
+            nodes.append(helper.make_node("Clip", [previous, *names] if names[-1] else [previous, names[0]], [out]))
+        else:
+            if data.draw(st.booleans()):
+                other = "x"
+            else:
+                other = f"c{k}"
+                inits.append(_tensor(other, np.array(data.draw(st.sampled_from(_SCALARS)), dtype)))
+            pair = [previous, other] if data.draw(st.booleans()) else [other, previous]
+            nodes.append(helper.make_node(kind, pair, [out]))
+        previous = out
+    size = data.draw(st.integers(1024, 3000))
+    model = model_of(nodes, [vi("x", elem, [size])], ["y"], opset=opset, initializers=inits)
+    rng = drawn_rng(data.draw)
+    x = (rng.standard_normal(size) * 8).astype(dtype)
+    x[rng.integers(0, size, 6)] = [np.nan, np.inf, -np.inf, 0.0, -0.0, -3.0]
+    session = GraphSession(model)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chains, "_run_compiled", lambda *a: (compiled.append(1), run_compiled(*a)))
+        fast = session.run({"x": x})["y"]
+    slow = _observed(session, {"x": x})[0]["y"]
+    if any("chain" in step.label for step in session._graph._plan.steps):
+        assert compiled
+    np.testing.assert_array_equal(fast, slow)
+    numbers = ~np.isnan(slow)  # a NaN's sign is the hardware's choice of operand, in numpy too
+    assert np.signbit(fast[numbers]).tolist() == np.signbit(slow[numbers]).tolist()
+
+
 def test_chain_with_an_omitted_input_and_float64(monkeypatch: pytest.MonkeyPatch) -> None:
     """Clip with no ``min`` (an omitted input) in a float64 chain, tiled, written into the dying
     input of the chain: the observed run's bits; the caller's input untouched."""

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from ovpool.errors import ModelError
 from ovpool.memory import MemoryBudgetError
+from ovpool.runtime.ops import compiled as compiled_module
 from ovpool.runtime.ops import conv as conv_module
 
 CONV_OPSETS = since_opsets("Conv")
@@ -566,7 +567,7 @@ def test_shifted_products_where_they_pay(
 @settings(max_examples=40)
 @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
 def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> None:
-    """The compiled depthwise loop (``_taps.c``) against the numpy loop it replaces, bit for bit,
+    """The compiled depthwise loop (``_compiled.c``) against the numpy loop it replaces, bit for bit,
     over 1-3 spatial axes, strides, dilations, pads, 1-2 outputs per group (numpy's tap loop
     takes those), batches, with and without bias, and inputs holding NaN, infinities and
     negative zeros."""
@@ -615,8 +616,9 @@ def test_routes(w_shape: tuple[int, ...], group: int, way: str) -> None:
 def test_without_compiled_code_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """``OVPOOL_COMPILED=0`` (or a numpy without OpenBLAS, an install without a C compiler) leaves
     im2col and the depthwise taps to numpy alone."""
-    conv_module.gemm_for.cache_clear()
-    conv_module.taps_for.cache_clear()
+    caches = (conv_module.gemm_for, conv_module.taps_for, compiled_module._library)
+    for cache in caches:
+        cache.cache_clear()
     monkeypatch.setenv("OVPOOL_COMPILED", "0")
     try:
         assert conv_module.gemm_for(np.dtype(np.float32)) is None
@@ -628,8 +630,8 @@ def test_without_compiled_code_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyP
         depthwise = [rng.standard_normal(s).astype(np.float32) for s in ((1, 4, 9, 9), (4, 1, 3, 3), (4,))]
         check("Conv", 11, depthwise, {"pads": [1, 0, 1, 2], "group": 4}, constant=(1,), rtol=1e-4, atol=1e-4)
     finally:
-        conv_module.gemm_for.cache_clear()
-        conv_module.taps_for.cache_clear()
+        for cache in caches:
+            cache.cache_clear()
 
 
 @pytest.mark.parametrize(("w_shape", "attrs"), [((4, 1, 3, 3), {"group": 4}), ((4, 4, 3, 3), {}), ((4, 4, 1, 1), {})])

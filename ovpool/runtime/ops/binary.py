@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +91,11 @@ def _binary(node: OpNode, function: Binary, ufunc: np.ufunc | None = None) -> Ke
 
     if ufunc is None:
         return InPlace(kernel, quiet=InPlace(quiet_kernel))
-    return InPlace(kernel, ignoring_fp(into), (0, 1), tile, InPlace(quiet_kernel, into, (0, 1), tile))
+    code = _CODES.get(ufunc)
+    return InPlace(kernel, ignoring_fp(into), (0, 1), tile, InPlace(quiet_kernel, into, (0, 1), tile, code=code), code)
+
+
+_CODES: dict[Any, tuple[str]] = {np.add: ("add",), np.subtract: ("sub",), np.multiply: ("mul",), np.divide: ("div",)}
 
 
 def _binary_factory(function: Binary) -> Callable[[OpNode], Kernel]:

@@ -71,7 +71,7 @@ def _works(gemm: Gemm, dtype: np.dtype) -> bool:
 
 def compiled_allowed() -> bool:
     """False with ``OVPOOL_COMPILED=0``: the executor then calls no compiled code but through
-    numpy's own functions (this module's gemm and ``taps_native`` are left alone)."""
+    numpy's own functions (this module's gemm and ``compiled``'s kernels are left alone)."""
     return os.environ.get("OVPOOL_COMPILED", "1") != "0"
 
 

@@ -62,8 +62,8 @@ import numpy as np
 from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 from ovpool.runtime.ops.blas import Gemm, gemm_for
+from ovpool.runtime.ops.compiled import Taps, taps_for
 from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
-from ovpool.runtime.ops.taps_native import Taps, taps_for
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 TILE_BYTES = 1 << 18  # depthwise: a step's accumulator; with its scratch and the input it reads, in a core's L2
@@ -504,7 +504,7 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
 def _conv_taps_compiled(
     x: np.ndarray, wn: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None, loop: Taps
 ) -> np.ndarray:
-    """The tap loop compiled (``taps_native``): every channel plane copied at once into its
+    """The tap loop compiled (``compiled.taps_for``): every channel plane copied at once into its
     zero-bordered phase planes, then for each output ``y = sum over the group's input channels c
     and taps k of W[m, c, k] * x_c shifted by tap k``, channel by channel, tap by tap, each
     output's kept positions written straight to it. ``wn`` is W as (g, M/g, C/g * K). With one
@@ -547,7 +547,7 @@ def _conv_taps_compiled(
 
 @functools.lru_cache(maxsize=256)
 def _compiled_geometry(x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """The tap offsets (each input channel of a group in turn) and output runs ``taps_native``
+    """The tap offsets (each input channel of a group in turn) and output runs ``compiled.taps_for``
     reads (1-3 spatial axes), as int64 arrays: 14x14 outputs in
     phase planes 18 wide are 14 runs 18 apart of one row of 14, (14, 18, 1, 0, 14); 4x5x6 outputs
     in phase planes of 6x7x8 are 4 runs 56 apart of 5 rows 8 apart, (4, 56, 5, 8, 6)."""

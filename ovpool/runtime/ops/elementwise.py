@@ -168,9 +168,14 @@ class InPlace:
     check (the caller has checked the dtypes): what a chain of nodes runs on each tile
     (``ovpool.runtime.chains``); ``dst`` may be one of ``args``. ``quiet``, when given, is the same
     kernel without the ``np.errstate(all="ignore")`` it enters on each call (about 1.5 us): for a
-    caller that runs it under one already, the plan's run loop (``ovpool.runtime.graph``)."""
+    caller that runs it under one already, the plan's run loop (``ovpool.runtime.graph``).
+    ``code``, when given, names what ``tile`` computes for the compiled chain
+    (``ovpool.runtime.ops.compiled``): ``("add",)``, ``("sub",)``, ``("mul",)``, ``("div",)`` of
+    its two arguments; ``("clip", low, high)`` of its first, each bound a number, ``"type"`` for the
+    type's limit, or None for the argument at that place (Clip-11's inputs 1 and 2; the type's
+    limit where it is absent)."""
 
-    __slots__ = ("run", "_into", "donors", "tile", "quiet")
+    __slots__ = ("run", "_into", "donors", "tile", "quiet", "code")
 
     def __init__(
         self,
@@ -179,12 +184,14 @@ class InPlace:
         donors: tuple[int, ...] = (),
         tile: Callable[..., object] | None = None,
         quiet: InPlace | None = None,
+        code: tuple[Any, ...] | None = None,
     ) -> None:
         self.run = run
         self._into = into
         self.donors = donors if into is not None else ()
         self.tile = tile
         self.quiet = quiet
+        self.code = code if tile is not None else None
 
     def __call__(self, *args: Any) -> tuple[np.ndarray, ...]:
         return self.run(*args)
@@ -246,7 +253,12 @@ _SIMPLE: tuple[tuple[str, int, np.ufunc], ...] = (
 )
 
 
-def _elementwise(node: OpNode, formula: Unary, tile: Callable[[np.ndarray, np.ndarray], object] | None = None) -> Kernel:
+def _elementwise(
+    node: OpNode,
+    formula: Unary,
+    tile: Callable[[np.ndarray, np.ndarray], object] | None = None,
+    code: tuple[Any, ...] | None = None,
+) -> Kernel:
     """The kernel applying ``formula`` after the type check. float16 and bfloat16 are computed in
     float32 and rounded once (numpy's half-precision loops are slower than the two casts); a 0-d
     input is seen as shape (1,), so formulas can work in place (numpy gives scalars for 0-d).
@@ -273,8 +285,8 @@ def _elementwise(node: OpNode, formula: Unary, tile: Callable[[np.ndarray, np.nd
         return (x,)
 
     into = in_place if tile is not None else None
-    quiet = InPlace(kernel, into, (0,), tile)
-    return InPlace(ignoring_fp(kernel), None if into is None else ignoring_fp(into), (0,), tile, quiet)
+    quiet = InPlace(kernel, into, (0,), tile, code=code)
+    return InPlace(ignoring_fp(kernel), None if into is None else ignoring_fp(into), (0,), tile, quiet, code)
 
 
 def _simple_factory(function: np.ufunc) -> Callable[[OpNode], Kernel]:
@@ -344,7 +356,7 @@ def _negative_part(x: np.ndarray) -> np.ndarray:
 @register("Relu", 6)
 def relu(node: OpNode) -> Kernel:
     """Relu-6/13/14: max(x, 0); -2.5 -> 0, NaN stays NaN; Relu-14 adds int8..int64 (-3 -> 0)."""
-    return _elementwise(node, _positive_part, lambda dst, x: _CLIP(x, 0, np.inf, out=dst))
+    return _elementwise(node, _positive_part, lambda dst, x: _CLIP(x, 0, np.inf, out=dst), ("clip", 0.0, np.inf))
 
 
 @register("LeakyRelu", 6)
@@ -621,7 +633,7 @@ def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
 
 
 @functools.cache
-def _type_limits(dtype: np.dtype) -> tuple[Any, Any]:
+def type_limits(dtype: np.dtype) -> tuple[Any, Any]:
     """numeric_limits<T>::lowest() and max() as numpy scalars of ``dtype``; ints need no clipping
     (None): no value lies beyond them."""
     if dtype.kind in "iub":
@@ -642,7 +654,7 @@ def clip_attributes(node: OpNode) -> Kernel:
     check = type_guard(node)
 
     def bounds(x: np.ndarray) -> tuple[Any, Any]:
-        lowest, highest = _type_limits(x.dtype)
+        lowest, highest = type_limits(x.dtype)
         with np.errstate(over="ignore"):
             low = lowest if low_attr is None else x.dtype.type(low_attr)
             high = highest if high_attr is None else x.dtype.type(high_attr)
@@ -662,7 +674,8 @@ def clip_attributes(node: OpNode) -> Kernel:
         tile(x, x)
         return (x,)
 
-    return InPlace(kernel, into, (0,), tile)
+    limits = tuple("type" if value is None else value for value in (low_attr, high_attr))
+    return InPlace(kernel, into, (0,), tile, code=("clip", *limits))
 
 
 @register("Clip", 11)
@@ -680,7 +693,7 @@ def clip_inputs(node: OpNode) -> Kernel:
         return value.reshape(())
 
     def bounds(x: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> tuple[Any, Any]:
-        lowest, highest = _type_limits(x.dtype)
+        lowest, highest = type_limits(x.dtype)
         return lowest if low is None else bound(low, "min"), highest if high is None else bound(high, "max")
 
     def kernel(x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
@@ -699,7 +712,7 @@ def clip_inputs(node: OpNode) -> Kernel:
         tile(x, x, low, high)
         return (x,)
 
-    return InPlace(kernel, into, (0,), tile)
+    return InPlace(kernel, into, (0,), tile, code=("clip", None, None))
 
 
 # ---------------------------------------------------------------- erf and Gelu

@@ -1,4 +1,9 @@
-/* The depthwise Conv tap loop of ovpool/runtime/ops/conv.py (_conv_taps), compiled.
+/* ovpool's compiled kernels, each the same IEEE operations in the same order as the numpy code
+ * it stands for (so the same bits), loaded with ctypes (ovpool/runtime/ops/compiled.py); the module
+ * itself has no functions. It is built with -ffp-contract=off: a fused multiply-add would round
+ * once where numpy rounds twice.
+ *
+ * 1. The depthwise Conv tap loop of ovpool/runtime/ops/conv.py (_conv_taps).
  *
  * For each plane row r of a tile (image * group) and each of its mg outputs m, over the flat
  * positions t of the phase planes:
@@ -6,10 +11,10 @@
  *     acc[r, m, t] = acc[r, m, t] + x[r, t + offsets[k]] * w[g, m, k]   for k = 1 .. taps - 1
  *     acc[r, m, t] = acc[r, m, t] + bias[g, m]                          if there is a bias
  * with g = (first + r) % groups: the numpy loop's operations, one multiply then one add each, in
- * the same order, so that the results are the same bits. It is built with -ffp-contract=off: a
- * fused multiply-add would round once where numpy rounds twice.
+ * the same order.
  *
- * Loaded with ctypes (ovpool/runtime/ops/taps_native.py); the module itself has no functions.
+ * 2. A chain of element-wise nodes (ovpool/runtime/chains.py) of Add, Sub, Mul, Div and Clip
+ * (Relu is Clip to [0, inf)), run over blocks of 256 positions held in the first-level cache.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -140,6 +145,106 @@
 DEFINE_TAPS(ovpool_taps_f32, float)
 DEFINE_TAPS(ovpool_taps_f64, double)
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_taps", NULL, -1, NULL};
+/* The chain: `ops` rows of 4 int64 (code, a, b, c), each operand -1 for the previous row's result
+ * or the index of an argument; an argument is `n` values or one (`sizes`). Codes: 1 a + b, 2 a - b,
+ * 3 a * b, 4 a / b, 5 clip(a, b, c) as numpy 2 computes it for floats: min(max(a, b), c) where
+ * max(x, y) is x if x is NaN or x >= y, else y, and min(x, y) is x if x is NaN or x <= y, else y
+ * (np.clip(-0.0, 0, inf) is -0.0; a NaN bound gives NaN). The last row's result goes to `out`,
+ * after every argument's block is read (`out` may be an argument). */
+#define CHAIN_BLOCK 256
 
-PyMODINIT_FUNC PyInit__taps(void) { return PyModule_Create(&module); }
+/* An operand of a row over the block from `start`: the previous result, one value, or n values. */
+#define CHAIN_SOURCE(ref, p, s)                                                                       \
+    if ((ref) < 0) {                                                                                  \
+        p = value;                                                                                    \
+        s = 1;                                                                                        \
+    } else if (sizes[(ref)] == 1) {                                                                   \
+        p = args[(ref)];                                                                              \
+        s = 0;                                                                                        \
+    } else {                                                                                          \
+        p = args[(ref)] + start;                                                                      \
+        s = 1;                                                                                        \
+    }
+
+#define CHAIN_BINARY(T, EXPR)                                                                         \
+    if (sa && sb) {                                                                                   \
+        for (int64_t j = 0; j < m; ++j) {                                                             \
+            const T x = pa[j], y = pb[j];                                                             \
+            value[j] = EXPR;                                                                          \
+        }                                                                                             \
+    } else if (sa) {                                                                                  \
+        const T y = pb[0];                                                                            \
+        for (int64_t j = 0; j < m; ++j) {                                                             \
+            const T x = pa[j];                                                                        \
+            value[j] = EXPR;                                                                          \
+        }                                                                                             \
+    } else if (sb) {                                                                                  \
+        const T x = pa[0];                                                                            \
+        for (int64_t j = 0; j < m; ++j) {                                                             \
+            const T y = pb[j];                                                                        \
+            value[j] = EXPR;                                                                          \
+        }                                                                                             \
+    } else {                                                                                          \
+        const T x = pa[0], y = pb[0];                                                                 \
+        const T r = EXPR;                                                                             \
+        for (int64_t j = 0; j < m; ++j)                                                               \
+            value[j] = r;                                                                             \
+    }
+
+#define CHAIN_BODY(T)                                                                                 \
+    {                                                                                                 \
+        T value[CHAIN_BLOCK];                                                                         \
+        for (int64_t start = 0; start < n; start += CHAIN_BLOCK) {                                    \
+            const int64_t m = n - start < CHAIN_BLOCK ? n - start : CHAIN_BLOCK;                      \
+            for (int64_t k = 0; k < count; ++k) {                                                     \
+                const int64_t *row = ops + 4 * k;                                                     \
+                const T *pa, *pb;                                                                     \
+                int sa, sb;                                                                           \
+                CHAIN_SOURCE(row[1], pa, sa)                                                          \
+                CHAIN_SOURCE(row[2], pb, sb)                                                          \
+                switch (row[0]) {                                                                     \
+                case 1:                                                                               \
+                    CHAIN_BINARY(T, x + y)                                                            \
+                    break;                                                                            \
+                case 2:                                                                               \
+                    CHAIN_BINARY(T, x - y)                                                            \
+                    break;                                                                            \
+                case 3:                                                                               \
+                    CHAIN_BINARY(T, x * y)                                                            \
+                    break;                                                                            \
+                case 4:                                                                               \
+                    CHAIN_BINARY(T, x / y)                                                            \
+                    break;                                                                            \
+                default: {                                                                            \
+                    const T low = pb[0], high = args[row[3]][0];                                      \
+                    for (int64_t j = 0; j < m; ++j) {                                                 \
+                        const T x = sa ? pa[j] : pa[0];                                               \
+                        const T v = (x != x || x >= low) ? x : low;                                   \
+                        value[j] = (v != v || v <= high) ? v : high;                                  \
+                    }                                                                                 \
+                }                                                                                     \
+                }                                                                                     \
+            }                                                                                         \
+            memcpy(out + start, value, m * sizeof(T));                                                \
+        }                                                                                             \
+    }
+
+#define CHAIN_ARGS(T) int64_t n, const T *const *args, const int64_t *sizes, int64_t count, const int64_t *ops, T *out
+
+#if OVPOOL_AVX2
+#define DEFINE_CHAIN_AVX2(NAME, T) __attribute__((target("avx2"))) static void NAME##_avx2(CHAIN_ARGS(T)) CHAIN_BODY(T)
+#else
+#define DEFINE_CHAIN_AVX2(NAME, T)
+#endif
+
+#define DEFINE_CHAIN(NAME, T)                                                                         \
+    static void NAME##_plain(CHAIN_ARGS(T)) CHAIN_BODY(T)                                             \
+    DEFINE_CHAIN_AVX2(NAME, T)                                                                        \
+    OVPOOL_EXPORT void NAME(CHAIN_ARGS(T)) { PICK(NAME)(n, args, sizes, count, ops, out); }
+
+DEFINE_CHAIN(ovpool_chain_f32, float)
+DEFINE_CHAIN(ovpool_chain_f64, double)
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_compiled", NULL, -1, NULL};
+
+PyMODINIT_FUNC PyInit__compiled(void) { return PyModule_Create(&module); }

@@ -1,0 +1,82 @@
+"""ovpool's compiled kernels (``_compiled.c``), called through ctypes.
+
+The extension is built with the package where a C compiler is found (``setup.py``; it is
+optional). Each loader gives its kernel for float32 or float64, or None where it was not built,
+for another dtype, or with ``OVPOOL_COMPILED=0``; the caller then runs the same operations in
+numpy, with the same results bit for bit.
+
+``taps_for(dtype)``: ``taps(buffer, plane, first, count, groups, mg, offsets, taps, weights,
+bias, scratch, cells, out, runs)`` takes addresses for the arrays (``bias`` 0 for none): ``count``
+planes of ``plane`` elements from ``buffer``, the tile's first plane being plane ``first`` of the
+run (its group ``first % groups``), weights (groups, mg, taps), bias (groups, mg), a scratch of
+``cells`` values, the output (count, mg, *out) and ``runs``, the five int64 (outer, outer pitch,
+inner, inner pitch, width) that place the kept positions of the cells in the output. A 3x3
+kernel over one 4x4 plane padded to 6x6 (stride 1): offsets 0, 1, 2, 6, 7, 8, 12, 13, 14, 4 x 6 =
+24 cells, runs (4, 6, 1, 0, 4): columns 4 and 5 of each row are dropped.
+
+``chain_for(dtype)``: ``chain(n, args, sizes, count, ops, out)`` runs ``count`` element-wise
+operations over ``n`` positions: ``args`` an array of argument addresses, ``sizes`` each
+argument's length (``n``, or 1 for one value), ``ops`` rows of four int64 (code, a, b, c), each
+operand -1 for the previous row's result or an argument's index; codes in ``CHAIN_CODES``
+(HardSwish as paddle writes it, x of 5 values: (1, 0, 1, -1) x + 3, (5, -1, 2, 3) clip to [0, 6],
+(3, 0, -1, -1) times x, (4, -1, 4, -1) over 6, with arguments x, 3, 0, 6, 6).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ovpool.runtime.ops.blas import compiled_allowed
+
+Taps = Callable[[int, int, int, int, int, int, int, int, int, int, int, int, int, int], None]
+Chain = Callable[[int, Any, int, int, int, int], None]
+
+CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5}
+
+_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+
+
+@functools.cache
+def _library() -> ctypes.CDLL | None:
+    """The extension loaded, or None where it was not built (or ``OVPOOL_COMPILED=0``)."""
+    if not compiled_allowed():
+        return None
+    try:
+        from ovpool.runtime.ops import _compiled  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return ctypes.CDLL(_compiled.__file__)
+
+
+def _function(stem: str, dtype: np.dtype, argtypes: list[Any]) -> Any:
+    library = _library()
+    suffix = _SUFFIX.get(np.dtype(dtype))
+    if library is None or suffix is None:
+        return None
+    function = getattr(library, f"{stem}_{suffix}")
+    function.argtypes = argtypes
+    function.restype = None
+    return function
+
+
+@functools.cache
+def taps_for(dtype: np.dtype) -> Taps | None:
+    """The compiled depthwise tap loop for ``dtype``, or None."""
+    integer, pointer = ctypes.c_int64, ctypes.c_void_p
+    loop: Taps | None = _function(
+        "ovpool_taps", dtype, [pointer] + [integer] * 5 + [pointer, integer, pointer, pointer, pointer, integer, pointer, pointer]
+    )
+    return loop
+
+
+@functools.cache
+def chain_for(dtype: np.dtype) -> Chain | None:
+    """The compiled element-wise chain for ``dtype``, or None."""
+    integer, pointer = ctypes.c_int64, ctypes.c_void_p
+    chain: Chain | None = _function("ovpool_chain", dtype, [integer, pointer, pointer, integer, pointer, pointer])
+    return chain
