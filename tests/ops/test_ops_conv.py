@@ -613,6 +613,12 @@ def test_routes(w_shape: tuple[int, ...], group: int, way: str) -> None:
     assert conv_module.route(x_shape, w_shape, plan) == way
 
 
+def test_a_long_kernel_over_few_outputs_stays_a_matmul() -> None:
+    """silero's STFT: 256 taps from one channel to 258, stride 128, 4 outputs: im2col's one matmul."""
+    plan = conv_module.ConvPlan("im2col", 1, (128,), (1,), (0,), (0,), (4,))
+    assert conv_module.route((1, 1, 576), (258, 1, 256), plan) == "im2col"
+
+
 def test_without_compiled_code_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """``OVPOOL_COMPILED=0`` (or a numpy without OpenBLAS, an install without a C compiler) leaves
     im2col and the depthwise taps to numpy alone."""

@@ -86,10 +86,13 @@ SHIFT_CELLS = 1024
 SHIFT_WASTE = 1.25
 SHIFT_CHANNELS = 8
 # The compiled tap loop (``_conv_taps_compiled``) also takes the im2col Convs of one input channel
-# a group, and grouped ones of at most DIRECT_CHANNELS (3x3 from 1x64x160 to 64 channels: 0.83x
-# im2col's time; 32 channels in 8 groups over 40x40: 0.59x; dense from 3 channels: 1.1x, left to
-# im2col).
+# a group, and grouped ones of at most DIRECT_CHANNELS, with at least DIRECT_CELLS outputs a plane
+# and at most DIRECT_PRODUCTS products an output (3x3 from 1x64x160 to 64 channels: 0.83x im2col's
+# time; 32 channels in 8 groups over 40x40: 0.59x; dense from 3 channels: 1.1x, left to im2col;
+# silero's 256-tap STFT to 4 outputs: one matmul is quicker).
 DIRECT_CHANNELS = 4
+DIRECT_CELLS = 256
+DIRECT_PRODUCTS = 64
 
 
 @dataclass(frozen=True)
@@ -350,12 +353,16 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
 
 def route(x_shape: tuple[int, ...], w_shape: tuple[int, ...], plan: ConvPlan) -> str:
     """Where a Conv of these shapes goes when compiled code is at hand: "compiled" (the compiled
-    tap loop: depthwise, one input channel a group, grouped with at most DIRECT_CHANNELS, 1-3
-    spatial axes), "shifted" (the SHIFT_* bounds), else its plan's method."""
+    tap loop, 1-3 spatial axes: depthwise, or the DIRECT_* bounds), "shifted" (the SHIFT_*
+    bounds), else its plan's method."""
     cg, rank = w_shape[1], len(plan.out)
-    if rank <= 3 and (
-        plan.method == "taps" or (plan.method == "im2col" and (cg == 1 or 1 < plan.group and cg <= DIRECT_CHANNELS))
-    ):
+    direct = (
+        plan.method == "im2col"
+        and (cg == 1 or 1 < plan.group and cg <= DIRECT_CHANNELS)
+        and math.prod(plan.out) >= DIRECT_CELLS
+        and cg * math.prod(w_shape[2:]) <= DIRECT_PRODUCTS
+    )
+    if rank <= 3 and (plan.method == "taps" or direct):
         return "compiled"
     return "shifted" if shifts(x_shape, w_shape, plan) else plan.method
 
