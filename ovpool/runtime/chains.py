@@ -20,7 +20,7 @@ array, or the buffer of an argument that dies in the chain and that the plan may
 
 from __future__ import annotations
 
-import ctypes
+import functools
 from collections.abc import Callable, Sequence, Set
 from typing import Any
 
@@ -243,17 +243,28 @@ def _program(codes: Sequence[tuple[Any, ...] | None], reads: Sequence[tuple[int,
 def _run_compiled(chain: Callable[..., None], program: Program, args: tuple[Any, ...], out: np.ndarray) -> None:
     """The compiled chain over ``out``'s positions: the arguments (a one-element one as one
     value), then the program's constants in ``out``'s dtype."""
+    n = out.size
+    absent = tuple(k for k, a in enumerate(args) if a is None)
+    values, table, held = _compiled_tables(program, out.dtype, len(args), absent)
+    given = [out if a is None else a for a in args]  # an absent argument is never read
+    addresses = np.array([a.ctypes.data for a in given] + held, dtype=np.int64)
+    sizes = np.array([1 if a.size == 1 else n for a in given] + [1] * len(values), dtype=np.int64)
+    chain(n, addresses.ctypes.data, sizes.ctypes.data, len(table), table.ctypes.data, out.ctypes.data)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_tables(
+    program: Program, dtype: np.dtype, arguments: int, absent: tuple[int, ...]
+) -> tuple[list[np.ndarray], np.ndarray, list[int]]:
+    """A program's constants in ``dtype``, its rows as int64 and the constants' addresses, worked
+    out once per dtype; a Clip bound read from an ``absent`` argument (Clip-11 without that input)
+    reads the type's limit instead (the constants start with both)."""
     rows, constants = program
-    dtype, n = out.dtype, out.size
     low, high = type_limits(dtype)
     values = [np.asarray(low if c == "low" else high if c == "high" else c, dtype).reshape(1) for c in constants]
-    arrays = [np.zeros(1, dtype) if a is None else a for a in args] + values
-    addresses = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
-    sizes = np.array([1 if a.size == 1 else n for a in arrays], dtype=np.int64)
-    table = np.array(rows, dtype=np.int64)
-    absent = [k for k, a in enumerate(args) if a is None]
-    if absent:  # Clip-11 without an input: the type's limit (the constants start with both)
+    table = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    if absent:
         clips = table[:, 0] == CHAIN_CODES["clip"]
-        for column, limit in ((2, len(args)), (3, len(args) + 1)):
+        for column, limit in ((2, arguments), (3, arguments + 1)):
             table[clips & np.isin(table[:, column], absent), column] = limit
-    chain(n, addresses, sizes.ctypes.data, len(rows), table.ctypes.data, out.ctypes.data)
+    return values, table, [value.ctypes.data for value in values]

@@ -149,8 +149,9 @@ DEFINE_TAPS(ovpool_taps_f64, double)
  * or the index of an argument; an argument is `n` values or one (`sizes`). Codes: 1 a + b, 2 a - b,
  * 3 a * b, 4 a / b, 5 clip(a, b, c) as numpy 2 computes it for floats: min(max(a, b), c) where
  * max(x, y) is x if x is NaN or x >= y, else y, and min(x, y) is x if x is NaN or x <= y, else y
- * (np.clip(-0.0, 0, inf) is -0.0; a NaN bound gives NaN). The last row's result goes to `out`,
- * after every argument's block is read (`out` may be an argument). */
+ * (np.clip(-0.0, 0, inf) is -0.0; a NaN bound gives NaN everywhere), written `x < low ? low : x`
+ * and `v > high ? high : v` for bounds that are numbers (one vector max and min). The last row's
+ * result goes to `out`, after every argument's block is read (`out` may be an argument). */
 #define CHAIN_BLOCK 256
 
 /* An operand of a row over the block from `start`: the previous result, one value, or n values. */
@@ -217,10 +218,21 @@ DEFINE_TAPS(ovpool_taps_f64, double)
                     break;                                                                            \
                 default: {                                                                            \
                     const T low = pb[0], high = args[row[3]][0];                                      \
-                    for (int64_t j = 0; j < m; ++j) {                                                 \
-                        const T x = sa ? pa[j] : pa[0];                                               \
-                        const T v = (x != x || x >= low) ? x : low;                                   \
-                        value[j] = (v != v || v <= high) ? v : high;                                  \
+                    if (low != low || high != high) {                                                 \
+                        const T nan = low != low ? low : high;                                        \
+                        for (int64_t j = 0; j < m; ++j)                                               \
+                            value[j] = nan;                                                           \
+                    } else if (sa) {                                                                  \
+                        for (int64_t j = 0; j < m; ++j) {                                             \
+                            const T x = pa[j];                                                        \
+                            const T v = x < low ? low : x;                                            \
+                            value[j] = v > high ? high : v;                                           \
+                        }                                                                             \
+                    } else {                                                                          \
+                        const T x = pa[0];                                                            \
+                        const T v = x < low ? low : x, r = v > high ? high : v;                       \
+                        for (int64_t j = 0; j < m; ++j)                                               \
+                            value[j] = r;                                                             \
                     }                                                                                 \
                 }                                                                                     \
                 }                                                                                     \
