@@ -16,6 +16,7 @@ contiguous run of one phase. Index-tracking max reduces innermost first instead:
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,7 +36,7 @@ def pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.nda
     returns (values, indices)."""
     shape.check_input_rank(spec, x.ndim)
     if not spec.is_global:
-        out_shape = shape.output_shape(spec, x.shape)
+        out_shape = _output_shape(spec, x.shape)
         check_tensor(f"node '{spec.name}': output", out_shape, x.dtype.name, x.dtype.itemsize)
         if 0 in x.shape[:2]:  # no plane to pool (batch or channels 0): [0, 2, 9, 9] k3 s2 p1 ceil gives [0, 2, 5, 5]
             values = np.empty(out_shape, x.dtype)
@@ -51,6 +52,12 @@ def pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.nda
     if spec.kind is PoolKind.MAX:
         return max_pool(x, spec)
     raise SpecError(spec.name, None, spec.kind.value, "is not a pool; use max_unpool")
+
+
+@functools.lru_cache(maxsize=256)
+def _output_shape(spec: PoolSpec, input_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape.output_shape``, worked out once per spec and input shape (kernels run it on every call)."""
+    return shape.output_shape(spec, input_shape)
 
 
 def average_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
@@ -87,6 +94,9 @@ def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np
     windows = _windows(x, spec)
     lowest = _lowest(x.dtype)
     if spec.indices is None:
+        padded = _unit_stride_padding(x.shape[2:], spec, windows)
+        if padded is not None:
+            return _over_planes(x, lambda chunk: _max_through_padding(chunk, padded, spec, windows, lowest))
 
         def planes(chunk: np.ndarray) -> np.ndarray:
             acc = chunk
@@ -181,23 +191,80 @@ class _AxisPlan:
     spans: tuple[TapSpan, ...]
 
 
-def _windows(x: np.ndarray, spec: PoolSpec, empty_ok: bool = False) -> list[_AxisPlan]:
+def _windows(x: np.ndarray, spec: PoolSpec, empty_ok: bool = False) -> tuple[_AxisPlan, ...]:
     """Per spatial axis, the output length, stride and tap spans. A window with no input cell is
-    refused unless ``empty_ok`` (an average that counts pads: its value is 0)."""
-    spatial = x.shape[2:]
+    refused unless ``empty_ok`` (an average that counts pads: its value is 0). Worked out once per
+    spec and spatial shape (a 5x5 pool of a 10x10 plane: about 40 us, then a dictionary lookup)."""
+    return _plans(spec, x.shape[2:], empty_ok)
+
+
+@functools.lru_cache(maxsize=256)
+def _plans(spec: PoolSpec, spatial: tuple[int, ...], empty_ok: bool) -> tuple[_AxisPlan, ...]:
     error = None if empty_ok else shape.empty_window_error(spec, spatial)
     if error is not None:
         raise error
     pads_begin, _ = shape.resolved_pads(spec, spatial)
     out = shape.output_spatial(spec, spatial)
-    return [
+    return tuple(
         _AxisPlan(
             out[a],
             spec.strides[a],
             tuple(tap_span(length, out[a], spec.strides[a], spec.dilations[a], pads_begin[a], t) for t in range(spec.kernel[a])),
         )
         for a, length in enumerate(spatial)
-    ]
+    )
+
+
+def _unit_stride_padding(
+    spatial: tuple[int, ...], spec: PoolSpec, windows: Sequence[_AxisPlan]
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """For a max pool of stride 1 on every axis, the begin pads and the padded plane's dims that
+    ``_max_through_padding`` reads: per axis ``max(pb + L, out + (k-1)*d)`` (L=10, k=5, d=1,
+    pads 2/2: out 10, padded 14). None for other strides, or when the padded plane would hold more
+    than four times the input and output planes' cells (a dilated window far wider than the input),
+    where the tap-span form runs."""
+    if any(s != 1 for s in spec.strides):
+        return None
+    pads_begin, _ = shape.resolved_pads(spec, spatial)
+    dims = tuple(
+        max(pad + length, plan.out + (k - 1) * d)
+        for pad, length, plan, k, d in zip(pads_begin, spatial, windows, spec.kernel, spec.dilations)
+    )
+    cells = math.prod(spatial) + math.prod(plan.out for plan in windows)
+    return (tuple(pads_begin), dims) if math.prod(dims) <= 4 * cells else None
+
+
+def _max_through_padding(
+    chunk: np.ndarray, padded: tuple[tuple[int, ...], tuple[int, ...]], spec: PoolSpec, windows: Sequence[_AxisPlan], lowest
+) -> np.ndarray:
+    """Stride-1 max of the planes of ``chunk`` (1, P, *spatial): the planes are copied once into a
+    buffer of the padded dims filled with the lowest value (the identity of max, so a pad tap is
+    skipped bit for bit), whose flat form turns each tap of each axis into one contiguous pass:
+    tap ``t`` of the axis with padded row length ``r`` reads the flat buffer shifted by ``t*d*r``.
+    Axes go outermost first and taps in order, each pass ``max(acc, tap)``: the tap order of the
+    span form, so the same bits (signed zeros and NaN alike). Output cell ``o`` of an axis needs
+    padded cells up to ``o + (k-1)*d``, inside its row, so a shift never mixes planes or rows where
+    an output is read; the cells past the output are cut off at the end. A 5x5 pool with pads 2 on
+    128 planes of 10x10: 8 passes over 128 planes of 14x14, in a fifth of the time of 8 passes of
+    views whose rows are 10 cells long."""
+    pads_begin, dims = padded
+    buffer = np.full(chunk.shape[:2] + dims, lowest, dtype=chunk.dtype)
+    buffer[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(pads_begin, chunk.shape[2:]))] = chunk
+    source = buffer.reshape(-1)
+    spare = np.empty_like(source)
+    with np.errstate(invalid="ignore"):
+        for axis, (k, d) in enumerate(zip(spec.kernel, spec.dilations)):
+            if k == 1:
+                continue
+            shift = d * math.prod(dims[axis + 1 :])
+            size = source.size - (k - 1) * shift
+            acc = spare[:size]
+            np.maximum(source[:size], source[shift : shift + size], out=acc)
+            for t in range(2, k):
+                np.maximum(acc, source[t * shift : t * shift + size], out=acc)
+            source, spare = spare, source
+    cut = source.reshape(chunk.shape[:2] + dims)[(slice(None), slice(None)) + tuple(slice(0, plan.out) for plan in windows)]
+    return np.ascontiguousarray(cut)
 
 
 def _tap_views(res: np.ndarray, a: np.ndarray, axis: int, plan: _AxisPlan):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import oracle
 import pytest
@@ -37,6 +39,27 @@ def test_pools_match_the_naive_oracle(case):
     np.testing.assert_allclose(got["y"].astype(np.float64), want, rtol=TOLERANCE[case.dtype], atol=TOLERANCE[case.dtype])
     if case.with_indices:
         np.testing.assert_array_equal(got["indices"], expected[1])
+
+
+@st.composite
+def unit_stride_max_cases(draw):
+    """MaxPool cases with stride 1 on every axis and no indices: the kernels' padded-buffer form."""
+    case = draw(pool_cases(op_types=("MaxPool",)))
+    return replace(case, attrs=dict(case.attrs, strides=[1] * (len(case.shape) - 2)), with_indices=False)
+
+
+@given(unit_stride_max_cases(), st.integers(0, 3))
+def test_unit_stride_max_pools_match_the_naive_oracle(case, seed):
+    x = case.input(seed)
+    if x.dtype.kind == "f":
+        x[np.random.default_rng(seed).random(x.shape) < 0.1] = np.nan
+    try:
+        want = _expected(case, x)[0]
+    except ValueError:
+        return
+    got = ovpool.run(case.model(), {"x": x}, device="numpy")["y"]
+    assert got.dtype == x.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.astype(np.float64), want)
 
 
 @given(pool_cases(op_types=("MaxPool",)), st.integers(0, 3))

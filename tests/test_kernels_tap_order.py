@@ -34,7 +34,7 @@ def max_in_tap_order(x: np.ndarray, k: int, s: int, pad: int) -> np.ndarray:
     return y
 
 
-@pytest.mark.parametrize(("k", "s", "pad"), [(3, 2, 1), (2, 2, 0), (3, 1, 1), (3, 1, 0)])
+@pytest.mark.parametrize(("k", "s", "pad"), [(3, 2, 1), (2, 2, 0), (3, 1, 1), (3, 1, 0), (5, 1, 2), (2, 1, 1)])
 def test_max_pool_keeps_tap_order_bits(k: int, s: int, pad: int) -> None:
     spec = PoolSpec(PoolKind.MAX, kernel=(k,), strides=(s,), pads_begin=(pad,), pads_end=(pad,))
     for values in itertools.product(VALUES, repeat=5):
