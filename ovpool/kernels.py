@@ -239,32 +239,59 @@ def _max_through_padding(
 ) -> np.ndarray:
     """Stride-1 max of the planes of ``chunk`` (1, P, *spatial): the planes are copied once into a
     buffer of the padded dims filled with the lowest value (the identity of max, so a pad tap is
-    skipped bit for bit), whose flat form turns each tap of each axis into one contiguous pass:
-    tap ``t`` of the axis with padded row length ``r`` reads the flat buffer shifted by ``t*d*r``.
-    Axes go outermost first and taps in order, each pass ``max(acc, tap)``: the tap order of the
-    span form, so the same bits (signed zeros and NaN alike). Output cell ``o`` of an axis needs
-    padded cells up to ``o + (k-1)*d``, inside its row, so a shift never mixes planes or rows where
-    an output is read; the cells past the output are cut off at the end. A 5x5 pool with pads 2 on
-    128 planes of 10x10: 8 passes over 128 planes of 14x14, in a fifth of the time of 8 passes of
-    views whose rows are 10 cells long."""
+    skipped bit for bit), whose flat form makes each axis a max over shifted runs of one array
+    (``_max_of_taps``): tap ``t`` of the axis with padded row length ``r`` reads the buffer shifted
+    by ``t*d*r``. Output cell ``o`` of an axis needs padded cells up to ``o + (k-1)*d``, inside its
+    row, so a shift never mixes planes or rows where an output is read; the cells past the output
+    are cut off at the end. Axes go outermost first, as in the span form. A 5x5 pool with pads 2 on
+    128 planes of 10x10: 6 passes over 128 planes of 14x14, in about a fifth of the time of 8
+    passes of views whose rows are 10 cells long."""
     pads_begin, dims = padded
     buffer = np.full(chunk.shape[:2] + dims, lowest, dtype=chunk.dtype)
     buffer[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(pads_begin, chunk.shape[2:]))] = chunk
     source = buffer.reshape(-1)
-    spare = np.empty_like(source)
     with np.errstate(invalid="ignore"):
         for axis, (k, d) in enumerate(zip(spec.kernel, spec.dilations)):
-            if k == 1:
-                continue
-            shift = d * math.prod(dims[axis + 1 :])
-            size = source.size - (k - 1) * shift
-            acc = spare[:size]
-            np.maximum(source[:size], source[shift : shift + size], out=acc)
-            for t in range(2, k):
-                np.maximum(acc, source[t * shift : t * shift + size], out=acc)
-            source, spare = spare, source
+            source = _max_of_taps(source, k, d * math.prod(dims[axis + 1 :]))
     cut = source.reshape(chunk.shape[:2] + dims)[(slice(None), slice(None)) + tuple(slice(0, plan.out) for plan in windows)]
     return np.ascontiguousarray(cut)
+
+
+def _max_of_taps(source: np.ndarray, k: int, shift: int) -> np.ndarray:
+    """``y[i] = max(source[i], source[i + shift], ..., source[i + (k-1)*shift])`` for ``i`` below
+    ``source.size - (k-1)*shift``, in an array of ``source``'s size whose later cells are not
+    written (``source`` itself when k is 1). By doubling: level ``j`` holds the max of ``2**j``
+    consecutive taps, one pass from level ``j-1``; the window is the levels of k's binary digits,
+    lowest first, each block starting where the one before ends: k=13 is taps 0 (level 0), 1-4
+    (level 2) and 5-12 (level 3), 3 levels and 2 combinations, 5 passes instead of 12 (k=5: 3
+    instead of 4). Each ``np.maximum(a, b)`` has ``a`` over earlier taps than ``b``, so ties go as in
+    a fold in tap order (``np.maximum`` keeps its second operand when two zeros tie: the last zero
+    of the window wins either way) and the first NaN in tap order is the one kept: the same bits."""
+    size = source.size - (k - 1) * shift
+    level, width, done = source, 1, 0
+    first: np.ndarray | None = None
+    result: np.ndarray | None = None
+    while True:
+        if k & width:
+            block = level[done * shift : done * shift + size]
+            if first is None:
+                first = block
+            else:
+                if result is None:
+                    result = np.empty_like(source)
+                    np.maximum(first, block, out=result[:size])
+                else:
+                    np.maximum(result[:size], block, out=result[:size])
+            done += width
+        if 2 * width > k:
+            break
+        reach = source.size - (2 * width - 1) * shift
+        following = np.empty_like(source)
+        np.maximum(level[:reach], level[width * shift : width * shift + reach], out=following[:reach])
+        level, width = following, 2 * width
+    if result is not None:
+        return result
+    return level  # k is a power of two: its one block is the last level, from cell 0
 
 
 def _tap_views(res: np.ndarray, a: np.ndarray, axis: int, plan: _AxisPlan):

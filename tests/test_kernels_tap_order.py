@@ -44,3 +44,19 @@ def test_max_pool_keeps_tap_order_bits(k: int, s: int, pad: int) -> None:
         expected = max_in_tap_order(x, k, s, pad)
         np.testing.assert_array_equal(y[0, 0], expected)
         np.testing.assert_array_equal(np.signbit(y[0, 0]), np.signbit(expected))
+
+
+@pytest.mark.parametrize("k", [4, 7, 9, 13])
+def test_wide_stride_one_max_pools_keep_tap_order_bits(k: int) -> None:
+    """Windows of 4 to 13 taps (SPP's 9 and 13), whose stride-1 form combines runs of taps by
+    doubling: 40 values drawn from {-0.0, 0.0, -1.0, NaN}, pads k//2 and 0."""
+    rng = np.random.default_rng(k)
+    for pad in (k // 2, 0):
+        spec = PoolSpec(PoolKind.MAX, kernel=(k,), strides=(1,), pads_begin=(pad,), pads_end=(pad,))
+        for _ in range(50):
+            x = rng.choice(np.array(VALUES, dtype=np.float32), 40)
+            y = kernels.pool(x.reshape(1, 1, -1), spec)
+            assert isinstance(y, np.ndarray)
+            expected = max_in_tap_order(x, k, 1, pad)
+            np.testing.assert_array_equal(y[0, 0], expected)
+            np.testing.assert_array_equal(np.signbit(y[0, 0]), np.signbit(expected))
