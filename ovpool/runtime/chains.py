@@ -12,8 +12,10 @@ values in the same order, so the same bits as node by node. It pays from about f
 (1, 96, 200, 152) float32 HardSwish in 0.77 of the time node by node, (1, 96, 100, 76) in 0.9.
 
 A chain is tiled at run time only when every argument is a C-contiguous float32/float64 array of
-one dtype, of one shape or of one element (a scalar constant), and the tensor holds at least four
-tiles; otherwise its steps run one after the other as the plan had them. Its output is a new
+one dtype, of one shape, of one element (a scalar constant) or constant over planes (a (1, C, 1, 1)
+scale: the tiles are then whole planes, and the ops before the first that reads the whole tensor,
+such as a squeeze-excite gate's HardSigmoid, run once on the small values), and the tensor holds at
+least four tiles; otherwise its steps run one after the other as the plan had them. Its output is a new
 array, or the buffer of an argument that dies in the chain and that the plan may give up
 (``ovpool.runtime.inplace``): each tile of it is written after the chain's last read of it.
 """
