@@ -98,9 +98,8 @@ def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np
     windows = _windows(x, spec)
     lowest = _lowest(x.dtype)
     if spec.indices is None:
-        padded = _unit_stride_padding(x.shape[2:], spec, windows)
-        if padded is not None:
-            return _over_planes(x, lambda chunk: _max_through_padding(chunk, padded, spec, windows, lowest))
+        if all(s == 1 for s in spec.strides):
+            return _unit_stride_max(x, spec, windows, lowest)
 
         def planes(chunk: np.ndarray) -> np.ndarray:
             acc = chunk
@@ -219,46 +218,60 @@ def _plans(spec: PoolSpec, spatial: tuple[int, ...], empty_ok: bool) -> tuple[_A
     )
 
 
-def _unit_stride_padding(
-    spatial: tuple[int, ...], spec: PoolSpec, windows: Sequence[_AxisPlan]
-) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """For a max pool of stride 1 on every axis, the begin pads and the padded plane's dims that
-    ``_max_through_padding`` reads: per axis ``max(pb + L, out + (k-1)*d)`` (L=10, k=5, d=1,
-    pads 2/2: out 10, padded 14). None for other strides, or when the padded plane would hold more
-    than four times the input and output planes' cells (a dilated window far wider than the input),
-    where the tap-span form runs."""
-    if any(s != 1 for s in spec.strides):
-        return None
-    pads_begin, _ = shape.resolved_pads(spec, spatial)
-    dims = tuple(
-        max(pad + length, plan.out + (k - 1) * d)
-        for pad, length, plan, k, d in zip(pads_begin, spatial, windows, spec.kernel, spec.dilations)
-    )
-    cells = math.prod(spatial) + math.prod(plan.out for plan in windows)
-    return (tuple(pads_begin), dims) if math.prod(dims) <= 4 * cells else None
+# The working memory the stride-1 max form may hold beside its input and output: the terms of the
+# pooling families' rule (runtime/budget.py POOLING = Rule(1.5, 2.0): 1.5 inputs and 2 outputs).
+# Doubling (``_max_of_taps``) holds at most 4 arrays of the padded tensor at once, taps in order 2.
+SCRATCH_INPUTS, SCRATCH_OUTPUTS = 1.5, 2
+DOUBLING_ARRAYS, IN_ORDER_ARRAYS = 4, 2
 
 
-def _max_through_padding(
-    chunk: np.ndarray, padded: tuple[tuple[int, ...], tuple[int, ...]], spec: PoolSpec, windows: Sequence[_AxisPlan], lowest
-) -> np.ndarray:
-    """Stride-1 max of the planes of ``chunk`` (1, P, *spatial): the planes are copied once into a
-    buffer of the padded dims filled with the lowest value (the identity of max, so a pad tap is
-    skipped bit for bit), whose flat form makes each axis a max over shifted runs of one array
-    (``_max_of_taps``): tap ``t`` of the axis with padded row length ``r`` reads the buffer shifted
-    by ``t*d*r``. Output cell ``o`` of an axis needs padded cells up to ``o + (k-1)*d``, inside its
-    row, so a shift never mixes planes or rows where an output is read; the cells past the output
-    are cut off at the end. Axes go outermost first, as in the span form. A 5x5 pool with pads 2 on
-    128 planes of 10x10: 6 passes over 128 planes of 14x14, in about a fifth of the time of 8
-    passes of views whose rows are 10 cells long."""
-    pads_begin, dims = padded
-    buffer = np.full(chunk.shape[:2] + dims, lowest, dtype=chunk.dtype)
-    buffer[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(pads_begin, chunk.shape[2:]))] = chunk
-    source = buffer.reshape(-1)
+def _unit_stride_max(x: np.ndarray, spec: PoolSpec, windows: Sequence[_AxisPlan], lowest) -> np.ndarray:
+    """Stride-1 max, one axis at a time, outermost first (as the span form goes). For each axis
+    the tensor so far is copied once into a buffer padded on that axis alone with the lowest value
+    (the identity of max, so a pad tap is skipped bit for bit): in its flat form tap ``t`` of the
+    axis is the buffer shifted by ``t*d`` rows of the axes after it, so every tap is one contiguous
+    pass however short the rows (``_max_of_taps``), and the outputs are a view of the first ``out``
+    rows, which the next axis copies from. Output cell ``o`` reads padded cells up to
+    ``o + (k-1)*d``, inside its row, so a shift never mixes rows where an output is read. An axis
+    whose padded buffers would not fit the working memory of the pooling rule takes its taps in
+    order (2 buffers instead of 4), or, if even that does not fit, the span form's pass. SPPF's 5x5
+    with pads 2 on (1, 128, 10, 10): 6 passes in a third of the span form's time."""
+    pads_begin, _ = shape.resolved_pads(spec, x.shape[2:])
+    out_bytes = math.prod(plan.out for plan in windows) * x.shape[0] * x.shape[1] * x.itemsize
+    room = SCRATCH_INPUTS * x.nbytes + SCRATCH_OUTPUTS * out_bytes
+    acc = x
     with np.errstate(invalid="ignore"):
-        for axis, (k, d) in enumerate(zip(spec.kernel, spec.dilations)):
-            source = _max_of_taps(source, k, d * math.prod(dims[axis + 1 :]))
-    cut = source.reshape(chunk.shape[:2] + dims)[(slice(None), slice(None)) + tuple(slice(0, plan.out) for plan in windows)]
-    return np.ascontiguousarray(cut)
+        for axis, (plan, k, d, pad) in enumerate(zip(windows, spec.kernel, spec.dilations, pads_begin), start=2):
+            length = acc.shape[axis]
+            dims = acc.shape[:axis] + (max(pad + length, plan.out + (k - 1) * d),) + acc.shape[axis + 1 :]
+            buffer_bytes = math.prod(dims) * x.itemsize
+            # the previous axis' result (a view of its padded array) stays alive while it is copied
+            copied = 0 if acc is x else (acc if acc.base is None else acc.base).nbytes
+            if max(copied, IN_ORDER_ARRAYS * buffer_bytes - buffer_bytes) + buffer_bytes > room:
+                acc = _reduce_axis(acc, axis, plan, np.maximum, lowest, x.dtype, fill_is_identity=True)
+                continue
+            buffer = np.full(dims, lowest, dtype=x.dtype)
+            buffer[(slice(None),) * axis + (slice(pad, pad + length),)] = acc
+            acc = x  # the tensor copied is freed
+            taps = _max_of_taps if DOUBLING_ARRAYS * buffer_bytes <= room else _max_in_order
+            flat = taps(buffer.reshape(-1), k, d * math.prod(dims[axis + 1 :]))
+            del buffer  # the padded copy, unless it is the result (k = 1)
+            acc = flat.reshape(dims)[(slice(None),) * axis + (slice(0, plan.out),)]
+            del flat
+    return np.ascontiguousarray(acc)
+
+
+def _max_in_order(source: np.ndarray, k: int, shift: int) -> np.ndarray:
+    """``_max_of_taps`` with the taps folded in order, ``max(max(t0, t1), t2)``..., k-1 passes
+    through one array besides ``source``."""
+    if k == 1:
+        return source
+    size = source.size - (k - 1) * shift
+    result = np.empty_like(source)
+    np.maximum(source[:size], source[shift : shift + size], out=result[:size])
+    for t in range(2, k):
+        np.maximum(result[:size], source[t * shift : t * shift + size], out=result[:size])
+    return result
 
 
 def _max_of_taps(source: np.ndarray, k: int, shift: int) -> np.ndarray:
@@ -278,14 +291,16 @@ def _max_of_taps(source: np.ndarray, k: int, shift: int) -> np.ndarray:
     while True:
         if k & width:
             block = level[done * shift : done * shift + size]
-            if first is None:
+            if done == 0:
                 first = block
+            elif result is None:
+                assert first is not None
+                result = np.empty_like(source)
+                np.maximum(first, block, out=result[:size])
+                first = None  # a level no later block reads: freed
             else:
-                if result is None:
-                    result = np.empty_like(source)
-                    np.maximum(first, block, out=result[:size])
-                else:
-                    np.maximum(result[:size], block, out=result[:size])
+                np.maximum(result[:size], block, out=result[:size])
+            del block
             done += width
         if 2 * width > k:
             break
@@ -295,7 +310,7 @@ def _max_of_taps(source: np.ndarray, k: int, shift: int) -> np.ndarray:
         level, width = following, 2 * width
     if result is not None:
         return result
-    return level  # k is a power of two: its one block is the last level, from cell 0
+    return level  # k is a power of two: its one block is the last level, from cell 0 (``first``)
 
 
 def _tap_views(res: np.ndarray, a: np.ndarray, axis: int, plan: _AxisPlan):

@@ -46,10 +46,13 @@ def test_max_pool_keeps_tap_order_bits(k: int, s: int, pad: int) -> None:
         np.testing.assert_array_equal(np.signbit(y[0, 0]), np.signbit(expected))
 
 
+@pytest.mark.parametrize("room", [1.5, 100.0])
 @pytest.mark.parametrize("k", [4, 7, 9, 13])
-def test_wide_stride_one_max_pools_keep_tap_order_bits(k: int) -> None:
-    """Windows of 4 to 13 taps (SPP's 9 and 13), whose stride-1 form combines runs of taps by
-    doubling: 40 values drawn from {-0.0, 0.0, -1.0, NaN}, pads k//2 and 0."""
+def test_wide_stride_one_max_pools_keep_tap_order_bits(monkeypatch: pytest.MonkeyPatch, k: int, room: float) -> None:
+    """Windows of 4 to 13 taps (SPP's 9 and 13) in the stride-1 form: 40 values drawn from
+    {-0.0, 0.0, -1.0, NaN}, pads k//2 and 0. Within the pooling rule's working memory the taps go
+    in order; with room for 100 inputs they combine by doubling."""
+    monkeypatch.setattr(kernels, "SCRATCH_INPUTS", room)
     rng = np.random.default_rng(k)
     for pad in (k // 2, 0):
         spec = PoolSpec(PoolKind.MAX, kernel=(k,), strides=(1,), pads_begin=(pad,), pads_end=(pad,))
