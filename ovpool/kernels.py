@@ -6,9 +6,10 @@ and combines *views* of its input into an output-sized accumulator, touching onl
 whose tap lands inside the input (``tap_span``), so padding is never materialised and nothing
 copies the input per tap. A 3x3 max pool costs 3+3 passes instead of 9.
 
-A max pool of stride 1 without indices (SPP's 5x5, 9x9 and 13x13) goes through one buffer of the
-padded planes instead, where every tap of an axis is the same array shifted, so each pass is one
-contiguous run however small the planes, and runs of taps combine by doubling: 13 taps in 5 passes.
+A max pool of stride 1 without indices (SPP's 5x5, 9x9 and 13x13) pads one axis at a time into a
+buffer instead, where every tap of the axis is the same array shifted, so each pass is one
+contiguous run however small the planes; where the pooling rule's working memory allows, runs of
+taps combine by doubling: 13 taps in 5 passes.
 
 Speed: numpy's loops are fast only over contiguous memory. Outer axes are reduced first (a strided
 view of rows keeps each row contiguous, and the data shrinks); the innermost axis, if strided, is
