@@ -236,7 +236,8 @@ def _unit_stride_max(x: np.ndarray, spec: PoolSpec, windows: Sequence[_AxisPlan]
     ``o + (k-1)*d``, inside its row, so a shift never mixes rows where an output is read. An axis
     whose padded buffers would not fit the working memory of the pooling rule takes its taps in
     order (2 buffers instead of 4), or, if even that does not fit, the span form's pass. SPPF's 5x5
-    with pads 2 on (1, 128, 10, 10): 6 passes in a third of the span form's time."""
+    with pads 2 on (1, 128, 10, 10), taps in order (4 padded arrays do not fit): 8 passes in about
+    a third of the span form's time (0.08 ms against 0.23); 5x5 on (1, 16, 256, 256): 0.45 of it."""
     pads_begin, _ = shape.resolved_pads(spec, x.shape[2:])
     out_bytes = math.prod(plan.out for plan in windows) * x.shape[0] * x.shape[1] * x.itemsize
     room = SCRATCH_INPUTS * x.nbytes + SCRATCH_OUTPUTS * out_bytes
