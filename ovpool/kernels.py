@@ -244,6 +244,8 @@ def _unit_stride_max(x: np.ndarray, spec: PoolSpec, windows: Sequence[_AxisPlan]
     acc = x
     with np.errstate(invalid="ignore"):
         for axis, (plan, k, d, pad) in enumerate(zip(windows, spec.kernel, spec.dilations, pads_begin), start=2):
+            if k == 1:  # one tap and, every window holding an input cell, no pad: the axis as it is
+                continue
             length = acc.shape[axis]
             dims = acc.shape[:axis] + (max(pad + length, plan.out + (k - 1) * d),) + acc.shape[axis + 1 :]
             buffer_bytes = math.prod(dims) * x.itemsize
@@ -257,7 +259,7 @@ def _unit_stride_max(x: np.ndarray, spec: PoolSpec, windows: Sequence[_AxisPlan]
             acc = x  # the tensor copied is freed
             taps = _max_of_taps if DOUBLING_ARRAYS * buffer_bytes <= room else _max_in_order
             flat = taps(buffer.reshape(-1), k, d * math.prod(dims[axis + 1 :]))
-            del buffer  # the padded copy, unless it is the result (k = 1)
+            del buffer
             acc = flat.reshape(dims)[(slice(None),) * axis + (slice(0, plan.out),)]
             del flat
     return np.ascontiguousarray(acc)
