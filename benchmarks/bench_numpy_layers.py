@@ -77,6 +77,19 @@ def _layers() -> list[Layer]:
             {"kernel_shape": [3, 3], "strides": [2, 2], **same},
         ),
         Layer(
+            "MaxPool 5x5 s1 p2 (SPPF), 1x128x10x10",
+            "MaxPool",
+            (normal(1, 128, 10, 10),),
+            {"kernel_shape": [5, 5], "pads": [2, 2, 2, 2]},
+        ),
+        Layer(
+            "MaxPool 13x13 s1 p6 (SPP), 1x192x13x13",
+            "MaxPool",
+            (normal(1, 192, 13, 13),),
+            {"kernel_shape": [13, 13], "pads": [6, 6, 6, 6]},
+        ),
+        Layer("GlobalAveragePool, 1x96x80x80", "GlobalAveragePool", (normal(1, 96, 80, 80),), {}),
+        Layer(
             "AveragePool 2x2 s2, 1x256x56x56",
             "AveragePool",
             (normal(1, 256, 56, 56),),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import oracle
 import pytest
@@ -11,6 +13,7 @@ from onnx import TensorProto, helper
 from strategies import pool_cases
 
 import ovpool
+from ovpool import kernels
 
 TOLERANCE = {"float64": 1e-12, "float32": 1e-5, "float16": 2e-3, "bfloat16": 2e-2, "int8": 0, "uint8": 0}
 
@@ -37,6 +40,30 @@ def test_pools_match_the_naive_oracle(case):
     np.testing.assert_allclose(got["y"].astype(np.float64), want, rtol=TOLERANCE[case.dtype], atol=TOLERANCE[case.dtype])
     if case.with_indices:
         np.testing.assert_array_equal(got["indices"], expected[1])
+
+
+@st.composite
+def unit_stride_max_cases(draw):
+    """MaxPool cases with stride 1 on every axis and no indices: the kernels' padded-buffer form."""
+    case = draw(pool_cases(op_types=("MaxPool",)))
+    return replace(case, attrs=dict(case.attrs, strides=[1] * (len(case.shape) - 2)), with_indices=False)
+
+
+@given(unit_stride_max_cases(), st.integers(0, 3), st.sampled_from([1.5, 100.0]))
+def test_unit_stride_max_pools_match_the_naive_oracle(case, seed, room):
+    """Within the pooling rule's working memory (1.5 inputs) and with room for doubling (100)."""
+    x = case.input(seed)
+    if x.dtype.kind == "f":
+        x[np.random.default_rng(seed).random(x.shape) < 0.1] = np.nan
+    try:
+        want = _expected(case, x)[0]
+    except ValueError:
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernels, "SCRATCH_INPUTS", room)
+        got = ovpool.run(case.model(), {"x": x}, device="numpy")["y"]
+    assert got.dtype == x.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.astype(np.float64), want)
 
 
 @given(pool_cases(op_types=("MaxPool",)), st.integers(0, 3))

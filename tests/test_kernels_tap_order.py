@@ -34,7 +34,7 @@ def max_in_tap_order(x: np.ndarray, k: int, s: int, pad: int) -> np.ndarray:
     return y
 
 
-@pytest.mark.parametrize(("k", "s", "pad"), [(3, 2, 1), (2, 2, 0), (3, 1, 1), (3, 1, 0)])
+@pytest.mark.parametrize(("k", "s", "pad"), [(3, 2, 1), (2, 2, 0), (3, 1, 1), (3, 1, 0), (5, 1, 2), (2, 1, 1)])
 def test_max_pool_keeps_tap_order_bits(k: int, s: int, pad: int) -> None:
     spec = PoolSpec(PoolKind.MAX, kernel=(k,), strides=(s,), pads_begin=(pad,), pads_end=(pad,))
     for values in itertools.product(VALUES, repeat=5):
@@ -44,3 +44,22 @@ def test_max_pool_keeps_tap_order_bits(k: int, s: int, pad: int) -> None:
         expected = max_in_tap_order(x, k, s, pad)
         np.testing.assert_array_equal(y[0, 0], expected)
         np.testing.assert_array_equal(np.signbit(y[0, 0]), np.signbit(expected))
+
+
+@pytest.mark.parametrize("room", [1.5, 100.0])
+@pytest.mark.parametrize("k", [4, 7, 9, 13])
+def test_wide_stride_one_max_pools_keep_tap_order_bits(monkeypatch: pytest.MonkeyPatch, k: int, room: float) -> None:
+    """Windows of 4 to 13 taps (SPP's 9 and 13) in the stride-1 form: 40 values drawn from
+    {-0.0, 0.0, -1.0, NaN}, pads k//2 and 0. Within the pooling rule's working memory the taps go
+    in order; with room for 100 inputs they combine by doubling."""
+    monkeypatch.setattr(kernels, "SCRATCH_INPUTS", room)
+    rng = np.random.default_rng(k)
+    for pad in (k // 2, 0):
+        spec = PoolSpec(PoolKind.MAX, kernel=(k,), strides=(1,), pads_begin=(pad,), pads_end=(pad,))
+        for _ in range(50):
+            x = rng.choice(np.array(VALUES, dtype=np.float32), 40)
+            y = kernels.pool(x.reshape(1, 1, -1), spec)
+            assert isinstance(y, np.ndarray)
+            expected = max_in_tap_order(x, k, 1, pad)
+            np.testing.assert_array_equal(y[0, 0], expected)
+            np.testing.assert_array_equal(np.signbit(y[0, 0]), np.signbit(expected))

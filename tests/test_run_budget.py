@@ -64,6 +64,8 @@ X = [1, 8, 64, 64]
 FAMILY_CASES = {
     "MaxPool k3 s2 pads 1": one_node("MaxPool", X, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
     "MaxPool k3 s1 dilated ceil": one_node("MaxPool", X, kernel_shape=[3, 3], dilations=[2, 2], ceil_mode=1),
+    "MaxPool SPPF k5 s1 pads 2": one_node("MaxPool", [1, 128, 10, 10], kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+    "MaxPool SPP k13 s1 pads 6": one_node("MaxPool", [1, 192, 13, 13], kernel_shape=[13, 13], pads=[6, 6, 6, 6]),
     "AveragePool k3 include pads": one_node("AveragePool", X, kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
     "AveragePool float16": one_node("AveragePool", X, dtype=TensorProto.FLOAT16, kernel_shape=[2, 2]),
     "LpPool (onnx.reference)": one_node("LpPool", [1, 2, 32, 32], kernel_shape=[3, 3]),

@@ -12,8 +12,10 @@ values in the same order, so the same bits as node by node. It pays from about f
 (1, 96, 200, 152) float32 HardSwish in 0.77 of the time node by node, (1, 96, 100, 76) in 0.9.
 
 A chain is tiled at run time only when every argument is a C-contiguous float32/float64 array of
-one dtype, of one shape or of one element (a scalar constant), and the tensor holds at least four
-tiles; otherwise its steps run one after the other as the plan had them. Its output is a new
+one dtype, of one shape, of one element (a scalar constant) or constant over planes (a (1, C, 1, 1)
+scale: the tiles are then whole planes, and the ops before the first that reads the whole tensor,
+such as a squeeze-excite gate's HardSigmoid, run once on the small values), and the tensor holds at
+least four tiles; otherwise its steps run one after the other as the plan had them. Its output is a new
 array, or the buffer of an argument that dies in the chain and that the plan may give up
 (``ovpool.runtime.inplace``): each tile of it is written after the chain's last read of it.
 """
@@ -21,6 +23,7 @@ array, or the buffer of an argument that dies in the chain and that the plan may
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence, Set
 from typing import Any
 
@@ -133,23 +136,25 @@ def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[i
             values.append(result[0])
         return result
 
-    def kernel(*args: Any) -> tuple[np.ndarray, ...]:
-        compiled = None if program is None else _tiled_shape(args, COMPILED_LEAST)
-        shape = compiled or _tiled_shape(args)
-        if shape is None:
-            return one_by_one(args)
-        dtype = next(a.dtype for a in args if a is not None)
+    def output(args: tuple[Any, ...], shape: tuple[int, ...]) -> np.ndarray:
+        """The chain's output: a dying argument's buffer the plan gives up, else a new array."""
         out = next((args[p] for p in donors if args[p].shape == shape and args[p].flags.writeable), None)
-        if out is None:
-            out = np.empty(shape, dtype)
-        chain = None if compiled is None else chain_for(dtype)
-        if chain is not None:
-            assert program is not None
-            _run_compiled(chain, program, args, out)
-        elif compiled is not None and _tiled_shape(args) is None:
+        return np.empty(shape, next(a.dtype for a in args if a is not None)) if out is None else out
+
+    def kernel(*args: Any) -> tuple[np.ndarray, ...]:
+        if program is not None:
+            layout = _tiled_layout(args, COMPILED_LEAST)
+            chain = None if layout is None or layout[1] else chain_for(next(a.dtype for a in args if a is not None))
+            if chain is not None and layout is not None:
+                out = output(args, layout[0])
+                _run_compiled(chain, program, args, out)
+                return (out,)
+        layout = _tiled_layout(args)
+        if layout is None:
             return one_by_one(args)
-        else:
-            _run_tiles(ops, args, out)
+        shape, block = layout
+        out = output(args, shape)
+        _run_tiles(ops, args, out, block)
         return (out,)
 
     first, last = steps[0][4], steps[-1][4]
@@ -161,44 +166,116 @@ def _tile_of(kernel: Kernel) -> Callable[..., object]:
     return kernel.tile
 
 
-def _tiled_shape(args: tuple[Any, ...], least: int | None = None) -> tuple[int, ...] | None:
-    """The shape the chain is tiled over, or None when it is not: at least ``least`` elements
-    (four tiles), every argument an array of one float32/float64 dtype, C-contiguous, of that
-    shape or of one element (of no higher rank). The size is looked at first: a small tensor
+def _tiled_layout(args: tuple[Any, ...], least: int | None = None) -> tuple[tuple[int, ...], int] | None:
+    """The shape the chain is tiled over and its plane size, or None when it is not tiled: at
+    least ``least`` elements (four tiles), every argument an array of one float32/float64 dtype,
+    C-contiguous, of that shape, of one element (of no higher rank), or constant over planes: its
+    dims (right-aligned) the shape's up to some axis and 1 after it, the same axis for all such
+    arguments. The plane size is the elements of one such constant value (0 when there is none):
+    a (1, 96, 1, 1) scale of a (1, 96, 80, 80) tensor has planes of 6400. The size is looked at
+    first: a small tensor
     costs one comparison."""
     largest = max((a.size for a in args if type(a) is np.ndarray), default=0)
     if largest < (4 * TILE if least is None else least):
         return None
     shape, dtype = next((a.shape, a.dtype) for a in args if type(a) is np.ndarray and a.size == largest)
+    block = 0
     for a in args:
         if a is None:
             continue
-        if type(a) is not np.ndarray or a.dtype != dtype or dtype not in _FLOATS:
+        if type(a) is not np.ndarray or a.dtype != dtype or dtype not in _FLOATS or not a.flags.c_contiguous:
             return None
-        if a.size == 1 and a.ndim <= len(shape):
+        if (a.size == 1 and a.ndim <= len(shape)) or a.shape == shape:
             continue
-        if a.shape != shape or not a.flags.c_contiguous:
+        plane = _plane_of(a.shape, shape)
+        if plane is None or block not in (0, plane):
             return None
-    return shape
+        block = plane
+    return shape, block
 
 
-def _run_tiles(ops: Sequence[tuple[Callable[..., object], tuple[int, ...]]], args: tuple[Any, ...], out: np.ndarray) -> None:
+def _plane_of(dims: tuple[int, ...], shape: tuple[int, ...]) -> int | None:
+    """The elements over which a value of ``dims`` broadcast to ``shape`` is constant, when its
+    dims (right-aligned, 1 where absent) equal the shape's up to an axis and are 1 after it:
+    (96, 1, 1) in (1, 96, 80, 80) gives 6400; (2, 1) in (2, 3) gives 3; (1, 96, 1, 1) in
+    (2, 96, 80, 80) gives None (the batch axis differs)."""
+    if len(dims) > len(shape):
+        return None
+    aligned = (1,) * (len(shape) - len(dims)) + dims
+    axis = len(shape)
+    while axis > 0 and aligned[axis - 1] == 1 and shape[axis - 1] != 1:
+        axis -= 1
+    if aligned[:axis] != shape[:axis] or any(d != 1 for d in aligned[axis:]):
+        return None
+    return math.prod(shape[axis:])
+
+
+def _run_tiles(
+    ops: Sequence[tuple[Callable[..., object], tuple[int, ...]]], args: tuple[Any, ...], out: np.ndarray, block: int
+) -> None:
     """Each op on each tile: sources are the arguments' tiles (a one-element argument as a 0-d
-    array), then the previous op's result; intermediates in one buffer, the last op into ``out``."""
-    flat_out = out.reshape(-1)
-    size = flat_out.size
-    flat = [None if a is None else (a.reshape(()) if a.size == 1 else a.reshape(-1)) for a in args]
-    full = [a is not None and a.ndim == 1 for a in flat]
-    scratch = np.empty(min(TILE, size), out.dtype)
+    array), then the previous op's result; intermediates in one buffer, the last op into ``out``.
+    With planes of ``block`` elements (``_tiled_layout``) a tile is whole planes, seen as (planes,
+    block), and an argument constant over planes as (planes, 1): each op broadcasts as the node
+    does, on the same values. The ops before the first that reads a whole-tensor argument read
+    only such small values: they run once, over (planes, 1), before the tiles, and the first op
+    after them reads their result's rows: the SE block's HardSigmoid of a (1, 96, 1, 1) tensor
+    is computed on 96 values, not once per cell."""
+    target: np.ndarray
+    if block:
+        rows, width = out.size // block, block
+        step = max(1, TILE // block)
+        target = out.reshape(rows, block)
+    else:
+        rows, width, step = out.size, 0, TILE
+        target = out.reshape(-1)
+    views = [_tile_view(a, rows, width) for a in args]
+    split = [a is not None and a.ndim > 0 for a in views]
+    ahead = _constant_prefix(ops, views, rows, out.dtype) if block else None
+    skip = 0 if ahead is None else ahead[0]
+    scratch = np.empty((min(step, rows),) + target.shape[1:], out.dtype)
     last = len(ops) - 1
     with np.errstate(all="ignore"):
-        for start in range(0, size, TILE):
-            stop = min(start + TILE, size)
-            sources: list[Any] = [a[start:stop] if whole and a is not None else a for a, whole in zip(flat, full)]
+        for start in range(0, rows, step):
+            stop = min(start + step, rows)
+            sources: list[Any] = [a[start:stop] if whole else a for a, whole in zip(views, split)]
             buffer = scratch[: stop - start]
-            sources.append(buffer)
-            for index, (tile, reads) in enumerate(ops):
-                tile(flat_out[start:stop] if index == last else buffer, *[sources[r] for r in reads])
+            sources.append(buffer if ahead is None else ahead[1][start:stop])
+            for index in range(skip, len(ops)):
+                tile, reads = ops[index]
+                tile(target[start:stop] if index == last else buffer, *[sources[r] for r in reads])
+                sources[-1] = buffer
+
+
+def _tile_view(a: Any, rows: int, width: int) -> Any:
+    """An argument as ``_run_tiles`` slices it: None, a 0-d array (one element), the whole tensor
+    as (rows, width) or flat when ``width`` is 0, or a value constant over planes as (rows, 1)."""
+    if a is None:
+        return None
+    if a.size == 1:
+        return a.reshape(())
+    if not width:
+        return a.reshape(-1)
+    return a.reshape(rows, width if a.size == rows * width else 1)
+
+
+def _constant_prefix(
+    ops: Sequence[tuple[Callable[..., object], tuple[int, ...]]], views: Sequence[Any], rows: int, dtype: np.dtype
+) -> tuple[int, np.ndarray] | None:
+    """How many leading ops read no whole-tensor argument, and their result over (rows, 1),
+    computed once; None when the first op reads one."""
+    count = 0
+    for _, reads in ops:
+        if any(r >= 0 and views[r] is not None and views[r].ndim == 2 and views[r].shape[1] != 1 for r in reads):
+            break
+        count += 1
+    if count == 0:
+        return None
+    values = np.empty((rows, 1), dtype)
+    with np.errstate(all="ignore"):
+        for tile, reads in ops[:count]:
+            tile(values, *[values if r < 0 else views[r] for r in reads])
+    return count, values
 
 
 # A compiled chain: its rows (code, a, b, c) and the constants it appends to the arguments, each a

@@ -265,7 +265,9 @@ def test_chains_tiled_give_the_same_bits(monkeypatch: pytest.MonkeyPatch, tile: 
     monkeypatch.setattr(chains, "TILE", tile)
     tiled: list[tuple[int, ...]] = []
     run_tiles = chains._run_tiles
-    monkeypatch.setattr(chains, "_run_tiles", lambda ops, args, out: (tiled.append(out.shape), run_tiles(ops, args, out)))
+    monkeypatch.setattr(
+        chains, "_run_tiles", lambda ops, args, out, block: (tiled.append(out.shape), run_tiles(ops, args, out, block))
+    )
     model, feeds = _chain_model()
     session = GraphSession(model)
     labels = [step.label for step in session._graph._plan.steps]
@@ -347,6 +349,60 @@ def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> N
     np.testing.assert_array_equal(fast, slow)
     numbers = ~np.isnan(slow)  # a NaN's sign is the hardware's choice of operand, in numpy too
     assert np.signbit(fast[numbers]).tolist() == np.signbit(slow[numbers]).tolist()
+
+
+@pytest.mark.parametrize(("side", "tile"), [(10, 50), (5, 50), (5, 1 << 16)])
+def test_chain_with_per_channel_values_tiled_by_planes(monkeypatch: pytest.MonkeyPatch, side: int, tile: int) -> None:
+    """Paddle's squeeze-excite tail: HardSigmoid of a (1, 8, 1, 1) gate, Mul by the features, Add
+    the features, Add an (8, 1, 1) bias: one chain whose tiles are whole planes (100 cells: one a
+    tile of 50; 25 cells: two), the HardSigmoid computed once over the 8 gate values. At the
+    default tile size the tensor is too small and runs node by node. The observed run's bits and
+    onnxruntime's values either way."""
+    from ovpool.runtime import chains
+
+    monkeypatch.setattr(chains, "TILE", tile)
+    tiled: list[int] = []
+    run_tiles = chains._run_tiles
+    monkeypatch.setattr(
+        chains, "_run_tiles", lambda ops, args, out, block: (tiled.append(block), run_tiles(ops, args, out, block))
+    )
+    w = RNG.standard_normal((8, 3, 1, 1)).astype(np.float32)
+    bias = RNG.standard_normal((8, 1, 1)).astype(np.float32)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w"], ["c"]),
+        node("HardSigmoid", ["g"], ["h"]),
+        node("Mul", ["c", "h"], ["m"]),
+        node("Add", ["c", "m"], ["a"]),
+        node("Add", ["a", "bias"], ["y"]),
+    ]
+    inputs = [vi("x", shape=[1, 3, side, side]), vi("g", shape=[1, 8, 1, 1])]
+    model = model_of(nodes, inputs, ["y"], opset=14, initializers=[_tensor("w", w), _tensor("bias", bias)])
+    session = GraphSession(model)
+    assert [step.label for step in session._graph._plan.steps][1:] == [
+        "node 'h' (HardSigmoid) .. node 'y' (Add) (a chain of 4 element-wise nodes)"
+    ]
+    feeds = {
+        "x": RNG.standard_normal((1, 3, side, side)).astype(np.float32),
+        "g": RNG.standard_normal((1, 8, 1, 1)).astype(np.float32) * 4,
+    }
+    fast = session.run(feeds)["y"]
+    assert tiled == ([side * side] if tile == 50 else [])
+    np.testing.assert_array_equal(fast, _observed(session, feeds)[0]["y"])
+    (expected,) = run_ort(model, feeds)
+    np.testing.assert_allclose(fast, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_plane_of_a_value_constant_over_planes() -> None:
+    from ovpool.runtime.chains import _plane_of
+
+    assert _plane_of((96, 1, 1), (1, 96, 80, 80)) == 6400
+    assert _plane_of((1, 96, 1, 1), (1, 96, 1, 80)) == 80
+    assert _plane_of((2, 1), (2, 3)) == 3
+    assert _plane_of((1, 96, 1, 1), (2, 96, 80, 80)) is None
+    assert _plane_of((1, 96, 80, 1), (1, 96, 80, 80)) == 80
+    assert _plane_of((1, 1, 80, 80), (1, 96, 80, 80)) is None
+    assert _plane_of((1, 1, 1, 1, 1), (1, 96, 80, 80)) is None
 
 
 def test_chain_with_an_omitted_input_and_float64(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -507,7 +507,7 @@ def hard_sigmoid(node: OpNode) -> Kernel:
 
     def shift_and_clip(y: np.ndarray) -> np.ndarray:
         y += beta
-        return np.clip(y, 0, 1, out=y)
+        return _CLIP(y, 0, 1, out=y)
 
     def tile(dst: np.ndarray, x: np.ndarray) -> None:
         shift_and_clip(np.multiply(x, alpha, out=dst))
@@ -558,7 +558,7 @@ def _hard_swish_into(dst: np.ndarray, x: np.ndarray) -> None:
 def _hard_swish_tail(y: np.ndarray, x: np.ndarray, dst: np.ndarray) -> None:
     """``y`` holding x/6 becomes clip(x/6 + 0.5, 0, 1), then ``dst`` = y * x."""
     y += 0.5
-    np.clip(y, 0, 1, out=y)
+    _CLIP(y, 0, 1, out=y)
     np.multiply(y, x, out=dst)
 
 
@@ -629,7 +629,9 @@ def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
         low32 = None if low is None else np.float32(low)
         high32 = None if high is None else np.float32(high)
         return np.clip(x.astype(np.float32), low32, high32).astype(x.dtype)
-    return np.clip(x, low, high)
+    if low is None or high is None:
+        return np.clip(x, low, high)
+    return _CLIP(x, low, high)
 
 
 @functools.cache
@@ -665,7 +667,7 @@ def clip_attributes(node: OpNode) -> Kernel:
         return outputs(_clip(x, *bounds(x)))
 
     def tile(dst: np.ndarray, x: np.ndarray) -> None:
-        np.clip(x, *bounds(x), out=dst)
+        _CLIP(x, *bounds(x), out=dst)
 
     def into(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
         if not writable_float(x):
@@ -701,7 +703,7 @@ def clip_inputs(node: OpNode) -> Kernel:
         return outputs(_clip(x, *bounds(x, low, high)))
 
     def tile(dst: np.ndarray, x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None) -> None:
-        np.clip(x, *bounds(x, low, high), out=dst)
+        _CLIP(x, *bounds(x, low, high), out=dst)
 
     def into(
         out: np.ndarray, x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None
