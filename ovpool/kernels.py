@@ -219,9 +219,10 @@ def _plans(spec: PoolSpec, spatial: tuple[int, ...], empty_ok: bool) -> tuple[_A
     )
 
 
-# The working memory the stride-1 max form may hold beside its input and output: the terms of the
-# pooling families' rule (runtime/budget.py POOLING = Rule(1.5, 2.0): 1.5 inputs and 2 outputs).
-# Doubling (``_max_of_taps``) holds at most 4 arrays of the padded tensor at once, taps in order 2.
+# The working memory a pooling kernel may hold beside its input and output, as multiples of them:
+# the pooling families' rule of the memory budget (runtime/budget.py builds POOLING from these).
+# The stride-1 max form keeps to it: doubling (``_max_of_taps``) holds at most 4 arrays of the
+# padded tensor at once, taps in order 2.
 SCRATCH_INPUTS, SCRATCH_OUTPUTS = 1.5, 2
 DOUBLING_ARRAYS, IN_ORDER_ARRAYS = 4, 2
 

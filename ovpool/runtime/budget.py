@@ -32,6 +32,7 @@ import numpy as np
 
 from ovpool import dtypes
 from ovpool.errors import OvpoolError
+from ovpool.kernels import SCRATCH_INPUTS, SCRATCH_OUTPUTS
 from ovpool.memory import budget, check_bytes, held, holding
 from ovpool.runtime.graph import CompiledGraph, GraphSession
 from ovpool.runtime.ir_executor import IrGraph
@@ -54,7 +55,7 @@ class Rule(NamedTuple):
 # x input), an im2col Conv the padded input and a block of columns (1.6 x input for 3x3 pads 1;
 # columns of up to COLS_BYTES at a time, 9 x a small input for 3x3), an LRN its squares and sums (2
 # x input; LpPool runs on onnx.reference).
-POOLING = Rule(1.5, 2.0)
+POOLING = Rule(SCRATCH_INPUTS, SCRATCH_OUTPUTS)  # what ovpool.kernels' pooling keeps to
 WORK: dict[str, Rule] = {
     **dict.fromkeys(("MaxPool", "AveragePool", "AvgPool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
     **dict.fromkeys(("LpPool", "GlobalLpPool"), Rule(5.0, 2.0)),
