@@ -98,6 +98,17 @@ def chain_steps(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: 
         if len(chain) > 1:
             members[chain[-1]] = chain
     inside = {index for chain in members.values() for index in chain[:-1]}
+    # a node of several operations (HardSwish, HardSigmoid) alone runs compiled as a chain of one
+    for index, step in enumerate(steps):
+        code = getattr(prepared[index], "code", None)
+        if (
+            index not in members
+            and index not in inside
+            and code is not None
+            and len(code) > 1
+            and _tileable(prepared[index], step)
+        ):
+            members[index] = [index]
     result: list[PlanStep] = []
     for index, step in enumerate(steps):
         if index in members:
@@ -158,7 +169,8 @@ def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[i
         return (out,)
 
     first, last = steps[0][4], steps[-1][4]
-    return (kernel, tuple(external), steps[-1][2], frees, f"{first} .. {last} (a chain of {len(steps)} element-wise nodes)")
+    label = first if len(steps) == 1 else f"{first} .. {last} (a chain of {len(steps)} element-wise nodes)"
+    return (kernel, tuple(external), steps[-1][2], frees, label)
 
 
 def _tile_of(kernel: Kernel) -> Callable[..., object]:
@@ -285,35 +297,39 @@ Program = tuple[tuple[tuple[int, int, int, int], ...], tuple[Any, ...]]
 
 def _program(codes: Sequence[tuple[Any, ...] | None], reads: Sequence[tuple[int, ...]], arguments: int) -> Program | None:
     """The compiled form of a chain (``ovpool.runtime.ops.compiled``), or None when a node has
-    none. ``reads`` are each node's sources as ``_chain`` numbers them (argument positions, -1
-    the previous node's result); the constants follow the ``arguments``, the type's lowest and
-    highest first when a node clips. HardSwish of x with constants 3, 0, 6, 6 (arguments 0-4):
-    rows (1, 0, 1, 0) x + 3, (5, -1, 2, 3) clip, (3, 0, -1, 0) times x, (4, -1, 4, 0) over 6;
-    Relu of x + b (arguments 0, 1): (1, 0, 1, 0), (5, -1, 4, 5) with constants lowest, highest,
-    0.0 and inf."""
+    none. ``codes`` are the nodes' rows (``InPlace.code``), ``reads`` each node's sources as
+    ``_chain`` numbers them (argument positions, -1 the previous node's result); the constants
+    follow the ``arguments``, the type's lowest and highest first. Paddle's HardSwish of x with
+    constants 3, 0, 6, 6 (arguments 0-4): rows (1, 0, 1, 0) x + 3, (5, -1, 2, 3) clip, (3, 0, -1,
+    0) times x, (4, -1, 4, 0) over 6. A node whose later rows read its input again when that is
+    the previous node's result saves it first: Add then HardSwish, (6, -1, 0, 0) before the
+    HardSwish rows, whose last reads -2."""
     if any(code is None for code in codes):
         return None
     rows: list[tuple[int, int, int, int]] = []
-    constants: list[Any] = ["low", "high"] if any(code[0] == "clip" for code in codes if code) else []
+    constants: list[Any] = ["low", "high"]
 
-    def constant(value: Any) -> int:
+    def operand(value: Any, sources: tuple[int, ...], later: bool, place: int) -> int:
+        if value == "prev":
+            return -1
+        if value in ("low", "high"):
+            return arguments + (value == "high")
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value >= len(sources):  # an omitted trailing clip bound: the type's limit
+                return arguments + (place == 3)
+            source = sources[value]
+            return -2 if source == -1 and later else source
         constants.append(value)
         return arguments + len(constants) - 1
 
     for code, sources in zip(codes, reads):
         assert code is not None
-        if code[0] != "clip":
-            rows.append((CHAIN_CODES[code[0]], sources[0], sources[1], 0))
-            continue
-        bounds = []
-        for place, bound in enumerate(code[1:], start=1):
-            if bound is None and len(sources) > place:
-                bounds.append(sources[place])  # an absent input is None at run time: the limit then
-            elif bound is None or bound == "type":
-                bounds.append(arguments + place - 1)
-            else:
-                bounds.append(constant(bound))
-        rows.append((CHAIN_CODES["clip"], sources[0], bounds[0], bounds[1]))
+        again = any(isinstance(v, int) and v < len(sources) and sources[v] == -1 for row in code[1:] for v in row[1:])
+        if again:
+            rows.append((CHAIN_CODES["save"], -1, 0, 0))
+        for index, (name, *values) in enumerate(code):
+            refs = [operand(value, sources, again and index > 0, place) for place, value in enumerate(values, start=1)]
+            rows.append((CHAIN_CODES[name], *refs, *([0] * (3 - len(refs)))))  # type: ignore[arg-type]
     return tuple(rows), tuple(constants)
 
 
@@ -338,7 +354,8 @@ def _compiled_tables(
     reads the type's limit instead (the constants start with both)."""
     rows, constants = program
     low, high = type_limits(dtype)
-    values = [np.asarray(low if c == "low" else high if c == "high" else c, dtype).reshape(1) for c in constants]
+    with np.errstate(over="ignore"):  # a Clip-6 bound beyond the type becomes its infinity, as the node has it
+        values = [np.asarray(low if c == "low" else high if c == "high" else c, dtype).reshape(1) for c in constants]
     table = np.array(rows, dtype=np.int64).reshape(-1, 4)
     if absent:
         clips = table[:, 0] == CHAIN_CODES["clip"]

@@ -294,9 +294,9 @@ _SCALARS = [0.0, -0.0, 3.0, 6.0, 0.5, -2.0, np.nan, np.inf]
 @examples(25)
 @given(data=st.data())
 def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> None:
-    """Chains of 2-5 Add, Sub, Mul, Div (the previous result on either side, the other operand x
-    or a one-value constant), Clip (Clip-6 attributes, or Clip-11 inputs with one omitted) and
-    Relu, float32 or float64, over inputs holding NaN, infinities and signed zeros, run compiled
+    """Chains of 1-5 Add, Sub, Mul, Div (the previous result on either side, the other operand x
+    or a one-value constant), Clip (Clip-6 attributes, or Clip-11 inputs with one omitted), Relu,
+    HardSigmoid and HardSwish (rows that read the node's input again), float32 or float64, over inputs holding NaN, infinities and signed zeros, run compiled
     (one call, blocks of 256): the observed run's values, node by node, zeros' signs included."""
     from ovpool.runtime import chains
 
@@ -304,15 +304,20 @@ def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> N
     run_compiled = chains._run_compiled
     double = data.draw(st.booleans())
     dtype, elem = (np.float64, onnx.TensorProto.DOUBLE) if double else (np.float32, onnx.TensorProto.FLOAT)
-    opset = data.draw(st.sampled_from([10, 13]))
-    count = data.draw(st.integers(2, 5))
+    opset = data.draw(st.sampled_from([10, 13, 14]))
+    count = data.draw(st.integers(1, 5))
     nodes, inits = [], []
     previous = "x"
     for k in range(count):
-        kind = data.draw(st.sampled_from(["Add", "Sub", "Mul", "Div", "Clip", "Relu"]))
+        kind = data.draw(st.sampled_from(["Add", "Sub", "Mul", "Div", "Clip", "Relu", "HardSigmoid", "HardSwish"]))
         out = "y" if k == count - 1 else f"t{k}"
-        if kind == "Relu":
-            nodes.append(helper.make_node("Relu", [previous], [out]))
+        if kind == "HardSwish" and opset < 14:
+            kind = "Relu"
+        if kind in ("Relu", "HardSwish"):
+            nodes.append(helper.make_node(kind, [previous], [out]))
+        elif kind == "HardSigmoid":
+            alpha, beta = data.draw(st.sampled_from([0.2, 1 / 6, 0.5])), data.draw(st.sampled_from([0.5, 0.0, 0.1]))
+            nodes.append(helper.make_node(kind, [previous], [out], alpha=alpha, beta=beta))
         elif kind == "Clip" and opset < 11:
             bounds = {name: data.draw(st.sampled_from([0.0, 6.0, -1.0])) for name in ("min", "max") if data.draw(st.booleans())}
             nodes.append(helper.make_node("Clip", [previous], [out], **bounds))

@@ -145,19 +145,24 @@
 DEFINE_TAPS(ovpool_taps_f32, float)
 DEFINE_TAPS(ovpool_taps_f64, double)
 
-/* The chain: `ops` rows of 4 int64 (code, a, b, c), each operand -1 for the previous row's result
+/* The chain: `ops` rows of 4 int64 (code, a, b, c), each operand -1 for the previous row's result,
+ * -2 for the value a row of code 6 saved (a node's input that later rows of the node read again),
  * or the index of an argument; an argument is `n` values or one (`sizes`). Codes: 1 a + b, 2 a - b,
  * 3 a * b, 4 a / b, 5 clip(a, b, c) as numpy 2 computes it for floats: min(max(a, b), c) where
  * max(x, y) is x if x is NaN or x >= y, else y, and min(x, y) is x if x is NaN or x <= y, else y
  * (np.clip(-0.0, 0, inf) is -0.0; a NaN bound gives NaN everywhere), written `x < low ? low : x`
- * and `v > high ? high : v` for bounds that are numbers (one vector max and min). The last row's
+ * and `v > high ? high : v` for bounds that are numbers (one vector max and min); 6 saves a for the
+ * rows after (the previous result stays as it was). The last row's
  * result goes to `out`, after every argument's block is read (`out` may be an argument). */
 #define CHAIN_BLOCK 256
 
 /* An operand of a row over the block from `start`: the previous result, one value, or n values. */
 #define CHAIN_SOURCE(ref, p, s)                                                                       \
-    if ((ref) < 0) {                                                                                  \
+    if ((ref) == -1) {                                                                                \
         p = value;                                                                                    \
+        s = 1;                                                                                        \
+    } else if ((ref) == -2) {                                                                         \
+        p = saved;                                                                                    \
         s = 1;                                                                                        \
     } else if (sizes[(ref)] == 1) {                                                                   \
         p = args[(ref)];                                                                              \
@@ -194,7 +199,7 @@ DEFINE_TAPS(ovpool_taps_f64, double)
 
 #define CHAIN_BODY(T)                                                                                 \
     {                                                                                                 \
-        T value[CHAIN_BLOCK];                                                                         \
+        T value[CHAIN_BLOCK], saved[CHAIN_BLOCK];                                                     \
         for (int64_t start = 0; start < n; start += CHAIN_BLOCK) {                                    \
             const int64_t m = n - start < CHAIN_BLOCK ? n - start : CHAIN_BLOCK;                      \
             for (int64_t k = 0; k < count; ++k) {                                                     \
@@ -215,6 +220,10 @@ DEFINE_TAPS(ovpool_taps_f64, double)
                     break;                                                                            \
                 case 4:                                                                               \
                     CHAIN_BINARY(T, x / y)                                                            \
+                    break;                                                                            \
+                case 6:                                                                               \
+                    for (int64_t j = 0; j < m; ++j)                                                   \
+                        saved[j] = sa ? pa[j] : pa[0];                                                \
                     break;                                                                            \
                 default: {                                                                            \
                     const T low = pb[0], high = args[row[3]][0];                                      \

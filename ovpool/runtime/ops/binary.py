@@ -95,7 +95,9 @@ def _binary(node: OpNode, function: Binary, ufunc: np.ufunc | None = None) -> Ke
     return InPlace(kernel, ignoring_fp(into), (0, 1), tile, InPlace(quiet_kernel, into, (0, 1), tile, code=code), code)
 
 
-_CODES: dict[Any, tuple[str]] = {np.add: ("add",), np.subtract: ("sub",), np.multiply: ("mul",), np.divide: ("div",)}
+_CODES: dict[Any, tuple[tuple[str, int, int]]] = {
+    ufunc: ((name, 0, 1),) for ufunc, name in ((np.add, "add"), (np.subtract, "sub"), (np.multiply, "mul"), (np.divide, "div"))
+}
 
 
 def _binary_factory(function: Binary) -> Callable[[OpNode], Kernel]:

@@ -17,7 +17,8 @@ kernel over one 4x4 plane padded to 6x6 (stride 1): offsets 0, 1, 2, 6, 7, 8, 12
 ``chain_for(dtype)``: ``chain(n, args, sizes, count, ops, out)`` runs ``count`` element-wise
 operations over ``n`` positions: ``args`` an array of argument addresses, ``sizes`` each
 argument's length (``n``, or 1 for one value), ``ops`` rows of four int64 (code, a, b, c), each
-operand -1 for the previous row's result or an argument's index; codes in ``CHAIN_CODES``
+operand -1 for the previous row's result, -2 for the value a "save" row kept, or an argument's
+index; codes in ``CHAIN_CODES``
 (HardSwish as paddle writes it, x of 5 values: (1, 0, 1, -1) x + 3, (5, -1, 2, 3) clip to [0, 6],
 (3, 0, -1, -1) times x, (4, -1, 4, -1) over 6, with arguments x, 3, 0, 6, 6).
 """
@@ -36,7 +37,7 @@ from ovpool.runtime.ops.blas import compiled_allowed
 Taps = Callable[[int, int, int, int, int, int, int, int, int, int, int, int, int, int], None]
 Chain = Callable[[int, Any, int, int, int, int], None]
 
-CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5}
+CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5, "save": 6}
 
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 

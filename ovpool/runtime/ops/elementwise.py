@@ -169,11 +169,13 @@ class InPlace:
     (``ovpool.runtime.chains``); ``dst`` may be one of ``args``. ``quiet``, when given, is the same
     kernel without the ``np.errstate(all="ignore")`` it enters on each call (about 1.5 us): for a
     caller that runs it under one already, the plan's run loop (``ovpool.runtime.graph``).
-    ``code``, when given, names what ``tile`` computes for the compiled chain
-    (``ovpool.runtime.ops.compiled``): ``("add",)``, ``("sub",)``, ``("mul",)``, ``("div",)`` of
-    its two arguments; ``("clip", low, high)`` of its first, each bound a number, ``"type"`` for the
-    type's limit, or None for the argument at that place (Clip-11's inputs 1 and 2; the type's
-    limit where it is absent)."""
+    ``code``, when given, spells what ``tile`` computes as rows for the compiled chain
+    (``ovpool.runtime.chains``, ``ovpool.runtime.ops.compiled``), ``(name, *operands)`` with name
+    add, sub, mul, div (two operands) or clip (value, low, high); an operand is an int (the
+    node's input at that place; a clip bound past the inputs, or omitted, is the type's limit),
+    ``"prev"`` (the row before's result), ``"low"``/``"high"`` (the type's limits) or a float (a
+    constant). Add: ``(("add", 0, 1),)``; HardSwish: ``(("div", 0, 6.0), ("add", "prev", 0.5),
+    ("clip", "prev", 0.0, 1.0), ("mul", "prev", 0))``, numpy's passes in numpy's order."""
 
     __slots__ = ("run", "_into", "donors", "tile", "quiet", "code")
 
@@ -356,7 +358,7 @@ def _negative_part(x: np.ndarray) -> np.ndarray:
 @register("Relu", 6)
 def relu(node: OpNode) -> Kernel:
     """Relu-6/13/14: max(x, 0); -2.5 -> 0, NaN stays NaN; Relu-14 adds int8..int64 (-3 -> 0)."""
-    return _elementwise(node, _positive_part, lambda dst, x: _CLIP(x, 0, np.inf, out=dst), ("clip", 0.0, np.inf))
+    return _elementwise(node, _positive_part, lambda dst, x: _CLIP(x, 0, np.inf, out=dst), (("clip", 0, 0.0, np.inf),))
 
 
 @register("LeakyRelu", 6)
@@ -512,7 +514,8 @@ def hard_sigmoid(node: OpNode) -> Kernel:
     def tile(dst: np.ndarray, x: np.ndarray) -> None:
         shift_and_clip(np.multiply(x, alpha, out=dst))
 
-    return _elementwise(node, lambda x: shift_and_clip(x * alpha), tile)
+    code = (("mul", 0, alpha), ("add", "prev", beta), ("clip", "prev", 0.0, 1.0))
+    return _elementwise(node, lambda x: shift_and_clip(x * alpha), tile, code)
 
 
 @register("HardSwish", 14)
@@ -528,7 +531,8 @@ def hard_swish(node: OpNode) -> Kernel:
         _hard_swish_tail(y, x, y)
         return y
 
-    return _elementwise(node, formula, _hard_swish_into)
+    code = (("div", 0, 6.0), ("add", "prev", 0.5), ("clip", "prev", 0.0, 1.0), ("mul", "prev", 0))
+    return _elementwise(node, formula, _hard_swish_into, code)
 
 
 _HARD_SWISH_CHUNK = 1 << 16
@@ -676,8 +680,8 @@ def clip_attributes(node: OpNode) -> Kernel:
         tile(x, x)
         return (x,)
 
-    limits = tuple("type" if value is None else value for value in (low_attr, high_attr))
-    return InPlace(kernel, into, (0,), tile, code=("clip", *limits))
+    code = (("clip", 0, "low" if low_attr is None else low_attr, "high" if high_attr is None else high_attr),)
+    return InPlace(kernel, into, (0,), tile, code=code)
 
 
 @register("Clip", 11)
@@ -714,7 +718,7 @@ def clip_inputs(node: OpNode) -> Kernel:
         tile(x, x, low, high)
         return (x,)
 
-    return InPlace(kernel, into, (0,), tile, code=("clip", None, None))
+    return InPlace(kernel, into, (0,), tile, code=(("clip", 0, 1, 2),))
 
 
 # ---------------------------------------------------------------- erf and Gelu
