@@ -21,6 +21,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(_MSC_VER) && !defined(__clang__)
+#define restrict __restrict /* MSVC's C takes the keyword only from /std:c11 on */
+#endif
+
 #if defined(_WIN32)
 #define OVPOOL_EXPORT __declspec(dllexport)
 #else
