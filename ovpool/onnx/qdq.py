@@ -60,14 +60,19 @@ class QdqPool:
 
 
 def constants(graph: GraphProto) -> dict[str, np.ndarray]:
-    """The graph's constant tensors by name: initializers and the outputs of Constant nodes
-    holding a ``value`` tensor."""
-    found = {init.name: numpy_helper.to_array(init) for init in graph.initializer if not _external(init)}
+    """The graph's constant tensors by name (``constant_tensors``) as arrays."""
+    return {name: numpy_helper.to_array(tensor) for name, tensor in constant_tensors(graph).items()}
+
+
+def constant_tensors(graph: GraphProto) -> dict[str, TensorProto]:
+    """The graph's constant tensors by name, as stored: initializers and the outputs of Constant
+    nodes holding a ``value`` tensor (external data left out)."""
+    found = {init.name: init for init in graph.initializer if not _external(init)}
     for node in graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
             for attribute in node.attribute:
                 if attribute.name == "value" and attribute.type == attribute.TENSOR and not _external(attribute.t):
-                    found[node.output[0]] = numpy_helper.to_array(attribute.t)
+                    found[node.output[0]] = attribute.t
     return found
 
 
