@@ -68,6 +68,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--telemetry", default="off,on", help="off, on, or both (off,on)")
+    parser.add_argument("--only", default="", metavar="TEXT", help="only the models whose file name holds TEXT")
     args = parser.parse_args()
     ovc = ovc_script()
     if ovc is None:
@@ -75,7 +76,7 @@ def main() -> None:
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", "ovpool", "cli", "transforms"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL
     )
-    files = sorted({model.path for model in MODELS if model.path.is_file()})
+    files = sorted({model.path for model in MODELS if model.path.is_file() and args.only in model.path.name})
     if not files:
         sys.exit("bench_convert_ovc: no real models; run python tests/fetch_real_models.py")
     print(f"median of {args.repeat} whole processes each; ratio = ovpool / ovc ({ovc})")

@@ -157,6 +157,19 @@ def graphs(graph: GraphProto) -> Iterator[GraphProto]:
                 yield from graphs(sub)
 
 
+def constant_tensors(graph: GraphProto) -> dict[str, TensorProto]:
+    """The graph's constant tensors by name, as stored: initializers and the outputs of Constant
+    nodes holding a ``value`` tensor (external data left out)."""
+    found = {init.name: init for init in graph.initializer if init.data_location != TensorProto.EXTERNAL}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            for attribute in node.attribute:
+                if attribute.name == "value" and attribute.type == attribute.TENSOR:
+                    if attribute.t.data_location != TensorProto.EXTERNAL:
+                        found[node.output[0]] = attribute.t
+    return found
+
+
 def default_opset(proto: ModelProto) -> int:
     """The model's default-domain ("" or "ai.onnx") opset version."""
     for imp in proto.opset_import:

@@ -43,7 +43,7 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.model import default_opset, graphs, inferred_types, weightless
+from ovpool.onnx.model import constant_tensors, default_opset, graphs, inferred_types, weightless
 from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
 from ovpool.ov import value_fixes as values
@@ -993,9 +993,7 @@ def apply(proto: ModelProto, replaced: Mapping[tuple[int, int], list[NodeProto]]
 
 
 def _constants(proto: ModelProto) -> Arrays:
-    """The main graph's constants (``ovpool.onnx.qdq.constant_tensors``), each read when looked up."""
-    from ovpool.onnx.qdq import constant_tensors
-
+    """The main graph's constants (``ovpool.onnx.model.constant_tensors``), each read when looked up."""
     return Arrays(constant_tensors(proto.graph))
 
 
