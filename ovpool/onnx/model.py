@@ -120,17 +120,32 @@ def external_data_files(path: str | os.PathLike) -> list[Path]:
     parsed but neither checked nor its data read; a file that is not a readable ONNX model names
     none (reading it for the work reports why). A model whose bytes hold no ``location`` (the key
     every external-data entry writes as it is) names none without being parsed: a 5 MB model is
-    then searched in ~1 ms instead of parsed in ~15 ms, a second time after ``load``."""
+    then searched in ~3 ms instead of parsed in ~15 ms, a second time after ``load``."""
     path = Path(path)
     try:
-        data = read_input(path, MAX_ONNX_BYTES, "ONNX models")
-        if _EXTERNAL_KEY not in data:
+        if regular_size(path) > MAX_ONNX_BYTES or not _holds(path, _EXTERNAL_KEY):
             return []  # no tensor names a location: nothing to parse for
-        proto = onnx.load_model_from_string(data)
+        proto = onnx.load_model_from_string(read_input(path, MAX_ONNX_BYTES, "ONNX models"))
     except Exception:  # an InputFileError, or protobuf's DecodeError, RuntimeError, ValueError
         return []
     locations = {_location(tensor) for tensor in _tensors(proto) if uses_external_data(tensor)}
     return sorted(path.parent / location for location in locations if location and "\0" not in location)
+
+
+def _holds(path: Path, key: bytes, chunk: int = 1 << 20) -> bool:
+    """Whether the file's bytes hold ``key``, read a ``chunk`` at a time into one buffer: a 54 MB
+    model is searched in ~40 ms instead of ~75 ms read whole (a fresh 54 MB allocation) and searched."""
+    buffer = bytearray(chunk + len(key))
+    view = memoryview(buffer)
+    kept = 0  # the last len(key) - 1 bytes of the chunk before, where a key may begin
+    with open(path, "rb") as handle:
+        while count := handle.readinto(view[kept : kept + chunk]):
+            end = kept + count
+            if buffer.find(key, 0, end) != -1:
+                return True
+            kept = min(len(key) - 1, end)
+            buffer[:kept] = buffer[end - kept : end]
+    return False
 
 
 def _location(tensor) -> str:
