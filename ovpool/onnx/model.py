@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
-from onnx import AttributeProto, GraphProto, ModelProto, TensorProto
+from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 from onnx.external_data_helper import uses_external_data
 
 from ovpool import dtypes
@@ -120,17 +120,32 @@ def external_data_files(path: str | os.PathLike) -> list[Path]:
     parsed but neither checked nor its data read; a file that is not a readable ONNX model names
     none (reading it for the work reports why). A model whose bytes hold no ``location`` (the key
     every external-data entry writes as it is) names none without being parsed: a 5 MB model is
-    then searched in ~1 ms instead of parsed in ~15 ms, a second time after ``load``."""
+    then searched in ~3 ms instead of parsed in ~15 ms, a second time after ``load``."""
     path = Path(path)
     try:
-        data = read_input(path, MAX_ONNX_BYTES, "ONNX models")
-        if _EXTERNAL_KEY not in data:
+        if regular_size(path) > MAX_ONNX_BYTES or not _holds(path, _EXTERNAL_KEY):
             return []  # no tensor names a location: nothing to parse for
-        proto = onnx.load_model_from_string(data)
+        proto = onnx.load_model_from_string(read_input(path, MAX_ONNX_BYTES, "ONNX models"))
     except Exception:  # an InputFileError, or protobuf's DecodeError, RuntimeError, ValueError
         return []
     locations = {_location(tensor) for tensor in _tensors(proto) if uses_external_data(tensor)}
     return sorted(path.parent / location for location in locations if location and "\0" not in location)
+
+
+def _holds(path: Path, key: bytes, chunk: int = 1 << 20) -> bool:
+    """Whether the file's bytes hold ``key``, read a ``chunk`` at a time into one buffer: a 54 MB
+    model is searched in ~40 ms instead of ~75 ms read whole (a fresh 54 MB allocation) and searched."""
+    buffer = bytearray(chunk + len(key))
+    view = memoryview(buffer)
+    kept = 0  # the last len(key) - 1 bytes of the chunk before, where a key may begin
+    with open(path, "rb") as handle:
+        while count := handle.readinto(view[kept : kept + chunk]):
+            end = kept + count
+            if buffer.find(key, 0, end) != -1:
+                return True
+            kept = min(len(key) - 1, end)
+            buffer[:kept] = buffer[end - kept : end]
+    return False
 
 
 def _location(tensor) -> str:
@@ -155,6 +170,19 @@ def graphs(graph: GraphProto) -> Iterator[GraphProto]:
                 yield from graphs(attribute.g)
             for sub in attribute.graphs:
                 yield from graphs(sub)
+
+
+def constant_tensors(graph: GraphProto) -> dict[str, TensorProto]:
+    """The graph's constant tensors by name, as stored: initializers and the outputs of Constant
+    nodes holding a ``value`` tensor (external data left out)."""
+    found = {init.name: init for init in graph.initializer if init.data_location != TensorProto.EXTERNAL}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            for attribute in node.attribute:
+                if attribute.name == "value" and attribute.type == attribute.TENSOR:
+                    if attribute.t.data_location != TensorProto.EXTERNAL:
+                        found[node.output[0]] = attribute.t
+    return found
 
 
 def default_opset(proto: ModelProto) -> int:
@@ -191,6 +219,48 @@ def _dtype(tensor: str, elem_type: int) -> str:
         return dtypes.from_onnx(elem_type)
     except UnsupportedError as exc:
         raise UnsupportedError(f"tensor '{tensor}': {exc}") from None
+
+
+# Constant tensors of more elements than this are weights to shape inference: it reads the values
+# of shapes, axes, pads, scales, sizes, repeats, K and split sizes only, each at most one entry per
+# axis or output.
+SHAPE_DATA_LIMIT = 1024
+
+
+def weightless(proto: ModelProto) -> ModelProto:
+    """A copy of ``proto`` for ONNX shape inference, whose result it leaves as it is: every
+    initializer and main-graph Constant ``value`` of more than ``SHAPE_DATA_LIMIT`` elements, or
+    with external data, keeps its name, type and dims but no values. A 12 MB detector (199
+    initializers) is then inferred in ~4 ms instead of ~15 ms, and a model of 100 MB of weights in
+    ~1 ms instead of ~200 ms: inference copies the model twice, weights and all. The weights are
+    not copied here either (a 5 MB model whose weights sit in 342 Constant nodes: ~2 ms)."""
+    model = ModelProto(ir_version=proto.ir_version, opset_import=proto.opset_import, functions=proto.functions)
+    graph, source = model.graph, proto.graph
+    graph.name = source.name
+    graph.input.extend(source.input)
+    graph.output.extend(source.output)
+    graph.value_info.extend(source.value_info)
+    graph.sparse_initializer.extend(source.sparse_initializer)
+    graph.initializer.extend(_dims_only(t) if _is_weight(t) else t for t in source.initializer)
+    for node in source.node:
+        if node.op_type == "Constant" and any(a.name == "value" and a.HasField("t") and _is_weight(a.t) for a in node.attribute):
+            light = NodeProto(name=node.name, op_type=node.op_type, domain=node.domain, input=node.input, output=node.output)
+            for attribute in node.attribute:
+                if attribute.name == "value" and attribute.HasField("t"):
+                    light.attribute.add(name=attribute.name, type=attribute.type, t=_dims_only(attribute.t))
+                else:
+                    light.attribute.append(attribute)
+            node = light
+        graph.node.append(node)
+    return model
+
+
+def _is_weight(tensor: TensorProto) -> bool:
+    return tensor.data_location == TensorProto.EXTERNAL or math.prod(tensor.dims) > SHAPE_DATA_LIMIT
+
+
+def _dims_only(tensor: TensorProto) -> TensorProto:
+    return TensorProto(name=tensor.name, data_type=tensor.data_type, dims=tensor.dims)
 
 
 def inferred_types(

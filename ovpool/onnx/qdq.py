@@ -26,7 +26,7 @@ from onnx import GraphProto, ModelProto, NodeProto, TensorProto, helper, numpy_h
 from ovpool import dtypes
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.model import default_opset, graphs
+from ovpool.onnx.model import constant_tensors, default_opset, graphs
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool
 
 QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
@@ -60,15 +60,8 @@ class QdqPool:
 
 
 def constants(graph: GraphProto) -> dict[str, np.ndarray]:
-    """The graph's constant tensors by name: initializers and the outputs of Constant nodes
-    holding a ``value`` tensor."""
-    found = {init.name: numpy_helper.to_array(init) for init in graph.initializer if not _external(init)}
-    for node in graph.node:
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
-            for attribute in node.attribute:
-                if attribute.name == "value" and attribute.type == attribute.TENSOR and not _external(attribute.t):
-                    found[node.output[0]] = numpy_helper.to_array(attribute.t)
-    return found
+    """The graph's constant tensors by name (``ovpool.onnx.model.constant_tensors``) as arrays."""
+    return {name: numpy_helper.to_array(tensor) for name, tensor in constant_tensors(graph).items()}
 
 
 def node_label(node: NodeProto) -> str:
@@ -324,7 +317,3 @@ def _channel_wise(quantization: Quantization) -> bool:
 
 def _is(node: NodeProto, *op_types: str) -> bool:
     return node.domain in ("", "ai.onnx") and node.op_type in op_types
-
-
-def _external(tensor: TensorProto) -> bool:
-    return tensor.data_location == TensorProto.EXTERNAL

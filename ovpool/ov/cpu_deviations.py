@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from onnx import GraphProto, ModelProto, NodeProto, TensorProto
 
-from ovpool.onnx.model import graphs
+from ovpool.onnx.model import graphs, weightless
 
 INT32 = (-(2**31), 2**31 - 1)
 
@@ -80,7 +80,7 @@ class _Types:
 
             self._inferred = True
             try:
-                inferred = onnx.shape_inference.infer_shapes(self._proto, strict_mode=False)
+                inferred = onnx.shape_inference.infer_shapes(weightless(self._proto), strict_mode=False)
             except (onnx.shape_inference.InferenceError, RuntimeError, ValueError):
                 return 0
             for graph in graphs(inferred.graph):

@@ -43,11 +43,11 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.model import default_opset, graphs, inferred_types
+from ovpool.onnx.model import constant_tensors, default_opset, graphs, inferred_types, weightless
 from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
 from ovpool.ov import value_fixes as values
-from ovpool.ov.node_facts import Deferred, Facts, TensorTypes, input_rank, node_attr
+from ovpool.ov.node_facts import Arrays, Deferred, Facts, TensorTypes, input_rank, node_attr
 
 if TYPE_CHECKING:
     from ovpool.ov.inputs import InputShape
@@ -133,13 +133,13 @@ def _kept_axis_moves(node: NodeProto, since: int, facts: Facts) -> str | None:
     tf_half_pixel_for_nn's half-pixel shift at scale 1): ONNX interpolates it, OpenVINO leaves it
     alone. Without static dims, scales strictly between 1 and 2 (n < 1/(s-1) elements keep their
     length) and tf_half_pixel_for_nn with ceiling rounding are flagged."""
-    from ovpool.runtime.ops.base import OpNode, attributes
-    from ovpool.runtime.ops.resize import axis_matrices
-
     shape, given = _resize_inputs(node, facts)
     if given is None:
         return None
     if shape is not None:
+        from ovpool.runtime.ops.base import OpNode, attributes
+        from ovpool.runtime.ops.resize import axis_matrices
+
         op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
         matrices = axis_matrices(op, shape, *given)
         if 0 in shape or any(m.weights.shape[0] == 0 for m in matrices):
@@ -160,13 +160,13 @@ def _resizes_batch_or_channel(node: NodeProto, since: int, facts: Facts) -> str 
     """A Resize or Upsample that changes axis 0 or 1 (OpenVINO CPU's Interpolate resizes axes 2 on
     only): by the per-axis matrices with static dims, else by a constant scale other than 1 there
     (Resize-18's ``axes`` say which axes the scales are for)."""
-    from ovpool.runtime.ops.base import OpNode, attributes
-    from ovpool.runtime.ops.resize import axis_matrices
-
     shape, given = _resize_inputs(node, facts)
     if given is None:
         return None
     if shape is not None:
+        from ovpool.runtime.ops.base import OpNode, attributes
+        from ovpool.runtime.ops.resize import axis_matrices
+
         op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
         changed = [m.axis for m in axis_matrices(op, shape, *given) if m.axis < 2]
         return f"it resizes axis {changed[0]}" if changed else None
@@ -906,14 +906,18 @@ DEFECTS: tuple[Defect, ...] = (
 )
 
 
+# The rows of ``DEFECTS`` by op type, in table order: a node is held against its own op's rows only
+# (an Add against none of the Resize rows), one schema lookup each.
+_ROWS: dict[str, tuple[Defect, ...]] = {op: tuple(d for d in DEFECTS if d.op_type == op) for op in {d.op_type for d in DEFECTS}}
+
+
 def defect_of(node: NodeProto, opset: int, facts: Facts) -> tuple[Defect, int, str] | None:
     """The first row of ``DEFECTS`` the node has, its since-version and the condition's text."""
-    if node.domain not in ("", "ai.onnx"):
+    rows = _ROWS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    if not rows:
         return None
-    for defect in DEFECTS:
-        if defect.op_type != node.op_type:
-            continue
-        since = onnx.defs.get_schema(node.op_type, opset).since_version
+    since = onnx.defs.get_schema(node.op_type, opset).since_version
+    for defect in rows:
         if defect.covers(node.op_type, since):
             condition = defect.condition(node, since, facts)
             if condition is not None:
@@ -929,20 +933,17 @@ def rewrite(
     tensors have no inferred types, so only the lowerings that need none apply there). A node no
     lowering takes (a refused row or a lowering's missing precondition) is an ``UnsupportedError``
     naming it, or with ``allow_inexact`` a warning of the same line and the node is left to OpenVINO."""
-    ops = {d.op_type for d in DEFECTS}
     every = list(graphs(proto.graph))
-    found_ops = [(g, i, node) for g, graph in enumerate(every) for i, node in enumerate(graph.node) if node.op_type in ops]
+    found_ops = [(g, i, node) for g, graph in enumerate(every) for i, node in enumerate(graph.node) if node.op_type in _ROWS]
     if not found_ops:
         return {}
-    from ovpool.onnx.qdq import constants
-
     opset = default_opset(proto)
     taken = {name for graph in every for node in graph.node for name in [node.name, *node.output]}
     taken |= {i.name for i in proto.graph.initializer} | {i.name for i in proto.graph.input}
     initializers = {i.name for i in proto.graph.initializer}
     inputs = frozenset(i.name for i in proto.graph.input if i.name not in initializers)
     types = Deferred(lambda: _types(proto, shapes))
-    facts = Facts(opset, types, Deferred(lambda: constants(proto.graph)), FreshNames(taken), inputs)
+    facts = Facts(opset, types, Deferred(lambda: _constants(proto)), FreshNames(taken), inputs)
     replaced: dict[tuple[int, int], list[NodeProto]] = {}
     for g, index, node in found_ops:
         try:
@@ -991,6 +992,11 @@ def apply(proto: ModelProto, replaced: Mapping[tuple[int, int], list[NodeProto]]
     return model
 
 
+def _constants(proto: ModelProto) -> Arrays:
+    """The main graph's constants (``ovpool.onnx.model.constant_tensors``), each read when looked up."""
+    return Arrays(constant_tensors(proto.graph))
+
+
 def _types(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
     """``inferred_types`` with the static shapes given for inputs (``--input``) set first; none
     when a tensor has a type ovpool has no numpy form for (strings): the conditions then assume
@@ -1002,11 +1008,9 @@ def _types(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
 
 
 def _inferred(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
+    """``inferred_types`` of the model's ``weightless`` copy, its inputs given their static shapes."""
+    model = weightless(proto)
     fixed = [s for s in shapes if s.is_static]
-    if not fixed:
-        return inferred_types(proto)
-    model = ModelProto()
-    model.CopyFrom(proto)
     inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     for given in fixed:
         target = next((i for i in inputs if i.name == given.name), None) if given.name else None

@@ -1,0 +1,99 @@
+"""What ``ovpool convert`` does to be as fast as ``ovc`` changes no result: shape inference on the
+weightless copy gives onnx's own types, the external-data search finds a key across its reading
+chunks, constants are read when looked up, the plain form gives the garbage collector back, and
+the UTF-8 check still reads a TensorProto's text."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from runtime_support import invoke, pool_model
+
+from ovpool.onnx.model import SHAPE_DATA_LIMIT, _holds, value_types, weightless
+from ovpool.ov.node_facts import Arrays
+
+
+def _model_with_weights() -> onnx.ModelProto:
+    """x [N, 64] @ w (initializer, 64x64) -> Reshape by a small constant -> Add of a Constant-node
+    weight (4096 values): the shape constant must survive, the weights need not."""
+    w = numpy_helper.from_array(np.ones((64, 64), np.float32), "w")
+    shape = numpy_helper.from_array(np.array([-1, 8, 8], np.int64), "shape")
+    bias = helper.make_node("Constant", [], ["bias"], value=numpy_helper.from_array(np.ones((8, 8), np.float32)))
+    big = helper.make_node("Constant", [], ["big"], value=numpy_helper.from_array(np.ones((64, 64), np.float32)))
+    nodes = [
+        bias,
+        big,
+        helper.make_node("MatMul", ["x", "w"], ["y"]),
+        helper.make_node("MatMul", ["y", "big"], ["y2"]),
+        helper.make_node("Reshape", ["y2", "shape"], ["r"]),
+        helper.make_node("Add", ["r", "bias"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+        [w, shape],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_weightless_inference_gives_onnx_types_of_the_whole_model():
+    model = _model_with_weights()
+    light = weightless(model)
+    assert not light.graph.initializer[0].raw_data and list(light.graph.initializer[0].dims) == [64, 64]
+    assert light.graph.initializer[1] == model.graph.initializer[1]  # 3 values: kept for inference
+    assert not light.graph.node[1].attribute[0].t.raw_data  # the 4096-value Constant
+    assert light.graph.node[0] == model.graph.node[0]  # 64 values <= SHAPE_DATA_LIMIT
+    assert 64 <= SHAPE_DATA_LIMIT < 4096
+    full = value_types(onnx.shape_inference.infer_shapes(model, strict_mode=False).graph)
+    assert value_types(onnx.shape_inference.infer_shapes(light, strict_mode=False).graph) == full
+    assert full["out"] == ("float32", (None, 8, 8))
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 8, 9, 4096])
+def test_the_external_data_key_is_found_across_chunks(tmp_path, chunk):
+    path = tmp_path / "m.onnx"
+    for at in range(0, 20):
+        data = b"locatiolocatio" + b"x" * at + b"location" + b"y" * 5
+        path.write_bytes(data)
+        assert _holds(path, b"location", chunk)
+        path.write_bytes(data.replace(b"location", b"locatioN"))
+        assert not _holds(path, b"location", chunk)
+
+
+def test_constants_are_read_when_looked_up():
+    tensor = numpy_helper.from_array(np.arange(6, dtype=np.int64).reshape(2, 3), "c")
+    broken = TensorProto(name="b", data_type=TensorProto.FLOAT, dims=[4], raw_data=b"\0")  # 1 byte for 4 floats
+    arrays = Arrays({"c": tensor, "b": broken})
+    assert "b" in arrays and len(arrays) == 2 and sorted(arrays) == ["b", "c"]  # nothing read yet
+    assert arrays["c"].tolist() == [[0, 1, 2], [3, 4, 5]] and arrays["c"] is arrays["c"]
+    with pytest.raises(ValueError):
+        arrays["b"]
+
+
+def test_plain_convert_gives_the_garbage_collector_back(tmp_path, capsys):
+    model = pool_model("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2])
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    assert gc.isenabled()
+    code, _, err = invoke(capsys, "convert", path, "--output-dir", tmp_path / "ir")
+    assert code == 0, err
+    assert gc.isenabled()
+
+
+def test_undecodable_text_in_an_initializer_is_named(tmp_path, capsys):
+    model = pool_model("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2])
+    model.graph.initializer.append(numpy_helper.from_array(np.zeros(3, np.float32), "zzunused"))
+    data = bytearray(model.SerializeToString())
+    position = data.index(b"zzunused")
+    data[position : position + 2] = b"\xff\xfe"
+    path = tmp_path / "m.onnx"
+    path.write_bytes(bytes(data))
+    code, _, err = invoke(capsys, "convert", path, "--to", "dml")
+    assert code == 1
+    assert "model.graph.initializer[0].name: is not UTF-8 text" in err
