@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, drawn_rng, node_case_params, ovpool_of, since_opsets
+from harness import check, check_node_case, drawn_rng, examples, node_case_params, ovpool_of, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -507,7 +507,7 @@ WAYS = [pytest.param("shifted", marks=needs_blas), pytest.param("compiled", mark
 
 @pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("opset", CONV_OPSETS)
-@settings(max_examples=20)
+@examples(20)
 @given(data=st.data())
 def test_each_route_matches_onnxruntime(way: str, opset: int, data: st.DataObject) -> None:
     """The drawn cases (strides, dilations, SAME pads, 1-3 spatial axes, groups, batches of 2)
@@ -521,7 +521,7 @@ def test_each_route_matches_onnxruntime(way: str, opset: int, data: st.DataObjec
 
 @pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("opset", CONV_OPSETS)
-@settings(max_examples=10)
+@examples(10)
 @given(data=st.data())
 def test_each_route_matches_the_schema_in_float64(way: str, opset: int, data: st.DataObject) -> None:
     """float64 (OpenBLAS's dgemm, the loop's double form) against the direct definition, SAME
@@ -564,7 +564,7 @@ def test_shifted_products_where_they_pay(
 
 
 @needs_compiled_taps
-@settings(max_examples=40)
+@examples(40)
 @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
 def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> None:
     """The compiled depthwise loop (``_compiled.c``) against the numpy loop it replaces, bit for bit,
