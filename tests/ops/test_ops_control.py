@@ -185,6 +185,57 @@ def test_loop_without_iterations_runs_no_outer_only_node() -> None:
         session.run({"M": np.array(2, np.int64), **feeds})
 
 
+def _carried_product_model(step: float) -> onnx.ModelProto:
+    """Loop(M) over x (1, 3): each step emits x @ W (3, 2) and carries x + step (paddle2onnx
+    carries unchanged values through the loop state as x + 0)."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("MatMul", ["x_in", "w"], ["product"]),
+            helper.make_node("Add", ["x_in", "step"], ["x_out"]),
+        ],
+        "body",
+        [vi("i", I64, []), vi("cond_in", B, []), vi("x_in", F, [1, 3])],
+        [vi("cond_out", B, []), vi("x_out", F, [1, 3]), vi("product", F, [1, 2])],
+        initializer=[
+            numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(3, 2) - 2, "w"),
+            numpy_helper.from_array(np.array(step, np.float32), "step"),
+        ],
+    )
+    node = helper.make_node("Loop", ["M", "", "x0"], ["x_final", "products"], body=body)
+    return model_of([node], [vi("M", I64, []), vi("x0", F, [1, 3])], ["x_final", "products"], 13)
+
+
+@pytest.mark.parametrize(("step", "computed"), [(0.0, 2), (0.5, 6)])
+def test_loop_product_of_unchanged_operands_is_computed_once(step: float, computed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """x0 holds -0.0: x0 + 0 turns it into 0.0, so the second step's operand differs in one bit
+    and is multiplied again; from the third step on it is the same and the product is given back
+    (6 steps, 2 products computed). With a step of 0.5 the operand changes every time: six
+    products, and no operand kept after the third. Both agree with onnxruntime."""
+    from ovpool.runtime import graph as graph_module
+
+    made: list[Any] = []
+    original = graph_module._Remembered.__init__
+
+    def spy(self: Any, *args: Any) -> None:
+        original(self, *args)
+        made.append(self)
+
+    monkeypatch.setattr(graph_module._Remembered, "__init__", spy)
+    model = _carried_product_model(step)
+    feeds = {"M": np.array(6, np.int64), "x0": np.array([[-0.0, 1.5, -2.0]], np.float32)}
+    result = GraphSession(model).run(feeds)
+    ((remembered,),) = [made]
+    assert (remembered.calls, remembered.repeats) == (computed, 6 - computed)
+    if step:
+        assert remembered.last is None
+    import onnxruntime
+
+    expected = onnxruntime.InferenceSession(model.SerializeToString()).run(None, feeds)
+    for actual, wanted in zip(result.values(), expected):
+        np.testing.assert_array_equal(actual, wanted)
+
+
 def test_loop_refuses_endless_loop() -> None:
     node = helper.make_node("Loop", ["", "", "v0"], ["v_final"], body=loop_body(0))
     model = model_of([node], [vi("v0", F, [2])], ["v_final"], 13)
