@@ -297,8 +297,10 @@ def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> N
     """Chains of 1-5 Add, Sub, Mul, Div (the previous result on either side, the other operand x
     or a one-value constant), Clip (Clip-6 attributes, or Clip-11 inputs with one omitted), Relu,
     HardSigmoid and HardSwish (rows that read the node's input again), float32 or float64, over inputs holding NaN, infinities and signed zeros, run compiled
-    (one call, blocks of 256): the observed run's values, node by node, zeros' signs included."""
+    (one call, blocks of 256, the extension's plain loops or its AVX2 ones): the observed run's
+    values, node by node, zeros' signs included."""
     from ovpool.runtime import chains
+    from ovpool.runtime.ops.compiled import plain_only
 
     compiled: list[int] = []
     run_compiled = chains._run_compiled
@@ -345,9 +347,14 @@ def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> N
     x = (rng.standard_normal(size) * 8).astype(dtype)
     x[rng.integers(0, size, 6)] = [np.nan, np.inf, -np.inf, 0.0, -0.0, -3.0]
     session = GraphSession(model)
+    plain_loops = data.draw(st.booleans())  # the extension's plain loops, or its AVX2 ones where there
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(chains, "_run_compiled", lambda *a: (compiled.append(1), run_compiled(*a)))
-        fast = session.run({"x": x})["y"]
+        plain_only(plain_loops)
+        try:
+            fast = session.run({"x": x})["y"]
+        finally:
+            plain_only(False)
     slow = _observed(session, {"x": x})[0]["y"]
     if any("chain" in step.label for step in session._graph._plan.steps):
         assert compiled

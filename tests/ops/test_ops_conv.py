@@ -570,7 +570,7 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
     """The compiled depthwise loop (``_compiled.c``) against the numpy loop it replaces, bit for bit,
     over 1-3 spatial axes, strides, dilations, pads, 1-2 outputs per group (numpy's tap loop
     takes those), batches, with and without bias, and inputs holding NaN, infinities and
-    negative zeros."""
+    negative zeros; the extension's plain loops and its AVX2 ones alike."""
     rank = data.draw(st.integers(1, 3))
     channels, mg, n = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
     kernel = data.draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
@@ -587,7 +587,12 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
     w = rng.standard_normal((channels * mg, 1, *kernel)).astype(dtype)
     b = rng.standard_normal(channels * mg).astype(dtype) if data.draw(st.booleans()) else None
     attrs = {"group": channels, "kernel_shape": kernel, "strides": strides, "dilations": dilations, "pads": pads}
-    compiled = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
+    plain_loops = data.draw(st.booleans())  # the extension's plain loops, or its AVX2 ones where there
+    compiled_module.plain_only(plain_loops)
+    try:
+        compiled = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
+    finally:
+        compiled_module.plain_only(False)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(conv_module, "taps_for", lambda dtype: None)
         plain = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]

@@ -112,8 +112,13 @@
 #define DEFINE_AVX2(NAME, T)
 #endif
 
+/* The plain loops even where AVX2 is at hand: the tests run both forms on one machine. */
+static int plain_only = 0;
+
+OVPOOL_EXPORT void ovpool_plain_only(int on) { plain_only = on; }
+
 #if OVPOOL_AVX2
-#define PICK(NAME) (__builtin_cpu_supports("avx2") ? NAME##_avx2 : NAME##_plain)
+#define PICK(NAME) (__builtin_cpu_supports("avx2") && !plain_only ? NAME##_avx2 : NAME##_plain)
 #else
 #define PICK(NAME) NAME##_plain
 #endif

@@ -65,6 +65,14 @@ def _function(stem: str, dtype: np.dtype, argtypes: list[Any]) -> Any:
     return function
 
 
+def plain_only(on: bool) -> None:
+    """Make the extension take its plain loops even where the processor has AVX2 (for tests: both
+    forms must give numpy's bits), or its choice again."""
+    library = _library()
+    if library is not None:
+        library.ovpool_plain_only(ctypes.c_int(int(on)))
+
+
 @functools.cache
 def taps_for(dtype: np.dtype) -> Taps | None:
     """The compiled depthwise tap loop for ``dtype``, or None."""
