@@ -138,6 +138,7 @@ def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[i
     position = {s: p for p, s in enumerate(external)} | {step[2][0]: len(external) + i for i, step in enumerate(steps)}
     runs = [(step[0], [position[s] for s in step[1]]) for step in steps]
     program = _program([getattr(kernel, "code", None) for kernel in prepared], [reads for _, reads in ops], len(external))
+    scalars: list[Any] = [None] * len(external)  # _run_compiled's one-element arguments and their addresses
 
     def one_by_one(args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
         values = list(args)
@@ -158,7 +159,7 @@ def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[i
             chain = None if layout is None or layout[1] else chain_for(next(a.dtype for a in args if a is not None))
             if chain is not None and layout is not None:
                 out = output(args, layout[0])
-                _run_compiled(chain, program, args, out)
+                _run_compiled(chain, program, args, out, scalars)
                 return (out,)
         layout = _tiled_layout(args)
         if layout is None:
@@ -333,16 +334,34 @@ def _program(codes: Sequence[tuple[Any, ...] | None], reads: Sequence[tuple[int,
     return tuple(rows), tuple(constants)
 
 
-def _run_compiled(chain: Callable[..., None], program: Program, args: tuple[Any, ...], out: np.ndarray) -> None:
+def _run_compiled(
+    chain: Callable[..., None], program: Program, args: tuple[Any, ...], out: np.ndarray, scalars: list[Any]
+) -> None:
     """The compiled chain over ``out``'s positions: the arguments (a one-element one as one
-    value), then the program's constants in ``out``'s dtype."""
+    value), then the program's constants in ``out``'s dtype. ``scalars`` holds, per argument, the
+    last one-element array there and its address (a chain's constants are the same arrays at
+    every run; reading ``.ctypes.data`` costs about 1 us)."""
     n = out.size
     absent = tuple(k for k, a in enumerate(args) if a is None)
     values, table, held = _compiled_tables(program, out.dtype, len(args), absent)
-    given = [out if a is None else a for a in args]  # an absent argument is never read
-    addresses = np.array([a.ctypes.data for a in given] + held, dtype=np.int64)
-    sizes = np.array([1 if a.size == 1 else n for a in given] + [1] * len(values), dtype=np.int64)
-    chain(n, addresses.ctypes.data, sizes.ctypes.data, len(table), table.ctypes.data, out.ctypes.data)
+    addresses = []
+    sizes = []
+    for k, a in enumerate(args):
+        if a is None:  # an absent argument is never read
+            addresses.append(out.ctypes.data)
+            sizes.append(1)
+        elif a.size == 1:
+            known = scalars[k]
+            if known is None or known[0] is not a:
+                known = scalars[k] = (a, a.ctypes.data)
+            addresses.append(known[1])
+            sizes.append(1)
+        else:
+            addresses.append(a.ctypes.data)
+            sizes.append(n)
+    table_of = np.array(addresses + held, dtype=np.int64)
+    size_of = np.array(sizes + [1] * len(values), dtype=np.int64)
+    chain(n, table_of.ctypes.data, size_of.ctypes.data, len(table), table.ctypes.data, out.ctypes.data)
 
 
 @functools.lru_cache(maxsize=256)

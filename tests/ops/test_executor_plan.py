@@ -417,6 +417,23 @@ def test_plane_of_a_value_constant_over_planes() -> None:
     assert _plane_of((1, 1, 1, 1, 1), (1, 96, 80, 80)) is None
 
 
+def test_compiled_chain_reads_a_new_one_value_argument_at_each_run() -> None:
+    """A chain's one-value argument fed by the caller (a new array each run, where a constant is
+    the same one): each run reads its own value."""
+    node = helper.make_node
+    model = model_of(
+        [node("Add", ["x", "s"], ["a"]), node("Mul", ["a", "s"], ["y"])],
+        [vi("x", shape=[4096]), vi("s", shape=[])],
+        ["y"],
+        opset=13,
+    )
+    session = GraphSession(model)
+    x = np.arange(4096, dtype=np.float32)
+    for value in (2.0, -3.0, 0.5):
+        s = np.array(value, np.float32)
+        np.testing.assert_array_equal(session.run({"x": x, "s": s})["y"], (x + s) * s)
+
+
 def test_chain_with_an_omitted_input_and_float64(monkeypatch: pytest.MonkeyPatch) -> None:
     """Clip with no ``min`` (an omitted input) in a float64 chain, tiled, written into the dying
     input of the chain: the observed run's bits; the caller's input untouched."""
