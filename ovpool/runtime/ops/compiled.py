@@ -19,8 +19,9 @@ operations over ``n`` positions: ``args`` an array of argument addresses, ``size
 argument's length (``n``, or 1 for one value), ``ops`` rows of four int64 (code, a, b, c), each
 operand -1 for the previous row's result, -2 for the value a "save" row kept, or an argument's
 index; codes in ``CHAIN_CODES``
-(HardSwish as paddle writes it, x of 5 values: (1, 0, 1, -1) x + 3, (5, -1, 2, 3) clip to [0, 6],
-(3, 0, -1, -1) times x, (4, -1, 4, -1) over 6, with arguments x, 3, 0, 6, 6).
+(HardSwish as paddle writes it, x of 5 values: (1, 0, 1, 0) x + 3, (5, -1, 2, 3) clip to [0, 6],
+(3, 0, -1, 0) times x, (4, -1, 4, 0) over 6, with arguments x, 3, 0, 6, 6; an operand a code
+does not read is 0).
 """
 
 from __future__ import annotations
