@@ -624,6 +624,31 @@ def test_a_long_kernel_over_few_outputs_stays_a_matmul() -> None:
     assert conv_module.route((1, 1, 576), (258, 1, 256), plan) == "im2col"
 
 
+@pytest.mark.parametrize("abi", [None, compiled_module.ABI + 1])
+def test_an_extension_of_another_version_is_not_used(abi: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stale build of ``_compiled.c`` (no ABI function, or another number) is left alone: the
+    depthwise loop runs in numpy, and the result still agrees with onnxruntime."""
+
+    class Stale:
+        def __init__(self, path: str) -> None:
+            if abi is not None:
+                self.ovpool_compiled_abi = lambda: abi
+
+    caches = (conv_module.taps_for, compiled_module._library)
+    for cache in caches:
+        cache.cache_clear()
+    monkeypatch.setattr(compiled_module.ctypes, "CDLL", Stale)
+    try:
+        assert compiled_module._library() is None and conv_module.taps_for(np.dtype(np.float32)) is None
+        rng = np.random.default_rng(7)
+        depthwise = [rng.standard_normal(s).astype(np.float32) for s in ((1, 4, 9, 9), (4, 1, 3, 3), (4,))]
+        check("Conv", 11, depthwise, {"pads": [1, 1, 1, 1], "group": 4}, constant=(1,), rtol=1e-4, atol=1e-4)
+    finally:
+        monkeypatch.undo()
+        for cache in caches:
+            cache.cache_clear()
+
+
 def test_without_compiled_code_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """``OVPOOL_COMPILED=0`` (or a numpy without OpenBLAS, an install without a C compiler) leaves
     im2col and the depthwise taps to numpy alone."""

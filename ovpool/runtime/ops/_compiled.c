@@ -112,6 +112,10 @@
 #define DEFINE_AVX2(NAME, T)
 #endif
 
+/* What the loader (compiled.py, ABI) expects: an extension built from another version of this
+ * file, whose functions may take other arguments, is not used. */
+OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 1; }
+
 /* The plain loops even where AVX2 is at hand: the tests run both forms on one machine. */
 static int plain_only = 0;
 

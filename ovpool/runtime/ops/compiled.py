@@ -43,16 +43,26 @@ CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5, "save": 6}
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 
 
+ABI = 1  # ovpool_compiled_abi() of the _compiled.c this module calls
+
+
 @functools.cache
 def _library() -> ctypes.CDLL | None:
-    """The extension loaded, or None where it was not built (or ``OVPOOL_COMPILED=0``)."""
+    """The extension loaded, or None where it was not built, cannot be loaded, was built from
+    another version of ``_compiled.c`` (a stale build in a checkout), or ``OVPOOL_COMPILED=0``."""
     if not compiled_allowed():
         return None
     try:
         from ovpool.runtime.ops import _compiled  # type: ignore[attr-defined]
-    except ImportError:
+
+        library = ctypes.CDLL(_compiled.__file__)
+    except (ImportError, OSError):
         return None
-    return ctypes.CDLL(_compiled.__file__)
+    abi = getattr(library, "ovpool_compiled_abi", None)
+    if abi is None:
+        return None
+    abi.restype = ctypes.c_int
+    return library if abi() == ABI else None
 
 
 def _function(stem: str, dtype: np.dtype, argtypes: list[Any]) -> Any:
