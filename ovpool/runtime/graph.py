@@ -49,7 +49,7 @@ from ovpool.memory import kernel_failure, run_budget
 from ovpool.onnx.model import load
 from ovpool.runtime.chains import chain_steps
 from ovpool.runtime.fusion import Prepared, fold_batch_norms
-from ovpool.runtime.inplace import donating_kernels, owned_slots
+from ovpool.runtime.inplace import FRESH_OPS, donating_kernels, owned_slots
 from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup, registered_since
 from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
 from ovpool.runtime.ops.elementwise import InPlace
@@ -356,7 +356,9 @@ class _Plan:
         self.folded = folded
 
 
-REMEMBERED_OPS = frozenset({"MatMul", "Gemm"})
+# Products a body's run may give back again (``_Remembered``); never an op whose buffers the plan
+# may give up to an in-place kernel (``FRESH_OPS``), which could write into a remembered result.
+REMEMBERED_OPS = frozenset({"MatMul", "Gemm"}) - FRESH_OPS
 
 
 def _remembering(plan: _Plan) -> tuple[_Step, ...]:
