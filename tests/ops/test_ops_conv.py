@@ -488,7 +488,13 @@ def test_tiles_and_batch_chunks(method: str, tile_bytes: int, monkeypatch: pytes
 
 def _routed(patch: pytest.MonkeyPatch, way: str) -> None:
     """Every im2col Conv of two taps or more (``"shifted"``), or every Conv of 1-3 spatial axes
-    but the 1x1 ones (``"compiled"``), sent that way whatever its size and channels."""
+    but the 1x1 ones (``"compiled"``), sent that way whatever its size and channels; with
+    ``"im2col"`` every im2col Conv builds its columns by blocks, however small (no gathered
+    columns, ``_conv_gathered``)."""
+    if way == "im2col":
+        patch.setattr(conv_module, "SMALL_COLUMNS", 0)
+        patch.setattr(conv_module, "route", lambda x_shape, w_shape, plan: plan.method)
+        return
 
     def route(x_shape: tuple[int, ...], w_shape: tuple[int, ...], plan: Any) -> str:
         if way == "shifted":
@@ -502,7 +508,7 @@ needs_blas = pytest.mark.skipif(conv_module.gemm_for(np.dtype(np.float32)) is No
 needs_compiled_taps = pytest.mark.skipif(
     conv_module.taps_for(np.dtype(np.float32)) is None, reason="ovpool's compiled tap loop was not built here"
 )
-WAYS = [pytest.param("shifted", marks=needs_blas), pytest.param("compiled", marks=needs_compiled_taps)]
+WAYS = [pytest.param("shifted", marks=needs_blas), pytest.param("compiled", marks=needs_compiled_taps), "im2col"]
 
 
 @pytest.mark.parametrize("way", WAYS)
@@ -599,6 +605,33 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
         patch.setattr(conv_module, "taps_for", lambda dtype: None)
         plain = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
     assert compiled.shape == plain.shape and compiled.tobytes() == plain.tobytes()
+
+
+@examples(30)
+@given(data=st.data())
+def test_gathered_columns_give_the_bits_of_im2col(data: st.DataObject) -> None:
+    """A small Conv's columns gathered in one indexing (``_conv_gathered``) are the columns
+    ``_conv_im2col`` builds: the same product, bit for bit, over the drawn cases."""
+    inputs, attrs, constant = data.draw(conv_cases(ort_safe=False))
+    gathered = ovpool_of("Conv", 11, inputs, attrs, constant=constant)[0]
+    with pytest.MonkeyPatch.context() as patch:
+        _routed(patch, "im2col")
+        blocks = ovpool_of("Conv", 11, inputs, attrs, constant=constant)[0]
+    assert gathered.shape == blocks.shape and gathered.tobytes() == blocks.tobytes()
+
+
+def test_small_convs_gather_their_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """silero's encoder Conv, (1, 129, 3) by 128x129x3 with pads 1 (387 x 3 column values), takes
+    the gathered columns; a (1, 16, 20, 20) 3x3 one (57,600) builds them by blocks."""
+    calls: list[tuple[int, ...]] = []
+    original = conv_module._conv_gathered
+    monkeypatch.setattr(conv_module, "_conv_gathered", lambda x, *rest: (calls.append(x.shape), original(x, *rest))[1])
+    rng = np.random.default_rng(8)
+    for x_shape, w_shape in (((1, 129, 3), (128, 129, 3)), ((1, 3, 20, 20), (4, 3, 3, 3))):
+        inputs = [rng.standard_normal(s).astype(np.float32) for s in (x_shape, w_shape, w_shape[:1])]
+        pads = [1] * (2 * (len(x_shape) - 2))
+        check("Conv", 11, inputs, {"pads": pads}, constant=(1, 2), rtol=1e-4, atol=1e-4)
+    assert set(calls) == {(1, 129, 3)}
 
 
 @pytest.mark.parametrize(
