@@ -570,7 +570,7 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
     """The compiled depthwise loop (``_compiled.c``) against the numpy loop it replaces, bit for bit,
     over 1-3 spatial axes, strides, dilations, pads, 1-2 outputs per group (numpy's tap loop
     takes those), batches, with and without bias, and inputs holding NaN, infinities and
-    negative zeros; the extension's plain loops and its AVX2 ones alike."""
+    negative zeros; the extension's plain loops, its AVX2 ones and its AVX-512 ones alike."""
     rank = data.draw(st.integers(1, 3))
     channels, mg, n = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
     kernel = data.draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
@@ -587,16 +587,47 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
     w = rng.standard_normal((channels * mg, 1, *kernel)).astype(dtype)
     b = rng.standard_normal(channels * mg).astype(dtype) if data.draw(st.booleans()) else None
     attrs = {"group": channels, "kernel_shape": kernel, "strides": strides, "dilations": dilations, "pads": pads}
-    plain_loops = data.draw(st.booleans())  # the extension's plain loops, or its AVX2 ones where there
-    compiled_module.plain_only(plain_loops)
+    form = data.draw(st.sampled_from(["plain", "avx2", "widest"]))  # the extension's loops; each where there
+    compiled_module.plain_only(form == "plain")
+    compiled_module.taps_avx2_only(form == "avx2")
     try:
         compiled = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
     finally:
         compiled_module.plain_only(False)
+        compiled_module.taps_avx2_only(False)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(conv_module, "taps_for", lambda dtype: None)
         plain = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
     assert compiled.shape == plain.shape and compiled.tobytes() == plain.tobytes()
+
+
+@needs_compiled_taps
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("form", ["plain", "avx2", "widest"])
+def test_compiled_taps_over_thin_planes_give_numpys_bits(dtype: type, form: str) -> None:
+    """Thin planes (2-3 rows of 32-161, the rows computed straight into the output) and a 3-D
+    case, 5x5 pads 2 with and without stride 2 and a 1-D one of 200, every length of a last
+    span (1-8 vectors, each lane count), the extension's every form: numpy's loop's bits."""
+    rng = np.random.default_rng(11)
+    cases: list[tuple[tuple[int, ...], list[int], list[int]]] = [((3, 2, width), [5, 5], [1, 1]) for width in range(32, 162, 7)]
+    cases += [((2, 3, 96), [5, 5], [2, 2]), ((2, 200), [5], [1]), ((2, 2, 3, 40), [3, 3, 3], [1, 1, 1])]
+    compiled_module.plain_only(form == "plain")
+    compiled_module.taps_avx2_only(form == "avx2")
+    try:
+        for (channels, *sizes), kernel, strides in cases:
+            x = rng.standard_normal((1, channels, *sizes)).astype(dtype)
+            x.reshape(-1)[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -0.0]
+            w = rng.standard_normal((channels, 1, *kernel)).astype(dtype)
+            b = rng.standard_normal(channels).astype(dtype)
+            attrs = {"group": channels, "kernel_shape": kernel, "strides": strides, "pads": [k // 2 for k in kernel] * 2}
+            compiled = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(conv_module, "taps_for", lambda dtype: None)
+                plain = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
+            assert compiled.shape == plain.shape and compiled.tobytes() == plain.tobytes(), (x.shape, kernel, strides)
+    finally:
+        compiled_module.plain_only(False)
+        compiled_module.taps_avx2_only(False)
 
 
 @pytest.mark.parametrize(

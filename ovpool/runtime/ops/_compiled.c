@@ -19,6 +19,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(_MSC_VER) && !defined(__clang__)
@@ -114,7 +115,7 @@
 
 /* What the loader (compiled.py, ABI) expects: an extension built from another version of this
  * file, whose functions may take other arguments, is not used. */
-OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 1; }
+OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 2; }
 
 /* The plain loops even where AVX2 is at hand: the tests run both forms on one machine. */
 static int plain_only = 0;
@@ -127,36 +128,171 @@ OVPOOL_EXPORT void ovpool_plain_only(int on) { plain_only = on; }
 #define PICK(NAME) NAME##_plain
 #endif
 
-/* The sums of one plane row and output go to `scratch` (cells long), then their kept positions to
- * the output: `outer` runs of `inner` rows of `width` values, the rows `inner_pitch` apart and the
- * runs `outer_pitch` apart in `scratch` (a 2-D phase plane 18 wide holding 14x14 outputs: 14 runs
- * of 1 row of 14, 18 apart; 1-D: 1 run of 1 row). */
-#define DEFINE_TAPS(NAME, T)                                                                          \
-    DEFINE_PLAIN(NAME, T)                                                                             \
-    DEFINE_AVX2(NAME, T)                                                                              \
-    OVPOOL_EXPORT void NAME(const T *buffer, int64_t plane, int64_t first, int64_t count,             \
-                            int64_t groups, int64_t mg, const int64_t *offsets, int64_t taps,         \
-                            const T *weights, const T *bias, T *scratch, int64_t cells, T *out,       \
-                            const int64_t *runs)                                                      \
+#if OVPOOL_AVX2
+#include <immintrin.h>
+
+/* The AVX-512 form (x86-64, GCC or Clang, chosen when the processor has AVX-512F): the positions in
+ * spans of up to 8 vectors of 64 bytes, the sums of a span held in registers across the taps, the
+ * last span's last vector loaded and stored under a mask (no position is computed twice, none past
+ * `cells` is touched). */
+/* OP(sum, v, mask, SUF) for each of the first `vectors` sums a0 .. a7, `v` its number and `mask`
+ * all lanes but for the last, which takes `last` (a constant `vectors` leaves straight code). */
+#define SPAN1(vectors, n, ACC, OP, SUF)                                                               \
+    if (n < vectors) {                                                                                \
+        const __typeof__(last) mask = n == vectors - 1 ? last : (__typeof__(last))-1;                 \
+        OP(ACC, n, mask, SUF);                                                                        \
+    }
+#define SPAN8(vectors, OP, SUF)                                                                       \
+    SPAN1(vectors, 0, a0, OP, SUF) SPAN1(vectors, 1, a1, OP, SUF) SPAN1(vectors, 2, a2, OP, SUF)      \
+    SPAN1(vectors, 3, a3, OP, SUF) SPAN1(vectors, 4, a4, OP, SUF) SPAN1(vectors, 5, a5, OP, SUF)      \
+    SPAN1(vectors, 6, a6, OP, SUF) SPAN1(vectors, 7, a7, OP, SUF)
+#define TAP_FIRST(a, v, mask, SUF) a = _mm512_mul_##SUF(_mm512_maskz_loadu_##SUF(mask, x + v * L), wv)
+#define TAP_NEXT(a, v, mask, SUF)                                                                     \
+    a = _mm512_add_##SUF(a, _mm512_mul_##SUF(_mm512_maskz_loadu_##SUF(mask, xk + v * L), wv))
+#define TAP_BIAS(a, v, mask, SUF) ((void)(mask), a = _mm512_add_##SUF(a, b))
+#define TAP_STORE(a, v, mask, SUF) _mm512_mask_storeu_##SUF(out + v * L, mask, a)
+
+#define DEFINE_AVX512(NAME, T, V, SUF, MASK)                                                          \
+    enum { NAME##_LANES = 64 / sizeof(T) };                                                           \
+    __attribute__((target("avx512f"), always_inline)) static inline void NAME##_span(                 \
+        const T *row, const int64_t *restrict offsets, int64_t taps, const T *restrict w,             \
+        const T *restrict bias, T *out, const int vectors, MASK last)                                 \
     {                                                                                                 \
-        void (*loop)(const T *, const int64_t *, int64_t, const T *, const T *, T *, int64_t) =       \
-            PICK(NAME);                                                                               \
-        const int64_t outer = runs[0], outer_pitch = runs[1], inner = runs[2];                        \
-        const int64_t inner_pitch = runs[3], width = runs[4];                                         \
-        for (int64_t r = 0; r < count; ++r) {                                                         \
-            const int64_t g = (first + r) % groups;                                                   \
-            for (int64_t m = 0; m < mg; ++m) {                                                        \
-                loop(buffer + r * plane, offsets, taps, weights + (g * mg + m) * taps,                \
-                     bias ? bias + g * mg + m : NULL, scratch, cells);                                \
-                for (int64_t a = 0; a < outer; ++a)                                                   \
-                    for (int64_t b = 0; b < inner; ++b, out += width)                                 \
-                        memcpy(out, scratch + a * outer_pitch + b * inner_pitch, width * sizeof(T));  \
-            }                                                                                         \
+        enum { L = NAME##_LANES };                                                                    \
+        V a0, a1, a2, a3, a4, a5, a6, a7;                                                             \
+        const T *x = row + offsets[0];                                                                \
+        V wv = _mm512_set1_##SUF(w[0]);                                                               \
+        SPAN8(vectors, TAP_FIRST, SUF)                                                                \
+        for (int64_t k = 1; k < taps; ++k) {                                                          \
+            const T *xk = row + offsets[k];                                                           \
+            wv = _mm512_set1_##SUF(w[k]);                                                             \
+            SPAN8(vectors, TAP_NEXT, SUF)                                                             \
+        }                                                                                             \
+        if (bias) {                                                                                   \
+            const V b = _mm512_set1_##SUF(*bias);                                                     \
+            SPAN8(vectors, TAP_BIAS, SUF)                                                             \
+        }                                                                                             \
+        SPAN8(vectors, TAP_STORE, SUF)                                                                \
+    }                                                                                                 \
+    __attribute__((target("avx512f"))) static void NAME##_avx512(                                     \
+        const T *restrict row, const int64_t *restrict offsets, int64_t taps, const T *restrict w,   \
+        const T *restrict bias, T *restrict out, int64_t cells)                                       \
+    {                                                                                                 \
+        enum { L = NAME##_LANES };                                                                    \
+        int64_t start = 0;                                                                            \
+        for (; cells - start > 8 * L; start += 8 * L)                                                 \
+            NAME##_span(row + start, offsets, taps, w, bias, out + start, 8, (MASK)-1);               \
+        const int64_t rest = cells - start, tail = rest - (rest - 1) / L * L;                         \
+        const MASK last = (MASK)(((uint64_t)1 << tail) - 1);                                          \
+        switch ((rest + L - 1) / L) {                                                                 \
+        case 1: NAME##_span(row + start, offsets, taps, w, bias, out + start, 1, last); break;        \
+        case 2: NAME##_span(row + start, offsets, taps, w, bias, out + start, 2, last); break;        \
+        case 3: NAME##_span(row + start, offsets, taps, w, bias, out + start, 3, last); break;        \
+        case 4: NAME##_span(row + start, offsets, taps, w, bias, out + start, 4, last); break;        \
+        case 5: NAME##_span(row + start, offsets, taps, w, bias, out + start, 5, last); break;        \
+        case 6: NAME##_span(row + start, offsets, taps, w, bias, out + start, 6, last); break;        \
+        case 7: NAME##_span(row + start, offsets, taps, w, bias, out + start, 7, last); break;        \
+        case 8: NAME##_span(row + start, offsets, taps, w, bias, out + start, 8, last); break;        \
+        default: break;                                                                               \
         }                                                                                             \
     }
+#else
+#define DEFINE_AVX512(NAME, T, V, SUF, MASK)
+#endif
 
-DEFINE_TAPS(ovpool_taps_f32, float)
-DEFINE_TAPS(ovpool_taps_f64, double)
+/* The taps' loops at most AVX2 even where AVX-512 is at hand: the tests run every form. */
+static int taps_avx2_only = 0;
+
+OVPOOL_EXPORT void ovpool_taps_avx2_only(int on) { taps_avx2_only = on; }
+
+#if OVPOOL_AVX2
+#define PICK_TAPS(NAME)                                                                               \
+    (plain_only                                                                  ? NAME##_plain  \
+     : __builtin_cpu_supports("avx512f") && !taps_avx2_only ? NAME##_avx512                       \
+     : __builtin_cpu_supports("avx2")                       ? NAME##_avx2                         \
+                                                            : NAME##_plain)
+#else
+#define PICK_TAPS(NAME) NAME##_plain
+#endif
+
+/* The geometry of a Conv's taps for one input shape (int64, built by conv.py
+ * _compiled_geometry): rows (images x groups), groups, outputs a group (mg), input channels a group
+ * (cg), an input plane's elements, a padded channel's elements (its phase planes, `plane`), the
+ * zero-bordered buffer of a row (cg planes and what the last tap reads past them), the `cells` a
+ * tap sweeps, the taps (cg x kernel), the number of copies, whether the kept positions are
+ * computed straight into the output (1) or all cells into a scratch first (0), the five int64 of
+ * the runs (outer, outer pitch, inner, inner pitch, width) that place the kept positions in the
+ * output, the taps' offsets, then each copy as 11 int64: source and target offset, three counts,
+ * three source steps, three target steps (an input plane's positions into a phase plane). */
+enum { G_ROWS, G_GROUPS, G_MG, G_CG, G_SOURCE, G_PLANE, G_BUFFER, G_CELLS, G_TAPS, G_COPIES, G_DIRECT,
+       G_RUNS, G_OFFSETS = G_RUNS + 5, COPY_INTS = 11 };
+
+/* For each row, its cg input planes are copied into the zero-bordered buffer (in cache; the
+ * copies write the same positions each row, so the border stays zero), then each output's sums
+ * are computed: a 2-D phase plane 18 wide holding 14x14 outputs is 14 runs of 1 row of 14, 18
+ * apart; 1-D: 1 run of 1 row. Returns 0, or 1 when the buffer cannot be allocated. */
+#define DEFINE_TAPS(NAME, T, V, SUF, MASK)                                                            \
+    DEFINE_PLAIN(NAME, T)                                                                             \
+    DEFINE_AVX2(NAME, T)                                                                              \
+    DEFINE_AVX512(NAME, T, V, SUF, MASK)                                                              \
+    OVPOOL_EXPORT int NAME(const T *x, const T *weights, const T *bias, T *out, const int64_t *geometry) \
+    {                                                                                                 \
+        void (*loop)(const T *, const int64_t *, int64_t, const T *, const T *, T *, int64_t) =       \
+            PICK_TAPS(NAME);                                                                          \
+        const int64_t rows = geometry[G_ROWS], groups = geometry[G_GROUPS], mg = geometry[G_MG];      \
+        const int64_t cg = geometry[G_CG], source = geometry[G_SOURCE], plane = geometry[G_PLANE];    \
+        const int64_t cells = geometry[G_CELLS], taps = geometry[G_TAPS];                             \
+        const int64_t copies = geometry[G_COPIES], direct = geometry[G_DIRECT];                       \
+        const int64_t *runs = geometry + G_RUNS, *offsets = geometry + G_OFFSETS;                     \
+        const int64_t *copy = offsets + taps;                                                         \
+        const int64_t outer = runs[0], outer_pitch = runs[1], inner = runs[2];                        \
+        const int64_t inner_pitch = runs[3], width = runs[4];                                         \
+        T *buffer = calloc(geometry[G_BUFFER] + (direct ? 0 : cells), sizeof(T));                     \
+        if (!buffer)                                                                                  \
+            return 1;                                                                                 \
+        T *scratch = buffer + geometry[G_BUFFER];                                                     \
+        for (int64_t r = 0; r < rows; ++r) {                                                          \
+            const int64_t g = r % groups;                                                             \
+            for (int64_t c = 0; c < cg; ++c)                                                          \
+                for (const int64_t *p = copy; p < copy + COPY_INTS * copies; p += COPY_INTS) {        \
+                    const T *from = x + (r * cg + c) * source + p[0];                                 \
+                    T *to = buffer + c * plane + p[1];                                                \
+                    for (int64_t i = 0; i < p[2]; ++i)                                                \
+                        for (int64_t j = 0; j < p[3]; ++j) {                                          \
+                            const T *f = from + i * p[5] + j * p[6];                                  \
+                            T *t = to + i * p[8] + j * p[9];                                          \
+                            if (p[7] == 1 && p[10] == 1)                                              \
+                                memcpy(t, f, p[4] * sizeof(T));                                       \
+                            else                                                                      \
+                                for (int64_t k = 0; k < p[4]; ++k)                                    \
+                                    t[k * p[10]] = f[k * p[7]];                                       \
+                        }                                                                             \
+                }                                                                                     \
+            for (int64_t m = 0; m < mg; ++m) {                                                        \
+                const T *w = weights + (g * mg + m) * taps, *b = bias ? bias + g * mg + m : NULL;     \
+                if (direct) {                                                                         \
+                    for (int64_t a = 0; a < outer; ++a)                                               \
+                        for (int64_t i = 0; i < inner; ++i, out += width)                             \
+                            loop(buffer + a * outer_pitch + i * inner_pitch, offsets, taps, w, b, out, width); \
+                    continue;                                                                         \
+                }                                                                                     \
+                loop(buffer, offsets, taps, w, b, scratch, cells);                                    \
+                for (int64_t a = 0; a < outer; ++a)                                                   \
+                    for (int64_t i = 0; i < inner; ++i, out += width)                                 \
+                        memcpy(out, scratch + a * outer_pitch + i * inner_pitch, width * sizeof(T));  \
+            }                                                                                         \
+        }                                                                                             \
+        free(buffer);                                                                                 \
+        return 0;                                                                                     \
+    }
+
+#if OVPOOL_AVX2
+DEFINE_TAPS(ovpool_taps_f32, float, __m512, ps, __mmask16)
+DEFINE_TAPS(ovpool_taps_f64, double, __m512d, pd, __mmask8)
+#else
+DEFINE_TAPS(ovpool_taps_f32, float, , , )
+DEFINE_TAPS(ovpool_taps_f64, double, , , )
+#endif
 
 /* The chain: `ops` rows of 4 int64 (code, a, b, c), each operand -1 for the previous row's result,
  * -2 for the value a row of code 6 saved (a node's input that later rows of the node read again),

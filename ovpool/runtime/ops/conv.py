@@ -511,53 +511,43 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
 def _conv_taps_compiled(
     x: np.ndarray, wn: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None, loop: Taps
 ) -> np.ndarray:
-    """The tap loop compiled (``compiled.taps_for``): every channel plane copied at once into its
-    zero-bordered phase planes, then for each output ``y = sum over the group's input channels c
-    and taps k of W[m, c, k] * x_c shifted by tap k``, channel by channel, tap by tap, each
-    output's kept positions written straight to it. ``wn`` is W as (g, M/g, C/g * K). With one
-    input channel per group (depthwise) these are ``_conv_taps``' multiplies and adds in the same
-    order: the same bits. With a few channels per group (``direct``) it is a direct convolution,
-    which a 3-channel image's first layer needs (27 products a position: im2col's columns and
-    shifted products' nine passes over the output both cost more than the products)."""
-    n, channels = x.shape[:2]
-    g, mg, taps = plan.group, wn.shape[1], wn.shape[2]
-    geometry = _phase_geometry(x.shape, plan, kernel)
-    plane, cells = geometry.plane, plan.out[0] * geometry.row
-    buffer = np.zeros(n * channels * plane + geometry.reach, dtype=x.dtype)
-    phase_planes = buffer[: n * channels * plane].reshape((n * channels, geometry.phases) + geometry.phase_shape)
-    planes = x.reshape((n * channels,) + x.shape[2:])
-    for source, target in geometry.copies:
-        phase_planes[(slice(None),) + target] = planes[(slice(None),) + source]
-    scratch = np.empty(cells, dtype=x.dtype)
-    y = np.empty((n, g * mg) + plan.out, dtype=x.dtype)
-    address = 0 if bias is None else bias.ctypes.data
-    offsets, runs = _compiled_geometry(x.shape, plan, kernel)
-    row = channels // g * plane
-    loop(
-        buffer.ctypes.data,
-        row,
-        0,
-        n * g,
-        g,
-        mg,
-        offsets.ctypes.data,
-        taps,
-        wn.ctypes.data,
-        address,
-        scratch.ctypes.data,
-        cells,
-        y.ctypes.data,
-        runs.ctypes.data,
-    )
+    """The tap loop compiled (``compiled.taps_for``): for each row (image, group) its input planes
+    copied into a zero-bordered buffer of one row's phase planes (in cache), then for each output
+    ``y = sum over the group's input channels c and taps k of W[m, c, k] * x_c shifted by tap k``,
+    channel by channel, tap by tap, each output's kept positions written to it. ``wn`` is W as
+    (g, M/g, C/g * K). With one input channel per group (depthwise) these are ``_conv_taps``'
+    multiplies and adds in the same order: the same bits. With a few channels per group
+    (``direct``) it is a direct convolution, which a 3-channel image's first layer needs (27
+    products a position: im2col's columns and shifted products' nine passes over the output both
+    cost more than the products)."""
+    geometry = _compiled_geometry(x.shape, plan, kernel, wn.shape[1], x.itemsize)
+    if not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x)
+    y = np.empty((x.shape[0], plan.group * wn.shape[1]) + plan.out, dtype=x.dtype)
+    if loop(x.ctypes.data, wn.ctypes.data, 0 if bias is None else bias.ctypes.data, y.ctypes.data, geometry.address):
+        raise MemoryError(f"Conv: no memory for a zero-bordered buffer of {geometry.ints[6]} values")
     return y
 
 
+class _CompiledGeometry(NamedTuple):
+    """The int64 that ``compiled.taps_for`` reads (layout in ``_compiled.c``) and their address."""
+
+    ints: np.ndarray
+    address: int
+
+
 @functools.lru_cache(maxsize=256)
-def _compiled_geometry(x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """The tap offsets (each input channel of a group in turn) and output runs ``compiled.taps_for``
-    reads (1-3 spatial axes), as int64 arrays: 14x14 outputs in
-    phase planes 18 wide are 14 runs 18 apart of one row of 14, (14, 18, 1, 0, 14); 4x5x6 outputs
-    in phase planes of 6x7x8 are 4 runs 56 apart of 5 rows 8 apart, (4, 56, 5, 8, 6)."""
+def _compiled_geometry(
+    x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[int, ...], mg: int, itemsize: int
+) -> _CompiledGeometry:
+    """What ``compiled.taps_for`` reads for one input shape (1-3 spatial axes): the sizes, the tap
+    offsets (each input channel of a group in turn), the output runs, and the copies of an input
+    plane into its phase planes. 14x14 outputs in phase planes 18 wide are 14 runs 18 apart of one
+    row of 14, (14, 18, 1, 0, 14); 4x5x6 outputs in phase planes of 6x7x8 are 4 runs 56 apart of 5
+    rows 8 apart, (4, 56, 5, 8, 6). The runs are computed straight into the output where their
+    rows hold at least 128 bytes and take no more vectors of 64 bytes than all the cells: 2x96
+    outputs in planes 100 wide, 2 x 6 vectors against 13 (computed, then copied); not 56x56 in
+    planes 58 wide, 56 x 4 against 203."""
     geometry, out = _phase_geometry(x_shape, plan, kernel), plan.out
     shape, cg = geometry.phase_shape, x_shape[1] // plan.group
     if len(out) == 1:
@@ -567,7 +557,31 @@ def _compiled_geometry(x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[i
     else:
         runs = (out[0], geometry.row, math.prod(out[1:-1]), shape[-1], out[-1])
     offsets = [c * geometry.plane + offset for c in range(cg) for offset in geometry.offsets]
-    return np.array(offsets, dtype=np.int64), np.array(runs, dtype=np.int64)
+    cells = out[0] * geometry.row
+    lanes = 64 // itemsize
+    direct = runs[4] * itemsize >= 128 and runs[0] * runs[2] * -(-runs[4] // lanes) <= -(-cells // lanes)
+    sizes = [x_shape[0] * plan.group, plan.group, mg, cg, math.prod(x_shape[2:]), geometry.plane]
+    sizes += [cg * geometry.plane + geometry.reach, cells, len(offsets), len(geometry.copies), int(direct)]
+    ints = np.array(sizes + list(runs) + offsets + _copy_ints(x_shape[2:], geometry), dtype=np.int64)
+    return _CompiledGeometry(ints, ints.ctypes.data)
+
+
+def _copy_ints(sizes: tuple[int, ...], geometry: _PhaseGeometry) -> list[int]:
+    """Each copy of ``geometry`` as 11 ints for ``_compiled.c``: source and target offset, then
+    counts, source steps and target steps over three axes (leading axes of one): a 5x7 plane into
+    phase 0 of 2x2 phase planes of 4x5 (stride 2, pads 1 before), from (1, 1) to (1, 1): offsets
+    8 and 6, counts (1, 2, 3), source steps (0, 14, 2), target steps (0, 5, 1)."""
+    source_steps = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
+    shape, pad = geometry.phase_shape, 3 - len(sizes)
+    target_steps = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    ints: list[int] = []
+    for source, (phase, *target) in geometry.copies:
+        ints.append(sum(s.start * e for s, e in zip(source, source_steps)))
+        ints.append(phase * math.prod(shape) + sum(t.start * e for t, e in zip(target, target_steps)))
+        ints += [1] * pad + [len(range(size)[s]) for size, s in zip(sizes, source)]
+        ints += [0] * pad + [s.step * e for s, e in zip(source, source_steps)]
+        ints += [0] * pad + target_steps
+    return ints
 
 
 def _conv_taps_channels_last(
