@@ -246,7 +246,7 @@ enum { G_ROWS, G_GROUPS, G_MG, G_CG, G_SOURCE, G_PLANE, G_BUFFER, G_CELLS, G_TAP
         const int64_t *runs = geometry + G_RUNS, *offsets = geometry + G_OFFSETS;                     \
         const int64_t *copy = offsets + taps;                                                         \
         const int64_t outer = runs[0], outer_pitch = runs[1], inner = runs[2];                        \
-        const int64_t inner_pitch = runs[3], width = runs[4];                                         \
+        const int64_t inner_pitch = runs[3], width = runs[4], kept = outer * inner * width;           \
         T *buffer = calloc(geometry[G_BUFFER] + (direct ? 0 : cells), sizeof(T));                     \
         if (!buffer)                                                                                  \
             return 1;                                                                                 \
@@ -268,15 +268,19 @@ enum { G_ROWS, G_GROUPS, G_MG, G_CG, G_SOURCE, G_PLANE, G_BUFFER, G_CELLS, G_TAP
                                     t[k * p[10]] = f[k * p[7]];                                       \
                         }                                                                             \
                 }                                                                                     \
+            const T *w = weights + g * mg * taps, *b = bias ? bias + g * mg : NULL;                   \
+            if (direct) {                                                                             \
+                T *o = out;                                                                           \
+                for (int64_t a = 0; a < outer; ++a)                                                   \
+                    for (int64_t i = 0; i < inner; ++i, o += width)                                   \
+                        for (int64_t m = 0; m < mg; ++m)                                              \
+                            loop(buffer + a * outer_pitch + i * inner_pitch, offsets, taps, w + m * taps, \
+                                 b ? b + m : NULL, o + m * kept, width);                              \
+                out += mg * kept;                                                                     \
+                continue;                                                                             \
+            }                                                                                         \
             for (int64_t m = 0; m < mg; ++m) {                                                        \
-                const T *w = weights + (g * mg + m) * taps, *b = bias ? bias + g * mg + m : NULL;     \
-                if (direct) {                                                                         \
-                    for (int64_t a = 0; a < outer; ++a)                                               \
-                        for (int64_t i = 0; i < inner; ++i, out += width)                             \
-                            loop(buffer + a * outer_pitch + i * inner_pitch, offsets, taps, w, b, out, width); \
-                    continue;                                                                         \
-                }                                                                                     \
-                loop(buffer, offsets, taps, w, b, scratch, cells);                                    \
+                loop(buffer, offsets, taps, w + m * taps, b ? b + m : NULL, scratch, cells);          \
                 for (int64_t a = 0; a < outer; ++a)                                                   \
                     for (int64_t i = 0; i < inner; ++i, out += width)                                 \
                         memcpy(out, scratch + a * outer_pitch + i * inner_pitch, width * sizeof(T));  \
