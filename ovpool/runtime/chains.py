@@ -30,13 +30,15 @@ from typing import Any
 import numpy as np
 
 from ovpool.runtime.ops.base import Kernel
-from ovpool.runtime.ops.compiled import CHAIN_CODES, chain_for
+from ovpool.runtime.ops.compiled import CHAIN_CODES, address, chain_for
 from ovpool.runtime.ops.elementwise import InPlace, type_limits
 
 TILE = 1 << 16  # elements of a tile: 256 KiB of float32, in the L2 cache with its intermediate
 # A chain whose every node has a compiled form (``InPlace.code``) runs compiled from this size on
 # (one call, blocks of 256 positions in the first-level cache; below it, node by node is as quick).
 COMPILED_LEAST = 1 << 10
+# With values constant over planes, from planes of this size on (blocks end at plane boundaries).
+COMPILED_PLANE = 64
 
 PlanStep = tuple[Kernel, tuple[int, ...], tuple[int, ...], tuple[int, ...], str]
 
@@ -138,7 +140,6 @@ def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[i
     position = {s: p for p, s in enumerate(external)} | {step[2][0]: len(external) + i for i, step in enumerate(steps)}
     runs = [(step[0], [position[s] for s in step[1]]) for step in steps]
     program = _program([getattr(kernel, "code", None) for kernel in prepared], [reads for _, reads in ops], len(external))
-    scalars: list[Any] = [None] * len(external)  # _run_compiled's one-element arguments and their addresses
 
     def one_by_one(args: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
         values = list(args)
@@ -156,10 +157,11 @@ def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[i
     def kernel(*args: Any) -> tuple[np.ndarray, ...]:
         if program is not None:
             layout = _tiled_layout(args, COMPILED_LEAST)
-            chain = None if layout is None or layout[1] else chain_for(next(a.dtype for a in args if a is not None))
+            compiled = layout is not None and (not layout[1] or layout[1] >= COMPILED_PLANE)
+            chain = chain_for(next(a.dtype for a in args if a is not None)) if compiled else None
             if chain is not None and layout is not None:
                 out = output(args, layout[0])
-                _run_compiled(chain, program, args, out, scalars)
+                _run_compiled(chain, program, args, out, layout[1])
                 return (out,)
         layout = _tiled_layout(args)
         if layout is None:
@@ -334,34 +336,20 @@ def _program(codes: Sequence[tuple[Any, ...] | None], reads: Sequence[tuple[int,
     return tuple(rows), tuple(constants)
 
 
-def _run_compiled(
-    chain: Callable[..., None], program: Program, args: tuple[Any, ...], out: np.ndarray, scalars: list[Any]
-) -> None:
+def _run_compiled(chain: Callable[..., None], program: Program, args: tuple[Any, ...], out: np.ndarray, plane: int) -> None:
     """The compiled chain over ``out``'s positions: the arguments (a one-element one as one
-    value), then the program's constants in ``out``'s dtype. ``scalars`` holds, per argument, the
-    last one-element array there and its address (a chain's constants are the same arrays at
-    every run; reading ``.ctypes.data`` costs about 1 us)."""
+    value, one constant over planes of ``plane`` positions as one value per plane), then the
+    program's constants in ``out``'s dtype."""
     n = out.size
     absent = tuple(k for k, a in enumerate(args) if a is None)
     values, table, held = _compiled_tables(program, out.dtype, len(args), absent)
-    addresses = []
-    sizes = []
-    for k, a in enumerate(args):
-        if a is None:  # an absent argument is never read
-            addresses.append(out.ctypes.data)
-            sizes.append(1)
-        elif a.size == 1:
-            known = scalars[k]
-            if known is None or known[0] is not a:
-                known = scalars[k] = (a, a.ctypes.data)
-            addresses.append(known[1])
-            sizes.append(1)
-        else:
-            addresses.append(a.ctypes.data)
-            sizes.append(n)
+    target = address(out)
+    # an absent argument is never read
+    addresses = [target if a is None else address(a) for a in args]
+    sizes = [1 if a is None else a.size for a in args]
     table_of = np.array(addresses + held, dtype=np.int64)
     size_of = np.array(sizes + [1] * len(values), dtype=np.int64)
-    chain(n, table_of.ctypes.data, size_of.ctypes.data, len(table), table.ctypes.data, out.ctypes.data)
+    chain(n, plane, address(table_of), address(size_of), len(table), address(table), target)
 
 
 @functools.lru_cache(maxsize=256)

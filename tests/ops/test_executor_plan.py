@@ -294,8 +294,8 @@ _SCALARS = [0.0, -0.0, 3.0, 6.0, 0.5, -2.0, np.nan, np.inf]
 @examples(25)
 @given(data=st.data())
 def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> None:
-    """Chains of 1-5 Add, Sub, Mul, Div (the previous result on either side, the other operand x
-    or a one-value constant), Clip (Clip-6 attributes, or Clip-11 inputs with one omitted), Relu,
+    """Chains of 1-5 Add, Sub, Mul, Div (the previous result on either side, the other operand x,
+    a one-value constant or a constant of one value per plane of x's 64-300), Clip (Clip-6 attributes, or Clip-11 inputs with one omitted), Relu,
     HardSigmoid and HardSwish (rows that read the node's input again), float32 or float64, over inputs holding NaN, infinities and signed zeros, run compiled
     (one call, blocks of 256, the extension's plain loops or its AVX2 ones): the observed run's
     values, node by node, zeros' signs included, and onnxruntime's in float32 (but for NaN clip
@@ -309,6 +309,8 @@ def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> N
     dtype, elem = (np.float64, onnx.TensorProto.DOUBLE) if double else (np.float32, onnx.TensorProto.FLOAT)
     opset = data.draw(st.sampled_from([10, 13, 14]))
     count = data.draw(st.integers(1, 5))
+    planes, width = data.draw(st.integers(2, 12)), data.draw(st.integers(64, 300))
+    width = max(width, -(-1024 // planes))  # at least 1024 positions
     nodes, inits = [], []
     previous = "x"
     nan_bound = crossed = False
@@ -338,19 +340,26 @@ def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> N
                     names.append("")
             nodes.append(helper.make_node("Clip", [previous, *names] if names[-1] else [previous, names[0]], [out]))
         else:
-            if data.draw(st.booleans()):
-                other = "x"
-            else:
-                other = f"c{k}"
+            source = data.draw(st.sampled_from(["x", "scalar", "plane"]))
+            other = "x" if source == "x" else f"c{k}"
+            if source == "scalar":
                 inits.append(_tensor(other, np.array(data.draw(st.sampled_from(_SCALARS)), dtype)))
+            elif source == "plane":  # one value per plane (row), NaN, infinity or -0.0 among them
+                inits.append(
+                    _tensor(
+                        other,
+                        np.array(data.draw(st.lists(st.sampled_from(_SCALARS), min_size=planes, max_size=planes)), dtype).reshape(
+                            planes, 1
+                        ),
+                    )
+                )
             pair = [previous, other] if data.draw(st.booleans()) else [other, previous]
             nodes.append(helper.make_node(kind, pair, [out]))
         previous = out
-    size = data.draw(st.integers(1024, 3000))
-    model = model_of(nodes, [vi("x", elem, [size])], ["y"], opset=opset, initializers=inits)
+    model = model_of(nodes, [vi("x", elem, [planes, width])], ["y"], opset=opset, initializers=inits)
     rng = drawn_rng(data.draw)
-    x = (rng.standard_normal(size) * 8).astype(dtype)
-    x[rng.integers(0, size, 6)] = [np.nan, np.inf, -np.inf, 0.0, -0.0, -3.0]
+    x = (rng.standard_normal((planes, width)) * 8).astype(dtype)
+    x.reshape(-1)[rng.integers(0, x.size, 6)] = [np.nan, np.inf, -np.inf, 0.0, -0.0, -3.0]
     session = GraphSession(model)
     plain_loops = data.draw(st.booleans())  # the extension's plain loops, or its AVX2 ones where there
     with pytest.MonkeyPatch.context() as patch:

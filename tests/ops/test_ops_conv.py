@@ -680,6 +680,16 @@ def test_an_extension_of_another_version_is_not_used(abi: int | None, monkeypatc
             cache.cache_clear()
 
 
+def test_address_is_numpy_ctypes_data() -> None:
+    """``compiled.address`` (the extension's buffer-protocol read where it is built) gives
+    ``a.ctypes.data`` for contiguous, strided, reversed, read-only, 0-d and empty arrays."""
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    frozen = np.ones(3)
+    frozen.flags.writeable = False
+    for a in (base, base[:, ::2], base[::-1], base.T, frozen, np.zeros((), np.float64), np.zeros((0, 3), np.int64)):
+        assert compiled_module.address(a) == a.ctypes.data
+
+
 def test_without_compiled_code_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """``OVPOOL_COMPILED=0`` (or a numpy without OpenBLAS, an install without a C compiler) leaves
     im2col and the depthwise taps to numpy alone."""

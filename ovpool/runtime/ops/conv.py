@@ -62,7 +62,7 @@ import numpy as np
 from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 from ovpool.runtime.ops.blas import Gemm, gemm_for
-from ovpool.runtime.ops.compiled import Taps, taps_for
+from ovpool.runtime.ops.compiled import Taps, address, taps_for
 from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
@@ -524,7 +524,7 @@ def _conv_taps_compiled(
     if not x.flags.c_contiguous:
         x = np.ascontiguousarray(x)
     y = np.empty((x.shape[0], plan.group * wn.shape[1]) + plan.out, dtype=x.dtype)
-    if loop(x.ctypes.data, wn.ctypes.data, 0 if bias is None else bias.ctypes.data, y.ctypes.data, geometry.address):
+    if loop(address(x), address(wn), 0 if bias is None else address(bias), address(y), geometry.address):
         raise MemoryError(f"Conv: no memory for a zero-bordered buffer of {geometry.ints[6]} values")
     return y
 
