@@ -208,6 +208,17 @@ static int taps_avx2_only = 0;
 
 OVPOOL_EXPORT void ovpool_taps_avx2_only(int on) { taps_avx2_only = on; }
 
+/* Whether the taps' loops are the AVX-512 ones (conv.py routes dense Convs of a few channels to
+ * them only then). */
+OVPOOL_EXPORT int ovpool_taps_avx512(void)
+{
+#if OVPOOL_AVX2
+    return __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
 #if OVPOOL_AVX2
 #define PICK_TAPS(NAME)                                                                               \
     (plain_only                                                                  ? NAME##_plain  \

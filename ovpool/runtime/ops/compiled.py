@@ -117,6 +117,13 @@ def taps_avx2_only(on: bool) -> None:
 
 
 @functools.cache
+def taps_avx512() -> bool:
+    """Whether the compiled tap loop runs its AVX-512 form here (the processor has AVX-512F)."""
+    library = _library()
+    return library is not None and bool(library.ovpool_taps_avx512())
+
+
+@functools.cache
 def taps_for(dtype: np.dtype) -> Taps | None:
     """The compiled depthwise tap loop for ``dtype``, or None."""
     pointer = ctypes.c_void_p

@@ -62,7 +62,7 @@ import numpy as np
 from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 from ovpool.runtime.ops.blas import Gemm, gemm_for
-from ovpool.runtime.ops.compiled import Taps, address, taps_for
+from ovpool.runtime.ops.compiled import Taps, address, taps_avx512, taps_for
 from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
@@ -88,8 +88,10 @@ SHIFT_CHANNELS = 8
 # The compiled tap loop (``_conv_taps_compiled``) also takes the im2col Convs of one input channel
 # a group, and grouped ones of at most DIRECT_CHANNELS, with at least DIRECT_CELLS outputs a plane
 # and at most DIRECT_PRODUCTS products an output (3x3 from 1x64x160 to 64 channels: 0.83x im2col's
-# time; 32 channels in 8 groups over 40x40: 0.59x; dense from 3 channels: 1.1x, left to im2col;
-# silero's 256-tap STFT to 4 outputs: one matmul is quicker).
+# time; 32 channels in 8 groups over 40x40: 0.59x; silero's 256-tap STFT to 4 outputs: one matmul
+# is quicker); dense ones of at most DIRECT_CHANNELS too where the loop is AVX-512's (3x3 stride 2
+# from 3x224x224 to 16: 0.65x; 3x48x320 to 32: 0.65x; 4x64x64 to 16: 0.80x; 3x32x32 to 64: 1.0x;
+# with AVX2's, 0.8-1.2x: left to im2col).
 DIRECT_CHANNELS = 4
 DIRECT_CELLS = 256
 DIRECT_PRODUCTS = 64
@@ -358,7 +360,7 @@ def route(x_shape: tuple[int, ...], w_shape: tuple[int, ...], plan: ConvPlan) ->
     cg, rank = w_shape[1], len(plan.out)
     direct = (
         plan.method == "im2col"
-        and (cg == 1 or 1 < plan.group and cg <= DIRECT_CHANNELS)
+        and (cg == 1 or cg <= DIRECT_CHANNELS and (1 < plan.group or taps_avx512()))
         and math.prod(plan.out) >= DIRECT_CELLS
         and cg * math.prod(w_shape[2:]) <= DIRECT_PRODUCTS
     )
