@@ -605,12 +605,14 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("form", ["plain", "avx2", "widest"])
 def test_compiled_taps_over_thin_planes_give_numpys_bits(dtype: type, form: str) -> None:
-    """Thin planes (2-3 rows of 32-161, the rows computed straight into the output) and a 3-D
-    case, 5x5 pads 2 with and without stride 2 and a 1-D one of 200, every length of a last
-    span (1-8 vectors, each lane count), the extension's every form: numpy's loop's bits."""
+    """Thin planes (2-3 rows of 32-161, the rows computed straight into the output), small ones
+    (14x14, 28x28: several rows a span of vectors; 7x7) and a 3-D case, 5x5 pads 2 with and
+    without stride 2 and a 1-D one of 200, every length of a last span (1-8 vectors, each lane
+    count), the extension's every form: numpy's loop's bits."""
     rng = np.random.default_rng(11)
     cases: list[tuple[tuple[int, ...], list[int], list[int]]] = [((3, 2, width), [5, 5], [1, 1]) for width in range(32, 162, 7)]
     cases += [((2, 3, 96), [5, 5], [2, 2]), ((2, 200), [5], [1]), ((2, 2, 3, 40), [3, 3, 3], [1, 1, 1])]
+    cases += [((4, 14, 14), [5, 5], [1, 1]), ((3, 28, 28), [3, 3], [1, 1]), ((2, 7, 7), [3, 3], [1, 1])]
     compiled_module.plain_only(form == "plain")
     compiled_module.taps_avx2_only(form == "avx2")
     try:

@@ -138,22 +138,28 @@ OVPOOL_EXPORT void ovpool_plain_only(int on) { plain_only = on; }
  * spans of up to 8 vectors of 64 bytes, the sums of a span held in registers across the taps, the
  * last span's last vector loaded and stored under a mask (no position is computed twice, none past
  * `cells` is touched). */
-/* OP(sum, v, mask, SUF) for each of the first `vectors` sums a0 .. a7, `v` its number and `mask`
- * all lanes but for the last, which takes `last` (a constant `vectors` leaves straight code). */
+/* OP(sum, v, SUF) for each of the first `vectors` sums a0 .. a7, `v` its number (a constant
+ * `vectors` leaves straight code). The loads take whole vectors (lanes past the last position read
+ * the buffer's slack: their sums are never stored); the last vector's store takes `last` lanes. */
 #define SPAN1(vectors, n, ACC, OP, SUF)                                                               \
     if (n < vectors) {                                                                                \
-        const __typeof__(last) mask = n == vectors - 1 ? last : (__typeof__(last))-1;                 \
-        OP(ACC, n, mask, SUF);                                                                        \
+        OP(ACC, n, SUF);                                                                              \
     }
 #define SPAN8(vectors, OP, SUF)                                                                       \
     SPAN1(vectors, 0, a0, OP, SUF) SPAN1(vectors, 1, a1, OP, SUF) SPAN1(vectors, 2, a2, OP, SUF)      \
     SPAN1(vectors, 3, a3, OP, SUF) SPAN1(vectors, 4, a4, OP, SUF) SPAN1(vectors, 5, a5, OP, SUF)      \
     SPAN1(vectors, 6, a6, OP, SUF) SPAN1(vectors, 7, a7, OP, SUF)
-#define TAP_FIRST(a, v, mask, SUF) a = _mm512_mul_##SUF(_mm512_maskz_loadu_##SUF(mask, x + v * L), wv)
-#define TAP_NEXT(a, v, mask, SUF)                                                                     \
-    a = _mm512_add_##SUF(a, _mm512_mul_##SUF(_mm512_maskz_loadu_##SUF(mask, xk + v * L), wv))
-#define TAP_BIAS(a, v, mask, SUF) ((void)(mask), a = _mm512_add_##SUF(a, b))
-#define TAP_STORE(a, v, mask, SUF) _mm512_mask_storeu_##SUF(out + v * L, mask, a)
+#define TAP_FIRST(a, v, SUF) a = _mm512_mul_##SUF(_mm512_loadu_##SUF(x + v * L), wv)
+#define TAP_NEXT(a, v, SUF) a = _mm512_add_##SUF(a, _mm512_mul_##SUF(_mm512_loadu_##SUF(xk + v * L), wv))
+#define TAP_BIAS(a, v, SUF) a = _mm512_add_##SUF(a, b)
+#define TAP_STORE(a, v, SUF)                                                                          \
+    _mm512_mask_storeu_##SUF(out + v * L, v == vectors - 1 ? last : (__typeof__(last))-1, a)
+
+/* The same for sums whose vectors lie anywhere: vector v of the input at p[v], of the output at
+ * q[v], its stored lanes mk[v]. */
+#define RUN_FIRST(a, v, SUF) a = _mm512_mul_##SUF(_mm512_loadu_##SUF(p[v] + offsets[0]), wv)
+#define RUN_NEXT(a, v, SUF) a = _mm512_add_##SUF(a, _mm512_mul_##SUF(_mm512_loadu_##SUF(p[v] + offset), wv))
+#define RUN_STORE(a, v, SUF) _mm512_mask_storeu_##SUF(q[v], mk[v], a)
 
 #define DEFINE_AVX512(NAME, T, V, SUF, MASK)                                                          \
     enum { NAME##_LANES = 64 / sizeof(T) };                                                           \
@@ -198,6 +204,81 @@ OVPOOL_EXPORT void ovpool_plain_only(int on) { plain_only = on; }
         case 8: NAME##_span(row + start, offsets, taps, w, bias, out + start, 8, last); break;        \
         default: break;                                                                               \
         }                                                                                             \
+    }                                                                                                 \
+    __attribute__((target("avx512f"), always_inline)) static inline void NAME##_gather(               \
+        const T *const *p, T *const *q, const MASK *mk, const int64_t *restrict offsets, int64_t taps, \
+        const T *restrict w, const T *restrict bias, const int vectors)                               \
+    {                                                                                                 \
+        V a0, a1, a2, a3, a4, a5, a6, a7;                                                             \
+        V wv = _mm512_set1_##SUF(w[0]);                                                               \
+        SPAN8(vectors, RUN_FIRST, SUF)                                                              \
+        for (int64_t k = 1; k < taps; ++k) {                                                          \
+            const int64_t offset = offsets[k];                                                        \
+            wv = _mm512_set1_##SUF(w[k]);                                                             \
+            SPAN8(vectors, RUN_NEXT, SUF)                                                           \
+        }                                                                                             \
+        if (bias) {                                                                                   \
+            const V b = _mm512_set1_##SUF(*bias);                                                     \
+            SPAN8(vectors, TAP_BIAS, SUF)                                                           \
+        }                                                                                             \
+        SPAN8(vectors, RUN_STORE, SUF)                                                              \
+    }                                                                                                 \
+    /* The runs of a row (outer x inner runs of `width`, placed as `runs` says) for its mg outputs,  \
+     * straight into the output (`kept` values an output): runs of at most 4 vectors a few at once  \
+     * (8 runs of 14, 4 of 28, 2 of 56 in a span of 8 vectors), longer runs span by span, each span \
+     * for every output while its input rows are in cache. */                                        \
+    __attribute__((target("avx512f"))) static void NAME##_runs_avx512(                                \
+        const T *buffer, const int64_t *restrict offsets, int64_t taps, const T *w, const T *bias,    \
+        int64_t mg, T *out, int64_t kept, const int64_t *runs)                                        \
+    {                                                                                                 \
+        enum { L = NAME##_LANES };                                                                    \
+        const int64_t outer_pitch = runs[1], inner = runs[2], inner_pitch = runs[3], width = runs[4]; \
+        const int64_t count = runs[0] * inner, per = (width + L - 1) / L;                             \
+        if (per > 4) {                                                                                \
+            for (int64_t r = 0; r < count; ++r)                                                       \
+                for (int64_t m = 0; m < mg; ++m)                                                      \
+                    NAME##_avx512(buffer + r / inner * outer_pitch + r % inner * inner_pitch, offsets, \
+                                  taps, w + m * taps, bias ? bias + m : NULL, out + m * kept + r * width, \
+                                  width);                                                             \
+            return;                                                                                   \
+        }                                                                                             \
+        const MASK last = (MASK)(((uint64_t)1 << (width - (per - 1) * L)) - 1);                       \
+        const int64_t group = 8 / per;                                                                \
+        const T *p[8];                                                                                \
+        T *q[8];                                                                                      \
+        MASK mk[8];                                                                                   \
+        int64_t place[8]; /* each vector's place in the span's output */                             \
+        for (int v = 0; v < group * per; ++v) {                                                       \
+            mk[v] = v % per == per - 1 ? last : (MASK)-1;                                             \
+            place[v] = v / per * width + v % per * L;                                                 \
+        }                                                                                             \
+        int64_t a = 0, i = 0; /* the span's first run */                                              \
+        for (int64_t first = 0; first < count; first += group) {                                      \
+            const int64_t n = count - first < group ? count - first : group;                          \
+            const int vectors = (int)(n * per);                                                       \
+            for (int64_t r = 0, v = 0; r < n; ++r) {                                                  \
+                for (int64_t j = 0; j < per; ++j, ++v)                                                \
+                    p[v] = buffer + a * outer_pitch + i * inner_pitch + j * L;                        \
+                if (++i == inner)                                                                     \
+                    i = 0, ++a;                                                                       \
+            }                                                                                         \
+            for (int64_t m = 0; m < mg; ++m) {                                                        \
+                T *o = out + m * kept + first * width;                                                \
+                for (int v = 0; v < vectors; ++v)                                                     \
+                    q[v] = o + place[v];                                                              \
+                const T *wm = w + m * taps, *bm = bias ? bias + m : NULL;                             \
+                switch (vectors) {                                                                    \
+                case 1: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 1); break;                     \
+                case 2: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 2); break;                     \
+                case 3: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 3); break;                     \
+                case 4: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 4); break;                     \
+                case 5: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 5); break;                     \
+                case 6: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 6); break;                     \
+                case 7: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 7); break;                     \
+                default: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 8); break;                    \
+                }                                                                                     \
+            }                                                                                         \
+        }                                                                                             \
     }
 #else
 #define DEFINE_AVX512(NAME, T, V, SUF, MASK)
@@ -220,13 +301,16 @@ OVPOOL_EXPORT int ovpool_taps_avx512(void)
 }
 
 #if OVPOOL_AVX2
+#define TAPS_WIDE (!plain_only && !taps_avx2_only && __builtin_cpu_supports("avx512f"))
 #define PICK_TAPS(NAME)                                                                               \
-    (plain_only                                                                  ? NAME##_plain  \
-     : __builtin_cpu_supports("avx512f") && !taps_avx2_only ? NAME##_avx512                       \
-     : __builtin_cpu_supports("avx2")                       ? NAME##_avx2                         \
-                                                            : NAME##_plain)
+    (TAPS_WIDE                                   ? NAME##_avx512                                     \
+     : !plain_only && __builtin_cpu_supports("avx2") ? NAME##_avx2                                   \
+                                                 : NAME##_plain)
+#define RUNS_WIDE(NAME, ...) NAME##_runs_avx512(__VA_ARGS__)
 #else
+#define TAPS_WIDE 0
 #define PICK_TAPS(NAME) NAME##_plain
+#define RUNS_WIDE(NAME, ...) (void)0
 #endif
 
 /* The geometry of a Conv's taps for one input shape (int64, built by conv.py
@@ -234,12 +318,16 @@ OVPOOL_EXPORT int ovpool_taps_avx512(void)
  * (cg), an input plane's elements, a padded channel's elements (its phase planes, `plane`), the
  * zero-bordered buffer of a row (cg planes and what the last tap reads past them), the `cells` a
  * tap sweeps, the taps (cg x kernel), the number of copies, whether the kept positions are
- * computed straight into the output (1) or all cells into a scratch first (0), the five int64 of
+ * computed straight into the output (1) or all cells into a scratch first (0) by the plain and
+ * AVX2 loops, the same for the AVX-512 ones (which put several short runs in one span), the five int64 of
  * the runs (outer, outer pitch, inner, inner pitch, width) that place the kept positions in the
  * output, the taps' offsets, then each copy as 11 int64: source and target offset, three counts,
  * three source steps, three target steps (an input plane's positions into a phase plane). */
 enum { G_ROWS, G_GROUPS, G_MG, G_CG, G_SOURCE, G_PLANE, G_BUFFER, G_CELLS, G_TAPS, G_COPIES, G_DIRECT,
-       G_RUNS, G_OFFSETS = G_RUNS + 5, COPY_INTS = 11 };
+       G_DIRECT_WIDE, G_RUNS, G_OFFSETS = G_RUNS + 5, COPY_INTS = 11 };
+
+/* Bytes past a row's buffer that the AVX-512 loops' whole-vector loads may read. */
+#define SLACK 64
 
 /* For each row, its cg input planes are copied into the zero-bordered buffer (in cache; the
  * copies write the same positions each row, so the border stays zero), then each output's sums
@@ -256,15 +344,16 @@ enum { G_ROWS, G_GROUPS, G_MG, G_CG, G_SOURCE, G_PLANE, G_BUFFER, G_CELLS, G_TAP
         const int64_t rows = geometry[G_ROWS], groups = geometry[G_GROUPS], mg = geometry[G_MG];      \
         const int64_t cg = geometry[G_CG], source = geometry[G_SOURCE], plane = geometry[G_PLANE];    \
         const int64_t cells = geometry[G_CELLS], taps = geometry[G_TAPS];                             \
-        const int64_t copies = geometry[G_COPIES], direct = geometry[G_DIRECT];                       \
+        const int wide = TAPS_WIDE;                                                                   \
+        const int64_t copies = geometry[G_COPIES], direct = geometry[wide ? G_DIRECT_WIDE : G_DIRECT]; \
         const int64_t *runs = geometry + G_RUNS, *offsets = geometry + G_OFFSETS;                     \
         const int64_t *copy = offsets + taps;                                                         \
         const int64_t outer = runs[0], outer_pitch = runs[1], inner = runs[2];                        \
         const int64_t inner_pitch = runs[3], width = runs[4], kept = outer * inner * width;           \
-        T *buffer = calloc(geometry[G_BUFFER] + (direct ? 0 : cells), sizeof(T));                     \
+        T *buffer = calloc(geometry[G_BUFFER] + SLACK / sizeof(T) + (direct ? 0 : cells), sizeof(T)); \
         if (!buffer)                                                                                  \
             return 1;                                                                                 \
-        T *scratch = buffer + geometry[G_BUFFER];                                                     \
+        T *scratch = buffer + geometry[G_BUFFER] + SLACK / sizeof(T);                                 \
         for (int64_t r = 0; r < rows; ++r) {                                                          \
             const int64_t g = r % groups;                                                             \
             for (int64_t c = 0; c < cg; ++c)                                                          \
@@ -283,6 +372,11 @@ enum { G_ROWS, G_GROUPS, G_MG, G_CG, G_SOURCE, G_PLANE, G_BUFFER, G_CELLS, G_TAP
                         }                                                                             \
                 }                                                                                     \
             const T *w = weights + g * mg * taps, *b = bias ? bias + g * mg : NULL;                   \
+            if (direct && wide) {                                                                     \
+                RUNS_WIDE(NAME, buffer, offsets, taps, w, b, mg, out, kept, runs);                    \
+                out += mg * kept;                                                                     \
+                continue;                                                                             \
+            }                                                                                         \
             if (direct) {                                                                             \
                 T *o = out;                                                                           \
                 for (int64_t a = 0; a < outer; ++a)                                                   \
