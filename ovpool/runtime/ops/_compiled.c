@@ -366,6 +366,9 @@ enum { G_ROWS, G_GROUPS, G_MG, G_CG, G_SOURCE, G_PLANE, G_BUFFER, G_CELLS, G_TAP
                             T *t = to + i * p[8] + j * p[9];                                          \
                             if (p[7] == 1 && p[10] == 1)                                              \
                                 memcpy(t, f, p[4] * sizeof(T));                                       \
+                            else if (p[7] == 2 && p[10] == 1) /* stride 2: a loop the compiler vectorizes */ \
+                                for (int64_t k = 0; k < p[4]; ++k)                                    \
+                                    t[k] = f[2 * k];                                                  \
                             else                                                                      \
                                 for (int64_t k = 0; k < p[4]; ++k)                                    \
                                     t[k * p[10]] = f[k * p[7]];                                       \
