@@ -632,6 +632,29 @@ def test_compiled_taps_over_thin_planes_give_numpys_bits(dtype: type, form: str)
         compiled_module.taps_avx2_only(False)
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "group"),
+    [
+        ((2, 6, 5, 7), (4, 3, 1, 1), 2),  # grouped 1x1 (a matmul), two images
+        ((1, 8, 300, 120), (8, 8, 1, 1), 1),  # past SMALL_ADD
+        ((2, 4, 9, 9), (6, 2, 3, 3), 2),  # grouped im2col in one block
+    ],
+)
+def test_bias_added_compiled_or_by_numpy(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], group: int, compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bias of matmul Convs (1x1, im2col), added by the extension's one pass or by numpy's
+    broadcast add, each output channel's own: onnxruntime's values."""
+    if not compiled:
+        monkeypatch.setattr(conv_module, "bias_for", lambda dtype: None)
+    monkeypatch.setattr(conv_module, "route", lambda x_shape, w_shape, plan: plan.method)
+    rng = np.random.default_rng(8)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in (x_shape, w_shape, w_shape[:1])]
+    inputs[2] *= 10  # a bias that dwarfs the products: a channel's wrong bias shows
+    check("Conv", 11, inputs, {"group": group}, constant=(1, 2), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize(
     ("w_shape", "group", "way"),
     [

@@ -401,6 +401,33 @@ enum { G_ROWS, G_GROUPS, G_MG, G_CG, G_SOURCE, G_PLANE, G_BUFFER, G_CELLS, G_TAP
         return 0;                                                                                     \
     }
 
+/* A Conv's bias added to its output (N, M, plane) in place: out[r, j] = out[r, j] + bias[r % M]
+ * for each of the `rows` (N x M) planes, numpy's add in one pass (numpy's broadcast add takes a
+ * call of its inner loop per plane). */
+#define BIAS_BODY(T)                                                                                  \
+    {                                                                                                 \
+        for (int64_t r = 0, c = 0; r < rows; ++r, out += plane, c = c + 1 == channels ? 0 : c + 1) {  \
+            const T b = bias[c];                                                                      \
+            for (int64_t j = 0; j < plane; ++j)                                                       \
+                out[j] = out[j] + b;                                                                  \
+        }                                                                                             \
+    }
+#define BIAS_ARGS(T) T *restrict out, const T *restrict bias, int64_t rows, int64_t channels, int64_t plane
+
+#if OVPOOL_AVX2
+#define DEFINE_BIAS_AVX2(NAME, T) __attribute__((target("avx2"))) static void NAME##_avx2(BIAS_ARGS(T)) BIAS_BODY(T)
+#else
+#define DEFINE_BIAS_AVX2(NAME, T)
+#endif
+
+#define DEFINE_BIAS(NAME, T)                                                                          \
+    static void NAME##_plain(BIAS_ARGS(T)) BIAS_BODY(T)                                               \
+    DEFINE_BIAS_AVX2(NAME, T)                                                                         \
+    OVPOOL_EXPORT void NAME(BIAS_ARGS(T)) { PICK(NAME)(out, bias, rows, channels, plane); }
+
+DEFINE_BIAS(ovpool_bias_f32, float)
+DEFINE_BIAS(ovpool_bias_f64, double)
+
 #if OVPOOL_AVX2
 DEFINE_TAPS(ovpool_taps_f32, float, __m512, ps, __mmask16)
 DEFINE_TAPS(ovpool_taps_f64, double, __m512d, pd, __mmask8)

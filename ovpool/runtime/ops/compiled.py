@@ -40,6 +40,7 @@ import numpy as np
 from ovpool.runtime.ops.blas import compiled_allowed
 
 Taps = Callable[[int, int, int, int, int], int]
+Bias = Callable[[int, int, int, int, int], None]
 Chain = Callable[[int, int, Any, int, int, int, int], None]
 
 CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5, "save": 6}
@@ -131,6 +132,15 @@ def taps_for(dtype: np.dtype) -> Taps | None:
     if loop is not None:
         loop.restype = ctypes.c_int  # type: ignore[attr-defined]
     return loop
+
+
+@functools.cache
+def bias_for(dtype: np.dtype) -> Bias | None:
+    """The compiled bias add for ``dtype``, or None: ``bias(out, bias, rows, channels, plane)``
+    adds ``bias[r % channels]`` to each of the ``rows`` planes of ``plane`` values at ``out``."""
+    integer, pointer = ctypes.c_int64, ctypes.c_void_p
+    add: Bias | None = _function("ovpool_bias", dtype, [pointer, pointer, integer, integer, integer])
+    return add
 
 
 @functools.cache
