@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ovpool.runtime.ops.base import Kernel
-from ovpool.runtime.ops.compiled import CHAIN_CODES, address, chain_for
+from ovpool.runtime.ops.compiled import CHAIN_CODES, chain_for
 from ovpool.runtime.ops.elementwise import InPlace, type_limits
 
 TILE = 1 << 16  # elements of a tile: 256 KiB of float32, in the L2 cache with its intermediate
@@ -41,6 +41,8 @@ COMPILED_LEAST = 1 << 10
 COMPILED_PLANE = 64
 
 PlanStep = tuple[Kernel, tuple[int, ...], tuple[int, ...], tuple[int, ...], str]
+# A tiled chain's shape, its plane size (0: no value constant over planes) and its dtype.
+Layout = tuple[tuple[int, ...], int, np.dtype]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -149,26 +151,29 @@ def _chain(steps: Sequence[PlanStep], prepared: Sequence[Kernel], outside: Set[i
             values.append(result[0])
         return result
 
-    def output(args: tuple[Any, ...], shape: tuple[int, ...]) -> np.ndarray:
+    def output(args: tuple[Any, ...], layout: Layout) -> np.ndarray:
         """The chain's output: a dying argument's buffer the plan gives up, else a new array."""
-        out = next((args[p] for p in donors if args[p].shape == shape and args[p].flags.writeable), None)
-        return np.empty(shape, next(a.dtype for a in args if a is not None)) if out is None else out
+        shape = layout[0]
+        for p in donors:
+            if args[p].shape == shape and args[p].flags.writeable:
+                out: np.ndarray = args[p]
+                return out
+        return np.empty(shape, layout[2])
 
     def kernel(*args: Any) -> tuple[np.ndarray, ...]:
         if program is not None:
             layout = _tiled_layout(args, COMPILED_LEAST)
-            compiled = layout is not None and (not layout[1] or layout[1] >= COMPILED_PLANE)
-            chain = chain_for(next(a.dtype for a in args if a is not None)) if compiled else None
-            if chain is not None and layout is not None:
-                out = output(args, layout[0])
-                _run_compiled(chain, program, args, out, layout[1])
-                return (out,)
+            if layout is not None and (not layout[1] or layout[1] >= COMPILED_PLANE):
+                chain = chain_for(layout[2])
+                if chain is not None:
+                    out = output(args, layout)
+                    _run_compiled(chain, program, args, out, layout[1])
+                    return (out,)
         layout = _tiled_layout(args)
         if layout is None:
             return one_by_one(args)
-        shape, block = layout
-        out = output(args, shape)
-        _run_tiles(ops, args, out, block)
+        out = output(args, layout)
+        _run_tiles(ops, args, out, layout[1])
         return (out,)
 
     first, last = steps[0][4], steps[-1][4]
@@ -181,32 +186,36 @@ def _tile_of(kernel: Kernel) -> Callable[..., object]:
     return kernel.tile
 
 
-def _tiled_layout(args: tuple[Any, ...], least: int | None = None) -> tuple[tuple[int, ...], int] | None:
-    """The shape the chain is tiled over and its plane size, or None when it is not tiled: at
-    least ``least`` elements (four tiles), every argument an array of one float32/float64 dtype,
+def _tiled_layout(args: tuple[Any, ...], least: int | None = None) -> Layout | None:
+    """The shape the chain is tiled over, its plane size and dtype, or None when it is not tiled:
+    at least ``least`` elements (four tiles), every argument an array of one float32/float64 dtype,
     C-contiguous, of that shape, of one element (of no higher rank), or constant over planes: its
     dims (right-aligned) the shape's up to some axis and 1 after it, the same axis for all such
     arguments. The plane size is the elements of one such constant value (0 when there is none):
     a (1, 96, 1, 1) scale of a (1, 96, 80, 80) tensor has planes of 6400. The size is looked at
-    first: a small tensor
-    costs one comparison."""
-    largest = max((a.size for a in args if type(a) is np.ndarray), default=0)
-    if largest < (4 * TILE if least is None else least):
+    first: a small tensor costs one pass over the arguments."""
+    largest, widest = 0, None
+    for a in args:
+        if type(a) is np.ndarray and a.size > largest:
+            largest, widest = a.size, a
+    if widest is None or largest < (4 * TILE if least is None else least):
         return None
-    shape, dtype = next((a.shape, a.dtype) for a in args if type(a) is np.ndarray and a.size == largest)
+    shape, dtype = widest.shape, widest.dtype
+    if dtype not in _FLOATS:
+        return None
     block = 0
     for a in args:
         if a is None:
             continue
-        if type(a) is not np.ndarray or a.dtype != dtype or dtype not in _FLOATS or not a.flags.c_contiguous:
+        if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.c_contiguous:
             return None
-        if (a.size == 1 and a.ndim <= len(shape)) or a.shape == shape:
+        if a.shape == shape or (a.size == 1 and a.ndim <= len(shape)):
             continue
         plane = _plane_of(a.shape, shape)
         if plane is None or block not in (0, plane):
             return None
         block = plane
-    return shape, block
+    return shape, block, dtype
 
 
 def _plane_of(dims: tuple[int, ...], shape: tuple[int, ...]) -> int | None:
@@ -339,33 +348,26 @@ def _program(codes: Sequence[tuple[Any, ...] | None], reads: Sequence[tuple[int,
 def _run_compiled(chain: Callable[..., None], program: Program, args: tuple[Any, ...], out: np.ndarray, plane: int) -> None:
     """The compiled chain over ``out``'s positions: the arguments (a one-element one as one
     value, one constant over planes of ``plane`` positions as one value per plane), then the
-    program's constants in ``out``'s dtype."""
-    n = out.size
+    program's constants in ``out``'s dtype. An absent argument is never read (``out`` stands in)."""
     absent = tuple(k for k, a in enumerate(args) if a is None)
-    values, table, held = _compiled_tables(program, out.dtype, len(args), absent)
-    target = address(out)
-    # an absent argument is never read
-    addresses = [target if a is None else address(a) for a in args]
-    sizes = [1 if a is None else a.size for a in args]
-    table_of = np.array(addresses + held, dtype=np.int64)
-    size_of = np.array(sizes + [1] * len(values), dtype=np.int64)
-    chain(n, plane, address(table_of), address(size_of), len(table), address(table), target)
+    table, values = _compiled_tables(program, out.dtype, len(args), absent)
+    chain(out, plane, table, *[out if a is None else a for a in args], *values)
 
 
 @functools.lru_cache(maxsize=256)
 def _compiled_tables(
     program: Program, dtype: np.dtype, arguments: int, absent: tuple[int, ...]
-) -> tuple[list[np.ndarray], np.ndarray, list[int]]:
-    """A program's constants in ``dtype``, its rows as int64 and the constants' addresses, worked
-    out once per dtype; a Clip bound read from an ``absent`` argument (Clip-11 without that input)
-    reads the type's limit instead (the constants start with both)."""
+) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """A program's rows as int64 and its constants in ``dtype``, worked out once per dtype; a Clip
+    bound read from an ``absent`` argument (Clip-11 without that input) reads the type's limit
+    instead (the constants start with both)."""
     rows, constants = program
     low, high = type_limits(dtype)
     with np.errstate(over="ignore"):  # a Clip-6 bound beyond the type becomes its infinity, as the node has it
-        values = [np.asarray(low if c == "low" else high if c == "high" else c, dtype).reshape(1) for c in constants]
+        values = tuple(np.asarray(low if c == "low" else high if c == "high" else c, dtype).reshape(1) for c in constants)
     table = np.array(rows, dtype=np.int64).reshape(-1, 4)
     if absent:
         clips = table[:, 0] == CHAIN_CODES["clip"]
         for column, limit in ((2, arguments), (3, arguments + 1)):
             table[clips & np.isin(table[:, column], absent), column] = limit
-    return values, table, [value.ctypes.data for value in values]
+    return table, values

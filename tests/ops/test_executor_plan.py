@@ -436,6 +436,53 @@ def test_plane_of_a_value_constant_over_planes() -> None:
     assert _plane_of((1, 1, 1, 1, 1), (1, 96, 80, 80)) is None
 
 
+@pytest.mark.skipif(
+    __import__("ovpool.runtime.ops.compiled", fromlist=["chain_for"]).chain_for(np.dtype(np.float32)) is None,
+    reason="ovpool's compiled kernels were not built here",
+)
+def test_compiled_chain_refuses_what_it_cannot_read() -> None:
+    """The extension's ``chain`` checks its call before it reads anything: rows naming no
+    argument, an unknown code, a last row that only saves, arguments of another dtype or length,
+    non-contiguous or read-only buffers: a ValueError (or the buffer protocol's own error), never
+    a read out of bounds. A good call adds: x + 3 over 8 values."""
+    from ovpool.runtime.ops.compiled import chain_for
+
+    chain = chain_for(np.dtype(np.float32))
+    assert chain is not None
+    x, three, out = np.arange(8, dtype=np.float32), np.array([3], np.float32), np.empty(8, np.float32)
+
+    def rows(*values: int) -> np.ndarray:
+        return np.array(values, np.int64).reshape(-1, 4)
+
+    chain(out, 0, rows(1, 0, 1, 0), x, three)
+    np.testing.assert_array_equal(out, x + 3)
+    bad_calls = [
+        (out, 0, rows(1, 0, 2, 0), x, three),  # argument 2 does not exist
+        (out, 0, rows(1, -1, 0, 0), x),  # no previous result
+        (out, 0, rows(1, 0, -2, 0), x),  # nothing saved
+        (out, 0, rows(9, 0, 0, 0), x),  # no code 9
+        (out, 0, rows(1, 0, 0, 0, 6, 0, 0, 0), x),  # ends on a save
+        (out, 0, rows(5, 0, -1, 0), x),  # a clip bound that is not an argument
+        (out, 0, rows(1, 0, 1, 0), x, np.arange(3, dtype=np.float32)),  # 3 values of 8
+        (out, 4, rows(1, 0, 1, 0), x, np.arange(3, dtype=np.float32)),  # 3 planes of 4 in 8
+        (out, 3, rows(1, 0, 0, 0), x),  # planes of 3 in 8
+        (out, 0, rows(1, 0, 1, 0), x, np.array([3.0])),  # float64 into float32
+        (out, 0, np.arange(4, dtype=np.int32), x),  # ops not int64
+        (np.empty(8, np.int32), 0, rows(1, 0, 0, 0), x),  # out not float
+    ]
+    for call in bad_calls:
+        with pytest.raises(ValueError):
+            chain(*call)
+    with pytest.raises((ValueError, BufferError)):
+        chain(out, 0, rows(1, 0, 0, 0), np.arange(16, dtype=np.float32)[::2])
+    frozen = np.empty(8, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises((ValueError, BufferError)):
+        chain(frozen, 0, rows(1, 0, 0, 0), x)
+    with pytest.raises(TypeError):
+        chain(out, 0)
+
+
 def test_compiled_chain_reads_a_new_one_value_argument_at_each_run() -> None:
     """A chain's one-value argument fed by the caller (a new array each run, where a constant is
     the same one): each run reads its own value."""

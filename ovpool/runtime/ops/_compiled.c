@@ -118,7 +118,7 @@
 
 /* What the loader (compiled.py, ABI) expects: an extension built from another version of this
  * file, whose functions may take other arguments, is not used. */
-OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 3; }
+OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 4; }
 
 /* The plain loops even where AVX2 is at hand: the tests run both forms on one machine. */
 static int plain_only = 0;
@@ -578,10 +578,105 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
 #define DEFINE_CHAIN(NAME, T)                                                                         \
     static void NAME##_plain(CHAIN_ARGS(T)) CHAIN_BODY(T)                                             \
     DEFINE_CHAIN_AVX2(NAME, T)                                                                        \
-    OVPOOL_EXPORT void NAME(CHAIN_ARGS(T)) { PICK(NAME)(n, plane, args, sizes, count, ops, out); }
+    static void NAME(CHAIN_ARGS(T)) { PICK(NAME)(n, plane, args, sizes, count, ops, out); }
 
 DEFINE_CHAIN(ovpool_chain_f32, float)
 DEFINE_CHAIN(ovpool_chain_f64, double)
+
+#define CHAIN_MOST 64 /* arguments of one chain call, its constants included */
+
+/* chain(out, plane, ops, *arguments): the chain of `ops` (C-contiguous int64, rows of 4) over
+ * `out`'s positions (a C-contiguous float32 or float64 buffer, written), each argument a
+ * C-contiguous buffer of out's type holding n values, one, or one per plane of `plane` positions.
+ * A row that names no argument, an argument of another type or length, is a ValueError: nothing
+ * is read out of bounds whatever the caller passes. */
+static PyObject *chain(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
+{
+    Py_buffer views[CHAIN_MOST + 2];
+    const void *args[CHAIN_MOST];
+    int64_t sizes[CHAIN_MOST];
+    Py_ssize_t held = 0;
+    PyObject *result = NULL;
+    if (argc < 3 || argc - 3 > CHAIN_MOST) {
+        PyErr_SetString(PyExc_TypeError, "chain(out, plane, ops, *arguments): 0 to 64 arguments");
+        return NULL;
+    }
+    const long long plane = PyLong_AsLongLong(argv[1]);
+    if (plane == -1 && PyErr_Occurred())
+        return NULL;
+    if (PyObject_GetBuffer(argv[0], &views[0], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+        return NULL;
+    held = 1;
+    const Py_ssize_t width = views[0].itemsize;
+    const char *format = views[0].format;
+    if (!format || !((format[0] == 'f' && width == 4) || (format[0] == 'd' && width == 8)) || format[1]) {
+        PyErr_SetString(PyExc_ValueError, "chain: out is not float32 or float64");
+        goto done;
+    }
+    const int64_t n = views[0].len / width;
+    if (PyObject_GetBuffer(argv[2], &views[1], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        goto done;
+    held = 2;
+    if (views[1].itemsize != 8 || !views[1].format || views[1].format[1] ||
+        (views[1].format[0] != 'q' && views[1].format[0] != 'l') || views[1].len % 32) {
+        PyErr_SetString(PyExc_ValueError, "chain: ops is not rows of 4 int64");
+        goto done;
+    }
+    const int64_t count = views[1].len / 32;
+    const int64_t *ops = views[1].buf;
+    const Py_ssize_t arguments = argc - 3;
+    if (plane < 0 || (plane > 0 && n % plane)) {
+        PyErr_SetString(PyExc_ValueError, "chain: plane does not divide out's length");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < arguments; ++k) {
+        if (PyObject_GetBuffer(argv[3 + k], &views[2 + k], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            goto done;
+        held = 3 + k;
+        const Py_buffer *view = &views[2 + k];
+        const int64_t size = view->len / width;
+        if (view->itemsize != width || !view->format || strcmp(view->format, format) ||
+            !(size == n || size == 1 || (plane > 0 && size == n / plane))) {
+            PyErr_Format(PyExc_ValueError, "chain: argument %zd is not of out's type and a length it can read", k);
+            goto done;
+        }
+        args[k] = view->buf;
+        sizes[k] = size;
+    }
+    int saved = 0, valued = 0;
+    for (int64_t k = 0; k < count; ++k) {
+        const int64_t *row = ops + 4 * k;
+        const int operands = row[0] == 5 ? 3 : row[0] == 6 ? 1 : 2;
+        if (row[0] < 1 || row[0] > 6) {
+            PyErr_Format(PyExc_ValueError, "chain: row %lld has no code %lld", (long long)k, (long long)row[0]);
+            goto done;
+        }
+        for (int o = 1; o <= operands; ++o) {
+            const int64_t ref = row[o];
+            const int clip_bound = row[0] == 5 && o > 1;
+            if (ref >= arguments || ref < -2 || (ref == -1 && !valued) || (ref == -2 && !saved) || (clip_bound && ref < 0)) {
+                PyErr_Format(PyExc_ValueError, "chain: row %lld reads no value at operand %d", (long long)k, o);
+                goto done;
+            }
+        }
+        saved = saved || row[0] == 6;
+        valued = valued || row[0] != 6;
+    }
+    if (count > 0 && ops[4 * (count - 1)] == 6) {
+        PyErr_SetString(PyExc_ValueError, "chain: the last row saves");
+        goto done;
+    }
+    if (width == 4)
+        ovpool_chain_f32(n, plane, (const float *const *)args, sizes, count, ops, views[0].buf);
+    else
+        ovpool_chain_f64(n, plane, (const double *const *)args, sizes, count, ops, views[0].buf);
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    for (Py_ssize_t k = 0; k < held; ++k)
+        PyBuffer_Release(&views[k]);
+    return result;
+}
 
 static PyObject *address(PyObject *self, PyObject *array)
 {
@@ -593,8 +688,10 @@ static PyObject *address(PyObject *self, PyObject *array)
     return result;
 }
 
-static PyMethodDef methods[] = {{"address", address, METH_O, "The address of an array's first element."},
-                                {NULL, NULL, 0, NULL}};
+static PyMethodDef methods[] = {
+    {"address", address, METH_O, "The address of an array's first element."},
+    {"chain", (PyCFunction)(void (*)(void))chain, METH_FASTCALL, "chain(out, plane, ops, *arguments)"},
+    {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_compiled", NULL, -1, methods};
 

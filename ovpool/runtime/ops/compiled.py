@@ -14,15 +14,16 @@ builds (the layout is in ``_compiled.c``). A 3x3 kernel over one 4x4 plane padde
 (stride 1): offsets 0, 1, 2, 6, 7, 8, 12, 13, 14, 4 x 6 = 24 cells, runs (4, 6, 1, 0, 4):
 columns 4 and 5 of each row are dropped.
 
-``chain_for(dtype)``: ``chain(n, plane, args, sizes, count, ops, out)`` runs ``count``
-element-wise operations over ``n`` positions: ``args`` an array of argument addresses, ``sizes``
-each argument's length: ``n``, 1 for one value, or one value per plane of ``plane`` positions
-(0 when no argument is), ``ops`` rows of four int64 (code, a, b, c), each
-operand -1 for the previous row's result, -2 for the value a "save" row kept, or an argument's
-index; codes in ``CHAIN_CODES``
-(HardSwish as paddle writes it, x of 5 values: (1, 0, 1, 0) x + 3, (5, -1, 2, 3) clip to [0, 6],
-(3, 0, -1, 0) times x, (4, -1, 4, 0) over 6, with arguments x, 3, 0, 6, 6; an operand a code
-does not read is 0).
+``chain_for(dtype)``: ``chain(out, plane, ops, *arguments)``, a function of the extension's
+module (no ctypes: it reads the arrays through the buffer protocol, about 1 us a call), runs the
+rows of ``ops`` (C-contiguous int64, four per row: code, a, b, c) over ``out``'s positions:
+each argument of ``out``'s dtype, C-contiguous, of ``out``'s length, of one value, or of one
+value per plane of ``plane`` positions (``plane`` 0 when none is); each operand -1 for the
+previous row's result, -2 for the value a "save" row kept, or an argument's index; codes in
+``CHAIN_CODES`` (HardSwish as paddle writes it, x of 5 values: (1, 0, 1, 0) x + 3, (5, -1, 2, 3)
+clip to [0, 6], (3, 0, -1, 0) times x, (4, -1, 4, 0) over 6, with arguments x, 3, 0, 6, 6; an
+operand a code does not read is 0). A row that reads no value or an argument it cannot read is a
+ValueError.
 
 ``address(a)``: the address of an array's first element, ``a.ctypes.data``, from the extension in
 0.1 us (``.ctypes.data`` takes about 1.2 us, and a compiled call passes 5 to 8 addresses).
@@ -41,14 +42,14 @@ from ovpool.runtime.ops.blas import compiled_allowed
 
 Taps = Callable[[int, int, int, int, int], int]
 Bias = Callable[[int, int, int, int, int], None]
-Chain = Callable[[int, int, Any, int, int, int, int], None]
+Chain = Callable[..., None]
 
 CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5, "save": 6}
 
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 
 
-ABI = 3  # ovpool_compiled_abi() of the _compiled.c this module calls
+ABI = 4  # ovpool_compiled_abi() of the _compiled.c this module calls
 
 
 @functools.cache
@@ -146,6 +147,9 @@ def bias_for(dtype: np.dtype) -> Bias | None:
 @functools.cache
 def chain_for(dtype: np.dtype) -> Chain | None:
     """The compiled element-wise chain for ``dtype``, or None."""
-    integer, pointer = ctypes.c_int64, ctypes.c_void_p
-    chain: Chain | None = _function("ovpool_chain", dtype, [integer, integer, pointer, pointer, integer, pointer, pointer])
+    if _library() is None or np.dtype(dtype) not in _SUFFIX:
+        return None
+    from ovpool.runtime.ops import _compiled  # type: ignore[attr-defined]
+
+    chain: Chain = _compiled.chain
     return chain
