@@ -4,13 +4,13 @@
  *
  * 1. The depthwise Conv tap loop of ovpool/runtime/ops/conv.py (_conv_taps).
  *
- * For each plane row r of a tile (image * group) and each of its mg outputs m, over the flat
- * positions t of the phase planes:
+ * For each row r (image * group), its input planes copied into a zero-bordered buffer x[r], and
+ * each of its mg outputs m, over the flat positions t of the phase planes:
  *     acc[r, m, t] = x[r, t + offsets[0]] * w[g, m, 0]
  *     acc[r, m, t] = acc[r, m, t] + x[r, t + offsets[k]] * w[g, m, k]   for k = 1 .. taps - 1
  *     acc[r, m, t] = acc[r, m, t] + bias[g, m]                          if there is a bias
- * with g = (first + r) % groups: the numpy loop's operations, one multiply then one add each, in
- * the same order.
+ * with g = r % groups: the numpy loop's operations, one multiply then one add each, in the same
+ * order. Also a Conv's bias added to its output in one pass (numpy's add).
  *
  * 2. A chain of element-wise nodes (ovpool/runtime/chains.py) of Add, Sub, Mul, Div and Clip
  * (Relu is Clip to [0, inf)), run over blocks of 256 positions held in the first-level cache.
@@ -37,15 +37,16 @@
 
 /* The loop for one plane row and output: `out[t]` for t < cells. The plain form takes positions
  * 256 at a time (the partial sums stay in the first-level cache across the taps); the AVX2 form
- * (x86-64, GCC or Clang, chosen when the processor has it) holds 4 vectors of 32 bytes of sums in
- * registers across the taps, and takes the last positions as a block that overlaps the one before
- * (each position's sum is computed alone, so computing it twice changes nothing). */
+ * (x86-64, GCC or Clang, chosen when the processor has it and not AVX-512) holds 4 vectors of 32
+ * bytes of sums in registers across the taps, and takes the last positions as a block that
+ * overlaps the one before (each position's sum is computed alone, so computing it twice changes
+ * nothing); the AVX-512 form is below. */
 #define PLAIN_BLOCK 256
 
 #define DEFINE_PLAIN(NAME, T)                                                                         \
-    static void NAME##_plain(const T *restrict row, const int64_t *restrict offsets, int64_t taps,   \
-                             const T *restrict w, const T *restrict bias, T *restrict out,           \
-                             int64_t cells)                                                          \
+    static void NAME##_plain(const T *restrict row, const int64_t *restrict offsets, int64_t taps,    \
+                             const T *restrict w, const T *restrict bias, T *restrict out,            \
+                             int64_t cells)                                                           \
     {                                                                                                 \
         for (int64_t start = 0; start < cells; start += PLAIN_BLOCK) {                                \
             const int64_t n = cells - start < PLAIN_BLOCK ? cells - start : PLAIN_BLOCK;              \
@@ -77,7 +78,7 @@
         return v;                                                                                     \
     }                                                                                                 \
     __attribute__((target("avx2"))) static void NAME##_avx2(                                          \
-        const T *restrict row, const int64_t *restrict offsets, int64_t taps, const T *restrict w,   \
+        const T *restrict row, const int64_t *restrict offsets, int64_t taps, const T *restrict w,    \
         const T *restrict bias, T *restrict out, int64_t cells)                                       \
     {                                                                                                 \
         enum { L = 32 / sizeof(T), SPAN = 4 * L };                                                    \
@@ -135,12 +136,13 @@ OVPOOL_EXPORT void ovpool_plain_only(int on) { plain_only = on; }
 #include <immintrin.h>
 
 /* The AVX-512 form (x86-64, GCC or Clang, chosen when the processor has AVX-512F): the positions in
- * spans of up to 8 vectors of 64 bytes, the sums of a span held in registers across the taps, the
- * last span's last vector loaded and stored under a mask (no position is computed twice, none past
- * `cells` is touched). */
-/* OP(sum, v, SUF) for each of the first `vectors` sums a0 .. a7, `v` its number (a constant
- * `vectors` leaves straight code). The loads take whole vectors (lanes past the last position read
- * the buffer's slack: their sums are never stored); the last vector's store takes `last` lanes. */
+ * spans of up to 8 vectors of 64 bytes, the sums of a span held in registers across the taps. The
+ * loads take whole vectors (lanes past the last position read the buffer's slack, SLACK: their
+ * sums are never stored; a masked load costs a vector operation more); the last vector's store
+ * takes `last` lanes, so no position is computed twice and none past the span is written.
+ *
+ * OP(sum, v, SUF) for each of the first `vectors` sums a0 .. a7, `v` its number (a constant
+ * `vectors` leaves straight code). */
 #define SPAN1(vectors, n, ACC, OP, SUF)                                                               \
     if (n < vectors) {                                                                                \
         OP(ACC, n, SUF);                                                                              \
@@ -184,7 +186,7 @@ OVPOOL_EXPORT void ovpool_plain_only(int on) { plain_only = on; }
         SPAN8(vectors, TAP_STORE, SUF)                                                                \
     }                                                                                                 \
     __attribute__((target("avx512f"))) static void NAME##_avx512(                                     \
-        const T *restrict row, const int64_t *restrict offsets, int64_t taps, const T *restrict w,   \
+        const T *restrict row, const int64_t *restrict offsets, int64_t taps, const T *restrict w,    \
         const T *restrict bias, T *restrict out, int64_t cells)                                       \
     {                                                                                                 \
         enum { L = NAME##_LANES };                                                                    \
@@ -211,22 +213,22 @@ OVPOOL_EXPORT void ovpool_plain_only(int on) { plain_only = on; }
     {                                                                                                 \
         V a0, a1, a2, a3, a4, a5, a6, a7;                                                             \
         V wv = _mm512_set1_##SUF(w[0]);                                                               \
-        SPAN8(vectors, RUN_FIRST, SUF)                                                              \
+        SPAN8(vectors, RUN_FIRST, SUF)                                                                \
         for (int64_t k = 1; k < taps; ++k) {                                                          \
             const int64_t offset = offsets[k];                                                        \
             wv = _mm512_set1_##SUF(w[k]);                                                             \
-            SPAN8(vectors, RUN_NEXT, SUF)                                                           \
+            SPAN8(vectors, RUN_NEXT, SUF)                                                             \
         }                                                                                             \
         if (bias) {                                                                                   \
             const V b = _mm512_set1_##SUF(*bias);                                                     \
-            SPAN8(vectors, TAP_BIAS, SUF)                                                           \
+            SPAN8(vectors, TAP_BIAS, SUF)                                                             \
         }                                                                                             \
-        SPAN8(vectors, RUN_STORE, SUF)                                                              \
+        SPAN8(vectors, RUN_STORE, SUF)                                                                \
     }                                                                                                 \
-    /* The runs of a row (outer x inner runs of `width`, placed as `runs` says) for its mg outputs,  \
-     * straight into the output (`kept` values an output): runs of at most 4 vectors a few at once  \
-     * (8 runs of 14, 4 of 28, 2 of 56 in a span of 8 vectors), longer runs span by span, each span \
-     * for every output while its input rows are in cache. */                                        \
+    /* The runs of a row (outer x inner runs of `width`, placed as `runs` says) for its mg outputs,   \
+     * straight into the output (`kept` values an output): runs of at most 4 vectors a few at once    \
+     * (8 runs of 14, 4 of 28, 2 of 56 in a span of 8 vectors), longer runs span by span, each span   \
+     * for every output while its input rows are in cache. */                                         \
     __attribute__((target("avx512f"))) static void NAME##_runs_avx512(                                \
         const T *buffer, const int64_t *restrict offsets, int64_t taps, const T *w, const T *bias,    \
         int64_t mg, T *out, int64_t kept, const int64_t *runs)                                        \
@@ -247,7 +249,7 @@ OVPOOL_EXPORT void ovpool_plain_only(int on) { plain_only = on; }
         const T *p[8];                                                                                \
         T *q[8];                                                                                      \
         MASK mk[8];                                                                                   \
-        int64_t place[8]; /* each vector's place in the span's output */                             \
+        int64_t place[8]; /* each vector's place in the span's output */                              \
         for (int v = 0; v < group * per; ++v) {                                                       \
             mk[v] = v % per == per - 1 ? last : (MASK)-1;                                             \
             place[v] = v / per * width + v % per * L;                                                 \
@@ -303,8 +305,8 @@ OVPOOL_EXPORT int ovpool_taps_avx512(void)
 #if OVPOOL_AVX2
 #define TAPS_WIDE (!plain_only && !taps_avx2_only && __builtin_cpu_supports("avx512f"))
 #define PICK_TAPS(NAME)                                                                               \
-    (TAPS_WIDE                                   ? NAME##_avx512                                     \
-     : !plain_only && __builtin_cpu_supports("avx2") ? NAME##_avx2                                   \
+    (TAPS_WIDE                                   ? NAME##_avx512                                      \
+     : !plain_only && __builtin_cpu_supports("avx2") ? NAME##_avx2                                    \
                                                  : NAME##_plain)
 #define RUNS_WIDE(NAME, ...) NAME##_runs_avx512(__VA_ARGS__)
 #else
