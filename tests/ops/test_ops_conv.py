@@ -655,6 +655,29 @@ def test_bias_added_compiled_or_by_numpy(
     check("Conv", 11, inputs, {"group": group}, constant=(1, 2), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("way", [None, *WAYS])
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "group"),
+    [
+        ((1, 4, 4, 5), (0, 4, 3, 3), 1),
+        ((1, 1, 4, 5), (0, 1, 3, 3), 1),  # depthwise-like weights: the tap loop
+        ((1, 0, 4, 5), (0, 0, 3, 3), 1),
+        ((2, 0, 4, 5), (0, 0, 3, 3), 2),
+        ((1, 4, 4, 5), (0, 2, 3, 3), 2),
+    ],
+)
+def test_no_output_channels_give_an_empty_output(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], group: int, way: str | None
+) -> None:
+    """W of no output channels (and X of none) gives (N, 0, *out), as onnxruntime does, whatever
+    the route (its own, shifted products, the compiled loop)."""
+    inputs = [np.ones(s, dtype=np.float32) for s in (x_shape, w_shape, w_shape[:1])]
+    with pytest.MonkeyPatch.context() as patch:
+        if way is not None:
+            _routed(patch, way)
+        check("Conv", 11, inputs, {"group": group, "pads": [1, 1, 1, 1]}, constant=(1, 2))
+
+
 @pytest.mark.parametrize(
     ("w_shape", "group", "way"),
     [

@@ -286,15 +286,13 @@ def conv_plan(node: OpNode, attrs: Attrs, x_shape: tuple[int, ...], w_shape: tup
 def conv_weights(method: str, w: np.ndarray, group: int, dtype: np.dtype) -> np.ndarray:
     """W laid out for ``method``: taps (K, g, M/g, 1); compiled taps (g, M/g, K); shifted
     (g, K, M/g, C/g); pointwise (g, M/g, C/g); im2col (g, M/g, C/g*K)."""
-    m = w.shape[0]
+    m, taps = w.shape[0], math.prod(w.shape[2:])  # sizes, not -1: W of no output channels has none
     w = w.astype(dtype, copy=False)
     if method == "taps":
-        return np.ascontiguousarray(w.reshape(group, m // group, -1).transpose(2, 0, 1))[..., None]
+        return np.ascontiguousarray(w.reshape(group, m // group, w.shape[1] * taps).transpose(2, 0, 1))[..., None]
     if method == "shifted":
-        return np.ascontiguousarray(w.reshape(group, m // group, w.shape[1], -1).transpose(0, 3, 1, 2))
-    if method == "compiled taps":
-        return np.ascontiguousarray(w.reshape(group, m // group, -1))
-    return np.ascontiguousarray(w.reshape(group, m // group, -1))
+        return np.ascontiguousarray(w.reshape(group, m // group, w.shape[1], taps).transpose(0, 3, 1, 2))
+    return np.ascontiguousarray(w.reshape(group, m // group, w.shape[1] * taps))
 
 
 def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, bias: np.ndarray | None) -> np.ndarray:
@@ -463,7 +461,7 @@ def _im2col_layout(padded: tuple[int, ...], itemsize: int, plan: ConvPlan, kerne
         (sn, cg * sc, sc) + tuple(d * s for d, s in zip(plan.dilations, sl)) + tuple(st * s for st, s in zip(plan.strides, sl))
     )
     height, rest = plan.out[0], math.prod(plan.out[1:])
-    row_bytes = c * k * rest * itemsize
+    row_bytes = max(1, c * k * rest * itemsize)  # no input channels: no columns, one block
     rows = max(1, min(height, COLS_BYTES // row_bytes))
     images = max(1, min(n, COLS_BYTES // (row_bytes * height))) if rows == height else 1
     return _Im2colLayout(n, c, cg, k, rest, rows, images, shape, strides)
@@ -698,7 +696,7 @@ def _taps_layout(x_shape: tuple[int, ...], mg: int, plan: ConvPlan, kernel: tupl
     geometry = _phase_geometry(x_shape, plan, kernel)
     height, row = plan.out[0], geometry.row
     grid = height * row
-    budget = max(1, TILE_BYTES // (mg * itemsize))
+    budget = max(1, TILE_BYTES // (max(1, mg) * itemsize))  # W of no output channels: one step
     tile = max(1, min(rows, budget // grid))
     band = height if budget >= grid else max(1, budget // row)
     return _TapsLayout(geometry, tile, band)
