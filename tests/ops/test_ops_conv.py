@@ -678,6 +678,13 @@ def test_no_output_channels_give_an_empty_output(
         check("Conv", 11, inputs, {"group": group, "pads": [1, 1, 1, 1]}, constant=(1, 2))
 
 
+@pytest.mark.parametrize(("x_shape", "w_shape"), [((1, 2, 3, 3), (2, 0, 3, 3)), ((1, 0, 3, 3), (0, 2, 3, 3))])
+def test_conv_transpose_of_no_channels(x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> None:
+    """ConvTranspose with no output channels, or from no input channels (zeros): onnxruntime's."""
+    inputs = [np.ones(s, dtype=np.float32) for s in (x_shape, w_shape)]
+    check("ConvTranspose", 11, inputs, {}, constant=(1,))
+
+
 @pytest.mark.parametrize(
     ("w_shape", "group", "way"),
     [

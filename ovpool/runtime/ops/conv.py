@@ -860,8 +860,8 @@ def transpose_plan(node: OpNode, attrs: Attrs, split: Split, x_shape: tuple[int,
 
 def transpose_weights(w: np.ndarray, group: int, dtype: np.dtype) -> np.ndarray:
     """W (C, M/g, *k) as (g, M/g*K, C/g): its rows give one output channel and tap each."""
-    c = w.shape[0]
-    return np.ascontiguousarray(w.astype(dtype, copy=False).reshape(group, c // group, -1).transpose(0, 2, 1))
+    c, rest = w.shape[0], math.prod(w.shape[1:])  # a size, not -1: W of no input channels has none
+    return np.ascontiguousarray(w.astype(dtype, copy=False).reshape(group, c // group, rest).transpose(0, 2, 1))
 
 
 def _phase_range(phase: int, s: int, start: int, extent: int, out: int) -> tuple[slice, slice] | None:
