@@ -259,9 +259,11 @@ def test_chains_tiled_give_the_same_bits(monkeypatch: pytest.MonkeyPatch, tile: 
     """The HardSwish chain (Add, Clip, Mul, Div) is one step; with 50-element tiles its 336 values
     take 7 tiles, the last one partial; at the default tile size it is too small and runs node by
     node. The SiLU chain reads a per-channel constant (4, 1, 1): never tiled. Both give the bits of
-    the observed (unfused, allocating) run and onnxruntime's values."""
+    the observed (unfused, allocating) run and onnxruntime's values. (The compiled chains are
+    left out here: numpy's tiles are under test.)"""
     from ovpool.runtime import chains
 
+    monkeypatch.setattr(chains, "chain_for", lambda dtype: None)
     monkeypatch.setattr(chains, "TILE", tile)
     tiled: list[tuple[int, ...]] = []
     run_tiles = chains._run_tiles
@@ -382,15 +384,27 @@ def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> N
         np.testing.assert_allclose(fast, expected, rtol=1e-5, atol=1e-6 * scale, equal_nan=True)
 
 
+@pytest.mark.parametrize("compiled_here", [False, True])
 @pytest.mark.parametrize(("side", "tile"), [(10, 50), (5, 50), (5, 1 << 16)])
-def test_chain_with_per_channel_values_tiled_by_planes(monkeypatch: pytest.MonkeyPatch, side: int, tile: int) -> None:
+def test_chain_with_per_channel_values_tiled_by_planes(
+    monkeypatch: pytest.MonkeyPatch, side: int, tile: int, compiled_here: bool
+) -> None:
     """Paddle's squeeze-excite tail: HardSigmoid of a (1, 8, 1, 1) gate, Mul by the features, Add
     the features, Add an (8, 1, 1) bias: one chain whose tiles are whole planes (100 cells: one a
     tile of 50; 25 cells: two), the HardSigmoid computed once over the 8 gate values. At the
     default tile size the tensor is too small and runs node by node. The observed run's bits and
-    onnxruntime's values either way."""
+    onnxruntime's values either way; compiled (where the extension is built), with one value per
+    plane of 100 (side 10) or node by node (planes of 25, below ``COMPILED_PLANE``)."""
     from ovpool.runtime import chains
 
+    compiled: list[int] = []
+    if compiled_here and chains.chain_for(np.dtype(np.float32)) is None:
+        pytest.skip("ovpool's compiled kernels were not built here")
+    if compiled_here:
+        run_compiled = chains._run_compiled
+        monkeypatch.setattr(chains, "_run_compiled", lambda *a: (compiled.append(a[-1]), run_compiled(*a)))
+    else:
+        monkeypatch.setattr(chains, "chain_for", lambda dtype: None)
     monkeypatch.setattr(chains, "TILE", tile)
     tiled: list[int] = []
     run_tiles = chains._run_tiles
@@ -418,7 +432,9 @@ def test_chain_with_per_channel_values_tiled_by_planes(monkeypatch: pytest.Monke
         "g": RNG.standard_normal((1, 8, 1, 1)).astype(np.float32) * 4,
     }
     fast = session.run(feeds)["y"]
-    assert tiled == ([side * side] if tile == 50 else [])
+    by_planes = compiled_here and side * side >= chains.COMPILED_PLANE
+    assert compiled == ([side * side] if by_planes else [])
+    assert tiled == ([side * side] if tile == 50 and not by_planes else [])
     np.testing.assert_array_equal(fast, _observed(session, feeds)[0]["y"])
     (expected,) = run_ort(model, feeds)
     np.testing.assert_allclose(fast, expected, rtol=1e-5, atol=1e-6)
