@@ -97,3 +97,27 @@ def test_undecodable_text_in_an_initializer_is_named(tmp_path, capsys):
     code, _, err = invoke(capsys, "convert", path, "--to", "dml")
     assert code == 1
     assert "model.graph.initializer[0].name: is not UTF-8 text" in err
+
+
+def test_external_data_is_looked_for_only_where_an_output_could_replace_it(tmp_path, monkeypatch, capsys):
+    """A conversion into a folder outside the model's does not search the model for external data
+    (no output can be such a file: the data must lie in the model's folder); into the model's
+    folder, or through a link that leads there, it does, and refuses to replace ``w.bin``."""
+    from ovpool import conversions
+
+    models = tmp_path / "models"
+    models.mkdir()
+    model = models / "w.onnx"
+    onnx.save_model(_model_with_weights(), str(model), save_as_external_data=True, location="w.bin", size_threshold=0)
+    searched: list[str] = []
+    search = conversions.external_data_files
+    monkeypatch.setattr(conversions, "external_data_files", lambda path: (searched.append(path.name), search(path))[1])
+    assert conversions.plan(model, output_dir=tmp_path / "ir", reading=True)[1] == [model]
+    assert searched == []
+    assert conversions.plan(model, output_dir=tmp_path / "ir")[1] == [model, models / "w.bin"]  # a batch's check
+    assert conversions.plan(model, output_dir=models / "sub", reading=True)[1] == [model, models / "w.bin"]
+    (tmp_path / "link").symlink_to(models)
+    assert conversions.plan(model, out=tmp_path / "link" / "w.xml", reading=True)[1] == [model, models / "w.bin"]
+    assert searched == ["w.onnx"] * 3
+    code, _, err = invoke(capsys, "convert", model, "-o", tmp_path / "link" / "w.xml", "--force")
+    assert code == 2 and "w.bin: refusing to overwrite an input file" in err

@@ -541,6 +541,8 @@ def test_each_route_matches_the_schema_in_float64(way: str, opset: int, data: st
         ((1, 16, 80, 80), (16, 16, 3, 3), {"pads": [1, 1, 1, 1]}, True),
         ((1, 16, 160, 160), (16, 16, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}, True),
         ((1, 16, 10, 10), (16, 16, 3, 3), {"pads": [1, 1, 1, 1]}, False),  # too small a product
+        ((1, 96, 26, 26), (96, 96, 3, 3), {"pads": [1, 1, 1, 1]}, True),  # 728 cells at stride 1
+        ((1, 128, 20, 20), (256, 128, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}, False),  # 210 at stride 2
         ((1, 16, 80, 6), (16, 16, 3, 3), {}, False),  # 6 columns a row for 4 outputs
     ],
 )

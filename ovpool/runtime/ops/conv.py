@@ -76,13 +76,16 @@ SMALL_PLANE = 100
 # 1.8 us for 258 x 4 outputs; 24 against 50 us for 64 x 3,136)
 SMALL_ADD = 1 << 15
 # Shifted products (``_conv_shifted``) replace im2col where each tap's product has at least
-# SHIFT_WORK multiply-adds over at least SHIFT_CELLS columns, of which at most SHIFT_WASTE times the
-# output cells (measured on one thread, 3x3 pads 1: 16x80x80 to 16 channels 0.65x im2col's time,
-# 64x40x40 0.81x; 128x20x20 0.96x, below SHIFT_CELLS; 16x10x10 1.9x, each
-# product too small for a call's fixed cost), with at least SHIFT_CHANNELS input channels a group
-# (3 channels over 800x608, stride 2: 1.3x im2col's time; 8 over 80x80: 0.64x).
+# SHIFT_WORK multiply-adds over at least SHIFT_CELLS columns (SHIFT_CELLS_UNIT at stride 1), of
+# which at most SHIFT_WASTE times the output cells (measured on one thread, 3x3 pads 1: 16x80x80
+# to 16 channels 0.65x im2col's time, 64x40x40 0.81x; at stride 1 96x26x26 0.82x, 128x20x20
+# 0.95x, 256x10x10 0.93x; at stride 2 128x20x20 to 256 channels 1.15x, 64x40x40 to 128 0.98x;
+# 16x10x10 1.9x, each product too small for a call's fixed cost), with at least SHIFT_CHANNELS
+# input channels a group (3 channels over 800x608, stride 2: 1.3x im2col's time; 8 over 80x80:
+# 0.64x).
 SHIFT_WORK = 1 << 20
 SHIFT_CELLS = 1024
+SHIFT_CELLS_UNIT = 100
 SHIFT_WASTE = 1.25
 SHIFT_CHANNELS = 8
 # The compiled tap loop (``_conv_taps_compiled``) also takes the im2col Convs of one input channel
@@ -389,7 +392,8 @@ def shifts(x_shape: tuple[int, ...], w_shape: tuple[int, ...], plan: ConvPlan) -
     geometry = _phase_geometry(x_shape, plan, tuple(w_shape[2:]))
     cells = plan.out[0] * geometry.row
     work = cells * w_shape[1] * (w_shape[0] // plan.group)
-    return cells >= SHIFT_CELLS and work >= SHIFT_WORK and cells <= SHIFT_WASTE * math.prod(plan.out)
+    least = SHIFT_CELLS_UNIT if all(s == 1 for s in plan.strides) else SHIFT_CELLS
+    return cells >= least and work >= SHIFT_WORK and cells <= SHIFT_WASTE * math.prod(plan.out)
 
 
 def _conv_shifted(
