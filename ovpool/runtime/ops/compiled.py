@@ -138,7 +138,8 @@ def taps_for(dtype: np.dtype) -> Taps | None:
 @functools.cache
 def bias_for(dtype: np.dtype) -> Bias | None:
     """The compiled bias add for ``dtype``, or None: ``bias(out, bias, rows, channels, plane)``
-    adds ``bias[r % channels]`` to each of the ``rows`` planes of ``plane`` values at ``out``."""
+    adds ``bias[r % channels]`` to each plane r of the ``rows`` planes of ``plane`` values at
+    ``out`` (2 images of 3 channels: rows 6, plane 4 is image 1's channel 1 and gets bias[1])."""
     integer, pointer = ctypes.c_int64, ctypes.c_void_p
     add: Bias | None = _function("ovpool_bias", dtype, [pointer, pointer, integer, integer, integer])
     return add
