@@ -578,7 +578,7 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
     """The compiled depthwise loop (``_compiled.c``) against the numpy loop it replaces, bit for bit,
     over 1-3 spatial axes, strides, dilations, pads, 1-2 outputs per group (numpy's tap loop
     takes those), batches, with and without bias, and inputs holding NaN, infinities and
-    negative zeros; the extension's plain loops and its AVX2 ones alike."""
+    negative zeros; the extension's plain loops, its AVX2 ones and its AVX-512 ones alike."""
     rank = data.draw(st.integers(1, 3))
     channels, mg, n = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
     kernel = data.draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
@@ -595,12 +595,14 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
     w = rng.standard_normal((channels * mg, 1, *kernel)).astype(dtype)
     b = rng.standard_normal(channels * mg).astype(dtype) if data.draw(st.booleans()) else None
     attrs = {"group": channels, "kernel_shape": kernel, "strides": strides, "dilations": dilations, "pads": pads}
-    plain_loops = data.draw(st.booleans())  # the extension's plain loops, or its AVX2 ones where there
-    compiled_module.plain_only(plain_loops)
+    form = data.draw(st.sampled_from(["plain", "avx2", "widest"]))  # the extension's loops; each where there
+    compiled_module.plain_only(form == "plain")
+    compiled_module.taps_avx2_only(form == "avx2")
     try:
         compiled = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
     finally:
         compiled_module.plain_only(False)
+        compiled_module.taps_avx2_only(False)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(conv_module, "taps_for", lambda dtype: None)
         plain = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
@@ -634,13 +636,97 @@ def test_small_convs_gather_their_columns(monkeypatch: pytest.MonkeyPatch) -> No
     assert set(calls) == {(1, 129, 3)}
 
 
+@needs_compiled_taps
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("form", ["plain", "avx2", "widest"])
+def test_compiled_taps_over_thin_planes_give_numpys_bits(dtype: type, form: str) -> None:
+    """Thin planes (2-3 rows of 32-161, the rows computed straight into the output), small ones
+    (14x14, 28x28: several rows a span of vectors; 7x7) and a 3-D case, 5x5 pads 2 with and
+    without stride 2 and a 1-D one of 200, every length of a last span (1-8 vectors, each lane
+    count), the extension's every form: numpy's loop's bits."""
+    rng = np.random.default_rng(11)
+    cases: list[tuple[tuple[int, ...], list[int], list[int]]] = [((3, 2, width), [5, 5], [1, 1]) for width in range(32, 162, 7)]
+    cases += [((2, 3, 96), [5, 5], [2, 2]), ((2, 200), [5], [1]), ((2, 2, 3, 40), [3, 3, 3], [1, 1, 1])]
+    cases += [((4, 14, 14), [5, 5], [1, 1]), ((3, 28, 28), [3, 3], [1, 1]), ((2, 7, 7), [3, 3], [1, 1])]
+    compiled_module.plain_only(form == "plain")
+    compiled_module.taps_avx2_only(form == "avx2")
+    try:
+        for (channels, *sizes), kernel, strides in cases:
+            x = rng.standard_normal((1, channels, *sizes)).astype(dtype)
+            x.reshape(-1)[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -0.0]
+            w = rng.standard_normal((channels, 1, *kernel)).astype(dtype)
+            b = rng.standard_normal(channels).astype(dtype)
+            attrs = {"group": channels, "kernel_shape": kernel, "strides": strides, "pads": [k // 2 for k in kernel] * 2}
+            compiled = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(conv_module, "taps_for", lambda dtype: None)
+                plain = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
+            assert compiled.shape == plain.shape and compiled.tobytes() == plain.tobytes(), (x.shape, kernel, strides)
+    finally:
+        compiled_module.plain_only(False)
+        compiled_module.taps_avx2_only(False)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "group"),
+    [
+        ((2, 6, 5, 7), (4, 3, 1, 1), 2),  # grouped 1x1 (a matmul), two images
+        ((1, 8, 300, 120), (8, 8, 1, 1), 1),  # past SMALL_ADD
+        ((2, 4, 9, 9), (6, 2, 3, 3), 2),  # grouped im2col in one block
+    ],
+)
+def test_bias_added_compiled_or_by_numpy(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], group: int, compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bias of matmul Convs (1x1, im2col), added by the extension's one pass or by numpy's
+    broadcast add, each output channel's own: onnxruntime's values."""
+    if not compiled:
+        monkeypatch.setattr(conv_module, "bias_for", lambda dtype: None)
+    monkeypatch.setattr(conv_module, "route", lambda x_shape, w_shape, plan: plan.method)
+    rng = np.random.default_rng(8)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in (x_shape, w_shape, w_shape[:1])]
+    inputs[2] *= 10  # a bias that dwarfs the products: a channel's wrong bias shows
+    check("Conv", 11, inputs, {"group": group}, constant=(1, 2), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("way", [None, *WAYS])
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "group"),
+    [
+        ((1, 4, 4, 5), (0, 4, 3, 3), 1),
+        ((1, 1, 4, 5), (0, 1, 3, 3), 1),  # depthwise-like weights: the tap loop
+        ((1, 0, 4, 5), (0, 0, 3, 3), 1),
+        ((2, 0, 4, 5), (0, 0, 3, 3), 2),
+        ((1, 4, 4, 5), (0, 2, 3, 3), 2),
+    ],
+)
+def test_no_output_channels_give_an_empty_output(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], group: int, way: str | None
+) -> None:
+    """W of no output channels (and X of none) gives (N, 0, *out), as onnxruntime does, whatever
+    the route (its own, shifted products, the compiled loop)."""
+    inputs = [np.ones(s, dtype=np.float32) for s in (x_shape, w_shape, w_shape[:1])]
+    with pytest.MonkeyPatch.context() as patch:
+        if way is not None:
+            _routed(patch, way)
+        check("Conv", 11, inputs, {"group": group, "pads": [1, 1, 1, 1]}, constant=(1, 2))
+
+
+@pytest.mark.parametrize(("x_shape", "w_shape"), [((1, 2, 3, 3), (2, 0, 3, 3)), ((1, 0, 3, 3), (0, 2, 3, 3))])
+def test_conv_transpose_of_no_channels(x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> None:
+    """ConvTranspose with no output channels, or from no input channels (zeros): onnxruntime's."""
+    inputs = [np.ones(s, dtype=np.float32) for s in (x_shape, w_shape)]
+    check("ConvTranspose", 11, inputs, {}, constant=(1,))
+
+
 @pytest.mark.parametrize(
     ("w_shape", "group", "way"),
     [
         ((16, 1, 3, 3), 16, "compiled"),  # depthwise
         ((64, 1, 3, 3), 1, "compiled"),  # one input channel
         ((32, 4, 3, 3), 8, "compiled"),  # grouped, 4 channels a group
-        ((16, 3, 3, 3), 1, "im2col"),  # dense from 3 channels
+        ((16, 3, 3, 3), 1, "compiled" if compiled_module.taps_avx512() else "im2col"),  # dense from 3 channels
         ((16, 16, 3, 3), 1, "shifted"),
         ((16, 16, 1, 1), 1, "pointwise"),
     ],

@@ -4,13 +4,13 @@
  *
  * 1. The depthwise Conv tap loop of ovpool/runtime/ops/conv.py (_conv_taps).
  *
- * For each plane row r of a tile (image * group) and each of its mg outputs m, over the flat
- * positions t of the phase planes:
+ * For each row r (image * group), its input planes copied into a zero-bordered buffer x[r], and
+ * each of its mg outputs m, over the flat positions t of the phase planes:
  *     acc[r, m, t] = x[r, t + offsets[0]] * w[g, m, 0]
  *     acc[r, m, t] = acc[r, m, t] + x[r, t + offsets[k]] * w[g, m, k]   for k = 1 .. taps - 1
  *     acc[r, m, t] = acc[r, m, t] + bias[g, m]                          if there is a bias
- * with g = (first + r) % groups: the numpy loop's operations, one multiply then one add each, in
- * the same order.
+ * with g = r % groups: the numpy loop's operations, one multiply then one add each, in the same
+ * order. Also a Conv's bias added to its output in one pass (numpy's add).
  *
  * 2. A chain of element-wise nodes (ovpool/runtime/chains.py) of Add, Sub, Mul, Div and Clip
  * (Relu is Clip to [0, inf)), run over blocks of 256 positions held in the first-level cache.
@@ -22,6 +22,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(_MSC_VER) && !defined(__clang__)
@@ -36,15 +37,16 @@
 
 /* The loop for one plane row and output: `out[t]` for t < cells. The plain form takes positions
  * 256 at a time (the partial sums stay in the first-level cache across the taps); the AVX2 form
- * (x86-64, GCC or Clang, chosen when the processor has it) holds 4 vectors of 32 bytes of sums in
- * registers across the taps, and takes the last positions as a block that overlaps the one before
- * (each position's sum is computed alone, so computing it twice changes nothing). */
+ * (x86-64, GCC or Clang, chosen when the processor has it and not AVX-512) holds 4 vectors of 32
+ * bytes of sums in registers across the taps, and takes the last positions as a block that
+ * overlaps the one before (each position's sum is computed alone, so computing it twice changes
+ * nothing); the AVX-512 form is below. */
 #define PLAIN_BLOCK 256
 
 #define DEFINE_PLAIN(NAME, T)                                                                         \
-    static void NAME##_plain(const T *restrict row, const int64_t *restrict offsets, int64_t taps,   \
-                             const T *restrict w, const T *restrict bias, T *restrict out,           \
-                             int64_t cells)                                                          \
+    static void NAME##_plain(const T *restrict row, const int64_t *restrict offsets, int64_t taps,    \
+                             const T *restrict w, const T *restrict bias, T *restrict out,            \
+                             int64_t cells)                                                           \
     {                                                                                                 \
         for (int64_t start = 0; start < cells; start += PLAIN_BLOCK) {                                \
             const int64_t n = cells - start < PLAIN_BLOCK ? cells - start : PLAIN_BLOCK;              \
@@ -76,7 +78,7 @@
         return v;                                                                                     \
     }                                                                                                 \
     __attribute__((target("avx2"))) static void NAME##_avx2(                                          \
-        const T *restrict row, const int64_t *restrict offsets, int64_t taps, const T *restrict w,   \
+        const T *restrict row, const int64_t *restrict offsets, int64_t taps, const T *restrict w,    \
         const T *restrict bias, T *restrict out, int64_t cells)                                       \
     {                                                                                                 \
         enum { L = 32 / sizeof(T), SPAN = 4 * L };                                                    \
@@ -117,7 +119,7 @@
 
 /* What the loader (compiled.py, ABI) expects: an extension built from another version of this
  * file, whose functions may take other arguments, is not used. */
-OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 3; }
+OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 4; }
 
 /* The plain loops even where AVX2 is at hand: the tests run both forms on one machine. */
 static int plain_only = 0;
@@ -130,36 +132,311 @@ OVPOOL_EXPORT void ovpool_plain_only(int on) { plain_only = on; }
 #define PICK(NAME) NAME##_plain
 #endif
 
-/* The sums of one plane row and output go to `scratch` (cells long), then their kept positions to
- * the output: `outer` runs of `inner` rows of `width` values, the rows `inner_pitch` apart and the
- * runs `outer_pitch` apart in `scratch` (a 2-D phase plane 18 wide holding 14x14 outputs: 14 runs
- * of 1 row of 14, 18 apart; 1-D: 1 run of 1 row). */
-#define DEFINE_TAPS(NAME, T)                                                                          \
-    DEFINE_PLAIN(NAME, T)                                                                             \
-    DEFINE_AVX2(NAME, T)                                                                              \
-    OVPOOL_EXPORT void NAME(const T *buffer, int64_t plane, int64_t first, int64_t count,             \
-                            int64_t groups, int64_t mg, const int64_t *offsets, int64_t taps,         \
-                            const T *weights, const T *bias, T *scratch, int64_t cells, T *out,       \
-                            const int64_t *runs)                                                      \
+#if OVPOOL_AVX2
+#include <immintrin.h>
+
+/* The AVX-512 form (x86-64, GCC or Clang, chosen when the processor has AVX-512F): the positions in
+ * spans of up to 8 vectors of 64 bytes, the sums of a span held in registers across the taps. The
+ * loads take whole vectors (lanes past the last position read the buffer's slack, SLACK: their
+ * sums are never stored; a masked load costs a vector operation more); the last vector's store
+ * takes `last` lanes, so no position is computed twice and none past the span is written.
+ *
+ * OP(sum, v, SUF) for each of the first `vectors` sums a0 .. a7, `v` its number (a constant
+ * `vectors` leaves straight code). */
+#define SPAN1(vectors, n, ACC, OP, SUF)                                                               \
+    if (n < vectors) {                                                                                \
+        OP(ACC, n, SUF);                                                                              \
+    }
+#define SPAN8(vectors, OP, SUF)                                                                       \
+    SPAN1(vectors, 0, a0, OP, SUF) SPAN1(vectors, 1, a1, OP, SUF) SPAN1(vectors, 2, a2, OP, SUF)      \
+    SPAN1(vectors, 3, a3, OP, SUF) SPAN1(vectors, 4, a4, OP, SUF) SPAN1(vectors, 5, a5, OP, SUF)      \
+    SPAN1(vectors, 6, a6, OP, SUF) SPAN1(vectors, 7, a7, OP, SUF)
+#define TAP_FIRST(a, v, SUF) a = _mm512_mul_##SUF(_mm512_loadu_##SUF(x + v * L), wv)
+#define TAP_NEXT(a, v, SUF) a = _mm512_add_##SUF(a, _mm512_mul_##SUF(_mm512_loadu_##SUF(xk + v * L), wv))
+#define TAP_BIAS(a, v, SUF) a = _mm512_add_##SUF(a, b)
+#define TAP_STORE(a, v, SUF)                                                                          \
+    _mm512_mask_storeu_##SUF(out + v * L, v == vectors - 1 ? last : (__typeof__(last))-1, a)
+
+/* The same for sums whose vectors lie anywhere: vector v of the input at p[v], of the output at
+ * q[v], its stored lanes mk[v]. */
+#define RUN_FIRST(a, v, SUF) a = _mm512_mul_##SUF(_mm512_loadu_##SUF(p[v] + offsets[0]), wv)
+#define RUN_NEXT(a, v, SUF) a = _mm512_add_##SUF(a, _mm512_mul_##SUF(_mm512_loadu_##SUF(p[v] + offset), wv))
+#define RUN_STORE(a, v, SUF) _mm512_mask_storeu_##SUF(q[v], mk[v], a)
+
+#define DEFINE_AVX512(NAME, T, V, SUF, MASK)                                                          \
+    enum { NAME##_LANES = 64 / sizeof(T) };                                                           \
+    __attribute__((target("avx512f"), always_inline)) static inline void NAME##_span(                 \
+        const T *row, const int64_t *restrict offsets, int64_t taps, const T *restrict w,             \
+        const T *restrict bias, T *out, const int vectors, MASK last)                                 \
     {                                                                                                 \
-        void (*loop)(const T *, const int64_t *, int64_t, const T *, const T *, T *, int64_t) =       \
-            PICK(NAME);                                                                               \
-        const int64_t outer = runs[0], outer_pitch = runs[1], inner = runs[2];                        \
-        const int64_t inner_pitch = runs[3], width = runs[4];                                         \
-        for (int64_t r = 0; r < count; ++r) {                                                         \
-            const int64_t g = (first + r) % groups;                                                   \
+        enum { L = NAME##_LANES };                                                                    \
+        V a0, a1, a2, a3, a4, a5, a6, a7;                                                             \
+        const T *x = row + offsets[0];                                                                \
+        V wv = _mm512_set1_##SUF(w[0]);                                                               \
+        SPAN8(vectors, TAP_FIRST, SUF)                                                                \
+        for (int64_t k = 1; k < taps; ++k) {                                                          \
+            const T *xk = row + offsets[k];                                                           \
+            wv = _mm512_set1_##SUF(w[k]);                                                             \
+            SPAN8(vectors, TAP_NEXT, SUF)                                                             \
+        }                                                                                             \
+        if (bias) {                                                                                   \
+            const V b = _mm512_set1_##SUF(*bias);                                                     \
+            SPAN8(vectors, TAP_BIAS, SUF)                                                             \
+        }                                                                                             \
+        SPAN8(vectors, TAP_STORE, SUF)                                                                \
+    }                                                                                                 \
+    __attribute__((target("avx512f"))) static void NAME##_avx512(                                     \
+        const T *restrict row, const int64_t *restrict offsets, int64_t taps, const T *restrict w,    \
+        const T *restrict bias, T *restrict out, int64_t cells)                                       \
+    {                                                                                                 \
+        enum { L = NAME##_LANES };                                                                    \
+        int64_t start = 0;                                                                            \
+        for (; cells - start > 8 * L; start += 8 * L)                                                 \
+            NAME##_span(row + start, offsets, taps, w, bias, out + start, 8, (MASK)-1);               \
+        const int64_t rest = cells - start, tail = rest - (rest - 1) / L * L;                         \
+        const MASK last = (MASK)(((uint64_t)1 << tail) - 1);                                          \
+        switch ((rest + L - 1) / L) {                                                                 \
+        case 1: NAME##_span(row + start, offsets, taps, w, bias, out + start, 1, last); break;        \
+        case 2: NAME##_span(row + start, offsets, taps, w, bias, out + start, 2, last); break;        \
+        case 3: NAME##_span(row + start, offsets, taps, w, bias, out + start, 3, last); break;        \
+        case 4: NAME##_span(row + start, offsets, taps, w, bias, out + start, 4, last); break;        \
+        case 5: NAME##_span(row + start, offsets, taps, w, bias, out + start, 5, last); break;        \
+        case 6: NAME##_span(row + start, offsets, taps, w, bias, out + start, 6, last); break;        \
+        case 7: NAME##_span(row + start, offsets, taps, w, bias, out + start, 7, last); break;        \
+        case 8: NAME##_span(row + start, offsets, taps, w, bias, out + start, 8, last); break;        \
+        default: break;                                                                               \
+        }                                                                                             \
+    }                                                                                                 \
+    __attribute__((target("avx512f"), always_inline)) static inline void NAME##_gather(               \
+        const T *const *p, T *const *q, const MASK *mk, const int64_t *restrict offsets, int64_t taps, \
+        const T *restrict w, const T *restrict bias, const int vectors)                               \
+    {                                                                                                 \
+        V a0, a1, a2, a3, a4, a5, a6, a7;                                                             \
+        V wv = _mm512_set1_##SUF(w[0]);                                                               \
+        SPAN8(vectors, RUN_FIRST, SUF)                                                                \
+        for (int64_t k = 1; k < taps; ++k) {                                                          \
+            const int64_t offset = offsets[k];                                                        \
+            wv = _mm512_set1_##SUF(w[k]);                                                             \
+            SPAN8(vectors, RUN_NEXT, SUF)                                                             \
+        }                                                                                             \
+        if (bias) {                                                                                   \
+            const V b = _mm512_set1_##SUF(*bias);                                                     \
+            SPAN8(vectors, TAP_BIAS, SUF)                                                             \
+        }                                                                                             \
+        SPAN8(vectors, RUN_STORE, SUF)                                                                \
+    }                                                                                                 \
+    /* The runs of a row (outer x inner runs of `width`, placed as `runs` says) for its mg outputs,   \
+     * straight into the output (`kept` values an output): runs of at most 4 vectors a few at once    \
+     * (8 runs of 14, 4 of 28, 2 of 56 in a span of 8 vectors), longer runs span by span, each span   \
+     * for every output while its input rows are in cache. */                                         \
+    __attribute__((target("avx512f"))) static void NAME##_runs_avx512(                                \
+        const T *buffer, const int64_t *restrict offsets, int64_t taps, const T *w, const T *bias,    \
+        int64_t mg, T *out, int64_t kept, const int64_t *runs)                                        \
+    {                                                                                                 \
+        enum { L = NAME##_LANES };                                                                    \
+        const int64_t outer_pitch = runs[1], inner = runs[2], inner_pitch = runs[3], width = runs[4]; \
+        const int64_t count = runs[0] * inner, per = (width + L - 1) / L;                             \
+        if (per > 4) {                                                                                \
+            for (int64_t r = 0; r < count; ++r)                                                       \
+                for (int64_t m = 0; m < mg; ++m)                                                      \
+                    NAME##_avx512(buffer + r / inner * outer_pitch + r % inner * inner_pitch, offsets, \
+                                  taps, w + m * taps, bias ? bias + m : NULL, out + m * kept + r * width, \
+                                  width);                                                             \
+            return;                                                                                   \
+        }                                                                                             \
+        const MASK last = (MASK)(((uint64_t)1 << (width - (per - 1) * L)) - 1);                       \
+        const int64_t group = 8 / per;                                                                \
+        const T *p[8];                                                                                \
+        T *q[8];                                                                                      \
+        MASK mk[8];                                                                                   \
+        int64_t place[8]; /* each vector's place in the span's output */                              \
+        for (int v = 0; v < group * per; ++v) {                                                       \
+            mk[v] = v % per == per - 1 ? last : (MASK)-1;                                             \
+            place[v] = v / per * width + v % per * L;                                                 \
+        }                                                                                             \
+        int64_t a = 0, i = 0; /* the span's first run */                                              \
+        for (int64_t first = 0; first < count; first += group) {                                      \
+            const int64_t n = count - first < group ? count - first : group;                          \
+            const int vectors = (int)(n * per);                                                       \
+            for (int64_t r = 0, v = 0; r < n; ++r) {                                                  \
+                for (int64_t j = 0; j < per; ++j, ++v)                                                \
+                    p[v] = buffer + a * outer_pitch + i * inner_pitch + j * L;                        \
+                if (++i == inner)                                                                     \
+                    i = 0, ++a;                                                                       \
+            }                                                                                         \
             for (int64_t m = 0; m < mg; ++m) {                                                        \
-                loop(buffer + r * plane, offsets, taps, weights + (g * mg + m) * taps,                \
-                     bias ? bias + g * mg + m : NULL, scratch, cells);                                \
-                for (int64_t a = 0; a < outer; ++a)                                                   \
-                    for (int64_t b = 0; b < inner; ++b, out += width)                                 \
-                        memcpy(out, scratch + a * outer_pitch + b * inner_pitch, width * sizeof(T));  \
+                T *o = out + m * kept + first * width;                                                \
+                for (int v = 0; v < vectors; ++v)                                                     \
+                    q[v] = o + place[v];                                                              \
+                const T *wm = w + m * taps, *bm = bias ? bias + m : NULL;                             \
+                switch (vectors) {                                                                    \
+                case 1: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 1); break;                     \
+                case 2: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 2); break;                     \
+                case 3: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 3); break;                     \
+                case 4: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 4); break;                     \
+                case 5: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 5); break;                     \
+                case 6: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 6); break;                     \
+                case 7: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 7); break;                     \
+                default: NAME##_gather(p, q, mk, offsets, taps, wm, bm, 8); break;                    \
+                }                                                                                     \
             }                                                                                         \
         }                                                                                             \
     }
+#else
+#define DEFINE_AVX512(NAME, T, V, SUF, MASK)
+#endif
 
-DEFINE_TAPS(ovpool_taps_f32, float)
-DEFINE_TAPS(ovpool_taps_f64, double)
+/* The taps' loops at most AVX2 even where AVX-512 is at hand: the tests run every form. */
+static int taps_avx2_only = 0;
+
+OVPOOL_EXPORT void ovpool_taps_avx2_only(int on) { taps_avx2_only = on; }
+
+/* Whether the taps' loops are the AVX-512 ones (conv.py routes dense Convs of a few channels to
+ * them only then). */
+OVPOOL_EXPORT int ovpool_taps_avx512(void)
+{
+#if OVPOOL_AVX2
+    return __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
+#if OVPOOL_AVX2
+#define TAPS_WIDE (!plain_only && !taps_avx2_only && __builtin_cpu_supports("avx512f"))
+#define PICK_TAPS(NAME)                                                                               \
+    (TAPS_WIDE                                   ? NAME##_avx512                                      \
+     : !plain_only && __builtin_cpu_supports("avx2") ? NAME##_avx2                                    \
+                                                 : NAME##_plain)
+#define RUNS_WIDE(NAME, ...) NAME##_runs_avx512(__VA_ARGS__)
+#else
+#define TAPS_WIDE 0
+#define PICK_TAPS(NAME) NAME##_plain
+#define RUNS_WIDE(NAME, ...) (void)0
+#endif
+
+/* The geometry of a Conv's taps for one input shape (int64, built by conv.py
+ * _compiled_geometry): rows (images x groups), groups, outputs a group (mg), input channels a group
+ * (cg), an input plane's elements, a padded channel's elements (its phase planes, `plane`), the
+ * zero-bordered buffer of a row (cg planes and what the last tap reads past them), the `cells` a
+ * tap sweeps, the taps (cg x kernel), the number of copies, whether the kept positions are
+ * computed straight into the output (1) or all cells into a scratch first (0) by the plain and
+ * AVX2 loops, the same for the AVX-512 ones (which put several short runs in one span), the five int64 of
+ * the runs (outer, outer pitch, inner, inner pitch, width) that place the kept positions in the
+ * output, the taps' offsets, then each copy as 11 int64: source and target offset, three counts,
+ * three source steps, three target steps (an input plane's positions into a phase plane). */
+enum { G_ROWS, G_GROUPS, G_MG, G_CG, G_SOURCE, G_PLANE, G_BUFFER, G_CELLS, G_TAPS, G_COPIES, G_DIRECT,
+       G_DIRECT_WIDE, G_RUNS, G_OFFSETS = G_RUNS + 5, COPY_INTS = 11 };
+
+/* Bytes past a row's buffer that the AVX-512 loops' whole-vector loads may read. */
+#define SLACK 64
+
+/* For each row, its cg input planes are copied into the zero-bordered buffer (in cache; the
+ * copies write the same positions each row, so the border stays zero), then each output's sums
+ * are computed: a 2-D phase plane 18 wide holding 14x14 outputs is 14 runs of 1 row of 14, 18
+ * apart; 1-D: 1 run of 1 row. Returns 0, or 1 when the buffer cannot be allocated. */
+#define DEFINE_TAPS(NAME, T, V, SUF, MASK)                                                            \
+    DEFINE_PLAIN(NAME, T)                                                                             \
+    DEFINE_AVX2(NAME, T)                                                                              \
+    DEFINE_AVX512(NAME, T, V, SUF, MASK)                                                              \
+    OVPOOL_EXPORT int NAME(const T *x, const T *weights, const T *bias, T *out, const int64_t *geometry) \
+    {                                                                                                 \
+        void (*loop)(const T *, const int64_t *, int64_t, const T *, const T *, T *, int64_t) =       \
+            PICK_TAPS(NAME);                                                                          \
+        const int64_t rows = geometry[G_ROWS], groups = geometry[G_GROUPS], mg = geometry[G_MG];      \
+        const int64_t cg = geometry[G_CG], source = geometry[G_SOURCE], plane = geometry[G_PLANE];    \
+        const int64_t cells = geometry[G_CELLS], taps = geometry[G_TAPS];                             \
+        const int wide = TAPS_WIDE;                                                                   \
+        const int64_t copies = geometry[G_COPIES], direct = geometry[wide ? G_DIRECT_WIDE : G_DIRECT]; \
+        const int64_t *runs = geometry + G_RUNS, *offsets = geometry + G_OFFSETS;                     \
+        const int64_t *copy = offsets + taps;                                                         \
+        const int64_t outer = runs[0], outer_pitch = runs[1], inner = runs[2];                        \
+        const int64_t inner_pitch = runs[3], width = runs[4], kept = outer * inner * width;           \
+        T *buffer = calloc(geometry[G_BUFFER] + SLACK / sizeof(T) + (direct ? 0 : cells), sizeof(T)); \
+        if (!buffer)                                                                                  \
+            return 1;                                                                                 \
+        T *scratch = buffer + geometry[G_BUFFER] + SLACK / sizeof(T);                                 \
+        for (int64_t r = 0; r < rows; ++r) {                                                          \
+            const int64_t g = r % groups;                                                             \
+            for (int64_t c = 0; c < cg; ++c)                                                          \
+                for (const int64_t *p = copy; p < copy + COPY_INTS * copies; p += COPY_INTS) {        \
+                    const T *from = x + (r * cg + c) * source + p[0];                                 \
+                    T *to = buffer + c * plane + p[1];                                                \
+                    for (int64_t i = 0; i < p[2]; ++i)                                                \
+                        for (int64_t j = 0; j < p[3]; ++j) {                                          \
+                            const T *f = from + i * p[5] + j * p[6];                                  \
+                            T *t = to + i * p[8] + j * p[9];                                          \
+                            if (p[7] == 1 && p[10] == 1)                                              \
+                                memcpy(t, f, p[4] * sizeof(T));                                       \
+                            else if (p[7] == 2 && p[10] == 1) /* stride 2: a loop the compiler vectorizes */ \
+                                for (int64_t k = 0; k < p[4]; ++k)                                    \
+                                    t[k] = f[2 * k];                                                  \
+                            else                                                                      \
+                                for (int64_t k = 0; k < p[4]; ++k)                                    \
+                                    t[k * p[10]] = f[k * p[7]];                                       \
+                        }                                                                             \
+                }                                                                                     \
+            const T *w = weights + g * mg * taps, *b = bias ? bias + g * mg : NULL;                   \
+            if (direct && wide) {                                                                     \
+                RUNS_WIDE(NAME, buffer, offsets, taps, w, b, mg, out, kept, runs);                    \
+                out += mg * kept;                                                                     \
+                continue;                                                                             \
+            }                                                                                         \
+            if (direct) {                                                                             \
+                T *o = out;                                                                           \
+                for (int64_t a = 0; a < outer; ++a)                                                   \
+                    for (int64_t i = 0; i < inner; ++i, o += width)                                   \
+                        for (int64_t m = 0; m < mg; ++m)                                              \
+                            loop(buffer + a * outer_pitch + i * inner_pitch, offsets, taps, w + m * taps, \
+                                 b ? b + m : NULL, o + m * kept, width);                              \
+                out += mg * kept;                                                                     \
+                continue;                                                                             \
+            }                                                                                         \
+            for (int64_t m = 0; m < mg; ++m) {                                                        \
+                loop(buffer, offsets, taps, w + m * taps, b ? b + m : NULL, scratch, cells);          \
+                for (int64_t a = 0; a < outer; ++a)                                                   \
+                    for (int64_t i = 0; i < inner; ++i, out += width)                                 \
+                        memcpy(out, scratch + a * outer_pitch + i * inner_pitch, width * sizeof(T));  \
+            }                                                                                         \
+        }                                                                                             \
+        free(buffer);                                                                                 \
+        return 0;                                                                                     \
+    }
+
+/* A Conv's bias added to its output (N, M, plane) in place: out[r, j] = out[r, j] + bias[r % M]
+ * for each of the `rows` (N x M) planes, numpy's add in one pass (numpy's broadcast add takes a
+ * call of its inner loop per plane). */
+#define BIAS_BODY(T)                                                                                  \
+    {                                                                                                 \
+        for (int64_t r = 0, c = 0; r < rows; ++r, out += plane, c = c + 1 == channels ? 0 : c + 1) {  \
+            const T b = bias[c];                                                                      \
+            for (int64_t j = 0; j < plane; ++j)                                                       \
+                out[j] = out[j] + b;                                                                  \
+        }                                                                                             \
+    }
+#define BIAS_ARGS(T) T *restrict out, const T *restrict bias, int64_t rows, int64_t channels, int64_t plane
+
+#if OVPOOL_AVX2
+#define DEFINE_BIAS_AVX2(NAME, T) __attribute__((target("avx2"))) static void NAME##_avx2(BIAS_ARGS(T)) BIAS_BODY(T)
+#else
+#define DEFINE_BIAS_AVX2(NAME, T)
+#endif
+
+#define DEFINE_BIAS(NAME, T)                                                                          \
+    static void NAME##_plain(BIAS_ARGS(T)) BIAS_BODY(T)                                               \
+    DEFINE_BIAS_AVX2(NAME, T)                                                                         \
+    OVPOOL_EXPORT void NAME(BIAS_ARGS(T)) { PICK(NAME)(out, bias, rows, channels, plane); }
+
+DEFINE_BIAS(ovpool_bias_f32, float)
+DEFINE_BIAS(ovpool_bias_f64, double)
+
+#if OVPOOL_AVX2
+DEFINE_TAPS(ovpool_taps_f32, float, __m512, ps, __mmask16)
+DEFINE_TAPS(ovpool_taps_f64, double, __m512d, pd, __mmask8)
+#else
+DEFINE_TAPS(ovpool_taps_f32, float, , , )
+DEFINE_TAPS(ovpool_taps_f64, double, , , )
+#endif
 
 /* The chain: `ops` rows of 4 int64 (code, a, b, c), each operand -1 for the previous row's result,
  * -2 for the value a row of code 6 saved (a node's input that later rows of the node read again),

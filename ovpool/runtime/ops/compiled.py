@@ -5,14 +5,14 @@ optional). Each loader gives its kernel for float32 or float64, or None where it
 for another dtype, or with ``OVPOOL_COMPILED=0``; the caller then runs the same operations in
 numpy, with the same results bit for bit.
 
-``taps_for(dtype)``: ``taps(buffer, plane, first, count, groups, mg, offsets, taps, weights,
-bias, scratch, cells, out, runs)`` takes addresses for the arrays (``bias`` 0 for none): ``count``
-planes of ``plane`` elements from ``buffer``, the tile's first plane being plane ``first`` of the
-run (its group ``first % groups``), weights (groups, mg, taps), bias (groups, mg), a scratch of
-``cells`` values, the output (count, mg, *out) and ``runs``, the five int64 (outer, outer pitch,
-inner, inner pitch, width) that place the kept positions of the cells in the output. A 3x3
-kernel over one 4x4 plane padded to 6x6 (stride 1): offsets 0, 1, 2, 6, 7, 8, 12, 13, 14, 4 x 6 =
-24 cells, runs (4, 6, 1, 0, 4): columns 4 and 5 of each row are dropped.
+``taps_for(dtype)``: ``taps(x, weights, bias, out, geometry)`` takes addresses (``bias`` 0 for
+none) and returns 0, or 1 where its buffer could not be allocated: for each row (image x group) of
+the C-contiguous input x (N, C, *L), it copies the group's input planes into a zero-bordered
+buffer of one row, then sums each output's taps from it into the output (N, M, *out); weights
+(groups, M/groups, taps), bias (M,), ``geometry`` the int64 that ``conv._compiled_geometry``
+builds (the layout is in ``_compiled.c``). A 3x3 kernel over one 4x4 plane padded to 6x6
+(stride 1): offsets 0, 1, 2, 6, 7, 8, 12, 13, 14, 4 x 6 = 24 cells, runs (4, 6, 1, 0, 4):
+columns 4 and 5 of each row are dropped.
 
 ``chain_for(dtype)``: ``chain(out, plane, ops, *arguments)``, a function of the extension's
 module (no ctypes: it reads the arrays through the buffer protocol, about 1 us a call), runs the
@@ -40,7 +40,8 @@ import numpy as np
 
 from ovpool.runtime.ops.blas import compiled_allowed
 
-Taps = Callable[[int, int, int, int, int, int, int, int, int, int, int, int, int, int], None]
+Taps = Callable[[int, int, int, int, int], int]
+Bias = Callable[[int, int, int, int, int], None]
 Chain = Callable[..., None]
 
 CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5, "save": 6}
@@ -48,7 +49,7 @@ CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5, "save": 6}
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 
 
-ABI = 3  # ovpool_compiled_abi() of the _compiled.c this module calls
+ABI = 4  # ovpool_compiled_abi() of the _compiled.c this module calls
 
 
 @functools.cache
@@ -109,14 +110,39 @@ def plain_only(on: bool) -> None:
         library.ovpool_plain_only(ctypes.c_int(int(on)))
 
 
+def taps_avx2_only(on: bool) -> None:
+    """Make the taps' loops stop at AVX2 even where the processor has AVX-512 (for tests: every
+    form must give numpy's bits), or their choice again."""
+    library = _library()
+    if library is not None:
+        library.ovpool_taps_avx2_only(ctypes.c_int(int(on)))
+
+
+@functools.cache
+def taps_avx512() -> bool:
+    """Whether the compiled tap loop runs its AVX-512 form here (the processor has AVX-512F)."""
+    library = _library()
+    return library is not None and bool(library.ovpool_taps_avx512())
+
+
 @functools.cache
 def taps_for(dtype: np.dtype) -> Taps | None:
     """The compiled depthwise tap loop for ``dtype``, or None."""
-    integer, pointer = ctypes.c_int64, ctypes.c_void_p
-    loop: Taps | None = _function(
-        "ovpool_taps", dtype, [pointer] + [integer] * 5 + [pointer, integer, pointer, pointer, pointer, integer, pointer, pointer]
-    )
+    pointer = ctypes.c_void_p
+    loop: Taps | None = _function("ovpool_taps", dtype, [pointer] * 5)
+    if loop is not None:
+        loop.restype = ctypes.c_int  # type: ignore[attr-defined]
     return loop
+
+
+@functools.cache
+def bias_for(dtype: np.dtype) -> Bias | None:
+    """The compiled bias add for ``dtype``, or None: ``bias(out, bias, rows, channels, plane)``
+    adds ``bias[r % channels]`` to each plane r of the ``rows`` planes of ``plane`` values at
+    ``out`` (2 images of 3 channels: rows 6, plane 4 is image 1's channel 1 and gets bias[1])."""
+    integer, pointer = ctypes.c_int64, ctypes.c_void_p
+    add: Bias | None = _function("ovpool_bias", dtype, [pointer, pointer, integer, integer, integer])
+    return add
 
 
 @functools.cache

@@ -62,7 +62,7 @@ import numpy as np
 from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 from ovpool.runtime.ops.blas import Gemm, gemm_for
-from ovpool.runtime.ops.compiled import Taps, taps_for
+from ovpool.runtime.ops.compiled import Taps, address, bias_for, taps_avx512, taps_for
 from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
@@ -94,11 +94,18 @@ SHIFT_CHANNELS = 8
 # The compiled tap loop (``_conv_taps_compiled``) also takes the im2col Convs of one input channel
 # a group, and grouped ones of at most DIRECT_CHANNELS, with at least DIRECT_CELLS outputs a plane
 # and at most DIRECT_PRODUCTS products an output (3x3 from 1x64x160 to 64 channels: 0.83x im2col's
-# time; 32 channels in 8 groups over 40x40: 0.59x; dense from 3 channels: 1.1x, left to im2col;
-# silero's 256-tap STFT to 4 outputs: one matmul is quicker).
+# time; 32 channels in 8 groups over 40x40: 0.59x; silero's 256-tap STFT to 4 outputs: one matmul
+# is quicker); dense ones of at most DIRECT_CHANNELS too where the loop is AVX-512's (3x3 stride 2
+# from 3x224x224 to 16: 0.65x; 3x48x320 to 32: 0.65x; 4x64x64 to 16: 0.80x; 3x32x32 to 64: 1.0x;
+# with AVX2's, 0.8-1.2x: left to im2col).
 DIRECT_CHANNELS = 4
 DIRECT_CELLS = 256
 DIRECT_PRODUCTS = 64
+# The AVX-512 tap loop computes the kept runs straight into the output (no scratch, no copy) where
+# that takes at most WIDE_RUNS times the vectors of all the cells (depthwise, against all cells:
+# 3x3 over 56x56, 224 vectors against 203: 0.90x the time; 28x28, 56 against 53: 0.95x; 80x80:
+# 0.86x; 5x5 over 20x20, 40 against 30: 1.2x; 7x7, 7 against 5: 1.4x)
+WIDE_RUNS = 1.15
 
 
 @dataclass(frozen=True)
@@ -285,15 +292,13 @@ def conv_plan(node: OpNode, attrs: Attrs, x_shape: tuple[int, ...], w_shape: tup
 def conv_weights(method: str, w: np.ndarray, group: int, dtype: np.dtype) -> np.ndarray:
     """W laid out for ``method``: taps (K, g, M/g, 1); compiled taps (g, M/g, K); shifted
     (g, K, M/g, C/g); pointwise (g, M/g, C/g); im2col (g, M/g, C/g*K)."""
-    m = w.shape[0]
+    m, taps = w.shape[0], math.prod(w.shape[2:])  # sizes, not -1: W of no output channels has none
     w = w.astype(dtype, copy=False)
     if method == "taps":
-        return np.ascontiguousarray(w.reshape(group, m // group, -1).transpose(2, 0, 1))[..., None]
+        return np.ascontiguousarray(w.reshape(group, m // group, w.shape[1] * taps).transpose(2, 0, 1))[..., None]
     if method == "shifted":
-        return np.ascontiguousarray(w.reshape(group, m // group, w.shape[1], -1).transpose(0, 3, 1, 2))
-    if method == "compiled taps":
-        return np.ascontiguousarray(w.reshape(group, m // group, -1))
-    return np.ascontiguousarray(w.reshape(group, m // group, -1))
+        return np.ascontiguousarray(w.reshape(group, m // group, w.shape[1], taps).transpose(0, 3, 1, 2))
+    return np.ascontiguousarray(w.reshape(group, m // group, w.shape[1] * taps))
 
 
 def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, bias: np.ndarray | None) -> np.ndarray:
@@ -303,11 +308,8 @@ def _conv_pointwise(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, bias: np.ndar
         x = x[(slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(plan.out, plan.strides))]
     n, g = x.shape[0], plan.group
     y = np.matmul(wl, x.reshape(n, g, x.shape[1] // g, math.prod(plan.out)))
-    if bias is not None and y.size < SMALL_ADD:
-        y += bias.reshape(g, wl.shape[1], 1)
-    elif bias is not None:
-        with small_ufunc_buffers():
-            y += bias.reshape(g, wl.shape[1], 1)
+    if bias is not None:
+        _add_bias(y, bias)
     return y.reshape((n, g * wl.shape[1]) + plan.out)
 
 
@@ -320,7 +322,7 @@ def _conv_gathered(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[
     cols = np.concatenate((x.reshape(-1), np.zeros(1, x.dtype)))[index]
     y = np.matmul(wl, cols)
     if bias is not None:
-        y += bias.reshape(plan.group, wl.shape[1], 1)
+        _add_bias(y, bias)
     return y.reshape((x.shape[0], plan.group * wl.shape[1]) + plan.out)
 
 
@@ -336,6 +338,20 @@ def _gather_index(x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[int, .
     layout = _im2col_layout(padding.shape, cells.itemsize, plan, kernel, 1)
     windows = np.ndarray(layout.shape, cells.dtype, cells, 0, layout.strides)
     return np.ascontiguousarray(windows).reshape(layout.n, plan.group, layout.cg * layout.k, plan.out[0] * layout.rest)
+
+
+def _add_bias(y: np.ndarray, bias: np.ndarray) -> None:
+    """``y`` (N, g, M/g, P) plus ``bias`` (M values) over each plane of P, in place: compiled
+    (``compiled.bias_for``, one pass: 200 planes of 192 in 4.5 against numpy's 11.5 us), else
+    numpy's broadcast add, with its ufunc buffer small where that pays (SMALL_ADD)."""
+    add = bias_for(y.dtype)
+    if add is not None and y.flags.c_contiguous and bias.flags.c_contiguous and bias.dtype == y.dtype:
+        add(address(y), address(bias), math.prod(y.shape[:-1]), bias.size, y.shape[-1])
+    elif y.size < SMALL_ADD:
+        y += bias.reshape(y.shape[1:-1] + (1,))
+    else:
+        with small_ufunc_buffers():
+            y += bias.reshape(y.shape[1:-1] + (1,))
 
 
 def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None) -> np.ndarray:
@@ -357,11 +373,8 @@ def _conv_im2col(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[in
         cols = np.empty(layout.shape, dtype=x.dtype)
         cols[...] = windows
         y = np.matmul(wl, cols.reshape(n, g, cg * k, height * rest))
-        if biases is not None and y.size < SMALL_ADD:
-            y += biases.reshape(g, mg, 1)
-        elif biases is not None:
-            with small_ufunc_buffers():
-                y += biases.reshape(g, mg, 1)
+        if bias is not None:
+            _add_bias(y, bias)
         return y.reshape((n, g * mg) + plan.out)
     first_axis = 3 + len(kernel)
     y = np.empty((n, g, mg, height, rest), dtype=x.dtype)
@@ -391,7 +404,7 @@ def route(x_shape: tuple[int, ...], w_shape: tuple[int, ...], plan: ConvPlan) ->
     cg, rank = w_shape[1], len(plan.out)
     direct = (
         plan.method == "im2col"
-        and (cg == 1 or 1 < plan.group and cg <= DIRECT_CHANNELS)
+        and (cg == 1 or cg <= DIRECT_CHANNELS and (1 < plan.group or taps_avx512()))
         and math.prod(plan.out) >= DIRECT_CELLS
         and cg * math.prod(w_shape[2:]) <= DIRECT_PRODUCTS
     )
@@ -482,7 +495,7 @@ def _im2col_layout(padded: tuple[int, ...], itemsize: int, plan: ConvPlan, kerne
         (sn, cg * sc, sc) + tuple(d * s for d, s in zip(plan.dilations, sl)) + tuple(st * s for st, s in zip(plan.strides, sl))
     )
     height, rest = plan.out[0], math.prod(plan.out[1:])
-    row_bytes = c * k * rest * itemsize
+    row_bytes = max(1, c * k * rest * itemsize)  # no input channels: no columns, one block
     rows = max(1, min(height, COLS_BYTES // row_bytes))
     images = max(1, min(n, COLS_BYTES // (row_bytes * height))) if rows == height else 1
     return _Im2colLayout(n, c, cg, k, rest, rows, images, shape, strides)
@@ -545,53 +558,43 @@ def _conv_taps(x: np.ndarray, wl: np.ndarray, plan: ConvPlan, kernel: tuple[int,
 def _conv_taps_compiled(
     x: np.ndarray, wn: np.ndarray, plan: ConvPlan, kernel: tuple[int, ...], bias: np.ndarray | None, loop: Taps
 ) -> np.ndarray:
-    """The tap loop compiled (``compiled.taps_for``): every channel plane copied at once into its
-    zero-bordered phase planes, then for each output ``y = sum over the group's input channels c
-    and taps k of W[m, c, k] * x_c shifted by tap k``, channel by channel, tap by tap, each
-    output's kept positions written straight to it. ``wn`` is W as (g, M/g, C/g * K). With one
-    input channel per group (depthwise) these are ``_conv_taps``' multiplies and adds in the same
-    order: the same bits. With a few channels per group (``direct``) it is a direct convolution,
-    which a 3-channel image's first layer needs (27 products a position: im2col's columns and
-    shifted products' nine passes over the output both cost more than the products)."""
-    n, channels = x.shape[:2]
-    g, mg, taps = plan.group, wn.shape[1], wn.shape[2]
-    geometry = _phase_geometry(x.shape, plan, kernel)
-    plane, cells = geometry.plane, plan.out[0] * geometry.row
-    buffer = np.zeros(n * channels * plane + geometry.reach, dtype=x.dtype)
-    phase_planes = buffer[: n * channels * plane].reshape((n * channels, geometry.phases) + geometry.phase_shape)
-    planes = x.reshape((n * channels,) + x.shape[2:])
-    for source, target in geometry.copies:
-        phase_planes[(slice(None),) + target] = planes[(slice(None),) + source]
-    scratch = np.empty(cells, dtype=x.dtype)
-    y = np.empty((n, g * mg) + plan.out, dtype=x.dtype)
-    address = 0 if bias is None else bias.ctypes.data
-    offsets, runs = _compiled_geometry(x.shape, plan, kernel)
-    row = channels // g * plane
-    loop(
-        buffer.ctypes.data,
-        row,
-        0,
-        n * g,
-        g,
-        mg,
-        offsets.ctypes.data,
-        taps,
-        wn.ctypes.data,
-        address,
-        scratch.ctypes.data,
-        cells,
-        y.ctypes.data,
-        runs.ctypes.data,
-    )
+    """The tap loop compiled (``compiled.taps_for``): for each row (image, group) its input planes
+    copied into a zero-bordered buffer of one row's phase planes (in cache), then for each output
+    ``y = sum over the group's input channels c and taps k of W[m, c, k] * x_c shifted by tap k``,
+    channel by channel, tap by tap, each output's kept positions written to it. ``wn`` is W as
+    (g, M/g, C/g * K). With one input channel per group (depthwise) these are ``_conv_taps``'
+    multiplies and adds in the same order: the same bits. With a few channels per group
+    (``direct``) it is a direct convolution, which a 3-channel image's first layer needs (27
+    products a position: im2col's columns and shifted products' nine passes over the output both
+    cost more than the products)."""
+    geometry = _compiled_geometry(x.shape, plan, kernel, wn.shape[1], x.itemsize)
+    if not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x)
+    y = np.empty((x.shape[0], plan.group * wn.shape[1]) + plan.out, dtype=x.dtype)
+    if loop(address(x), address(wn), 0 if bias is None else address(bias), address(y), geometry.address):
+        raise MemoryError(f"Conv: no memory for a zero-bordered buffer of {geometry.ints[6]} values")
     return y
 
 
+class _CompiledGeometry(NamedTuple):
+    """The int64 that ``compiled.taps_for`` reads (layout in ``_compiled.c``) and their address."""
+
+    ints: np.ndarray
+    address: int
+
+
 @functools.lru_cache(maxsize=256)
-def _compiled_geometry(x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """The tap offsets (each input channel of a group in turn) and output runs ``compiled.taps_for``
-    reads (1-3 spatial axes), as int64 arrays: 14x14 outputs in
-    phase planes 18 wide are 14 runs 18 apart of one row of 14, (14, 18, 1, 0, 14); 4x5x6 outputs
-    in phase planes of 6x7x8 are 4 runs 56 apart of 5 rows 8 apart, (4, 56, 5, 8, 6)."""
+def _compiled_geometry(
+    x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[int, ...], mg: int, itemsize: int
+) -> _CompiledGeometry:
+    """What ``compiled.taps_for`` reads for one input shape (1-3 spatial axes): the sizes, the tap
+    offsets (each input channel of a group in turn), the output runs, and the copies of an input
+    plane into its phase planes. 14x14 outputs in phase planes 18 wide are 14 runs 18 apart of one
+    row of 14, (14, 18, 1, 0, 14); 4x5x6 outputs in phase planes of 6x7x8 are 4 runs 56 apart of 5
+    rows 8 apart, (4, 56, 5, 8, 6). The runs are computed straight into the output where their
+    rows hold at least 128 bytes and take no more vectors of 64 bytes than all the cells: 2x96
+    outputs in planes 100 wide, 2 x 6 vectors against 13 (computed, then copied); not 56x56 in
+    planes 58 wide, 56 x 4 against 203."""
     geometry, out = _phase_geometry(x_shape, plan, kernel), plan.out
     shape, cg = geometry.phase_shape, x_shape[1] // plan.group
     if len(out) == 1:
@@ -601,7 +604,32 @@ def _compiled_geometry(x_shape: tuple[int, ...], plan: ConvPlan, kernel: tuple[i
     else:
         runs = (out[0], geometry.row, math.prod(out[1:-1]), shape[-1], out[-1])
     offsets = [c * geometry.plane + offset for c in range(cg) for offset in geometry.offsets]
-    return np.array(offsets, dtype=np.int64), np.array(runs, dtype=np.int64)
+    cells = out[0] * geometry.row
+    lanes = 64 // itemsize
+    direct = runs[4] * itemsize >= 128 and runs[0] * runs[2] * -(-runs[4] // lanes) <= -(-cells // lanes)
+    wide = runs[0] * runs[2] * -(-runs[4] // lanes) <= WIDE_RUNS * -(-cells // lanes)
+    sizes = [x_shape[0] * plan.group, plan.group, mg, cg, math.prod(x_shape[2:]), geometry.plane]
+    sizes += [cg * geometry.plane + geometry.reach, cells, len(offsets), len(geometry.copies), int(direct), int(wide)]
+    ints = np.array(sizes + list(runs) + offsets + _copy_ints(x_shape[2:], geometry), dtype=np.int64)
+    return _CompiledGeometry(ints, ints.ctypes.data)
+
+
+def _copy_ints(sizes: tuple[int, ...], geometry: _PhaseGeometry) -> list[int]:
+    """Each copy of ``geometry`` as 11 ints for ``_compiled.c``: source and target offset, then
+    counts, source steps and target steps over three axes (leading axes of one): a 5x7 plane into
+    phase 0 of 2x2 phase planes of 4x5 (stride 2, pads 1 before), from (1, 1) to (1, 1): offsets
+    8 and 6, counts (1, 2, 3), source steps (0, 14, 2), target steps (0, 5, 1)."""
+    source_steps = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
+    shape, pad = geometry.phase_shape, 3 - len(sizes)
+    target_steps = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    ints: list[int] = []
+    for source, (phase, *target) in geometry.copies:
+        ints.append(sum(s.start * e for s, e in zip(source, source_steps)))
+        ints.append(phase * math.prod(shape) + sum(t.start * e for t, e in zip(target, target_steps)))
+        ints += [1] * pad + [len(range(size)[s]) for size, s in zip(sizes, source)]
+        ints += [0] * pad + [s.step * e for s, e in zip(source, source_steps)]
+        ints += [0] * pad + target_steps
+    return ints
 
 
 def _conv_taps_channels_last(
@@ -702,7 +730,7 @@ def _taps_layout(x_shape: tuple[int, ...], mg: int, plan: ConvPlan, kernel: tupl
     geometry = _phase_geometry(x_shape, plan, kernel)
     height, row = plan.out[0], geometry.row
     grid = height * row
-    budget = max(1, TILE_BYTES // (mg * itemsize))
+    budget = max(1, TILE_BYTES // (max(1, mg) * itemsize))  # W of no output channels: one step
     tile = max(1, min(rows, budget // grid))
     band = height if budget >= grid else max(1, budget // row)
     return _TapsLayout(geometry, tile, band)
@@ -868,8 +896,8 @@ def transpose_plan(node: OpNode, attrs: Attrs, split: Split, x_shape: tuple[int,
 
 def transpose_weights(w: np.ndarray, group: int, dtype: np.dtype) -> np.ndarray:
     """W (C, M/g, *k) as (g, M/g*K, C/g): its rows give one output channel and tap each."""
-    c = w.shape[0]
-    return np.ascontiguousarray(w.astype(dtype, copy=False).reshape(group, c // group, -1).transpose(0, 2, 1))
+    c, rest = w.shape[0], math.prod(w.shape[1:])  # a size, not -1: W of no input channels has none
+    return np.ascontiguousarray(w.astype(dtype, copy=False).reshape(group, c // group, rest).transpose(0, 2, 1))
 
 
 def _phase_range(phase: int, s: int, start: int, extent: int, out: int) -> tuple[slice, slice] | None:
