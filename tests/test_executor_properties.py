@@ -66,6 +66,36 @@ def test_unit_stride_max_pools_match_the_naive_oracle(case, seed, room):
     np.testing.assert_array_equal(got.astype(np.float64), want)
 
 
+@st.composite
+def covering_max_cases(draw):
+    """MaxPool cases without pads, ceil mode or indices: most have no pad cell in any window
+    (the kernels' strided-view form, ``kernels._covering_max``)."""
+    case = draw(pool_cases(op_types=("MaxPool",)))
+    attrs = {k: v for k, v in case.attrs.items() if k not in ("pads", "auto_pad", "ceil_mode", "storage_order")}
+    return replace(case, attrs=attrs, with_indices=False)
+
+
+@given(covering_max_cases(), st.integers(0, 3))
+def test_max_pools_without_pad_cells_match_the_oracle_and_the_span_form(case, seed):
+    """The strided-view form against the naive oracle, and bit for bit against the span form
+    (by planes, innermost phases copied), NaN and -0.0 included."""
+    x = case.input(seed)
+    if x.dtype.kind == "f":
+        rng = np.random.default_rng(seed)
+        x[rng.random(x.shape) < 0.1] = np.nan
+        x[rng.random(x.shape) < 0.1] = -0.0
+    try:
+        want = _expected(case, x)[0]
+        got = ovpool.run(case.model(), {"x": x}, device="numpy")["y"]
+    except (ValueError, ovpool.SpecError):  # without its pads the window outgrows the input
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernels, "SMALL_POOL", -1)
+        spans = ovpool.run(case.model(), {"x": x}, device="numpy")["y"]
+    assert got.dtype == x.dtype and got.shape == want.shape and got.tobytes() == spans.tobytes()
+    np.testing.assert_array_equal(got.astype(np.float64), want)
+
+
 @given(pool_cases(op_types=("MaxPool",)), st.integers(0, 3))
 def test_nan_wins_with_the_index_of_the_first_nan(case, seed):
     if case.dtype in ("int8", "uint8"):
