@@ -181,7 +181,7 @@ FORMULAS: Mapping[str, Any] = {
     "Elu": lambda v: v if v >= 0 else math.exp(v) - 1,
     "Selu": lambda v: _f32(1.0507009873554805) * (v if v > 0 else _f32(1.6732632423543772) * (math.exp(v) - 1)),
     "HardSigmoid": lambda v: max(0.0, min(1.0, _f32(0.2) * v + 0.5)),
-    "HardSwish": lambda v: v * max(0.0, min(1.0, v / 6 + 0.5)),
+    "HardSwish": lambda v: v * max(0.0, min(1.0, v * float(np.float32(1 / 6)) + 0.5)),
     "Softplus": lambda v: math.log1p(math.exp(v)) if v < 30 else v + math.log1p(math.exp(-v)),
     "Softsign": lambda v: v / (1 + abs(v)),
     "Mish": lambda v: v * math.tanh(math.log1p(math.exp(v)) if v < 30 else v),

@@ -9,8 +9,8 @@ not allow (Relu-6 has no int32, Relu-14 has). Element-wise rules, with a worked 
 - Elu x or alpha*(e^x - 1): -1 -> -0.632; Selu gamma*(x or alpha*(e^x - 1)): 1 -> 1.0507;
   Celu max(0, x) + min(0, alpha*(e^(x/alpha) - 1)): -1 -> -0.632 (alpha 1).
 - Sigmoid 1/(1 + e^-x): 0 -> 0.5; HardSigmoid clip(alpha*x + beta, 0, 1): 1 -> 0.7;
-  HardSwish x*clip(x/6 + 1/2, 0, 1): 1 -> 0.667; Softplus ln(1 + e^x): 0 -> 0.693;
-  Softsign x/(1 + |x|): 1 -> 0.5; Mish x*tanh(softplus(x)): 1 -> 0.865;
+  HardSwish x*clip(alpha*x + 1/2, 0, 1), alpha the float 1/6: 1 -> 0.667; Softplus ln(1 + e^x):
+  0 -> 0.693; Softsign x/(1 + |x|): 1 -> 0.5; Mish x*tanh(softplus(x)): 1 -> 0.865;
   ThresholdedRelu x if x > alpha else 0: 1 -> 0 (alpha 1); Shrink x -/+ bias outside [-lambd, lambd]
   else 0: 2 -> 1.5 (lambd 0.5, bias 0.5; integer types truncate the float32 result: 5 - 1.5 -> 3).
 - Gelu 0.5*x*(1 + erf(x/sqrt 2)): 1 -> 0.8413; ``approximate="tanh"`` uses
@@ -518,20 +518,27 @@ def hard_sigmoid(node: OpNode) -> Kernel:
     return _elementwise(node, lambda x: shift_and_clip(x * alpha), tile, code)
 
 
+# HardSwish's alpha: the schema's 1/6, a float attribute of its HardSigmoid, so float32's
+# 0.16666667 (float64 inputs multiply by that value widened, as a float attribute is).
+HARD_SWISH_ALPHA = float(np.float32(1 / 6))
+
+
 @register("HardSwish", 14)
 def hard_swish(node: OpNode) -> Kernel:
-    """HardSwish-14/22: x*max(0, min(1, x/6 + 0.5)): 1 -> 0.6667, -4 -> 0, 4 -> 4."""
+    """HardSwish-14/22 as its schema writes it, x * HardSigmoid(x) with alpha = 1/6 and beta = 0.5:
+    x*max(0, min(1, alpha*x + 0.5)): 1 -> 0.6667, -4 -> 0, 4 -> 4 (a multiplication by alpha, not
+    a division by 6, whose rounding differs by a unit in the last place now and then)."""
 
     def formula(x: np.ndarray) -> np.ndarray:
         if _chunked_hard_swish(x, x):
             y = np.empty_like(x)
             _hard_swish_into(y, x)
             return y
-        y = x / 6
+        y = x * HARD_SWISH_ALPHA
         _hard_swish_tail(y, x, y)
         return y
 
-    code = (("div", 0, 6.0), ("add", "prev", 0.5), ("clip", "prev", 0.0, 1.0), ("mul", "prev", 0))
+    code = (("mul", 0, HARD_SWISH_ALPHA), ("add", "prev", 0.5), ("clip", "prev", 0.0, 1.0), ("mul", "prev", 0))
     return _elementwise(node, formula, _hard_swish_into, code)
 
 
@@ -545,22 +552,22 @@ def _chunked_hard_swish(dst: np.ndarray, x: np.ndarray) -> bool:
 
 
 def _hard_swish_into(dst: np.ndarray, x: np.ndarray) -> None:
-    """``dst`` = (clip(x/6 + 0.5, 0, 1)) * x, ``dst`` may be ``x``; a large tensor a chunk at a
+    """``dst`` = (clip(alpha*x + 0.5, 0, 1)) * x, ``dst`` may be ``x``; a large tensor a chunk at a
     time through one scratch buffer, so the four passes stay in the cache: (1, 96, 200, 152)
     float32 in place in a third of the time of four whole-tensor passes and a new array."""
     if not _chunked_hard_swish(dst, x):
-        _hard_swish_tail(x / 6, x, dst)
+        _hard_swish_tail(x * HARD_SWISH_ALPHA, x, dst)
         return
     flat, out = x.reshape(-1), dst.reshape(-1)
     scratch = np.empty(_HARD_SWISH_CHUNK, x.dtype)
     for start in range(0, flat.size, _HARD_SWISH_CHUNK):
         part = flat[start : start + _HARD_SWISH_CHUNK]
-        y = np.divide(part, 6, out=scratch[: part.size])
+        y = np.multiply(part, HARD_SWISH_ALPHA, out=scratch[: part.size])
         _hard_swish_tail(y, part, out[start : start + _HARD_SWISH_CHUNK])
 
 
 def _hard_swish_tail(y: np.ndarray, x: np.ndarray, dst: np.ndarray) -> None:
-    """``y`` holding x/6 becomes clip(x/6 + 0.5, 0, 1), then ``dst`` = y * x."""
+    """``y`` holding alpha*x becomes clip(alpha*x + 0.5, 0, 1), then ``dst`` = y * x."""
     y += 0.5
     _CLIP(y, 0, 1, out=y)
     np.multiply(y, x, out=dst)
