@@ -283,6 +283,37 @@ class CompiledGraph:
 
         return run
 
+    def branch(self) -> Callable[[Sequence[Any]], Sequence[Any]]:
+        """``self((), outer)`` as a function of ``outer`` alone: what an If calls for a branch (a
+        branch takes no inputs). A branch whose outputs are outer values or constants passed on
+        through Identity nodes only (silero's ``else`` of ``Identity(state)``) gives them back
+        without running its plan: 0.7 us an If instead of 2; another runs its plan's steps straight
+        (2.4 us instead of 2.8 for one Squeeze). Under a budget guard, or a quiet plan called from
+        outside one, a call is ``self((), outer)``."""
+        plan = self._plan
+        passed = _passed_through(plan)
+        if passed is not None:
+
+            def passing(outer: Sequence[Any]) -> Sequence[Any]:
+                if self.guard is not None:
+                    return self((), outer)
+                return [value if index < 0 else outer[index] for index, value in passed]
+
+            return passing
+        initial, outer_slots, output_slots = plan.initial, plan.outer_slots, plan.output_slots
+        steps, quiet = plan.steps, plan.quiet
+
+        def run(outer: Sequence[Any]) -> Sequence[Any]:
+            if self.guard is not None or (quiet and not _QUIET.get()):
+                return self((), outer)
+            values = initial.copy()
+            for s, value in zip(outer_slots, outer):
+                values[s] = value
+            _run_steps(values, steps, True, self.name)
+            return [values[s] for s in output_slots]
+
+        return run
+
     @property
     def plan(self) -> _Plan:
         """The plan an unobserved run follows (``ovpool.runtime.budget`` accounts it)."""
@@ -419,6 +450,27 @@ def _same_bits(a: Any, b: Any) -> bool:
         unsigned = np.dtype(f"u{a.dtype.itemsize}")
         return bool(np.array_equal(a.view(unsigned), b.view(unsigned)))
     return a.tobytes() == b.tobytes()
+
+
+def _passed_through(plan: _Plan) -> list[tuple[int, Any]] | None:
+    """For each output of a plan that takes no inputs and whose steps are all ``Identity``: the
+    position of the outer value it is (-1 for a constant) and the constant (None for an outer
+    value); None for any other plan. Outer values ``(a, b)`` with outputs ``Identity(b)`` and a
+    constant ``k`` give ``[(1, None), (-1, k)]``."""
+    if plan.input_slots:
+        return None
+    source: dict[int, tuple[int, Any]] = {s: (index, None) for index, s in enumerate(plan.outer_slots)}
+    source.update((s, (-1, value)) for s, value in enumerate(plan.initial) if value is not None)
+    for step in plan.steps:
+        entry = plan.producers.get(step.outputs[0]) if len(step.outputs) == 1 else None
+        if entry is None or entry.op.domain or entry.op.op_type != "Identity" or len(step.inputs) != 1:
+            return None
+        if step.inputs[0] not in source:
+            return None
+        source[step.outputs[0]] = source[step.inputs[0]]
+    if any(s not in source for s in plan.output_slots):
+        return None
+    return [source[s] for s in plan.output_slots]
 
 
 def _filled(plan: _Plan, inputs: Sequence[Any], outer: Sequence[Any]) -> list[Any]:

@@ -308,6 +308,42 @@ def test_if_nested_reads_every_enclosing_scope(opset: int) -> None:
             compare(model, {"c1": np.array(c1), "c2": np.array(c2), "x": x})
 
 
+@pytest.mark.parametrize("opset", since_opsets("If"))
+def test_if_branch_that_passes_values_through(opset: int) -> None:
+    """A branch of Identity nodes only (returned without running its plan): an outer value through
+    two Identities, a branch constant and an outer constant through one each; the other branch
+    computes."""
+    passing = helper.make_graph(
+        [
+            helper.make_node("Identity", ["x"], ["x1"]),
+            helper.make_node("Identity", ["x1"], ["x2"]),
+            helper.make_node("Identity", ["k"], ["k1"]),
+            helper.make_node("Identity", ["w"], ["w1"]),
+        ],
+        "pass",
+        [],
+        [vi("x2", F, None), vi("k1", F, None), vi("w1", F, None)],
+        initializer=[numpy_helper.from_array(np.array([[4.0, 5.0, 6.0]], np.float32), "k")],
+    )
+    computing = helper.make_graph(
+        [
+            helper.make_node("Neg", ["x"], ["n"]),
+            helper.make_node("Add", ["x", "w"], ["s"]),
+            helper.make_node("Mul", ["w", "w"], ["m"]),
+        ],
+        "compute",
+        [],
+        [vi("n", F, None), vi("s", F, None), vi("m", F, None)],
+    )
+    weight = numpy_helper.from_array(np.array([1.0, -1.0, 2.0], np.float32), "w")
+    x = np.array([[1.0, 2.0, 3.0]], np.float32)
+    for then_branch, else_branch in ((passing, computing), (computing, passing)):
+        node = helper.make_node("If", ["c"], ["a", "b", "d"], then_branch=then_branch, else_branch=else_branch)
+        model = model_of([node], [vi("c", B, []), vi("x", F, [1, 3])], ["a", "b", "d"], opset, [weight])
+        for cond in (True, False):
+            compare(model, {"c": np.array(cond), "x": x})
+
+
 def test_if_refuses_a_cond_of_many_values() -> None:
     node = helper.make_node("If", ["c"], ["y"], then_branch=branch("t", "Neg", ["x"]), else_branch=branch("e", "Abs", ["x"]))
     model = model_of([node], [vi("c", B, [2]), vi("x", F, [1])], ["y"], 13)
