@@ -53,6 +53,7 @@ from ovpool.runtime.inplace import FRESH_OPS, donating_kernels, owned_slots
 from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup, registered_since
 from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
 from ovpool.runtime.ops.elementwise import InPlace
+from ovpool.runtime.shapevalues import Entry, group_shape_values
 from ovpool.runtime.tensors import TensorDecl, name_mismatch, onnx_inputs
 
 # Operators whose outputs differ from one run to the next: never folded into constants.
@@ -165,7 +166,7 @@ class CompiledGraph:
         self._hoisting = None if top else _hoisting(fused, {**known, **fused_constants}, self)
         self.guard: Guard | None = None  # ovpool.runtime.budget's run-time accounting, when set
         self._observed_plan: _Plan | None = None
-        if fused_constants or self._plan.donating:
+        if fused_constants or self._plan.donating or self._plan.grouped:
             # what observed runs need: the nodes as the model states them (initializers only folded nodes read not kept)
             wanted = {n for e in prepared for n in (e.outputs if e.folded else e.inputs)} | set(self.output_names)
             self._unfused: tuple[list[Prepared], dict[str, Any]] | None = (prepared, {n: known[n] for n in wanted if n in known})
@@ -360,7 +361,8 @@ class _Plan:
     ``donating`` counts the steps that write into a dying input; ``slot_names`` the name of each
     slot and ``producers`` the node that writes each named slot (for ``ovpool.runtime.budget``);
     ``quiet`` whether a step runs a quiet element-wise kernel (``InPlace.quiet``), which needs the
-    run under ``np.errstate(all="ignore")`` (an If branch of one Squeeze does not)."""
+    run under ``np.errstate(all="ignore")`` (an If branch of one Squeeze does not); ``grouped``
+    counts the steps that each compute a group of shape values (``ovpool.runtime.shapevalues``)."""
 
     def __init__(
         self,
@@ -374,9 +376,11 @@ class _Plan:
         slot_names: tuple[str, ...] = (),
         producers: Mapping[int, Prepared] | None = None,
         quiet: bool = True,
+        grouped: int = 0,
     ) -> None:
         self.steps = steps
         self.quiet = quiet
+        self.grouped = grouped
         self.slot_names = slot_names
         self.producers = producers or {}
         self.donating = donating
@@ -523,7 +527,8 @@ def _hoisting(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: Com
 
 def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: CompiledGraph | _Names, donate: bool) -> _Plan:
     """The flat plan of ``prepared``: a slot per name, the folded nodes left out, each intermediate
-    freed after its last use; with ``donate``, steps that may write into an input dying there
+    freed after its last use; with ``donate``, nodes computing values of shapes only become one
+    step per group (``ovpool.runtime.shapevalues``), steps that may write into an input dying there
     (``ovpool.runtime.inplace``) get the kernel that does, and chains of element-wise steps become
     one step computed tile by tile (``ovpool.runtime.chains``)."""
     slots: dict[str, int] = {}
@@ -535,21 +540,26 @@ def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: C
 
     input_slots = tuple(slot(n) for n in graph.input_names)
     outer_slots = tuple(slot(n) for n in graph.outer_names)
-    runtime: list[tuple[Prepared, tuple[int, ...], tuple[int, ...]]] = []
+    runtime: list[Entry] = []
     order: list[tuple[NodeProto, tuple[str, ...] | None, int]] = []
     for entry in prepared:
         if entry.folded:
             order.append((entry.node, entry.outputs, -1))
             continue
         order.append((entry.node, None, len(runtime)))
-        runtime.append((entry, tuple(slot(n) for n in entry.inputs), tuple(slot(n) if n else _DISCARD for n in entry.outputs)))
+        ins, outs = tuple(slot(n) for n in entry.inputs), tuple(slot(n) if n else _DISCARD for n in entry.outputs)
+        runtime.append((entry, ins, outs, _node_label(entry.node)))
     output_slots = tuple(slot(n) for n in graph.output_names)
     constant_slots = {slots[name] for name in known if name in slots}
+    grouped = 0
+    if donate:
+        constant_values = {slots[name]: known[name] for name in known if name in slots}
+        runtime, grouped = group_shape_values(runtime, constant_values, set(output_slots), {_NONE, _DISCARD})
     # what observe reports for folded nodes (initializers only they read are not kept)
     folded = {name: known[name] for entry in prepared if entry.folded for name in entry.outputs if name}
     kept = constant_slots | set(output_slots) | {_NONE, _DISCARD}
     last_use: dict[int, int] = {}
-    for index, (_, ins, outs) in enumerate(runtime):
+    for index, (_, ins, outs, _) in enumerate(runtime):
         for s in outs:
             last_use.setdefault(s, index)
         for s in ins:
@@ -559,23 +569,25 @@ def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: C
         if s not in kept:
             frees.setdefault(index, []).append(s)
     outside = kept | set(input_slots) | set(outer_slots)
-    typed = [(f"{e.op.domain}.{e.op.op_type}" if e.op.domain else e.op.op_type, e.kernel, ins, outs) for e, ins, outs in runtime]
+    typed = [
+        (f"{e.op.domain}.{e.op.op_type}" if e.op.domain else e.op.op_type, e.kernel, ins, outs) for e, ins, outs, _ in runtime
+    ]
     kernels, donating = donating_kernels(typed, frees, outside, donate)
     planned = [
-        (kernel, ins, outs, tuple(frees.get(index, ())), _node_label(entry.node))
-        for index, (kernel, (entry, ins, outs)) in enumerate(zip(kernels, runtime))
+        (kernel, ins, outs, tuple(frees.get(index, ())), label)
+        for index, (kernel, (_, ins, outs, label)) in enumerate(zip(kernels, runtime))
     ]
     if donate:
-        planned = chain_steps(planned, [entry.kernel for entry, _, _ in runtime], outside, owned_slots(typed) - outside)
+        planned = chain_steps(planned, [entry.kernel for entry, _, _, _ in runtime], outside, owned_slots(typed) - outside)
     steps = tuple(_Step(*step) for step in planned)
     initial: list[Any] = [None] * (len(slots) + 2)
     for name, s in slots.items():
         if name in known:
             initial[s] = known[name]
     constant_outputs = tuple(s in constant_slots for s in output_slots)
-    producers = {s: entry for entry, _, outs in runtime for s in outs if s > _DISCARD}
+    producers = {s: entry for entry, _, outs, _ in runtime for s in outs if s > _DISCARD}
     slot_names = ("", "", *slots)
-    quiet = any(isinstance(entry.kernel, InPlace) and entry.kernel.quiet is not None for entry, _, _ in runtime)
+    quiet = any(isinstance(entry.kernel, InPlace) and entry.kernel.quiet is not None for entry, _, _, _ in runtime)
     return _Plan(
         steps,
         initial,
@@ -587,6 +599,7 @@ def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: C
         slot_names,
         producers,
         quiet,
+        grouped,
     )
 
 
@@ -683,15 +696,17 @@ class GraphSession:
         return onnx_inputs(self.proto)
 
     def run(self, inputs: Mapping[str, Any], observe: Observer | None = None) -> dict[str, Any]:
-        """``{output name: array}`` in graph output order. ``observe(node, outputs)``, if given, is
-        called after each node of the top-level graph in plan order (folded nodes included)."""
+        """``{output name: array}`` in graph output order, each the caller's own (a constant of the
+        plan, or a read-only array such as the shape values a plan keeps, is copied).
+        ``observe(node, outputs)``, if given, is called after each node of the top-level graph in
+        plan order (folded nodes included)."""
         mismatch = name_mismatch(self.input_names, inputs)
         if mismatch:
             raise ModelError(f"{self._label}: {mismatch} (the model takes {', '.join(self.input_names)})")
         with run_budget():
             values = self._graph([_as_value(inputs[n]) for n in self.input_names], observe=observe)
         return {
-            name: value.copy() if constant and isinstance(value, np.ndarray) else value
+            name: value.copy() if isinstance(value, np.ndarray) and (constant or not value.flags.writeable) else value
             for name, value, constant in zip(self.output_names, values, self._graph.constant_outputs)
         }
 
