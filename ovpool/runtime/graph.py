@@ -301,8 +301,7 @@ class CompiledGraph:
                 return [value if index < 0 else outer[index] for index, value in passed]
 
             return passing
-        initial, outer_slots, output_slots = plan.initial, plan.outer_slots, plan.output_slots
-        steps, quiet = plan.steps, plan.quiet
+        initial, outer_slots, output_slots, quiet = plan.initial, plan.outer_slots, plan.output_slots, plan.quiet
 
         def run(outer: Sequence[Any]) -> Sequence[Any]:
             if self.guard is not None or (quiet and not _QUIET.get()):
@@ -310,7 +309,7 @@ class CompiledGraph:
             values = initial.copy()
             for s, value in zip(outer_slots, outer):
                 values[s] = value
-            _run_steps(values, steps, True, self.name)
+            _run_steps(values, plan.steps, True, self.name)
             return [values[s] for s in output_slots]
 
         return run

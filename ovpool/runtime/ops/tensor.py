@@ -523,6 +523,20 @@ def _source_positions(mode: str, begin: int, end: int, d: int) -> np.ndarray:
     return np.where(m < d, m, 2 * (d - 1) - m)
 
 
+def _run_of(positions: np.ndarray) -> slice | np.ndarray:
+    """Border source positions as a basic slice where they are one position repeated (edge: read
+    once, broadcast) or a run stepping by 1 or -1 (reflect, wrap): [4, 3, 2] -> slice(4, 1, -1),
+    [0, 0, 0] -> slice(0, 1); other positions (a wrap border longer than the axis) as they are.
+    A slice copies without the gather an index array costs (1 to 2 us a border)."""
+    first, last = int(positions[0]), int(positions[-1])
+    if (positions == first).all():
+        return slice(first, first + 1)
+    step = 1 if last > first else -1
+    if last - first != step * (len(positions) - 1) or not (np.diff(positions) == step).all():
+        return positions
+    return slice(first, None if last + step < 0 else last + step, step)
+
+
 class _PadLayout(NamedTuple):
     """What Pad derives from an input shape, pads, axes and mode: the output shape and bytes, the
     input cells kept (``source``, negative pads removed), where they go (``centre``), the border
@@ -573,9 +587,9 @@ def _pad_layout(node: OpNode, key: tuple[tuple[int, ...], int, tuple[int, ...], 
         lead: tuple[Any, ...] = (slice(None),) * a
         positions = _source_positions(mode, b, e, d) + b
         if b:
-            borders.append(((*lead, slice(0, b)), (*lead, positions[:b])))
+            borders.append(((*lead, slice(0, b)), (*lead, _run_of(positions[:b]))))
         if e:
-            borders.append(((*lead, slice(b + d, None)), (*lead, positions[b + d :])))
+            borders.append(((*lead, slice(b + d, None)), (*lead, _run_of(positions[b + d :]))))
     centre = tuple(slice(b, b + d) for b, d in zip(lows, kept))
     return _PadLayout(out_shape, nbytes, source, centre, tuple(borders), None)
 
