@@ -78,12 +78,17 @@ class ShapeValues:
         self.constants = dict(constants)
         self.source_slots = source_slots
         self.exports = exports
-        self.kept: dict[tuple[tuple[int, ...], ...], tuple[Any, ...]] = {}
+        self.kept: dict[Any, tuple[Any, ...]] = {}  # by the shape of one source, the tuple of shapes of several
 
     def __call__(self, *sources: Any) -> tuple[Any, ...]:
-        if not all(isinstance(s, np.ndarray) for s in sources):
-            return self._computed(sources)  # a sequence or an absent optional: no shape to key on
-        key = tuple(s.shape for s in sources)
+        if len(sources) == 1:  # most groups: key on the one shape, without a generator
+            if type(sources[0]) is not np.ndarray:
+                return self._computed(sources)  # a sequence or an absent optional: no shape to key on
+            key: Any = sources[0].shape
+        elif all(type(s) is np.ndarray for s in sources):
+            key = tuple(s.shape for s in sources)
+        else:
+            return self._computed(sources)
         values = self.kept.get(key)
         if values is None:
             values = self._computed(sources)
