@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextvars
 import heapq
+import operator
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,13 +78,27 @@ class _Model:
 
 
 class _Step(NamedTuple):
-    """One node of the plan: a tuple, so the run loop unpacks it in one go."""
+    """One node of the plan: a tuple, so the run loop unpacks it in one go. ``fetch(values)`` reads
+    the inputs from the slot values, in C: the one value of a one-input step (``single``), else a
+    tuple (half the loop's cost of a list comprehension: 0.24 us a step instead of 0.47)."""
 
     kernel: Kernel
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     frees: tuple[int, ...]
     label: str
+    fetch: Callable[[Sequence[Any]], Any]
+    single: bool
+
+
+def _step(kernel: Kernel, inputs: tuple[int, ...], outputs: tuple[int, ...], frees: tuple[int, ...], label: str) -> _Step:
+    """A plan step with its ``fetch``: ``operator.itemgetter`` of the input slots (of none: ``()``)."""
+    fetch: Callable[[Sequence[Any]], Any] = operator.itemgetter(*inputs) if inputs else _no_inputs
+    return _Step(kernel, inputs, outputs, frees, label, fetch, len(inputs) == 1)
+
+
+def _no_inputs(values: Sequence[Any]) -> tuple[()]:
+    return ()
 
 
 class CompiledGraph:
@@ -309,7 +324,7 @@ class CompiledGraph:
             def one_step(outer: Sequence[Any]) -> Sequence[Any]:
                 if self.guard is not None or (quiet and not _QUIET.get()):
                     return self((), outer)
-                kernel, _, _, _, label = plan.steps[0]
+                kernel, _, _, _, label, _, _ = plan.steps[0]
                 try:
                     results = kernel(*[value if index < 0 else outer[index] for index, value in arguments])
                 except OvpoolError:
@@ -614,7 +629,7 @@ def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: C
     ]
     if donate:
         planned = chain_steps(planned, [entry.kernel for entry, _, _, _ in runtime], outside, owned_slots(typed) - outside)
-    steps = tuple(_Step(*step) for step in planned)
+    steps = tuple(_step(*step) for step in planned)
     initial: list[Any] = [None] * (len(slots) + 2)
     for name, s in slots.items():
         if name in known:
@@ -660,8 +675,8 @@ _QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("ovpool_quiet", de
 def _run_steps(values: list[Any], steps: Sequence[_Step], free: bool, label: str) -> None:
     """``_execute``'s loop; a failure is said of the step's node (``label`` until the first)."""
     try:
-        for kernel, inputs, outputs, frees, label in steps:
-            results = kernel(*[values[i] for i in inputs])
+        for kernel, _, outputs, frees, label, fetch, single in steps:
+            results = kernel(fetch(values)) if single else kernel(*fetch(values))
             if len(outputs) == 1 and results:  # most nodes: 0.2 us a step less than the loop below
                 values[outputs[0]] = results[0]
             else:
