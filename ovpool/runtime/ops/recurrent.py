@@ -278,6 +278,7 @@ def _lstm_step(spec: _Spec, wt: _Weights) -> Step:
     return step
 
 
+_ONES = {np.dtype(t): np.ones((), t) for t in (np.float32, np.float64)}  # the computing types (``_work``)
 _DEFAULT_LSTM = (_bound("Sigmoid", 0.0, 0.0), _bound("Tanh", 0.0, 0.0), _bound("Tanh", 0.0, 0.0))
 
 
@@ -287,11 +288,12 @@ def _plain_lstm_cell(gates: np.ndarray, c: np.ndarray, n: int) -> tuple[np.ndarr
     of ``_sigmoid`` and of the general step, in their order, so the same bits with fewer arrays.
     Hidden 1, gates [0, 0, 0, 0], C 1: i = o = f = 0.5, C' = 0.5 * 1 + 0.5 * tanh(0) = 0.5,
     H' = 0.5 * tanh(0.5) = 0.2311."""
+    one = _ONES[gates.dtype]  # numpy converts a Python 1 at each call (0.4 us); 1 of the array's type is the same number
     sig = gates[..., : 3 * n]
     np.negative(sig, out=sig)
     np.exp(sig, out=sig)
-    sig += 1
-    np.divide(1, sig, out=sig)
+    np.add(sig, one, out=sig)
+    np.divide(one, sig, out=sig)
     candidate = gates[..., 3 * n :]
     np.tanh(candidate, out=candidate)
     c_new = sig[..., 2 * n :] * c  # forget * C
