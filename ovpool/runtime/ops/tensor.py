@@ -471,7 +471,8 @@ def expand(node: OpNode) -> Kernel:
 
     def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
         out_shape = broadcast((x.shape, target(shape)))
-        check_tensor(f"{node.label}: output", out_shape, dtype_name(x.dtype), x.dtype.itemsize)
+        if not fits(math.prod(out_shape) * x.dtype.itemsize):  # the message is made only for a refusal
+            check_tensor(f"{node.label}: output", out_shape, dtype_name(x.dtype), x.dtype.itemsize)
         result = np.empty(out_shape, dtype=x.dtype)
         result[...] = x
         return (result,)
@@ -499,7 +500,8 @@ def tile(node: OpNode) -> Kernel:
 
     def kernel(x: np.ndarray, repeats: np.ndarray) -> tuple[np.ndarray, ...]:
         out_dims, pairs, ones = tiled((x.shape, tuple(parse(repeats))))
-        check_tensor(f"{node.label}: output", out_dims, dtype_name(x.dtype), x.dtype.itemsize)
+        if not fits(math.prod(out_dims) * x.dtype.itemsize):  # the message is made only for a refusal
+            check_tensor(f"{node.label}: output", out_dims, dtype_name(x.dtype), x.dtype.itemsize)
         result = np.empty(out_dims, dtype=x.dtype)
         result.reshape(pairs)[...] = x.reshape(ones)  # np.tile's copies, one broadcast assignment
         return (result,)
@@ -775,19 +777,20 @@ def range_(node: OpNode) -> Kernel:
     stash = int(node.attr("stash_type", 1)) if node.since >= 27 else 0
 
     def kernel(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, ...]:
-        values = [np.asarray(v) for v in (start, limit, delta)]
-        if any(v.size != 1 for v in values):
+        values = (np.asarray(start), np.asarray(limit), np.asarray(delta))
+        if values[0].size != 1 or values[1].size != 1 or values[2].size != 1:
             raise node.fail(f"start, limit and delta must be scalars, got shapes {[v.shape for v in values]}")
         dtype = values[0].dtype
         if dtype.kind in "iu":
-            first, last, step = (v.item() for v in values)
+            first, last, step = values[0].item(), values[1].item(), values[2].item()
             if step == 0:
                 raise node.fail("delta is 0")
             count = max(-(-(last - first) // step), 0)
-            check_tensor(f"{node.label}: output", [count], dtype_name(dtype), dtype.itemsize)
-            if dtype.itemsize < 8:
-                # computed in int64 first: an int32 output within the budget may need twice the bytes
-                check_tensor(f"{node.label}: int64 work", [count], "int64", 8)
+            if not fits(count * (dtype.itemsize + (8 if dtype.itemsize < 8 else 0))):  # messages only for a refusal
+                check_tensor(f"{node.label}: output", [count], dtype_name(dtype), dtype.itemsize)
+                if dtype.itemsize < 8:
+                    # computed in int64 first: an int32 output within the budget may need twice the bytes
+                    check_tensor(f"{node.label}: int64 work", [count], "int64", 8)
             return ((np.arange(count, dtype=np.int64) * step + first).astype(dtype, copy=False),)
         s, lim, d = (v.reshape(()) for v in values)
         if d == 0:
