@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
 
-from ovpool.memory import check_tensor
+from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
 from ovpool.runtime.ops.memo import dtype_name
 
@@ -440,9 +440,11 @@ def constant_of_shape(node: OpNode) -> Kernel:
     def kernel(dims: np.ndarray) -> tuple[np.ndarray, ...]:
         if dims.ndim != 1 or dims.dtype != np.int64:
             raise node.fail(f"input must be a 1-D int64 tensor, got {dims.dtype} of shape {list(dims.shape)}")
-        if dims.size and dims.min() < 0:
-            raise node.fail(f"input {dims.tolist()} has a negative dim")
-        check_tensor(f"{node.label}: output", dims.tolist(), dtype_name(fill.dtype), fill.dtype.itemsize)
-        return (np.full(tuple(dims.tolist()), fill, dtype=fill.dtype),)
+        shape = tuple(dims.tolist())
+        if shape and min(shape) < 0:
+            raise node.fail(f"input {list(shape)} has a negative dim")
+        if not fits(math.prod(shape) * fill.dtype.itemsize):  # the message is made only for a refusal
+            check_tensor(f"{node.label}: output", shape, dtype_name(fill.dtype), fill.dtype.itemsize)
+        return (np.full(shape, fill, dtype=fill.dtype),)
 
     return kernel
