@@ -308,21 +308,39 @@ def _slices(
     to [0, d]; for a negative step start to [0, d-1] and end to [-1, d-1], where -1 means "through
     index 0". On d=5: starts=[-2], ends=[INT64_MAX] gives indices 3,4; starts=[INT64_MAX],
     ends=[INT64_MIN], steps=[-1] gives 4,3,2,1,0."""
-    rank = len(shape)
     if len(starts) != len(ends):
         raise node.fail(f"starts {starts} and ends {ends} differ in length")
+    sliced = _sliced_axes(
+        node, (shape, len(starts), None if axes is None else tuple(axes), None if steps is None else tuple(steps), negative_axes)
+    )
+    return _clamped(shape, sliced, starts, ends)
+
+
+def _sliced_axes(
+    node: OpNode, key: tuple[tuple[int, ...], int, tuple[int, ...] | None, tuple[int, ...] | None, bool]
+) -> tuple[tuple[int, int, int], ...]:
+    """``(axis, dim, step)`` of each sliced axis for ``(shape, count of starts, axes, steps,
+    negative axes allowed)``, checked: what a Slice whose starts and ends change at every run (a
+    Loop's counter) derives once per shape, axes and steps."""
+    shape, count, axes, steps = key[:4]
     if axes is None:
-        axes = list(range(len(starts)))
+        axes = tuple(range(count))
     if steps is None:
-        steps = [1] * len(starts)
-    if not len(axes) == len(steps) == len(starts):
-        raise node.fail(f"starts {starts}, ends {ends}, axes {axes} and steps {steps} differ in length")
-    chosen = _axes(node, axes, rank, negative_axes)
-    result = [slice(None)] * rank
-    for axis, start, end, step in zip(chosen, starts, ends, steps):
-        if step == 0:
-            raise node.fail(f"steps {steps} has a 0")
-        d = shape[axis]
+        steps = (1,) * count
+    if not len(axes) == len(steps) == count:
+        raise node.fail(f"{count} starts and ends, axes {list(axes)} and steps {list(steps)} differ in length")
+    chosen = _axes(node, list(axes), len(shape), key[4])
+    if 0 in steps:
+        raise node.fail(f"steps {list(steps)} has a 0")
+    return tuple((axis, shape[axis], step) for axis, step in zip(chosen, steps))
+
+
+def _clamped(
+    shape: tuple[int, ...], sliced: tuple[tuple[int, int, int], ...], starts: Sequence[int], ends: Sequence[int]
+) -> tuple[slice, ...]:
+    """The index of ``_slices`` from the checked axes and the starts and ends."""
+    result = [slice(None)] * len(shape)
+    for (axis, d, step), start, end in zip(sliced, starts, ends):
         start = start + d if start < 0 else start
         end = end + d if end < 0 else end
         if step > 0:
@@ -363,19 +381,17 @@ def slice_inputs(node: OpNode) -> Kernel:
     static = all(given for given, _ in known)
     fixed = tuple(value for _, value in known)
 
+    sliced_axes = ShapeMemo(functools.partial(_sliced_axes, node))
+
     def derive(key: tuple[tuple[int, ...], tuple[tuple[int, ...] | None, ...]]) -> tuple[slice, ...]:
+        """The index for a shape and the four lists; the axes checked once per shape, axes and
+        steps (``_sliced_axes``): starts and ends from a Loop's counter change at every run."""
         shape, (starts, ends, axes, steps) = key
         if starts is None or ends is None:
             raise node.fail("inputs 'starts' and 'ends' are required")
-        return _slices(
-            node,
-            shape,
-            list(starts),
-            list(ends),
-            None if axes is None else list(axes),
-            None if steps is None else list(steps),
-            negative_axes,
-        )
+        if len(starts) != len(ends):
+            raise node.fail(f"starts {list(starts)} and ends {list(ends)} differ in length")
+        return _clamped(shape, sliced_axes((shape, len(starts), axes, steps, negative_axes)), starts, ends)
 
     index = ShapeMemo(derive)
 
