@@ -229,3 +229,52 @@ def test_a_group_of_two_sources_keys_on_both_shapes() -> None:
         for (name, a), e in zip(actual.items(), run_ort(model, feeds)):
             assert_same(a, e, rtol=0, atol=0, what=f"{name} at {(n, m)}: ")
     assert len(step.kept) == 4 and ((3, 2), (1, 2)) in step.kept
+
+
+def _drawn_shape_graph(draw: st.DrawFn) -> Any:
+    """x of rank 3 (dims free), its Shape and Size, then 2-6 nodes each combining two values made
+    before (Add, Mul, Sub, Max, Min of int64 scalars; Equal cast back to int64; Unsqueeze + Concat +
+    ReduceProd), every value a graph output, and x times the last value as float."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["v0"]),
+        helper.make_node("Gather", ["v0", "i0"], ["v1"], axis=0),
+        helper.make_node("Gather", ["v0", "i2"], ["v2"], axis=0),
+        helper.make_node("Size", ["x"], ["v3"]),
+    ]
+    scalars = ["v1", "v2", "v3"]
+    for n in range(draw(st.integers(2, 6))):
+        a, b = draw(st.sampled_from(scalars)), draw(st.sampled_from(scalars))
+        kind = draw(st.sampled_from(["Add", "Mul", "Sub", "Max", "Min", "Equal", "Concat"]))
+        out = f"w{n}"
+        if kind == "Equal":
+            nodes += [helper.make_node("Equal", [a, b], [f"{out}_b"]), helper.make_node("Cast", [f"{out}_b"], [out], to=7)]
+        elif kind == "Concat":
+            nodes += [
+                helper.make_node("Unsqueeze", [a, "axes0"], [f"{out}_a"]),
+                helper.make_node("Unsqueeze", [b, "axes0"], [f"{out}_b"]),
+                helper.make_node("Concat", [f"{out}_a", f"{out}_b"], [f"{out}_v"], axis=0),
+                helper.make_node("ReduceProd", [f"{out}_v"], [out], keepdims=0),
+            ]
+        else:
+            nodes.append(helper.make_node(kind, [a, b], [out]))
+        scalars.append(out)
+    nodes += [helper.make_node("Cast", [scalars[-1]], ["last_f"], to=F), helper.make_node("Mul", ["x", "last_f"], ["y"])]
+    inits = [
+        numpy_helper.from_array(np.array(0, np.int64), "i0"),
+        numpy_helper.from_array(np.array(2, np.int64), "i2"),
+        _ints("axes0", 0),
+    ]
+    return model_of(nodes, [vi("x", F, ["a", "b", "c"])], ["y", *scalars], 13, inits)
+
+
+@examples(8)
+@given(data=st.data())
+def test_drawn_graphs_of_shape_values_match_onnxruntime(data: st.DataObject) -> None:
+    model = _drawn_shape_graph(data.draw)
+    session = GraphSession(model)
+    assert session.compiled.plan.grouped in (1, 2)  # Shape and Size of x: one group, or two when nothing joins them
+    dims = st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4))
+    _check_runs(session, model, data.draw(st.lists(dims, min_size=1, max_size=4)), data.draw(st.integers(0, 99)))
+    x = np.ones((2, 3, 4), np.float32)
+    observed = session.run({"x": x}, observe=lambda node, outputs: None)  # the nodes as stated, no group
+    assert all(np.array_equal(value, session.run({"x": x})[name]) for name, value in observed.items())
