@@ -621,7 +621,7 @@ class _Padder:
         self._node = node
         self._layouts: ShapeMemo[Any, _PadLayout] = ShapeMemo(functools.partial(_pad_layout, node))
 
-    def __call__(self, x: np.ndarray, pads: list[int], axes: list[int] | None, mode: str, value: Any) -> np.ndarray:
+    def __call__(self, x: np.ndarray, pads: Sequence[int], axes: list[int] | None, mode: str, value: Any) -> np.ndarray:
         """Pads ``x``; a negative pad removes that many values. Constant mode places input i at
         output i+begin (d=5, pads [-1, 2] with 0: [2,3,4,5,0,0]); edge/reflect/wrap crop first and
         pad the cropped axis (wrap of [1,2,3,4,5], pads [-1, 2]: [2,3,4,5,2,3]), as onnxruntime
@@ -680,20 +680,21 @@ def pad_inputs(node: OpNode) -> Kernel:
     A (2,3) input with pads [1,-1] and axes [1] (Pad-18) gives (2,3): one column added on the
     left, one removed on the right."""
     mode = _pad_mode(node)
-    pads_of = _list_input(node, 1, "pads")
+    pads_of = _prepared(node, 1, lambda a: tuple(_int_list(node, a, "pads")))
     axes_of = _list_input(node, 3, "axes")
     pad = _Padder(node)
 
     def kernel(
         x: np.ndarray, pads: np.ndarray, constant_value: np.ndarray | None = None, axes: np.ndarray | None = None
     ) -> tuple[np.ndarray, ...]:
-        if constant_value is None:
-            value = np.zeros((), dtype=x.dtype)
-        else:
+        value: np.ndarray | None
+        if constant_value is not None:
             value = np.asarray(constant_value)
             if value.size != 1:
                 raise node.fail(f"input 'constant_value' must be one value, got shape {value.shape}")
             value = value.reshape(()).astype(x.dtype)
+        else:  # edge, reflect and wrap pad with the input's own values
+            value = np.zeros((), dtype=x.dtype) if mode == "constant" else None
         return (pad(x, pads_of(pads), None if axes is None else axes_of(axes), mode, value),)
 
     return kernel
