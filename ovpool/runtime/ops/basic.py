@@ -262,10 +262,24 @@ def _exact(source: np.dtype, target: np.dtype) -> bool:
 
 
 def _plain(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """numpy's cast, quiet on NaN, infinities and values out of the target's range. One float
+    inside an integer type's range (a Loop's counter: 3.0 -> int64 3) is cast without entering
+    ``np.errstate`` (1.4 us; nothing to quiet there)."""
     if x.dtype == dtype:
         return x
+    if x.size == 1 and x.dtype.kind == "f":
+        bounds = _INTEGER_RANGES.get(dtype)
+        if bounds is not None and bounds[0] <= x.item() < bounds[1]:  # NaN compares false
+            return x.astype(dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         return x.astype(dtype)
+
+
+# integer types as [lowest, highest + 1) floats (2**63 for int64): what a float casts to without a warning
+_INTEGER_RANGES = {
+    np.dtype(t): (float(np.iinfo(t).min), float(np.iinfo(t).max) + 1)
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+}
 
 
 def _numeric(node: OpNode, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
