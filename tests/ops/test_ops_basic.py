@@ -206,6 +206,27 @@ def test_cast_truncates_toward_zero_and_wraps() -> None:
     np.testing.assert_array_equal(out, [False, False, True, True])
 
 
+@pytest.mark.parametrize("target", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64])
+@pytest.mark.parametrize("source", [np.float16, np.float32, np.float64])
+def test_cast_of_one_float(source: type, target: type) -> None:
+    """One float inside the target's range (cast without the floating-point state) truncates toward
+    zero (-0.9 -> 0, 126.7 -> 126; the range's ends included); outside it, and for NaN and the
+    infinities, it is numpy's cast of that one value, quietly (numpy's values there differ with the
+    array's length: NaN to uint32 is 0 alone, 2147483648 among 16)."""
+    info = np.iinfo(target)
+    to = {"to": helper.np_dtype_to_tensor_dtype(np.dtype(target))}
+    edges = [float(info.min), float(info.max) + 1, -0.9, 0.9, 126.7, -1.0, np.nan, np.inf, -np.inf, 1e30]
+    with np.errstate(all="ignore"):
+        values = np.array(edges, np.float64).astype(source)
+    for value in values:
+        (one,) = ovpool_of("Cast", 13, [value.reshape(1)], to)
+        if np.isfinite(value) and info.min <= float(value) < float(info.max) + 1:
+            assert one.tolist() == [int(value)], value
+        else:
+            with np.errstate(all="ignore"):
+                np.testing.assert_array_equal(one, value.reshape(1).astype(target), err_msg=f"{value!r}")
+
+
 @pytest.mark.parametrize("opset", [9, 13, 19])
 def test_cast_to_and_from_string(opset: int) -> None:
     """Numbers to strings as onnxruntime writes them; strings parsed (spaces, exponents, INF/NaN any case)."""

@@ -308,6 +308,75 @@ def test_if_nested_reads_every_enclosing_scope(opset: int) -> None:
             compare(model, {"c1": np.array(c1), "c2": np.array(c2), "x": x})
 
 
+@pytest.mark.parametrize("opset", since_opsets("If"))
+def test_if_branch_that_passes_values_through(opset: int) -> None:
+    """A branch of Identity nodes only (returned without running its plan): an outer value through
+    two Identities, a branch constant and an outer constant through one each; the other branch
+    computes."""
+    passing = helper.make_graph(
+        [
+            helper.make_node("Identity", ["x"], ["x1"]),
+            helper.make_node("Identity", ["x1"], ["x2"]),
+            helper.make_node("Identity", ["k"], ["k1"]),
+            helper.make_node("Identity", ["w"], ["w1"]),
+        ],
+        "pass",
+        [],
+        [vi("x2", F, None), vi("k1", F, None), vi("w1", F, None)],
+        initializer=[numpy_helper.from_array(np.array([[4.0, 5.0, 6.0]], np.float32), "k")],
+    )
+    computing = helper.make_graph(
+        [
+            helper.make_node("Neg", ["x"], ["n"]),
+            helper.make_node("Add", ["x", "w"], ["s"]),
+            helper.make_node("Mul", ["w", "w"], ["m"]),
+        ],
+        "compute",
+        [],
+        [vi("n", F, None), vi("s", F, None), vi("m", F, None)],
+    )
+    weight = numpy_helper.from_array(np.array([1.0, -1.0, 2.0], np.float32), "w")
+    x = np.array([[1.0, 2.0, 3.0]], np.float32)
+    for then_branch, else_branch in ((passing, computing), (computing, passing)):
+        node = helper.make_node("If", ["c"], ["a", "b", "d"], then_branch=then_branch, else_branch=else_branch)
+        model = model_of([node], [vi("c", B, []), vi("x", F, [1, 3])], ["a", "b", "d"], opset, [weight])
+        for cond in (True, False):
+            compare(model, {"c": np.array(cond), "x": x})
+
+
+@pytest.mark.parametrize("opset", since_opsets("If"))
+def test_if_branch_of_one_step(opset: int) -> None:
+    """A branch of one node (its kernel called directly): a Split whose outputs the branch returns
+    in the other order, against a branch of two nodes."""
+    halves = {"num_outputs": 2} if opset >= 18 else {}  # Split-18 needs it without a split input
+    split = helper.make_node("Split", ["x"], ["left", "right"], axis=1, **halves)
+    one_step = helper.make_graph([split], "one", [], [vi("right", F, None), vi("left", F, None)])
+    two_steps = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Split", ["n"], ["l2", "r2"], axis=1, **halves)],
+        "two",
+        [],
+        [vi("l2", F, None), vi("r2", F, None)],
+    )
+    node = helper.make_node("If", ["c"], ["a", "b"], then_branch=one_step, else_branch=two_steps)
+    model = model_of([node], [vi("c", B, []), vi("x", F, [2, 4])], ["a", "b"], opset)
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    for cond in (True, False):
+        compare(model, {"c": np.array(cond), "x": x})
+
+
+def test_if_branch_of_one_failing_step_names_its_node() -> None:
+    squeeze = helper.make_node("Squeeze", ["x", "axes"], ["s"], name="squeeze_rows")
+    branch_graph = helper.make_graph(
+        [squeeze], "t", [], [vi("s", F, None)], initializer=[numpy_helper.from_array(np.array([0], np.int64), "axes")]
+    )
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch_graph, else_branch=branch("e", "Neg", ["x"]))
+    model = model_of([node], [vi("c", B, []), vi("x", F, None)], ["y"], 13)
+    session = GraphSession(model)
+    with pytest.raises(ModelError, match="node 'squeeze_rows'"):
+        session.run({"c": np.array(True), "x": np.ones((2, 3), np.float32)})
+    assert session.run({"c": np.array(True), "x": np.ones((1, 3), np.float32)})["y"].shape == (3,)
+
+
 def test_if_refuses_a_cond_of_many_values() -> None:
     node = helper.make_node("If", ["c"], ["y"], then_branch=branch("t", "Neg", ["x"]), else_branch=branch("e", "Abs", ["x"]))
     model = model_of([node], [vi("c", B, [2]), vi("x", F, [1])], ["y"], 13)

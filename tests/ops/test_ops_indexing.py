@@ -258,6 +258,7 @@ def test_one_hot(opset: int, data: st.DataObject, seed: int) -> None:
         opset,
         [indices, depth_value, on_off],
         {"axis": axis} if data.draw(st.booleans()) else {} if axis == -1 else {"axis": axis},
+        constant=data.draw(st.sampled_from([(), (2,), (1, 2)])),  # depth and on/off as initializers too
     )
 
 
@@ -269,6 +270,9 @@ def test_one_hot_negative_indices() -> None:
     np.testing.assert_array_equal(out9, [[5, 0, 0], [0, 0, 5], [0, 0, 0], [0, 0, 0]])
     out11 = ovpool_of("OneHot", 11, [ints(0, 2, -1, -4), ints(3), on_off])[0]
     np.testing.assert_array_equal(out11, [[5, 0, 0], [0, 0, 5], [0, 0, 5], [0, 0, 0]])
+    for indices, row in ((ints(-1), [0, 0, 5]), (ints(-4), [0, 0, 0]), (ints(3), [0, 0, 0]), (ints(1), [0, 5, 0])):
+        out = ovpool_of("OneHot", 11, [indices, ints(3), on_off], {}, 1, (1, 2))[0]  # one index, constant depth and values
+        np.testing.assert_array_equal(out, [row])
     out = ovpool_of("OneHot", 11, [np.array([1.7, -0.5], np.float32), np.array(3.9, np.float32), on_off], {"axis": 0})[0]
     np.testing.assert_array_equal(out, [[0, 5], [5, 0], [0, 0]])
 

@@ -20,6 +20,7 @@ from harness import (
     node_case_params,
     opsets,
     ovpool_of,
+    run_ort,
     seeds,
     shapes,
     values,
@@ -244,6 +245,20 @@ def test_slice_negative_steps_and_sentinels() -> None:
         ovpool_of("Slice", 13, [x, ints(0), ints(3), ints(0), ints(0)])
     with pytest.raises(ModelError, match="negative"):
         ovpool_of("Slice", 10, [x, ints(0), ints(3), ints(-1)])
+
+
+def test_slice_with_starts_and_ends_of_each_run() -> None:
+    """One session, starts and ends fed at each run (a Loop's counter does so): the axes are
+    checked once per shape, the clamping follows each run's values, against onnxruntime."""
+    model = make_model("Slice", 13, [np.zeros((3, 7), np.float32), ints(0), ints(1), ints(1), ints(2)], constant=(3, 4))
+    session = GraphSession(model)
+    x = np.arange(21, dtype=np.float32).reshape(3, 7)
+    for start, end in ((0, 1), (1, 2), (6, 7), (-3, 100), (5, -1), (-100, 3), (0, 1), (4, 2)):
+        feeds = {"x0": x, "x1": ints(start), "x2": ints(end)}
+        np.testing.assert_array_equal(session.run(feeds)[session.output_names[0]], run_ort(model, feeds)[0])
+    other = np.arange(10, dtype=np.float32).reshape(1, 10)
+    feeds = {"x0": other, "x1": ints(1), "x2": ints(9)}
+    np.testing.assert_array_equal(session.run(feeds)[session.output_names[0]], [[1, 3, 5, 7]])
 
 
 def test_slice_int_max_end_backwards() -> None:

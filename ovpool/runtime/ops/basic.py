@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
 
-from ovpool.memory import check_tensor
+from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
 from ovpool.runtime.ops.memo import dtype_name
 
@@ -262,10 +262,24 @@ def _exact(source: np.dtype, target: np.dtype) -> bool:
 
 
 def _plain(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """numpy's cast, quiet on NaN, infinities and values out of the target's range. One float
+    inside an integer type's range (a Loop's counter: 3.0 -> int64 3) is cast without entering
+    ``np.errstate`` (1.4 us; nothing to quiet there)."""
     if x.dtype == dtype:
         return x
+    if x.size == 1 and x.dtype.kind == "f":
+        bounds = _INTEGER_RANGES.get(dtype)
+        if bounds is not None and bounds[0] <= x.item() < bounds[1]:  # NaN compares false
+            return x.astype(dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         return x.astype(dtype)
+
+
+# integer types as [lowest, highest + 1) floats (2**63 for int64): what a float casts to without a warning
+_INTEGER_RANGES = {
+    np.dtype(t): (float(np.iinfo(t).min), float(np.iinfo(t).max) + 1)
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+}
 
 
 def _numeric(node: OpNode, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -440,9 +454,11 @@ def constant_of_shape(node: OpNode) -> Kernel:
     def kernel(dims: np.ndarray) -> tuple[np.ndarray, ...]:
         if dims.ndim != 1 or dims.dtype != np.int64:
             raise node.fail(f"input must be a 1-D int64 tensor, got {dims.dtype} of shape {list(dims.shape)}")
-        if dims.size and dims.min() < 0:
-            raise node.fail(f"input {dims.tolist()} has a negative dim")
-        check_tensor(f"{node.label}: output", dims.tolist(), dtype_name(fill.dtype), fill.dtype.itemsize)
-        return (np.full(tuple(dims.tolist()), fill, dtype=fill.dtype),)
+        shape = tuple(dims.tolist())
+        if shape and min(shape) < 0:
+            raise node.fail(f"input {list(shape)} has a negative dim")
+        if not fits(math.prod(shape) * fill.dtype.itemsize):  # the message is made only for a refusal
+            check_tensor(f"{node.label}: output", shape, dtype_name(fill.dtype), fill.dtype.itemsize)
+        return (np.full(shape, fill, dtype=fill.dtype),)
 
     return kernel

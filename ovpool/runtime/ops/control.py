@@ -147,11 +147,12 @@ def if_(node: OpNode) -> Kernel:
     n = node.n_outputs
     where = _outer_slices(node)
     then_outer, else_outer = where["then_branch"], where["else_branch"]
+    run_then, run_else = then_branch.branch(), else_branch.branch()
 
     def kernel(*args: Any) -> tuple[Any, ...]:
         if bool(_scalar(node, args[0], "cond")):
-            return tuple(then_branch((), args[then_outer])[:n])
-        return tuple(else_branch((), args[else_outer])[:n])
+            return tuple(run_then(args[then_outer])[:n])
+        return tuple(run_else(args[else_outer])[:n])
 
     return kernel
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ovpool.memory import check_tensor
+from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, outputs, register
 from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
 
@@ -282,17 +282,24 @@ def one_hot(node: OpNode) -> Kernel:
         return [*shape[:a], classes, *shape[a:]], (*shape[:a], 1, *shape[a:]), numbers
 
     layout = ShapeMemo(derive)
+    constant_values = node.constants[2] if len(node.constants) > 2 else None
+    # off and on of constant values as 0-d arrays (np.where reads them quicker than numpy scalars)
+    fixed_pair = None
+    if constant_values is not None and constant_values.shape == (2,):
+        fixed_pair = (constant_values[1:].reshape(()), constant_values[:1].reshape(()))
 
     def kernel(indices: np.ndarray, depth: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, ...]:
         classes = count(depth) if fixed is None else fixed
         if values.shape != (2,):
             raise node.fail(f"input 'values' must be [off, on], got shape {values.shape}")
         out_dims, spread, numbers = layout((indices.shape, classes))
-        check_tensor(f"{node.label}: output", out_dims, dtype_name(values.dtype), values.dtype.itemsize)
+        if not fits(math.prod(out_dims) * values.dtype.itemsize):  # the message is made only for a refusal
+            check_tensor(f"{node.label}: output", out_dims, dtype_name(values.dtype), values.dtype.itemsize)
         index = indices.astype(np.int64, copy=False)
-        if negative:
+        if negative and (index.item() if index.size == 1 else index.min(initial=0)) < 0:
             index = np.where(index < 0, index + classes, index)
-        return (np.where(index.reshape(spread) == numbers, values[1], values[0]),)
+        on, off = fixed_pair if values is constant_values and fixed_pair is not None else (values[1], values[0])
+        return (np.where(index.reshape(spread) == numbers, on, off),)
 
     return kernel
 

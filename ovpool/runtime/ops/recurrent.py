@@ -252,10 +252,13 @@ def _lstm_step(spec: _Spec, wt: _Weights) -> Step:
     f, g, h_fn = spec.roles
     n = wt.hidden
     peep = wt.peep
+    plain = peep is None and not spec.input_forget and spec.clip is None and (f, g, h_fn) == _DEFAULT_LSTM
 
     def step(xw: np.ndarray, h: np.ndarray, c: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
         assert c is not None
         gates = xw + np.matmul(h, wt.r_t)  # blocks i, o, f, c
+        if plain:
+            return _plain_lstm_cell(gates, c, n)
         if peep is None and not spec.input_forget:
             gates = _clip(spec, gates)
             iof = f(gates[..., : 3 * n])
@@ -273,6 +276,32 @@ def _lstm_step(spec: _Spec, wt: _Weights) -> Step:
         return o * h_fn(c_new), c_new
 
     return step
+
+
+_ONES = {np.dtype(t): np.ones((), t) for t in (np.float32, np.float64)}  # the computing types (``_work``)
+_DEFAULT_LSTM = (_bound("Sigmoid", 0.0, 0.0), _bound("Tanh", 0.0, 0.0), _bound("Tanh", 0.0, 0.0))
+
+
+def _plain_lstm_cell(gates: np.ndarray, c: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The LSTM cell with the default activations (Sigmoid, Tanh, Tanh), no peepholes, clip or
+    input_forget, computed in the buffer of ``gates`` (blocks i, o, f, c; written): the operations
+    of ``_sigmoid`` and of the general step, in their order, so the same bits with fewer arrays.
+    Hidden 1, gates [0, 0, 0, 0], C 1: i = o = f = 0.5, C' = 0.5 * 1 + 0.5 * tanh(0) = 0.5,
+    H' = 0.5 * tanh(0.5) = 0.2311."""
+    one = _ONES[gates.dtype]  # numpy converts a Python 1 at each call (0.4 us); 1 of the array's type is the same number
+    sig = gates[..., : 3 * n]
+    np.negative(sig, out=sig)
+    np.exp(sig, out=sig)
+    np.add(sig, one, out=sig)
+    np.divide(one, sig, out=sig)
+    candidate = gates[..., 3 * n :]
+    np.tanh(candidate, out=candidate)
+    c_new = sig[..., 2 * n :] * c  # forget * C
+    candidate *= sig[..., :n]  # i * g(..c)
+    c_new += candidate
+    h_new = np.tanh(c_new)
+    h_new *= sig[..., n : 2 * n]  # o * h(C')
+    return h_new, c_new
 
 
 _STEPS = {"RNN": _rnn_step, "GRU": _gru_step, "LSTM": _lstm_step}
@@ -294,7 +323,9 @@ def _recurrent(node: OpNode) -> Kernel:
     known = tuple(node.constants) + (None,) * (8 - len(node.constants))
     w0, r0, b0, p0 = known[1], known[2], known[3], known[7] if node.op_type == "LSTM" else None
     prepared = None if w0 is None or r0 is None else _weights(node, spec, _work(w0.dtype), w0, r0, b0, p0)
+    prepared_step = None if prepared is None else _STEPS[spec.op](spec, prepared)
     n_outputs = node.n_outputs
+    reversing = any(spec.reverse)
 
     def kernel(
         x: np.ndarray,
@@ -308,12 +339,14 @@ def _recurrent(node: OpNode) -> Kernel:
     ) -> tuple[np.ndarray, ...]:
         work = _work(x.dtype)
         p = p if spec.op == "LSTM" else None
-        wt = prepared
+        wt, step = prepared, prepared_step
         if wt is None or wt.w_t.dtype != work or (b is None) != (b0 is None) or (p is None) != (p0 is None):
             wt = _weights(node, spec, work, w, r, b, p)  # not constant (or B, P given at run time only)
+            step = _STEPS[spec.op](spec, wt)
+        assert step is not None
         if x.ndim != 3:
             raise node.fail(f"X has shape {list(x.shape)}; expected rank 3")
-        xs: np.ndarray = (x if spec.layout == 0 else x.transpose(1, 0, 2)).astype(work)
+        xs: np.ndarray = (x if spec.layout == 0 else x.transpose(1, 0, 2)).astype(work, copy=False)  # only read
         steps, batch, inputs = xs.shape
         if inputs != wt.w_t.shape[1]:
             raise node.fail(f"X has input size {inputs}; W expects {wt.w_t.shape[1]}")
@@ -331,16 +364,18 @@ def _recurrent(node: OpNode) -> Kernel:
             if (lengths == steps).all():
                 lengths = None
 
-        xw = (np.matmul(xs.reshape(1, steps * batch, inputs), wt.w_t) + wt.bias).reshape(dirs, steps, batch, -1)
+        xw = np.matmul(xs.reshape(1, steps * batch, inputs), wt.w_t)
+        xw += wt.bias
+        xw = xw.reshape(dirs, steps, batch, -1)
         order = None  # order[k, b]: the time step a reverse direction reads at its step k
         if lengths is not None:
             k = np.arange(steps)[:, None]
             order = np.where(k < lengths, lengths - 1 - k, k)
-        for d, rev in enumerate(spec.reverse):
-            if rev:
-                xw[d] = xw[d, ::-1] if order is None else xw[d][order, np.arange(batch)]
+        if reversing:
+            for d, rev in enumerate(spec.reverse):
+                if rev:
+                    xw[d] = xw[d, ::-1] if order is None else xw[d][order, np.arange(batch)]
 
-        step = _STEPS[spec.op](spec, wt)
         y: np.ndarray = np.empty((steps, dirs, batch, n), work)
         with np.errstate(over="ignore"):
             for t in range(steps):
@@ -354,9 +389,10 @@ def _recurrent(node: OpNode) -> Kernel:
                     if c is not None and c_new is not None:
                         c = np.where(valid, c_new, c)
                     y[t] = np.where(valid, h_new, 0)
-        for d, rev in enumerate(spec.reverse):
-            if rev:
-                y[:, d] = y[::-1, d] if order is None else y[order, d, np.arange(batch)]
+        if reversing:
+            for d, rev in enumerate(spec.reverse):
+                if rev:
+                    y[:, d] = y[::-1, d] if order is None else y[order, d, np.arange(batch)]
         if lengths is not None:
             empty = (lengths == 0)[:, None]
             h = np.where(empty, 0, h)
@@ -365,7 +401,10 @@ def _recurrent(node: OpNode) -> Kernel:
         results = [y, h] + ([c] if c is not None else [])
         if spec.layout == 1:
             results = [y.transpose(2, 0, 1, 3)] + [state.transpose(1, 0, 2) for state in results[1:]]
-        return tuple(np.ascontiguousarray(v).astype(x.dtype, copy=False) for v in results[:n_outputs])
+        results = [np.ascontiguousarray(v) for v in results]
+        if x.dtype != work:
+            results = [v.astype(x.dtype) for v in results]
+        return tuple(results[:n_outputs])
 
     return kernel
 

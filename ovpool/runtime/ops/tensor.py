@@ -308,21 +308,39 @@ def _slices(
     to [0, d]; for a negative step start to [0, d-1] and end to [-1, d-1], where -1 means "through
     index 0". On d=5: starts=[-2], ends=[INT64_MAX] gives indices 3,4; starts=[INT64_MAX],
     ends=[INT64_MIN], steps=[-1] gives 4,3,2,1,0."""
-    rank = len(shape)
     if len(starts) != len(ends):
         raise node.fail(f"starts {starts} and ends {ends} differ in length")
+    sliced = _sliced_axes(
+        node, (shape, len(starts), None if axes is None else tuple(axes), None if steps is None else tuple(steps), negative_axes)
+    )
+    return _clamped(shape, sliced, starts, ends)
+
+
+def _sliced_axes(
+    node: OpNode, key: tuple[tuple[int, ...], int, tuple[int, ...] | None, tuple[int, ...] | None, bool]
+) -> tuple[tuple[int, int, int], ...]:
+    """``(axis, dim, step)`` of each sliced axis for ``(shape, count of starts, axes, steps,
+    negative axes allowed)``, checked: what a Slice whose starts and ends change at every run (a
+    Loop's counter) derives once per shape, axes and steps."""
+    shape, count, axes, steps = key[:4]
     if axes is None:
-        axes = list(range(len(starts)))
+        axes = tuple(range(count))
     if steps is None:
-        steps = [1] * len(starts)
-    if not len(axes) == len(steps) == len(starts):
-        raise node.fail(f"starts {starts}, ends {ends}, axes {axes} and steps {steps} differ in length")
-    chosen = _axes(node, axes, rank, negative_axes)
-    result = [slice(None)] * rank
-    for axis, start, end, step in zip(chosen, starts, ends, steps):
-        if step == 0:
-            raise node.fail(f"steps {steps} has a 0")
-        d = shape[axis]
+        steps = (1,) * count
+    if not len(axes) == len(steps) == count:
+        raise node.fail(f"{count} starts and ends, axes {list(axes)} and steps {list(steps)} differ in length")
+    chosen = _axes(node, list(axes), len(shape), key[4])
+    if 0 in steps:
+        raise node.fail(f"steps {list(steps)} has a 0")
+    return tuple((axis, shape[axis], step) for axis, step in zip(chosen, steps))
+
+
+def _clamped(
+    shape: tuple[int, ...], sliced: tuple[tuple[int, int, int], ...], starts: Sequence[int], ends: Sequence[int]
+) -> tuple[slice, ...]:
+    """The index of ``_slices`` from the checked axes and the starts and ends."""
+    result = [slice(None)] * len(shape)
+    for (axis, d, step), start, end in zip(sliced, starts, ends):
         start = start + d if start < 0 else start
         end = end + d if end < 0 else end
         if step > 0:
@@ -363,19 +381,17 @@ def slice_inputs(node: OpNode) -> Kernel:
     static = all(given for given, _ in known)
     fixed = tuple(value for _, value in known)
 
+    sliced_axes = ShapeMemo(functools.partial(_sliced_axes, node))
+
     def derive(key: tuple[tuple[int, ...], tuple[tuple[int, ...] | None, ...]]) -> tuple[slice, ...]:
+        """The index for a shape and the four lists; the axes checked once per shape, axes and
+        steps (``_sliced_axes``): starts and ends from a Loop's counter change at every run."""
         shape, (starts, ends, axes, steps) = key
         if starts is None or ends is None:
             raise node.fail("inputs 'starts' and 'ends' are required")
-        return _slices(
-            node,
-            shape,
-            list(starts),
-            list(ends),
-            None if axes is None else list(axes),
-            None if steps is None else list(steps),
-            negative_axes,
-        )
+        if len(starts) != len(ends):
+            raise node.fail(f"starts {list(starts)} and ends {list(ends)} differ in length")
+        return _clamped(shape, sliced_axes((shape, len(starts), axes, steps, negative_axes)), starts, ends)
 
     index = ShapeMemo(derive)
 
@@ -471,7 +487,8 @@ def expand(node: OpNode) -> Kernel:
 
     def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
         out_shape = broadcast((x.shape, target(shape)))
-        check_tensor(f"{node.label}: output", out_shape, dtype_name(x.dtype), x.dtype.itemsize)
+        if not fits(math.prod(out_shape) * x.dtype.itemsize):  # the message is made only for a refusal
+            check_tensor(f"{node.label}: output", out_shape, dtype_name(x.dtype), x.dtype.itemsize)
         result = np.empty(out_shape, dtype=x.dtype)
         result[...] = x
         return (result,)
@@ -499,7 +516,8 @@ def tile(node: OpNode) -> Kernel:
 
     def kernel(x: np.ndarray, repeats: np.ndarray) -> tuple[np.ndarray, ...]:
         out_dims, pairs, ones = tiled((x.shape, tuple(parse(repeats))))
-        check_tensor(f"{node.label}: output", out_dims, dtype_name(x.dtype), x.dtype.itemsize)
+        if not fits(math.prod(out_dims) * x.dtype.itemsize):  # the message is made only for a refusal
+            check_tensor(f"{node.label}: output", out_dims, dtype_name(x.dtype), x.dtype.itemsize)
         result = np.empty(out_dims, dtype=x.dtype)
         result.reshape(pairs)[...] = x.reshape(ones)  # np.tile's copies, one broadcast assignment
         return (result,)
@@ -521,6 +539,20 @@ def _source_positions(mode: str, begin: int, end: int, d: int) -> np.ndarray:
         return p % d
     m = p % (2 * (d - 1))
     return np.where(m < d, m, 2 * (d - 1) - m)
+
+
+def _run_of(positions: np.ndarray) -> slice | np.ndarray:
+    """Border source positions as a basic slice where they are one position repeated (edge: read
+    once, broadcast) or a run stepping by 1 or -1 (reflect, wrap): [4, 3, 2] -> slice(4, 1, -1),
+    [0, 0, 0] -> slice(0, 1); other positions (a wrap border longer than the axis) as they are.
+    A slice copies without the gather an index array costs (1 to 2 us a border)."""
+    first, last = int(positions[0]), int(positions[-1])
+    if (positions == first).all():
+        return slice(first, first + 1)
+    step = 1 if last > first else -1
+    if last - first != step * (len(positions) - 1) or not (np.diff(positions) == step).all():
+        return positions
+    return slice(first, None if last + step < 0 else last + step, step)
 
 
 class _PadLayout(NamedTuple):
@@ -573,9 +605,9 @@ def _pad_layout(node: OpNode, key: tuple[tuple[int, ...], int, tuple[int, ...], 
         lead: tuple[Any, ...] = (slice(None),) * a
         positions = _source_positions(mode, b, e, d) + b
         if b:
-            borders.append(((*lead, slice(0, b)), (*lead, positions[:b])))
+            borders.append(((*lead, slice(0, b)), (*lead, _run_of(positions[:b]))))
         if e:
-            borders.append(((*lead, slice(b + d, None)), (*lead, positions[b + d :])))
+            borders.append(((*lead, slice(b + d, None)), (*lead, _run_of(positions[b + d :]))))
     centre = tuple(slice(b, b + d) for b, d in zip(lows, kept))
     return _PadLayout(out_shape, nbytes, source, centre, tuple(borders), None)
 
@@ -589,7 +621,7 @@ class _Padder:
         self._node = node
         self._layouts: ShapeMemo[Any, _PadLayout] = ShapeMemo(functools.partial(_pad_layout, node))
 
-    def __call__(self, x: np.ndarray, pads: list[int], axes: list[int] | None, mode: str, value: Any) -> np.ndarray:
+    def __call__(self, x: np.ndarray, pads: Sequence[int], axes: list[int] | None, mode: str, value: Any) -> np.ndarray:
         """Pads ``x``; a negative pad removes that many values. Constant mode places input i at
         output i+begin (d=5, pads [-1, 2] with 0: [2,3,4,5,0,0]); edge/reflect/wrap crop first and
         pad the cropped axis (wrap of [1,2,3,4,5], pads [-1, 2]: [2,3,4,5,2,3]), as onnxruntime
@@ -648,20 +680,21 @@ def pad_inputs(node: OpNode) -> Kernel:
     A (2,3) input with pads [1,-1] and axes [1] (Pad-18) gives (2,3): one column added on the
     left, one removed on the right."""
     mode = _pad_mode(node)
-    pads_of = _list_input(node, 1, "pads")
+    pads_of = _prepared(node, 1, lambda a: tuple(_int_list(node, a, "pads")))
     axes_of = _list_input(node, 3, "axes")
     pad = _Padder(node)
 
     def kernel(
         x: np.ndarray, pads: np.ndarray, constant_value: np.ndarray | None = None, axes: np.ndarray | None = None
     ) -> tuple[np.ndarray, ...]:
-        if constant_value is None:
-            value = np.zeros((), dtype=x.dtype)
-        else:
+        value: np.ndarray | None
+        if constant_value is not None:
             value = np.asarray(constant_value)
             if value.size != 1:
                 raise node.fail(f"input 'constant_value' must be one value, got shape {value.shape}")
             value = value.reshape(()).astype(x.dtype)
+        else:  # edge, reflect and wrap pad with the input's own values
+            value = np.zeros((), dtype=x.dtype) if mode == "constant" else None
         return (pad(x, pads_of(pads), None if axes is None else axes_of(axes), mode, value),)
 
     return kernel
@@ -761,19 +794,20 @@ def range_(node: OpNode) -> Kernel:
     stash = int(node.attr("stash_type", 1)) if node.since >= 27 else 0
 
     def kernel(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, ...]:
-        values = [np.asarray(v) for v in (start, limit, delta)]
-        if any(v.size != 1 for v in values):
+        values = (np.asarray(start), np.asarray(limit), np.asarray(delta))
+        if values[0].size != 1 or values[1].size != 1 or values[2].size != 1:
             raise node.fail(f"start, limit and delta must be scalars, got shapes {[v.shape for v in values]}")
         dtype = values[0].dtype
         if dtype.kind in "iu":
-            first, last, step = (v.item() for v in values)
+            first, last, step = values[0].item(), values[1].item(), values[2].item()
             if step == 0:
                 raise node.fail("delta is 0")
             count = max(-(-(last - first) // step), 0)
-            check_tensor(f"{node.label}: output", [count], dtype_name(dtype), dtype.itemsize)
-            if dtype.itemsize < 8:
-                # computed in int64 first: an int32 output within the budget may need twice the bytes
-                check_tensor(f"{node.label}: int64 work", [count], "int64", 8)
+            if not fits(count * (dtype.itemsize + (8 if dtype.itemsize < 8 else 0))):  # messages only for a refusal
+                check_tensor(f"{node.label}: output", [count], dtype_name(dtype), dtype.itemsize)
+                if dtype.itemsize < 8:
+                    # computed in int64 first: an int32 output within the budget may need twice the bytes
+                    check_tensor(f"{node.label}: int64 work", [count], "int64", 8)
             return ((np.arange(count, dtype=np.int64) * step + first).astype(dtype, copy=False),)
         s, lim, d = (v.reshape(()) for v in values)
         if d == 0:
