@@ -40,7 +40,7 @@ def load(model: str | os.PathLike | ModelProto, load_data: bool = True) -> Model
         raise InputFileError.in_file(path, f"not a readable ONNX model ({type(exc).__name__}: {exc})") from exc
     if not proto.graph.node and not proto.graph.output:
         raise InputFileError.in_file(path, "not an ONNX model (no graph)")
-    check_model(proto, str(path))
+    check_model(proto, str(path), data)
     fill_attribute_types(proto)
     check_external_data(proto, path)
     if not load_data:
