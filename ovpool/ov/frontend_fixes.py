@@ -43,7 +43,7 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.model import constant_tensors, default_opset, graphs, inferred_types, weightless
+from ovpool.onnx.model import ValueTypes, constant_tensors, default_opset, graphs, inferred_graph, weightless
 from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
 from ovpool.ov import value_fixes as values
@@ -1008,7 +1008,8 @@ def _types(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
 
 
 def _inferred(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
-    """``inferred_types`` of the model's ``weightless`` copy, its inputs given their static shapes."""
+    """``inferred_types`` of the model's ``weightless`` copy, its inputs given their static shapes,
+    each tensor's dims read when looked up (``ValueTypes``: the conditions look up a few)."""
     model = weightless(proto)
     fixed = [s for s in shapes if s.is_static]
     inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
@@ -1022,7 +1023,7 @@ def _inferred(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
         del dims[:]
         for low, _high in given.dims or ():
             dims.add().dim_value = int(low)
-    return inferred_types(model)
+    return ValueTypes(inferred_graph(model))
 
 
 def extensions() -> list[object]:
