@@ -370,16 +370,19 @@ class _Write:
         while True:
             stem = f".{main.stem[:200]}.{secrets.token_hex(4)}"
             temporary = [main.parent / f"{stem}{suffix}" for suffix in files.suffixes]
-            made = []
+            made: list[Path] = []
             try:
                 for path in temporary:
                     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
                     made.append(path)
+                break
             except FileExistsError:
-                for path in made:
-                    os.unlink(path)
-                continue
-            break
+                continue  # a name taken: fresh names
+            finally:
+                if len(made) < len(temporary):  # not all made: none kept
+                    for path in made:
+                        with contextlib.suppress(OSError):
+                            os.unlink(path)
         self.staged.extend((str(tmp), target) for tmp, target in zip(temporary, targets))
         files.save(temporary[0])
         for tmp in temporary:

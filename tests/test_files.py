@@ -121,3 +121,30 @@ def test_unwritten_files_read_as_a_mapping_are_saved_once_elsewhere(tmp_path):
     assert list(ir) == [".xml", ".bin"] and len(ir) == 2 and not calls
     assert dict(ir) == {".xml": b"<net/>", ".bin": b"weights"} and ir[".bin"] == b"weights"
     assert len(calls) == 1 and calls[0].name == "model.xml" and not calls[0].parent.exists()
+
+
+def test_a_failure_making_the_temporary_names_leaves_none(tmp_path, monkeypatch):
+    """The .bin's temporary name cannot be made (a full disk): the .xml's made just before is
+    removed, nothing is saved, the old outputs stay."""
+    import errno
+    import os
+
+    import pytest
+
+    from ovpool.files import OutputError, Unwritten, write_atomic
+
+    (tmp_path / "m.xml").write_bytes(b"old xml")
+    real = os.open
+
+    def full(path, flags, *args):
+        if str(path).endswith(".bin"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", full)
+    calls = []
+    ir = Unwritten((".xml", ".bin"), _ir_save(calls))
+    with pytest.raises(OutputError, match="m.xml: cannot write .No space left on device."):
+        write_atomic({tmp_path / "m.xml": ir, tmp_path / "m.bin": ir}, force=True)
+    monkeypatch.undo()
+    assert not calls and {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {"m.xml": b"old xml"}
