@@ -181,7 +181,8 @@ class CompiledGraph:
         self._hoisting = None if top else _hoisting(fused, {**known, **fused_constants}, self)
         self.guard: Guard | None = None  # ovpool.runtime.budget's run-time accounting, when set
         self._observed_plan: _Plan | None = None
-        if fused_constants or self._plan.donating or self._plan.grouped:
+        chained = len(self._plan.steps) < sum(not entry.folded for entry in fused)  # a chain is one step of several nodes
+        if fused_constants or self._plan.donating or self._plan.grouped or chained:
             # what observed runs need: the nodes as the model states them (initializers only folded nodes read not kept)
             wanted = {n for e in prepared for n in (e.outputs if e.folded else e.inputs)} | set(self.output_names)
             self._unfused: tuple[list[Prepared], dict[str, Any]] | None = (prepared, {n: known[n] for n in wanted if n in known})

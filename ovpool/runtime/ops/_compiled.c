@@ -12,8 +12,8 @@
  * with g = r % groups: the numpy loop's operations, one multiply then one add each, in the same
  * order. Also a Conv's bias added to its output in one pass (numpy's add).
  *
- * 2. A chain of element-wise nodes (ovpool/runtime/chains.py) of Add, Sub, Mul, Div and Clip
- * (Relu is Clip to [0, inf)), run over blocks of 256 positions held in the first-level cache.
+ * 2. A chain of element-wise nodes (ovpool/runtime/chains.py) of Add, Sub, Mul, Div, Clip (Relu is
+ * Clip to [0, inf)) and Sqrt (IEEE's correctly rounded square root, as numpy's; Pow by 2 is x * x), run over blocks of 256 positions held in the first-level cache.
  *
  * The module's one Python function, `address(array)`, gives the address of an array's first
  * element (numpy's `a.ctypes.data`) through the buffer protocol: 0.1 us where `.ctypes.data`
@@ -21,6 +21,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,7 @@
 
 /* What the loader (compiled.py, ABI) expects: an extension built from another version of this
  * file, whose functions may take other arguments, is not used. */
-OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 4; }
+OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 5; }
 
 /* The plain loops even where AVX2 is at hand: the tests run both forms on one machine. */
 static int plain_only = 0;
@@ -447,7 +448,8 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
  * max(x, y) is x if x is NaN or x >= y, else y, and min(x, y) is x if x is NaN or x <= y, else y
  * (np.clip(-0.0, 0, inf) is -0.0; a NaN bound gives NaN everywhere), written `x < low ? low : x`
  * and `v > high ? high : v` for bounds that are numbers (one vector max and min); 6 saves a for the
- * rows after (the previous result stays as it was). A row whose operands are all one value each
+ * rows after (the previous result stays as it was); 7 sqrt(a), correctly rounded as IEEE 754 has
+ * it and numpy computes it (sqrt(2) in float32 is 1.41421354, sqrt(-0) is -0, sqrt(-1) NaN). A row whose operands are all one value each
  * computes one value (a squeeze-excite gate's HardSigmoid once per plane, not per position). The
  * last row writes `out`, each position after the rows before it read it (`out` may be an
  * argument). */
@@ -511,7 +513,7 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
         CHAIN_ONE(T, EXPR)                                                                             \
     }
 
-#define CHAIN_BODY(T)                                                                                 \
+#define CHAIN_BODY(T, SQRT)                                                                           \
     {                                                                                                 \
         T value[CHAIN_BLOCK], saved[CHAIN_BLOCK];                                                     \
         for (int64_t start = 0, m = 0; start < n; start += m) {                                       \
@@ -546,6 +548,14 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
                         saved[0] = pa[0];                                                             \
                     saved_wide = sa;                                                                  \
                     break;                                                                            \
+                case 7:                                                                               \
+                    if (sa) {                                                                         \
+                        for (int64_t j = 0; j < m; ++j)                                               \
+                            dest[j] = SQRT(pa[j]);                                                    \
+                        value_wide = 1;                                                               \
+                    } else                                                                            \
+                        CHAIN_ONE(T, SQRT(pa[0]))                                                      \
+                    break;                                                                            \
                 default: {                                                                            \
                     const T low = pb[0], high = args[row[3]][0];                                      \
                     if (low != low || high != high) {                                                 \
@@ -572,18 +582,18 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
     int64_t n, int64_t plane, const T *const *args, const int64_t *sizes, int64_t count, const int64_t *ops, T *out
 
 #if OVPOOL_AVX2
-#define DEFINE_CHAIN_AVX2(NAME, T) __attribute__((target("avx2"))) static void NAME##_avx2(CHAIN_ARGS(T)) CHAIN_BODY(T)
+#define DEFINE_CHAIN_AVX2(NAME, T, SQRT) __attribute__((target("avx2"))) static void NAME##_avx2(CHAIN_ARGS(T)) CHAIN_BODY(T, SQRT)
 #else
-#define DEFINE_CHAIN_AVX2(NAME, T)
+#define DEFINE_CHAIN_AVX2(NAME, T, SQRT)
 #endif
 
-#define DEFINE_CHAIN(NAME, T)                                                                         \
-    static void NAME##_plain(CHAIN_ARGS(T)) CHAIN_BODY(T)                                             \
-    DEFINE_CHAIN_AVX2(NAME, T)                                                                        \
+#define DEFINE_CHAIN(NAME, T, SQRT)                                                                   \
+    static void NAME##_plain(CHAIN_ARGS(T)) CHAIN_BODY(T, SQRT)                                       \
+    DEFINE_CHAIN_AVX2(NAME, T, SQRT)                                                                  \
     static void NAME(CHAIN_ARGS(T)) { PICK(NAME)(n, plane, args, sizes, count, ops, out); }
 
-DEFINE_CHAIN(ovpool_chain_f32, float)
-DEFINE_CHAIN(ovpool_chain_f64, double)
+DEFINE_CHAIN(ovpool_chain_f32, float, sqrtf)
+DEFINE_CHAIN(ovpool_chain_f64, double, sqrt)
 
 #define CHAIN_MOST 64 /* arguments of one chain call, its constants included */
 
@@ -648,8 +658,8 @@ static PyObject *chain(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
     int saved = 0, valued = 0;
     for (int64_t k = 0; k < count; ++k) {
         const int64_t *row = ops + 4 * k;
-        const int operands = row[0] == 5 ? 3 : row[0] == 6 ? 1 : 2;
-        if (row[0] < 1 || row[0] > 6) {
+        const int operands = row[0] == 5 ? 3 : row[0] == 6 || row[0] == 7 ? 1 : 2;
+        if (row[0] < 1 || row[0] > 7) {
             PyErr_Format(PyExc_ValueError, "chain: row %lld has no code %lld", (long long)k, (long long)row[0]);
             goto done;
         }

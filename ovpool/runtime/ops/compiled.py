@@ -44,12 +44,12 @@ Taps = Callable[[int, int, int, int, int], int]
 Bias = Callable[[int, int, int, int, int], None]
 Chain = Callable[..., None]
 
-CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5, "save": 6}
+CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5, "save": 6, "sqrt": 7}
 
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 
 
-ABI = 4  # ovpool_compiled_abi() of the _compiled.c this module calls
+ABI = 5  # ovpool_compiled_abi() of the _compiled.c this module calls
 
 
 @functools.cache

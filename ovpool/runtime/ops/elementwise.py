@@ -171,7 +171,7 @@ class InPlace:
     caller that runs it under one already, the plan's run loop (``ovpool.runtime.graph``).
     ``code``, when given, spells what ``tile`` computes as rows for the compiled chain
     (``ovpool.runtime.chains``, ``ovpool.runtime.ops.compiled``), ``(name, *operands)`` with name
-    add, sub, mul, div (two operands) or clip (value, low, high); an operand is an int (the
+    add, sub, mul, div (two operands), clip (value, low, high) or sqrt (one); an operand is an int (the
     node's input at that place; a clip bound past the inputs, or omitted, is the type's limit),
     ``"prev"`` (the row before's result), ``"low"``/``"high"`` (the type's limits) or a float (a
     constant). Add: ``(("add", 0, 1),)``; HardSwish: ``(("div", 0, 6.0), ("add", "prev", 0.5),
@@ -291,9 +291,15 @@ def _elementwise(
     return InPlace(ignoring_fp(kernel), None if into is None else ignoring_fp(into), (0,), tile, quiet, code)
 
 
+# The compiled chain's rows of the simple ops it has (``ovpool.runtime.ops.compiled``): Sqrt, whose
+# IEEE square root is correctly rounded in C as in numpy, so the same bits.
+_SIMPLE_CODES: dict[Any, tuple[tuple[str, int]]] = {np.sqrt: (("sqrt", 0),)}
+
+
 def _simple_factory(function: np.ufunc) -> Callable[[OpNode], Kernel]:
     tile = None if function is np.isnan else functools.partial(_ufunc_into, function)
-    return lambda node: _elementwise(node, function, tile)
+    code = _SIMPLE_CODES.get(function)
+    return lambda node: _elementwise(node, function, tile, code)
 
 
 def _ufunc_into(function: np.ufunc, dst: np.ndarray, x: np.ndarray) -> None:
