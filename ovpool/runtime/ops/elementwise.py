@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
+from ovpool.runtime.ops.memo import scalar
 
 Unary = Callable[[np.ndarray], np.ndarray]
 
@@ -350,12 +351,16 @@ _CLIP: np.ufunc = importlib.import_module(_UMATH).clip
 def _positive_part(x: np.ndarray) -> np.ndarray:
     """max(x, 0), NaN kept: a clip to [0, inf] for floats (numpy's fastest form), max for integers;
     [-2.5, nan, 3] -> [0, nan, 3]."""
-    return _CLIP(x, 0, np.inf) if x.dtype.kind == "f" else np.maximum(x, 0)
+    if x.dtype.kind == "f":
+        return _CLIP(x, scalar(0, x.dtype), scalar(np.inf, x.dtype))
+    return np.maximum(x, 0)
 
 
 def _negative_part(x: np.ndarray) -> np.ndarray:
     """min(x, 0), NaN kept."""
-    return np.clip(x, -np.inf, 0) if x.dtype.kind == "f" else np.minimum(x, 0)
+    if x.dtype.kind == "f":
+        return _CLIP(x, scalar(-np.inf, x.dtype), scalar(0, x.dtype))
+    return np.minimum(x, 0)
 
 
 # ---------------------------------------------------------------- activations
@@ -364,7 +369,11 @@ def _negative_part(x: np.ndarray) -> np.ndarray:
 @register("Relu", 6)
 def relu(node: OpNode) -> Kernel:
     """Relu-6/13/14: max(x, 0); -2.5 -> 0, NaN stays NaN; Relu-14 adds int8..int64 (-3 -> 0)."""
-    return _elementwise(node, _positive_part, lambda dst, x: _CLIP(x, 0, np.inf, out=dst), (("clip", 0, 0.0, np.inf),))
+
+    def tile(dst: np.ndarray, x: np.ndarray) -> None:
+        _CLIP(x, scalar(0, x.dtype), scalar(np.inf, x.dtype), out=dst)
+
+    return _elementwise(node, _positive_part, tile, (("clip", 0, 0.0, np.inf),))
 
 
 @register("LeakyRelu", 6)
@@ -375,7 +384,7 @@ def leaky_relu(node: OpNode) -> Kernel:
     pick = np.maximum if alpha <= 1 else np.minimum
 
     def formula(x: np.ndarray) -> np.ndarray:
-        y = x * alpha
+        y = np.multiply(x, scalar(alpha, x.dtype))
         return pick(x, y, out=y)
 
     return _elementwise(node, formula)
@@ -519,14 +528,14 @@ def hard_sigmoid(node: OpNode) -> Kernel:
     beta = float_attr(node, "beta", 0.5)
 
     def shift_and_clip(y: np.ndarray) -> np.ndarray:
-        y += beta
-        return _CLIP(y, 0, 1, out=y)
+        np.add(y, scalar(beta, y.dtype), out=y)
+        return _CLIP(y, scalar(0, y.dtype), scalar(1, y.dtype), out=y)
 
     def tile(dst: np.ndarray, x: np.ndarray) -> None:
-        shift_and_clip(np.multiply(x, alpha, out=dst))
+        shift_and_clip(np.multiply(x, scalar(alpha, x.dtype), out=dst))
 
     code = (("mul", 0, alpha), ("add", "prev", beta), ("clip", "prev", 0.0, 1.0))
-    return _elementwise(node, lambda x: shift_and_clip(x * alpha), tile, code)
+    return _elementwise(node, lambda x: shift_and_clip(np.multiply(x, scalar(alpha, x.dtype))), tile, code)
 
 
 # HardSwish's alpha: the schema's 1/6, a float attribute of its HardSigmoid, so float32's
