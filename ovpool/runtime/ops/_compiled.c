@@ -1,5 +1,5 @@
 /* ovpool's compiled kernels, each the same IEEE operations in the same order as the numpy code
- * it stands for (so the same bits), loaded with ctypes (ovpool/runtime/ops/compiled.py). It is
+ * it stands for (so the same bits), loaded by ovpool/runtime/ops/compiled.py. It is
  * built with -ffp-contract=off: a fused multiply-add would round once where numpy rounds twice.
  *
  * 1. The depthwise Conv tap loop of ovpool/runtime/ops/conv.py (_conv_taps).
@@ -15,9 +15,11 @@
  * 2. A chain of element-wise nodes (ovpool/runtime/chains.py) of Add, Sub, Mul, Div, Clip (Relu is
  * Clip to [0, inf)) and Sqrt (IEEE's correctly rounded square root, as numpy's; Pow by 2 is x * x), run over blocks of 256 positions held in the first-level cache.
  *
- * The module's one Python function, `address(array)`, gives the address of an array's first
- * element (numpy's `a.ctypes.data`) through the buffer protocol: 0.1 us where `.ctypes.data`
- * takes about 1.2 us, and a compiled call passes 5 to 8 of them.
+ * The module's Python functions: `address(array)` gives the address of an array's first element
+ * (numpy's `a.ctypes.data`) through the buffer protocol, 0.1 us where `.ctypes.data` takes about
+ * 1.2 us (a compiled call passes 5 to 8 of them); `chain(...)`; `taps_f32`/`taps_f64` and
+ * `bias_f32`/`bias_f64` call the exported loops with addresses and counts (0.2 us a call, ctypes
+ * about 1.5).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -449,8 +451,8 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
  * (np.clip(-0.0, 0, inf) is -0.0; a NaN bound gives NaN everywhere), written `x < low ? low : x`
  * and `v > high ? high : v` for bounds that are numbers (one vector max and min); 6 saves a for the
  * rows after (the previous result stays as it was); 7 sqrt(a), correctly rounded as IEEE 754 has
- * it and numpy computes it (sqrt(2) in float32 is 1.41421354, sqrt(-0) is -0, sqrt(-1) NaN). A row whose operands are all one value each
- * computes one value (a squeeze-excite gate's HardSigmoid once per plane, not per position). The
+ * it and numpy computes it (sqrt(2) in float32 is 1.41421354, sqrt(-0) is -0, sqrt(-1) NaN). A
+ * row whose operands are all one value each computes one value (a squeeze-excite gate's HardSigmoid once per plane, not per position). The
  * last row writes `out`, each position after the rows before it read it (`out` may be an
  * argument). */
 #define CHAIN_BLOCK 256
@@ -700,8 +702,56 @@ static PyObject *address(PyObject *self, PyObject *array)
     return result;
 }
 
+/* bias_f32(out, bias, rows, channels, plane) and bias_f64: ovpool_bias_f32/f64 called from Python
+ * with the five integers (addresses and counts) read in C: 0.2 us where the ctypes call of the
+ * exported function takes about 1.5. The caller passes the addresses of arrays it holds, as it
+ * does to the ctypes functions. */
+#define DEFINE_BIAS_CALL(NAME, T)                                                                     \
+    static PyObject *NAME##_call(PyObject *self, PyObject *const *argv, Py_ssize_t argc)              \
+    {                                                                                                 \
+        int64_t v[3];                                                                                 \
+        if (argc != 5) {                                                                              \
+            PyErr_SetString(PyExc_TypeError, #NAME "(out, bias, rows, channels, plane)");             \
+            return NULL;                                                                              \
+        }                                                                                             \
+        void *out = PyLong_AsVoidPtr(argv[0]), *bias = PyLong_AsVoidPtr(argv[1]);                     \
+        for (int k = 0; k < 3; ++k)                                                                   \
+            v[k] = PyLong_AsLongLong(argv[k + 2]);                                                    \
+        if (PyErr_Occurred())                                                                         \
+            return NULL;                                                                              \
+        NAME((T *)out, (const T *)bias, v[0], v[1], v[2]);                                            \
+        Py_RETURN_NONE;                                                                               \
+    }
+
+DEFINE_BIAS_CALL(ovpool_bias_f32, float)
+DEFINE_BIAS_CALL(ovpool_bias_f64, double)
+
+/* taps_f32(x, weights, bias, out, geometry) and taps_f64: ovpool_taps_f32/f64 from Python as the
+ * bias calls are (five addresses, bias 0 for none), returning its 0 or 1. */
+#define DEFINE_TAPS_CALL(NAME, T)                                                                     \
+    static PyObject *NAME##_call(PyObject *self, PyObject *const *argv, Py_ssize_t argc)              \
+    {                                                                                                 \
+        void *v[5];                                                                                   \
+        if (argc != 5) {                                                                              \
+            PyErr_SetString(PyExc_TypeError, #NAME "(x, weights, bias, out, geometry)");              \
+            return NULL;                                                                              \
+        }                                                                                             \
+        for (int k = 0; k < 5; ++k)                                                                   \
+            v[k] = PyLong_AsVoidPtr(argv[k]);                                                         \
+        if (PyErr_Occurred())                                                                         \
+            return NULL;                                                                              \
+        return PyLong_FromLong(NAME((const T *)v[0], (const T *)v[1], (const T *)v[2], (T *)v[3], (const int64_t *)v[4])); \
+    }
+
+DEFINE_TAPS_CALL(ovpool_taps_f32, float)
+DEFINE_TAPS_CALL(ovpool_taps_f64, double)
+
 static PyMethodDef methods[] = {
     {"address", address, METH_O, "The address of an array's first element."},
+    {"bias_f32", (PyCFunction)(void (*)(void))ovpool_bias_f32_call, METH_FASTCALL, "bias_f32(out, bias, rows, channels, plane)"},
+    {"bias_f64", (PyCFunction)(void (*)(void))ovpool_bias_f64_call, METH_FASTCALL, "bias_f64(out, bias, rows, channels, plane)"},
+    {"taps_f32", (PyCFunction)(void (*)(void))ovpool_taps_f32_call, METH_FASTCALL, "taps_f32(x, weights, bias, out, geometry)"},
+    {"taps_f64", (PyCFunction)(void (*)(void))ovpool_taps_f64_call, METH_FASTCALL, "taps_f64(x, weights, bias, out, geometry)"},
     {"chain", (PyCFunction)(void (*)(void))chain, METH_FASTCALL, "chain(out, plane, ops, *arguments)"},
     {NULL, NULL, 0, NULL}};
 
