@@ -666,15 +666,21 @@ def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
 
 
 @functools.cache
+@functools.cache
 def type_limits(dtype: np.dtype) -> tuple[Any, Any]:
-    """numeric_limits<T>::lowest() and max() as numpy scalars of ``dtype``; ints need no clipping
-    (None): no value lies beyond them."""
+    """numeric_limits<T>::lowest() and max() as read-only 0-d arrays of ``dtype`` (float32:
+    -3.4028235e38 and 3.4028235e38), worked out once per type (Clip asks on every call; a 0-d
+    array is also the quicker ufunc operand); ints need no clipping (None): no value lies beyond
+    them."""
     if dtype.kind in "iub":
         return None, None
     if dtype.kind == "V":  # bfloat16, which np.finfo does not know: largest finite 0x7F7F, lowest 0xFF7F
-        return tuple(np.array(bits, np.uint16).view(dtype)[()] for bits in (0xFF7F, 0x7F7F))  # type: ignore[return-value]
-    info = np.finfo(dtype)
-    return dtype.type(info.min), dtype.type(info.max)
+        low, high = (np.array(bits, np.uint16).view(dtype).reshape(()) for bits in (0xFF7F, 0x7F7F))
+    else:
+        info = np.finfo(dtype)
+        low, high = np.array(info.min, dtype), np.array(info.max, dtype)
+    low.flags.writeable = high.flags.writeable = False
+    return low, high
 
 
 @register("Clip", 6, 10)
@@ -686,12 +692,17 @@ def clip_attributes(node: OpNode) -> Kernel:
     high_attr = float_attr(node, "max", 0.0) if "max" in node.attrs else None
     check = type_guard(node)
 
-    def bounds(x: np.ndarray) -> tuple[Any, Any]:
-        lowest, highest = type_limits(x.dtype)
+    @functools.cache
+    def bounds_of(dtype: np.dtype) -> tuple[Any, Any]:
+        lowest, highest = type_limits(dtype)
         with np.errstate(over="ignore"):
-            low = lowest if low_attr is None else x.dtype.type(low_attr)
-            high = highest if high_attr is None else x.dtype.type(high_attr)
+            low = lowest if low_attr is None else np.array(dtype.type(low_attr))
+            high = highest if high_attr is None else np.array(dtype.type(high_attr))
         return low, high
+
+    def bounds(x: np.ndarray) -> tuple[Any, Any]:
+        """The bounds in X's type (a 0-d array each), worked out once per type."""
+        return bounds_of(x.dtype)
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         check(x)
@@ -725,9 +736,21 @@ def clip_inputs(node: OpNode) -> Kernel:
             raise node.fail(f"input '{name}' has shape {value.shape}; it must hold one value")
         return value.reshape(())
 
+    constants = tuple(node.constants) + (None, None, None)
+    # the constant bounds checked and seen as 0-d once, here (a model's Relu6 has them)
+    known = [(c, None if c is None or c.size != 1 else c.reshape(())) for c in constants[1:3]]
+
     def bounds(x: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> tuple[Any, Any]:
         lowest, highest = type_limits(x.dtype)
-        return lowest if low is None else bound(low, "min"), highest if high is None else bound(high, "max")
+        if low is None:
+            low_value = lowest
+        else:
+            low_value = known[0][1] if low is known[0][0] and known[0][1] is not None else bound(low, "min")
+        if high is None:
+            high_value = highest
+        else:
+            high_value = known[1][1] if high is known[1][0] and known[1][1] is not None else bound(high, "max")
+        return low_value, high_value
 
     def kernel(x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         check(x, low, high)
