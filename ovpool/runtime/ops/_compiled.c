@@ -13,7 +13,8 @@
  * order. Also a Conv's bias added to its output in one pass (numpy's add).
  *
  * 2. A chain of element-wise nodes (ovpool/runtime/chains.py) of Add, Sub, Mul, Div, Clip (Relu is
- * Clip to [0, inf)) and Sqrt (IEEE's correctly rounded square root, as numpy's; Pow by 2 is x * x), run over blocks of 256 positions held in the first-level cache.
+ * Clip to [0, inf)) and Sqrt (IEEE's correctly rounded square root, as numpy's; Pow by 2 is x * x),
+ * run over blocks of 256 positions held in the first-level cache.
  *
  * The module's Python functions: `address(array)` gives the address of an array's first element
  * (numpy's `a.ctypes.data`) through the buffer protocol, 0.1 us where `.ctypes.data` takes about
@@ -452,9 +453,9 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
  * and `v > high ? high : v` for bounds that are numbers (one vector max and min); 6 saves a for the
  * rows after (the previous result stays as it was); 7 sqrt(a), correctly rounded as IEEE 754 has
  * it and numpy computes it (sqrt(2) in float32 is 1.41421354, sqrt(-0) is -0, sqrt(-1) NaN). A
- * row whose operands are all one value each computes one value (a squeeze-excite gate's HardSigmoid once per plane, not per position). The
- * last row writes `out`, each position after the rows before it read it (`out` may be an
- * argument). */
+ * row whose operands are all one value each computes one value (a squeeze-excite gate's
+ * HardSigmoid once per plane, not per position). The last row writes `out`, each position after
+ * the rows before it read it (`out` may be an argument). */
 #define CHAIN_BLOCK 256
 
 /* An operand of a row over the block from `start`: the previous result, the saved value, n values,
@@ -740,7 +741,8 @@ DEFINE_BIAS_CALL(ovpool_bias_f64, double)
             v[k] = PyLong_AsVoidPtr(argv[k]);                                                         \
         if (PyErr_Occurred())                                                                         \
             return NULL;                                                                              \
-        return PyLong_FromLong(NAME((const T *)v[0], (const T *)v[1], (const T *)v[2], (T *)v[3], (const int64_t *)v[4])); \
+        const int failed = NAME((const T *)v[0], (const T *)v[1], (const T *)v[2], (T *)v[3], (const int64_t *)v[4]); \
+        return PyLong_FromLong(failed);                                                               \
     }
 
 DEFINE_TAPS_CALL(ovpool_taps_f32, float)
