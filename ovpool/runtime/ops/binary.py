@@ -323,9 +323,11 @@ def _same_shapes(node: OpNode, arrays: tuple[np.ndarray, ...]) -> None:
         raise node.fail(f"inputs of shapes {', '.join(str(a.shape) for a in arrays)}: {node.op_type}-6 does not broadcast")
 
 
-def _variadic(node: OpNode, fold: Callable[[tuple[np.ndarray, ...]], np.ndarray]) -> Kernel:
+def _variadic(node: OpNode, fold: Callable[[tuple[np.ndarray, ...]], np.ndarray], quiet_on_integers: bool = False) -> Kernel:
     """The kernel for Max/Min/Sum/Mean: at least one input, of one type; version 6 needs one shape,
-    8+ broadcast numpy-style."""
+    8+ broadcast numpy-style. ``quiet_on_integers``: ``fold`` raises no floating-point flag on
+    integers (a maximum, a wrapping sum), which then skip the ``np.errstate`` (1 us of a Min of two
+    one-value int64 inputs' 2.8)."""
     check = type_guard(node)
     broadcasts = node.since >= 8
 
@@ -336,6 +338,8 @@ def _variadic(node: OpNode, fold: Callable[[tuple[np.ndarray, ...]], np.ndarray]
         if not broadcasts:
             _same_shapes(node, arrays)
         try:
+            if quiet_on_integers and arrays[0].dtype.kind in "iub":  # one type: checked above
+                return outputs(fold(arrays))
             with np.errstate(all="ignore"):
                 return outputs(fold(arrays))
         except ValueError:
@@ -361,13 +365,13 @@ def _accumulate(function: np.ufunc, arrays: tuple[np.ndarray, ...]) -> np.ndarra
 def max_(node: OpNode) -> Kernel:
     """Max-6/8/12/13: element-wise maximum of every input; NaN wins: max(1, NaN, 0) = NaN.
     Max-12 adds integer types."""
-    return _variadic(node, functools.partial(_accumulate, np.maximum))
+    return _variadic(node, functools.partial(_accumulate, np.maximum), quiet_on_integers=True)
 
 
 @register("Min", 6)
 def min_(node: OpNode) -> Kernel:
     """Min-6/8/12/13: element-wise minimum of every input; NaN wins: min(1, NaN) = NaN."""
-    return _variadic(node, functools.partial(_accumulate, np.minimum))
+    return _variadic(node, functools.partial(_accumulate, np.minimum), quiet_on_integers=True)
 
 
 @register("Sum", 6)
