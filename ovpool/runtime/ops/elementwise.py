@@ -666,11 +666,10 @@ def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
 
 
 @functools.cache
-@functools.cache
 def type_limits(dtype: np.dtype) -> tuple[Any, Any]:
     """numeric_limits<T>::lowest() and max() as read-only 0-d arrays of ``dtype`` (float32:
-    -3.4028235e38 and 3.4028235e38), worked out once per type (Clip asks on every call; a 0-d
-    array is also the quicker ufunc operand); ints need no clipping (None): no value lies beyond
+    -3.4028235e38 and 3.4028235e38; a 0-d array is the quicker ufunc operand: Clip reads them on
+    every call), worked out once per type; ints need no clipping (None): no value lies beyond
     them."""
     if dtype.kind in "iub":
         return None, None
