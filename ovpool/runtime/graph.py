@@ -46,7 +46,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
 from ovpool.errors import ModelError, OvpoolError
-from ovpool.memory import kernel_failure, run_budget
+from ovpool.memory import fix_budget, kernel_failure, release_budget
 from ovpool.onnx.model import load
 from ovpool.runtime.chains import chain_steps
 from ovpool.runtime.fusion import Prepared, fold_batch_norms
@@ -181,7 +181,8 @@ class CompiledGraph:
         self._hoisting = None if top else _hoisting(fused, {**known, **fused_constants}, self)
         self.guard: Guard | None = None  # ovpool.runtime.budget's run-time accounting, when set
         self._observed_plan: _Plan | None = None
-        if fused_constants or self._plan.donating or self._plan.grouped:
+        chained = len(self._plan.steps) < sum(not entry.folded for entry in fused)  # a chain is one step of several nodes
+        if fused_constants or self._plan.donating or self._plan.grouped or chained:
             # what observed runs need: the nodes as the model states them (initializers only folded nodes read not kept)
             wanted = {n for e in prepared for n in (e.outputs if e.folded else e.inputs)} | set(self.output_names)
             self._unfused: tuple[list[Prepared], dict[str, Any]] | None = (prepared, {n: known[n] for n in wanted if n in known})
@@ -736,6 +737,7 @@ class GraphSession:
         self._graph = CompiledGraph(proto.graph, self._model, top=True)
         self.compiled = self._graph  # the top-level graph, for ovpool.runtime.budget
         self.input_names: tuple[str, ...] = self._graph.input_names
+        self._input_set = frozenset(self.input_names)
         self.output_names: tuple[str, ...] = self._graph.output_names
         self.reference_ops: tuple[str, ...] = tuple(sorted(self._model.reference_ops))
         self.folded_nodes: tuple[str, ...] = self._graph.folded
@@ -750,11 +752,15 @@ class GraphSession:
         plan, or a read-only array such as the shape values a plan keeps, is copied).
         ``observe(node, outputs)``, if given, is called after each node of the top-level graph in
         plan order (folded nodes included)."""
-        mismatch = name_mismatch(self.input_names, inputs)
-        if mismatch:
-            raise ModelError(f"{self._label}: {mismatch} (the model takes {', '.join(self.input_names)})")
-        with run_budget():
+        if inputs.keys() != self._input_set:  # the names checked in 0.2 us when they are the model's
+            mismatch = name_mismatch(self.input_names, inputs)
+            if mismatch:
+                raise ModelError(f"{self._label}: {mismatch} (the model takes {', '.join(self.input_names)})")
+        token = fix_budget()  # as ``with run_budget()``, in less time
+        try:
             values = self._graph([_as_value(inputs[n]) for n in self.input_names], observe=observe)
+        finally:
+            release_budget(token)
         return {
             name: value.copy() if isinstance(value, np.ndarray) and (constant or not value.flags.writeable) else value
             for name, value, constant in zip(self.output_names, values, self._graph.constant_outputs)

@@ -298,7 +298,7 @@ _SCALARS = [0.0, -0.0, 3.0, 6.0, 0.5, -2.0, np.nan, np.inf]
 def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> None:
     """Chains of 1-5 Add, Sub, Mul, Div (the previous result on either side, the other operand x,
     a one-value constant or a constant of one value per plane of x's 64-300), Clip (Clip-6 attributes, or Clip-11 inputs with one omitted), Relu,
-    HardSigmoid and HardSwish (rows that read the node's input again), float32 or float64, over inputs holding NaN, infinities and signed zeros, run compiled
+    HardSigmoid and HardSwish (rows that read the node's input again), Sqrt (of negatives too) and Pow by a constant 2, float32 or float64, over inputs holding NaN, infinities and signed zeros, run compiled
     (one call, blocks of 256, the extension's plain loops or its AVX2 ones): the observed run's
     values, node by node, zeros' signs included, and onnxruntime's in float32 (but for NaN clip
     bounds, where onnxruntime keeps x, and Clip-6 with min > max, which it refuses)."""
@@ -317,12 +317,15 @@ def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> N
     previous = "x"
     nan_bound = crossed = False
     for k in range(count):
-        kind = data.draw(st.sampled_from(["Add", "Sub", "Mul", "Div", "Clip", "Relu", "HardSigmoid", "HardSwish"]))
+        kind = data.draw(st.sampled_from(["Add", "Sub", "Mul", "Div", "Clip", "Relu", "HardSigmoid", "HardSwish", "Sqrt", "Pow"]))
         out = "y" if k == count - 1 else f"t{k}"
         if kind == "HardSwish" and opset < 14:
             kind = "Relu"
-        if kind in ("Relu", "HardSwish"):
+        if kind in ("Relu", "HardSwish", "Sqrt"):
             nodes.append(helper.make_node(kind, [previous], [out]))
+        elif kind == "Pow":  # by a constant 2: x * x
+            inits.append(_tensor(f"e{k}", np.array(2, dtype)))
+            nodes.append(helper.make_node(kind, [previous, f"e{k}"], [out]))
         elif kind == "HardSigmoid":
             alpha, beta = data.draw(st.sampled_from([0.2, 1 / 6, 0.5])), data.draw(st.sampled_from([0.5, 0.0, 0.1]))
             nodes.append(helper.make_node(kind, [previous], [out], alpha=alpha, beta=beta))
@@ -460,7 +463,7 @@ def test_compiled_chain_refuses_what_it_cannot_read() -> None:
     """The extension's ``chain`` checks its call before it reads anything: rows naming no
     argument, an unknown code, a last row that only saves, arguments of another dtype or length,
     non-contiguous or read-only buffers: a ValueError (or the buffer protocol's own error), never
-    a read out of bounds. A good call adds: x + 3 over 8 values."""
+    a read out of bounds. Good calls add, x + 3 over 8 values, and take square roots."""
     from ovpool.runtime.ops.compiled import chain_for
 
     chain = chain_for(np.dtype(np.float32))
@@ -472,6 +475,8 @@ def test_compiled_chain_refuses_what_it_cannot_read() -> None:
 
     chain(out, 0, rows(1, 0, 1, 0), x, three)
     np.testing.assert_array_equal(out, x + 3)
+    chain(out, 0, rows(7, 0, 0, 0), x)
+    np.testing.assert_array_equal(out, np.sqrt(x))
     bad_calls = [
         (out, 0, rows(1, 0, 2, 0), x, three),  # argument 2 does not exist
         (out, 0, rows(1, -1, 0, 0), x),  # no previous result

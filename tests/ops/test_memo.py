@@ -11,7 +11,7 @@ from onnx import helper, numpy_helper
 
 from ovpool.errors import ModelError
 from ovpool.runtime.graph import GraphSession
-from ovpool.runtime.ops.memo import LIMIT, ShapeMemo
+from ovpool.runtime.ops.memo import LIMIT, ShapeMemo, scalar
 
 
 def test_a_memo_derives_once_per_key_and_forgets_failures() -> None:
@@ -32,6 +32,22 @@ def test_a_memo_derives_once_per_key_and_forgets_failures() -> None:
     for key in range(LIMIT + 5):
         assert memo(key) == key * 2  # past the limit the memo starts again, values unchanged
     assert len(memo._values) <= LIMIT
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("value", [0, 1, 0.5, 1 / 6, 0.2, -np.inf, np.inf, 12345678901])
+def test_a_scalar_is_the_python_number_as_a_ufunc_converts_it(value: float, dtype: type) -> None:
+    """``scalar(v, t)`` gives the bits numpy's ufuncs give for the Python number ``v`` next to an
+    array of ``t`` (checked on x * v against 1.0 * v: 1/6 in float32 is 0.16666667), read-only,
+    one array per value and type."""
+    x = np.ones(3, dtype)
+    with np.errstate(over="ignore"):
+        expected = np.multiply(x, value)
+    constant = scalar(value, np.dtype(dtype))
+    assert constant.dtype == dtype and constant.shape == ()
+    assert np.multiply(x, constant).tobytes() == expected.tobytes()
+    assert not constant.flags.writeable
+    assert scalar(value, np.dtype(dtype)) is constant
 
 
 def test_a_session_checks_every_new_shape() -> None:

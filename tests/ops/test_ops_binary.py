@@ -161,6 +161,47 @@ def test_pow_by_constant_two_is_the_square(opset: int) -> None:
     check("Pow", opset, [x, np.float32(2.0)], constant=(1,))
 
 
+@pytest.mark.parametrize(("opset", "exponent"), [(7, np.float32(2)), (13, np.float64(2)), (15, np.int64(2))])
+def test_pow_by_constant_two_in_place_and_chained(opset: int, exponent: Any) -> None:
+    """A Pow by a constant 2 written over its dying base (``x * x`` then ``** 2``), and as the head
+    of a chain (``** 2 + x`` then Sqrt): the bits of x * x computed here in float64 and rounded
+    (exact, then rounded once: IEEE's float32 product), signed zeros, infinities and NaN included,
+    whatever the exponent's type."""
+    from onnx import helper, numpy_helper
+
+    from ovpool.runtime.graph import GraphSession
+
+    x = np.array([-3.5, -0.0, 0.0, 2.0, 1e20, 1e-30, np.inf, -np.inf, np.nan, 7.25], dtype=np.float32)
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["m"]),
+        helper.make_node("Pow", ["m", "e"], ["p"]),
+        helper.make_node("Pow", ["x", "e"], ["q"]),
+        helper.make_node("Add", ["q", "x"], ["a"]),
+        helper.make_node("Sqrt", ["a"], ["s"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", 1, [10])],
+        [helper.make_empty_tensor_value_info(n) for n in ("p", "s")],
+        initializer=[numpy_helper.from_array(np.array(exponent), "e")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 7
+    session = GraphSession(model)
+    y = session.run({"x": x})
+    wide = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        m = (wide * wide).astype(np.float32).astype(np.float64)
+        p = (m * m).astype(np.float32)
+        q = (wide * wide).astype(np.float32)
+        s = np.sqrt((q + x).astype(np.float64)).astype(np.float32)
+    for actual, expected in ((y["p"], p), (y["s"], s)):
+        assert actual.dtype == np.float32
+        assert actual.view(np.int32)[~np.isnan(expected)].tolist() == expected.view(np.int32)[~np.isnan(expected)].tolist()
+        assert np.isnan(actual).tolist() == np.isnan(expected).tolist()
+
+
 VARIADIC = ("Max", "Min", "Sum", "Mean")
 
 

@@ -828,6 +828,33 @@ def test_empty_batch(w_shape: tuple[int, ...], attrs: dict[str, Any]) -> None:
     check("ConvTranspose", 11, [x, np.ones((4, 2, 3, 3), np.float32)], {"group": 2})
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_constant_weights_run_again_as_the_first_time(dtype: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Conv of constant W and B resolves its route once per X shape and type, then runs it:
+    every run of a shape gives the first run's bits (another shape between them), and a run whose
+    output no longer fits the budget is still refused naming the node (the (1, 6, 5, 5) float32
+    output is 600 bytes)."""
+    from harness import make_model
+
+    from ovpool.runtime.graph import GraphSession
+
+    rng = np.random.default_rng(5)
+    w, b = rng.uniform(-1, 1, (6, 4, 3, 3)).astype(dtype), rng.uniform(-1, 1, 6).astype(dtype)
+    x, other = (rng.uniform(-1, 1, s).astype(dtype) for s in ((1, 4, 5, 5), (2, 4, 7, 6)))
+    session = GraphSession(make_model("Conv", 11, [x, w, b], {"pads": [1, 1, 1, 1]}, constant=(1, 2)))
+    first = session.run({"x0": x})["y0"]
+    expected = schema_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), {"pads": [1, 1, 1, 1]})
+    np.testing.assert_allclose(
+        first, expected, **({"rtol": 1e-5, "atol": 1e-5} if dtype == np.float32 else {"rtol": 2e-2, "atol": 2e-2})
+    )
+    assert first.dtype == dtype
+    session.run({"x0": other})
+    np.testing.assert_array_equal(session.run({"x0": x})["y0"], first)
+    monkeypatch.setenv("OVPOOL_MAX_MEMORY", "100")
+    with pytest.raises(MemoryBudgetError, match=r"conv_node.*: output \[1, 6, 5, 5\]"):
+        session.run({"x0": x})
+
+
 # ----------------------------------------------------------------------------------- errors
 
 

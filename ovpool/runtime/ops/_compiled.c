@@ -1,5 +1,5 @@
 /* ovpool's compiled kernels, each the same IEEE operations in the same order as the numpy code
- * it stands for (so the same bits), loaded with ctypes (ovpool/runtime/ops/compiled.py). It is
+ * it stands for (so the same bits), loaded by ovpool/runtime/ops/compiled.py. It is
  * built with -ffp-contract=off: a fused multiply-add would round once where numpy rounds twice.
  *
  * 1. The depthwise Conv tap loop of ovpool/runtime/ops/conv.py (_conv_taps).
@@ -12,15 +12,19 @@
  * with g = r % groups: the numpy loop's operations, one multiply then one add each, in the same
  * order. Also a Conv's bias added to its output in one pass (numpy's add).
  *
- * 2. A chain of element-wise nodes (ovpool/runtime/chains.py) of Add, Sub, Mul, Div and Clip
- * (Relu is Clip to [0, inf)), run over blocks of 256 positions held in the first-level cache.
+ * 2. A chain of element-wise nodes (ovpool/runtime/chains.py) of Add, Sub, Mul, Div, Clip (Relu is
+ * Clip to [0, inf)) and Sqrt (IEEE's correctly rounded square root, as numpy's; Pow by 2 is x * x),
+ * run over blocks of 256 positions held in the first-level cache.
  *
- * The module's one Python function, `address(array)`, gives the address of an array's first
- * element (numpy's `a.ctypes.data`) through the buffer protocol: 0.1 us where `.ctypes.data`
- * takes about 1.2 us, and a compiled call passes 5 to 8 of them.
+ * The module's Python functions: `address(array)` gives the address of an array's first element
+ * (numpy's `a.ctypes.data`) through the buffer protocol, 0.1 us where `.ctypes.data` takes about
+ * 1.2 us (a compiled call passes 5 to 8 of them); `chain(...)`; `taps_f32`/`taps_f64` and
+ * `bias_f32`/`bias_f64` call the exported loops with addresses and counts (0.2 us a call, ctypes
+ * about 1.5).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +123,7 @@
 
 /* What the loader (compiled.py, ABI) expects: an extension built from another version of this
  * file, whose functions may take other arguments, is not used. */
-OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 4; }
+OVPOOL_EXPORT int ovpool_compiled_abi(void) { return 5; }
 
 /* The plain loops even where AVX2 is at hand: the tests run both forms on one machine. */
 static int plain_only = 0;
@@ -447,10 +451,11 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
  * max(x, y) is x if x is NaN or x >= y, else y, and min(x, y) is x if x is NaN or x <= y, else y
  * (np.clip(-0.0, 0, inf) is -0.0; a NaN bound gives NaN everywhere), written `x < low ? low : x`
  * and `v > high ? high : v` for bounds that are numbers (one vector max and min); 6 saves a for the
- * rows after (the previous result stays as it was). A row whose operands are all one value each
- * computes one value (a squeeze-excite gate's HardSigmoid once per plane, not per position). The
- * last row writes `out`, each position after the rows before it read it (`out` may be an
- * argument). */
+ * rows after (the previous result stays as it was); 7 sqrt(a), correctly rounded as IEEE 754 has
+ * it and numpy computes it (sqrt(2) in float32 is 1.41421354, sqrt(-0) is -0, sqrt(-1) NaN). A
+ * row whose operands are all one value each computes one value (a squeeze-excite gate's
+ * HardSigmoid once per plane, not per position). The last row writes `out`, each position after
+ * the rows before it read it (`out` may be an argument). */
 #define CHAIN_BLOCK 256
 
 /* An operand of a row over the block from `start`: the previous result, the saved value, n values,
@@ -511,7 +516,7 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
         CHAIN_ONE(T, EXPR)                                                                             \
     }
 
-#define CHAIN_BODY(T)                                                                                 \
+#define CHAIN_BODY(T, SQRT)                                                                           \
     {                                                                                                 \
         T value[CHAIN_BLOCK], saved[CHAIN_BLOCK];                                                     \
         for (int64_t start = 0, m = 0; start < n; start += m) {                                       \
@@ -546,6 +551,14 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
                         saved[0] = pa[0];                                                             \
                     saved_wide = sa;                                                                  \
                     break;                                                                            \
+                case 7:                                                                               \
+                    if (sa) {                                                                         \
+                        for (int64_t j = 0; j < m; ++j)                                               \
+                            dest[j] = SQRT(pa[j]);                                                    \
+                        value_wide = 1;                                                               \
+                    } else                                                                            \
+                        CHAIN_ONE(T, SQRT(pa[0]))                                                      \
+                    break;                                                                            \
                 default: {                                                                            \
                     const T low = pb[0], high = args[row[3]][0];                                      \
                     if (low != low || high != high) {                                                 \
@@ -572,18 +585,18 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
     int64_t n, int64_t plane, const T *const *args, const int64_t *sizes, int64_t count, const int64_t *ops, T *out
 
 #if OVPOOL_AVX2
-#define DEFINE_CHAIN_AVX2(NAME, T) __attribute__((target("avx2"))) static void NAME##_avx2(CHAIN_ARGS(T)) CHAIN_BODY(T)
+#define DEFINE_CHAIN_AVX2(NAME, T, SQRT) __attribute__((target("avx2"))) static void NAME##_avx2(CHAIN_ARGS(T)) CHAIN_BODY(T, SQRT)
 #else
-#define DEFINE_CHAIN_AVX2(NAME, T)
+#define DEFINE_CHAIN_AVX2(NAME, T, SQRT)
 #endif
 
-#define DEFINE_CHAIN(NAME, T)                                                                         \
-    static void NAME##_plain(CHAIN_ARGS(T)) CHAIN_BODY(T)                                             \
-    DEFINE_CHAIN_AVX2(NAME, T)                                                                        \
+#define DEFINE_CHAIN(NAME, T, SQRT)                                                                   \
+    static void NAME##_plain(CHAIN_ARGS(T)) CHAIN_BODY(T, SQRT)                                       \
+    DEFINE_CHAIN_AVX2(NAME, T, SQRT)                                                                  \
     static void NAME(CHAIN_ARGS(T)) { PICK(NAME)(n, plane, args, sizes, count, ops, out); }
 
-DEFINE_CHAIN(ovpool_chain_f32, float)
-DEFINE_CHAIN(ovpool_chain_f64, double)
+DEFINE_CHAIN(ovpool_chain_f32, float, sqrtf)
+DEFINE_CHAIN(ovpool_chain_f64, double, sqrt)
 
 #define CHAIN_MOST 64 /* arguments of one chain call, its constants included */
 
@@ -648,8 +661,8 @@ static PyObject *chain(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
     int saved = 0, valued = 0;
     for (int64_t k = 0; k < count; ++k) {
         const int64_t *row = ops + 4 * k;
-        const int operands = row[0] == 5 ? 3 : row[0] == 6 ? 1 : 2;
-        if (row[0] < 1 || row[0] > 6) {
+        const int operands = row[0] == 5 ? 3 : row[0] == 6 || row[0] == 7 ? 1 : 2;
+        if (row[0] < 1 || row[0] > 7) {
             PyErr_Format(PyExc_ValueError, "chain: row %lld has no code %lld", (long long)k, (long long)row[0]);
             goto done;
         }
@@ -690,8 +703,57 @@ static PyObject *address(PyObject *self, PyObject *array)
     return result;
 }
 
+/* bias_f32(out, bias, rows, channels, plane) and bias_f64: ovpool_bias_f32/f64 called from Python
+ * with the five integers (addresses and counts) read in C: 0.2 us where the ctypes call of the
+ * exported function takes about 1.5. The caller passes the addresses of arrays it holds, as it
+ * does to the ctypes functions. */
+#define DEFINE_BIAS_CALL(NAME, T)                                                                     \
+    static PyObject *NAME##_call(PyObject *self, PyObject *const *argv, Py_ssize_t argc)              \
+    {                                                                                                 \
+        int64_t v[3];                                                                                 \
+        if (argc != 5) {                                                                              \
+            PyErr_SetString(PyExc_TypeError, #NAME "(out, bias, rows, channels, plane)");             \
+            return NULL;                                                                              \
+        }                                                                                             \
+        void *out = PyLong_AsVoidPtr(argv[0]), *bias = PyLong_AsVoidPtr(argv[1]);                     \
+        for (int k = 0; k < 3; ++k)                                                                   \
+            v[k] = PyLong_AsLongLong(argv[k + 2]);                                                    \
+        if (PyErr_Occurred())                                                                         \
+            return NULL;                                                                              \
+        NAME((T *)out, (const T *)bias, v[0], v[1], v[2]);                                            \
+        Py_RETURN_NONE;                                                                               \
+    }
+
+DEFINE_BIAS_CALL(ovpool_bias_f32, float)
+DEFINE_BIAS_CALL(ovpool_bias_f64, double)
+
+/* taps_f32(x, weights, bias, out, geometry) and taps_f64: ovpool_taps_f32/f64 from Python as the
+ * bias calls are (five addresses, bias 0 for none), returning its 0 or 1. */
+#define DEFINE_TAPS_CALL(NAME, T)                                                                     \
+    static PyObject *NAME##_call(PyObject *self, PyObject *const *argv, Py_ssize_t argc)              \
+    {                                                                                                 \
+        void *v[5];                                                                                   \
+        if (argc != 5) {                                                                              \
+            PyErr_SetString(PyExc_TypeError, #NAME "(x, weights, bias, out, geometry)");              \
+            return NULL;                                                                              \
+        }                                                                                             \
+        for (int k = 0; k < 5; ++k)                                                                   \
+            v[k] = PyLong_AsVoidPtr(argv[k]);                                                         \
+        if (PyErr_Occurred())                                                                         \
+            return NULL;                                                                              \
+        const int failed = NAME((const T *)v[0], (const T *)v[1], (const T *)v[2], (T *)v[3], (const int64_t *)v[4]); \
+        return PyLong_FromLong(failed);                                                               \
+    }
+
+DEFINE_TAPS_CALL(ovpool_taps_f32, float)
+DEFINE_TAPS_CALL(ovpool_taps_f64, double)
+
 static PyMethodDef methods[] = {
     {"address", address, METH_O, "The address of an array's first element."},
+    {"bias_f32", (PyCFunction)(void (*)(void))ovpool_bias_f32_call, METH_FASTCALL, "bias_f32(out, bias, rows, channels, plane)"},
+    {"bias_f64", (PyCFunction)(void (*)(void))ovpool_bias_f64_call, METH_FASTCALL, "bias_f64(out, bias, rows, channels, plane)"},
+    {"taps_f32", (PyCFunction)(void (*)(void))ovpool_taps_f32_call, METH_FASTCALL, "taps_f32(x, weights, bias, out, geometry)"},
+    {"taps_f64", (PyCFunction)(void (*)(void))ovpool_taps_f64_call, METH_FASTCALL, "taps_f64(x, weights, bias, out, geometry)"},
     {"chain", (PyCFunction)(void (*)(void))chain, METH_FASTCALL, "chain(out, plane, ops, *arguments)"},
     {NULL, NULL, 0, NULL}};
 

@@ -282,7 +282,37 @@ def pow_(node: OpNode) -> Kernel:
     """Pow-7: x ** y of one float type (2 ** 3 = 8, (-8) ** (1/3) = NaN). Pow-12/13/15: y may be any
     numeric type and the result has x's: int32 2 ** float32 0.5 = 1 (1.414 truncated), float32
     2 ** int64 -1 = 0.5, int64 2 ** int64 -1 = 0."""
-    return _binary(node, _power)
+    kernel = _binary(node, _power)
+    constants = node.constants
+    exponent = constants[1] if len(constants) > 1 else None
+    if exponent is None or exponent.size != 1 or exponent.dtype.kind not in "fiu" or exponent.reshape(-1)[0] != 2:
+        return kernel
+    return _squaring(node, kernel)
+
+
+def _squaring(node: OpNode, kernel: Kernel) -> Kernel:
+    """Pow of a constant exponent 2 as ``kernel`` computes it, ``np.square`` (x * x: 3 -> 9, -0 ->
+    0, -inf -> inf, NaN stays NaN), with the in-place form (the square written over a dying float
+    base of the result's shape) and the tile and compiled forms of a chain of element-wise nodes
+    (``ovpool.runtime.chains``): the row x * x, the same IEEE product as numpy's square, so
+    silero's STFT magnitude ``sqrt(re ** 2 + im ** 2)`` runs as one chain. A float32 base squared
+    in float64 (a float64 exponent) and rounded back is the float32 square: the product is exact
+    in float64."""
+    check = type_guard(node)
+    quiet = kernel.quiet if isinstance(kernel, InPlace) and kernel.quiet is not None else kernel
+
+    def into(out: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not writable_float(out) or b.ndim > out.ndim:
+            return quiet(a, b)
+        check(a, b)
+        np.square(a, out=out)
+        return (out,)
+
+    def tile(dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        np.square(a, out=dst)
+
+    code = (("mul", 0, 0),)
+    return InPlace(kernel, ignoring_fp(into), (0,), tile, InPlace(quiet, into, (0,), tile, code=code), code)
 
 
 # ---------------------------------------------------------------- variadic
@@ -293,9 +323,11 @@ def _same_shapes(node: OpNode, arrays: tuple[np.ndarray, ...]) -> None:
         raise node.fail(f"inputs of shapes {', '.join(str(a.shape) for a in arrays)}: {node.op_type}-6 does not broadcast")
 
 
-def _variadic(node: OpNode, fold: Callable[[tuple[np.ndarray, ...]], np.ndarray]) -> Kernel:
+def _variadic(node: OpNode, fold: Callable[[tuple[np.ndarray, ...]], np.ndarray], quiet_on_integers: bool = False) -> Kernel:
     """The kernel for Max/Min/Sum/Mean: at least one input, of one type; version 6 needs one shape,
-    8+ broadcast numpy-style."""
+    8+ broadcast numpy-style. ``quiet_on_integers``: ``fold`` raises no floating-point flag on
+    integers (a maximum, a wrapping sum), which then skip the ``np.errstate`` (1 us of a Min of two
+    one-value int64 inputs' 2.8)."""
     check = type_guard(node)
     broadcasts = node.since >= 8
 
@@ -306,6 +338,8 @@ def _variadic(node: OpNode, fold: Callable[[tuple[np.ndarray, ...]], np.ndarray]
         if not broadcasts:
             _same_shapes(node, arrays)
         try:
+            if quiet_on_integers and arrays[0].dtype.kind in "iub":  # one type: checked above
+                return outputs(fold(arrays))
             with np.errstate(all="ignore"):
                 return outputs(fold(arrays))
         except ValueError:
@@ -331,13 +365,13 @@ def _accumulate(function: np.ufunc, arrays: tuple[np.ndarray, ...]) -> np.ndarra
 def max_(node: OpNode) -> Kernel:
     """Max-6/8/12/13: element-wise maximum of every input; NaN wins: max(1, NaN, 0) = NaN.
     Max-12 adds integer types."""
-    return _variadic(node, functools.partial(_accumulate, np.maximum))
+    return _variadic(node, functools.partial(_accumulate, np.maximum), quiet_on_integers=True)
 
 
 @register("Min", 6)
 def min_(node: OpNode) -> Kernel:
     """Min-6/8/12/13: element-wise minimum of every input; NaN wins: min(1, NaN) = NaN."""
-    return _variadic(node, functools.partial(_accumulate, np.minimum))
+    return _variadic(node, functools.partial(_accumulate, np.minimum), quiet_on_integers=True)
 
 
 @register("Sum", 6)

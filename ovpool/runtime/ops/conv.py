@@ -63,7 +63,7 @@ from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 from ovpool.runtime.ops.blas import Gemm, gemm_for
 from ovpool.runtime.ops.compiled import Taps, address, bias_for, taps_avx512, taps_for
-from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
+from ovpool.runtime.ops.memo import LIMIT, ShapeMemo, dtype_name
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 TILE_BYTES = 1 << 18  # depthwise: a step's accumulator; with its scratch and the input it reads, in a core's L2
@@ -782,13 +782,17 @@ def _conv_factory(node: OpNode) -> Kernel:
 
     plan_for = ShapeMemo(sized_plan)
 
-    def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    def resolved(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> tuple[int, Callable[[np.ndarray], np.ndarray]]:
+        """The bytes a Conv of these inputs' shapes and types allocates (the output and the padded
+        input) and ``run(x) -> y`` for them: its route chosen, W laid out, the bias cast; checked
+        against the node (types, bias) and the budget on the way."""
         dtype = _compute_dtype(node, x, w)
         plan, output_dims, padded_dims, cells, way = plan_for((x.shape, w.shape))
         _check_bias(node, b, w.shape[0], x.dtype)
         # Within the budget before any work: the output, and the padded input the windows read
         # (pads 2**31 on an IR layer whose declared output is small: 408 GiB).
-        if not fits(cells * dtype.itemsize):
+        needed = cells * dtype.itemsize
+        if not fits(needed):
             check_tensor(output_what, output_dims, dtype_name(dtype))
             check_tensor(padded_what, padded_dims, dtype_name(dtype))
         gemm = gemm_for(dtype) if way == "shifted" else None
@@ -799,26 +803,87 @@ def _conv_factory(node: OpNode) -> Kernel:
             wl = conv_weights(method, w, plan.group, dtype)
             if w_const is not None:
                 prepared[(method, dtype)] = wl
-        xc = x.astype(dtype, copy=False)
         spatial = tuple(w.shape[2:])
         bias = None if b is None else b.astype(dtype, copy=False)
-        if gemm is not None:
-            y = _conv_shifted(xc, wl, plan, spatial, bias, gemm)
-        elif loop is not None:
-            y = _conv_taps_compiled(xc, wl, plan, spatial, bias, loop)
-        elif plan.method == "taps" and wl.shape[2] == 1 and math.prod(plan.out) <= SMALL_PLANE:
-            y = _conv_taps_channels_last(xc, wl, plan, spatial, bias)
-        elif plan.method == "taps":
-            y = _conv_taps(xc, wl, plan, spatial, bias)
-        elif plan.method == "pointwise":
-            y = _conv_pointwise(xc, wl, plan, bias)
-        elif x.shape[0] * padded_dims[1] * math.prod(spatial) * math.prod(plan.out) <= SMALL_COLUMNS:
-            y = _conv_gathered(xc, wl, plan, spatial, bias)
-        else:
-            y = _conv_im2col(xc, wl, plan, spatial, bias)
-        return (y.astype(x.dtype, copy=False),)
+        small = x.shape[0] * padded_dims[1] * math.prod(spatial) * math.prod(plan.out) <= SMALL_COLUMNS
+        return needed, _bound(plan, wl, spatial, bias, (gemm, loop, small), dtype, x.dtype)
+
+    # (X shape, X type) -> resolved(...) for W and B the node's constants, as they are on every run
+    ready: dict[tuple[tuple[int, ...], np.dtype], tuple[int, Callable[[np.ndarray], np.ndarray]]] = {}
+
+    def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        constant = w is w_const and b is b_const
+        if constant:
+            entry = ready.get((x.shape, x.dtype))
+            if entry is not None and fits(entry[0]):
+                return (entry[1](x),)
+        needed, run = resolved(x, w, b)
+        if constant:
+            if len(ready) >= LIMIT:
+                ready.clear()
+            ready[(x.shape, x.dtype)] = (needed, run)
+        return (run(x),)
 
     return kernel
+
+
+def _bound(
+    plan: ConvPlan,
+    wl: np.ndarray,
+    spatial: tuple[int, ...],
+    bias: np.ndarray | None,
+    route: tuple[Gemm | None, Taps | None, bool],
+    dtype: np.dtype,
+    x_dtype: np.dtype,
+) -> Callable[[np.ndarray], np.ndarray]:
+    """``run(x) -> y``, the Conv of ``plan`` by weights ``wl`` laid out for its route, ``(gemm,
+    loop, small)``: the shifted products where ``gemm`` is given, the compiled taps where ``loop``
+    is, else the plan's method (columns gathered where ``small``), chosen once; computed in
+    ``dtype`` and given back in X's type ``x_dtype`` (a float16 X is computed in float32, then
+    rounded to float16; a float32 X is passed straight through)."""
+    gemm, loop, small = route
+    if gemm is not None:
+
+        def inner(x: np.ndarray) -> np.ndarray:
+            return _conv_shifted(x, wl, plan, spatial, bias, gemm)
+
+    elif loop is not None:
+
+        def inner(x: np.ndarray) -> np.ndarray:
+            return _conv_taps_compiled(x, wl, plan, spatial, bias, loop)
+
+    elif plan.method == "taps" and wl.shape[2] == 1 and math.prod(plan.out) <= SMALL_PLANE:
+
+        def inner(x: np.ndarray) -> np.ndarray:
+            return _conv_taps_channels_last(x, wl, plan, spatial, bias)
+
+    elif plan.method == "taps":
+
+        def inner(x: np.ndarray) -> np.ndarray:
+            return _conv_taps(x, wl, plan, spatial, bias)
+
+    elif plan.method == "pointwise":
+
+        def inner(x: np.ndarray) -> np.ndarray:
+            return _conv_pointwise(x, wl, plan, bias)
+
+    elif small:
+
+        def inner(x: np.ndarray) -> np.ndarray:
+            return _conv_gathered(x, wl, plan, spatial, bias)
+
+    else:
+
+        def inner(x: np.ndarray) -> np.ndarray:
+            return _conv_im2col(x, wl, plan, spatial, bias)
+
+    if x_dtype == dtype:
+        return inner
+
+    def cast(x: np.ndarray) -> np.ndarray:
+        return inner(x.astype(dtype)).astype(x_dtype, copy=False)
+
+    return cast
 
 
 @register("Conv", 1)
@@ -989,7 +1054,9 @@ def _transpose_factory(node: OpNode, split: Split) -> Kernel:
         _check_bias(node, b, w.shape[1] * plan.group, x.dtype)
         # Dynamic dims reach here unchecked: the output, whose size bounds the phase planes and the
         # phases (strides 2**20 x 2**20 over 2x2: 2**40 phases), within the budget before any work.
-        check_tensor(f"{node.label}: output", (x.shape[0], w.shape[1] * plan.group) + plan.out, dtype.name)
+        dims = (x.shape[0], w.shape[1] * plan.group) + plan.out
+        if not fits(math.prod(dims) * dtype.itemsize):  # the message is made only for a refusal
+            check_tensor(f"{node.label}: output", dims, dtype_name(dtype))
         wt = prepared.get(dtype) if w_const is not None else None
         if wt is None:
             wt = transpose_weights(w, plan.group, dtype)

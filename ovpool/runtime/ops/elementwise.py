@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
+from ovpool.runtime.ops.memo import scalar
 
 Unary = Callable[[np.ndarray], np.ndarray]
 
@@ -171,7 +172,7 @@ class InPlace:
     caller that runs it under one already, the plan's run loop (``ovpool.runtime.graph``).
     ``code``, when given, spells what ``tile`` computes as rows for the compiled chain
     (``ovpool.runtime.chains``, ``ovpool.runtime.ops.compiled``), ``(name, *operands)`` with name
-    add, sub, mul, div (two operands) or clip (value, low, high); an operand is an int (the
+    add, sub, mul, div (two operands), clip (value, low, high) or sqrt (one); an operand is an int (the
     node's input at that place; a clip bound past the inputs, or omitted, is the type's limit),
     ``"prev"`` (the row before's result), ``"low"``/``"high"`` (the type's limits) or a float (a
     constant). Add: ``(("add", 0, 1),)``; HardSwish: ``(("div", 0, 6.0), ("add", "prev", 0.5),
@@ -291,9 +292,15 @@ def _elementwise(
     return InPlace(ignoring_fp(kernel), None if into is None else ignoring_fp(into), (0,), tile, quiet, code)
 
 
+# The compiled chain's rows of the simple ops it has (``ovpool.runtime.ops.compiled``): Sqrt, whose
+# IEEE square root is correctly rounded in C as in numpy, so the same bits.
+_SIMPLE_CODES: dict[Any, tuple[tuple[str, int]]] = {np.sqrt: (("sqrt", 0),)}
+
+
 def _simple_factory(function: np.ufunc) -> Callable[[OpNode], Kernel]:
     tile = None if function is np.isnan else functools.partial(_ufunc_into, function)
-    return lambda node: _elementwise(node, function, tile)
+    code = _SIMPLE_CODES.get(function)
+    return lambda node: _elementwise(node, function, tile, code)
 
 
 def _ufunc_into(function: np.ufunc, dst: np.ndarray, x: np.ndarray) -> None:
@@ -344,12 +351,16 @@ _CLIP: np.ufunc = importlib.import_module(_UMATH).clip
 def _positive_part(x: np.ndarray) -> np.ndarray:
     """max(x, 0), NaN kept: a clip to [0, inf] for floats (numpy's fastest form), max for integers;
     [-2.5, nan, 3] -> [0, nan, 3]."""
-    return _CLIP(x, 0, np.inf) if x.dtype.kind == "f" else np.maximum(x, 0)
+    if x.dtype.kind == "f":
+        return _CLIP(x, scalar(0, x.dtype), scalar(np.inf, x.dtype))
+    return np.maximum(x, 0)
 
 
 def _negative_part(x: np.ndarray) -> np.ndarray:
     """min(x, 0), NaN kept."""
-    return np.clip(x, -np.inf, 0) if x.dtype.kind == "f" else np.minimum(x, 0)
+    if x.dtype.kind == "f":
+        return _CLIP(x, scalar(-np.inf, x.dtype), scalar(0, x.dtype))
+    return np.minimum(x, 0)
 
 
 # ---------------------------------------------------------------- activations
@@ -358,7 +369,11 @@ def _negative_part(x: np.ndarray) -> np.ndarray:
 @register("Relu", 6)
 def relu(node: OpNode) -> Kernel:
     """Relu-6/13/14: max(x, 0); -2.5 -> 0, NaN stays NaN; Relu-14 adds int8..int64 (-3 -> 0)."""
-    return _elementwise(node, _positive_part, lambda dst, x: _CLIP(x, 0, np.inf, out=dst), (("clip", 0, 0.0, np.inf),))
+
+    def tile(dst: np.ndarray, x: np.ndarray) -> None:
+        _CLIP(x, scalar(0, x.dtype), scalar(np.inf, x.dtype), out=dst)
+
+    return _elementwise(node, _positive_part, tile, (("clip", 0, 0.0, np.inf),))
 
 
 @register("LeakyRelu", 6)
@@ -369,7 +384,7 @@ def leaky_relu(node: OpNode) -> Kernel:
     pick = np.maximum if alpha <= 1 else np.minimum
 
     def formula(x: np.ndarray) -> np.ndarray:
-        y = x * alpha
+        y = np.multiply(x, scalar(alpha, x.dtype))
         return pick(x, y, out=y)
 
     return _elementwise(node, formula)
@@ -513,14 +528,14 @@ def hard_sigmoid(node: OpNode) -> Kernel:
     beta = float_attr(node, "beta", 0.5)
 
     def shift_and_clip(y: np.ndarray) -> np.ndarray:
-        y += beta
-        return _CLIP(y, 0, 1, out=y)
+        np.add(y, scalar(beta, y.dtype), out=y)
+        return _CLIP(y, scalar(0, y.dtype), scalar(1, y.dtype), out=y)
 
     def tile(dst: np.ndarray, x: np.ndarray) -> None:
-        shift_and_clip(np.multiply(x, alpha, out=dst))
+        shift_and_clip(np.multiply(x, scalar(alpha, x.dtype), out=dst))
 
     code = (("mul", 0, alpha), ("add", "prev", beta), ("clip", "prev", 0.0, 1.0))
-    return _elementwise(node, lambda x: shift_and_clip(x * alpha), tile, code)
+    return _elementwise(node, lambda x: shift_and_clip(np.multiply(x, scalar(alpha, x.dtype))), tile, code)
 
 
 # HardSwish's alpha: the schema's 1/6, a float attribute of its HardSigmoid, so float32's
@@ -652,14 +667,19 @@ def _clip(x: np.ndarray, low: Any, high: Any) -> np.ndarray:
 
 @functools.cache
 def type_limits(dtype: np.dtype) -> tuple[Any, Any]:
-    """numeric_limits<T>::lowest() and max() as numpy scalars of ``dtype``; ints need no clipping
-    (None): no value lies beyond them."""
+    """numeric_limits<T>::lowest() and max() as read-only 0-d arrays of ``dtype`` (float32:
+    -3.4028235e38 and 3.4028235e38; a 0-d array is the quicker ufunc operand: Clip reads them on
+    every call), worked out once per type; ints need no clipping (None): no value lies beyond
+    them."""
     if dtype.kind in "iub":
         return None, None
     if dtype.kind == "V":  # bfloat16, which np.finfo does not know: largest finite 0x7F7F, lowest 0xFF7F
-        return tuple(np.array(bits, np.uint16).view(dtype)[()] for bits in (0xFF7F, 0x7F7F))  # type: ignore[return-value]
-    info = np.finfo(dtype)
-    return dtype.type(info.min), dtype.type(info.max)
+        low, high = (np.array(bits, np.uint16).view(dtype).reshape(()) for bits in (0xFF7F, 0x7F7F))
+    else:
+        info = np.finfo(dtype)
+        low, high = np.array(info.min, dtype), np.array(info.max, dtype)
+    low.flags.writeable = high.flags.writeable = False
+    return low, high
 
 
 @register("Clip", 6, 10)
@@ -671,12 +691,17 @@ def clip_attributes(node: OpNode) -> Kernel:
     high_attr = float_attr(node, "max", 0.0) if "max" in node.attrs else None
     check = type_guard(node)
 
-    def bounds(x: np.ndarray) -> tuple[Any, Any]:
-        lowest, highest = type_limits(x.dtype)
+    @functools.cache
+    def bounds_of(dtype: np.dtype) -> tuple[Any, Any]:
+        lowest, highest = type_limits(dtype)
         with np.errstate(over="ignore"):
-            low = lowest if low_attr is None else x.dtype.type(low_attr)
-            high = highest if high_attr is None else x.dtype.type(high_attr)
+            low = lowest if low_attr is None else np.array(dtype.type(low_attr))
+            high = highest if high_attr is None else np.array(dtype.type(high_attr))
         return low, high
+
+    def bounds(x: np.ndarray) -> tuple[Any, Any]:
+        """The bounds in X's type (a 0-d array each), worked out once per type."""
+        return bounds_of(x.dtype)
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         check(x)
@@ -710,9 +735,21 @@ def clip_inputs(node: OpNode) -> Kernel:
             raise node.fail(f"input '{name}' has shape {value.shape}; it must hold one value")
         return value.reshape(())
 
+    constants = tuple(node.constants) + (None, None, None)
+    # the constant bounds checked and seen as 0-d once, here (a model's Relu6 has them)
+    known = [(c, None if c is None or c.size != 1 else c.reshape(())) for c in constants[1:3]]
+
     def bounds(x: np.ndarray, low: np.ndarray | None, high: np.ndarray | None) -> tuple[Any, Any]:
         lowest, highest = type_limits(x.dtype)
-        return lowest if low is None else bound(low, "min"), highest if high is None else bound(high, "max")
+        if low is None:
+            low_value = lowest
+        else:
+            low_value = known[0][1] if low is known[0][0] and known[0][1] is not None else bound(low, "min")
+        if high is None:
+            high_value = highest
+        else:
+            high_value = known[1][1] if high is known[1][0] and known[1][1] is not None else bound(high, "max")
+        return low_value, high_value
 
     def kernel(x: np.ndarray, low: np.ndarray | None = None, high: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         check(x, low, high)

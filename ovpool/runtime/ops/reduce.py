@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ovpool.runtime.ops.base import LATEST, Kernel, OpNode, normalize_axis, outputs, register
-from ovpool.runtime.ops.memo import ShapeMemo
+from ovpool.runtime.ops.memo import ShapeMemo, scalar
 
 Axes = tuple[int, ...]
 Formula = Callable[[np.ndarray, Axes, bool], np.ndarray]
@@ -71,7 +71,7 @@ def _mean(x: np.ndarray, axes: Axes, keepdims: bool) -> np.ndarray:
     if x.dtype.kind in "iu":
         quotient = np.abs(total) // count
         return np.where(total < 0, -quotient, quotient).astype(x.dtype, copy=False)
-    return (total / count).astype(x.dtype, copy=False)
+    return np.divide(total, scalar(count, total.dtype)).astype(x.dtype, copy=False)
 
 
 def _extreme(ufunc: np.ufunc, sign: int) -> Formula:
