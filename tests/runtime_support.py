@@ -56,6 +56,16 @@ def pool_model(op_type: str, shape: list, ir_version: int = 8, opset: int = 13, 
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version)
 
 
+def undecodable(model: onnx.ModelProto, text: bytes, path: Path) -> Path:
+    """``model`` saved to ``path`` with the first two bytes of its first ``text`` made 0xFF 0xFE,
+    which are no UTF-8: a string field protobuf then hands over as bytes."""
+    data = bytearray(model.SerializeToString())
+    position = data.index(text)
+    data[position : position + 2] = b"\xff\xfe"
+    path.write_bytes(bytes(data))
+    return path
+
+
 def save(model: onnx.ModelProto, path: Path) -> Path:
     onnx.save(model, str(path))
     return path

@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from runtime_support import invoke, pool_model
+from runtime_support import invoke, pool_model, undecodable
 
 from ovpool.onnx.model import SHAPE_DATA_LIMIT, _holds, value_types, weightless
 from ovpool.ov.node_facts import Arrays
@@ -89,11 +89,7 @@ def test_plain_convert_gives_the_garbage_collector_back(tmp_path, capsys):
 def test_undecodable_text_in_an_initializer_is_named(tmp_path, capsys):
     model = pool_model("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2])
     model.graph.initializer.append(numpy_helper.from_array(np.zeros(3, np.float32), "zzunused"))
-    data = bytearray(model.SerializeToString())
-    position = data.index(b"zzunused")
-    data[position : position + 2] = b"\xff\xfe"
-    path = tmp_path / "m.onnx"
-    path.write_bytes(bytes(data))
+    path = undecodable(model, b"zzunused", tmp_path / "m.onnx")
     code, _, err = invoke(capsys, "convert", path, "--to", "dml")
     assert code == 1
     assert "model.graph.initializer[0].name: is not UTF-8 text" in err
@@ -147,8 +143,8 @@ def test_value_types_read_when_looked_up_are_the_whole_ones():
     graph.value_info.append(helper.make_tensor_sequence_value_info("x", TensorProto.FLOAT, None))
     graph.value_info.append(helper.make_tensor_value_info("u", TensorProto.UNDEFINED, [1]))
     lazy = ValueTypes(graph)
-    assert list(lazy.items()) == list(value_types(graph).items())
-    assert dict(lazy) == {"x": ("float16", (None, 3)), "w": ("float32", (2, 2)), "u": (None, (1,)), "y": ("int64", None)}
+    expected = {"x": ("float16", (None, 3)), "w": ("float32", (2, 2)), "u": (None, (1,)), "y": ("int64", None)}
+    assert list(lazy) == ["x", "w", "u", "y"] and dict(lazy) == expected and value_types(graph) == expected
     graph.value_info.append(helper.make_tensor_value_info("s", TensorProto.STRING, [1]))
     with pytest.raises(UnsupportedError, match="tensor 's'"):
         ValueTypes(graph)

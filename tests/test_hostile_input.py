@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from onnx import AttributeProto, TensorProto, helper
 from onnx.external_data_helper import convert_model_to_external_data
-from runtime_support import EXAMPLE, invoke, ir_pools, pool_model, save
+from runtime_support import EXAMPLE, invoke, ir_pools, pool_model, save, undecodable
 
 # ---------------------------------------------------------------- batches
 
@@ -97,11 +97,7 @@ def test_validate_reports_the_graph_around_the_pooling_layers(tmp_path, capsys):
 
 
 def test_undecodable_text_in_the_protobuf_is_named(tmp_path, capsys):
-    data = bytearray(pool_model("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2]).SerializeToString())
-    position = data.index(b"MaxPool")
-    data[position : position + 2] = b"\xff\xfe"
-    path = tmp_path / "m.onnx"
-    path.write_bytes(bytes(data))
+    path = undecodable(pool_model("MaxPool", [1, 1, 4, 4], kernel_shape=[2, 2]), b"MaxPool", tmp_path / "m.onnx")
     code, _, err = invoke(capsys, "convert", path, "--to", "dml")
     assert code == 1
     assert "model.graph.node[0].op_type: is not UTF-8 text" in err

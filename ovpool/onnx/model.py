@@ -198,24 +198,13 @@ def value_types(graph: GraphProto) -> dict[str, tuple[str | None, tuple[int | No
     """``{tensor name: (dtype name or None, dims or None)}`` for a graph's inputs, value_info,
     outputs and initializers (after shape inference, every tensor it could type). A dynamic dim is
     None: an input ``float[N, 3, 224, 224]`` gives ``("float32", (None, 3, 224, 224))``."""
-    known: dict[str, tuple[str | None, tuple[int | None, ...] | None]] = {}
-    for info in list(graph.input) + list(graph.value_info) + list(graph.output):
-        if not info.type.HasField("tensor_type"):
-            continue
-        tensor_type = info.type.tensor_type
-        dtype = _dtype(info.name, tensor_type.elem_type) if tensor_type.elem_type else None
-        dims = None
-        if tensor_type.HasField("shape"):
-            dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim)
-        known[info.name] = (dtype, dims)
-    for init in graph.initializer:
-        known[init.name] = (_dtype(init.name, init.data_type), tuple(init.dims))
-    return known
+    return dict(ValueTypes(graph))
 
 
 class ValueTypes(Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]):
     """``value_types(graph)`` as a mapping that reads each tensor's dims when looked up: names and
-    element types at once (an unknown element type is refused here, as there), dims later. A
+    element types at once (an unknown element type is refused at once), dims later; a later entry
+    of one name replaces an earlier one (an initializer its declared value). A
     consumer that looks up a few tensors of a graph of 4958 typed tensors (layout_cdla after shape
     inference) takes ~5 ms instead of ~23 ms reading every dim of every tensor."""
 
