@@ -206,9 +206,10 @@ def test_cast_truncates_toward_zero_and_wraps() -> None:
     np.testing.assert_array_equal(out, [False, False, True, True])
 
 
+@pytest.mark.parametrize("opset", since_opsets("Cast"))
 @pytest.mark.parametrize("target", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64])
 @pytest.mark.parametrize("source", [np.float16, np.float32, np.float64])
-def test_cast_of_one_float(source: type, target: type) -> None:
+def test_cast_of_one_float(source: type, target: type, opset: int) -> None:
     """One float inside the target's range (cast without the floating-point state) truncates toward
     zero (-0.9 -> 0, 126.7 -> 126; the range's ends included); outside it, and for NaN and the
     infinities, it is numpy's cast of that one value, quietly (numpy's values there differ with the
@@ -219,7 +220,7 @@ def test_cast_of_one_float(source: type, target: type) -> None:
     with np.errstate(all="ignore"):
         values = np.array(edges, np.float64).astype(source)
     for value in values:
-        (one,) = ovpool_of("Cast", 13, [value.reshape(1)], to)
+        (one,) = ovpool_of("Cast", opset, [value.reshape(1)], to)
         if np.isfinite(value) and info.min <= float(value) < float(info.max) + 1:
             assert one.tolist() == [int(value)], value
         else:

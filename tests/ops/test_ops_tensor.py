@@ -23,6 +23,7 @@ from harness import (
     run_ort,
     seeds,
     shapes,
+    since_opsets,
     values,
 )
 from hypothesis import given
@@ -247,10 +248,12 @@ def test_slice_negative_steps_and_sentinels() -> None:
         ovpool_of("Slice", 10, [x, ints(0), ints(3), ints(-1)])
 
 
-def test_slice_with_starts_and_ends_of_each_run() -> None:
+@pytest.mark.parametrize("opset", since_opsets("Slice", lowest=10))
+def test_slice_with_starts_and_ends_of_each_run(opset: int) -> None:
     """One session, starts and ends fed at each run (a Loop's counter does so): the axes are
-    checked once per shape, the clamping follows each run's values, against onnxruntime."""
-    model = make_model("Slice", 13, [np.zeros((3, 7), np.float32), ints(0), ints(1), ints(1), ints(2)], constant=(3, 4))
+    checked once per shape, the clamping follows each run's values, against onnxruntime (every
+    version that takes them as inputs)."""
+    model = make_model("Slice", opset, [np.zeros((3, 7), np.float32), ints(0), ints(1), ints(1), ints(2)], constant=(3, 4))
     session = GraphSession(model)
     x = np.arange(21, dtype=np.float32).reshape(3, 7)
     for start, end in ((0, 1), (1, 2), (6, 7), (-3, 100), (5, -1), (-100, 3), (0, 1), (4, 2)):
