@@ -5,6 +5,7 @@ the plain forms of ``validate`` and ``convert`` run without it (``ovpool.cli.app
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 import warnings
@@ -280,3 +281,27 @@ def verify_options(verify: bool, inputs: Path | None, rtol: float | None, atol: 
     return VerifyOptions(
         inputs, rtol=defaults.rtol if rtol is None else rtol, atol=defaults.atol if atol is None else atol, seed=seed
     )
+
+
+def import_without(package: str, optional: str) -> None:
+    """Import ``package`` (not yet imported) without its submodule ``optional``, which its
+    ``__init__`` imports inside ``try``/``except ImportError``; a release that imports it
+    unconditionally is imported as usual. For the console's commands only: it spares a process
+    what a library user may want. ``optional`` can still be imported afterwards; only the names
+    the ``__init__`` would have taken from it are missing.
+
+    ``openvino/__init__.py`` imports ``openvino.tools.ovc`` to offer ``openvino.convert_model``:
+    ovc's Python tools and OpenVINO's telemetry client (urllib, http.client, email), ~80 ms of a
+    0.5 s conversion (``import openvino``: 0.28 s whole process against 0.20 s without it, with
+    ``CI=true``). ``ovpool convert`` converts through the frontend API, which uses neither."""
+    if package in sys.modules:
+        return
+    sys.modules[optional] = None  # type: ignore[assignment]  # importing it raises ImportError
+    try:
+        importlib.import_module(package)
+    except ImportError:
+        pass  # the release needs it: imported below with it
+    finally:
+        if optional in sys.modules and sys.modules[optional] is None:
+            del sys.modules[optional]
+    importlib.import_module(package)

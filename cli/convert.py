@@ -217,6 +217,10 @@ def convert_one(
 
     if ovms_repo is not None:
         output = ovms.model_path(ovms_repo, ovms.model_name(src))
+    if _through_openvino(src, output, to):
+        from ovpool.cli.common import import_without
+
+        import_without("openvino", "openvino.tools.ovc")  # the frontend API is all it uses
     written, verified = convert_verified(src, output, to, force, output_dir, verify or False, dry_run, **options)
     done = ("would write " if dry_run else "wrote ") + ", ".join(str(p) for p in written)
     if verified is None:
@@ -224,6 +228,19 @@ def convert_one(
     from ovpool.runtime.verify import summary
 
     return f"{done} ({summary(verified)})"
+
+
+def _through_openvino(src: Path, output: Path | None, to: str | None) -> bool:
+    """Whether converting ``src`` is ONNX -> IR, OpenVINO's frontend's work (False for a source
+    ``convert_verified`` will refuse)."""
+    from ovpool.conversions import source_format, target_format
+    from ovpool.errors import OvpoolError
+
+    try:
+        source = source_format(src)
+        return source == "onnx" and target_format(source, to, output) == "ir"
+    except OvpoolError:
+        return False
 
 
 # The plain form ``quick`` takes: flags, and options with one value each (``--to ir`` or ``--to=ir``).
