@@ -80,13 +80,15 @@ _ATTRIBUTE_FIELDS = {
 }
 
 
-def check_model(proto: ModelProto, label: str, data: bytes | None = None) -> None:
+def check_model(proto: ModelProto, label: str, data: bytes | None = None, sizes: list[int | None] | None = None) -> None:
     """Raise ``ModelError`` naming ``label`` (the file) for the first structural problem of
     ``proto`` (see the module docstring); return quietly for a sound model. ``data``, the bytes
     ``proto`` was parsed from, gives the initializers' raw data sizes without copying the data out
-    (``ovpool.onnx.wire.raw_data_sizes``)."""
+    (``ovpool.onnx.wire.raw_data_sizes``); or ``sizes`` gives them, one for each main-graph
+    initializer in order, None where one holds no raw data (``ovpool.onnx.wire.without_weights``'
+    of a model whose weights were left out)."""
     try:
-        _Checker(proto, data).model()
+        _Checker(proto, data, sizes).model()
         _check_quantization(proto)
     except _Problem as exc:
         raise ModelError.in_file(label, str(exc)) from None
@@ -222,10 +224,10 @@ class _Scope:
 
 
 class _Checker:
-    def __init__(self, proto: ModelProto, data: bytes | None = None) -> None:
+    def __init__(self, proto: ModelProto, data: bytes | None = None, sizes: list[int | None] | None = None) -> None:
         self.proto = proto
         self.versions = onnx.defs.C.schema_version_map()  # domain -> (oldest, newest) opset
-        self.raw_sizes = _raw_sizes(proto, data) if data is not None else None
+        self.raw_sizes = sizes if sizes is not None else _raw_sizes(proto, data) if data is not None else None
 
     def model(self) -> None:
         proto = self.proto

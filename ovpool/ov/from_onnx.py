@@ -55,7 +55,7 @@ from ovpool import shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.files import OutputError, Unwritten
 from ovpool.names import FreshNames
-from ovpool.onnx.model import load
+from ovpool.onnx.model import Weights, load, load_apart
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import cpu_deviations, frontend_fixes
 from ovpool.ov.extension import PoolExtensions
@@ -119,8 +119,8 @@ def _whole_model(
     """``onnx_to_ov_model`` before ``target_openvino``; then a ``CpuDeviationWarning`` for each
     node OpenVINO CPU may compute otherwise on some data (``cpu_deviations.warn_deviations``)."""
     shapes = input_shapes(inputs)
-    proto = model if isinstance(model, ModelProto) else load(Path(model), load_data=False)
-    converted = _converted(model, proto, shapes, exact_quantization, allow_inexact, label)
+    proto, weights = (model, None) if isinstance(model, ModelProto) else load_apart(Path(model))
+    converted = _converted(model, proto, weights, shapes, exact_quantization, allow_inexact, label)
     cpu_deviations.warn_deviations(proto, label)
     return converted
 
@@ -128,13 +128,15 @@ def _whole_model(
 def _converted(
     model: str | os.PathLike | ModelProto,
     proto: ModelProto,
+    weights: Weights | None,
     shapes: Sequence[InputShape],
     exact_quantization: bool,
     allow_inexact: bool,
     label: str,
 ) -> openvino.Model:
-    """The conversion of ``_whole_model``: frontend fixes, quantization forms, OpenVINO's frontend."""
-    fixed = _fixed(proto, model, label, shapes, allow_inexact)
+    """The conversion of ``_whole_model``: frontend fixes, quantization forms, OpenVINO's frontend.
+    ``proto`` is read from ``model`` with its ``weights`` left in the file (``load_apart``)."""
+    fixed = _fixed(proto, model, weights, label, shapes, allow_inexact)
     whole, quant = _prepared(fixed if fixed is not None else proto, model, label, exact_quantization)
     whole = whole if whole is not None else fixed
     extra = frontend_fixes.extensions() if fixed is not None else []
@@ -166,16 +168,23 @@ def _serialized(model: ModelProto) -> bytes | None:
 
 
 def _fixed(
-    proto: ModelProto, model: str | os.PathLike | ModelProto, label: str, shapes: Sequence[InputShape], allow_inexact: bool
+    proto: ModelProto,
+    model: str | os.PathLike | ModelProto,
+    weights: Weights | None,
+    label: str,
+    shapes: Sequence[InputShape],
+    allow_inexact: bool,
 ) -> ModelProto | None:
     """The model with ``frontend_fixes``' lowerings in place (None: it needs none); a model read
-    from a file is rewritten whole (its external data read)."""
+    from a file is rewritten whole (its weights and external data read)."""
     try:
-        replaced = frontend_fixes.rewrite(proto, label, shapes, allow_inexact)
+        replaced = frontend_fixes.rewrite(proto, label, shapes, allow_inexact, weights)
     except OvpoolError as exc:
         raise exc.located(label) from None
     if not replaced:
         return None
+    if weights is not None:
+        proto = weights.restore(proto)
     if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
         proto = load(Path(model), load_data=True)
     return frontend_fixes.apply(proto, replaced)

@@ -44,7 +44,7 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.model import ValueTypes, constant_tensors, default_opset, graphs, inferred_graph, weightless
+from ovpool.onnx.model import ValueTypes, Weights, constant_tensors, default_opset, graphs, inferred_graph, weightless
 from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
 from ovpool.ov import value_fixes as values
@@ -935,13 +935,14 @@ def _since_version(op_type: str, opset: int) -> int:
 
 
 def rewrite(
-    proto: ModelProto, label: str, shapes: Sequence[InputShape] = (), allow_inexact: bool = False
+    proto: ModelProto, label: str, shapes: Sequence[InputShape] = (), allow_inexact: bool = False, weights: Weights | None = None
 ) -> dict[tuple[int, int], list[NodeProto]]:
     """``{(graph, node index): the nodes that replace it}`` for every node with a defect ``DEFECTS``
     lowers, in the main graph (graph 0) and its subgraphs (numbered in ``graphs`` order; their
     tensors have no inferred types, so only the lowerings that need none apply there). A node no
     lowering takes (a refused row or a lowering's missing precondition) is an ``UnsupportedError``
-    naming it, or with ``allow_inexact`` a warning of the same line and the node is left to OpenVINO."""
+    naming it, or with ``allow_inexact`` a warning of the same line and the node is left to OpenVINO.
+    ``weights``, those ``load_apart`` left in the model file, are constants as the others are."""
     every = list(graphs(proto.graph))
     found_ops = [(g, i, node) for g, graph in enumerate(every) for i, node in enumerate(graph.node) if node.op_type in _ROWS]
     if not found_ops:
@@ -952,7 +953,7 @@ def rewrite(
     initializers = {i.name for i in proto.graph.initializer}
     inputs = frozenset(i.name for i in proto.graph.input if i.name not in initializers)
     types = Deferred(lambda: _types(proto, shapes))
-    facts = Facts(opset, types, Deferred(lambda: _constants(proto)), FreshNames(taken), inputs)
+    facts = Facts(opset, types, Deferred(lambda: _constants(proto, weights)), FreshNames(taken), inputs)
     replaced: dict[tuple[int, int], list[NodeProto]] = {}
     for g, index, node in found_ops:
         try:
@@ -1001,9 +1002,11 @@ def apply(proto: ModelProto, replaced: Mapping[tuple[int, int], list[NodeProto]]
     return model
 
 
-def _constants(proto: ModelProto) -> Arrays:
-    """The main graph's constants (``ovpool.onnx.model.constant_tensors``), each read when looked up."""
-    return Arrays(constant_tensors(proto.graph))
+def _constants(proto: ModelProto, weights: Weights | None = None) -> Arrays:
+    """The main graph's constants (``ovpool.onnx.model.constant_tensors``, and the ``weights`` left
+    in the model file), each read when looked up."""
+    found = constant_tensors(proto.graph)
+    return Arrays(found) if weights is None else Arrays(found, weights.tensors(proto.graph))
 
 
 def _types(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:

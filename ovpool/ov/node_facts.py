@@ -49,26 +49,30 @@ class Deferred(Mapping[str, V]):
 class Arrays(Mapping[str, np.ndarray]):
     """ONNX tensors by name, each read as an array when first looked up (``numpy_helper.to_array``)
     and kept: ``Facts.constants`` of a model with 100 MB of weights costs ~40 ms when every weight
-    is read, nothing when the conditions look up a Div's constant divisor (24 bytes)."""
+    is read, nothing when the conditions look up a Div's constant divisor (24 bytes). Of several
+    mappings of tensors, the first that holds a name gives it."""
 
-    def __init__(self, tensors: Mapping[str, TensorProto]) -> None:
-        self._tensors = tensors
+    def __init__(self, *tensors: Mapping[str, TensorProto]) -> None:
+        self._sources = tensors
         self._arrays: dict[str, np.ndarray] = {}
 
     def __getitem__(self, key: str) -> np.ndarray:
         array = self._arrays.get(key)
         if array is None:
-            array = self._arrays[key] = numpy_helper.to_array(self._tensors[key])
+            source = next((s for s in self._sources if key in s), None)
+            if source is None:
+                raise KeyError(key)
+            array = self._arrays[key] = numpy_helper.to_array(source[key])
         return array
 
     def __contains__(self, key: object) -> bool:
-        return key in self._tensors
+        return any(key in source for source in self._sources)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._tensors)
+        return iter(dict.fromkeys(name for source in self._sources for name in source))
 
     def __len__(self) -> int:
-        return len(self._tensors)
+        return len(dict.fromkeys(name for source in self._sources for name in source))
 
 
 @dataclass(frozen=True)
