@@ -14,5 +14,7 @@ from setuptools import Extension, setup
 flags = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off", "-fno-math-errno"]
 
 setup(
-    ext_modules=[Extension("ovpool.runtime.ops._compiled", ["ovpool/runtime/ops/_compiled.c"], extra_compile_args=flags, optional=True)]
+    ext_modules=[
+        Extension("ovpool.runtime.ops._compiled", ["ovpool/runtime/ops/_compiled.c"], extra_compile_args=flags, optional=True)
+    ]
 )

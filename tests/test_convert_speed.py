@@ -1,7 +1,8 @@
 """What ``ovpool convert`` does to be as fast as ``ovc`` changes no result: shape inference on the
 weightless copy gives onnx's own types, the external-data search finds a key across its reading
-chunks, constants are read when looked up, the plain form gives the garbage collector back, and
-the UTF-8 check still reads a TensorProto's text."""
+chunks, constants are read when looked up, the plain form gives the garbage collector back, the UTF-8
+check still reads a TensorProto's text, and OpenVINO is imported without ovc's tools only where a
+package's ``__init__`` can do without them."""
 
 from __future__ import annotations
 
@@ -150,3 +151,60 @@ def test_value_types_read_when_looked_up_are_the_whole_ones():
         ValueTypes(graph)
     with pytest.raises(UnsupportedError, match="tensor 's'"):
         value_types(graph)
+
+
+_IMPORTS = """
+import sys
+from ovpool.cli.common import import_without
+sys.path.insert(0, sys.argv[1])
+import_without(sys.argv[2], sys.argv[2] + ".extra")
+package = sys.modules[sys.argv[2]]
+print(package.extra, sys.argv[2] + ".extra" in sys.modules)
+import importlib
+print(importlib.import_module(sys.argv[2] + ".extra").value)
+"""
+
+
+@pytest.mark.parametrize(
+    ("init", "printed"),
+    [
+        ("try:\n    from {p}.extra import value as extra\nexcept ImportError:\n    extra = None\n", "None False\n7\n"),
+        ("from {p}.extra import value as extra\n", "7 True\n7\n"),
+    ],
+    ids=["optional", "unconditional"],
+)
+def test_a_package_is_imported_without_its_optional_part(tmp_path, init, printed):
+    """``import_without``: a submodule imported inside ``try``/``except ImportError`` is left out
+    (and can be imported afterwards); one the package cannot do without is imported as usual."""
+    import subprocess
+    import sys
+
+    package = tmp_path / "pkg_under_test"
+    package.mkdir()
+    (package / "__init__.py").write_text(init.format(p=package.name))
+    (package / "extra.py").write_text("value = 7\n")
+    done = subprocess.run([sys.executable, "-c", _IMPORTS, str(tmp_path), package.name], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == printed
+
+
+def test_convert_imports_openvino_without_ovc_and_its_telemetry(tmp_path):
+    """A whole ``ovpool convert`` process of an ONNX model imports neither ``openvino.tools.ovc``
+    nor OpenVINO's telemetry client, and writes the IR."""
+    import subprocess
+    import sys
+
+    from ovpool.examples import path as example_path
+
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print(sorted(m for m in sys.modules if m.startswith(('openvino.tools', 'openvino_telemetry'))), 'openvino.frontend' in sys.modules))\n"
+        "from ovpool.cli.app import main\n"
+        "sys.argv = ['ovpool'] + sys.argv[1:]\n"
+        "main()\n"
+    )
+    command = [sys.executable, "-c", script, "convert", str(example_path("tiny_pool.onnx")), "--output-dir", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] True"
+    assert (tmp_path / "tiny_pool.xml").is_file() and (tmp_path / "tiny_pool.bin").is_file()

@@ -177,7 +177,7 @@ class _WeightTensors(Mapping[str, TensorProto]):
 def _put_back(tensor: TensorProto, data: bytes) -> None:
     """A weight of ``load_apart`` as it was stored: its raw data, no external-data entries."""
     del tensor.external_data[:]
-    tensor.data_location = TensorProto.DEFAULT
+    tensor.ClearField("data_location")
     tensor.raw_data = data
 
 
