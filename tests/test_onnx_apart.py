@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import ModelProto, TensorProto, external_data_helper, helper, numpy_helper
+from onnx import AttributeProto, ModelProto, TensorProto, external_data_helper, helper, numpy_helper
 
 from ovpool.errors import InputFileError, ModelError
 from ovpool.onnx.model import SHAPE_DATA_LIMIT, load, load_apart
@@ -26,9 +27,23 @@ _TENSORS = st.lists(
 )
 
 
-def _model_bytes(tensors, nodes: int, parts: int) -> bytes:
+_CONSTANTS = st.lists(
+    st.tuples(
+        st.binary(max_size=300),
+        _TYPES,
+        st.sampled_from(["Constant", "Identity"]),
+        st.sampled_from(["", "ai.onnx", "com.other"]),
+        st.sampled_from([("value",), ("value", "value"), ("value_float",), ("sparse_value", "value")]),
+    ),
+    max_size=4,
+)
+
+
+def _model_bytes(tensors, constants, nodes: int, parts: int) -> bytes:
     """``parts`` serialized models one after another (protobuf merges their graphs), each holding
-    its share of ``tensors`` (raw data or none, element type, a repeated raw_data field or two, name)."""
+    its share of ``tensors`` (raw data or none, element type, a repeated raw_data field or two,
+    name) and of ``constants`` (nodes with tensor attributes: raw data, element type, op type,
+    domain, attribute names), among Relu nodes."""
     pieces = []
     for part in range(parts):
         graph = helper.make_graph(
@@ -43,28 +58,52 @@ def _model_bytes(tensors, nodes: int, parts: int) -> bytes:
                 serialized = bytes([9 << 3 | 2, 2]) + bytes([extra, extra]) + serialized
             del graph.initializer[-1]
             graph.initializer.add().ParseFromString(serialized)
+        for number, (raw, data_type, op_type, domain, names) in enumerate(constants[part::parts]):
+            node = graph.node.add(op_type=op_type, domain=domain, output=[f"c{part}{number}"])
+            for name in names:
+                node.attribute.add(
+                    name=name, type=AttributeProto.TENSOR, t=TensorProto(data_type=data_type, dims=[3], raw_data=raw)
+                )
         pieces.append(ModelProto(ir_version=8, graph=graph).SerializeToString())
     return b"".join(pieces)
+
+
+@pytest.fixture(autouse=True)
+def _any_size(monkeypatch):
+    """Every model here is taken apart, however small its file (``APART_BYTES``)."""
+    monkeypatch.setattr("ovpool.onnx.model.APART_BYTES", 0)
 
 
 def _leave_out(data_type: int, size: int) -> bool:
     return data_type in (TensorProto.FLOAT, TensorProto.DOUBLE) and size >= 16
 
 
-@settings(max_examples=60, deadline=None)
-@given(tensors=_TENSORS, nodes=st.integers(0, 3), parts=st.integers(1, 3))
-def test_without_weights_is_protobufs_model_less_the_weights(tensors, nodes, parts):
-    """The copy parses to protobuf's model of the whole bytes with the left-out raw data empty;
-    the sizes are protobuf's ``len(raw_data)``; each extent holds the raw data protobuf read. The
-    bytes are read as bytes and as a file by ranges, alike."""
-    data = _model_bytes(tensors, nodes, parts)
+def _weight_values(model: ModelProto) -> list[TensorProto | None]:
+    """The oracle's Constant weights: each main-graph node's tensor ``without_weights`` may leave
+    out (a default-domain Constant with one ``value`` attribute), else None."""
+    found: list[TensorProto | None] = []
+    for node in model.graph.node:
+        values = [a for a in node.attribute if a.name == "value"]
+        constant = node.op_type == "Constant" and node.domain in ("", "ai.onnx") and len(values) == 1
+        found.append(values[0].t if constant and values[0].HasField("t") else None)
+    return found
+
+
+@settings(max_examples=80, deadline=None)
+@given(tensors=_TENSORS, constants=_CONSTANTS, nodes=st.integers(0, 3), parts=st.integers(1, 3))
+def test_without_weights_is_protobufs_model_less_the_weights(tensors, constants, nodes, parts):
+    """The copy parses to protobuf's model of the whole bytes with the left-out raw data empty (of
+    initializers, and of Constant nodes' ``value``); the sizes are protobuf's ``len(raw_data)``;
+    each extent holds the raw data protobuf read. The bytes are read as bytes and as a file by
+    ranges, alike. Every node is read (no node is too small to hold a weight here)."""
+    data = _model_bytes(tensors, constants, nodes, parts)
     whole = ModelProto.FromString(data)
-    with tempfile.TemporaryDirectory() as folder:
+    with mock.patch("ovpool.onnx.wire._SMALL_NODE", 0), tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "m.onnx"
         path.write_bytes(data)
         with open(path, "rb") as handle:
             from_file = without_weights(FileBytes(handle, len(data)), _leave_out)
-    apart = without_weights(data, _leave_out)
+        apart = without_weights(data, _leave_out)
     assert apart == from_file
     expected = ModelProto()
     expected.CopyFrom(whole)
@@ -74,8 +113,17 @@ def test_without_weights_is_protobufs_model_less_the_weights(tensors, nodes, par
             tensor.raw_data = b""
         else:
             assert not (tensor.HasField("raw_data") and _leave_out(tensor.data_type, len(tensor.raw_data)))
+    for index, value in enumerate(_weight_values(expected)):
+        extent = apart.constants.get(index)
+        if extent is not None:
+            assert value is not None and data[extent[0] : extent[1]] == value.raw_data
+            value.raw_data = b""
+        else:
+            assert value is None or not _leave_out(value.data_type, len(value.raw_data))
     assert ModelProto.FromString(apart.data) == expected
     assert apart.sizes == [len(t.raw_data) if t.HasField("raw_data") else None for t in whole.graph.initializer]
+    with mock.patch("ovpool.onnx.wire._SMALL_NODE", 10**9):
+        assert without_weights(data, _leave_out).constants == {}
 
 
 def test_file_bytes_across_windows_and_a_shrunk_file(tmp_path):
@@ -95,20 +143,28 @@ def test_file_bytes_across_windows_and_a_shrunk_file(tmp_path):
 
 
 def _weighty_model(path: Path, extra_nodes: tuple = (), extra_tensors: tuple = ()) -> dict[str, np.ndarray]:
-    """x (1, 2048) + W (2048 float32: a weight) * s (4 float32: not one) -> y; its constants."""
+    """(x (1, 2048) + W) * C -> y: W an initializer of 2048 float32 (a weight), C a Constant node
+    of as many (a weight), beside s (4 float32: not one) and h (1025 float16: a weight); the
+    constants by name."""
     rng = np.random.default_rng(0)
     values = {
         "W": rng.standard_normal((1, SHAPE_DATA_LIMIT * 2)).astype(np.float32),
         "s": np.arange(4, dtype=np.float32),
         "h": rng.standard_normal(SHAPE_DATA_LIMIT + 1).astype(np.float16),  # 2 KiB of float16: a weight
     }
+    constant = rng.standard_normal((1, SHAPE_DATA_LIMIT * 2)).astype(np.float32)
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, SHAPE_DATA_LIMIT * 2])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
-    nodes = [helper.make_node("Add", ["x", "W"], ["y"]), *extra_nodes]
+    nodes = [
+        helper.make_node("Add", ["x", "W"], ["a"]),
+        helper.make_node("Constant", [], ["C"], value=numpy_helper.from_array(constant)),
+        helper.make_node("Mul", ["a", "C"], ["y"]),
+        *extra_nodes,
+    ]
     tensors = [numpy_helper.from_array(v, k) for k, v in values.items()]
     graph = helper.make_graph(nodes, "g", [x], [y], [*tensors, *extra_tensors])
     path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
-    return values
+    return {**values, "C": constant}
 
 
 def test_the_weights_are_external_data_in_the_model_file(tmp_path):
@@ -117,26 +173,35 @@ def test_the_weights_are_external_data_in_the_model_file(tmp_path):
     path = tmp_path / "m.onnx"
     values = _weighty_model(path)
     proto, weights = load_apart(path)
-    assert weights is not None and sorted(weights.extents) == ["W", "h"]
+    assert weights is not None and sorted(weights.extents) == ["C", "W", "h"]
     by_name = {t.name: t for t in proto.graph.initializer}
-    assert by_name["W"].data_location == TensorProto.EXTERNAL and not by_name["W"].HasField("raw_data")
+    by_name["C"] = proto.graph.node[1].attribute[0].t
+    assert by_name["W"].data_location == by_name["C"].data_location == TensorProto.EXTERNAL
+    assert not by_name["W"].HasField("raw_data") and not by_name["C"].HasField("raw_data")
     assert by_name["s"].data_location == TensorProto.DEFAULT and by_name["s"].HasField("raw_data")
     whole = load(path)
     assert weights.restore(proto) == whole
     external_data_helper.load_external_data_for_model(proto, str(tmp_path))
-    assert {t.name: numpy_helper.to_array(t).tobytes() for t in proto.graph.initializer} == {
+    assert {name: numpy_helper.to_array(t).tobytes() for name, t in by_name.items()} == {
         k: v.tobytes() for k, v in values.items()
     }
     proto, weights = load_apart(path)
     tensors = weights.tensors(proto.graph)
-    assert sorted(tensors) == ["W", "h"]
+    assert sorted(tensors) == ["C", "W", "h"]
     np.testing.assert_array_equal(numpy_helper.to_array(tensors["h"]), values["h"])
+    np.testing.assert_array_equal(numpy_helper.to_array(tensors["C"]), values["C"])
 
 
-def test_models_read_whole(tmp_path):
-    """No weight, a quantization node (its checks read constants), or bytes that are no model:
-    ``load``'s reading and its error line."""
+def test_models_read_whole(tmp_path, monkeypatch):
+    """A file under ``APART_BYTES``, no weight, a quantization node (its checks read constants),
+    or bytes that are no model: ``load``'s reading and its error line."""
     path = tmp_path / "m.onnx"
+    _weighty_model(path)
+    assert load_apart(path)[1] is not None
+    monkeypatch.setattr("ovpool.onnx.model.APART_BYTES", path.stat().st_size + 1)
+    assert load_apart(path) == (load(path, load_data=False), None)
+    assert load_apart(path, least=0)[1] is not None
+    monkeypatch.setattr("ovpool.onnx.model.APART_BYTES", 0)
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
     small = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [x]))
     small.graph.output[0].name = "y"
@@ -189,12 +254,13 @@ def test_rewrites_read_the_weights_as_constants(tmp_path):
     from ovpool.ov import frontend_fixes
 
     path = tmp_path / "m.onnx"
-    values = _weighty_model(path, (helper.make_node("Div", ["y", "W"], ["z"]),))
+    values = _weighty_model(path, (helper.make_node("Div", ["y", "W"], ["z"]), helper.make_node("Div", ["z", "C"], ["v"])))
     proto, weights = load_apart(path)
     assert weights is not None
     constants = frontend_fixes._constants(proto, weights)
-    assert "W" in constants and len(constants) == 3
+    assert sorted(constants) == ["C", "W", "h", "s"]
     np.testing.assert_array_equal(constants["W"], values["W"])
+    np.testing.assert_array_equal(constants["C"], values["C"])
     assert frontend_fixes.rewrite(proto, "m", weights=weights) == frontend_fixes.rewrite(load(path), "m")
 
 
@@ -209,16 +275,13 @@ def test_a_conversion_from_the_file_is_the_conversion_of_the_whole_model(tmp_pat
     from ovpool.ov.from_onnx import onnx_to_ov_model
 
     path = tmp_path / "m.onnx"
-    extra = (helper.make_node("Softmax", ["y"], ["z"], axis=1),) if rewritten else ()
-    _weighty_model(path, extra)
+    shape3 = numpy_helper.from_array(np.array([1, 2, SHAPE_DATA_LIMIT], np.int64), "shape3")
+    reshape = helper.make_node("Reshape", ["y", "shape3"], ["y3"])
+    _weighty_model(path, (reshape, helper.make_node("Softmax", ["y3"], ["z"], axis=1)) if rewritten else (), (shape3,))
     if rewritten:
         model = load(path)
         model.opset_import[0].version = 11
         model.graph.output[0].name = "z"
-        reshape = numpy_helper.from_array(np.array([1, 2, SHAPE_DATA_LIMIT], np.int64), "shape3")
-        model.graph.initializer.append(reshape)
-        model.graph.node.insert(1, helper.make_node("Reshape", ["y", "shape3"], ["y3"]))
-        model.graph.node[2].input[0] = "y3"
         path.write_bytes(model.SerializeToString())
     written = []
     for name in ("apart", "whole"):

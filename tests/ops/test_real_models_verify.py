@@ -41,14 +41,16 @@ _FILES = sorted({m.file: m for m in MODELS}.values(), key=lambda m: m.file)
 
 
 # One conversion in a fresh process (OpenVINO numbers the nodes of a Loop or If body it makes
-# after every node it made in the process before), read whole with "whole" (``load``).
+# after every node it made in the process before), read apart at any size with "apart", whole
+# with "whole" (``load``).
 _CONVERT = """
 import sys
 import openvino as ov
-from ovpool.onnx.model import load
+from ovpool.onnx import model
 from ovpool.ov import from_onnx
+model.APART_BYTES = 0
 if sys.argv[3] == "whole":
-    from_onnx.load_apart = lambda path: (load(path, load_data=False), None)
+    from_onnx.load_apart = lambda path: (model.load(path, load_data=False), None)
 ov.save_model(from_onnx.onnx_to_ov_model(sys.argv[1]), sys.argv[2], compress_to_fp16=False)
 """
 
@@ -66,9 +68,10 @@ def test_a_file_read_apart_converts_as_the_whole_model(model: RealModel, tmp_pat
     if not model.path.is_file():
         pytest.skip(f"{model.path} absent: run python tests/fetch_real_models.py")
     whole = load(model.path)
-    proto, weights = load_apart(model.path)
-    floats = [t for t in whole.graph.initializer if t.data_type == 1 and len(t.raw_data) > 4096]
-    assert (weights is not None) == bool(floats)  # paddle2onnx keeps its weights in Constant nodes
+    proto, weights = load_apart(model.path, least=0)
+    values = [a.t for n in whole.graph.node if n.op_type == "Constant" for a in n.attribute if a.name == "value"]
+    floats = [t for t in [*whole.graph.initializer, *values] if t.data_type == 1 and len(t.raw_data) > 4096]
+    assert (weights is not None) == bool(floats)  # initializers, or paddle2onnx's Constant nodes
     assert frontend_fixes.rewrite(proto, "m", weights=weights) == frontend_fixes.rewrite(whole, "m")
     if model.file in NOT_CONVERTED or weights is None:
         return  # read whole either way
