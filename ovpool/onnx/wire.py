@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Protocol
+from typing import BinaryIO
 
 # Field numbers of onnx.proto: ModelProto.graph; GraphProto.node and initializer; NodeProto.op_type,
 # attribute and domain; AttributeProto.name and t; TensorProto.data_type and raw_data.
@@ -32,14 +32,6 @@ _LENGTH_DELIMITED = 2
 _EMPTY_RAW_DATA = bytes([_RAW_DATA << 3 | _LENGTH_DELIMITED, 0])
 # A node this short holds no weight worth leaving out (a Constant of 1024 float16 values takes 2 KiB).
 _SMALL_NODE = 2048
-
-
-class Bytes(Protocol):
-    """What this module reads: ``bytes``, or a file's bytes by ranges (``FileBytes``)."""
-
-    def __len__(self) -> int: ...
-
-    def __getitem__(self, key: int) -> int: ...
 
 
 class FileBytes:
@@ -76,6 +68,10 @@ class FileBytes:
         return data
 
 
+# What this module reads: the bytes, or a file's bytes by ranges.
+Bytes = bytes | FileBytes
+
+
 class NotWire(ValueError):
     """Bytes that are not the wire format this module reads (truncated, a group, a varint too long)."""
 
@@ -94,7 +90,7 @@ class Apart:
     constants: dict[int, tuple[int, int]]
 
 
-def without_weights(data: Bytes | bytes, leave_out: Callable[[int, int], bool]) -> Apart:
+def without_weights(data: Bytes, leave_out: Callable[[int, int], bool]) -> Apart:
     """The serialized ModelProto ``data`` with the raw data of each main-graph initializer, and
     of each main-graph Constant node's ``value``, for which ``leave_out(data_type, byte count)``
     holds replaced by an empty one, every other byte as it is (fields in their order: protobuf
@@ -136,7 +132,7 @@ def without_weights(data: Bytes | bytes, leave_out: Callable[[int, int], bool]) 
 class _Pieces:
     """Bytes made of spans of the source (adjacent ones read as one) and new bytes."""
 
-    def __init__(self, data: Bytes | bytes) -> None:
+    def __init__(self, data: Bytes) -> None:
         self._data = data
         self._parts: list[bytes | tuple[int, int]] = []
 
@@ -155,7 +151,7 @@ class _Pieces:
 
 
 def _constant_apart(
-    data: Bytes | bytes, start: int, end: int, leave_out: Callable[[int, int], bool]
+    data: Bytes, start: int, end: int, leave_out: Callable[[int, int], bool]
 ) -> tuple[bytes | None, tuple[int, int] | None]:
     """(the NodeProto at ``data[start:end]`` without its raw data, or None to keep it as it is;
     where that raw data lies when left out): a default-domain Constant node whose one ``value``
@@ -196,7 +192,7 @@ def _constant_apart(
     return node.joined(), extent
 
 
-def _attribute_name(data: Bytes | bytes, start: int, end: int) -> bytes:
+def _attribute_name(data: Bytes, start: int, end: int) -> bytes:
     """The (last) ``name`` of the AttributeProto at ``data[start:end]``."""
     name = b""
     for number, kind, _key, begin, finish in _fields(data, start, end):
@@ -206,7 +202,7 @@ def _attribute_name(data: Bytes | bytes, start: int, end: int) -> bytes:
 
 
 def _tensor_apart(
-    data: Bytes | bytes, start: int, end: int, leave_out: Callable[[int, int], bool]
+    data: Bytes, start: int, end: int, leave_out: Callable[[int, int], bool]
 ) -> tuple[bytes | None, int | None, tuple[int, int] | None]:
     """(the TensorProto at ``data[start:end]`` without its raw data, or None to keep it as it
     is; its raw data size; where that raw data lies when left out)."""
@@ -230,8 +226,8 @@ def _tensor_apart(
     return kept.joined() + _EMPTY_RAW_DATA, size, raw
 
 
-def _slice(data: Bytes | bytes, start: int, end: int) -> bytes:
-    return data.read(start, end) if isinstance(data, FileBytes) else bytes(data[start:end])  # type: ignore[index]
+def _slice(data: Bytes, start: int, end: int) -> bytes:
+    return data.read(start, end) if isinstance(data, FileBytes) else bytes(data[start:end])
 
 
 def _field(number: int, value: bytes) -> bytes:
@@ -279,7 +275,7 @@ def _raw_size(data: bytes, start: int, end: int) -> int | None:
     return size
 
 
-def _fields(data: Bytes | bytes, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
+def _fields(data: Bytes, start: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
     """(field number, wire type, start of its key, start and end of its value) of each field of
     the message at ``data[start:end]``; a field reaching past ``end`` or a group is ``NotWire``."""
     position = start
@@ -304,7 +300,7 @@ def _fields(data: Bytes | bytes, start: int, end: int) -> Iterator[tuple[int, in
         yield number, kind, at, begin, position
 
 
-def _varint(data: Bytes | bytes, position: int, end: int) -> tuple[int, int]:
+def _varint(data: Bytes, position: int, end: int) -> tuple[int, int]:
     """The varint at ``data[position]`` and the position after it (at most 10 bytes, before ``end``)."""
     value = shift = 0
     while position < end and shift < 70:
