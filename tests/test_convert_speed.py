@@ -208,3 +208,36 @@ def test_convert_imports_openvino_without_ovc_and_its_telemetry(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[] True"
     assert (tmp_path / "tiny_pool.xml").is_file() and (tmp_path / "tiny_pool.bin").is_file()
+
+
+def _nested_if(reads: str) -> onnx.NodeProto:
+    """An If whose then-branch holds an If whose then-branch reads ``reads`` from outside both."""
+    bool_out = helper.make_tensor_value_info("o", TensorProto.FLOAT, [1])
+    inner = helper.make_graph([helper.make_node("Identity", [reads], ["o"])], "inner", [], [bool_out])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["o"])], "other", [], [bool_out])
+    middle = helper.make_graph(
+        [helper.make_node("If", ["c"], ["o"], then_branch=inner, else_branch=other)], "middle", [], [bool_out]
+    )
+    return helper.make_node("If", ["c"], ["y"], name="outer", then_branch=middle, else_branch=other)
+
+
+@pytest.mark.parametrize("cyclic", [False, True])
+def test_names_read_deep_in_subgraphs_order_their_node(cyclic):
+    """A name read two bodies deep orders the outer If after its writer, listed after it (the
+    answers kept per node read each body once): accepted; and when the writer reads the If's
+    output, the two feed each other in a cycle."""
+    from ovpool.errors import ModelError
+    from ovpool.onnx.check import check_model
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    writer = helper.make_node("Neg", ["y" if cyclic else "x"], ["late"], name="writer")
+    graph = helper.make_graph(
+        [_nested_if("late"), writer], "g", [x, c], [helper.make_tensor_value_info("late", TensorProto.FLOAT, [1])]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    if not cyclic:
+        check_model(model, "m.onnx")
+        return
+    with pytest.raises(ModelError, match=r"^m\.onnx: nodes 'outer', 'writer' feed each other in a cycle$"):
+        check_model(model, "m.onnx")
