@@ -89,14 +89,15 @@ def swapped_comparison(node: NodeProto, since: int, facts: Facts) -> list[NodePr
 
 
 def float_to_bool(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """Cast to BOOL (CastLike to a BOOL target) of a float input of known type."""
-    dtype = tensor_dtype(node.input[0], facts)
+    """Cast to BOOL (CastLike to a BOOL target) of a float input of known type. A Cast's target is
+    read first: a model whose Casts go elsewhere needs no shape inference for them."""
     if node.op_type == "CastLike":
         target = tensor_dtype(node.input[1], facts) if len(node.input) > 1 else None
         to_bool = target is not None and target == np.bool_
     else:
         to_bool = int(node_attr(node, "to", 0)) == onnx.TensorProto.BOOL
-    if not to_bool or dtype is None or dtype.kind != "f":
+    dtype = tensor_dtype(node.input[0], facts) if to_bool else None
+    if dtype is None or dtype.kind != "f":
         return None
     return f"{dtype.name} to BOOL"
 
