@@ -295,3 +295,41 @@ def test_a_conversion_from_the_file_is_the_conversion_of_the_whole_model(tmp_pat
     assert bool(frontend_fixes.rewrite(load(path), "m")) == rewritten
     assert written[0][1] == written[1][1]
     assert written[0][0] == written[1][0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    damage=st.lists(
+        st.tuples(st.sampled_from(["flip", "cut", "insert"]), st.floats(0, 1, exclude_max=True), st.integers(0, 255)),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_damaged_files_read_apart_as_read_whole(damage):
+    """A weighty model's bytes flipped, cut short or grown at any place: ``load_apart`` refuses it
+    with ``load``'s error line, or reads the model ``load`` reads (its weights put back), never
+    anything else (no traceback of its own)."""
+    folder = Path(tempfile.mkdtemp())
+    path = folder / "m.onnx"
+    _weighty_model(path)
+    data = bytearray(path.read_bytes())
+    for kind, where, value in damage:
+        at = int(where * len(data))
+        if kind == "flip" and at < len(data):
+            data[at] ^= value or 1
+        elif kind == "cut":
+            del data[at:]
+        elif kind == "insert":
+            data[at:at] = bytes([value])
+    path.write_bytes(bytes(data))
+    try:
+        whole: object = load(path)
+    except (InputFileError, ModelError) as exc:
+        whole = f"{type(exc).__name__}: {exc}"
+    with mock.patch("ovpool.onnx.model.APART_BYTES", 0):
+        try:
+            proto, weights = load_apart(path)
+            apart: object = weights.restore(proto) if weights is not None else load(path)
+        except (InputFileError, ModelError) as exc:
+            apart = f"{type(exc).__name__}: {exc}"
+    assert apart == whole
