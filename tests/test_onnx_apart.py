@@ -309,8 +309,11 @@ def test_damaged_files_read_apart_as_read_whole(damage):
     """A weighty model's bytes flipped, cut short or grown at any place: ``load_apart`` refuses it
     with ``load``'s error line, or reads the model ``load`` reads (its weights put back), never
     anything else (no traceback of its own)."""
-    folder = Path(tempfile.mkdtemp())
-    path = folder / "m.onnx"
+    with tempfile.TemporaryDirectory() as folder:
+        _compare_damaged(Path(folder) / "m.onnx", damage)
+
+
+def _compare_damaged(path: Path, damage: list[tuple[str, float, int]]) -> None:
     _weighty_model(path)
     data = bytearray(path.read_bytes())
     for kind, where, value in damage:
