@@ -71,6 +71,15 @@ def read_input(path: str | os.PathLike[str], limit: int | None = None, what: str
     return data
 
 
+def read_at(fd: int, start: int, count: int) -> bytes:
+    """Up to ``count`` bytes of the open file ``fd`` from byte ``start`` (fewer at its end):
+    ``os.pread`` where the platform has it, else a seek and a read (Windows)."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, count, start)
+    os.lseek(fd, start, os.SEEK_SET)
+    return os.read(fd, count)
+
+
 MAX_JSON_DEPTH = 32
 MAX_INT_DIGITS = 20
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')

@@ -126,6 +126,17 @@ def test_without_weights_is_protobufs_model_less_the_weights(tensors, constants,
         assert without_weights(data, _leave_out).constants == {}
 
 
+def test_file_bytes_without_pread(tmp_path, monkeypatch):
+    """Where the platform has no ``os.pread`` (Windows), a seek and a read give the same bytes."""
+    weights = [numpy_helper.from_array(np.arange(n, dtype=np.float32), f"w{n}") for n in (9_000, 3)]
+    data = helper.make_model(helper.make_graph([], "g", [], [], weights)).SerializeToString()
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data)
+    monkeypatch.delattr(os, "pread")
+    with open(path, "rb") as handle:
+        assert without_weights(FileBytes(handle, len(data)), _leave_out) == without_weights(data, _leave_out)
+
+
 def test_file_bytes_across_windows_and_a_shrunk_file(tmp_path):
     """Weights larger than the 64 KiB window, read by ranges; a file that ends before its size
     said (it shrank while read) is not wire format."""

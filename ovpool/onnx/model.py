@@ -16,7 +16,7 @@ from onnx.external_data_helper import uses_external_data
 
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
-from ovpool.files import read_input, real_path, regular_size
+from ovpool.files import read_at, read_input, real_path, regular_size
 from ovpool.memory import check_tensor
 from ovpool.onnx.check import DATA_TYPES, check_model, fill_attribute_types, raw_bytes
 
@@ -184,7 +184,7 @@ class Weights:
 
     def _read(self, handle: Any, name: str) -> bytes:
         start, end = self.extents[name]
-        data = os.pread(handle.fileno(), end - start, start)
+        data = read_at(handle.fileno(), start, end - start)
         if len(data) != end - start:
             raise InputFileError.in_file(self.path, f"tensor '{name}': the file changed while being read")
         return data

@@ -10,10 +10,11 @@ parsing the whole file take ~60 ms.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
+
+from ovpool.files import read_at
 
 # Field numbers of onnx.proto: ModelProto.graph; GraphProto.node and initializer; NodeProto.op_type,
 # attribute and domain; AttributeProto.name and t; TensorProto.data_type and raw_data.
@@ -35,7 +36,7 @@ _SMALL_NODE = 2048
 
 
 class FileBytes:
-    """A file's bytes as this module reads them, fetched by ranges (``os.pread``) and never held
+    """A file's bytes as this module reads them, fetched by ranges (``ovpool.files.read_at``) and never held
     whole: ``data[i]`` (through a window of 4 KiB) and ``data.read(start, end)``. A file that
     ends before its size said (it shrank while read) is ``NotWire``."""
 
@@ -62,7 +63,7 @@ class FileBytes:
         offset = start - self._start
         if 0 <= offset and end - self._start <= len(self._window):
             return self._window[offset : end - self._start]
-        data = os.pread(self._fd, end - start, start)
+        data = read_at(self._fd, start, end - start)
         if len(data) != end - start:
             raise NotWire(f"the file ends at byte {start + len(data)}, before its size ({self._size})")
         return data
