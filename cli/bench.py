@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, int_option, max_memory_option, seed_option
+from ovpool.cli.common import apply_max_memory, import_without, int_option, max_memory_option, seed_option
 from ovpool.cli.helptext import command
 
 # The most --runs (and --warmup) bench takes: a million calls of a 0.1 ms model is minutes; more is a typo.
@@ -59,6 +59,8 @@ def register(app: typer.Typer) -> None:
 
         given_shapes = parse_shapes(shapes)
         apply_max_memory(max_memory)
+        if not backends or "openvino" in backends:
+            import_without("openvino", "openvino.tools.ovc")  # OpenVINO's runtime and frontend only
         loaded = open_model(model)
         with Progress(console=Console(stderr=True), transient=True) as progress:
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser, seed_option
+from ovpool.cli.common import apply_max_memory, import_without, max_memory_option, path_parser, seed_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = (
@@ -97,6 +97,8 @@ def register(app: typer.Typer) -> None:
         level = fallback_level(fallback, no_fallback, "none")
         check_tolerances(rtol, atol)
         apply_max_memory(max_memory)
+        if device.lower() != "numpy":
+            import_without("openvino", "openvino.tools.ovc")  # OpenVINO's runtime and frontend only
         if plot is not None:
             read = [*([inputs] if inputs else []), *(Path(pair.partition("=")[2]) for pair in input_files)]
             read += [*model_files(model), *(model_files(reference_model) if reference_model is not None else [])]

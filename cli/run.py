@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ovpool.cli.common import apply_max_memory, max_memory_option, path_parser, seed_option
+from ovpool.cli.common import apply_max_memory, import_without, max_memory_option, path_parser, seed_option
 from ovpool.cli.helptext import command
 
 OUTPUTS = (
@@ -73,6 +73,8 @@ def register(app: typer.Typer) -> None:
         check_input_options(inputs, input_files, random, shapes)
         level = fallback_level(fallback, no_fallback, "numpy")
         apply_max_memory(max_memory)
+        if device.lower() != "numpy":
+            import_without("openvino", "openvino.tools.ovc")  # OpenVINO's runtime and frontend only
         read = [*([inputs] if inputs else []), *(Path(pair.partition("=")[2]) for pair in input_files)]
         if output is not None:
             read += model_files(model)

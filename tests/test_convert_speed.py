@@ -188,9 +188,10 @@ def test_a_package_is_imported_without_its_optional_part(tmp_path, init, printed
     assert done.stdout == printed
 
 
-def test_convert_imports_openvino_without_ovc_and_its_telemetry(tmp_path):
-    """A whole ``ovpool convert`` process of an ONNX model imports neither ``openvino.tools.ovc``
-    nor OpenVINO's telemetry client, and writes the IR."""
+@pytest.mark.parametrize("command", ["convert", "run"])
+def test_commands_import_openvino_without_ovc_and_its_telemetry(tmp_path, command):
+    """A whole ``ovpool convert`` process of an ONNX model (``run`` of it on OpenVINO CPU) imports
+    neither ``openvino.tools.ovc`` nor OpenVINO's telemetry client, and writes the IR (runs it)."""
     import subprocess
     import sys
 
@@ -203,11 +204,15 @@ def test_convert_imports_openvino_without_ovc_and_its_telemetry(tmp_path):
         "sys.argv = ['ovpool'] + sys.argv[1:]\n"
         "main()\n"
     )
-    command = [sys.executable, "-c", script, "convert", str(example_path("tiny_pool.onnx")), "--output-dir", str(tmp_path)]
-    done = subprocess.run(command, capture_output=True, text=True)
+    example = str(example_path("tiny_pool.onnx"))
+    options = ["--output-dir", str(tmp_path)] if command == "convert" else ["--random-inputs", "--device", "CPU"]
+    done = subprocess.run([sys.executable, "-c", script, command, example, *options], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[] True"
-    assert (tmp_path / "tiny_pool.xml").is_file() and (tmp_path / "tiny_pool.bin").is_file()
+    assert done.stdout.strip().splitlines()[-1] == "[] True"
+    if command == "convert":
+        assert (tmp_path / "tiny_pool.xml").is_file() and (tmp_path / "tiny_pool.bin").is_file()
+    else:
+        assert "ran" in done.stderr and "on CPU" in done.stderr
 
 
 def _nested_if(reads: str) -> onnx.NodeProto:
