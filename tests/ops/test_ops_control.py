@@ -275,6 +275,45 @@ def branch(name: str, op: str, operands: list[str], out_shape: list[int] | None 
     return helper.make_graph([helper.make_node(op, operands, [f"{name}_y"])], name, [], [vi(f"{name}_y", F, out_shape)])
 
 
+@pytest.mark.parametrize("kind", ["passed", "computed", "one step"])
+def test_constants_an_if_or_loop_returns_are_the_callers(kind: str) -> None:
+    """A branch constant (a body's initializer passed through, a node folded at prepare time, the
+    one step of a branch) and a Loop's state left as the body's constant reach the caller as
+    arrays of its own: writing into them changes nothing the next run gives; nothing of the plan
+    is written into either (an Add after the If)."""
+    k = numpy_helper.from_array(np.array([1.0, 2.0, 3.0], np.float32), "k")
+    if kind == "passed":
+        nodes = [helper.make_node("Identity", ["k"], ["o"])]
+    elif kind == "computed":
+        nodes = [helper.make_node("Add", ["k", "k"], ["o"])]
+    else:
+        nodes = [helper.make_node("Add", ["k", "x"], ["o"])]
+    branch = helper.make_graph(nodes, "branch", [], [vi("o", F, [3])], initializer=[k])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Add", ["k", "k"], ["v_out"])],
+        "body",
+        [vi("i", I64, []), vi("cond_in", B, []), vi("v_in", F, [3])],
+        [vi("cond_out", B, []), vi("v_out", F, [3])],
+        initializer=[k],
+    )
+    nodes = [
+        helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch),
+        helper.make_node("Add", ["y", "x"], ["z"]),
+        helper.make_node("Loop", ["M", ""], ["v"], body=body),
+    ]
+    inputs = [vi("c", B, []), vi("x", F, [3]), vi("M", I64, [])]
+    model = model_of(nodes, inputs, ["y", "z", "v"], 17)
+    model.graph.node[2].input.append("x")  # v starts from x
+    session = GraphSession(model)
+    feeds = {"c": np.array(True), "x": np.ones(3, np.float32), "M": np.array(2, np.int64)}
+    first = session.run(feeds)
+    expected = {name: value.copy() for name, value in first.items()}
+    for value in first.values():
+        value[...] = 99.0
+    for name, value in session.run(feeds).items():
+        np.testing.assert_array_equal(value, expected[name], err_msg=name)
+
+
 @pytest.mark.parametrize("opset", since_opsets("If"))
 @pytest.mark.parametrize("cond", [True, False])
 @pytest.mark.parametrize("cond_shape", [[], [1]])
