@@ -54,7 +54,7 @@ from ovpool.runtime.inplace import FRESH_OPS, donating_kernels, owned_slots
 from ovpool.runtime.ops.base import Kernel, OpNode, attributes, lookup, registered_since
 from ovpool.runtime.ops.basic import dense_from_sparse, tensor_value
 from ovpool.runtime.ops.elementwise import InPlace
-from ovpool.runtime.shapevalues import Entry, group_shape_values, read_only
+from ovpool.runtime.shapevalues import Entry, group_shape_values
 from ovpool.runtime.tensors import TensorDecl, name_mismatch, onnx_inputs
 
 # Operators whose outputs differ from one run to the next: never folded into constants.
@@ -633,8 +633,12 @@ def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: C
     steps = tuple(_step(*step) for step in planned)
     initial: list[Any] = [None] * (len(slots) + 2)
     for name, s in slots.items():
-        if name in known:  # read-only: a constant an If or Loop passes on is never its caller's to write
-            initial[s] = read_only(known[name])
+        if name in known:
+            initial[s] = value = known[name]
+            if isinstance(value, np.ndarray):
+                # the plan's own array, read-only in place (a view would fail the kernels' ``is``
+                # tests of their node's constants): an If or Loop passing it on hands out a copy
+                value.flags.writeable = False
     constant_outputs = tuple(s in constant_slots for s in output_slots)
     producers = {s: entry for entry, _, outs, _ in runtime for s in outs if s > _DISCARD}
     slot_names = ("", "", *slots)

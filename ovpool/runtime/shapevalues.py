@@ -93,7 +93,7 @@ class ShapeValues:
         if values is None:
             values = self._computed(sources)
             if sum(getattr(v, "nbytes", 0) for v in values) <= KEPT_BYTES:
-                values = tuple(read_only(v) for v in values)
+                values = tuple(_read_only(v) for v in values)
                 if len(self.kept) >= KEYS:
                     self.kept.clear()
                 self.kept[key] = values
@@ -186,7 +186,7 @@ def group_shape_values(
     return grouped, len(replaced)
 
 
-def read_only(value: Any) -> Any:
+def _read_only(value: Any) -> Any:
     """An array as a read-only view of its data (the array itself stays as it was); other values as they are."""
     if not isinstance(value, np.ndarray):
         return value
