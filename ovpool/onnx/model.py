@@ -91,25 +91,26 @@ def load_apart(path: Path, least: int | None = None) -> tuple[ModelProto, Weight
         node = graph.node[index] if index < len(graph.node) else None
         name = node.output[0] if node is not None and node.output else ""
         found.append((name, _value(node) if node is not None else None, extent))
-    names = {name for name, _, _ in found}
+    weights = [(name, tensor, extent) for name, tensor, extent in found if tensor is not None]
+    names = {name for name, _, _ in weights}
     if (
         not found
+        or len(weights) != len(found)
         or len(apart.sizes) != len(initializers)
         or any((size is not None) != tensor.HasField("raw_data") for size, tensor in zip(apart.sizes, initializers))
-        or any(tensor is None or not tensor.HasField("raw_data") or tensor.raw_data for _, tensor, _ in found)
+        or any(not tensor.HasField("raw_data") or tensor.raw_data for _, tensor, _ in weights)
         or "" in names
-        or len(names) != len(found)
+        or len(names) != len(weights)
         or any(_reads_constants(node) for every in graphs(graph) for node in every.node)
     ):
         return load(path, load_data=False), None
     _checked(proto, path, sizes=apart.sizes)
-    for _, tensor, (start, end) in found:
-        assert tensor is not None  # refused above
+    for _, tensor, (start, end) in weights:
         tensor.ClearField("raw_data")
         tensor.data_location = TensorProto.EXTERNAL
         for key, value in (("location", path.name), ("offset", str(start)), ("length", str(end - start))):
             tensor.external_data.add(key=key, value=value)
-    return proto, Weights(path, {name: extent for name, _, extent in found})
+    return proto, Weights(path, {name: extent for name, _, extent in weights})
 
 
 # Under this size a model file is read and parsed whole as fast as its structure is taken apart
@@ -126,13 +127,14 @@ def _value(node: NodeProto) -> TensorProto | None:
 
 
 def _is_float_weight(data_type: int, size: int) -> bool:
-    """A float tensor of more than ``SHAPE_DATA_LIMIT`` elements, by its raw data size: a weight
-    to every reader of constants in ``ovpool.ov`` (``weightless``)."""
-    itemsize = _FLOAT_SIZES.get(data_type)
-    return itemsize is not None and size > SHAPE_DATA_LIMIT * itemsize
+    """A float tensor (``ovpool.dtypes``' float16, bfloat16, float32, float64) of more than
+    ``SHAPE_DATA_LIMIT`` elements, by its raw data size: a weight to every reader of constants in
+    ``ovpool.ov`` (``weightless``); the int64 values ``cpu_deviations`` reads stay in the model."""
+    name = _FLOAT_WEIGHTS.get(data_type)
+    return name is not None and size > SHAPE_DATA_LIMIT * dtypes.itemsize(name)
 
 
-_FLOAT_SIZES: dict[int, int] = {TensorProto.FLOAT: 4, TensorProto.DOUBLE: 8, TensorProto.FLOAT16: 2, TensorProto.BFLOAT16: 2}
+_FLOAT_WEIGHTS = {dtypes.to_onnx(name): name for name in ("float16", "bfloat16", "float32", "float64")}
 
 
 def _reads_constants(node: NodeProto) -> bool:
@@ -164,7 +166,7 @@ class Weights:
         model.CopyFrom(proto)
         with open(self.path, "rb") as handle:
             for name, tensor in self._held(model.graph):
-                _put_back(tensor, self._read(handle, name))
+                _put_back(tensor, self.raw(handle, name))
         return model
 
     def _held(self, graph: GraphProto) -> Iterator[tuple[str, TensorProto]]:
@@ -182,7 +184,8 @@ class Weights:
             ):
                 yield node.output[0], value
 
-    def _read(self, handle: Any, name: str) -> bytes:
+    def raw(self, handle: Any, name: str) -> bytes:
+        """The raw data of the weight ``name``, read from ``handle`` (the model file, open)."""
         start, end = self.extents[name]
         data = read_at(handle.fileno(), start, end - start)
         if len(data) != end - start:
@@ -199,7 +202,7 @@ class _WeightTensors(Mapping[str, TensorProto]):
         tensor = TensorProto()
         tensor.CopyFrom(self._tensors[name])
         with open(self._weights.path, "rb") as handle:
-            _put_back(tensor, self._weights._read(handle, name))
+            _put_back(tensor, self._weights.raw(handle, name))
         return tensor
 
     def __iter__(self) -> Iterator[str]:

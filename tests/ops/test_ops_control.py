@@ -275,8 +275,9 @@ def branch(name: str, op: str, operands: list[str], out_shape: list[int] | None 
     return helper.make_graph([helper.make_node(op, operands, [f"{name}_y"])], name, [], [vi(f"{name}_y", F, out_shape)])
 
 
+@pytest.mark.parametrize("opset", sorted(set(since_opsets("If")) | set(since_opsets("Loop"))))
 @pytest.mark.parametrize("kind", ["passed", "computed", "one step"])
-def test_constants_an_if_or_loop_returns_are_the_callers(kind: str) -> None:
+def test_constants_an_if_or_loop_returns_are_the_callers(kind: str, opset: int) -> None:
     """A branch constant (a body's initializer passed through, a node folded at prepare time, the
     one step of a branch) and a Loop's state left as the body's constant reach the caller as
     arrays of its own: writing into them changes nothing the next run gives; nothing of the plan
@@ -302,7 +303,7 @@ def test_constants_an_if_or_loop_returns_are_the_callers(kind: str) -> None:
         helper.make_node("Loop", ["M", ""], ["v"], body=body),
     ]
     inputs = [vi("c", B, []), vi("x", F, [3]), vi("M", I64, [])]
-    model = model_of(nodes, inputs, ["y", "z", "v"], 17)
+    model = model_of(nodes, inputs, ["y", "z", "v"], opset)
     model.graph.node[2].input.append("x")  # v starts from x
     session = GraphSession(model)
     feeds = {"c": np.array(True), "x": np.ones(3, np.float32), "M": np.array(2, np.int64)}
