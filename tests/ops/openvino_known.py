@@ -303,6 +303,17 @@ KNOWN: tuple[Known, ...] = (
         lambda case: len(case.inputs) > 4 and case.inputs[4] is not None,
         text="values differ",
     ),
+    Known(
+        "other",
+        ("BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"),
+        (),
+        "openvino",
+        "int64/uint64 values beyond 32 bits",
+        "OpenVINO CPU computes 64-bit bitwise ops in 32 bits (2**40 + 3 & 2**40 + 1 gives 1)",
+        _dtypes("int64", "uint64"),
+        text="values differ",
+        repro=("BitwiseAnd", 18, [np.array([2**40 + 3], np.int64), np.array([2**40 + 1], np.int64)], {}, 1),
+    ),
 )
 
 

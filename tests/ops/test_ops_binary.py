@@ -302,6 +302,30 @@ def test_bit_shift_28_follows_the_schema(dtype: Any, direction: str) -> None:
     np.testing.assert_array_equal(z, [shift(a, s) for a, s in zip(x.tolist(), y.tolist())])
 
 
+# ---------------------------------------------------------------- BitwiseAnd/Or/Xor/Not-18
+
+BITWISE_TYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+
+
+@pytest.mark.parametrize("dtype", BITWISE_TYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", ["BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"])
+@settings(max_examples=4)
+@given(data=st.data())
+def test_bitwise_match_onnxruntime(op: str, dtype: Any, data: st.DataObject) -> None:
+    """Bitwise-18 (their only version) at each of the 8 integer types, over the type's whole range
+    (negative values' two's complement bits), broadcast shapes."""
+    info = np.iinfo(dtype)
+    count = 1 if op == "BitwiseNot" else 2
+    drawn = data.draw(broadcast_shapes(count))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    inputs = [rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True) for shape in drawn]
+    (y,) = check(op, 18, inputs)
+    if op == "BitwiseNot":  # the schema: every bit flipped, -x - 1 in two's complement
+        flipped = [(~int(v)) & ((1 << info.bits) - 1) for v in inputs[0].reshape(-1).tolist()]
+        signed = [v - (1 << info.bits) if info.min < 0 and v >= 1 << (info.bits - 1) else v for v in flipped]
+        np.testing.assert_array_equal(y.reshape(-1), np.array(signed, dtype=dtype))
+
+
 # ---------------------------------------------------------------- the node's errors
 
 ERRORS = [
@@ -318,6 +342,10 @@ ERRORS = [
     ("BitShift", 11, [np.uint8([1]), np.uint8([1])], {}),  # direction is required
     ("BitShift", 11, [np.int8([1]), np.int8([1])], {"direction": "LEFT"}),  # signed from BitShift-28
     ("And", 7, [np.int32([1]), np.int32([1])], {}),
+    ("BitwiseAnd", 18, [np.float32([1]), np.float32([1])], {}),  # integers only
+    ("BitwiseOr", 18, [np.int32([1]), np.int64([1])], {}),  # A and B share T
+    ("BitwiseXor", 18, [np.int8([1, 2]), np.int8([1, 2, 3])], {}),
+    ("BitwiseNot", 18, [np.bool_([True])], {}),
 ]
 
 
@@ -329,6 +357,7 @@ def test_bad_nodes_are_model_errors(op: str, opset: int, inputs: list[Any], attr
 # ---------------------------------------------------------------- ONNX's node test cases
 
 MY_OPS = frozenset(ARITHMETIC + COMPARISONS + VARIADIC + ("Pow", "Mod", "Not", "And", "Or", "Xor", "Where", "BitShift"))
+MY_OPS |= {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"}
 
 
 @pytest.mark.parametrize("case", node_case_params(MY_OPS))

@@ -20,6 +20,8 @@ promotion) and the dtype must be one the version allows (Greater-7 has no int32,
 - Max, Min propagate NaN (max(1, NaN) = NaN); Sum, Mean add every input (Mean of 1 and 2: 1.5).
 - Equal, Greater, GreaterOrEqual, Less, LessOrEqual give bool; Equal-19 compares strings.
 - Not, And, Or, Xor work on bool; Where picks X where the condition holds, Y elsewhere.
+- BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot-18 work bit by bit on the integer types: uint8
+  12 & 10 = 8, 12 | 10 = 14, 12 ^ 10 = 6, ~12 = 243; int8 ~12 = -13 (two's complement).
 - BitShift-11 shifts unsigned integers, and a shift by the bit width or more gives 0 (1 << 8 in uint8
   is 0); BitShift-28 adds signed types: right shifts are arithmetic (-8 >> 1 = -4) and an
   over-shift or negative shift gives -1 for a negative X shifted right, 0 otherwise.
@@ -119,6 +121,9 @@ _PLAIN: tuple[tuple[str, int, Binary], ...] = (
     ("And", 7, np.logical_and),
     ("Or", 7, np.logical_or),
     ("Xor", 7, np.logical_xor),
+    ("BitwiseAnd", 18, np.bitwise_and),
+    ("BitwiseOr", 18, np.bitwise_or),
+    ("BitwiseXor", 18, np.bitwise_xor),
 )
 
 for _op, _since, _function in _PLAIN:
@@ -137,6 +142,18 @@ def not_(node: OpNode) -> Kernel:
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         check(x)
         return outputs(np.logical_not(x))
+
+    return kernel
+
+
+@register("BitwiseNot", 18)
+def bitwise_not(node: OpNode) -> Kernel:
+    """BitwiseNot-18: every bit flipped, in the input's integer type: uint8 5 -> 250, int8 5 -> -6."""
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x)
+        return outputs(np.invert(x))
 
     return kernel
 

@@ -68,6 +68,22 @@ def _formal_types(op_type: str, since: int, domain: str) -> tuple[tuple[str, ...
 _OBJECT = np.dtype(object)
 
 
+@functools.cache
+def first_allowing(op_type: str, domain: str, position: int, dtype: np.dtype) -> int | None:
+    """The first since-version of ``op_type`` whose schema allows ``dtype`` at input ``position``
+    (bfloat16 for Det: 22), or None when none does."""
+    import onnx
+
+    versions = sorted(
+        {s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op_type and s.domain == domain}
+    )
+    for since in versions:
+        params, allowed = _formal_types(op_type, since, domain)
+        if params and dtype in allowed.get(params[min(position, len(params) - 1)], frozenset()):
+            return since
+    return None
+
+
 def type_guard(node: OpNode) -> Callable[..., None]:
     """A check of a kernel's inputs against the node's schema version: each input's dtype is one its
     type parameter allows, and inputs sharing a parameter share a dtype (Add-7 of float32 and int64
@@ -103,7 +119,9 @@ def type_guard(node: OpNode) -> Callable[..., None]:
             dtype = _OBJECT if array.dtype.kind == "U" else array.dtype
             if dtype not in allowed[param]:
                 names = ", ".join(sorted(str(t) for t in allowed[param]))
-                raise node.fail(f"input {i} has type {dtype}; {node.op_type}-{node.since} allows {names}")
+                later = first_allowing(node.op_type, node.domain, i, dtype)
+                hint = f" ({dtype} from {node.op_type}-{later})" if later is not None else ""
+                raise node.fail(f"input {i} has type {dtype}; {node.op_type}-{node.since} allows {names}{hint}")
             if seen.setdefault(param, dtype) != dtype:
                 raise node.fail(f"input {i} has type {dtype}, another input of type {param} has {seen[param]}")
 
