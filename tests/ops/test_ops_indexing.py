@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from harness import (
+    assert_node_error,
     check,
     check_node_case,
     examples,
@@ -313,6 +314,74 @@ def test_cumsum(opset: int, data: st.DataObject, seed: int) -> None:
     axis_input = np.array(axis, data.draw(st.sampled_from(["int64", "int32"])))
     rtol = 2e-3 if dtype == "float16" else 1e-5
     check("CumSum", opset, [values(seed, shape, dtype), axis_input], attrs, rtol=rtol, atol=rtol)
+
+
+def schema_cumprod(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    """CumProd-26's schema by loops over the axis, in T (x's dtype, wrapping for integers)."""
+    moved = np.moveaxis(x, axis, -1)
+    out = np.empty_like(moved)
+    length = moved.shape[-1]
+    for index in np.ndindex(moved.shape[:-1]):
+        order = range(length - 1, -1, -1) if reverse else range(length)
+        product = np.ones((), x.dtype)
+        for j in order:
+            if exclusive:
+                out[(*index, j)] = product
+            with np.errstate(all="ignore"):
+                product = (product * moved[(*index, j)]).astype(x.dtype)
+            if not exclusive:
+                out[(*index, j)] = product
+    return np.moveaxis(out, -1, axis)
+
+
+@examples(15)
+@given(data=st.data(), seed=seeds)
+def test_cumprod(data: st.DataObject, seed: int) -> None:
+    """CumProd-26 (its only version) against onnxruntime and the schema's loops: every type of T
+    that onnxruntime runs, both axis types, exclusive/reverse, negative axes."""
+    shape = data.draw(shapes(1, 4, 0))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    dtype = data.draw(st.sampled_from(("float32", "float64", "float16", "int32", "int64")))
+    attrs = {name: 1 for name in ("exclusive", "reverse") if data.draw(st.booleans())}
+    axis_input = np.array(axis, data.draw(st.sampled_from(["int64", "int32"])))
+    x = (
+        values(seed, shape, dtype)
+        if dtype.startswith("float")
+        else np.random.default_rng(seed).integers(-3, 4, shape).astype(dtype)
+    )
+    rtol = 2e-3 if dtype == "float16" else 1e-5
+    (y,) = check("CumProd", 26, [x, axis_input], attrs, rtol=rtol, atol=rtol)
+    expected = schema_cumprod(x, axis % len(shape), "exclusive" in attrs, "reverse" in attrs)
+    np.testing.assert_allclose(y.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", ["uint32", "uint64", "bfloat16"])
+def test_cumprod_types_onnxruntime_lacks(dtype: str) -> None:
+    """uint32, uint64 (wrapping) and bfloat16 (rounded at each step) against the schema's loops."""
+    import ml_dtypes
+
+    numpy_type = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    x = np.array([[3, 70000, 70000, 2], [1, 2, 3, 4]]).astype(numpy_type)
+    if dtype == "bfloat16":
+        x = np.array([[1.5, 3.25, 7.0, 0.1], [1, 2, 3, 4]], numpy_type)
+    for attrs in ({}, {"exclusive": 1, "reverse": 1}):
+        (y,) = ovpool_of("CumProd", 26, [x, np.int64(1)], attrs)
+        expected = schema_cumprod(x, 1, "exclusive" in attrs, "reverse" in attrs)
+        assert y.dtype == x.dtype
+        np.testing.assert_array_equal(y.astype(np.float64), expected.astype(np.float64))
+
+
+@pytest.mark.parametrize(
+    ("inputs", "match"),
+    [
+        ([np.int8([1, 2]), np.int64(0)], "int8"),  # T has no 8-bit integers
+        ([np.float32([1, 2]), np.int64([0, 0])], "axis"),  # one value
+        ([np.float32([1, 2]), np.int64(1)], "axis"),  # beyond the rank
+        ([np.float32([1, 2]), np.float32(0)], "float32"),  # T2 is int32/int64
+    ],
+)
+def test_cumprod_errors(inputs: list[np.ndarray], match: str) -> None:
+    assert_node_error("CumProd", 26, inputs, match=match)
 
 
 # ---------------------------------------------------------------------------------------------

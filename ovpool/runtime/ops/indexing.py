@@ -1,5 +1,5 @@
 """Gather, scatter, sort and select operators: Gather, GatherElements, GatherND, Scatter,
-ScatterElements, ScatterND, OneHot, CumSum, TopK, NonZero, Compress, Unique.
+ScatterElements, ScatterND, OneHot, CumSum, CumProd, TopK, NonZero, Compress, Unique.
 
 Each since-version keeps its own meaning: negative indices only from the version that allows
 them (Gather-1 and Scatter-9 refuse index -1, Gather-11 reads it as the last entry; OneHot-9 gives
@@ -19,6 +19,7 @@ import numpy as np
 
 from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, outputs, register
+from ovpool.runtime.ops.elementwise import type_guard
 from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
 
 _FEW = 64  # indices up to this many are bounded in Python: two numpy reductions cost more
@@ -304,29 +305,46 @@ def one_hot(node: OpNode) -> Kernel:
     return kernel
 
 
+def _cumulative(node: OpNode, running: Callable[..., np.ndarray], identity: int) -> Kernel:
+    """The kernel of CumSum/CumProd: ``running`` (np.cumsum, np.cumprod) along the ``axis`` input
+    (one int32/int64 value) in T; ``exclusive`` shifts the results one place, ``identity`` first."""
+    exclusive = bool(node.attr("exclusive", 0))
+    reverse = bool(node.attr("reverse", 0))
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray, axis: np.ndarray) -> tuple[np.ndarray, ...]:
+        axis = np.asarray(axis)
+        check(x, axis)
+        if axis.size != 1 or axis.dtype.kind not in "iu":
+            raise node.fail(f"input 'axis' must be one integer, got {axis.dtype} of shape {axis.shape}")
+        a = normalize_axis(node, int(axis.reshape(-1)[0]), x.ndim)
+        source = np.flip(x, a) if reverse else x
+        with np.errstate(all="ignore"):
+            results = running(source, axis=a, dtype=x.dtype)
+        if exclusive:
+            shifted = np.full_like(results, identity)
+            lead = (slice(None),) * a
+            shifted[(*lead, slice(1, None))] = results[(*lead, slice(None, -1))]
+            results = shifted
+        return (np.flip(results, a) if reverse else results,)
+
+    return kernel
+
+
 @register("CumSum", 11)
 def cumsum(node: OpNode) -> Kernel:
     """CumSum: running sums along the ``axis`` input (0-D); ``exclusive`` leaves out the element
     itself, ``reverse`` runs from the end. [1,2,3]: [1,3,6]; exclusive [0,1,3]; reverse [6,5,3];
     both [5,3,0]. Sums are in T (int32 wraps, float16 rounds at each step)."""
-    exclusive = bool(node.attr("exclusive", 0))
-    reverse = bool(node.attr("reverse", 0))
+    return _cumulative(node, np.cumsum, 0)
 
-    def kernel(x: np.ndarray, axis: np.ndarray) -> tuple[np.ndarray, ...]:
-        axis = np.asarray(axis)
-        if axis.size != 1 or axis.dtype.kind not in "iu":
-            raise node.fail(f"input 'axis' must be one integer, got {axis.dtype} of shape {axis.shape}")
-        a = normalize_axis(node, int(axis.reshape(-1)[0]), x.ndim)
-        source = np.flip(x, a) if reverse else x
-        sums = np.cumsum(source, axis=a, dtype=x.dtype)
-        if exclusive:
-            shifted = np.zeros_like(sums)
-            lead = (slice(None),) * a
-            shifted[(*lead, slice(1, None))] = sums[(*lead, slice(None, -1))]
-            sums = shifted
-        return (np.flip(sums, a) if reverse else sums,)
 
-    return kernel
+@register("CumProd", 26)
+def cumprod(node: OpNode) -> Kernel:
+    """CumProd-26: running products along the ``axis`` input (int32/int64, one value), as CumSum:
+    [1,2,3]: [1,2,6]; exclusive [1,1,2]; reverse [6,6,3]; both [6,3,1]. Products are in T (int32
+    wraps, float16 rounds at each step, as numpy's cumprod in the type does)."""
+    return _cumulative(node, np.cumprod, 1)
 
 
 # ---------------------------------------------------------------------------------------------
