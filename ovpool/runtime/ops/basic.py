@@ -1,5 +1,5 @@
-"""The basic operators: Constant, Identity, Dropout (inference), Cast, CastLike, Shape, Size, ConstantOfShape,
-and the optional-type ops (Optional, OptionalHasElement, OptionalGetElement).
+"""The basic operators: Constant, Identity, Dropout (inference), Cast, CastLike, BitCast, Shape, Size,
+ConstantOfShape, and the optional-type ops (Optional, OptionalHasElement, OptionalGetElement).
 
 Values here are exact: these ops move or re-type data, they do not compute. Cast follows the
 schema's conversion rules: float to integer truncates toward zero (2.7 -> 2, -2.7 -> -2), integer
@@ -7,6 +7,7 @@ to a narrower integer keeps the low bits (200 int16 -> -56 int8), anything to bo
 float 8 targets (Cast-19) saturate or not per the schema's table (1e6 -> 448 in FLOAT8E4M3FN with
 ``saturate=1``, NaN with ``saturate=0``). Numbers cast to strings are written as onnxruntime
 writes them (``%.8g``: 0.1 -> "0.1", 1.5e-7 -> "1.5000001e-07", inf -> "INF", NaN -> "NaN").
+BitCast-26 keeps the bits instead: float32 1.0 is int32 1065353216.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
 
 from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
+from ovpool.runtime.ops.elementwise import check_type, type_guard
 from ovpool.runtime.ops.memo import dtype_name
 
 
@@ -393,6 +395,49 @@ def cast_like(node: OpNode) -> Kernel:
         return outputs(convert(x))
 
     return kernel
+
+
+_SUB_BYTE_BITS = {"int4": 4, "uint4": 4, "float4_e2m1fn": 4, "int2": 2, "uint2": 2}
+
+
+def _bits(dtype: np.dtype) -> int:
+    """The bit width of an element type as ONNX counts it: 4 for INT4 (held one to a byte here)."""
+    return _SUB_BYTE_BITS.get(dtype.name, dtype.itemsize * 8)
+
+
+@register("BitCast", 26)
+def bit_cast(node: OpNode) -> Kernel:
+    """BitCast-26: the input's bits read as ``to`` (same bit width, same shape, little endian):
+    float32 1.0 is int32 1065353216, int8 -1 is uint8 255, INT4 -1 is UINT4 15. A bool target
+    holds true for every non-zero byte (uint8 2 -> true), as a byte copy makes it in C."""
+    if "to" not in node.attrs:
+        raise node.fail("is required", "to")
+    target = _target_of_bits(node, int(node.attrs["to"]))
+    check_type(node, "T2", target, "to")
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x)
+        if _bits(x.dtype) != _bits(target):
+            raise node.fail(f"{target.name} has {_bits(target)} bits, the input's {x.dtype} {_bits(x.dtype)}", "to")
+        source = x if x.flags.c_contiguous else x.copy()  # ascontiguousarray makes 0-d 1-d
+        if target == np.bool_:
+            return (source.view(np.uint8) != 0,)
+        if x.dtype.name in _SUB_BYTE_BITS:
+            source = source.view(np.uint8) & np.uint8((1 << _bits(x.dtype)) - 1)
+        return (source.view(target),)
+
+    return kernel
+
+
+def _target_of_bits(node: OpNode, elem: int) -> np.dtype:
+    """BitCast's ``to`` as a numpy dtype: every ONNX type numpy or ml_dtypes holds (all but STRING)."""
+    if elem == TensorProto.STRING:
+        raise node.fail("STRING has no bit pattern to reinterpret", "to")
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+    except (KeyError, TypeError, ValueError):
+        raise node.fail(f"{elem} is not an ONNX tensor element type", "to") from None
 
 
 # ---------------------------------------------------------------- Shape, Size, ConstantOfShape

@@ -50,18 +50,22 @@ Unary = Callable[[np.ndarray], np.ndarray]
 
 @functools.cache
 def _formal_types(op_type: str, since: int, domain: str) -> tuple[tuple[str, ...], dict[str, frozenset[np.dtype]]]:
-    """The schema's type parameter of each formal input and the numpy dtypes each parameter allows."""
+    """The schema's type parameter of each formal input and the numpy dtypes each parameter allows;
+    an input of one fixed type (ReverseSequence's ``sequence_lens``: "tensor(int64)") is its own
+    parameter, allowing that type."""
     import onnx
     from onnx import TensorProto, helper
 
     schema = onnx.defs.get_schema(op_type, since, domain)
+    constraints = [(c.type_param_str, tuple(c.allowed_type_strs)) for c in schema.type_constraints]
+    constraints += [(formal.type_str, (formal.type_str,)) for formal in schema.inputs if formal.type_str.startswith("tensor(")]
     allowed: dict[str, frozenset[np.dtype]] = {}
-    for constraint in schema.type_constraints:
+    for param, names in constraints:
         dtypes = set()
-        for name in constraint.allowed_type_strs:
+        for name in names:
             if name.startswith("tensor(") and hasattr(TensorProto, name[7:-1].upper()):
                 dtypes.add(np.dtype(helper.tensor_dtype_to_np_dtype(getattr(TensorProto, name[7:-1].upper()))))
-        allowed[constraint.type_param_str] = frozenset(dtypes)
+        allowed[param] = frozenset(dtypes)
     return tuple(formal.type_str for formal in schema.inputs), allowed
 
 
@@ -69,19 +73,35 @@ _OBJECT = np.dtype(object)
 
 
 @functools.cache
-def first_allowing(op_type: str, domain: str, position: int, dtype: np.dtype) -> int | None:
-    """The first since-version of ``op_type`` whose schema allows ``dtype`` at input ``position``
-    (bfloat16 for Det: 22), or None when none does."""
+def first_allowing(op_type: str, domain: str, param: str, dtype: np.dtype) -> int | None:
+    """The first since-version of ``op_type`` whose schema allows ``dtype`` for the type parameter
+    ``param`` (bfloat16 for Det's T: 22), or None when none does."""
     import onnx
 
     versions = sorted(
         {s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op_type and s.domain == domain}
     )
     for since in versions:
-        params, allowed = _formal_types(op_type, since, domain)
-        if params and dtype in allowed.get(params[min(position, len(params) - 1)], frozenset()):
+        if dtype in _formal_types(op_type, since, domain)[1].get(param, frozenset()):
             return since
     return None
+
+
+def _refusal(node: OpNode, what: str, param: str, dtype: np.dtype, allowed: frozenset[np.dtype]) -> str:
+    """``input 0 has type bfloat16; Det-11 allows float16, float32, float64 (bfloat16 from Det-22)``."""
+    names = ", ".join(sorted(str(t) for t in allowed))
+    later = first_allowing(node.op_type, node.domain, param, dtype)
+    hint = f" ({dtype} from {node.op_type}-{later})" if later is not None else ""
+    return f"{what} has type {dtype}; {node.op_type}-{node.since} allows {names}{hint}"
+
+
+def check_type(node: OpNode, param: str, dtype: np.dtype, attribute: str) -> None:
+    """An output type chosen by ``attribute`` (EyeLike's ``dtype``, BitCast's ``to``) checked
+    against the type parameter ``param`` of the node's version: bfloat16 for EyeLike-9 is the
+    node's error, naming EyeLike-22, which allows it."""
+    allowed = _formal_types(node.op_type, node.since, node.domain)[1][param]
+    if dtype not in allowed:
+        raise node.fail(_refusal(node, "the output", param, dtype, allowed), attribute)
 
 
 def type_guard(node: OpNode) -> Callable[..., None]:
@@ -118,10 +138,7 @@ def type_guard(node: OpNode) -> Callable[..., None]:
             param = params[min(i, last)]
             dtype = _OBJECT if array.dtype.kind == "U" else array.dtype
             if dtype not in allowed[param]:
-                names = ", ".join(sorted(str(t) for t in allowed[param]))
-                later = first_allowing(node.op_type, node.domain, i, dtype)
-                hint = f" ({dtype} from {node.op_type}-{later})" if later is not None else ""
-                raise node.fail(f"input {i} has type {dtype}; {node.op_type}-{node.since} allows {names}{hint}")
+                raise node.fail(_refusal(node, f"input {i}", param, dtype, allowed[param]))
             if seen.setdefault(param, dtype) != dtype:
                 raise node.fail(f"input {i} has type {dtype}, another input of type {param} has {seen[param]}")
 

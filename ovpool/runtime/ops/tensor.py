@@ -1,5 +1,6 @@
 """Shape and layout operators: Concat, Reshape, Flatten, Transpose, Slice, Split, Squeeze,
-Unsqueeze, Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Trilu, Range.
+Unsqueeze, Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Trilu, Range, EyeLike, ReverseSequence,
+CenterCropPad, Col2Im.
 
 Each since-version keeps its own form: attributes before inputs (Slice-1 ``starts``/``ends``,
 Split-2 ``split``, Squeeze/Unsqueeze-1/11 ``axes``, Pad-2 ``pads``/``value``), negative axes only
@@ -20,9 +21,14 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
+from ovpool.dtypes import from_onnx, np_dtype
+from ovpool.errors import UnsupportedError
 from ovpool.memory import check_tensor, fits
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axes, normalize_axis, outputs, register
+from ovpool.runtime.ops.elementwise import check_type, int_attr, narrow, type_guard, wide
 from ovpool.runtime.ops.memo import ShapeMemo, dtype_name
+from ovpool.shape import axis_output
+from ovpool.spec import Rounding
 
 P = TypeVar("P")
 
@@ -823,3 +829,162 @@ def range_(node: OpNode) -> Kernel:
         return outputs((i * d.astype(work) + s.astype(work)).astype(dtype, copy=False))
 
     return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# EyeLike, ReverseSequence, CenterCropPad, Col2Im
+
+
+@register("EyeLike", 9)
+def eye_like(node: OpNode) -> Kernel:
+    """EyeLike-9/22: a 2-D tensor of the input's shape with ones where ``j - i == k`` (default 0),
+    zeros elsewhere, of type ``dtype`` (default: the input's): (3, 4) with k=1 has ones at (0, 1),
+    (1, 2), (2, 3). EyeLike-22 adds bfloat16."""
+    k = int_attr(node, "k", 0)
+    target = None
+    if "dtype" in node.attrs:
+        try:
+            target = np_dtype(from_onnx(int_attr(node, "dtype", 0)))
+        except UnsupportedError as error:
+            raise node.fail(str(error), "dtype") from None
+        check_type(node, "T2", target, "dtype")
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x)
+        if x.ndim != 2:
+            raise node.fail(f"input of shape {x.shape}: EyeLike takes a 2-D input")
+        return (np.eye(x.shape[0], x.shape[1], k, dtype=target or x.dtype),)
+
+    return kernel
+
+
+@register("ReverseSequence", 10)
+def reverse_sequence(node: OpNode) -> Kernel:
+    """ReverseSequence-10/28: for each batch entry b (along ``batch_axis``, default 1) the first
+    ``sequence_lens[b]`` steps along ``time_axis`` (default 0) reversed, the rest copied:
+    [[0, 1, 2, 3]] with batch_axis=0, time_axis=1 and lens [3] gives [[2, 1, 0, 3]]. A length of
+    0 or 1 copies the entry; beyond the number of steps is the node's error. ReverseSequence-28
+    adds bfloat16."""
+    time_axis = int_attr(node, "time_axis", 0, (0, 1))
+    batch_axis = int_attr(node, "batch_axis", 1, (0, 1))
+    if time_axis == batch_axis:
+        raise node.fail(f"{batch_axis} is time_axis too; one must be 0 and the other 1", "batch_axis")
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x, lens)
+        if x.ndim < 2:
+            raise node.fail(f"input of shape {x.shape}: it needs rank 2 or more")
+        batch, steps = x.shape[batch_axis], x.shape[time_axis]
+        if lens.shape != (batch,):
+            raise node.fail(f"sequence_lens of shape {lens.shape}: it must be ({batch},), one per batch entry")
+        y = x.copy()
+        for b, length in enumerate(lens.tolist()):
+            if not 0 <= length <= steps:
+                raise node.fail(f"sequence_lens[{b}] = {length} is outside [0, {steps}]")
+            target: list[Any] = [slice(None)] * x.ndim
+            target[batch_axis] = b
+            source = list(target)
+            target[time_axis] = slice(0, length)
+            source[time_axis] = slice(length - 1, None, -1) if length else slice(0, 0)
+            y[tuple(target)] = x[tuple(source)]
+        return (y,)
+
+    return kernel
+
+
+@register("CenterCropPad", 18)
+def center_crop_pad(node: OpNode) -> Kernel:
+    """CenterCropPad-18: each of ``axes`` (default all; negative from the end) cropped or padded to
+    the ``shape`` input's length, centred: a crop starts at ``(in - out) // 2`` (10 -> 7 keeps
+    1..7), a pad puts ``(out - in) // 2`` zeros before and the rest after (7 -> 10: 1 before, 2
+    after). Strings pad with ""."""
+    axes_attr = node.attr("axes")
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x, shape)
+        axes = normalize_axes(node, axes_attr, x.ndim) if axes_attr is not None else tuple(range(x.ndim))
+        sizes = [int(v) for v in shape.reshape(-1).tolist()]
+        if shape.ndim != 1 or len(sizes) != len(axes):
+            raise node.fail(f"shape input of shape {shape.shape}: it must be 1-D, one length for each of {len(axes)} axes")
+        if min(sizes, default=0) < 0:
+            raise node.fail(f"shape input {sizes} holds a negative length")
+        out_shape = list(x.shape)
+        source: list[slice] = [slice(None)] * x.ndim
+        target: list[slice] = [slice(None)] * x.ndim
+        for axis, size in zip(axes, sizes):
+            length = x.shape[axis]
+            out_shape[axis] = size
+            if length >= size:
+                start = (length - size) // 2
+                source[axis] = slice(start, start + size)
+            else:
+                start = (size - length) // 2
+                target[axis] = slice(start, start + length)
+        y = np.full(out_shape, "", dtype=object) if x.dtype == object else np.zeros(out_shape, x.dtype)
+        y[tuple(target)] = x[tuple(source)]
+        return (y,)
+
+    return kernel
+
+
+@register("Col2Im", 18)
+def col2im(node: OpNode) -> Kernel:
+    """Col2Im-18 (PyTorch's fold): input (N, C * prod(block_shape), L), the columns of L block
+    positions, summed back into an (N, C, *image_shape) image: block position o along an axis
+    covers image cells ``o * stride - pad_begin + j * dilation`` (cells in the padding are dropped)
+    and L must be the product of the positions per axis, ``(image + pads - dilation * (block - 1)
+    - 1) // stride + 1``: image 5, block 2, stride 1 gives 4, so a 5x5 image of 2x2 blocks has L =
+    16. Numbers only (sums); integers wrap, float16 is summed in float32 and rounded once."""
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray, image_shape: np.ndarray, block_shape: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x, image_shape, block_shape)
+        if x.dtype.kind not in "iufV":
+            raise node.fail(f"input of type {x.dtype}: ovpool's Col2Im sums numbers only")
+        image = [int(v) for v in image_shape.reshape(-1).tolist()]
+        block = [int(v) for v in block_shape.reshape(-1).tolist()]
+        rank = len(image)
+        if image_shape.ndim != 1 or block_shape.shape != image_shape.shape or rank == 0:
+            raise node.fail(f"image_shape {image_shape.shape} and block_shape {block_shape.shape} must be 1-D of one length")
+        if min(image + block) < 1:
+            raise node.fail(f"image_shape {image} and block_shape {block} must be positive")
+        strides = _spatial_attr(node, "strides", rank, [1] * rank)
+        dilations = _spatial_attr(node, "dilations", rank, [1] * rank)
+        pads = _spatial_attr(node, "pads", 2 * rank, [0] * (2 * rank), low=0)
+        positions = [
+            axis_output(image[i], block[i], strides[i], dilations[i], pads[i], pads[rank + i], Rounding.FLOOR)
+            for i in range(rank)
+        ]
+        cells = math.prod(block)
+        if x.ndim != 3 or x.shape[1] % cells or x.shape[2] != math.prod(positions) or min(positions) < 1:
+            raise node.fail(
+                f"input of shape {x.shape}: it must be (N, C * {cells}, {math.prod(positions)}) for blocks {block} "
+                f"at {positions} positions in image {image}"
+            )
+        n, channels = x.shape[0], x.shape[1] // cells
+        work = wide(x)
+        columns = work.reshape(n, channels, *block, *positions)
+        padded = np.zeros((n, channels, *(image[i] + pads[i] + pads[rank + i] for i in range(rank))), work.dtype)
+        with np.errstate(over="ignore"):
+            for offset in itertools.product(*(range(b) for b in block)):
+                window = tuple(
+                    slice(offset[i] * dilations[i], offset[i] * dilations[i] + (positions[i] - 1) * strides[i] + 1, strides[i])
+                    for i in range(rank)
+                )
+                block_at: tuple[Any, ...] = (slice(None), slice(None), *offset)
+                padded[(slice(None), slice(None), *window)] += columns[block_at]
+        inside = tuple(slice(pads[i], pads[i] + image[i]) for i in range(rank))
+        return (narrow(padded[(slice(None), slice(None), *inside)], x.dtype),)
+
+    return kernel
+
+
+def _spatial_attr(node: OpNode, name: str, length: int, default: list[int], low: int = 1) -> list[int]:
+    """A list attribute of ``length`` ints, each at least ``low`` (Col2Im's strides, dilations, pads)."""
+    values = node.attr(name, default)
+    if not isinstance(values, list) or len(values) != length or any(not isinstance(v, int) or v < low for v in values):
+        raise node.fail(f"{values!r} must be {length} integers of at least {low}", name)
+    return [int(v) for v in values]
