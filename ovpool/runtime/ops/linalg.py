@@ -1,4 +1,4 @@
-"""MatMul, Gemm and Einsum, one kernel per ONNX version range, on numpy (BLAS for floats).
+"""MatMul, Gemm, Einsum and Det, one kernel per ONNX version range, on numpy (BLAS for floats).
 
 - MatMul-1/9/13 is numpy's matmul: (2, 3, 4) @ (4, 5) gives (2, 3, 5); a 1-D first input is a row
   and a 1-D second a column, the added axis removed again: (4,) @ (2, 4, 5) gives (2, 5), (3,) @ (3,)
@@ -14,7 +14,9 @@
   A letter's dimension must be the same in every term that uses it; every ``...`` stands for the same
   number of axes (whose sizes broadcast: (2, 1, 3, 4) and (1, 5, 4, 2) under "...ij,...jk").
 
-float16 (and bfloat16) products are computed in float32 and rounded once, as numpy's half-precision
+- Det-11/22: the determinant of each trailing square matrix: [[1, 2], [3, 4]] gives -2.
+
+float16 (and bfloat16) products and determinants are computed in float32 and rounded once, as numpy's half-precision
 matmul is slow and accumulates in half precision.
 """
 
@@ -209,5 +211,24 @@ def einsum(node: OpNode) -> Kernel:
         except ValueError as error:
             raise node.fail(f"{equation!r} on shapes {', '.join(map(str, shapes))}: {error}") from None
         return outputs(narrow(np.asarray(result), arrays[0].dtype))
+
+    return kernel
+
+
+# ---------------------------------------------------------------- Det
+
+
+@register("Det", 11)
+def det(node: OpNode) -> Kernel:
+    """Det-11/22: the determinant of each trailing M x M matrix (LU, LAPACK): (3, 2, 2) gives (3,),
+    a 2-D input a 0-d result; [[1, 2], [3, 4]] gives -2. float16 and bfloat16 (Det-22) are computed
+    in float32 and rounded once."""
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x)
+        if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+            raise node.fail(f"input of shape {x.shape}: Det takes square matrices, shape (*, M, M)")
+        return outputs(narrow(np.asarray(np.linalg.det(wide(x))), x.dtype))
 
     return kernel

@@ -1,5 +1,5 @@
 """Normalizations: BatchNormalization, InstanceNormalization, LayerNormalization,
-GroupNormalization, LpNormalization and LRN, each version as its schema states it.
+GroupNormalization, LpNormalization, LRN and MeanVarianceNormalization, each version as its schema states it.
 
 BatchNormalization in inference form uses the GIVEN statistics: ``(x - mean) / sqrt(var + epsilon)
 * scale + B`` per channel (axis 1); with mean 1, var 3, epsilon 1, scale 2, B 0.5 an input 5 gives
@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ovpool.runtime.ops.base import LATEST, Kernel, OpNode, normalize_axis, outputs, register
+from ovpool.runtime.ops.base import LATEST, Kernel, OpNode, normalize_axes, normalize_axis, outputs, register
+from ovpool.runtime.ops.elementwise import type_guard
 
 FLOAT_STASH = 1  # TensorProto.FLOAT, the one stash_type ovpool computes in
 
@@ -348,5 +349,31 @@ def lrn(node: OpNode) -> Kernel:
         total += bias
         np.power(total, beta, out=total)
         return ((work / total).astype(x.dtype, copy=False),)
+
+    return kernel
+
+
+MVN_EPSILON = 1e-9  # the Epsilon constant of MeanVarianceNormalization's function body
+
+
+@register("MeanVarianceNormalization", 9, LATEST)
+def mean_variance_normalization(node: OpNode) -> Kernel:
+    """MeanVarianceNormalization-9/13 as its function body computes it over ``axes`` (default
+    [0, 2, 3]): ``(X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9)``; X = [1, 3] over axis 0 gives
+    mean 2, E[X^2] 5, std 1 and Y = [-1, 1]. Negative axes count from the end; -13 adds bfloat16."""
+    axes_attr = node.attr("axes", [0, 2, 3])
+    if not isinstance(axes_attr, list) or not all(isinstance(a, int) for a in axes_attr):
+        raise node.fail(f"{axes_attr!r} is not a list of integers", "axes")
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x)
+        axes = normalize_axes(node, axes_attr, x.ndim)
+        work = _work(x)
+        with np.errstate(all="ignore"):
+            mean = work.mean(axis=axes, keepdims=True)
+            variance = (work * work).mean(axis=axes, keepdims=True) - mean * mean
+            y = (work - mean) / (np.sqrt(variance) + work.dtype.type(MVN_EPSILON))
+        return (y.astype(x.dtype, copy=False),)
 
     return kernel
