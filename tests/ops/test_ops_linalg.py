@@ -4,6 +4,7 @@ ONNX's own node test cases."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -222,4 +223,59 @@ def test_bad_nodes_are_model_errors(op: str, opset: int, inputs: list[Any], attr
 
 @pytest.mark.parametrize("case", node_case_params(("MatMul", "Gemm", "Einsum")))
 def test_onnx_node_cases(case: Any) -> None:
+    check_node_case(case)
+
+
+# ---------------------------------------------------------------- Det
+
+
+def schema_det(x: np.ndarray) -> np.ndarray:
+    """The determinant by the Leibniz formula in float64, matrix by matrix (small M only)."""
+    import itertools
+
+    m = x.shape[-1]
+    flat = x.astype(np.float64).reshape(-1, m, m)
+    results = []
+    for matrix in flat:
+        total = 0.0
+        for perm in itertools.permutations(range(m)):
+            inversions = sum(1 for i in range(m) for j in range(i + 1, m) if perm[i] > perm[j])
+            total += (-1) ** inversions * math.prod(matrix[i, perm[i]] for i in range(m))
+        results.append(total)
+    return np.array(results).reshape(x.shape[:-2])
+
+
+@pytest.mark.parametrize(("opset", "dtype"), opset_type_cases("Det"))
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_det_matches_onnxruntime_and_schema(opset: int, dtype: Any, data: st.DataObject) -> None:
+    """Det-11/22 on batches (none, one or two batch axes) of 1x1 to 4x4 matrices."""
+    batch = data.draw(st.lists(st.integers(1, 3), max_size=2))
+    m = data.draw(st.integers(1, 4))
+    x = arrays(data.draw, dtype, (*batch, m, m), -2, 2)
+    rtol = 2e-2 if dtype == np.float16 else 1e-4
+    (y,) = run_ovpool(make_model("Det", opset, [x]), {"x0": x})
+    assert y.dtype == x.dtype and y.shape == tuple(batch)
+    np.testing.assert_allclose(y.astype(np.float64), schema_det(x), rtol=rtol, atol=1e-2 if dtype == np.float16 else 1e-5)
+    check("Det", opset, [x], rtol=rtol, atol=rtol / 10)  # onnxruntime has no float16 Det
+
+
+def test_det_bfloat16_from_det_22() -> None:
+    """bfloat16 (Det-22) computed in float32 and rounded once; Det-11 refuses it naming Det-22."""
+    import ml_dtypes
+
+    x = np.array([[[1.5, 2.0], [3.0, 4.25]], [[2.0, 0.5], [1.0, 3.0]]], ml_dtypes.bfloat16)
+    (y,) = run_ovpool(make_model("Det", 22, [x]), {"x0": x})
+    assert y.dtype == x.dtype
+    np.testing.assert_array_equal(y.astype(np.float64), schema_det(x).astype(ml_dtypes.bfloat16).astype(np.float64))
+    assert_node_error("Det", 11, [x], match="from Det-22")
+
+
+@pytest.mark.parametrize("x", [np.zeros((2, 3), np.float32), np.zeros(3, np.float32), np.zeros((2, 2), np.int32)], ids=str)
+def test_det_errors(x: np.ndarray) -> None:
+    assert_node_error("Det", 22, [x])
+
+
+@pytest.mark.parametrize("case", node_case_params(("Det",)))
+def test_det_node_cases(case: Any) -> None:
     check_node_case(case)

@@ -9,7 +9,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, drawn_rng, examples, make_model, node_case_params, run_ovpool, since_opsets
+from harness import (
+    check,
+    check_node_case,
+    drawn_rng,
+    examples,
+    expanded_case_params,
+    make_model,
+    node_case_params,
+    run_ovpool,
+    since_opsets,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -426,4 +436,84 @@ def test_lrn_refusals(x: np.ndarray, attrs: dict, message: str) -> None:
 
 @pytest.mark.parametrize("case", node_case_params(OPS))
 def test_onnx_node_cases(case: Any) -> None:
+    check_node_case(case, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- MeanVarianceNormalization
+
+
+def schema_mvn(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """The function body in float64 by loops over the kept axes: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9)."""
+    x = x.astype(np.float64)
+    axes = tuple(a % x.ndim for a in axes)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    y = np.empty_like(x)
+    for index in np.ndindex(*(x.shape[d] for d in kept)):
+        select: list[Any] = [slice(None)] * x.ndim
+        for d, i in zip(kept, index):
+            select[d] = i
+        group = x[tuple(select)]
+        mean = group.sum() / group.size
+        variance = (group * group).sum() / group.size - mean * mean
+        y[tuple(select)] = (group - mean) / (math.sqrt(max(variance, 0.0)) + 1e-9)
+    return y
+
+
+@pytest.mark.parametrize("opset", since_opsets("MeanVarianceNormalization", highest=26))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@examples(8)
+@given(data=st.data())
+def test_mvn_matches_onnxruntime_and_schema(opset: int, dtype: Any, data: st.DataObject) -> None:
+    """MeanVarianceNormalization-9/13: the default axes [0, 2, 3] on rank 4, drawn axes (negative too) on ranks 1-5."""
+    rng = drawn_rng(data.draw)
+    rank = data.draw(st.integers(1, 5))
+    shape = tuple(data.draw(st.integers(1, 4)) for _ in range(rank))
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    if rank == 4 and data.draw(st.booleans()):
+        attrs: dict[str, Any] = {}
+        axes: tuple[int, ...] = (0, 2, 3)
+    else:
+        axes = tuple(data.draw(st.sets(st.integers(-rank, rank - 1), min_size=1, max_size=rank)))
+        axes = tuple({a % rank: a for a in axes}.values())
+        attrs = {"axes": list(axes)}
+    tol = 2e-2 if dtype == np.float16 else 1e-4
+    (y,) = run_ovpool(make_model("MeanVarianceNormalization", opset, [x], attrs), {"x0": x})
+    assert y.dtype == x.dtype
+    np.testing.assert_allclose(y.astype(np.float64), schema_mvn(x, axes), rtol=tol, atol=tol)
+    # onnxruntime gives NaN for one-value groups (below) and fails float16/float64 models: it expands the
+    # function body, whose float32 Epsilon and Exponent constants do not type-check against them
+    if math.prod(shape[a % rank] for a in axes) > 1 and dtype == np.float32:
+        check("MeanVarianceNormalization", opset, [x], attrs, rtol=tol, atol=tol)
+
+
+def test_mvn_constant_group_is_zero() -> None:
+    """A group of equal values has variance 0: the function body's 1e-9 makes Y = 0 / 1e-9 = 0,
+    where onnxruntime (which adds no epsilon) gives NaN; ovpool follows the function body."""
+    x = np.array([[1.5, 1.5], [2.0, 6.0]], np.float32)
+    (y,) = run_ovpool(make_model("MeanVarianceNormalization", 13, [x], {"axes": [1]}), {"x0": x})
+    np.testing.assert_array_equal(y, [[0, 0], [-1, 1]])
+
+
+def test_mvn_bfloat16_and_errors() -> None:
+    """bfloat16 from MeanVarianceNormalization-13 (-9 refuses it, naming -13); a repeated or out-of-range axis."""
+    import ml_dtypes
+
+    x = np.array([[1.0, 3.0], [2.0, 6.0]], ml_dtypes.bfloat16)
+    (y,) = run_ovpool(make_model("MeanVarianceNormalization", 13, [x], {"axes": [0]}), {"x0": x})
+    np.testing.assert_allclose(y.astype(np.float64), [[-1, -1], [1, 1]], atol=1e-2)
+    for opset, inputs, attrs, match in [
+        (9, [x], {"axes": [0]}, "from MeanVarianceNormalization-13"),
+        (13, [np.zeros((2, 2), np.float32)], {"axes": [0, -2]}, "axes"),
+        (13, [np.zeros((2, 2), np.float32)], {"axes": [2]}, "axes"),
+        (13, [np.zeros((2, 2), np.float32)], {}, "axes"),  # the default [0, 2, 3] needs rank 4
+        (13, [np.zeros((2, 2), np.int32)], {"axes": [0]}, "int32"),
+    ]:
+        with pytest.raises(ModelError, match=match):
+            run_ovpool(make_model("MeanVarianceNormalization", opset, inputs, attrs), {"x0": inputs[0]})
+
+
+@pytest.mark.parametrize(
+    "case", node_case_params(("MeanVarianceNormalization",)) + expanded_case_params(("MeanVarianceNormalization",))
+)
+def test_mvn_node_cases(case: Any) -> None:
     check_node_case(case, rtol=1e-4, atol=1e-5)
