@@ -314,6 +314,16 @@ KNOWN: tuple[Known, ...] = (
         text="values differ",
         repro=("BitwiseAnd", 18, [np.array([2**40 + 3], np.int64), np.array([2**40 + 1], np.int64)], {}, 1),
     ),
+    Known(
+        "numpy layer",
+        ("Col2Im",),
+        (),
+        "numpy",
+        "any",
+        "IR-on-numpy has no Col2Im-opset15 layer yet (the numpy executor's ONNX Col2Im-18 kernel is ovpool.runtime.ops.tensor's)",
+        layer="Col2Im-opset15",
+        repro=("Col2Im", 18, [np.ones((1, 4, 4), np.float32), _i64(3, 3), _i64(2, 2)], {}, 1),
+    ),
 )
 
 

@@ -585,6 +585,223 @@ def test_sizes_over_the_budget_are_refused_before_any_work(
 
 
 # ---------------------------------------------------------------------------------------------
+# EyeLike, ReverseSequence, CenterCropPad, Col2Im
+
+ONNX_TYPES = {"float32": 1, "uint8": 2, "int8": 3, "int32": 6, "int64": 7, "bool": 9, "float16": 10, "float64": 11}
+
+
+@pytest.mark.parametrize("opset", since_opsets("EyeLike", highest=26))
+@examples(20)
+@given(data=st.data())
+def test_eye_like(opset: int, data: st.DataObject) -> None:
+    """EyeLike-9/22: ones where j - i == k (the schema's rule, checked by loops), of ``dtype`` or the input's type."""
+    rows, cols = data.draw(st.integers(0, 5)), data.draw(st.integers(0, 5))
+    k = data.draw(st.integers(-6, 6))
+    source = data.draw(st.sampled_from(("float32", "int32", "int64", "float64")))
+    attrs: dict[str, Any] = {"k": k} if k or data.draw(st.booleans()) else {}
+    target = data.draw(st.sampled_from((None, *ONNX_TYPES)))
+    if target is not None:
+        attrs["dtype"] = ONNX_TYPES[target]
+    x = np.zeros((rows, cols), source)
+    if target in (None, "float32", "float64", "int32", "int64"):  # onnxruntime's EyeLike types
+        (y,) = check("EyeLike", opset, [x], attrs)
+    else:
+        (y,) = ovpool_of("EyeLike", opset, [x], attrs)
+    expected = [[1 if j - i == k else 0 for j in range(cols)] for i in range(rows)]
+    assert y.dtype == np.dtype(target or source)
+    np.testing.assert_array_equal(y.astype(np.int64), np.array(expected, np.int64).reshape(rows, cols))
+
+
+def test_eye_like_bfloat16_and_errors() -> None:
+    """bfloat16 output from EyeLike-22 (EyeLike-9 refuses it naming -22); rank 3; a string dtype."""
+    import ml_dtypes
+
+    (y,) = ovpool_of("EyeLike", 22, [np.zeros((2, 3), np.float32)], {"dtype": 16, "k": -1})
+    assert y.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(y.astype(np.float32), [[0, 0, 0], [1, 0, 0]])
+    for opset, x, attrs, match in [
+        (9, np.zeros((2, 2), np.float32), {"dtype": 16}, "from EyeLike-22"),
+        (22, np.zeros((2, 2, 2), np.float32), {}, "2-D"),
+        (22, np.zeros((2, 2), np.float32), {"dtype": 8}, "dtype"),
+    ]:
+        with pytest.raises(ModelError, match=match):
+            ovpool_of("EyeLike", opset, [x], attrs)
+
+
+def schema_reverse_sequence(x: np.ndarray, lens: np.ndarray, batch_axis: int, time_axis: int) -> np.ndarray:
+    """The schema's rule by loops: output[b, t] = input[b, lens[b] - 1 - t] for t < lens[b], else input[b, t]."""
+    y = x.copy()
+    for b in range(x.shape[batch_axis]):
+        for t in range(x.shape[time_axis]):
+            source = lens[b] - 1 - t if t < lens[b] else t
+            target: list[Any] = [slice(None)] * x.ndim
+            target[batch_axis], target[time_axis] = b, t
+            origin = list(target)
+            origin[time_axis] = source
+            y[tuple(target)] = x[tuple(origin)]
+    return y
+
+
+@pytest.mark.parametrize("opset", since_opsets("ReverseSequence", highest=26))
+@examples(20)
+@given(data=st.data(), seed=seeds)
+def test_reverse_sequence(opset: int, data: st.DataObject, seed: int) -> None:
+    """ReverseSequence-10 (and -28 on the schema: onnxruntime 1.31 runs up to 26): both axis orders, ranks 2-4."""
+    shape = data.draw(shapes(2, 4, 1, 4))
+    batch_axis = data.draw(st.integers(0, 1))
+    time_axis = 1 - batch_axis
+    dtype = data.draw(st.sampled_from(ALL))
+    x = values(seed, shape, dtype)
+    lens = np.array([data.draw(st.integers(1, shape[time_axis])) for _ in range(shape[batch_axis])], np.int64)
+    attrs = {"batch_axis": batch_axis, "time_axis": time_axis}
+    (y,) = check("ReverseSequence", opset, [x, lens], attrs)
+    np.testing.assert_array_equal(y, schema_reverse_sequence(x, lens, batch_axis, time_axis))
+
+
+def test_reverse_sequence_28_and_errors() -> None:
+    """ReverseSequence-28 (bfloat16, strings; a length of 0 copies the entry) on the schema's loops;
+    bfloat16 refused at -10 naming -28; equal axes, lengths beyond the steps, int32 lengths."""
+    import ml_dtypes
+
+    words = np.array([["a", "b", "c"], ["d", "e", "f"]], dtype=object)
+    lens = np.array([3, 0], np.int64)
+    (y,) = ovpool_of("ReverseSequence", 28, [words, lens], {"batch_axis": 0, "time_axis": 1})
+    assert y.tolist() == schema_reverse_sequence(words, lens, 0, 1).tolist() == [["c", "b", "a"], ["d", "e", "f"]]
+    x = np.arange(6).reshape(3, 2).astype(ml_dtypes.bfloat16)
+    (y,) = ovpool_of("ReverseSequence", 28, [x, np.array([2, 3], np.int64)], {})
+    np.testing.assert_array_equal(y.astype(np.float32), schema_reverse_sequence(x, [2, 3], 1, 0).astype(np.float32))
+    for opset, inputs, attrs, match in [
+        (10, [x, np.array([2, 3], np.int64)], {}, "from ReverseSequence-28"),
+        (28, [np.zeros((2, 2), np.float32), np.array([1, 1], np.int64)], {"batch_axis": 0}, "batch_axis"),
+        (28, [np.zeros((2, 2), np.float32), np.array([1, 3], np.int64)], {}, "sequence_lens"),
+        (28, [np.zeros((2, 2), np.float32), np.array([1, 1], np.int32)], {}, "int32"),
+        (28, [np.zeros((2, 2), np.float32), np.array([1], np.int64)], {}, "sequence_lens"),
+    ]:
+        with pytest.raises(ModelError, match=match):
+            ovpool_of("ReverseSequence", opset, inputs, attrs)
+
+
+def schema_center_crop_pad(x: np.ndarray, sizes: list[int], axes: list[int]) -> np.ndarray:
+    """The schema's rule by loops over every output cell: along a cropped axis the output starts at
+    input (in - out) // 2; along a padded one input 0 lands at (out - in) // 2; cells outside are 0."""
+    out_shape = list(x.shape)
+    offsets = [0] * x.ndim
+    for axis, size in zip(axes, sizes):
+        axis %= x.ndim
+        out_shape[axis] = size
+        offsets[axis] = (x.shape[axis] - size) // 2 if x.shape[axis] >= size else -((size - x.shape[axis]) // 2)
+    y = np.zeros(out_shape, x.dtype)
+    for index in np.ndindex(*out_shape):
+        source = tuple(i + o for i, o in zip(index, offsets))
+        if all(0 <= s < d for s, d in zip(source, x.shape)):
+            y[index] = x[source]
+    return y
+
+
+@examples(25)
+@given(data=st.data(), seed=seeds)
+def test_center_crop_pad(data: st.DataObject, seed: int) -> None:
+    """CenterCropPad-18 (its only version): crops and pads (odd differences too), every axis or
+    some (negative included), int64 shapes against onnxruntime, int32 too against the schema."""
+    shape = data.draw(shapes(1, 4, 1, 6))
+    rank = len(shape)
+    axes = data.draw(st.none() | st.lists(st.integers(-rank, rank - 1), min_size=1, max_size=rank, unique_by=lambda a: a % rank))
+    sizes = [data.draw(st.integers(1, 8)) for _ in (axes if axes is not None else shape)]
+    x = values(seed, shape, data.draw(st.sampled_from(ALL)))
+    attrs = {} if axes is None else {"axes": axes}
+    expected = schema_center_crop_pad(x, sizes, axes if axes is not None else list(range(rank)))
+    # onnxruntime expands the function body, which does not type-check with int32 shapes
+    (y,) = ovpool_of("CenterCropPad", 18, [x, np.array(sizes, np.int32)], attrs)
+    np.testing.assert_array_equal(y, expected)
+    (y,) = check("CenterCropPad", 18, [x, np.array(sizes, np.int64)], attrs)
+    np.testing.assert_array_equal(y, expected)
+
+
+def test_center_crop_pad_strings_and_errors() -> None:
+    """Strings pad with ""; a shape input of the wrong length, a repeated axis, a negative size."""
+    (y,) = ovpool_of("CenterCropPad", 18, [np.array(["a", "b"], dtype=object), ints(4)])
+    assert y.tolist() == ["", "a", "b", ""]
+    x = np.zeros((2, 3), np.float32)
+    for sizes, attrs, match in [(ints(2), {}, "shape"), (ints(2, 2), {"axes": [0, -2]}, "axes"), (ints(2, -1), {}, "negative")]:
+        with pytest.raises(ModelError, match=match):
+            ovpool_of("CenterCropPad", 18, [x, sizes], attrs)
+
+
+def schema_col2im(
+    x: np.ndarray, image: list[int], block: list[int], strides: list[int], dilations: list[int], pads: list[int]
+) -> np.ndarray:
+    """Col2Im by loops: column (c, block offset j) at block position o adds to image cell
+    o * stride - pad_begin + j * dilation of each axis when that cell is inside the image."""
+    rank = len(image)
+    positions = [(image[i] + pads[i] + pads[rank + i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(rank)]
+    n, channels = x.shape[0], x.shape[1] // math.prod(block)
+    y = np.zeros((n, channels, *image), np.float64)
+    for b in range(n):
+        for c in range(channels):
+            for j_flat, j in enumerate(np.ndindex(*block)):
+                for o_flat, o in enumerate(np.ndindex(*positions)):
+                    cell = tuple(o[i] * strides[i] - pads[i] + j[i] * dilations[i] for i in range(rank))
+                    if all(0 <= cell[i] < image[i] for i in range(rank)):
+                        y[(b, c, *cell)] += x[b, c * math.prod(block) + j_flat, o_flat]
+    return y
+
+
+@examples(25)
+@given(data=st.data(), seed=seeds)
+def test_col2im(data: st.DataObject, seed: int) -> None:
+    """Col2Im-18 (its only version) on 1-3 spatial axes with drawn blocks, strides, dilations and pads."""
+    rank = data.draw(st.integers(1, 3))
+    block = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+    strides = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+    dilations = [data.draw(st.integers(1, 2)) for _ in range(rank)]
+    pads = [data.draw(st.integers(0, 2)) for _ in range(2 * rank)]
+    image = [data.draw(st.integers(max(1, dilations[i] * (block[i] - 1) + 1 - pads[i] - pads[rank + i]), 6)) for i in range(rank)]
+    positions = [(image[i] + pads[i] + pads[rank + i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(rank)]
+    shape = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)) * math.prod(block), math.prod(positions))
+    dtype = data.draw(st.sampled_from(("float32", "float64")))
+    x = values(seed, shape, dtype)
+    attrs = {"strides": strides, "dilations": dilations, "pads": pads}
+    (y,) = ovpool_of("Col2Im", 18, [x, ints(*image), ints(*block)], attrs)
+    assert y.dtype == x.dtype
+    np.testing.assert_allclose(y, schema_col2im(x, image, block, strides, dilations, pads), rtol=1e-5, atol=1e-5)
+    # float32 is onnxruntime's only type; its Col2Im of 1 or 3 spatial axes with dilations is wrong (below)
+    if dtype == "float32" and (rank == 2 or dilations == [1] * rank):
+        check("Col2Im", 18, [x, ints(*image), ints(*block)], attrs, rtol=1e-5, atol=1e-5)
+
+
+def test_col2im_dilated_forms_agree() -> None:
+    """One spatial axis with dilation 2 equals the same blocks on a (1, 3) image and on a (1, 1, 3)
+    one: channel 1's block cells 3 and 4 land at 0 and 2. onnxruntime 1.31 puts 4 at 0 in the 1-D
+    and 3-D forms (its N-d path; the 2-D one is right), so the dilated draws of 1 or 3 axes above
+    are checked against the schema only."""
+    x = np.arange(1, 5, dtype=np.float32).reshape(1, 4, 1)
+    (one,) = ovpool_of("Col2Im", 18, [x, ints(3), ints(2)], {"dilations": [2]})
+    (two,) = check("Col2Im", 18, [x, ints(1, 3), ints(1, 2)], {"dilations": [1, 2]})
+    (three,) = ovpool_of("Col2Im", 18, [x, ints(1, 1, 3), ints(1, 1, 2)], {"dilations": [1, 1, 2]})
+    np.testing.assert_array_equal(one, [[[1, 0, 2], [3, 0, 4]]])
+    np.testing.assert_array_equal(one, two[:, :, 0])
+    np.testing.assert_array_equal(one, three[:, :, 0, 0])
+
+
+def test_col2im_integers_and_errors() -> None:
+    """Integers (which onnxruntime does not run) wrap in T; L that does not match the positions,
+    pads of the wrong length, a string input."""
+    x = np.full((1, 4, 4), 100, np.int8)  # 2x2 blocks on a 3x3 image: the centre cell sums 4 blocks
+    (y,) = ovpool_of("Col2Im", 18, [x, ints(3, 3), ints(2, 2)])
+    assert y.dtype == np.int8 and y[0, 0, 1, 1] == np.int8(400 - 512)
+    np.testing.assert_array_equal(y, schema_col2im(x, [3, 3], [2, 2], [1, 1], [1, 1], [0] * 4).astype(np.int64).astype(np.int8))
+    f = np.zeros((1, 4, 5), np.float32)
+    for inputs, attrs, match in [
+        ([f, ints(3, 3), ints(2, 2)], {}, "must be"),
+        ([np.zeros((1, 4, 4), np.float32), ints(3, 3), ints(2, 2)], {"pads": [1, 1]}, "pads"),
+        ([np.zeros((1, 4, 4), np.float32), ints(3, 3), ints(2, 2)], {"strides": [0, 1]}, "strides"),
+        ([np.full((1, 4, 4), "a", dtype=object), ints(3, 3), ints(2, 2)], {}, "numbers"),
+    ]:
+        with pytest.raises(ModelError, match=match):
+            ovpool_of("Col2Im", 18, inputs, attrs)
+
+
+# ---------------------------------------------------------------------------------------------
 # ONNX's own node test cases
 
 OPS = module_ops("ovpool.runtime.ops.tensor")
