@@ -27,7 +27,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import MemoryBudgetError
 
-BASIC_OPS = ("Constant", "Identity", "Dropout", "Cast", "CastLike", "Shape", "Size", "ConstantOfShape")
+BASIC_OPS = ("Constant", "Identity", "Dropout", "Cast", "CastLike", "BitCast", "Shape", "Size", "ConstantOfShape")
 POOL_OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool")
 
 
@@ -459,6 +459,73 @@ NODE_CASE_SKIPS = {
     "the Cast schema's table says NaN for the FNUZ types, and ovpool follows the table",
     r"maxunpool_export_with_output_shape": "reads indices in the inferred shape; SEMANTICS.md: indices are positions in the output",
 }
+
+
+# ---------------------------------------------------------------- BitCast
+
+SAME_WIDTH = {
+    1: ("int8", "uint8", "bool"),
+    2: ("int16", "uint16", "float16"),
+    4: ("int32", "uint32", "float32"),
+    8: ("int64", "uint64", "float64"),
+}
+STRUCT_CODES = {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "float16": "e", "int32": "i", "uint32": "I"}
+STRUCT_CODES |= {"float32": "f", "int64": "q", "uint64": "Q", "float64": "d", "bool": "?"}
+
+
+@pytest.mark.parametrize("width", sorted(SAME_WIDTH))
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_bit_cast(width: int, data: st.DataObject) -> None:
+    """BitCast-26 (its only version) between every pair of same-width numpy types against
+    onnxruntime and the bits read element by element with ``struct`` (little endian)."""
+    import struct
+
+    source, target = data.draw(st.permutations(SAME_WIDTH[width]))[:2]
+    rng = drawn_rng(data.draw)
+    shape = tuple(data.draw(st.lists(st.integers(0, 3), max_size=3)))
+    if "bool" in (source, target):  # bool bytes are 0 or 1 (other bytes: below)
+        x = rng.integers(0, 2, shape).astype(source)
+    else:
+        x = rng.integers(0, 256, (*shape, width), dtype=np.uint8).view(source).reshape(shape)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(target))
+    (y,) = ovpool_of("BitCast", 26, [x], {"to": elem})
+    expected = [
+        struct.unpack("<" + STRUCT_CODES[target], struct.pack("<" + STRUCT_CODES[source], v))[0] for v in x.reshape(-1).tolist()
+    ]
+    assert_same(y.reshape(-1), np.array(expected, dtype=target))
+    if "bool" not in (source, target):  # onnxruntime 1.31 has no bool BitCast
+        check("BitCast", 26, [x], {"to": elem})
+
+
+def test_bit_cast_sub_byte_and_bool() -> None:
+    """4-bit types (held one to a byte) keep their 4 bits: INT4 -1 is UINT4 15, FLOAT4E2M1 -0.5
+    (1001) is INT4 -7; a non-zero byte is a true bool (uint8 2 -> true)."""
+    import ml_dtypes
+
+    (y,) = ovpool_of("BitCast", 26, [np.array([-1, 7, -8], ml_dtypes.int4)], {"to": TensorProto.UINT4})
+    assert y.dtype == ml_dtypes.uint4 and y.astype(np.int64).tolist() == [15, 7, 8]
+    (y,) = ovpool_of("BitCast", 26, [np.array([-0.5, 6.0], ml_dtypes.float4_e2m1fn)], {"to": TensorProto.INT4})
+    assert y.astype(np.int64).tolist() == [-7, 7]
+    (y,) = ovpool_of("BitCast", 26, [np.array([0, 2, 255], np.uint8)], {"to": TensorProto.BOOL})
+    assert y.dtype == np.bool_ and y.tolist() == [False, True, True]
+    (y,) = ovpool_of("BitCast", 26, [np.array([1.0], ml_dtypes.bfloat16)], {"to": TensorProto.INT16})
+    assert y.tolist() == [0x3F80]
+
+
+@pytest.mark.parametrize(
+    ("x", "attrs", "match"),
+    [
+        (np.float32([1]), {"to": TensorProto.INT64}, "to"),  # 32 bits to 64
+        (np.float32([1]), {"to": TensorProto.STRING}, "to"),
+        (np.float32([1]), {}, "to"),
+        (np.array(["a"], dtype=object), {"to": TensorProto.UINT8}, "object"),
+    ],
+    ids=["width", "string-target", "no-to", "string-input"],
+)
+def test_bit_cast_errors(x: np.ndarray, attrs: dict[str, Any], match: str) -> None:
+    with pytest.raises(ModelError, match=match):
+        ovpool_of("BitCast", 26, [x], attrs)
 
 
 # clip's module holds two Identity cases (Clip's default expanded)
