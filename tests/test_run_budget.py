@@ -122,6 +122,17 @@ FAMILY_CASES = {
     "MatMul": one_node("MatMul", X, (_w("m", (64, 96)),), ("m",)),
     "Transpose": one_node("Transpose", X, perm=[0, 2, 3, 1]),
     "ReduceSum": one_node("ReduceSum", X, keepdims=1),
+    "SoftmaxCrossEntropyLoss": one_node(
+        "SoftmaxCrossEntropyLoss", [1, 8, 256, 256], (_c("t", np.zeros((1, 256, 256), np.int64)),), ("t",), outputs=2
+    ),
+    "NegativeLogLikelihoodLoss weights": one_node(
+        "NegativeLogLikelihoodLoss",
+        [1, 8, 256, 256],
+        (_c("t", np.ones((1, 256, 256), np.int64)), _c("w", np.ones(8, np.float32))),
+        ("t", "w"),
+    ),
+    "Det": one_node("Det", [65536, 3, 3]),
+    "MeanVarianceNormalization": one_node("MeanVarianceNormalization", [1, 8, 256, 256]),
     "Resize linear": one_node(
         "Resize", X, (numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s"),), ("", "s"), mode="linear"
     ),

@@ -54,7 +54,9 @@ class Rule(NamedTuple):
 # output-sized accumulators (k3 s1 over [1, 16, 256, 256]: 0.99 x input), an LpPool its powers (3.9
 # x input), an im2col Conv the padded input and a block of columns (1.6 x input for 3x3 pads 1;
 # columns of up to COLS_BYTES at a time, 9 x a small input for 3x3), an LRN its squares and sums (2
-# x input; LpPool runs on onnx.reference).
+# x input; LpPool runs on onnx.reference). SoftmaxCrossEntropyLoss holds its log-softmax and
+# exponentials (2.1 x a float32 input), NegativeLogLikelihoodLoss its picked values and weights,
+# Det LAPACK's copy of the matrices (2.1 x input).
 POOLING = Rule(SCRATCH_INPUTS, SCRATCH_OUTPUTS)  # what ovpool.kernels' pooling keeps to
 WORK: dict[str, Rule] = {
     **dict.fromkeys(("MaxPool", "AveragePool", "AvgPool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
@@ -73,6 +75,9 @@ WORK: dict[str, Rule] = {
     **dict.fromkeys(("LSTM", "GRU", "RNN"), Rule(2.0, 10.0)),
     "GridSample": Rule(24.0, 12.0),
     "RoiAlign": Rule(2.0, 3.0, fixed=48 << 20),
+    "SoftmaxCrossEntropyLoss": Rule(3.0, 1.0),
+    "NegativeLogLikelihoodLoss": Rule(2.0, 1.0),
+    "Det": Rule(3.0, 1.0),
 }
 # A MaxPool that also writes indices tracks them in int64 over every window: 7.7 x a float32
 # input for k3 s1 pads 1 in 3-D, 26 x a uint8 one.

@@ -52,10 +52,11 @@ def _loss(node: OpNode, log_softmax: bool) -> Kernel:
             raise node.fail(f"weight of shape {weight.shape}: it must be ({classes},), one per class")
         work = wide(x)
         log_prob = None
-        if log_softmax:
+        if log_softmax:  # in one buffer of its own: x - max - log(sum(exp(x - max)))
+            log_prob = work.copy() if work is x else work
             with np.errstate(all="ignore"):
-                shifted = work - work.max(axis=1, keepdims=True)
-                log_prob = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+                log_prob -= log_prob.max(axis=1, keepdims=True)
+                log_prob -= np.log(np.exp(log_prob).sum(axis=1, keepdims=True))
             work = log_prob
         labels = target.astype(np.int64)
         kept = labels != ignore if ignore is not None else np.ones(labels.shape, bool)
@@ -74,7 +75,7 @@ def _loss(node: OpNode, log_softmax: bool) -> Kernel:
                 loss = loss.sum(dtype=work.dtype) / taken.sum(dtype=work.dtype)
         results = [np.asarray(loss).astype(x.dtype)]
         if log_prob is not None and node.n_outputs == 2:
-            results.append(log_prob.astype(x.dtype))
+            results.append(log_prob.astype(x.dtype, copy=False))
         return outputs(*results)
 
     return kernel
