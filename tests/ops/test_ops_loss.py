@@ -133,6 +133,25 @@ def test_bad_nodes_are_model_errors(op: str, opset: int, inputs: list[Any], attr
     assert_node_error(op, opset, inputs, attrs)
 
 
+@pytest.mark.parametrize(("op", "opset"), [("SoftmaxCrossEntropyLoss", 13), ("NegativeLogLikelihoodLoss", 22)])
+def test_bfloat16_losses(op: str, opset: int) -> None:
+    """bfloat16 from SoftmaxCrossEntropyLoss-13 and NegativeLogLikelihoodLoss-22: computed in
+    float32 and rounded once, against the schema's loops rounded to bfloat16."""
+    import ml_dtypes
+
+    x = np.random.default_rng(5).standard_normal((3, 4, 2)).astype(ml_dtypes.bfloat16)
+    target = np.array([[0, 3], [2, 1], [1, 1]], np.int64)
+    weight = np.array([0.5, 1.0, 1.5, 2.0], ml_dtypes.bfloat16)
+    for reduction in ("none", "mean", "sum"):
+        attrs = {"reduction": reduction, "ignore_index": 2}
+        (actual,) = ovpool_of(op, opset, [x, target, weight], attrs)
+        loss, _ = schema_loss(x, target, weight.astype(np.float64), reduction, 2, op == "SoftmaxCrossEntropyLoss")
+        assert actual.dtype == x.dtype
+        np.testing.assert_allclose(
+            actual.astype(np.float64), np.asarray(loss).astype(ml_dtypes.bfloat16).astype(np.float64), rtol=1e-2
+        )
+
+
 def test_bfloat16_refused_before_it_is_allowed() -> None:
     """bfloat16 is allowed from SoftmaxCrossEntropyLoss-13 (NegativeLogLikelihoodLoss-22): the error names it."""
     import ml_dtypes
