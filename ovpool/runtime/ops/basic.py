@@ -12,6 +12,7 @@ BitCast-26 keeps the bits instead: float32 1.0 is int32 1065353216.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -471,12 +472,19 @@ def cast_like(node: OpNode) -> Kernel:
     return kernel
 
 
-_SUB_BYTE_BITS = {"int4": 4, "uint4": 4, "float4_e2m1fn": 4, "int2": 2, "uint2": 2}
-
-
+@functools.cache
 def _bits(dtype: np.dtype) -> int:
-    """The bit width of an element type as ONNX counts it: 4 for INT4 (held one to a byte here)."""
-    return _SUB_BYTE_BITS.get(dtype.name, dtype.itemsize * 8)
+    """The bit width of an element type as ONNX counts it, asked of the type itself (ml_dtypes'
+    ``iinfo``/``finfo`` know numpy's types and its own): 4 for INT4 (held one to a byte here), 16
+    for bfloat16; bool and the complex types by their bytes."""
+    import ml_dtypes
+
+    if dtype.kind in "bc":
+        return dtype.itemsize * 8
+    try:
+        return int(ml_dtypes.iinfo(dtype).bits)
+    except ValueError:
+        return int(ml_dtypes.finfo(dtype).bits)
 
 
 @register("BitCast", 26)
@@ -497,7 +505,7 @@ def bit_cast(node: OpNode) -> Kernel:
         source = x if x.flags.c_contiguous else x.copy()  # ascontiguousarray makes 0-d 1-d
         if target == np.bool_:
             return (source.view(np.uint8) != 0,)
-        if x.dtype.name in _SUB_BYTE_BITS:
+        if _bits(x.dtype) < 8:  # held one to a byte: the low bits are the value's
             source = source.view(np.uint8) & np.uint8((1 << _bits(x.dtype)) - 1)
         return (source.view(target),)
 
