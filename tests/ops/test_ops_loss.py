@@ -109,6 +109,16 @@ def test_losses_other_float_types(op: str, dtype: Any) -> None:
         check(op, 13, [x, target, weight], attrs, rtol=2e-3 if dtype == np.float16 else 1e-10)
 
 
+def test_mean_with_ignore_index_minus_one_counts_the_samples_taken() -> None:
+    """ "mean" divides by the samples not ignored, for every ignore_index: losses 1 and 6 of three
+    samples, the middle one ignored, give 3.5 with ignore_index=-1 as with any other (the node
+    case test_nllloss_NCd1_ii's rule; onnxruntime agrees). onnx.reference 1.23 divides by all three
+    (2.33) for -1 only, its ``elif ignore_index != -1`` branch."""
+    x = np.float32([[-1, -2], [-3, -4], [-5, -6]])
+    (loss,) = check("NegativeLogLikelihoodLoss", 13, [x, np.int64([0, -1, 1])], {"ignore_index": -1})
+    assert loss == np.float32(3.5)
+
+
 def test_mean_of_no_counted_sample_is_nan() -> None:
     """Every target ignored: the mean is 0 / 0 (onnxruntime and PyTorch give NaN too)."""
     (loss,) = ovpool_of("NegativeLogLikelihoodLoss", 13, [np.zeros((2, 3), np.float32), np.int64([1, 1])], {"ignore_index": 1})
