@@ -1,0 +1,293 @@
+"""Transformer attention: Attention-23/24/25 and RotaryEmbedding-23, each as its schema states it.
+
+Attention is ``softmax(softcap(Q*sqrt(scale) @ (K*sqrt(scale))^T) + bias) @ V`` per head, the
+function body's steps in its order. ``scale`` defaults to ``1/sqrt(head_size)``: head size 4 scales
+Q and K by ``sqrt(0.5) = 0.7071`` each (the square root computed in float32, as the body does, then
+cast to the input type). The additive ``bias`` is composed of
+
+* ``attn_mask``: a bool mask disallows its False cells (``-inf``), any other mask is added to the
+  scores as it is; a mask shorter than the keys along its last axis is padded with ``-inf``;
+* ``is_causal``: query ``i`` attends key ``j`` iff ``j <= i + offset`` (bottom-right alignment);
+  ``offset`` is the past length with ``past_key``, ``nonpad_kv_seqlen[b] - q_sequence_length`` per
+  batch with ``nonpad_kv_seqlen`` (24 on), else 0: 2 queries and 3 keys with a past of 1 let query 0
+  see keys 0..1;
+* ``left_window_size`` / ``right_window_size`` (25): query ``i`` at position ``p = offset + i``
+  attends keys ``p - left <= j <= p + right`` (-1: unbounded);
+* ``nonpad_kv_seqlen`` (24 on): keys ``j >= nonpad_kv_seqlen[b]`` of batch ``b`` disallowed.
+
+A query row whose bias is ``-inf`` everywhere gives 0 (``Y`` and the mode-3 ``qk_matmul_output``),
+never NaN (the errata of 23 and 24). Grouped heads (``q_num_heads = g * kv_num_heads``) share each
+key/value head among ``g`` consecutive query heads (h0, h0, h1, h1 for g = 2). With ``past_key`` /
+``past_value`` the keys and values are the past ones followed by ``K`` / ``V`` (``present_key`` /
+``present_value``). ``qk_matmul_output`` holds the scores (mode 0), after softcap (1), with the bias
+(2) or the probabilities (3).
+
+Float16 and bfloat16 are computed as the body computes them in the type: every step (the scaling
+products, the softcap's division, tanh and product, the bias addition, the softmax's subtraction,
+exponential, sum and division) is rounded to the type, the two matrix products accumulate in float32
+and are rounded once (as ovpool's MatMul). ``softmax_precision`` computes the softmax in the type it
+names (1 float, 10 float16, 11 double, 16 bfloat16) and casts the probabilities back.
+
+RotaryEmbedding rotates pairs of values of each head by ``position * frequency``: with cos 0.6 and
+sin 0.8 the pair (1, 2) becomes ``(1*0.6 - 2*0.8, 2*0.6 + 1*0.8) = (-1, 2)``; the pairs are the two
+halves of the rotated part (or adjacent values with ``interleaved=1``), the first ``rotary_embedding_dim``
+values of each head (all by default), the rest passed through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ovpool.runtime.ops.base import Kernel, OpNode, register
+from ovpool.runtime.ops.elementwise import float_attr, int_attr, type_guard
+
+Rounder = Callable[[np.ndarray], np.ndarray]
+
+# softmax_precision values: TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16
+_SOFTMAX_PRECISIONS = (1, 10, 11, 16)
+
+
+def _narrow(dtype: np.dtype) -> bool:
+    """float16 and bfloat16: computed in float32, rounded to the type after each step."""
+    return dtype == np.float16 or dtype.name == "bfloat16"
+
+
+def _work_type(*dtypes: np.dtype) -> np.dtype:
+    """float64 when any operand is double, else float32."""
+    return np.dtype(np.float64) if any(d == np.float64 for d in dtypes) else np.dtype(np.float32)
+
+
+def rounding(dtype: np.dtype, work: np.dtype) -> Rounder:
+    """The step of arithmetic in ``dtype`` carried out in ``work``: a value of ``work`` rounded to
+    ``dtype`` and widened back (float16: 0.1 becomes 0.0999755859375), or left as it is when ``dtype``
+    is ``work`` (or wider)."""
+    if dtype == work or not _narrow(dtype) and dtype.itemsize >= work.itemsize:
+        return lambda x: x
+    return lambda x: x.astype(dtype).astype(work)
+
+
+def softmax_in_type(x: np.ndarray, step: Rounder) -> np.ndarray:
+    """Softmax-13 along the last axis as its function body computes it, each step rounded by
+    ``step``: ``exp(x - max) / sum(exp(x - max))``; a row of ``-inf`` gives NaN (the caller's
+    fully-masked-row guard replaces it)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        shifted = step(x - x.max(axis=-1, keepdims=True))
+        e = step(np.exp(shifted))
+        return step(e / step(e.sum(axis=-1, keepdims=True)))
+
+
+@dataclass(frozen=True)
+class AttentionAttrs:
+    """The attributes of one Attention node, defaults applied (``None``: not given)."""
+
+    scale: float | None
+    is_causal: bool
+    q_num_heads: int | None
+    kv_num_heads: int | None
+    softcap: float
+    softmax_precision: int | None
+    mode: int
+    left_window: int
+    right_window: int
+
+
+def _attention_attrs(node: OpNode) -> AttentionAttrs:
+    scale = node.attr("scale")
+    if scale is not None:
+        scale = float_attr(node, "scale", 0.0)
+        if not scale > 0:
+            raise node.fail(f"{scale} is not positive: the schema scales Q and K by sqrt(scale)", "scale")
+    heads = []
+    for name in ("q_num_heads", "kv_num_heads"):
+        value = node.attr(name)
+        if value is not None:
+            value = int_attr(node, name, 0)
+            if value < 1:
+                raise node.fail(f"{value} is not a positive head count", name)
+        heads.append(value)
+    precision = node.attr("softmax_precision")
+    if precision is not None:
+        precision = int_attr(node, "softmax_precision", 0, _SOFTMAX_PRECISIONS)
+    windows = [0, 0]
+    for i, name in enumerate(("left_window_size", "right_window_size")):
+        if node.since < 25:
+            if name in node.attrs:
+                raise node.fail(f"is not an attribute of {node.op_type}-{node.since} (Attention-25 has it)", name)
+            windows[i] = -1
+            continue
+        windows[i] = int_attr(node, name, -1)
+        if windows[i] < -1:
+            raise node.fail(f"{windows[i]} is neither -1 (unbounded) nor a size >= 0", name)
+    return AttentionAttrs(
+        scale=scale,
+        is_causal=bool(int_attr(node, "is_causal", 0, (0, 1))),
+        q_num_heads=heads[0],
+        kv_num_heads=heads[1],
+        softcap=float_attr(node, "softcap", 0.0),
+        softmax_precision=precision,
+        mode=int_attr(node, "qk_matmul_output_mode", 0, (0, 1, 2, 3)),
+        left_window=windows[0],
+        right_window=windows[1],
+    )
+
+
+def _precision_dtype(precision: int) -> np.dtype:
+    from onnx import helper
+
+    return np.dtype(helper.tensor_dtype_to_np_dtype(precision))
+
+
+def _heads_view(node: OpNode, x: np.ndarray, name: str, heads: int | None, attribute: str) -> np.ndarray:
+    """A 3-D input (batch, sequence, heads * size) as (batch, heads, sequence, size)."""
+    if heads is None:
+        raise node.fail(f"is required with 3-D inputs ({name} has shape {x.shape})", attribute)
+    if x.shape[2] % heads:
+        raise node.fail(f"{heads} does not divide the hidden size {x.shape[2]} of {name}", attribute)
+    return x.reshape(x.shape[0], x.shape[1], heads, x.shape[2] // heads).transpose(0, 2, 1, 3)
+
+
+def _allowed(q_len: int, kv_len: int, offset: np.ndarray, attrs: AttentionAttrs) -> np.ndarray | None:
+    """Which keys each query may see by causality and the windows, (batch or 1, 1, q, kv); None
+    when neither applies. ``offset`` has one value per batch (or one for all)."""
+    if not attrs.is_causal and attrs.left_window < 0 and attrs.right_window < 0:
+        return None
+    position = np.arange(q_len)[:, None] + offset.reshape(-1, 1, 1, 1)  # p = offset + i
+    distance = position - np.arange(kv_len)  # p - j
+    allowed = np.ones(distance.shape, dtype=bool)
+    if attrs.is_causal:
+        allowed &= distance >= 0
+    if attrs.left_window >= 0:
+        allowed &= distance <= attrs.left_window
+    if attrs.right_window >= 0:
+        allowed &= -distance <= attrs.right_window
+    return allowed
+
+
+@register("Attention", 23, 25)
+def attention(node: OpNode) -> Kernel:
+    """Attention-23 (masks, causal, past key/value, softcap, GQA), -24 (``nonpad_kv_seqlen``, its
+    per-batch causal offset) and -25 (``left_window_size``/``right_window_size``; head counts refused
+    with 4-D inputs): one query [1, 0] and keys [1, 0], [0, 1] of head size 2 score 0.7071 and 0,
+    weights 0.67 and 0.33."""
+    attrs = _attention_attrs(node)
+    check_types = type_guard(node)
+    n_outputs = node.n_outputs
+
+    def kernel(
+        q: np.ndarray,
+        k: np.ndarray,
+        v: np.ndarray,
+        attn_mask: np.ndarray | None = None,
+        past_key: np.ndarray | None = None,
+        past_value: np.ndarray | None = None,
+        nonpad_kv_seqlen: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, ...]:
+        check_types(q, k, v, attn_mask, past_key, past_value)
+        if nonpad_kv_seqlen is not None and nonpad_kv_seqlen.dtype != np.int64:
+            raise node.fail(f"input 6 (nonpad_kv_seqlen) has type {nonpad_kv_seqlen.dtype}, not int64")
+        if (past_key is None) != (past_value is None):
+            raise node.fail("past_key and past_value are given together or not at all")
+        if nonpad_kv_seqlen is not None and past_key is not None:
+            raise node.fail("nonpad_kv_seqlen (an external cache) is not used with past_key and past_value")
+        rank = q.ndim
+        if rank not in (3, 4) or k.ndim != rank or v.ndim != rank:
+            raise node.fail(f"Q, K and V are all 3-D or all 4-D, not of ranks {q.ndim}, {k.ndim}, {v.ndim}")
+        if rank == 3:
+            q4 = _heads_view(node, q, "Q", attrs.q_num_heads, "q_num_heads")
+            k4 = _heads_view(node, k, "K", attrs.kv_num_heads, "kv_num_heads")
+            v4 = _heads_view(node, v, "V", attrs.kv_num_heads, "kv_num_heads")
+        else:
+            for name, given, actual in (
+                ("q_num_heads", attrs.q_num_heads, q.shape[1]),
+                ("kv_num_heads", attrs.kv_num_heads, k.shape[1]),
+            ):
+                if given is not None and (node.since >= 25 or given != actual):
+                    raise node.fail(f"is for 3-D inputs; the 4-D inputs have {actual} heads", name)
+            q4, k4, v4 = q, k, v
+        batch, q_heads, q_len, head_size = q4.shape
+        kv_heads = k4.shape[1]
+        if k4.shape[0] != batch or v4.shape[0] != batch or v4.shape[1] != kv_heads or k4.shape[3] != head_size:
+            raise node.fail(f"Q {q.shape}, K {k.shape} and V {v.shape} do not agree on batch, heads and head size")
+        if k4.shape[2] != v4.shape[2]:
+            raise node.fail(f"K and V have {k4.shape[2]} and {v4.shape[2]} keys")
+        if q_heads % kv_heads:
+            raise node.fail(f"{q_heads} query heads are not a multiple of {kv_heads} key/value heads")
+        if past_key is not None and past_value is not None:
+            expected = (batch, kv_heads, past_key.shape[2] if past_key.ndim == 4 else -1)
+            for name, past, size in (("past_key", past_key, head_size), ("past_value", past_value, v4.shape[3])):
+                if past.ndim != 4 or past.shape[:3] != expected or past.shape[3] != size:
+                    raise node.fail(f"{name} has shape {past.shape}, expected ({batch}, {kv_heads}, past length, {size})")
+            present_key = np.concatenate((past_key, k4), axis=2)
+            present_value = np.concatenate((past_value, v4), axis=2)
+            offset = np.array([past_key.shape[2]])
+        else:
+            present_key, present_value = k4, v4
+            offset = np.array([0])
+        kv_len = present_key.shape[2]
+        if nonpad_kv_seqlen is not None:
+            if nonpad_kv_seqlen.shape != (batch,):
+                raise node.fail(f"nonpad_kv_seqlen has shape {nonpad_kv_seqlen.shape}, expected ({batch},)")
+            offset = nonpad_kv_seqlen.astype(np.int64) - q_len
+
+        t1 = q.dtype
+        work = _work_type(q.dtype, v.dtype)
+        step = rounding(t1, work)
+
+        # the additive bias, in T1: the mask, then -inf where causality, windows or padding disallow
+        bias = np.zeros((q_len, kv_len), dtype=work)
+        if attn_mask is not None:
+            if attn_mask.ndim == 0 or attn_mask.shape[-1] > kv_len:
+                raise node.fail(f"attn_mask of shape {attn_mask.shape} is not one of at most {kv_len} keys")
+            if attn_mask.dtype == np.bool_:
+                mask = np.where(attn_mask, work.type(0), work.type(-np.inf))
+            else:
+                mask = step(attn_mask.astype(work))
+            pad = kv_len - mask.shape[-1]
+            if pad:
+                mask = np.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, pad)], constant_values=-np.inf)
+            try:
+                bias = bias + mask
+                np.broadcast_shapes(bias.shape, (batch, q_heads, q_len, kv_len))
+            except ValueError:
+                raise node.fail(
+                    f"attn_mask of shape {attn_mask.shape} does not broadcast to ({batch}, {q_heads}, {q_len}, {kv_len})"
+                ) from None
+        allowed = _allowed(q_len, kv_len, offset, attrs)
+        if allowed is not None:
+            bias = bias + np.where(allowed, work.type(0), work.type(-np.inf))
+        if nonpad_kv_seqlen is not None:
+            valid = np.arange(kv_len) < nonpad_kv_seqlen.reshape(batch, 1, 1, 1)
+            bias = bias + np.where(valid, work.type(0), work.type(-np.inf))
+
+        group = q_heads // kv_heads
+        keys = np.repeat(present_key, group, axis=1) if group > 1 else present_key
+        values = np.repeat(present_value, group, axis=1) if group > 1 else present_value
+        scale = attrs.scale if attrs.scale is not None else float(np.float32(1) / np.sqrt(np.float32(head_size)))
+        factor = np.asarray(np.sqrt(np.float32(scale)), dtype=t1).astype(work)
+        scores = step(np.matmul(step(q4.astype(work) * factor), step(keys.astype(work).transpose(0, 1, 3, 2) * factor)))
+        capped = scores
+        if attrs.softcap:
+            cap = np.asarray(attrs.softcap, dtype=t1).astype(work)
+            capped = step(step(np.tanh(step(scores / cap))) * cap)
+        with np.errstate(invalid="ignore"):
+            biased = step(capped + bias)
+        if attrs.softmax_precision is not None:
+            precision = _precision_dtype(attrs.softmax_precision)
+            soft_work = _work_type(precision, work)
+            probabilities = softmax_in_type(biased.astype(precision).astype(soft_work), rounding(precision, soft_work))
+            probabilities = step(probabilities.astype(precision).astype(work))
+        else:
+            probabilities = softmax_in_type(biased, step)
+        masked_rows = np.isneginf(bias.max(axis=-1, keepdims=True))
+        probabilities = np.where(masked_rows, work.type(0), probabilities)
+        y = np.matmul(probabilities, values.astype(work)).astype(t1)
+        if rank == 3:
+            y = y.transpose(0, 2, 1, 3).reshape(batch, q_len, -1)
+        qk = (scores, capped, biased, probabilities)[attrs.mode]
+        results = (y, present_key, present_value, np.broadcast_to(qk, (batch, q_heads, q_len, kv_len)).astype(t1))
+        return results[:n_outputs]
+
+    return kernel
