@@ -41,8 +41,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ovpool.runtime.ops.base import Kernel, OpNode, register
-from ovpool.runtime.ops.elementwise import float_attr, int_attr, type_guard
+from ovpool import dtypes
+from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, register
+from ovpool.runtime.ops.elementwise import float_attr, int_attr, str_attr, type_guard
 
 Rounder = Callable[[np.ndarray], np.ndarray]
 
@@ -135,9 +136,7 @@ def _attention_attrs(node: OpNode) -> AttentionAttrs:
 
 
 def _precision_dtype(precision: int) -> np.dtype:
-    from onnx import helper
-
-    return np.dtype(helper.tensor_dtype_to_np_dtype(precision))
+    return dtypes.np_dtype(dtypes.from_onnx(precision))
 
 
 def _heads_view(node: OpNode, x: np.ndarray, name: str, heads: int | None, attribute: str) -> np.ndarray:
@@ -289,5 +288,122 @@ def attention(node: OpNode) -> Kernel:
         qk = (scores, capped, biased, probabilities)[attrs.mode]
         results = (y, present_key, present_value, np.broadcast_to(qk, (batch, q_heads, q_len, kv_len)).astype(t1))
         return results[:n_outputs]
+
+    return kernel
+
+
+@register("RotaryEmbedding", 23)
+def rotary_embedding(node: OpNode) -> Kernel:
+    """RotaryEmbedding-23: X of (batch, heads, sequence, head_size), or (batch, sequence, hidden)
+    with ``num_heads``; the caches (max_position, rotary_dim / 2) indexed by ``position_ids``
+    (batch, sequence), or (batch, sequence, rotary_dim / 2) without them. Each pair (x1, x2) becomes
+    ``(cos*x1 - sin*x2, sin*x1 + cos*x2)``, each product and sum rounded to X's type: with cos 0.6,
+    sin 0.8 the pair (1, 2) becomes (-1, 2)."""
+    check_types = type_guard(node)
+    interleaved = bool(int_attr(node, "interleaved", 0, (0, 1)))
+    rotary_dim_attr = int_attr(node, "rotary_embedding_dim", 0)
+    if rotary_dim_attr < 0:
+        raise node.fail(f"{rotary_dim_attr} is negative", "rotary_embedding_dim")
+    num_heads = node.attr("num_heads")
+    if num_heads is not None:
+        num_heads = int_attr(node, "num_heads", 0)
+        if num_heads < 1:
+            raise node.fail(f"{num_heads} is not a positive head count", "num_heads")
+
+    def kernel(
+        x: np.ndarray, cos_cache: np.ndarray, sin_cache: np.ndarray, position_ids: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
+        check_types(x, cos_cache, sin_cache, position_ids)
+        if x.ndim == 4:
+            heads = x.transpose(0, 2, 1, 3)  # (batch, sequence, heads, head_size)
+        elif x.ndim == 3:
+            if num_heads is None:
+                raise node.fail(f"is required with a 3-D input (X has shape {x.shape})", "num_heads")
+            if x.shape[2] % num_heads:
+                raise node.fail(f"{num_heads} does not divide the hidden size {x.shape[2]}", "num_heads")
+            heads = x.reshape(x.shape[0], x.shape[1], num_heads, x.shape[2] // num_heads)
+        else:
+            raise node.fail(f"X has rank {x.ndim}; RotaryEmbedding takes 3-D or 4-D inputs")
+        batch, length, _, head_size = heads.shape
+        rotary_dim = rotary_dim_attr or head_size
+        if rotary_dim > head_size or rotary_dim % 2:
+            raise node.fail(f"{rotary_dim} is not an even size of at most the head size {head_size}", "rotary_embedding_dim")
+        half = rotary_dim // 2
+        if cos_cache.shape != sin_cache.shape:
+            raise node.fail(f"cos_cache {cos_cache.shape} and sin_cache {sin_cache.shape} differ in shape")
+        if position_ids is not None:
+            if position_ids.shape != (batch, length) or cos_cache.ndim != 2:
+                raise node.fail(
+                    f"position_ids {position_ids.shape} and caches {cos_cache.shape} are not (batch, sequence) and (positions, {half})"
+                )
+            if position_ids.size and not (0 <= position_ids.min() and position_ids.max() < cos_cache.shape[0]):
+                raise node.fail(f"position_ids hold positions outside the {cos_cache.shape[0]} of the caches")
+            cos, sin = cos_cache[position_ids], sin_cache[position_ids]
+        else:
+            cos, sin = cos_cache, sin_cache
+        if cos.shape != (batch, length, half):
+            raise node.fail(f"the caches give {cos.shape} per token, expected ({batch}, {length}, {half})")
+        work = np.dtype(np.float32)
+        step = rounding(x.dtype, work)
+        cos, sin = cos[:, :, None, :].astype(work), sin[:, :, None, :].astype(work)
+        rotated = heads[..., :rotary_dim].astype(work)
+        if interleaved:
+            x1, x2 = rotated[..., 0::2], rotated[..., 1::2]
+        else:
+            x1, x2 = rotated[..., :half], rotated[..., half:]
+        real = step(step(cos * x1) - step(sin * x2))
+        imaginary = step(step(sin * x1) + step(cos * x2))
+        result = heads.copy()
+        if interleaved:
+            result[..., 0:rotary_dim:2], result[..., 1:rotary_dim:2] = real, imaginary
+        else:
+            result[..., :half], result[..., half:rotary_dim] = real, imaginary
+        y = result.reshape(x.shape) if x.ndim == 3 else result.transpose(0, 2, 1, 3)
+        return (y,)
+
+    return kernel
+
+
+@register("TensorScatter", 24)
+def tensor_scatter(node: OpNode) -> Kernel:
+    """TensorScatter-24, the cache update: ``update`` written into a copy of ``past_cache`` along
+    ``axis`` (default -2, not the batch axis) from ``write_indices[b]`` (default 0) of each batch
+    entry; ``mode='circular'`` wraps the positions modulo the cache length, ``'linear'`` (default)
+    requires them to fit: a cache of 4 positions, an update of 2 written from index 3 lands at 3
+    and 0 (circular) or is the node's error (linear)."""
+
+    mode = str_attr(node, "mode", "linear", ("linear", "circular"))
+    axis_attr = int_attr(node, "axis", -2)
+
+    def kernel(past: np.ndarray, update: np.ndarray, write_indices: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        if update.dtype != past.dtype:
+            raise node.fail(f"update has type {update.dtype}, past_cache {past.dtype}")
+        if write_indices is not None and write_indices.dtype != np.int64:
+            raise node.fail(f"write_indices has type {write_indices.dtype}, not int64")
+        rank = past.ndim
+        axis = normalize_axis(node, axis_attr, rank)
+        if axis == 0:
+            raise node.fail("is the batch axis 0", "axis")
+        if update.ndim != rank or any(u != p for i, (u, p) in enumerate(zip(update.shape, past.shape)) if i != axis):
+            raise node.fail(f"update of shape {update.shape} differs from past_cache {past.shape} off axis {axis}")
+        batch, capacity, length = past.shape[0], past.shape[axis], update.shape[axis]
+        if length > capacity:
+            raise node.fail(f"an update of {length} positions is longer than the cache's {capacity}")
+        starts = np.zeros(batch, np.int64) if write_indices is None else write_indices.reshape(-1)
+        if starts.shape != (batch,):
+            raise node.fail(
+                f"write_indices has shape {write_indices.shape if write_indices is not None else ()}, expected ({batch},)"
+            )
+        if starts.size and starts.min() < 0:
+            raise node.fail(f"write_indices {starts.tolist()} holds a negative index")
+        if mode == "linear" and starts.size and starts.max() + length > capacity:
+            raise node.fail(
+                f"write_indices {starts.tolist()} plus {length} positions pass the cache's {capacity} (mode 'linear')"
+            )
+        present = past.copy()
+        into, source = np.moveaxis(present, axis, 1), np.moveaxis(update, axis, 1)  # views, sequence axis 1
+        for b in range(batch):
+            into[b, (starts[b] + np.arange(length)) % capacity] = source[b]
+        return (present,)
 
     return kernel
