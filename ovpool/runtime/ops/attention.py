@@ -407,3 +407,76 @@ def tensor_scatter(node: OpNode) -> Kernel:
         return (present,)
 
     return kernel
+
+
+def _modifier(node: OpNode, name: str, where: slice | None) -> Callable[[np.ndarray, tuple[np.ndarray, ...]], np.ndarray]:
+    """FlexAttention's ``score_mod`` / ``prob_mod`` as a function of the tensor and the kernel's
+    arguments (its outer values sit at ``where``); the identity when the node has none. Its result
+    keeps the tensor's shape and type."""
+    graph = node.subgraphs.get(name)
+    if graph is None or where is None:
+        return lambda x, args: x
+    if len(graph.input_names) != 1 or len(graph.output_names) != 1:
+        raise node.fail(
+            f"takes {len(graph.input_names)} inputs and returns {len(graph.output_names)}; a modifier takes and returns one", name
+        )
+
+    def modify(x: np.ndarray, args: tuple[np.ndarray, ...]) -> np.ndarray:
+        (y,) = graph([x], args[where])
+        y = np.asarray(y)
+        if y.shape != x.shape or y.dtype != x.dtype:
+            raise node.fail(f"returned {y.dtype} {y.shape} for {x.dtype} {x.shape}; a modifier keeps shape and type", name)
+        return y
+
+    return modify
+
+
+@register("FlexAttention", 1, domain="ai.onnx.preview")
+def flex_attention(node: OpNode) -> Kernel:
+    """FlexAttention-1 of ai.onnx.preview, as its function body: Q and K of (B, H, L, E) scaled by
+    ``sqrt(scale)`` each (default scale ``1/sqrt(E)``) in their type, their product rounded to it,
+    then in ``softmax_precision`` (float32, or double for double inputs): ``score_mod``, softmax,
+    ``prob_mod``, the product with V, cast back to Q's type. Grouped heads as Attention's. No
+    fully-masked-row guard: a row of ``-inf`` scores gives NaN."""
+    from ovpool.runtime.ops.control import _outer_slices
+
+    check_types = type_guard(node)
+    scale_attr = node.attr("scale")
+    if scale_attr is not None:
+        scale_attr = float_attr(node, "scale", 0.0)
+        if not scale_attr > 0:
+            raise node.fail(f"{scale_attr} is not positive: the schema scales Q and K by sqrt(scale)", "scale")
+    precision = node.attr("softmax_precision")
+    if precision is not None:
+        precision = int_attr(node, "softmax_precision", 0, _SOFTMAX_PRECISIONS)
+    where = _outer_slices(node)
+    score_mod = _modifier(node, "score_mod", where.get("score_mod"))
+    prob_mod = _modifier(node, "prob_mod", where.get("prob_mod"))
+
+    def kernel(q: np.ndarray, k: np.ndarray, v: np.ndarray, *outer: np.ndarray) -> tuple[np.ndarray, ...]:
+        args = (q, k, v, *outer)
+        check_types(q, k, v)
+        if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+            raise node.fail(f"Q {q.shape}, K {k.shape} and V {v.shape} are not all rank 4")
+        batch, q_heads, _, head_size = q.shape
+        kv_heads = k.shape[1]
+        if k.shape[0] != batch or v.shape[:3] != k.shape[:3] or k.shape[3] != head_size:
+            raise node.fail(f"Q {q.shape}, K {k.shape} and V {v.shape} do not agree on batch, heads, keys and head size")
+        if q_heads % kv_heads:
+            raise node.fail(f"{q_heads} query heads are not a multiple of {kv_heads} key/value heads")
+        t1 = q.dtype
+        soft = _precision_dtype(precision) if precision is not None else np.dtype(np.float64 if t1 == np.float64 else np.float32)
+        work = _work_type(t1, soft)
+        step, soft_step = rounding(t1, work), rounding(soft, work)
+        group = q_heads // kv_heads
+        keys = np.repeat(k, group, axis=1) if group > 1 else k
+        values = np.repeat(v, group, axis=1) if group > 1 else v
+        scale = scale_attr if scale_attr is not None else float(np.float32(1) / np.sqrt(np.float32(head_size)))
+        factor = np.asarray(np.sqrt(np.float32(scale)), dtype=t1).astype(work)
+        scores = step(np.matmul(step(q.astype(work) * factor), step(keys.astype(work).transpose(0, 1, 3, 2) * factor)))
+        scores = score_mod(soft_step(scores).astype(soft), args).astype(work)
+        probabilities = prob_mod(softmax_in_type(scores, soft_step).astype(soft), args).astype(work)
+        y = soft_step(np.matmul(probabilities, soft_step(values.astype(work))))
+        return (y.astype(t1),)
+
+    return kernel
