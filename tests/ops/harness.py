@@ -356,6 +356,19 @@ def node_case_params(ops: Iterable[str], modules: Iterable[str] = ()) -> list[An
     return [pytest.param(case, id=case.name) for case in onnx_node_cases(ops, modules)]
 
 
+def expanded_case_params(ops: Iterable[str]) -> list[Any]:
+    """The ``_expanded`` node cases of ``ops`` (the case's model is the op's function body, e.g.
+    ``test_sce_mean_expanded``: several nodes) as pytest params named after the cases."""
+    names = tuple(case.name + "_expanded" for case in onnx_node_cases(ops))
+    from onnx.backend.test.case import node
+
+    return [
+        pytest.param(case, id=case.name)
+        for case in node._NodeTestCases
+        if case.kind == "node" and len(case.model.graph.node) > 1 and case.name.startswith(names)
+    ]
+
+
 def module_ops(module: str) -> frozenset[str]:
     """The op types ovpool's operator table runs with the kernels of ``module``."""
     from ovpool.runtime.ops.base import covered
