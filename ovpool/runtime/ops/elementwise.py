@@ -601,12 +601,13 @@ def _swish_alpha(node: OpNode, dtype: np.dtype) -> np.ndarray:
 
 
 def _swish(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """``x * sigmoid(alpha * x)`` of a float32 or float64 ``x``."""
-    y = np.multiply(x, alpha.astype(x.dtype))
+    """``x * sigmoid(alpha * x)`` of a float32 or float64 ``x`` (0-d too)."""
+    vector = x.reshape(1) if x.ndim == 0 else x
+    y = np.multiply(vector, alpha.astype(x.dtype))
     np.negative(y, out=y)
     _sigmoid_of_negated(y)
-    y *= x
-    return y
+    y *= vector
+    return y.reshape(x.shape)
 
 
 @register("Swish", 24)
@@ -634,7 +635,7 @@ def swiglu(node: OpNode) -> Kernel:
     def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
         check(a, b)
         if a.shape != b.shape:
-            raise node.fail(f"A {a.shape} and B {b.shape} differ in shape (SwiGLU does not broadcast)")
+            raise node.fail(f"A {a.shape} and B {b.shape} differ in shape: SwiGLU does not broadcast")
         alpha = _swish_alpha(node, a.dtype)
         with np.errstate(over="ignore"):
             gate = narrow(_swish(wide(a), alpha), a.dtype)

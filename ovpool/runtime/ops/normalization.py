@@ -370,7 +370,7 @@ def rms_normalization(node: OpNode) -> Kernel:
     def kernel(x: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, ...]:
         check_types(x, scale)
         axis = normalize_axis(node, axis_attr, x.ndim)
-        if np.broadcast_shapes(x.shape, scale.shape) != x.shape:
+        if scale.ndim > x.ndim or any(s not in (1, d) for s, d in zip(scale.shape[::-1], x.shape[::-1])):
             raise node.fail(f"input 'scale' of shape {scale.shape} does not broadcast to X's {x.shape}")
         work = np.dtype(np.float64) if np.float64 in (stash_type, x.dtype, scale.dtype) else np.dtype(np.float32)
         stashed = rounding(stash_type, work)
