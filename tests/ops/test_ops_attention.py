@@ -44,16 +44,11 @@ def test_node_cases(case: Any) -> None:
     check_node_case(case, **_case_tolerance(case.name))
 
 
-# ovpool's Softmax-13 computes float16 in float32 and rounds once; Softmax's function body (and the
-# case's expected data) round exp, the sum and the quotient to float16 each: one float16 step apart.
-SOFTMAX_ROUNDING = {"rtol": 0.0, "atol": 2.0**-11}
-
-
 @pytest.mark.parametrize("case", expanded_case_params(OPS))
 def test_expanded_node_cases(case: Any) -> None:
-    """The function bodies run on ovpool's kernels of the ops they hold, no onnx.reference."""
-    tolerance = SOFTMAX_ROUNDING if "fp16" in case.name else _case_tolerance(case.name)
-    check_node_case(case, **tolerance)
+    """The function bodies run on ovpool's kernels of the ops they hold, no onnx.reference; float16
+    exactly (Softmax-13 computes the body's steps in the type)."""
+    check_node_case(case, **_case_tolerance(case.name))
 
 
 # ---------------------------------------------------------------- the schema, one query at a time
