@@ -43,41 +43,29 @@ import numpy as np
 
 from ovpool import dtypes
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, register
-from ovpool.runtime.ops.elementwise import float_attr, int_attr, str_attr, type_guard
-
-Rounder = Callable[[np.ndarray], np.ndarray]
+from ovpool.runtime.ops.elementwise import float_attr, int_attr, rounding, str_attr, type_guard
+from ovpool.runtime.ops.softmax import softmax_steps
 
 # softmax_precision values: TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16
 _SOFTMAX_PRECISIONS = (1, 10, 11, 16)
 
 
-def _narrow(dtype: np.dtype) -> bool:
-    """float16 and bfloat16: computed in float32, rounded to the type after each step."""
-    return dtype == np.float16 or dtype.name == "bfloat16"
-
-
-def _work_type(*dtypes: np.dtype) -> np.dtype:
+def _work_type(*types: np.dtype) -> np.dtype:
     """float64 when any operand is double, else float32."""
-    return np.dtype(np.float64) if any(d == np.float64 for d in dtypes) else np.dtype(np.float32)
+    return np.dtype(np.float64) if any(t == np.float64 for t in types) else np.dtype(np.float32)
 
 
-def rounding(dtype: np.dtype, work: np.dtype) -> Rounder:
-    """The step of arithmetic in ``dtype`` carried out in ``work``: a value of ``work`` rounded to
-    ``dtype`` and widened back (float16: 0.1 becomes 0.0999755859375), or left as it is when ``dtype``
-    is ``work`` (or wider)."""
-    if dtype == work or not _narrow(dtype) and dtype.itemsize >= work.itemsize:
-        return lambda x: x
-    return lambda x: x.astype(dtype).astype(work)
-
-
-def softmax_in_type(x: np.ndarray, step: Rounder) -> np.ndarray:
-    """Softmax-13 along the last axis as its function body computes it, each step rounded by
-    ``step``: ``exp(x - max) / sum(exp(x - max))``; a row of ``-inf`` gives NaN (the caller's
-    fully-masked-row guard replaces it)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        shifted = step(x - x.max(axis=-1, keepdims=True))
-        e = step(np.exp(shifted))
-        return step(e / step(e.sum(axis=-1, keepdims=True)))
+def _scaled_scores(
+    q: np.ndarray, keys: np.ndarray, scale: float | None, step: Callable[[np.ndarray], np.ndarray], work: np.dtype
+) -> np.ndarray:
+    """``(Q * f) @ (K * f)^T`` with ``f = sqrt(scale)`` (default scale ``1/sqrt(head size)``)
+    computed in float32 and cast to Q's type, as the bodies of Attention and FlexAttention have it:
+    head size 4 gives f = sqrt(0.5) = 0.7071. The products are rounded by ``step``; the matrix
+    product accumulates in ``work`` and is rounded once."""
+    if scale is None:
+        scale = float(np.float32(1) / np.sqrt(np.float32(q.shape[-1])))
+    factor = np.asarray(np.sqrt(np.float32(scale)), dtype=q.dtype).astype(work)
+    return step(np.matmul(step(q.astype(work) * factor), step(keys.astype(work).transpose(0, 1, 3, 2) * factor)))
 
 
 @dataclass(frozen=True)
@@ -95,12 +83,19 @@ class AttentionAttrs:
     right_window: int
 
 
+def _scale(node: OpNode) -> float | None:
+    """The ``scale`` attribute (None when not given, the head size's default), positive: the
+    bodies scale Q and K by its square root."""
+    if node.attr("scale") is None:
+        return None
+    scale = float_attr(node, "scale", 0.0)
+    if not scale > 0:
+        raise node.fail(f"{scale} is not positive: the schema scales Q and K by sqrt(scale)", "scale")
+    return scale
+
+
 def _attention_attrs(node: OpNode) -> AttentionAttrs:
-    scale = node.attr("scale")
-    if scale is not None:
-        scale = float_attr(node, "scale", 0.0)
-        if not scale > 0:
-            raise node.fail(f"{scale} is not positive: the schema scales Q and K by sqrt(scale)", "scale")
+    scale = _scale(node)
     heads = []
     for name in ("q_num_heads", "kv_num_heads"):
         value = node.attr(name)
@@ -264,9 +259,7 @@ def attention(node: OpNode) -> Kernel:
         group = q_heads // kv_heads
         keys = np.repeat(present_key, group, axis=1) if group > 1 else present_key
         values = np.repeat(present_value, group, axis=1) if group > 1 else present_value
-        scale = attrs.scale if attrs.scale is not None else float(np.float32(1) / np.sqrt(np.float32(head_size)))
-        factor = np.asarray(np.sqrt(np.float32(scale)), dtype=t1).astype(work)
-        scores = step(np.matmul(step(q4.astype(work) * factor), step(keys.astype(work).transpose(0, 1, 3, 2) * factor)))
+        scores = _scaled_scores(q4, keys, attrs.scale, step, work)
         capped = scores
         if attrs.softcap:
             cap = np.asarray(attrs.softcap, dtype=t1).astype(work)
@@ -276,10 +269,10 @@ def attention(node: OpNode) -> Kernel:
         if attrs.softmax_precision is not None:
             precision = _precision_dtype(attrs.softmax_precision)
             soft_work = _work_type(precision, work)
-            probabilities = softmax_in_type(biased.astype(precision).astype(soft_work), rounding(precision, soft_work))
+            probabilities = softmax_steps(biased.astype(precision).astype(soft_work), -1, rounding(precision, soft_work))
             probabilities = step(probabilities.astype(precision).astype(work))
         else:
-            probabilities = softmax_in_type(biased, step)
+            probabilities = softmax_steps(biased, -1, step)
         masked_rows = np.isneginf(bias.max(axis=-1, keepdims=True))
         probabilities = np.where(masked_rows, work.type(0), probabilities)
         y = np.matmul(probabilities, values.astype(work)).astype(t1)
@@ -441,11 +434,7 @@ def flex_attention(node: OpNode) -> Kernel:
     from ovpool.runtime.ops.control import _outer_slices
 
     check_types = type_guard(node)
-    scale_attr = node.attr("scale")
-    if scale_attr is not None:
-        scale_attr = float_attr(node, "scale", 0.0)
-        if not scale_attr > 0:
-            raise node.fail(f"{scale_attr} is not positive: the schema scales Q and K by sqrt(scale)", "scale")
+    scale_attr = _scale(node)
     precision = node.attr("softmax_precision")
     if precision is not None:
         precision = int_attr(node, "softmax_precision", 0, _SOFTMAX_PRECISIONS)
@@ -471,11 +460,9 @@ def flex_attention(node: OpNode) -> Kernel:
         group = q_heads // kv_heads
         keys = np.repeat(k, group, axis=1) if group > 1 else k
         values = np.repeat(v, group, axis=1) if group > 1 else v
-        scale = scale_attr if scale_attr is not None else float(np.float32(1) / np.sqrt(np.float32(head_size)))
-        factor = np.asarray(np.sqrt(np.float32(scale)), dtype=t1).astype(work)
-        scores = step(np.matmul(step(q.astype(work) * factor), step(keys.astype(work).transpose(0, 1, 3, 2) * factor)))
+        scores = _scaled_scores(q, keys, scale_attr, step, work)
         scores = score_mod(soft_step(scores).astype(soft), args).astype(work)
-        probabilities = prob_mod(softmax_in_type(scores, soft_step).astype(soft), args).astype(work)
+        probabilities = prob_mod(softmax_steps(scores, -1, soft_step).astype(soft), args).astype(work)
         y = soft_step(np.matmul(probabilities, soft_step(values.astype(work))))
         return (y.astype(t1),)
 

@@ -150,6 +150,15 @@ def narrow(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return y if y.dtype == dtype else y.astype(dtype)
 
 
+def rounding(dtype: np.dtype, work: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
+    """One step of arithmetic in ``dtype`` carried out in the wider ``work`` type: a ``work`` value
+    rounded to ``dtype`` and widened back (float16: 0.1 becomes 0.0999755859375); the identity when
+    ``dtype`` is ``work`` or not narrower (float64 steps in float32 work are not rounded)."""
+    if dtype == work or not _is_half(dtype) and dtype.itemsize >= work.itemsize:
+        return lambda x: x
+    return lambda x: x.astype(dtype).astype(work)
+
+
 def _is_half(dtype: np.dtype) -> bool:
     return dtype.itemsize == 2 and dtype.kind in "fV"
 

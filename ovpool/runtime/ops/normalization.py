@@ -27,9 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from ovpool import dtypes
-from ovpool.runtime.ops.attention import rounding
 from ovpool.runtime.ops.base import LATEST, Kernel, OpNode, normalize_axis, outputs, register
-from ovpool.runtime.ops.elementwise import float_attr, int_attr, type_guard
+from ovpool.runtime.ops.elementwise import float_attr, int_attr, rounding, type_guard
 
 FLOAT_STASH = 1  # TensorProto.FLOAT, the one stash_type ovpool computes in
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, register
+from ovpool.runtime.ops.elementwise import rounding
 from ovpool.runtime.ops.memo import scalar
 
 Rule = Callable[[np.ndarray, int], np.ndarray]
@@ -66,13 +67,19 @@ def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     return shifted
 
 
+def softmax_steps(x: np.ndarray, axis: int, step: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Softmax-13's body on a float32/float64 ``x``: ``Exp(x - max) / ReduceSum(Exp(x - max))``,
+    each step's result passed through ``step`` (the rounding to the type the body computes in); a
+    row of ``-inf`` gives NaN."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        e = step(np.exp(step(x - x.max(axis=axis, keepdims=True))))
+        return step(e / step(_sum(e, axis)))
+
+
 def _softmax_in_type(x: np.ndarray, axis: int) -> np.ndarray:
-    """Softmax-13's body in the narrow type of ``x``: ``Exp(x - max) / ReduceSum(...)``, each step
-    computed in float32 and rounded to the type."""
-    dtype = x.dtype
-    wide = x.astype(np.float32)
-    e = np.exp((wide - wide.max(axis=axis, keepdims=True)).astype(dtype).astype(np.float32)).astype(dtype).astype(np.float32)
-    return (e / _sum(e, axis).astype(dtype).astype(np.float32)).astype(dtype)
+    """Softmax-13's body in the narrow type of ``x``, each step computed in float32 and rounded."""
+    work = np.dtype(np.float32)
+    return softmax_steps(x.astype(work), axis, rounding(x.dtype, work)).astype(x.dtype)
 
 
 def _log_softmax_in_type(x: np.ndarray, axis: int) -> np.ndarray:
