@@ -160,6 +160,77 @@ def _allowed(q_len: int, kv_len: int, offset: np.ndarray, attrs: AttentionAttrs)
     return allowed
 
 
+def _four_d(
+    node: OpNode, attrs: AttentionAttrs, q: np.ndarray, k: np.ndarray, v: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q, K and V as (batch, heads, sequence, size), checked against each other: 3-D inputs split
+    by ``q_num_heads`` / ``kv_num_heads``; with 4-D ones the head counts may not be given (25) or
+    must be the inputs' own (23, 24)."""
+    rank = q.ndim
+    if rank not in (3, 4) or k.ndim != rank or v.ndim != rank:
+        raise node.fail(f"Q, K and V are all 3-D or all 4-D, not of ranks {q.ndim}, {k.ndim}, {v.ndim}")
+    if rank == 3:
+        q4 = _heads_view(node, q, "Q", attrs.q_num_heads, "q_num_heads")
+        k4 = _heads_view(node, k, "K", attrs.kv_num_heads, "kv_num_heads")
+        v4 = _heads_view(node, v, "V", attrs.kv_num_heads, "kv_num_heads")
+    else:
+        for name, given, actual in (
+            ("q_num_heads", attrs.q_num_heads, q.shape[1]),
+            ("kv_num_heads", attrs.kv_num_heads, k.shape[1]),
+        ):
+            if given is not None and (node.since >= 25 or given != actual):
+                raise node.fail(f"is for 3-D inputs; the 4-D inputs have {actual} heads", name)
+        q4, k4, v4 = q, k, v
+    batch, q_heads, _, head_size = q4.shape
+    kv_heads = k4.shape[1]
+    if k4.shape[0] != batch or v4.shape[0] != batch or v4.shape[1] != kv_heads or k4.shape[3] != head_size:
+        raise node.fail(f"Q {q.shape}, K {k.shape} and V {v.shape} do not agree on batch, heads and head size")
+    if k4.shape[2] != v4.shape[2]:
+        raise node.fail(f"K and V have {k4.shape[2]} and {v4.shape[2]} keys")
+    if q_heads % kv_heads:
+        raise node.fail(f"{q_heads} query heads are not a multiple of {kv_heads} key/value heads")
+    return q4, k4, v4
+
+
+def _bias(
+    node: OpNode,
+    attrs: AttentionAttrs,
+    attn_mask: np.ndarray | None,
+    nonpad_kv_seqlen: np.ndarray | None,
+    offset: np.ndarray,
+    shape: tuple[int, int, int, int],
+    step: Callable[[np.ndarray], np.ndarray],
+    work: np.dtype,
+) -> np.ndarray:
+    """The additive bias in T1 (rounded by ``step``, carried in ``work``), broadcastable to
+    ``shape`` (batch, query heads, queries, keys): the mask (a bool one as 0 / -inf, padded with
+    -inf to the keys), then -inf where causality, the windows or ``nonpad_kv_seqlen`` disallow."""
+    batch, q_heads, q_len, kv_len = shape
+    bias = np.zeros((q_len, kv_len), dtype=work)
+    if attn_mask is not None:
+        if attn_mask.ndim == 0 or attn_mask.shape[-1] > kv_len:
+            raise node.fail(f"attn_mask of shape {attn_mask.shape} is not one of at most {kv_len} keys")
+        if attn_mask.dtype == np.bool_:
+            mask = np.where(attn_mask, work.type(0), work.type(-np.inf))
+        else:
+            mask = step(attn_mask.astype(work))
+        pad = kv_len - mask.shape[-1]
+        if pad:
+            mask = np.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, pad)], constant_values=-np.inf)
+        try:
+            bias = bias + mask
+            np.broadcast_shapes(bias.shape, shape)
+        except ValueError:
+            raise node.fail(f"attn_mask of shape {attn_mask.shape} does not broadcast to {shape}") from None
+    allowed = _allowed(q_len, kv_len, offset, attrs)
+    if allowed is not None:
+        bias = bias + np.where(allowed, work.type(0), work.type(-np.inf))
+    if nonpad_kv_seqlen is not None:
+        valid = np.arange(kv_len) < nonpad_kv_seqlen.reshape(batch, 1, 1, 1)
+        bias = bias + np.where(valid, work.type(0), work.type(-np.inf))
+    return bias
+
+
 @register("Attention", 23, 25)
 def attention(node: OpNode) -> Kernel:
     """Attention-23 (masks, causal, past key/value, softcap, GQA), -24 (``nonpad_kv_seqlen``, its
@@ -186,29 +257,9 @@ def attention(node: OpNode) -> Kernel:
             raise node.fail("past_key and past_value are given together or not at all")
         if nonpad_kv_seqlen is not None and past_key is not None:
             raise node.fail("nonpad_kv_seqlen (an external cache) is not used with past_key and past_value")
-        rank = q.ndim
-        if rank not in (3, 4) or k.ndim != rank or v.ndim != rank:
-            raise node.fail(f"Q, K and V are all 3-D or all 4-D, not of ranks {q.ndim}, {k.ndim}, {v.ndim}")
-        if rank == 3:
-            q4 = _heads_view(node, q, "Q", attrs.q_num_heads, "q_num_heads")
-            k4 = _heads_view(node, k, "K", attrs.kv_num_heads, "kv_num_heads")
-            v4 = _heads_view(node, v, "V", attrs.kv_num_heads, "kv_num_heads")
-        else:
-            for name, given, actual in (
-                ("q_num_heads", attrs.q_num_heads, q.shape[1]),
-                ("kv_num_heads", attrs.kv_num_heads, k.shape[1]),
-            ):
-                if given is not None and (node.since >= 25 or given != actual):
-                    raise node.fail(f"is for 3-D inputs; the 4-D inputs have {actual} heads", name)
-            q4, k4, v4 = q, k, v
+        q4, k4, v4 = _four_d(node, attrs, q, k, v)
         batch, q_heads, q_len, head_size = q4.shape
         kv_heads = k4.shape[1]
-        if k4.shape[0] != batch or v4.shape[0] != batch or v4.shape[1] != kv_heads or k4.shape[3] != head_size:
-            raise node.fail(f"Q {q.shape}, K {k.shape} and V {v.shape} do not agree on batch, heads and head size")
-        if k4.shape[2] != v4.shape[2]:
-            raise node.fail(f"K and V have {k4.shape[2]} and {v4.shape[2]} keys")
-        if q_heads % kv_heads:
-            raise node.fail(f"{q_heads} query heads are not a multiple of {kv_heads} key/value heads")
         if past_key is not None and past_value is not None:
             expected = (batch, kv_heads, past_key.shape[2] if past_key.ndim == 4 else -1)
             for name, past, size in (("past_key", past_key, head_size), ("past_value", past_value, v4.shape[3])):
@@ -230,31 +281,7 @@ def attention(node: OpNode) -> Kernel:
         work = _work_type(q.dtype, v.dtype)
         step = rounding(t1, work)
 
-        # the additive bias, in T1: the mask, then -inf where causality, windows or padding disallow
-        bias = np.zeros((q_len, kv_len), dtype=work)
-        if attn_mask is not None:
-            if attn_mask.ndim == 0 or attn_mask.shape[-1] > kv_len:
-                raise node.fail(f"attn_mask of shape {attn_mask.shape} is not one of at most {kv_len} keys")
-            if attn_mask.dtype == np.bool_:
-                mask = np.where(attn_mask, work.type(0), work.type(-np.inf))
-            else:
-                mask = step(attn_mask.astype(work))
-            pad = kv_len - mask.shape[-1]
-            if pad:
-                mask = np.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, pad)], constant_values=-np.inf)
-            try:
-                bias = bias + mask
-                np.broadcast_shapes(bias.shape, (batch, q_heads, q_len, kv_len))
-            except ValueError:
-                raise node.fail(
-                    f"attn_mask of shape {attn_mask.shape} does not broadcast to ({batch}, {q_heads}, {q_len}, {kv_len})"
-                ) from None
-        allowed = _allowed(q_len, kv_len, offset, attrs)
-        if allowed is not None:
-            bias = bias + np.where(allowed, work.type(0), work.type(-np.inf))
-        if nonpad_kv_seqlen is not None:
-            valid = np.arange(kv_len) < nonpad_kv_seqlen.reshape(batch, 1, 1, 1)
-            bias = bias + np.where(valid, work.type(0), work.type(-np.inf))
+        bias = _bias(node, attrs, attn_mask, nonpad_kv_seqlen, offset, (batch, q_heads, q_len, kv_len), step, work)
 
         group = q_heads // kv_heads
         keys = np.repeat(present_key, group, axis=1) if group > 1 else present_key
@@ -276,7 +303,7 @@ def attention(node: OpNode) -> Kernel:
         masked_rows = np.isneginf(bias.max(axis=-1, keepdims=True))
         probabilities = np.where(masked_rows, work.type(0), probabilities)
         y = np.matmul(probabilities, values.astype(work)).astype(t1)
-        if rank == 3:
+        if q.ndim == 3:
             y = y.transpose(0, 2, 1, 3).reshape(batch, q_len, -1)
         qk = (scores, capped, biased, probabilities)[attrs.mode]
         results = (y, present_key, present_value, np.broadcast_to(qk, (batch, q_heads, q_len, kv_len)).astype(t1))
