@@ -519,3 +519,41 @@ def test_flex_attention_refuses_mismatched_heads() -> None:
     q, k, v = (np.zeros((1, h, 2, 4), np.float32) for h in (3, 2, 2))
     with pytest.raises(ModelError, match="flexattention_node.*multiple"):
         ovpool_of("FlexAttention", 1, [q, k, v], domain=PREVIEW)
+
+
+@pytest.mark.parametrize("opset", ATTENTION_OPSETS)
+@pytest.mark.parametrize(
+    ("heads", "causal", "mask", "scale"),
+    [
+        ((2, 2), 0, None, None),
+        ((4, 2), 1, None, None),
+        ((3, 1), 0, "bool", 0.2),
+        ((2, 1), 1, "float", None),
+        ((2, 2), 0, "float", 0.7),
+    ],
+)
+def test_attention_matches_torch_sdpa(
+    opset: int, heads: tuple[int, int], causal: int, mask: str | None, scale: float | None
+) -> None:
+    """Float64 against PyTorch's scaled_dot_product_attention (grouped heads shared as ONNX shares
+    them, ``enable_gqa``; its ``is_causal`` is the top-left mask, the schema's without a cache)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(heads[0] * 7 + causal)
+    q = rng.standard_normal((2, heads[0], 3, 4))
+    k = rng.standard_normal((2, heads[1], 5, 4))
+    v = rng.standard_normal((2, heads[1], 5, 6))
+    attn_mask = None if mask is None else rng.random((3, 5)) < 0.8 if mask == "bool" else rng.standard_normal((3, 5))
+    attrs: dict[str, Any] = {"is_causal": causal} | ({} if scale is None else {"scale": scale})
+    (y,) = ovpool_of("Attention", opset, [q, k, v, attn_mask], attrs)
+    torch_mask = None if attn_mask is None else torch.from_numpy(attn_mask)
+    if torch_mask is not None and causal:  # torch takes one or the other: fold the causal mask into it
+        below = torch.ones(3, 5, dtype=torch.bool).tril()
+        torch_mask = torch_mask & below if mask == "bool" else torch_mask.masked_fill(~below, -math.inf)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.from_numpy(a) for a in (q, k, v)),
+        attn_mask=torch_mask,
+        is_causal=bool(causal) and torch_mask is None,
+        scale=scale,
+        enable_gqa=True,
+    ).numpy()
+    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-7)
