@@ -1,4 +1,5 @@
-"""Transformer attention: Attention-23/24/25 and RotaryEmbedding-23, each as its schema states it.
+"""Transformer attention: Attention-23/24/25, RotaryEmbedding-23, the cache update TensorScatter-24
+and the preview FlexAttention-1, each as its schema states it.
 
 Attention is ``softmax(softcap(Q*sqrt(scale) @ (K*sqrt(scale))^T) + bias) @ V`` per head, the
 function body's steps in its order. ``scale`` defaults to ``1/sqrt(head_size)``: head size 4 scales
@@ -32,6 +33,12 @@ RotaryEmbedding rotates pairs of values of each head by ``position * frequency``
 sin 0.8 the pair (1, 2) becomes ``(1*0.6 - 2*0.8, 2*0.6 + 1*0.8) = (-1, 2)``; the pairs are the two
 halves of the rotated part (or adjacent values with ``interleaved=1``), the first ``rotary_embedding_dim``
 values of each head (all by default), the rest passed through.
+
+TensorScatter writes ``update`` into a copy of the cache along ``axis`` from each batch entry's
+``write_indices`` (0 by default), wrapping modulo the cache length with ``mode='circular'``.
+FlexAttention (ai.onnx.preview) is Attention without masks or caches whose scores and
+probabilities may go through the ``score_mod`` / ``prob_mod`` subgraphs, in float32 (float64 for
+double inputs) unless ``softmax_precision`` says otherwise; it has no fully-masked-row guard.
 """
 
 from __future__ import annotations
