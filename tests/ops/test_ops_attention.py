@@ -87,7 +87,8 @@ def schema_attention(
     mode = attrs.get("qk_matmul_output_mode", 0)
     full_mask = None
     if mask is not None:
-        padded = np.full(mask.shape[:-1] + (keys,), False if mask.dtype == bool else -np.inf, dtype=mask.dtype)
+        kind = bool if mask.dtype == bool else np.float64
+        padded = np.full(mask.shape[:-1] + (keys,), False if kind is bool else -np.inf, dtype=kind)
         padded[..., : mask.shape[-1]] = mask
         full_mask = np.broadcast_to(padded, (batch, q_heads, queries, keys))
     y = np.zeros((batch, q_heads, queries, v.shape[3]))
@@ -292,6 +293,19 @@ def test_attention_fully_masked_rows_are_zero(opset: int, dtype: type) -> None:
     if opset >= 24:
         (y,) = ovpool_of("Attention", opset, [q, k, v, None, None, None, np.array([1], np.int64)], {"is_causal": 1})
         assert (y[:, :, :2] == 0).all() and (y[:, :, 2] != 0).all()  # offset 1 - 3 = -2: queries 0 and 1 see nothing
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int64])
+def test_attention_integer_masks_are_added(dtype: type) -> None:
+    """Attention's mask type U allows integers: not bool, so added to the scores as a float mask
+    of their values (onnxruntime runs bool and float masks only)."""
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((1, 2, 3, 4)).astype(np.float32) for _ in range(3))
+    mask = rng.integers(0, 4, (3, 3)).astype(dtype)
+    (y,) = ovpool_of("Attention", 23, [q, k, v, mask])
+    (as_float,) = ovpool_of("Attention", 23, [q, k, v, mask.astype(np.float32)])
+    np.testing.assert_array_equal(y, as_float)
+    np.testing.assert_allclose(y, schema_attention(q, k, v, mask)[0], rtol=1e-5, atol=1e-6)
 
 
 def test_attention_float16_rounds_each_step_as_the_function_body() -> None:
