@@ -17,6 +17,7 @@ from harness import (
     assert_node_error,
     check,
     check_node_case,
+    expanded_case_params,
     make_model,
     node_case_params,
     node_error_params,
@@ -340,3 +341,65 @@ MY_OPS = frozenset(UNARY) | {"PRelu", "Clip"}
 @pytest.mark.parametrize("case", node_case_params(MY_OPS))
 def test_onnx_node_cases(case: Any) -> None:
     check_node_case(case)
+
+
+# ---------------------------------------------------------------- Swish and SwiGLU
+
+
+@pytest.mark.parametrize("case", node_case_params(["Swish", "SwiGLU"]) + expanded_case_params(["Swish", "SwiGLU"]))
+def test_swish_node_cases(case: Any) -> None:
+    check_node_case(case)
+
+
+def _swish_schema(a: np.ndarray, alpha: float) -> np.ndarray:
+    """``a * sigmoid(alpha * a)`` in float64, alpha as the body casts it to a's type."""
+    alpha_t = float(np.asarray(np.float32(alpha), dtype=a.dtype))
+    ad = a.astype(np.float64)
+    return ad / (1 + np.exp(-alpha_t * ad))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    x=st.sampled_from([np.float32, np.float64, np.float16]).flatmap(lambda t: shapes(0, 3).flatmap(lambda s: st.just((t, s)))),
+    alpha=st.sampled_from([None, 0.5, 1.702, -1.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_swish_matches_onnxruntime(x: tuple[Any, tuple[int, ...]], alpha: float | None, seed: int) -> None:
+    """Swish-24 (its one version) against onnxruntime and ``x * sigmoid(alpha * x)``."""
+    dtype, shape = x
+    values = (np.random.default_rng(seed).standard_normal(shape) * 4).astype(dtype)
+    attrs = {} if alpha is None else {"alpha": alpha}
+    tol = tolerance(dtype)
+    (y,) = check("Swish", 24, [values], attrs, **tol)
+    np.testing.assert_allclose(y.astype(np.float64), _swish_schema(values, 1.0 if alpha is None else alpha), **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("alpha", [None, 1.702])
+def test_swiglu_matches_the_schema(dtype: type, alpha: float | None) -> None:
+    """SwiGLU-28 (onnxruntime 1.31 has no opset 28): ``Swish_alpha(A) * B``, the Swish rounded to
+    the type before the product (the body's two nodes): A = 1, B = 2 gives 2 * 0.7311 = 1.4621."""
+    rng = np.random.default_rng(7)
+    a, b = (rng.standard_normal((2, 3, 4)).astype(dtype) * 3 for _ in range(2))
+    a[0, 0, 0], b[0, 0, 0] = 1, 2
+    attrs = {} if alpha is None else {"alpha": alpha}
+    (y,) = run_ovpool(make_model("SwiGLU", 28, [a, b], attrs), {"x0": a, "x1": b})
+    gate = _swish_schema(a, 1.0 if alpha is None else alpha)
+    if dtype == np.float16:
+        gate = gate.astype(np.float16).astype(np.float64)
+    assert y.dtype == dtype
+    np.testing.assert_allclose(y.astype(np.float64), gate * b.astype(np.float64), **tolerance(dtype))
+    if alpha is None:
+        assert float(y[0, 0, 0]) == pytest.approx(2 / (1 + math.exp(-1)), rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("op", "opset", "inputs", "match"),
+    [
+        ("Swish", 24, [np.ones(3, np.int32)], "type int32"),
+        ("SwiGLU", 28, [np.ones(3, np.float32), np.ones((2, 3), np.float32)], "does not broadcast"),
+        ("SwiGLU", 28, [np.ones(3, np.float32), np.ones(3, np.float16)], "type float16"),
+    ],
+)
+def test_swish_refusals(op: str, opset: int, inputs: list[np.ndarray], match: str) -> None:
+    assert_node_error(op, opset, inputs, match=f"{op.lower()}_node.*{match}")

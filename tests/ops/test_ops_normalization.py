@@ -256,6 +256,68 @@ def test_layer_normalization_refuses_other_stash_types() -> None:
         run_ovpool(make_model("LayerNormalization", 17, [x, np.ones(3)], {"stash_type": 11}), {"x0": x, "x1": np.ones(3)})
 
 
+# ---------------------------------------------------------------- RMSNormalization
+
+
+@pytest.mark.parametrize("case", node_case_params(["RMSNormalization"]) + expanded_case_params(["RMSNormalization"]))
+def test_rms_normalization_node_cases(case: Any) -> None:
+    check_node_case(case)
+
+
+def _rms_schema(x: np.ndarray, scale: np.ndarray, axis: int, epsilon: float) -> np.ndarray:
+    """``X / sqrt(mean(X * X over axis..) + epsilon) * scale`` in float64."""
+    xd = x.astype(np.float64)
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    return xd / np.sqrt((xd * xd).mean(axis=axes, keepdims=True) + epsilon) * scale.astype(np.float64)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_rms_normalization_matches_onnxruntime_and_the_schema(data: st.DataObject) -> None:
+    """RMSNormalization-23 (its one version): any axis, a scale over the normalized axes or a
+    suffix of them, float32/float64/float16, stash_type 1 (float32, the default) or 11 (double)."""
+    rng = _rng(data)
+    rank = data.draw(st.integers(1, 4))
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
+    axis = data.draw(st.integers(-rank, rank - 1))
+    dtype = data.draw(st.sampled_from([np.float32, np.float64, np.float16]))
+    first = axis % rank
+    scale_shape = shape[data.draw(st.integers(first, rank)) :]
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    scale = rng.standard_normal(scale_shape).astype(dtype)
+    attrs: dict[str, Any] = {"axis": axis}
+    if data.draw(st.booleans()):
+        attrs["epsilon"] = data.draw(st.sampled_from([1e-3, 0.5]))
+    if data.draw(st.booleans()):
+        attrs["stash_type"] = data.draw(st.sampled_from([1, 11]))
+    tol = 3e-3 if dtype == np.float16 else 1e-5
+    (y,) = check("RMSNormalization", 23, [x, scale], attrs, rtol=tol, atol=tol)
+    expected = _rms_schema(x, scale, axis, float(np.float32(attrs.get("epsilon", 1e-5))))
+    np.testing.assert_allclose(y.astype(np.float64), expected, rtol=tol, atol=tol)
+
+
+def test_rms_normalization_by_example() -> None:
+    """[3, 4] with epsilon 0: RMS sqrt((9 + 16) / 2) = 3.536, so [0.8485, 1.1314], times scale [1, 2]."""
+    x, scale = np.array([3.0, 4.0], np.float32), np.array([1.0, 2.0], np.float32)
+    (y,) = run_ovpool(make_model("RMSNormalization", 23, [x, scale], {"epsilon": 0.0}), {"x0": x, "x1": scale})
+    np.testing.assert_allclose(y, [3 / math.sqrt(12.5), 8 / math.sqrt(12.5)], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("attrs", "scale", "message"),
+    [
+        ({"axis": 2}, np.ones(3, np.float32), "attribute 'axis'"),
+        ({"stash_type": 7}, np.ones(3, np.float32), "attribute 'stash_type'"),
+        ({}, np.ones(4, np.float32), "scale"),
+        ({}, np.ones(3, np.int32), "type int32"),
+    ],
+)
+def test_rms_normalization_refusals(attrs: dict[str, Any], scale: np.ndarray, message: str) -> None:
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ModelError, match=f"rmsnormalization_node.*{message}"):
+        run_ovpool(make_model("RMSNormalization", 23, [x, scale], attrs), {"x0": x, "x1": scale})
+
+
 # ---------------------------------------------------------------- GroupNormalization
 
 

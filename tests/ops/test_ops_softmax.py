@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import check, check_node_case, node_case_params, run_ovpool, since_opsets
+from harness import check, check_node_case, make_model, node_case_params, run_ovpool, since_opsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -118,3 +118,21 @@ def test_axis_out_of_range_is_a_model_error(op: str, opset: int) -> None:
 @pytest.mark.parametrize("case", node_case_params(OPS))
 def test_onnx_node_cases(case: Any) -> None:
     check_node_case(case)
+
+
+@pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
+def test_float16_follows_the_function_body_step_by_step(op: str) -> None:
+    """Softmax-13 and LogSoftmax-13 in float16 as their function bodies compute them: each step
+    (ReduceMax, Sub, Exp, ReduceSum, Div; Log, Sub) in float16, numpy's float16 arithmetic here
+    (test_attention_4d_causal_fp16_expanded's expected data are those). onnxruntime computes in
+    float32 and rounds once: up to a float16 step away (the onnxruntime test above allows it)."""
+    x = (np.random.default_rng(5).standard_normal((64, 7)) * 3).astype(np.float16)
+    (y,) = run_ovpool(make_model(op, 13, [x]), {"x0": x})
+    shifted = x - x.max(axis=-1, keepdims=True)
+    total = np.exp(shifted).sum(axis=-1, keepdims=True)
+    expected = np.exp(shifted) / total if op == "Softmax" else shifted - np.log(total)
+    np.testing.assert_array_equal(y, expected)
+    wide = x.astype(np.float32) - x.astype(np.float32).max(axis=-1, keepdims=True)
+    log_total = np.log(np.exp(wide).sum(axis=-1, keepdims=True))
+    once = (np.exp(wide - log_total) if op == "Softmax" else wide - log_total).astype(np.float16)
+    assert (y != once).any()  # rounding once gives other values here

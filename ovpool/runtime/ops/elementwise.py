@@ -185,6 +185,15 @@ def narrow(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return y if y.dtype == dtype else y.astype(dtype)
 
 
+def rounding(dtype: np.dtype, work: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
+    """One step of arithmetic in ``dtype`` carried out in the wider ``work`` type: a ``work`` value
+    rounded to ``dtype`` and widened back (float16: 0.1 becomes 0.0999755859375); the identity when
+    ``dtype`` is ``work`` or not narrower (float64 steps in float32 work are not rounded)."""
+    if dtype == work or not _is_half(dtype) and dtype.itemsize >= work.itemsize:
+        return lambda x: x
+    return lambda x: x.astype(dtype).astype(work)
+
+
 def _is_half(dtype: np.dtype) -> bool:
     return dtype.itemsize == 2 and dtype.kind in "fV"
 
@@ -626,6 +635,57 @@ def _hard_swish_tail(y: np.ndarray, x: np.ndarray, dst: np.ndarray) -> None:
     y += 0.5
     _CLIP(y, 0, 1, out=y)
     np.multiply(y, x, out=dst)
+
+
+def _swish_alpha(node: OpNode, dtype: np.dtype) -> np.ndarray:
+    """Swish's ``alpha`` as its function body has it, CastLike X: 0.1 is 0.0999755859375 for a
+    float16 X; widened to float32 for the narrow types the kernels compute in float32."""
+    alpha = np.asarray(float_attr(node, "alpha", 1.0), dtype=dtype)
+    return alpha.astype(np.float32) if _is_half(dtype) else alpha
+
+
+def _swish(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """``x * sigmoid(alpha * x)`` of a float32 or float64 ``x`` (0-d too)."""
+    vector = x.reshape(1) if x.ndim == 0 else x
+    y = np.multiply(vector, alpha.astype(x.dtype))
+    np.negative(y, out=y)
+    _sigmoid_of_negated(y)
+    y *= vector
+    return y.reshape(x.shape)
+
+
+@register("Swish", 24)
+def swish(node: OpNode) -> Kernel:
+    """Swish-24: ``x * sigmoid(alpha * x)`` (alpha 1.0 by default): 1 -> 0.7311, -2 -> -0.2384;
+    float16 and bfloat16 computed in float32 and rounded once."""
+    check = type_guard(node)
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(x)
+        alpha = _swish_alpha(node, x.dtype)
+        with np.errstate(over="ignore"):
+            return outputs(narrow(_swish(wide(x), alpha), x.dtype))
+
+    return kernel
+
+
+@register("SwiGLU", 28)
+def swiglu(node: OpNode) -> Kernel:
+    """SwiGLU-28: ``Swish_alpha(A) * B`` for A and B of one shape (no broadcasting): A = 1, B = 2
+    gives 1.4621; the Swish is rounded to the type before the product, as the function body's two
+    nodes are."""
+    check = type_guard(node)
+
+    def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(a, b)
+        if a.shape != b.shape:
+            raise node.fail(f"A {a.shape} and B {b.shape} differ in shape: SwiGLU does not broadcast")
+        alpha = _swish_alpha(node, a.dtype)
+        with np.errstate(over="ignore"):
+            gate = narrow(_swish(wide(a), alpha), a.dtype)
+        return outputs(narrow(wide(gate) * wide(b), a.dtype))
+
+    return kernel
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ovpool import dtypes
 from ovpool.runtime.ops.base import LATEST, Kernel, OpNode, normalize_axes, normalize_axis, outputs, register
-from ovpool.runtime.ops.elementwise import type_guard
+from ovpool.runtime.ops.elementwise import float_attr, int_attr, rounding, type_guard
 
 FLOAT_STASH = 1  # TensorProto.FLOAT, the one stash_type ovpool computes in
 
@@ -242,6 +243,35 @@ def layer_normalization(node: OpNode) -> Kernel:
             y += bias.astype(x.dtype, copy=False)
         stats_shape = x.shape[:axis] + (1,) * (x.ndim - axis)
         return outputs(y, mean.reshape(stats_shape), inv_std.reshape(stats_shape))[: node.n_outputs]
+
+    return kernel
+
+
+@register("RMSNormalization", 23)
+def rms_normalization(node: OpNode) -> Kernel:
+    """RMSNormalization-23: over the axes from ``axis`` (default -1) on, in the ``stash_type``
+    precision (default 1, float32): ``X / sqrt(mean(X * X) + epsilon)``, cast to X's type, then
+    ``* scale`` (unidirectionally broadcast to X): [3, 4] with epsilon 0 has RMS sqrt(12.5) = 3.536
+    and gives [0.8485, 1.1314] before scaling."""
+    check_types = type_guard(node)
+    epsilon = float_attr(node, "epsilon", 1e-5)
+    axis_attr = int_attr(node, "axis", -1)
+    stash = int_attr(node, "stash_type", FLOAT_STASH, (1, 10, 11, 16))  # float, float16, double, bfloat16
+    stash_type = dtypes.np_dtype(dtypes.from_onnx(stash))
+
+    def kernel(x: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, ...]:
+        check_types(x, scale)
+        axis = normalize_axis(node, axis_attr, x.ndim)
+        if scale.ndim > x.ndim or any(s not in (1, d) for s, d in zip(scale.shape[::-1], x.shape[::-1])):
+            raise node.fail(f"input 'scale' of shape {scale.shape} does not broadcast to X's {x.shape}")
+        work = np.dtype(np.float64) if np.float64 in (stash_type, x.dtype, scale.dtype) else np.dtype(np.float32)
+        stashed = rounding(stash_type, work)
+        xu = stashed(x.astype(stash_type).astype(work))
+        squared_mean = stashed(stashed(xu * xu).mean(axis=tuple(range(axis, x.ndim)), keepdims=True))
+        rms = stashed(np.sqrt(stashed(squared_mean + np.asarray(epsilon, stash_type).astype(work))))
+        normalized = stashed(xu / rms).astype(x.dtype).astype(work)
+        y = rounding(scale.dtype, work)(normalized * scale.astype(work))
+        return (y.astype(scale.dtype),)
 
     return kernel
 

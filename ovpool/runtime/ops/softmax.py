@@ -10,7 +10,11 @@ Softmax subtracts the maximum before exponentiating (``exp(x - max) / sum(exp(x 
 ``[1000, 1000]`` gives ``[0.5, 0.5]``, not NaN (inputs all within (-40, 40) need no shift and get
 none); LogSoftmax is ``x - max - log(sum(exp(x - max)))``.
 Hardmax puts 1 at the first maximum and 0 elsewhere: ``[3, 5, 5]`` gives ``[0, 1, 0]``. Float16
-(and other narrow float) inputs are computed in float32 and the result cast back to the input type.
+(and other narrow float) inputs of versions 1 and 11 are computed in float32 and the result cast
+back to the input type; Softmax-13 and LogSoftmax-13 follow their function bodies, whose steps
+(ReduceMax, Sub, Exp, ReduceSum, Div or Log and Sub) are each in the input type: every step's
+result is rounded to float16, so exp(-0.6) is 0.5488 before the sum (ONNX's expected float16 data
+are those, one float16 step from a softmax rounded once).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, register
+from ovpool.runtime.ops.elementwise import rounding
 from ovpool.runtime.ops.memo import scalar
 
 Rule = Callable[[np.ndarray, int], np.ndarray]
@@ -60,6 +65,40 @@ def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     shifted = np.subtract(x, x.max(axis=axis, keepdims=True))
     shifted -= np.log(_sum(np.exp(shifted), axis))
     return shifted
+
+
+def softmax_steps(x: np.ndarray, axis: int, step: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Softmax-13's body on a float32/float64 ``x``: ``Exp(x - max) / ReduceSum(Exp(x - max))``,
+    each step's result passed through ``step`` (the rounding to the type the body computes in); a
+    row of ``-inf`` gives NaN."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        e = step(np.exp(step(x - x.max(axis=axis, keepdims=True))))
+        return step(e / step(_sum(e, axis)))
+
+
+def _softmax_in_type(x: np.ndarray, axis: int) -> np.ndarray:
+    """Softmax-13's body in the narrow type of ``x``, each step computed in float32 and rounded."""
+    work = np.dtype(np.float32)
+    return softmax_steps(x.astype(work), axis, rounding(x.dtype, work)).astype(x.dtype)
+
+
+def _log_softmax_in_type(x: np.ndarray, axis: int) -> np.ndarray:
+    """LogSoftmax-13's body in the narrow type of ``x``: ``(x - max) - Log(ReduceSum(Exp(x - max)))``,
+    each step rounded to the type."""
+    dtype = x.dtype
+    wide = x.astype(np.float32)
+    shifted = (wide - wide.max(axis=axis, keepdims=True)).astype(dtype).astype(np.float32)
+    total = _sum(np.exp(shifted).astype(dtype).astype(np.float32), axis).astype(dtype).astype(np.float32)
+    return (shifted - np.log(total).astype(dtype).astype(np.float32)).astype(dtype)
+
+
+def _in_type(wide: Rule, narrow: Rule) -> Rule:
+    """``wide`` for float32 and float64 inputs, ``narrow`` (the body's steps in the type) for the others."""
+
+    def rule(x: np.ndarray, axis: int) -> np.ndarray:
+        return wide(x, axis) if x.dtype in (np.float32, np.float64) else narrow(x, axis)
+
+    return rule
 
 
 def _hardmax(x: np.ndarray, axis: int) -> np.ndarray:
@@ -116,8 +155,9 @@ def softmax_coerced(node: OpNode) -> Kernel:
 
 @register("Softmax", 13)
 def softmax(node: OpNode) -> Kernel:
-    """Softmax-13: a (2, 3, 4) input with axis=1 is softmaxed over the 3 values of each of 8 columns."""
-    return _single_axis(node, _softmax, True)
+    """Softmax-13: a (2, 3, 4) input with axis=1 is softmaxed over the 3 values of each of 8 columns;
+    float16 and bfloat16 step by step in the type, as the function body."""
+    return _single_axis(node, _in_type(_softmax, _softmax_in_type), False)
 
 
 @register("LogSoftmax", 1, 12)
@@ -128,8 +168,9 @@ def log_softmax_coerced(node: OpNode) -> Kernel:
 
 @register("LogSoftmax", 13)
 def log_softmax(node: OpNode) -> Kernel:
-    """LogSoftmax-13: ``x - max - log(sum(exp(x - max)))`` along ``axis`` (default -1)."""
-    return _single_axis(node, _log_softmax, True)
+    """LogSoftmax-13: ``x - max - log(sum(exp(x - max)))`` along ``axis`` (default -1); float16
+    and bfloat16 step by step in the type, as the function body."""
+    return _single_axis(node, _in_type(_log_softmax, _log_softmax_in_type), False)
 
 
 @register("Hardmax", 1, 12)
