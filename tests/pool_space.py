@@ -30,8 +30,9 @@ SINCE = {
     "GlobalAveragePool": (1, 22),
     "GlobalMaxPool": (1, 22),
 }
-# Lp pooling: drawn by ``pool_cases(LP_OPS)``, kept out of ``SINCE`` (the transform sweeps' ops)
-LP_SINCE = {"LpPool": (1, 2, 11, 18, 22), "GlobalLpPool": (1, 2, 22)}
+# Lp pooling: drawn by ``pool_cases(LP_OPS)``, kept out of ``SINCE`` (the transform sweeps' ops).
+# Version 2 at opset 7, which selects it: onnx knows no IR version for opset 2, onnxruntime runs 7 up.
+LP_SINCE = {"LpPool": (1, 7, 11, 18, 22), "GlobalLpPool": (1, 7, 22)}
 LP_OPS = tuple(LP_SINCE)
 ALL_SINCE = {**SINCE, **LP_SINCE}
 # the first version of each op with dilations and with ceil_mode

@@ -234,6 +234,11 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
     if spec.dtype not in dtypes.DML_NAMES:
         raise UnsupportedError(f"{where}: DirectML has no {spec.dtype} tensor data type (DML_TENSOR_DATA_TYPE)")
     input_shape = static_input(spec, input_shape, where)
+    if spec.is_lp:
+        raise UnsupportedError(
+            f"{where}: Lp pooling (p={spec.p:g}) has no DirectML conversion in ovpool yet (DML_OPERATOR_LP_POOLING "
+            "is not written)"
+        )
     if spec.kind is PoolKind.UNPOOL:
         return _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, where)
     spatial = input_shape[2:]

@@ -67,6 +67,7 @@ ONNX_VERSIONS: tuple[OnnxPoolVersion, ...] = (
 )
 
 POOL_OPS: tuple[str, ...] = tuple(dict.fromkeys(v.op_type for v in ONNX_VERSIONS))
+LP_OPS: tuple[str, ...] = ("LpPool", "GlobalLpPool")  # no quantized form (QDQ patterns skip them)
 
 
 def row_for(op_type: str, since: int, where: str = "") -> OnnxPoolVersion:

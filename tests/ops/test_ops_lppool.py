@@ -1,0 +1,228 @@
+"""LpPool and GlobalLpPool, every since-version, on ovpool's numpy executor and through ``ovpool
+convert`` on OpenVINO CPU at f32.
+
+Oracles: the naive loops of ``oracle.pool(..., "lp", ...)`` (the schema text: the p-norm of each
+window's taps inside the input, a padding tap adding 0, ONNX's ceil drop rule), onnxruntime (one
+thread, optimisations off; it runs LpPool-2 and later) and PyTorch's ``lp_pool1d/2d/3d`` where they
+mean the same (integer p, no padding, no ceil, even p or non-negative inputs). onnx.reference is
+never an oracle and never runs a node (``GraphSession.reference_ops`` stays empty).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import oracle
+import pytest
+from harness import check, examples, make_model, ovpool_of, run_ovpool
+from hypothesis import given
+from hypothesis import strategies as st
+from on_openvino import outcome_of
+from onnx import TensorProto, helper
+from pool_space import LP_OPS, LP_SINCE, pool_cases
+
+from ovpool.errors import OvpoolError
+
+def _x(shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _want(x, attrs, dtype=None):
+    return oracle.pool(x.astype(np.float64), "lp", attrs).astype(dtype or x.dtype)
+
+
+def _model(op, attrs, shape, opset, elem=TensorProto.FLOAT, dynamic=False):
+    """One node named 'lp' on input 'x' (spatial dims unknown when ``dynamic``), output 'y'."""
+    node = helper.make_node(op, ["x"], ["y"], name="lp", **attrs)
+    dims = [d if i < 2 or not dynamic else None for i, d in enumerate(shape)]
+    graph = helper.make_graph(
+        [node], "lp", [helper.make_tensor_value_info("x", elem, dims)], [helper.make_tensor_value_info("y", elem, None)]
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+# The issue's measured cases: OpenVINO's own decomposition is wrong on the first three (1.83, 4.08
+# and 3.26 off), onnx.reference on the fourth (0.59 off), ONNX shape inference on the fifth (3x3).
+ISSUE_CASES = [
+    ({"kernel_shape": [2, 2], "strides": [2, 2], "p": 1, "ceil_mode": 1}, [1, 1, 7, 6]),
+    ({"kernel_shape": [2, 2], "strides": [2, 2], "p": 1, "ceil_mode": 1, "dilations": [2, 2]}, [1, 1, 7, 6]),
+    ({"kernel_shape": [2, 2], "strides": [3, 3], "p": 1, "ceil_mode": 1}, [1, 1, 7, 6]),
+    ({"kernel_shape": [3, 3], "strides": [2, 2], "p": 2, "ceil_mode": 1, "pads": [1, 1, 1, 1]}, [1, 2, 6, 6]),
+    ({"kernel_shape": [2, 2], "strides": [3, 3], "p": 3, "ceil_mode": 1}, [1, 1, 6, 6]),
+]
+
+
+@pytest.mark.parametrize("attrs,shape", ISSUE_CASES)
+def test_issue_cases_on_numpy_match_the_oracle_and_onnxruntime(attrs, shape):
+    x = _x(shape)
+    (got,) = check("LpPool", 18, [x], attrs)
+    np.testing.assert_allclose(got, _want(x, attrs), rtol=1e-5, atol=1e-6)
+
+
+def test_ceil_drop_rule_sizes_a_ceil_lppool_2x2_where_onnx_shape_inference_says_3x3():
+    attrs = {"kernel_shape": [2, 2], "strides": [3, 3], "ceil_mode": 1}
+    (got,) = ovpool_of("LpPool", 18, [_x([1, 1, 6, 6])], attrs)
+    assert got.shape == (1, 1, 2, 2)
+
+
+def test_worked_number():
+    """p=2 over the taps 3 and -4 is 5; a pad tap adds 0 (docs/semantics.md)."""
+    x = np.array([[[3.0, -4.0]]], dtype=np.float32)
+    (got,) = ovpool_of("LpPool", 18, [x], {"kernel_shape": [2], "pads": [1, 0], "strides": [1]})
+    np.testing.assert_array_equal(got, np.array([[[3.0, 5.0]]], dtype=np.float32))
+
+
+@given(pool_cases(LP_OPS))
+@examples(60)
+def test_attribute_space_on_numpy_matches_the_oracle(case):
+    got = run_ovpool(case.model, case.feeds)[0]
+    want = case.expected["y"]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    rtol = 1e-3 if want.dtype == np.float16 else 1e-5
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=1e-6)
+
+
+@pytest.mark.openvino
+@given(pool_cases(LP_OPS), st.booleans())
+@examples(30)
+def test_attribute_space_through_openvino_matches_the_oracle(case, dynamic):
+    x = case.feeds["x"]
+    if x.dtype == np.float64:
+        return  # refused by name: test_float64_is_refused_by_convert
+    model = case.model
+    if dynamic:
+        for dim in model.graph.input[0].type.tensor_type.shape.dim[2:]:
+            dim.ClearField("dim_value")
+    rtol = 1e-3 if x.dtype == np.float16 else 1e-5
+    _, outcome, stage, detail = outcome_of(model, case.feeds, [case.expected["y"]], rtol, 1e-5)
+    assert outcome == "agrees", f"{stage}: {detail}"
+
+
+@pytest.mark.openvino
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("attrs,shape", ISSUE_CASES)
+def test_issue_cases_through_openvino(attrs, shape, dynamic):
+    x = _x(shape)
+    _, outcome, stage, detail = outcome_of(_model("LpPool", attrs, shape, 18, dynamic=dynamic), {"x": x}, [_want(x, attrs)], 1e-5, 1e-6)
+    assert outcome == "agrees", f"{stage}: {detail}"
+
+
+@pytest.mark.openvino
+def test_float64_is_refused_by_convert():
+    x = _x([1, 1, 4, 4], np.float64)
+    _, outcome, _, detail = outcome_of(_model("LpPool", {"kernel_shape": [2, 2]}, [1, 1, 4, 4], 18, TensorProto.DOUBLE), {"x": x}, [x], 1e-5, 1e-6)
+    assert outcome == "refused" and "float64" in detail
+
+
+SINCE_CASES = [(op, opset) for op, versions in LP_SINCE.items() for opset in versions]
+
+
+@pytest.mark.parametrize("op,opset", SINCE_CASES)
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_every_since_version_against_onnxruntime(op, opset, p):
+    """LpPool-2 and later on onnxruntime (which has no LpPool-1); version 1 against the oracle."""
+    x = _x([2, 3, 6, 5])
+    attrs = {"p": float(p) if opset == 1 else p}
+    if op == "LpPool":
+        attrs |= {"kernel_shape": [3, 2], "strides": [2, 1], "pads": [1, 0, 1, 1]}
+    window = attrs if op == "LpPool" else {**attrs, "kernel_shape": [6, 5]}
+    (got,) = ovpool_of(op, opset, [x], attrs)
+    np.testing.assert_allclose(got, _want(x, window), rtol=1e-5, atol=1e-6)
+    if opset > 1:
+        check(op, opset, [x], attrs)  # skipped where onnxruntime has no kernel (GlobalLpPool-22)
+
+
+@pytest.mark.parametrize("op", LP_OPS)
+def test_lppool_1_takes_a_float_p(op):
+    x = _x([1, 2, 4, 5])
+    attrs = {"p": 2.5} | ({"kernel_shape": [2, 2]} if op == "LpPool" else {})
+    (got,) = ovpool_of(op, 1, [x], attrs)
+    window = attrs if op == "LpPool" else {**attrs, "kernel_shape": [4, 5]}
+    np.testing.assert_allclose(got, _want(x, window), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float64])
+@pytest.mark.parametrize("op", LP_OPS)
+def test_half_and_double_against_onnxruntime(op, dtype):
+    x = _x([1, 2, 5, 5], dtype)
+    attrs = {"kernel_shape": [2, 3], "strides": [2, 2]} if op == "LpPool" else {}
+    window = attrs if op == "LpPool" else {"kernel_shape": [5, 5]}
+    rtol = 1e-3 if dtype == np.float16 else 1e-12
+    (got,) = ovpool_of(op, 18, [x], attrs)
+    np.testing.assert_allclose(got, _want(x, window), rtol=rtol)
+    check(op, 18, [x], attrs, rtol=rtol if dtype == np.float16 else 1e-7)  # skipped where onnxruntime has none
+
+
+@pytest.mark.parametrize("op", LP_OPS)
+def test_bfloat16_at_version_22(op):
+    import ml_dtypes
+
+    x = _x([1, 2, 5, 4]).astype(ml_dtypes.bfloat16)
+    attrs = {"kernel_shape": [3, 2], "p": 3} if op == "LpPool" else {"p": 3}
+    window = attrs if op == "LpPool" else {**attrs, "kernel_shape": [5, 4]}
+    (got,) = ovpool_of(op, 22, [x], attrs)
+    assert got.dtype == x.dtype
+    np.testing.assert_allclose(got.astype(np.float64), _want(x.astype(np.float64), window), rtol=1e-2)
+    with pytest.raises(OvpoolError, match="bfloat16 is not allowed"):
+        ovpool_of(op, 18, [x], attrs)
+
+
+def test_no_lppool_node_runs_on_onnx_reference():
+    from ovpool.runtime.graph import GraphSession
+
+    for op, versions in LP_SINCE.items():
+        for opset in versions:
+            attrs = {"kernel_shape": [2]} if op == "LpPool" else {}
+            assert GraphSession(make_model(op, opset, [_x([1, 1, 4])], attrs)).reference_ops == ()
+
+
+def test_a_window_with_no_input_cell_is_0():
+    """Kernel 2, dilation 2, pads 1/1 over one cell: the one window's taps -1 and 1 are both padding."""
+    x = np.array([[[-2.0]]], dtype=np.float32)
+    (got,) = check("LpPool", 18, [x], {"kernel_shape": [2], "dilations": [2], "pads": [1, 1]})
+    assert got.tolist() == [[[0.0]]]
+
+
+@pytest.mark.parametrize(
+    "opset,attrs,match",
+    [
+        (18, {"kernel_shape": [2], "p": 0}, "'p'.*>= 1"),
+        (11, {"kernel_shape": [2], "p": -1}, "'p'.*>= 1"),
+        (1, {"kernel_shape": [2], "p": 0.5}, "'p'.*>= 1"),
+        (18, {"kernel_shape": [2], "p": 2.0}, "'p'"),  # a FLOAT p where the version says INT
+        (11, {"kernel_shape": [2], "ceil_mode": 1}, "ceil_mode"),
+        (11, {"kernel_shape": [2], "dilations": [2]}, "dilations"),
+        (18, {"kernel_shape": [2], "count_include_pad": 1}, "count_include_pad"),
+        (18, {"strides": [1]}, "kernel_shape"),
+    ],
+)
+def test_bad_attributes_are_refused_by_name(opset, attrs, match):
+    with pytest.raises(OvpoolError, match=f"lppool_node.*{match}"):
+        ovpool_of("LpPool", opset, [_x([1, 1, 4])], attrs)
+
+
+def test_global_lppool_p_below_1_is_refused_by_name():
+    with pytest.raises(OvpoolError, match="globallppool_node.*'p' = 0: must be a finite number >= 1"):
+        ovpool_of("GlobalLpPool", 7, [_x([1, 1, 4])], {"p": 0})
+
+
+@pytest.mark.torch
+@given(
+    rank=st.integers(1, 3),
+    p=st.integers(1, 3),
+    kernel=st.integers(1, 3),
+    stride=st.integers(1, 3),
+    extra=st.integers(0, 3),
+    seed=st.integers(0, 2**16),
+)
+@examples(40)
+def test_pytorch_where_it_means_the_same(rank, p, kernel, stride, extra, seed):
+    """PyTorch raises x to p without the absolute value and scales a clipped window by the whole
+    kernel: the same only with non-negative inputs (or even p), no pads and floor rounding."""
+    torch = pytest.importorskip("torch")
+    length = kernel + extra
+    x = np.abs(_x([1, 2] + [length] * rank, np.float64, seed)) if p % 2 else _x([1, 2] + [length] * rank, np.float64, seed)
+    attrs = {"kernel_shape": [kernel] * rank, "strides": [stride] * rank, "p": p}
+    (got,) = ovpool_of("LpPool", 18, [x], attrs)
+    pool = {1: torch.nn.functional.lp_pool1d, 2: torch.nn.functional.lp_pool2d, 3: torch.nn.functional.lp_pool3d}[rank]
+    want = pool(torch.from_numpy(x), float(p), kernel, stride).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
