@@ -100,8 +100,9 @@ def average_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
 def lp_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
     """The p-norm of each window's taps inside the input, ``(sum |x|**p) ** (1/p)``; a tap in the
     padding adds 0, so a window with no input cell (dilation stepping over a small input) gives 0.
-    Powers and sums are taken in float64 and rounded once to ``x``'s type: p=2 over the taps 3 and
-    -4 gives sqrt(9 + 16) = 5.0; p=3 over 1 and 2 gives 9 ** (1/3) = 2.0801."""
+    Powers and sums are taken in the ``_accumulator`` type (float32 for half precision and float32,
+    as the average's sums) and rounded once to ``x``'s type: p=2 over the taps 3 and -4 gives
+    sqrt(9 + 16) = 5.0; p=3 over 1 and 2 gives 9 ** (1/3) = 2.0801."""
     assert spec.p is not None  # an Lp spec has its p (PoolSpec checks it)
     p = spec.p
     windows = _windows(x, spec, empty_ok=True)
@@ -116,7 +117,7 @@ def lp_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
 
 
 def global_lp(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
-    """The p-norm of each (n, c) plane, shape (N, C, 1, ...), in float64 as ``lp_pool``: p=1 over
+    """The p-norm of each (n, c) plane, shape (N, C, 1, ...), accumulated as in ``lp_pool``: p=1 over
     the plane [[1, -2], [3, 0]] gives 6.0. A plane of no cell gives 0 (an empty sum)."""
     assert spec.p is not None  # an Lp spec has its p (PoolSpec checks it)
     sums = _powers(x, spec.p).sum(axis=tuple(range(2, x.ndim)), keepdims=True)
@@ -124,8 +125,9 @@ def global_lp(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
 
 
 def _powers(x: np.ndarray, p: float) -> np.ndarray:
-    """``|x| ** p`` in float64 (p=1: ``|x|``; p=2: ``x*x``, exact for float32 inputs)."""
-    acc = np.abs(x.astype(np.float64))
+    """``|x| ** p`` in the ``_accumulator`` type of ``x`` (p=1: ``|x|``; p=2: ``x*x``)."""
+    acc = x.astype(_accumulator(x.dtype))
+    np.abs(acc, out=acc)
     if p == 2:
         np.multiply(acc, acc, out=acc)
     elif p != 1:
