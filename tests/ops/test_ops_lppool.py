@@ -226,3 +226,39 @@ def test_pytorch_where_it_means_the_same(rank, p, kernel, stride, extra, seed):
     pool = {1: torch.nn.functional.lp_pool1d, 2: torch.nn.functional.lp_pool2d, 3: torch.nn.functional.lp_pool3d}[rank]
     want = pool(torch.from_numpy(x), float(p), kernel, stride).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+@given(pool_cases(LP_OPS))
+@examples(40)
+def test_attribute_space_to_directml_and_back(case):
+    """ONNX -> DirectML JSON (run on the descriptor emulator) -> ONNX (run on numpy): the oracle's
+    values both times, or refused by name (float64, a non-integer p, a window with no input cell)."""
+    import dml_emulator
+
+    from ovpool.dml import export as dml_export
+    from ovpool.dml import importer as dml_import
+
+    x, want = case.feeds["x"], case.expected["y"]
+    try:
+        document = dml_export.document_from_onnx(case.model)
+    except OvpoolError as exc:
+        assert "'pool'" in str(exc)
+        assert x.dtype == np.float64 or "not an integer" in str(exc) or "no input cell" in str(exc), str(exc)
+        return
+    rtol = 1e-3 if x.dtype == np.float16 else 1e-5
+    emulated = dml_emulator.run(document, {"x": x})["y"]
+    np.testing.assert_allclose(emulated.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=1e-5)
+    back = dml_import.model_from_document(document)
+    assert [n.op_type for n in back.graph.node if "Pool" in n.op_type] == ["LpPool"]
+    got = run_ovpool(back, {back.graph.input[0].name: x})[0]
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=1e-5)
+
+
+def test_directml_dilations_need_lp_pooling1_at_6_2():
+    from ovpool.dml import export as dml_export
+
+    model = _model("LpPool", {"kernel_shape": [2, 2], "dilations": [2, 2]}, [1, 1, 5, 5], 18)
+    (op,) = dml_export.document_from_onnx(model)["operators"]
+    assert (op["type"], op["min_feature_level"], op["desc"]["P"]) == ("DML_OPERATOR_LP_POOLING1", "DML_FEATURE_LEVEL_6_2", 2)
+    with pytest.raises(OvpoolError, match="node 'lp'.*DML_OPERATOR_LP_POOLING1 at DML_FEATURE_LEVEL_6_2"):
+        dml_export.document_from_onnx(model, feature_level="6.1")
