@@ -214,7 +214,7 @@ def test_global_lppool_p_below_1_is_refused_by_name():
     extra=st.integers(0, 3),
     seed=st.integers(0, 2**16),
 )
-@examples(40)
+@examples(25)
 def test_pytorch_where_it_means_the_same(rank, p, kernel, stride, extra, seed):
     """PyTorch raises x to p without the absolute value and scales a clipped window by the whole
     kernel: the same only with non-negative inputs (or even p), no pads and floor rounding."""
@@ -262,3 +262,26 @@ def test_directml_dilations_need_lp_pooling1_at_6_2():
     assert (op["type"], op["min_feature_level"], op["desc"]["P"]) == ("DML_OPERATOR_LP_POOLING1", "DML_FEATURE_LEVEL_6_2", 2)
     with pytest.raises(OvpoolError, match="node 'lp'.*DML_OPERATOR_LP_POOLING1 at DML_FEATURE_LEVEL_6_2"):
         dml_export.document_from_onnx(model, feature_level="6.1")
+
+
+@pytest.mark.openvino
+@given(pool_cases(LP_OPS), st.sampled_from(["2023.0", "2024.0"]))
+@examples(12)
+def test_target_openvino_older_forms_keep_the_oracle_values(case, release):
+    """``--target-openvino``: the lowering's AvgPool-16 (dilations) and its other layers in the
+    release's opsets (``ovpool.ov.backport``), the oracle's values on OpenVINO CPU at f32."""
+    import openvino as ov
+
+    from ovpool.ov import releases
+    from ovpool.ov.backport import newer_layers
+    from ovpool.ov.from_onnx import onnx_to_ov_model
+
+    x = case.feeds["x"]
+    if x.dtype == np.float64:
+        return  # refused by name: test_float64_is_refused_by_convert
+    model = onnx_to_ov_model(case.model, target_openvino=release)
+    assert newer_layers(model, releases.newest_opset(release)) == []
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    got = compiled({"x": x})[0]
+    rtol = 1e-3 if x.dtype == np.float16 else 1e-5
+    np.testing.assert_allclose(got.astype(np.float64), case.expected["y"].astype(np.float64), rtol=rtol, atol=1e-5)
