@@ -285,3 +285,62 @@ def test_target_openvino_older_forms_keep_the_oracle_values(case, release):
     got = compiled({"x": x})[0]
     rtol = 1e-3 if x.dtype == np.float16 else 1e-5
     np.testing.assert_allclose(got.astype(np.float64), case.expected["y"].astype(np.float64), rtol=rtol, atol=1e-5)
+
+
+def _to_ir(model, folder):
+    """``ovpool convert`` of ``model`` to IR files in ``folder``; the .xml path."""
+    import onnx
+
+    from ovpool.ov.from_onnx import onnx_to_ir
+
+    onnx.save(model, str(folder / "m.onnx"))
+    files = onnx_to_ir(folder / "m.onnx")
+    (folder / "m.xml").write_bytes(files[".xml"])
+    (folder / "m.bin").write_bytes(files[".bin"])
+    return folder / "m.xml"
+
+
+@pytest.mark.openvino
+@given(case=pool_cases(LP_OPS))
+@examples(15)
+def test_ir_from_the_lowering_comes_back_to_lppool(case, tmp_path_factory):
+    """ONNX -> IR (ovpool's lowering) -> ONNX: one LpPool or GlobalLpPool node (a Pad before it
+    where the pads reach the window extent), the oracle's values on numpy; ``validate`` finds
+    nothing in the IR."""
+    import onnx
+
+    from ovpool.ir.to_onnx import ir_to_onnx
+    from ovpool.ir.validation import validate_file
+
+    x = case.feeds["x"]
+    if x.dtype == np.float64:
+        return  # refused by name: test_float64_is_refused_by_convert
+    xml = _to_ir(case.model, tmp_path_factory.mktemp("lp"))
+    assert not validate_file(xml).findings
+    if not float(case.attrs.get("p", 2)).is_integer():  # IR -> ONNX writes opset 19: an INT p
+        with pytest.raises(OvpoolError, match="p=2.5 is not an integer"):
+            ir_to_onnx(xml)
+        return
+    back = onnx.load_from_string(ir_to_onnx(xml)[".onnx"])
+    assert [n.op_type for n in back.graph.node if n.op_type != "Pad"] == [case.op]
+    got = run_ovpool(back, {back.graph.input[0].name: x})[0]
+    rtol = 1e-3 if x.dtype == np.float16 else 1e-5
+    np.testing.assert_allclose(got.astype(np.float64), case.expected["y"].astype(np.float64), rtol=rtol, atol=1e-5)
+
+
+@pytest.mark.openvino
+def test_ir_of_another_shape_than_the_lowering_is_refused_naming_its_layers(tmp_path):
+    """An Abs and an AvgPool whose windows divide by fewer taps (exclude-pad with pads) are not a
+    window sum: IR -> ONNX lists the layers it does not convert."""
+    import openvino as ov
+    from openvino import opset1
+
+    from ovpool.errors import UnsupportedError
+    from ovpool.ir.to_onnx import ir_to_onnx
+
+    x = opset1.parameter([1, 1, 4, 4], np.float32, name="x")
+    pooled = opset1.avg_pool(opset1.abs(x), [1, 1], [1, 1], [1, 1], [2, 2], True, "floor")
+    summed = opset1.multiply(pooled, opset1.constant(np.float32(4)))
+    ov.save_model(ov.Model([summed], [x], "m"), str(tmp_path / "m.xml"))
+    with pytest.raises(UnsupportedError, match="Abs"):
+        ir_to_onnx(tmp_path / "m.xml")
