@@ -397,7 +397,9 @@ def _lp_chains(doc: IRDocument, const_value: Callable[[Layer], np.ndarray]) -> l
             p = float(exponent[0])
             members |= {link.id, exponent[1]}
             link = only_next(link)
-        pad, begin, end = None, (), ()
+        pad: Layer | None = None
+        begin: tuple[int, ...] = ()
+        end: tuple[int, ...] = ()
         if link is not None and link.type == "Pad" and link.data.get("pad_mode", "constant") == "constant":
             pads = [constant(link, i) for i in (1, 2)]
             value = scalar(link, 3) if len(link.inputs) > 3 else (np.zeros(()), "")
@@ -436,7 +438,11 @@ def _lp_chains(doc: IRDocument, const_value: Callable[[Layer], np.ndarray]) -> l
                 continue
             if p == 2 and link.type == "Sqrt":
                 root = link
-            elif link.type == "Power" and (inverse := scalar(link, 1)) is not None and inverse[0] == np.asarray(1 / p, inverse[0].dtype):
+            elif (
+                link.type == "Power"
+                and (inverse := scalar(link, 1)) is not None
+                and inverse[0] == np.asarray(1 / p, inverse[0].dtype)
+            ):
                 root, members = link, members | {inverse[1]}
             else:
                 continue

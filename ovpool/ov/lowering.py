@@ -326,7 +326,10 @@ def _window_sums(spec: PoolSpec, powers: Output, spatial: Sequence[Dim]) -> Outp
         pooled = _avg_node(average, powers, spec.pads_begin, spec.pads_end, False, Rounding.FLOOR)
     else:
         static = shape.is_static(spatial)
-        extra = shape.ceil_overhang(spec, spatial) if static else tuple(s - 1 for s in spec.strides)
+        if shape.is_static(spatial):
+            extra = shape.ceil_overhang(spec, spatial)
+        else:
+            extra = tuple(s - 1 for s in spec.strides)
         end = [pe + e for pe, e in zip(spec.pads_end, extra)]
         padded = opset1.pad(powers, _i64([0, 0, *spec.pads_begin]), _i64([0, 0, *end]), "constant", _zero(powers))
         unpadded = average.with_(padding=Padding.EXPLICIT, pads_begin=(), pads_end=(), divisor=Divisor.EXCLUDE_PAD)

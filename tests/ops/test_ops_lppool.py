@@ -22,6 +22,7 @@ from pool_space import LP_OPS, LP_SINCE, pool_cases
 
 from ovpool.errors import OvpoolError
 
+
 def _x(shape, dtype=np.float32, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
@@ -102,14 +103,18 @@ def test_attribute_space_through_openvino_matches_the_oracle(case, dynamic):
 @pytest.mark.parametrize("attrs,shape", ISSUE_CASES)
 def test_issue_cases_through_openvino(attrs, shape, dynamic):
     x = _x(shape)
-    _, outcome, stage, detail = outcome_of(_model("LpPool", attrs, shape, 18, dynamic=dynamic), {"x": x}, [_want(x, attrs)], 1e-5, 1e-6)
+    _, outcome, stage, detail = outcome_of(
+        _model("LpPool", attrs, shape, 18, dynamic=dynamic), {"x": x}, [_want(x, attrs)], 1e-5, 1e-6
+    )
     assert outcome == "agrees", f"{stage}: {detail}"
 
 
 @pytest.mark.openvino
 def test_float64_is_refused_by_convert():
     x = _x([1, 1, 4, 4], np.float64)
-    _, outcome, _, detail = outcome_of(_model("LpPool", {"kernel_shape": [2, 2]}, [1, 1, 4, 4], 18, TensorProto.DOUBLE), {"x": x}, [x], 1e-5, 1e-6)
+    _, outcome, _, detail = outcome_of(
+        _model("LpPool", {"kernel_shape": [2, 2]}, [1, 1, 4, 4], 18, TensorProto.DOUBLE), {"x": x}, [x], 1e-5, 1e-6
+    )
     assert outcome == "refused" and "float64" in detail
 
 
