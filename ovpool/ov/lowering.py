@@ -12,6 +12,10 @@ Every spec gets the lowest IR op version that expresses it:
   4x4, k3 s2 p1, ceil: the last window sums 2 input cells over 6 taps (ONNX, PyTorch), where a
   single OpenVINO AvgPool would divide by 9.
 * global pools: ReduceMean / ReduceMax over the spatial axes (any spatial dims).
+* Lp pool: Abs, Power by p, the window sums, then Sqrt or Power by 1/p (``_window_sums``: an
+  AvgPool that divides every window by the whole kernel, times the kernel's taps; a ceil that adds
+  a window pads the powers with zeros first). GlobalLpPool: ReduceSum. A window with no input cell
+  is 0, not refused.
 * max unpool: zeros of the output size, ScatterElementsUpdate of the flat values at the flat
   indices, Reshape. ``output_shape`` is the third input when given (a constant or computed at run
   time, as PyTorch exports SegNet), else the shape engine's inferred size (on dynamic dims computed
