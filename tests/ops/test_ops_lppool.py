@@ -349,3 +349,13 @@ def test_ir_of_another_shape_than_the_lowering_is_refused_naming_its_layers(tmp_
     ov.save_model(ov.Model([summed], [x], "m"), str(tmp_path / "m.xml"))
     with pytest.raises(UnsupportedError, match="Abs"):
         ir_to_onnx(tmp_path / "m.xml")
+
+
+def test_directml_lp_pooling_to_ir_is_refused_by_name():
+    """DirectML -> IR writes pooling layers only; an LP_POOLING goes through ONNX instead."""
+    from ovpool.dml import export as dml_export
+    from ovpool.dml.importer import ir_from_document
+
+    document = dml_export.document_from_onnx(_model("LpPool", {"kernel_shape": [2, 2]}, [1, 1, 4, 4], 18))
+    with pytest.raises(OvpoolError, match="node 'lp': lp pooling has no IR pooling layer; convert it to ONNX"):
+        ir_from_document(document)
