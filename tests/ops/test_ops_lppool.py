@@ -359,3 +359,18 @@ def test_directml_lp_pooling_to_ir_is_refused_by_name():
     document = dml_export.document_from_onnx(_model("LpPool", {"kernel_shape": [2, 2]}, [1, 1, 4, 4], 18))
     with pytest.raises(OvpoolError, match="node 'lp': lp pooling has no IR pooling layer; convert it to ONNX"):
         ir_from_document(document)
+
+
+def test_explain_shows_the_windows_and_p(tmp_path):
+    import onnx
+    from typer.testing import CliRunner
+
+    from ovpool.cli.app import app
+
+    attrs = {"kernel_shape": [2, 2], "strides": [3, 3], "ceil_mode": 1, "p": 3}
+    onnx.save(_model("LpPool", attrs, [1, 1, 6, 6], 18), str(tmp_path / "m.onnx"))
+    result = CliRunner().invoke(app, ["explain", "--onnx", str(tmp_path / "m.onnx"), "--node", "lp"])
+    assert result.exit_code == 0, result.output
+    assert "lp pool, input [1, 1, 6, 6] -> output [1, 1, 2, 2]" in result.output
+    assert "p 3: (sum of |x|^p over the taps inside the input)^(1/p)" in result.output
+    assert "drop rule" in result.output
