@@ -374,3 +374,34 @@ def test_explain_shows_the_windows_and_p(tmp_path):
     assert "lp pool, input [1, 1, 6, 6] -> output [1, 1, 2, 2]" in result.output
     assert "p 3: (sum of |x|^p over the taps inside the input)^(1/p)" in result.output
     assert "drop rule" in result.output
+
+
+@pytest.mark.openvino
+@pytest.mark.parametrize(
+    "op,attrs",
+    [
+        ("LpPool", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "p": 1, "ceil_mode": 1}),
+        ("GlobalLpPool", {"p": 2}),
+    ],
+)
+def test_an_lp_pool_of_a_dequantized_tensor_is_no_quantized_pool(op, attrs):
+    """DequantizeLinear -> LpPool is no QDQ pool pattern: the float LpPool runs as it is, on numpy
+    and through convert on OpenVINO CPU (whose low-precision execution keeps it in float)."""
+    from onnx import numpy_helper
+
+    nodes = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["x"]), helper.make_node(op, ["x"], ["y"], name="lp", **attrs)]
+    constants = [numpy_helper.from_array(np.array(0.05, np.float32), "s"), numpy_helper.from_array(np.array(128, np.uint8), "z")]
+    graph = helper.make_graph(
+        nodes,
+        "dq",
+        [helper.make_tensor_value_info("q", TensorProto.UINT8, [1, 3, 7, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=constants,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    q = np.random.default_rng(0).integers(0, 256, [1, 3, 7, 7]).astype(np.uint8)
+    window = attrs if op == "LpPool" else {**attrs, "kernel_shape": [7, 7]}
+    want = _want((q.astype(np.float64) - 128) * np.float32(0.05), window, np.float32)
+    np.testing.assert_allclose(run_ovpool(model, {"q": q})[0], want, rtol=1e-5)
+    _, outcome, stage, detail = outcome_of(model, {"q": q}, [want], 1e-5, 1e-5)
+    assert outcome == "agrees", f"{stage}: {detail}"
