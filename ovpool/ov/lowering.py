@@ -319,17 +319,17 @@ def _window_sums(spec: PoolSpec, powers: Output, spatial: Sequence[Dim]) -> Outp
     pad-free floor AvgPool, every window inside the padded tensor, so that it divides by the whole
     kernel whatever its exclude-pad (OpenVINO's own LpPool decomposition, a ``ceil_torch`` AvgPool
     of the unpadded tensor, divides the overhang windows by their taps inside: k 2x2, s 2, ceil on
-    7x6 gives the last row of windows twice ONNX's). On dynamic dims the result is sliced to the spec's window count, as
-    ``_padded_avg_pool`` does. k 2x2, s 2, ceil on 7x6: 4x3 windows, the last row of windows over one
-    input row and one overhang row of zeros, summed as (a + b + 0 + 0) / 4 * 4. The sum is exact up
-    to float32 rounding of the division and the product (a relative 1e-7)."""
+    7x6 gives the last row of windows twice ONNX's). On dynamic dims the result is sliced to the
+    spec's window count, as ``_padded_avg_pool`` does. k 2x2, s 2, ceil on 7x6: 4x3 windows, the
+    last row of windows over one input row and one overhang row of zeros, summed as
+    (a + b + 0 + 0) / 4 * 4. The sum is exact up to float32 rounding of the division and the
+    product (a relative 1e-7)."""
     taps = float(np.prod(spec.kernel))
     average = spec.with_(kind=PoolKind.AVERAGE, p=None, divisor=Divisor.FULL_KERNEL_IF_PADDED)
     zeros = [0] * len(spec.kernel)
     if spec.rounding is Rounding.FLOOR:
         pooled = _avg_node(average, powers, spec.pads_begin, spec.pads_end, False, Rounding.FLOOR)
     else:
-        static = shape.is_static(spatial)
         if shape.is_static(spatial):
             extra = shape.ceil_overhang(spec, spatial)
         else:
@@ -338,7 +338,7 @@ def _window_sums(spec: PoolSpec, powers: Output, spatial: Sequence[Dim]) -> Outp
         padded = opset1.pad(powers, _i64([0, 0, *spec.pads_begin]), _i64([0, 0, *end]), "constant", _zero(powers))
         unpadded = average.with_(padding=Padding.EXPLICIT, pads_begin=(), pads_end=(), divisor=Divisor.EXCLUDE_PAD)
         pooled = _avg_node(unpadded, padded.output(0), zeros, zeros, True, Rounding.FLOOR)
-        if not static:
+        if not shape.is_static(spatial):
             pooled = _slice_to_windows(spec, powers, pooled)
     return opset1.multiply(pooled, opset1.constant(taps, powers.get_element_type())).output(0)
 
