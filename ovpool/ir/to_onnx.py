@@ -72,6 +72,7 @@ class _Converter:
         self.used = {(e.from_layer, e.from_port) for e in doc.edges}
         self._names = FreshNames()
         self.declared: dict[str, tuple[str, list[int | None]]] = {}  # graph output -> (its Result, the IR's dims)
+        self.lp_chains: dict[str, _LpChain] = {}  # root layer id -> its Lp chain
 
     def model(self) -> onnx.ModelProto:
         pool_types = POOL_LAYER_TYPES
@@ -84,7 +85,9 @@ class _Converter:
         ]
         if others:
             raise UnsupportedError.in_file(
-                self.doc.path, f"IR -> ONNX handles pooling, Pad, Const, Parameter and Result; not layer(s) {', '.join(others)}"
+                self.doc.path,
+                "IR -> ONNX handles pooling (and ovpool's Lp pooling layers), Pad, Const, Parameter and Result; "
+                f"not layer(s) {', '.join(others)}",
             )
         for layer in self.doc.execution_order():
             if layer.type == "Result" or (layer.id in absorbed and layer.id not in self.lp_chains):
