@@ -37,7 +37,7 @@ from ovpool.spec import PoolKind, PoolSpec
 
 
 def pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-    """Run an average, max or global pool on ``x`` (N, C, *spatial). Max with ``spec.indices``
+    """Run an average, max, Lp or global pool on ``x`` (N, C, *spatial). Max with ``spec.indices``
     returns (values, indices)."""
     shape.check_input_rank(spec, x.ndim)
     if not spec.is_global:
@@ -52,6 +52,10 @@ def pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.nda
         return global_average(x)
     if spec.kind is PoolKind.GLOBAL_MAX:
         return _global(x, np.max, None)
+    if spec.kind is PoolKind.GLOBAL_LP:
+        return global_lp(x, spec)
+    if spec.kind is PoolKind.LP:
+        return lp_pool(x, spec)
     if spec.kind is PoolKind.AVERAGE:
         return average_pool(x, spec)
     if spec.kind is PoolKind.MAX:
@@ -91,6 +95,53 @@ def average_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
         return acc.astype(x.dtype, copy=False)
 
     return _over_planes(x, planes)
+
+
+def lp_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
+    """The p-norm of each window's taps inside the input, ``(sum |x|**p) ** (1/p)``; a tap in the
+    padding adds 0, so a window with no input cell (dilation stepping over a small input) gives 0.
+    Powers and sums are taken in the ``_accumulator`` type (float32 for half precision and float32,
+    as the average's sums) and rounded once to ``x``'s type: p=2 over the taps 3 and -4 gives
+    sqrt(9 + 16) = 5.0; p=3 over 1 and 2 gives 9 ** (1/3) = 2.0801."""
+    assert spec.p is not None  # an Lp spec has its p (PoolSpec checks it)
+    p = spec.p
+    windows = _windows(x, spec, empty_ok=True)
+
+    def planes(chunk: np.ndarray) -> np.ndarray:
+        acc = _powers(chunk, p)
+        for axis, plan in enumerate(windows):
+            acc = _reduce_axis(acc, 2 + axis, plan, np.add, 0, acc.dtype)
+        return _root(acc, p).astype(x.dtype, copy=False)
+
+    return _over_planes(x, planes)
+
+
+def global_lp(x: np.ndarray, spec: PoolSpec) -> np.ndarray:
+    """The p-norm of each (n, c) plane, shape (N, C, 1, ...), accumulated as in ``lp_pool``: p=1 over
+    the plane [[1, -2], [3, 0]] gives 6.0. A plane of no cell gives 0 (an empty sum)."""
+    assert spec.p is not None  # an Lp spec has its p (PoolSpec checks it)
+    sums = _powers(x, spec.p).sum(axis=tuple(range(2, x.ndim)), keepdims=True)
+    return _root(sums, spec.p).astype(x.dtype, copy=False)
+
+
+def _powers(x: np.ndarray, p: float) -> np.ndarray:
+    """``|x| ** p`` in the ``_accumulator`` type of ``x`` (p=1: ``|x|``; p=2: ``x*x``)."""
+    acc = x.astype(_accumulator(x.dtype))
+    np.abs(acc, out=acc)
+    if p == 2:
+        np.multiply(acc, acc, out=acc)
+    elif p != 1:
+        np.power(acc, p, out=acc)
+    return acc
+
+
+def _root(sums: np.ndarray, p: float) -> np.ndarray:
+    """``sums ** (1/p)`` in place (p=2: ``sqrt``, correctly rounded)."""
+    if p == 2:
+        np.sqrt(sums, out=sums)
+    elif p != 1:
+        np.power(sums, 1 / p, out=sums)
+    return sums
 
 
 def max_pool(x: np.ndarray, spec: PoolSpec) -> np.ndarray | tuple[np.ndarray, np.ndarray]:

@@ -10,6 +10,7 @@ stride, dilation, pad and window extent at most ``MAX_WINDOW`` (2**31-1).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TypedDict, Unpack
@@ -29,8 +30,14 @@ class PoolKind(str, Enum):
     AVERAGE = "average"
     MAX = "max"
     UNPOOL = "unpool"
+    LP = "lp"
     GLOBAL_AVERAGE = "global_average"
     GLOBAL_MAX = "global_max"
+    GLOBAL_LP = "global_lp"
+
+
+GLOBAL_KINDS = {PoolKind.GLOBAL_AVERAGE: PoolKind.AVERAGE, PoolKind.GLOBAL_MAX: PoolKind.MAX, PoolKind.GLOBAL_LP: PoolKind.LP}
+"""Each global kind and the windowed kind it equals with the input's spatial dims as kernel."""
 
 
 class Padding(str, Enum):
@@ -104,6 +111,7 @@ class SpecChanges(TypedDict, total=False):
     divisor: Divisor
     indices: Indices | None
     dtype: str | None
+    p: float | None
     name: str
 
 
@@ -114,7 +122,10 @@ class PoolSpec:
     Empty ``strides``/``dilations``/``pads_*`` mean all ones / all zeros and are filled in. For the
     global kinds every window field stays empty: the kernel is the input's spatial shape
     (``resolve_global``). ``dtype`` is a numpy dtype name ("float32", "bfloat16", ...) or None when
-    unknown. ``name`` is the source node or layer, used in every error.
+    unknown. ``p`` is the exponent of an Lp pool (``LP``, ``GLOBAL_LP``) and None for every other
+    kind: a window's result is ``(sum of |x|**p over its taps inside the input) ** (1/p)``, a tap in
+    the padding adding 0 (p=2 over the taps 3 and -4 gives 5.0); it has no divisor. ``name`` is the
+    source node or layer, used in every error.
     """
 
     kind: PoolKind
@@ -129,6 +140,7 @@ class PoolSpec:
     indices: Indices | None = None
     dtype: str | None = None
     name: str = field(default="", compare=False)
+    p: float | None = None
 
     def __post_init__(self) -> None:
         # Made by the ten thousand when validating IR, so fields are set and checked directly.
@@ -139,7 +151,8 @@ class PoolSpec:
         setattr_(self, "dilations", tuple(map(int, self.dilations)))
         setattr_(self, "pads_begin", tuple(map(int, self.pads_begin)))
         setattr_(self, "pads_end", tuple(map(int, self.pads_end)))
-        if self.kind in (PoolKind.GLOBAL_AVERAGE, PoolKind.GLOBAL_MAX):
+        self._check_p()
+        if self.kind in GLOBAL_KINDS:
             self._check_global()
             return
         rank = len(kernel)
@@ -157,7 +170,12 @@ class PoolSpec:
 
     @property
     def is_global(self) -> bool:
-        return self.kind in (PoolKind.GLOBAL_AVERAGE, PoolKind.GLOBAL_MAX)
+        return self.kind in GLOBAL_KINDS
+
+    @property
+    def is_lp(self) -> bool:
+        """An Lp pool, windowed or global."""
+        return self.kind in (PoolKind.LP, PoolKind.GLOBAL_LP)
 
     @property
     def rank(self) -> int | None:
@@ -173,12 +191,24 @@ class PoolSpec:
         """The windowed pool a global pool equals on an input with these spatial dims."""
         if not self.is_global:
             return self
-        kind = PoolKind.AVERAGE if self.kind is PoolKind.GLOBAL_AVERAGE else PoolKind.MAX
-        return replace(self, kind=kind, kernel=tuple(spatial))
+        return replace(self, kind=GLOBAL_KINDS[self.kind], kernel=tuple(spatial))
 
     def with_(self, **changes: Unpack[SpecChanges]) -> PoolSpec:
         """A copy with some fields changed, validated again."""
         return replace(self, **changes)
+
+    def _check_p(self) -> None:
+        """``p`` present exactly for the Lp kinds, finite and at least 1 (p=0.5 is no norm)."""
+        if not self.is_lp:
+            if self.p is not None:
+                raise SpecError(self.name, "p", self.p, f"only Lp pooling has p, not {self.kind.value}")
+            return
+        if self.p is None:
+            raise SpecError(self.name, "p", None, "is required for Lp pooling")
+        p = float(self.p)
+        if not math.isfinite(p) or p < 1:
+            raise SpecError(self.name, "p", self.p, "must be a finite number >= 1")
+        object.__setattr__(self, "p", p)
 
     def _check_global(self) -> None:
         windowed = ("kernel", "strides", "dilations", "pads_begin", "pads_end")

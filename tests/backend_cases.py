@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-POOL_OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool")
+POOL_OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool")
 
 # onnx.reference reads MaxUnpool indices in the inferred shape and pads afterwards; ovpool,
 # PyTorch, onnxruntime and DirectML read them as positions in the output (SEMANTICS.md).

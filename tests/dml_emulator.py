@@ -7,6 +7,10 @@ Written from the DirectML operator pages, independently of ovpool (it imports no
   inside the input (IncludePadding=FALSE) or inside ``[-StartPadding, In + EndPadding)`` (TRUE);
 - max: the largest cell inside the input; the first one met in row-major window order wins a tie;
   OutputIndicesTensor holds its flat index over the whole (contiguous) input tensor;
+- LP_POOLING / LP_POOLING1: ``(sum of |cell|**P) ** (1/P)`` over the window's cells inside the
+  input, a padding cell being 0 (the page's "Lp-normalized value"; its formula writes ``X**P``,
+  which is that norm for even P; onnxruntime's DirectML provider maps ONNX LpPool, which takes the
+  absolute value, onto these descriptors);
 - MAX_UNPOOLING: zeros of OutputTensor's Sizes, ``out.flat[index] = value``;
 - PADDING: constant padding on every axis;
 - QUANTIZED_LINEAR_AVERAGE_POOLING: the page's dequantize ``(Input - ZeroPoint) * Scale``, the
@@ -154,6 +158,16 @@ def _max(desc: dict, x: np.ndarray):
     return (y, idx) if desc.get("OutputIndicesTensor") else (y,)
 
 
+def _lp(desc: dict, x: np.ndarray):
+    out_sizes = desc["OutputTensor"]["Sizes"]
+    p = desc["P"]
+    y = np.zeros(out_sizes, dtype=np.float64)
+    for n, c, pos, cells in _windows(desc, x.shape, out_sizes):
+        total = sum(abs(float(x[(n, c) + coords])) ** p for coords, _ in cells if coords is not None)
+        y[(n, c) + pos] = total ** (1.0 / p)
+    return (y,)
+
+
 def _unpool(desc: dict, x: np.ndarray, indices: np.ndarray):
     out = np.zeros(int(np.prod(desc["OutputTensor"]["Sizes"])), dtype=x.dtype)
     for value, where in zip(x.ravel(), indices.ravel()):
@@ -175,6 +189,8 @@ _RUN = {
     "DML_OPERATOR_MAX_POOLING": _max,
     "DML_OPERATOR_MAX_POOLING1": _max,
     "DML_OPERATOR_MAX_POOLING2": _max,
+    "DML_OPERATOR_LP_POOLING": _lp,
+    "DML_OPERATOR_LP_POOLING1": _lp,
     "DML_OPERATOR_MAX_UNPOOLING": _unpool,
     "DML_OPERATOR_PADDING": _padding,
     "DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING": _quantized_average,

@@ -59,8 +59,10 @@ def _starts(length, k, s, d, pb, pe, rounding):
 
 
 def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
-    """Naive pool. op: "avg", "max" or "sum" (the window totals and divisor counts of "avg", as a
-    pair of arrays, for exact arithmetic on them). attrs: ONNX attribute dict (kernel_shape, strides, pads,
+    """Naive pool. op: "avg", "max", "sum" (the window totals and divisor counts of "avg", as a
+    pair of arrays, for exact arithmetic on them) or "lp" (ONNX LpPool, ``attrs["p"]`` default 2:
+    the p-th root of the sum of ``abs(v) ** p`` over the window's taps inside the input, a padding
+    tap adding 0). attrs: ONNX attribute dict (kernel_shape, strides, pads,
     dilations, auto_pad, ceil_mode, count_include_pad, storage_order). ``rounding`` overrides
     ceil_mode with "floor", "ceil" or "ceil_no_drop"; ``divisor`` overrides count_include_pad with
     "exclude", "include" or "full_if_padded". Returns (y, indices) for max, y for avg."""
@@ -79,6 +81,7 @@ def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
     if divisor is None:
         divisor = "include" if attrs.get("count_include_pad", 0) else "exclude"
     column_major = attrs.get("storage_order", 0) == 1
+    p = float(attrs.get("p", 2))
     starts = [_starts(spatial[a], kernel[a], strides[a], dilations[a], begin[a], end[a], rounding) for a in range(rank)]
     out_shape = (n, c) + tuple(len(s) for s in starts)
     y = np.zeros(out_shape, dtype=np.float64)
@@ -87,7 +90,7 @@ def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
     padded_any = any(begin) or any(end)
     for b, ch in itertools.product(range(n), range(c)):
         for pos in itertools.product(*[range(len(s)) for s in starts]):
-            best, best_at, total, count = None, None, 0.0, 0
+            best, best_at, total, count, norm = None, None, 0.0, 0, 0.0
             for tap in itertools.product(*[range(k) for k in kernel]):
                 coords = [starts[a][pos[a]] + tap[a] * dilations[a] for a in range(rank)]
                 inside = all(0 <= coords[a] < spatial[a] for a in range(rank))
@@ -100,9 +103,12 @@ def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
                     count += 1
                 v = float(x[(b, ch) + tuple(coords)])
                 total += v
+                norm += abs(v) ** p
                 if best is None or v > best or (math.isnan(v) and not math.isnan(best)):
                     best, best_at = v, coords
-            if op in ("avg", "sum"):
+            if op == "lp":
+                y[(b, ch) + pos] = norm ** (1.0 / p)
+            elif op in ("avg", "sum"):
                 if divisor == "full_if_padded":
                     count = (
                         math.prod(kernel)
@@ -126,7 +132,7 @@ def pool(x, op, attrs, rounding=None, divisor=None, index_axis=0):
                 plane = math.prod(spatial)
                 base = {0: (b * c + ch) * plane, 1: ch * plane, 2: 0}[index_axis]
                 idx[(b, ch) + pos] = base + flat
-    if op == "avg":
+    if op in ("avg", "lp"):
         return y
     if op == "sum":
         return y, counts

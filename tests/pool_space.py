@@ -30,6 +30,14 @@ SINCE = {
     "GlobalAveragePool": (1, 22),
     "GlobalMaxPool": (1, 22),
 }
+# Lp pooling: drawn by ``pool_cases(LP_OPS)``, kept out of ``SINCE`` (the transform sweeps' ops).
+# Version 2 at opset 7, which selects it: onnx knows no IR version for opset 2, onnxruntime runs 7 up.
+LP_SINCE = {"LpPool": (1, 7, 11, 18, 22), "GlobalLpPool": (1, 7, 22)}
+LP_OPS = tuple(LP_SINCE)
+ALL_SINCE = {**SINCE, **LP_SINCE}
+# the first version of each op with dilations and with ceil_mode
+DILATED_SINCE = {"AveragePool": 19, "MaxPool": 10, "LpPool": 18}
+CEIL_SINCE = {"AveragePool": 10, "MaxPool": 10, "LpPool": 18}
 FLOATS = (np.float32, np.float16, np.float64)
 POINTS_PER_CELL = 14  # windowed points per (op, opset, dtype, rank) in ``grid``
 
@@ -84,12 +92,15 @@ def build(
     if op == "MaxUnpool":
         expected, extra_inputs = _unpool(x, attrs, rng, output_shape, feeds)
         inputs += extra_inputs
+    elif op == "GlobalLpPool":  # LpPool with the whole plane as its window
+        window = {"kernel_shape": list(shape[2:]), **attrs}
+        expected = {"y": oracle.pool(x.astype(np.float64), "lp", window).astype(dtype)}
     elif op.startswith("Global"):
         reduce = np.max if op == "GlobalMaxPool" else np.mean
         expected = {"y": reduce(x.astype(np.float64), axis=tuple(range(2, rank)), keepdims=True).astype(dtype)}
     else:
-        found = oracle.pool(x.astype(np.float64), "avg" if op == "AveragePool" else "max", attrs)
-        if op == "AveragePool":
+        found = oracle.pool(x.astype(np.float64), {"AveragePool": "avg", "LpPool": "lp"}.get(op, "max"), attrs)
+        if op in ("AveragePool", "LpPool"):
             expected = {"y": found.astype(dtype)}
         else:
             expected = {"y": found[0].astype(dtype)}
@@ -146,18 +157,18 @@ def windowed_attrs(
     column_major: bool,
 ) -> dict:
     """ONNX attributes for one windowed point, keeping only what the version has (dilations:
-    MaxPool-10+, AveragePool-19+; ceil_mode 10+; count_include_pad 7+)."""
+    MaxPool-10+, AveragePool-19+, LpPool-18+; ceil_mode 10+, LpPool-18+; count_include_pad 7+)."""
     attrs: dict = {"kernel_shape": kernel}
     if any(s != 1 for s in strides):
         attrs["strides"] = strides
-    dilated = opset >= (19 if op == "AveragePool" else 10)
+    dilated = opset >= DILATED_SINCE[op]
     if dilated and any(d != 1 for d in dilations):
         attrs["dilations"] = dilations
     if auto_pad != "NOTSET":
         attrs["auto_pad"] = auto_pad
     elif pads is not None and any(pads):
         attrs["pads"] = pads
-    if ceil and opset >= 10:
+    if ceil and opset >= CEIL_SINCE[op]:
         attrs["ceil_mode"] = 1
     if include and op == "AveragePool" and opset >= 7:
         attrs["count_include_pad"] = 1
@@ -170,15 +181,16 @@ def windowed_attrs(
 def pool_cases(draw, ops: tuple[str, ...] = tuple(SINCE)) -> PoolCase:
     """Any point of the space: op, since-version opset, dtype, rank 1-3, every attribute."""
     op = draw(st.sampled_from(ops))
-    opset = draw(st.sampled_from(SINCE[op]))
+    opset = draw(st.sampled_from(ALL_SINCE[op]))
     dtype = draw(st.sampled_from(dtypes_for(op, opset)))
     rank = draw(st.integers(1, 3))
     batch = [draw(st.integers(1, 2)), draw(st.integers(1, 2))]
     declared = draw(st.sampled_from(["none", "rank"]))
     seed = draw(st.integers(0, 2**16))
+    lp = _lp_attrs(draw, opset) if op in LP_SINCE else {}
     if op.startswith("Global"):
         shape = batch + [draw(st.integers(1, 4)) for _ in range(rank)]
-        return build(op, {}, shape, opset, dtype, declared=declared, seed=seed)
+        return build(op, lp, shape, opset, dtype, declared=declared, seed=seed)
     kernel = [draw(st.integers(1, 3)) for _ in range(rank)]
     strides = [draw(st.integers(1, 3)) for _ in range(rank)]
     if op == "MaxUnpool":
@@ -193,7 +205,7 @@ def pool_cases(draw, ops: tuple[str, ...] = tuple(SINCE)) -> PoolCase:
         output_shape = draw(st.booleans())
         return build(op, attrs, batch + spatial, opset, dtype, output_shape=output_shape, declared=declared, seed=seed)
     dilations = [draw(st.integers(1, 3)) for _ in range(rank)]
-    dilations = dilations if opset >= (19 if op == "AveragePool" else 10) else [1] * rank
+    dilations = dilations if opset >= DILATED_SINCE[op] else [1] * rank
     extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
     spatial = [draw(st.integers(e, e + 4)) for e in extent]
     pads = [draw(st.integers(0, e - 1)) for e in extent * 2]
@@ -211,7 +223,15 @@ def pool_cases(draw, ops: tuple[str, ...] = tuple(SINCE)) -> PoolCase:
         draw(st.booleans()),
         indices and rank > 1 and draw(st.booleans()),
     )
-    return build(op, attrs, batch + spatial, opset, dtype, indices=indices, declared=declared, seed=seed)
+    return build(op, {**attrs, **lp}, batch + spatial, opset, dtype, indices=indices, declared=declared, seed=seed)
+
+
+def _lp_attrs(draw, opset: int) -> dict:
+    """An Lp pool's ``p``: absent (2) or 1-3, a float in version 1 (2.5 too), an int after."""
+    choice = draw(st.sampled_from([None, 1, 2, 3, 2.5] if opset == 1 else [None, 1, 2, 3]))
+    if choice is None:
+        return {}
+    return {"p": float(choice) if opset == 1 else choice}
 
 
 def _unpool_size(spatial: list[int], attrs: dict) -> list[int]:

@@ -230,8 +230,10 @@ def test_header_compiles_against_the_directml_declarations(tmp_path):
         helper.make_node("AveragePool", ["r"], ["e"], name="avg1", kernel_shape=[2], dilations=[2]),
         helper.make_node("MaxUnpool", ["m", "i"], ["u"], name="unpool", kernel_shape=[2], strides=[1]),
         helper.make_node("GlobalAveragePool", ["r"], ["g"], name="gap"),
+        helper.make_node("LpPool", ["r"], ["l"], name="lp", kernel_shape=[2], p=3),
+        helper.make_node("LpPool", ["r"], ["l1"], name="lp1", kernel_shape=[2], dilations=[2]),
     ]
-    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("a", "d", "e", "u", "g")]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("a", "d", "e", "u", "g", "l", "l1")]
     graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6])], outs)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)], ir_version=8)
     document = dml_export.document_from_onnx(m)
@@ -241,6 +243,8 @@ def test_header_compiles_against_the_directml_declarations(tmp_path):
         "DML_OPERATOR_MAX_POOLING2",
         "DML_OPERATOR_AVERAGE_POOLING1",
         "DML_OPERATOR_MAX_UNPOOLING",
+        "DML_OPERATOR_LP_POOLING",
+        "DML_OPERATOR_LP_POOLING1",
     } <= types
     header = dml_cpp.render(document, "m.onnx")
     assert header.count("static const DML_OPERATOR_DESC op") == len(document["operators"])

@@ -12,7 +12,7 @@ from ovpool.errors import SpecError, UnsupportedError
 from ovpool.onnx import adapter as onnx_adapter
 from ovpool.spec import Divisor, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
 
-OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool")
+OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool")
 
 
 def _schema_versions():

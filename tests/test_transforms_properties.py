@@ -22,7 +22,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 from onnx import helper
-from pool_space import PoolCase, pool_cases
+from pool_space import LP_OPS, PoolCase, pool_cases
 
 import ovpool
 from ovpool.errors import UnsupportedError
@@ -36,7 +36,7 @@ NO_KERNEL = ("NOT_IMPLEMENTED", "Could not find an implementation", "does not su
 # onnxruntime 1.31 runs float16 nodes without a float16 kernel between Casts it inserts, written
 # with Cast-6's int ``to``; below opset 6 Cast-1 wants a string, and it refuses its own graph.
 ORT_OWN_CASTS = "InsertedPrecisionFreeCast"
-WINDOWED = ("AveragePool", "MaxPool")
+WINDOWED = ("AveragePool", "MaxPool", "LpPool")
 
 
 def _examples(n: int) -> settings:
@@ -178,6 +178,23 @@ def test_each_pass_equals_the_oracle_on_every_runtime(name, case, target):
     except UnsupportedError as exc:
         assert name in ("opset", "dml-legal") and "'pool'" in str(exc), str(exc)
         _note(f"refused: {str(exc).split(': ', 2)[-1][:40]}")
+        return
+    _check_everywhere(out, case, ort_required=False)
+
+
+@pytest.mark.parametrize("name", ["explicit-pads", "no-ceil", "expand-global", "dml-legal", "opset"])
+@_examples(6)
+@given(case=pool_cases(LP_OPS), target=st.sampled_from([7, 11, 18, 22]))
+def test_each_pass_on_lp_pools_equals_the_oracle_on_every_runtime(name, case, target):
+    """LpPool and GlobalLpPool (every since-version) through each pass, as the other pools: a zero
+    Pad where a pad would reach the kernel (a zero adds 0 to a p-norm), the same ``p`` throughout;
+    ``opset=N`` refuses by name what the target's LpPool cannot say (ceil_mode or dilations before
+    18, a non-integer p after LpPool-1)."""
+    chosen = f"opset={target}" if name == "opset" else name
+    try:
+        out = ovpool.transform(case.model, [chosen])
+    except UnsupportedError as exc:
+        assert name in ("opset", "dml-legal") and "'pool'" in str(exc), str(exc)
         return
     _check_everywhere(out, case, ort_required=False)
 

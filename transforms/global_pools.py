@@ -1,4 +1,5 @@
-"""``expand-global``: GlobalAveragePool / GlobalMaxPool -> AveragePool / MaxPool whose kernel is
+"""``expand-global``: GlobalAveragePool / GlobalMaxPool / GlobalLpPool -> AveragePool / MaxPool /
+LpPool (the same ``p``) whose kernel is
 the whole spatial extent (a 1x64x7x7 input gets ``kernel_shape=[7, 7]``, no pads, stride 1), so a
 runtime or format without global pooling (or with a defective one: onnx.reference's 1-D
 GlobalMaxPool) runs it as an ordinary window. The kernel needs static spatial dims; a global pool
@@ -29,13 +30,13 @@ def expand_global(model: ModelProto) -> bool:
 
 NO_GLOBAL_POOLS = Property(
     "no-global-pools",
-    "has no GlobalAveragePool or GlobalMaxPool",
+    "has no GlobalAveragePool, GlobalMaxPool or GlobalLpPool",
     lambda model: graph.pool_labels(model, lambda p: p.spec.is_global),
 )
 
 EXPAND_GLOBAL_PASS = Pass(
     "expand-global",
-    "GlobalAveragePool/GlobalMaxPool -> AveragePool/MaxPool with the full kernel",
+    "GlobalAveragePool/GlobalMaxPool/GlobalLpPool -> AveragePool/MaxPool/LpPool with the full kernel",
     requires=(VALID,),
     ensures=(VALID, NO_GLOBAL_POOLS),
     rewrite=expand_global,

@@ -205,4 +205,5 @@ def axes_node(
 
 
 def is_windowed(spec: PoolSpec) -> bool:
-    return spec.kind in (PoolKind.AVERAGE, PoolKind.MAX)
+    """An average, max or Lp pool with its own window (not global, not MaxUnpool)."""
+    return spec.kind in (PoolKind.AVERAGE, PoolKind.MAX, PoolKind.LP)

@@ -18,6 +18,8 @@ by the ceil overhang, ``shape.floor_end_pads``) and a pool with no pads and floo
   not the ceil overhang). 1x1x5, kernel 2, dilation 2, stride 1, pads (2, 2), exclude-pad: the
   7 window sums are divided by [1, 1, 2, 2, 2, 1, 1] (include-pad: by 2 everywhere). The Conv
   carries the pool's name. It needs static channels and spatial dims.
+- LpPool: Pad with 0 and the unpadded LpPool: a zero adds ``0**p = 0`` to a window's sum, as a
+  pad tap does, so the windows are the node's own.
 
 Limit of the max form: a float window whose real cells are all -inf ties with the padding, so its
 index may name a padded cell (its value is still -inf; before opset 11 the pad is the lowest
@@ -42,7 +44,7 @@ from ovpool.transforms.graph import PoolNode
 def pads_reach_kernel(spec: PoolSpec) -> bool:
     """Whether an explicit pad is >= the kernel on its axis (onnxruntime refuses the node):
     kernel 2 with pads (0, 2) does, kernel 3 with pads (2, 2) does not."""
-    if spec.padding is not Padding.EXPLICIT or spec.kind not in (PoolKind.AVERAGE, PoolKind.MAX):
+    if spec.padding is not Padding.EXPLICIT or not graph.is_windowed(spec):
         return False
     return any(p >= k for k, b, e in zip(spec.kernel, spec.pads_begin, spec.pads_end) for p in (b, e))
 
@@ -64,6 +66,8 @@ def legal_nodes(
         return _padded_max(model_graph, pool, spec, inner, spatial, end, names, opset)
     padded = names.fresh(f"{base}/padded")
     pad = graph.pad_node(model_graph, names, opset, base, pool.node.input[0], padded, spec.pads_begin, end)
+    if spec.kind is PoolKind.LP:  # a zero adds 0 to a p-norm, as a pad tap does
+        return [pad, graph.emit(pool, inner, opset, inputs=[padded])]
     return [pad, *_window_average(model_graph, pool, spec, spatial, names, padded, pass_name)]
 
 

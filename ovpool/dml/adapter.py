@@ -234,6 +234,8 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
     if spec.dtype not in dtypes.DML_NAMES:
         raise UnsupportedError(f"{where}: DirectML has no {spec.dtype} tensor data type (DML_TENSOR_DATA_TYPE)")
     input_shape = static_input(spec, input_shape, where)
+    if spec.p is not None and not spec.p.is_integer():
+        raise UnsupportedError(f"{where}: p={spec.p:g} is not an integer; DirectML's LP_POOLING takes a UINT P")
     if spec.kind is PoolKind.UNPOOL:
         return _unpool_operator(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, where)
     spatial = input_shape[2:]
@@ -279,7 +281,7 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
     if len(spatial) == 1:
         explicit = shape.unit_axis_spec(explicit)
         in_shape, out_shape = shape.unit_axis_shape(in_shape), shape.unit_axis_shape(out_shape)
-    kind = "average pooling" if explicit.kind is PoolKind.AVERAGE else "max pooling"
+    kind = {PoolKind.AVERAGE: "average pooling", PoolKind.MAX: "max pooling"}.get(explicit.kind, "lp pooling")
     dilated = explicit.dilations != (1,) * len(explicit.kernel)
     index_type = None
     if spec.indices is not None:
@@ -302,6 +304,7 @@ def _lower(spec, input_shape, inputs, outputs, cap, index_dtype, output_shape, p
         "OutputTensor": tensor_desc(spec.dtype, out_shape),
         "OutputIndicesTensor": tensor_desc(index_type, out_shape) if index_type else None,
         **window_members(explicit, include),
+        "P": None if spec.p is None else int(spec.p),
     }
     operators.append(make_operator(spec.name, row, level, [source], outputs, values))
     return Lowered(operators, tensors)
@@ -509,6 +512,8 @@ def check_operator(op: object, position: int) -> Operator:
                 _uints(desc[member], count, member, where)
     if "IncludePadding" in row.members and not isinstance(desc["IncludePadding"], bool):
         raise ModelError(f"{where}: IncludePadding must be true or false, got {shown(desc['IncludePadding'])}")
+    if "P" in row.members and (type(desc["P"]) is not int or not 1 <= desc["P"] <= MAX_SIZE):
+        raise ModelError(f"{where}: P must be an unsigned integer >= 1 (the norm's exponent), got {shown(desc['P'])}")
     return Operator(str(name), row, tuple(inputs), tuple(outputs), desc, x[0], x[1], y[1], index_type)
 
 
@@ -703,6 +708,7 @@ def _window_spec(op: Operator, include: bool, indices: Indices | None) -> PoolSp
         indices=indices,
         dtype=op.dtype,
         name=op.name,
+        p=cast("int", desc["P"]) if "P" in desc else None,
     )
 
 

@@ -51,7 +51,7 @@ _WINDOW = ("DimensionCount", "Strides", "WindowSize", "StartPadding", "EndPaddin
 _F = ("float32", "float16")
 _F8 = _F + ("int8", "uint8")
 _ALL = _F + ("int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8")
-_AVG, _MAX = PoolKind.AVERAGE, PoolKind.MAX
+_AVG, _MAX, _LP = PoolKind.AVERAGE, PoolKind.MAX, PoolKind.LP
 _MAX1 = _IO + ("OutputIndicesTensor",) + _WINDOW
 _PAD = _IO + ("PaddingMode", "PaddingValue", "DimensionCount", "StartPadding", "EndPadding")
 _INTS = ("int32", "int16", "int8", "uint32", "uint16", "uint8")
@@ -69,7 +69,10 @@ _QUANTIZED_IO = (
 # says 3.0, which is what ovpool requires. QUANTIZED_LINEAR_AVERAGE_POOLING: its page's Availability
 # ("introduced in DML_FEATURE_LEVEL_6_2") and Tensor support (INT8/UINT8 data and zero points,
 # FLOAT32 scales, 4-D/5-D data), the version history's 6.2 list (DirectML 1.13), and directml.h's
-# 0x6200 block.
+# 0x6200 block. LP_POOLING: its page's Availability (DML_FEATURE_LEVEL_1_0) and Tensor support
+# (FLOAT32, FLOAT16; 4-D to 5-D), a UINT ``P``; LP_POOLING1 (the same members and ``Dilations``):
+# the version history's 6.2 list (DirectML 1.13) and directml.h's 0x6200 block, its data types
+# taken as LP_POOLING's (its own Tensor support table was not at hand).
 DML_LEVELS: tuple[DmlOperatorLevel, ...] = (
     DmlOperatorLevel("DML_OPERATOR_AVERAGE_POOLING", 10, _AVG, _IO + _WINDOW + ("IncludePadding",), _F),
     DmlOperatorLevel("DML_OPERATOR_AVERAGE_POOLING1", 62, _AVG, _IO + _WINDOW + ("Dilations", "IncludePadding"), _F),
@@ -102,6 +105,8 @@ DML_LEVELS: tuple[DmlOperatorLevel, ...] = (
         ("int8", "uint8"),
         scale_types=("float32",),
     ),
+    DmlOperatorLevel("DML_OPERATOR_LP_POOLING", 10, _LP, _IO + _WINDOW + ("P",), _F),
+    DmlOperatorLevel("DML_OPERATOR_LP_POOLING1", 62, _LP, _IO + _WINDOW + ("Dilations", "P"), _F),
     DmlOperatorLevel("DML_OPERATOR_PADDING", 10, None, _PAD, _F),
     DmlOperatorLevel("DML_OPERATOR_PADDING", 21, None, _PAD, _F + _INTS),
     DmlOperatorLevel("DML_OPERATOR_PADDING", 31, None, _PAD, _F + _INTS, (), tuple(range(1, 9))),

@@ -168,7 +168,8 @@ def render_text(ex: Explanation) -> str:
     lines = [
         f"{spec.kind.value} pool, input {list(ex.input_shape)} -> output {list(ex.output_shape)}",
         f"padding {spec.padding.value}, rounding {spec.rounding.value}"
-        + (f", divisor {spec.divisor.value}" if spec.kind is PoolKind.AVERAGE else ""),
+        + (f", divisor {spec.divisor.value}" if spec.kind is PoolKind.AVERAGE else "")
+        + (f", p {spec.p:g}: (sum of |x|^p over the taps inside the input)^(1/p), a pad tap adds 0" if spec.is_lp else ""),
     ]
     for ax in ex.axes:
         lines.append("")

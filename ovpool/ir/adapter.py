@@ -217,7 +217,8 @@ def layer_from_spec(spec: PoolSpec, spatial: Sequence[int] | None = None, min_op
     layer_type = {PoolKind.AVERAGE: "AvgPool", PoolKind.MAX: "MaxPool"}.get(spec.kind)
     where = f"node '{spec.name}'" if spec.name else "pooling spec"
     if layer_type is None:
-        raise UnsupportedError(f"{where}: {spec.kind.value} pooling has no IR pooling layer")
+        hint = "; convert it to ONNX, then `ovpool convert` lowers the ONNX LpPool to IR" if spec.is_lp else ""
+        raise UnsupportedError(f"{where}: {spec.kind.value} pooling has no IR pooling layer{hint}")
     if spec.indices is not None and spec.indices.order is IndexOrder.COLUMN_MAJOR:
         raise UnsupportedError(f"{where}: IR MaxPool indices are row-major; column-major (storage_order=1) has no IR form")
     if spatial is not None:

@@ -15,12 +15,20 @@ on the layer's static input dims:
 - ``auto_pad`` is written as the explicit pads it resolves to.
 - MaxPool-8/14 indices (``axis`` 0 is ONNX's layout) get ``Mod`` by the flattened size from
   ``axis`` for axis 1 or 2, and a ``Cast`` for ``i32``; an unused indices port is not emitted.
+- Lp pooling as ovpool's lowering writes it (``ovpool.ov.lowering``) becomes LpPool or
+  GlobalLpPool: ``Abs``, ``Power`` by a constant p (none for p 1), optionally a zero ``Pad``, an
+  AvgPool whose every window divides by the whole kernel times that kernel's tap count (or a
+  ``ReduceSum`` over the spatial axes), and the root (``Sqrt`` for p 2, ``Power`` by 1/p). Each
+  link feeds only the next. The Pad's pads become the LpPool's where ONNX allows them (below the
+  window extent), else an ONNX Pad precedes it: a zero adds 0 to a p-norm either way.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -64,20 +72,28 @@ class _Converter:
         self.used = {(e.from_layer, e.from_port) for e in doc.edges}
         self._names = FreshNames()
         self.declared: dict[str, tuple[str, list[int | None]]] = {}  # graph output -> (its Result, the IR's dims)
+        self.lp_chains: dict[str, _LpChain] = {}  # root layer id -> its Lp chain
 
     def model(self) -> onnx.ModelProto:
         pool_types = POOL_LAYER_TYPES
+        self.lp_chains = {chain.root.id: chain for chain in _lp_chains(self.doc, self._const_value)}
+        absorbed = {member for chain in self.lp_chains.values() for member in chain.members}
         others = [
             f"{l.id} '{l.name}' ({l.type} {l.version})"
             for l in self.doc.layers.values()
-            if l.type not in pool_types and l.type not in _HELPERS
+            if l.type not in pool_types and l.type not in _HELPERS and l.id not in absorbed
         ]
         if others:
             raise UnsupportedError.in_file(
-                self.doc.path, f"IR -> ONNX handles pooling, Pad, Const, Parameter and Result; not layer(s) {', '.join(others)}"
+                self.doc.path,
+                "IR -> ONNX handles pooling (and ovpool's Lp pooling layers), Pad, Const, Parameter and Result; "
+                f"not layer(s) {', '.join(others)}",
             )
         for layer in self.doc.execution_order():
-            if layer.type == "Result":
+            if layer.type == "Result" or (layer.id in absorbed and layer.id not in self.lp_chains):
+                continue
+            if layer.id in self.lp_chains:
+                self._lp(self.lp_chains[layer.id])
                 continue
             {"Parameter": self._parameter, "Const": self._const, "Pad": self._pad}.get(layer.type, self._pool)(layer)
         for layer in self.doc.layers.values():
@@ -139,6 +155,13 @@ class _Converter:
         self.inputs.append(helper.make_tensor_value_info(name, dtypes.to_onnx(dtype), dims))
 
     def _const(self, layer: Layer) -> None:
+        value = self._const_value(layer)
+        name = self._name(layer, layer.outputs[0].id if layer.outputs else "0")
+        self.constants[name] = value
+        self.initializers.append(numpy_helper.from_array(value, name))
+
+    def _const_value(self, layer: Layer) -> np.ndarray:
+        """A Const layer's value from the .bin (errors name the layer)."""
         dtype = _element(layer, layer.data.get("element_type", ""))
         try:
             offset, size = int(layer.data["offset"]), int(layer.data["size"])
@@ -153,10 +176,7 @@ class _Converter:
         value = np.frombuffer(self.weights[offset : offset + size], dtype=dtypes.np_dtype(dtype))
         if value.size != int(np.prod(dims)):
             raise ModelError(f"layer {layer.id} '{layer.name}' (Const): {size} bytes do not hold shape {dims} of {dtype}")
-        value = value.reshape(dims)
-        name = self._name(layer, layer.outputs[0].id if layer.outputs else "0")
-        self.constants[name] = value
-        self.initializers.append(numpy_helper.from_array(value, name))
+        return value.reshape(dims)
 
     def _pad(self, layer: Layer) -> None:
         mode = layer.data.get("pad_mode", "constant")
@@ -221,6 +241,48 @@ class _Converter:
         if with_indices:
             self._indices(layer, spec, input_shape, outputs[1])
 
+    def _lp(self, chain: _LpChain) -> None:
+        """The LpPool (or GlobalLpPool) node of an Lp chain, from its Abs's input to its root's output."""
+        root, x = chain.root, self._input(chain.magnitude, 0)
+        where = f"layer {root.id} '{root.name}' ({root.type} {root.version}, the root of an Lp pooling)"
+        dtype = chain.magnitude.inputs[0].dtype
+        if chain.pool.type == "ReduceSum":
+            spec = PoolSpec(PoolKind.GLOBAL_LP, dtype=dtype, name=root.name, p=chain.p)
+        else:
+            spec = self._lp_window(chain, where)
+            if chain.pad is not None:
+                folded = _folded(spec, chain.pad_begin, chain.pad_end)
+                if folded is None:
+                    x = self._zero_pad(root.name, x, chain.pad_begin, chain.pad_end)
+                else:
+                    spec = folded
+        self.nodes.append(node_from_spec(spec.with_(name=root.name), OPSET, [x], [self._name(root, root.outputs[0].id)]))
+
+    def _lp_window(self, chain: _LpChain, where: str) -> PoolSpec:
+        """The windowed Lp spec of a chain's AvgPool: its windows, which must each divide by the whole
+        kernel (the AvgPool times the tap count is then the window sum), in ONNX's terms."""
+        layer = chain.pool
+        template = template_for(layer.type, layer.version, where)
+        dims = [dim_bounds(d) for d in layer.inputs[0].dims]
+        if any(b is None or b[0] != b[1] for b in dims):
+            raise UnsupportedError(f"{where}: input dims of its AvgPool are not static; IR -> ONNX needs them")
+        input_shape = tuple(b[0] for b in dims)  # type: ignore[index]
+        try:
+            average = spec_from_layer(template, layer.data, len(input_shape), layer.inputs[0].dtype, layer.name)
+            spatial = input_shape[2:]  # the padded tensor's, after a Pad
+            counts = shape.divisor_counts(average, spatial)
+            if chain.taps != math.prod(average.kernel) or any((c != k).any() for c, k in zip(counts, average.kernel)):
+                raise UnsupportedError(
+                    f"{where}: its AvgPool does not divide every window by the whole kernel times {chain.taps}; "
+                    "it is not a window sum ovpool can restate as LpPool"
+                )
+            window = average.with_(kind=PoolKind.LP, divisor=Divisor.EXCLUDE_PAD, p=chain.p, name=chain.root.name)
+            spec, padded_end = _onnx_meaning(window, spatial, where)
+        except SpecError as exc:
+            raise exc.at(where) from None
+        assert padded_end is None  # an Lp spec has no divisor to restate
+        return spec
+
     def _zero_pad(self, name: str, x: str, pads_begin: Sequence[int], pads_end: Sequence[int]) -> str:
         pads = self._constant(f"{name}/pads", np.asarray([0, 0, *pads_begin, 0, 0, *pads_end], dtype=np.int64))
         out = self._names.fresh(f"{name}/padded")
@@ -278,6 +340,132 @@ def _onnx_meaning(spec: PoolSpec, spatial: Sequence[int], where: str) -> tuple[P
     if padded_end == explicit.pads_end:
         return explicit.with_(divisor=Divisor.INCLUDE_PAD), None
     return explicit, padded_end
+
+
+@dataclass(frozen=True)
+class _LpChain:
+    """The layers of one Lp pooling as ovpool's lowering writes it: ``magnitude`` (Abs), a zero
+    ``pad`` (or None) with its spatial pads, ``pool`` (AvgPool or ReduceSum), ``root`` (the layer
+    whose output is the result), ``p``, ``taps`` (the Multiply's constant; 1 after a ReduceSum) and
+    ``members``, every layer id the chain stands for (its Consts included)."""
+
+    magnitude: Layer
+    pad: Layer | None
+    pad_begin: tuple[int, ...]
+    pad_end: tuple[int, ...]
+    pool: Layer
+    root: Layer
+    p: float
+    taps: float
+    members: frozenset[str]
+
+
+def _lp_chains(doc: IRDocument, const_value: Callable[[Layer], np.ndarray]) -> list[_LpChain]:
+    """Every Lp chain of ``doc`` (the module text): found from each Abs, forward along single consumers."""
+    producers = doc.producers()
+    consumers: dict[str, list[Layer]] = {}
+    for edge in doc.edges:
+        target = doc.layers.get(edge.to_layer)
+        if target is not None:
+            consumers.setdefault(edge.from_layer, []).append(target)
+
+    def constant(layer: Layer, port_index: int) -> tuple[np.ndarray, str] | None:
+        if port_index >= len(layer.inputs):
+            return None
+        edge = producers.get((layer.id, layer.inputs[port_index].id))
+        source = doc.layers.get(edge.from_layer) if edge is not None else None
+        if source is None or source.type != "Const" or len(consumers.get(source.id, [])) != 1:
+            return None
+        return const_value(source), source.id
+
+    def only_next(layer: Layer) -> Layer | None:
+        following = consumers.get(layer.id, [])
+        return following[0] if len(following) == 1 and len(layer.outputs) == 1 else None
+
+    def scalar(layer: Layer, port_index: int) -> tuple[np.ndarray, str] | None:
+        """A one-element Const at the port, as a 0-d array of its own element type."""
+        found = constant(layer, port_index)
+        return None if found is None or found[0].size != 1 else (found[0].reshape(()), found[1])
+
+    chains = []
+    for magnitude in doc.layers.values():
+        if magnitude.type != "Abs":
+            continue
+        members, p = {magnitude.id}, 1.0
+        link = only_next(magnitude)
+        if link is not None and link.type == "Power":
+            exponent = scalar(link, 1)
+            if exponent is None or exponent[0] < 1:
+                continue
+            p = float(exponent[0])
+            members |= {link.id, exponent[1]}
+            link = only_next(link)
+        pad: Layer | None = None
+        begin: tuple[int, ...] = ()
+        end: tuple[int, ...] = ()
+        if link is not None and link.type == "Pad" and link.data.get("pad_mode", "constant") == "constant":
+            pads = [constant(link, i) for i in (1, 2)]
+            value = scalar(link, 3) if len(link.inputs) > 3 else (np.zeros(()), "")
+            if None in pads or value is None or value[0] != 0:
+                continue
+            (b, b_id), (e, e_id) = pads  # type: ignore[misc]
+            if b.ndim != 1 or b.size < 3 or b[:2].any() or e[:2].any() or (b < 0).any() or (e < 0).any():
+                continue
+            pad, begin, end = link, tuple(int(v) for v in b[2:]), tuple(int(v) for v in e[2:])
+            members |= {link.id, b_id, e_id} | ({value[1]} if value[1] else set())
+            link = only_next(link)
+        if link is None or link.type not in ("AvgPool", "ReduceSum"):
+            continue
+        pool, taps = link, 1.0
+        members.add(pool.id)
+        if pool.type == "ReduceSum":
+            axes = constant(pool, 1)
+            rank = len(pool.inputs[0].dims)
+            if pad is not None or axes is None or sorted(int(a) % rank for a in axes[0].ravel()) != list(range(2, rank)):
+                continue
+            if pool.data.get("keep_dims", "false").lower() != "true":
+                continue
+            members.add(axes[1])
+            root = pool
+        else:
+            link = only_next(pool)
+            factor = None if link is None or link.type != "Multiply" else scalar(link, 1)
+            if link is None or factor is None:
+                continue
+            taps = float(factor[0])
+            members |= {link.id, factor[1]}
+            root = link
+        if p != 1:
+            link = only_next(root)
+            if link is None:
+                continue
+            if p == 2 and link.type == "Sqrt":
+                root = link
+            elif (
+                link.type == "Power"
+                and (inverse := scalar(link, 1)) is not None
+                and inverse[0] == np.asarray(1 / p, inverse[0].dtype)
+            ):
+                root, members = link, members | {inverse[1]}
+            else:
+                continue
+        members.add(root.id)
+        chains.append(_LpChain(magnitude, pad, begin, end, pool, root, p, taps, frozenset(members)))
+    return chains
+
+
+def _folded(spec: PoolSpec, begin: Sequence[int], end: Sequence[int]) -> PoolSpec | None:
+    """A floor Lp spec over a zero-padded tensor as the same spec with those pads added to its own,
+    or None where ONNX cannot say it (a pad as long as the window extent)."""
+    if spec.rounding is not Rounding.FLOOR:
+        return None
+    try:
+        return spec.with_(
+            pads_begin=tuple(a + b for a, b in zip(spec.pads_begin, begin)),
+            pads_end=tuple(a + b for a, b in zip(spec.pads_end, end)),
+        )
+    except SpecError:
+        return None
 
 
 class DeclaredShapeWarning(UserWarning):

@@ -9,6 +9,7 @@ before MaxPool-12).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from ovpool import dtypes
 from ovpool.errors import SpecError, UnsupportedError
 from ovpool.onnx.check import check_attribute_types
 from ovpool.onnx.versions import ONNX_VERSIONS, POOL_OPS, OnnxPoolVersion, row_for
-from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
+from ovpool.spec import GLOBAL_KINDS, Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
 
 _AUTO_PAD = {
     "NOTSET": Padding.EXPLICIT,
@@ -66,8 +67,9 @@ def spec_from_node(node: NodeProto, opset: int, dtype: str | None = None) -> Poo
             raise SpecError(name, key, value, f"is not an attribute of {node.op_type}-{row.since}")
     if dtype is not None:
         check_dtype(node.op_type, row.since, dtype, name)
-    if row.kind in (PoolKind.GLOBAL_AVERAGE, PoolKind.GLOBAL_MAX):
-        return PoolSpec(row.kind, dtype=dtype, name=name)
+    p = _p(attrs, row, name) if row.kind in (PoolKind.LP, PoolKind.GLOBAL_LP) else None
+    if row.kind in GLOBAL_KINDS:
+        return PoolSpec(row.kind, dtype=dtype, p=p, name=name)
     kernel = attrs.get("kernel_shape")
     if not kernel:
         raise SpecError(name, "kernel_shape", kernel or [], "is required")
@@ -96,6 +98,7 @@ def spec_from_node(node: NodeProto, opset: int, dtype: str | None = None) -> Poo
         divisor=Divisor.INCLUDE_PAD if include else Divisor.EXCLUDE_PAD,
         indices=indices,
         dtype=dtype,
+        p=p,
         name=name,
     )
 
@@ -117,10 +120,11 @@ def node_from_spec(
     row = version_row(op_type, opset, where)
     if spec.dtype is not None:
         check_dtype(op_type, row.since, spec.dtype, spec.name)
+    lp: dict[str, Any] = {} if spec.p is None else {"p": _p_value(spec, row, where)}
     if spec.is_global:
-        return helper.make_node(op_type, list(inputs), list(outputs), name=spec.name)
+        return helper.make_node(op_type, list(inputs), list(outputs), name=spec.name, **lp)
     # Attribute values (lists of ints, ints, strings) as helper.make_node takes them: **kwargs: Any.
-    attrs: dict[str, Any] = {"kernel_shape": list(spec.kernel), "strides": list(spec.strides)}
+    attrs: dict[str, Any] = {"kernel_shape": list(spec.kernel), "strides": list(spec.strides), **lp}
     if spec.kind is PoolKind.UNPOOL:
         attrs["pads"] = list(spec.pads_begin + spec.pads_end)
         return helper.make_node(op_type, list(inputs), list(outputs), name=spec.name, **attrs)
@@ -203,6 +207,26 @@ def _first_version_allowing(op_type: str, dtype: str) -> int | None:
     return None
 
 
+def _p(attrs: dict[str, object], row: OnnxPoolVersion, node: str) -> float:
+    """An Lp pool's ``p``: default 2 (2.0 in the FLOAT versions), at least 1. The attribute's
+    type is the schema's, checked before (``check_attribute_types``)."""
+    value = attrs.get("p", 2)
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 1:
+        raise SpecError(node, "p", value, f"must be a finite number >= 1 ({'a float' if row.float_p else 'an integer'})")
+    return float(value)
+
+
+def _p_value(spec: PoolSpec, row: OnnxPoolVersion, where: str) -> float | int:
+    """The ``p`` attribute of the version ``row``: a float in version 1, else an integer (p=2.5
+    has no form after LpPool-1)."""
+    assert spec.p is not None  # called for an Lp spec only
+    if row.float_p:
+        return spec.p
+    if not spec.p.is_integer():
+        raise UnsupportedError(f"{where}: p={spec.p} is not an integer; only {row.op_type}-1 has a float p")
+    return int(spec.p)
+
+
 def _flag(attrs: dict[str, object], key: str, node: str) -> bool:
     value = attrs.get(key, 0)
     if value not in (0, 1):
@@ -220,4 +244,6 @@ _OP_FOR_KIND = {
     PoolKind.UNPOOL: "MaxUnpool",
     PoolKind.GLOBAL_AVERAGE: "GlobalAveragePool",
     PoolKind.GLOBAL_MAX: "GlobalMaxPool",
+    PoolKind.LP: "LpPool",
+    PoolKind.GLOBAL_LP: "GlobalLpPool",
 }

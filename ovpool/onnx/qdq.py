@@ -27,6 +27,7 @@ from ovpool import dtypes
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import constant_tensors, default_opset, graphs
+from ovpool.onnx.versions import LP_OPS
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool
 
 QDQ_OPS = ("QuantizeLinear", "DequantizeLinear")
@@ -131,7 +132,7 @@ def find_qdq_pools(model: ModelProto) -> list[QdqPool]:
     graph_outputs = {output.name for output in graph.output}
     found = []
     for pool in graph.node:
-        if not onnx_adapter.is_pool_node(pool) or pool.op_type == "MaxUnpool" or not pool.input:
+        if not onnx_adapter.is_pool_node(pool) or pool.op_type in ("MaxUnpool", *LP_OPS) or not pool.input:
             continue
         if len(pool.output) > 1 and pool.output[1]:
             continue  # indices: a max pool with a second output is not a quantized pool

@@ -21,7 +21,8 @@ class OnnxPoolVersion:
     ``count_include_pad``/``ceil_mode``/``dilations``/``indices``: the version has that attribute
     (``indices``: the second output and ``storage_order``). Where an attribute is absent the
     version's behaviour is the one ovpool assumes: AveragePool-1 excludes pads, MaxPool-1 has no
-    indices, nothing before ceil_mode rounds up.
+    indices, nothing before ceil_mode rounds up. ``float_p``: the Lp pool's ``p`` is a FLOAT
+    attribute (LpPool-1, GlobalLpPool-1: default 2.0, 2.5 allowed); from version 2 it is an INT.
     """
 
     op_type: str
@@ -31,9 +32,10 @@ class OnnxPoolVersion:
     ceil_mode: bool = False
     dilations: bool = False
     indices: bool = False
+    float_p: bool = False
 
 
-_A, _M, _U = PoolKind.AVERAGE, PoolKind.MAX, PoolKind.UNPOOL
+_A, _M, _U, _L = PoolKind.AVERAGE, PoolKind.MAX, PoolKind.UNPOOL, PoolKind.LP
 ONNX_VERSIONS: tuple[OnnxPoolVersion, ...] = (
     OnnxPoolVersion("AveragePool", 1, _A),
     OnnxPoolVersion("AveragePool", 7, _A, count_include_pad=True),
@@ -54,9 +56,18 @@ ONNX_VERSIONS: tuple[OnnxPoolVersion, ...] = (
     OnnxPoolVersion("GlobalAveragePool", 22, PoolKind.GLOBAL_AVERAGE),
     OnnxPoolVersion("GlobalMaxPool", 1, PoolKind.GLOBAL_MAX),
     OnnxPoolVersion("GlobalMaxPool", 22, PoolKind.GLOBAL_MAX),
+    OnnxPoolVersion("LpPool", 1, _L, float_p=True),
+    OnnxPoolVersion("LpPool", 2, _L),
+    OnnxPoolVersion("LpPool", 11, _L),
+    OnnxPoolVersion("LpPool", 18, _L, ceil_mode=True, dilations=True),
+    OnnxPoolVersion("LpPool", 22, _L, ceil_mode=True, dilations=True),
+    OnnxPoolVersion("GlobalLpPool", 1, PoolKind.GLOBAL_LP, float_p=True),
+    OnnxPoolVersion("GlobalLpPool", 2, PoolKind.GLOBAL_LP),
+    OnnxPoolVersion("GlobalLpPool", 22, PoolKind.GLOBAL_LP),
 )
 
 POOL_OPS: tuple[str, ...] = tuple(dict.fromkeys(v.op_type for v in ONNX_VERSIONS))
+LP_OPS: tuple[str, ...] = ("LpPool", "GlobalLpPool")  # no quantized form (QDQ patterns skip them)
 
 
 def row_for(op_type: str, since: int, where: str = "") -> OnnxPoolVersion:

@@ -12,6 +12,10 @@ Every spec gets the lowest IR op version that expresses it:
   4x4, k3 s2 p1, ceil: the last window sums 2 input cells over 6 taps (ONNX, PyTorch), where a
   single OpenVINO AvgPool would divide by 9.
 * global pools: ReduceMean / ReduceMax over the spatial axes (any spatial dims).
+* Lp pool: Abs, Power by p, the window sums, then Sqrt or Power by 1/p (``_window_sums``: an
+  AvgPool that divides every window by the whole kernel, times the kernel's taps; a ceil that adds
+  a window pads the powers with zeros first). GlobalLpPool: ReduceSum. A window with no input cell
+  is 0, not refused.
 * max unpool: zeros of the output size, ScatterElementsUpdate of the flat values at the flat
   indices, Reshape. ``output_shape`` is the third input when given (a constant or computed at run
   time, as PyTorch exports SegNet), else the shape engine's inferred size (on dynamic dims computed
@@ -121,6 +125,9 @@ def lower(
         # tensor along the batch axis (up to 95 steps off); its AvgPool and MaxPool do not
         window = spec.resolve_global(tuple(d.get_length() for d in list(data.get_partial_shape())[2:]))
         return lower(window, data, dequantized=dequantized)
+    if spec.kind is PoolKind.GLOBAL_LP:
+        axes = opset1.constant(np.arange(2, data.get_partial_shape().rank.get_length(), dtype=np.int64))
+        return Lowered(spec, data, (_root(spec, opset1.reduce_sum(_powers(spec, data), axes, True).output(0)),))
     if spec.is_global:
         axes = opset1.constant(np.arange(2, data.get_partial_shape().rank.get_length(), dtype=np.int64))
         reduce = opset1.reduce_mean if spec.kind is PoolKind.GLOBAL_AVERAGE else opset1.reduce_max
@@ -129,10 +136,13 @@ def lower(
     if len(spatial) not in SPATIAL_RANKS:
         raise UnsupportedError(f"node '{spec.name}': OpenVINO pools 1 to 3 spatial axes; the input has {len(spatial)}")
     shape.output_spatial(spec, spatial)  # raises a SpecError naming the node for a too-small input
-    _check_windows(spec, spatial)
+    if spec.kind is not PoolKind.LP:  # an Lp window with no input cell is 0, its sum of nothing
+        _check_windows(spec, spatial)
     window = shape.simplest_form(spec, spatial)
     if window.kind is PoolKind.MAX:
         return Lowered(spec, data, _max_pool(window, data, spatial))
+    if window.kind is PoolKind.LP:
+        return Lowered(spec, data, (_root(spec, _window_sums(window, _powers(spec, data), spatial)),))
     return Lowered(spec, data, (_avg_pool(window, data, spatial, dequantized),))
 
 
@@ -274,6 +284,68 @@ def _padded_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Ou
         overhang = shape.ceil_overhang(spec, spatial)
         return _avg_node(spec, pad.output(0), zeros, overhang, True, Rounding.FLOOR)
     pooled = _avg_node(spec, pad.output(0), zeros, zeros, True, Rounding.CEIL)
+    return _slice_to_windows(spec, data, pooled)
+
+
+def _powers(spec: PoolSpec, data: Output) -> Output:
+    """``|x| ** p`` (Abs, then Power unless p is 1)."""
+    assert spec.p is not None  # an Lp spec has its p
+    magnitude = opset1.abs(data).output(0)
+    if spec.p == 1:
+        return magnitude
+    return opset1.power(magnitude, opset1.constant(spec.p, data.get_element_type())).output(0)
+
+
+def _root(spec: PoolSpec, sums: Output) -> Output:
+    """``sums ** (1/p)``: Sqrt for p=2, Power for other p, nothing for p=1."""
+    assert spec.p is not None  # an Lp spec has its p
+    if spec.p == 1:
+        return sums
+    if spec.p == 2:
+        return opset1.sqrt(sums).output(0)
+    return opset1.power(sums, opset1.constant(1 / spec.p, sums.get_element_type())).output(0)
+
+
+def _window_sums(spec: PoolSpec, powers: Output, spatial: Sequence[Dim]) -> Output:
+    """The sum of each window of an Lp pool (``spec`` in ``shape.simplest_form``): an AvgPool whose
+    divisor is the whole kernel at every window, times the kernel's tap count.
+
+    Under floor rounding no window reaches past the pads, so OpenVINO's ``exclude-pad="false"``
+    divides every window by the whole kernel (pads or SAME padding, static or dynamic dims; with no
+    pad every window is inside the input). Under ceil rounding (a ceil that adds a window, explicit
+    pads) the windows are made floor windows of a zero-padded tensor: an explicit Pad by the pads
+    plus the overhang (``shape.ceil_overhang``, static dims) or plus ``stride - 1`` cells (dynamic
+    dims: ``floor((L + pads + s - 1 - kd) / s) + 1`` is the ceil count before the drop rule), then a
+    pad-free floor AvgPool, every window inside the padded tensor, so that it divides by the whole
+    kernel whatever its exclude-pad (OpenVINO's own LpPool decomposition, a ``ceil_torch`` AvgPool
+    of the unpadded tensor, divides the overhang windows by their taps inside: k 2x2, s 2, ceil on
+    7x6 gives the last row of windows twice ONNX's). On dynamic dims the result is sliced to the
+    spec's window count, as ``_padded_avg_pool`` does. k 2x2, s 2, ceil on 7x6: 4x3 windows, the
+    last row of windows over one input row and one overhang row of zeros, summed as
+    (a + b + 0 + 0) / 4 * 4. The sum is exact up to float32 rounding of the division and the
+    product (a relative 1e-7)."""
+    taps = float(np.prod(spec.kernel))
+    average = spec.with_(kind=PoolKind.AVERAGE, p=None, divisor=Divisor.FULL_KERNEL_IF_PADDED)
+    zeros = [0] * len(spec.kernel)
+    if spec.rounding is Rounding.FLOOR:
+        pooled = _avg_node(average, powers, spec.pads_begin, spec.pads_end, False, Rounding.FLOOR)
+    else:
+        if shape.is_static(spatial):
+            extra = shape.ceil_overhang(spec, spatial)
+        else:
+            extra = tuple(s - 1 for s in spec.strides)
+        end = [pe + e for pe, e in zip(spec.pads_end, extra)]
+        padded = opset1.pad(powers, _i64([0, 0, *spec.pads_begin]), _i64([0, 0, *end]), "constant", _zero(powers))
+        unpadded = average.with_(padding=Padding.EXPLICIT, pads_begin=(), pads_end=(), divisor=Divisor.EXCLUDE_PAD)
+        pooled = _avg_node(unpadded, padded.output(0), zeros, zeros, True, Rounding.FLOOR)
+        if not shape.is_static(spatial):
+            pooled = _slice_to_windows(spec, powers, pooled)
+    return opset1.multiply(pooled, opset1.constant(taps, powers.get_element_type())).output(0)
+
+
+def _slice_to_windows(spec: PoolSpec, data: Output, pooled: Output) -> Output:
+    """``pooled`` cut to the window count of ``spec`` on ``data``'s run-time shape (OpenVINO's
+    ``ceil_torch`` MaxPool of a one-channel corner of ``data``, whose shape follows ONNX's ceil)."""
     rank = len(spec.kernel)
     corner = opset8.slice(data, _i64([0, 0]), _i64([1, 1]), _i64([1, 1]), _i64([0, 1]))
     reference = opset14.max_pool(
@@ -289,7 +361,7 @@ def _padded_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> Ou
         0,
     )
     stop = opset8.gather(opset3.shape_of(reference.output(0), "i64"), _i64(list(range(2, 2 + rank))), _i64(0))
-    return opset8.slice(pooled, _i64(zeros), stop, _i64([1] * rank), _i64(list(range(2, 2 + rank)))).output(0)
+    return opset8.slice(pooled, _i64([0] * rank), stop, _i64([1] * rank), _i64(list(range(2, 2 + rank)))).output(0)
 
 
 def _unpool(spec: PoolSpec, data: Output, indices: Output, output_shape: Output | None) -> Output:

@@ -51,12 +51,11 @@ class Rule(NamedTuple):
 # Working memory per operator family, ``Rule(a, b, s, cap)``: ``a * largest input + b * outputs +
 # min(s * largest input, cap)`` bytes. Measured with tracemalloc on float32 (tests/test_run_budget.py
 # holds every family to its rule): a MaxPool's axis passes hold one input-sized copy and
-# output-sized accumulators (k3 s1 over [1, 16, 256, 256]: 0.99 x input), an LpPool its powers (3.9
-# x input), an im2col Conv the padded input and a block of columns (1.6 x input for 3x3 pads 1;
+# output-sized accumulators (k3 s1 over [1, 16, 256, 256]: 0.99 x input), an LpPool its powers and
+# their axis sums (``kernels.lp_pool``: 3.1 x input for k3 over [1, 2, 32, 32]), an im2col Conv the padded input and a block of columns (1.6 x input for 3x3 pads 1;
 # columns of up to COLS_BYTES at a time, 9 x a small input for 3x3), an LRN its squares and sums (2
-# x input; LpPool runs on onnx.reference). SoftmaxCrossEntropyLoss holds its log-softmax and
-# exponentials (2.1 x a float32 input), NegativeLogLikelihoodLoss its picked values and weights,
-# Det LAPACK's copy of the matrices (2.1 x input).
+# x input). SoftmaxCrossEntropyLoss holds its log-softmax and exponentials (2.1 x a float32 input),
+# NegativeLogLikelihoodLoss its picked values and weights, Det LAPACK's copy of the matrices (2.1 x input).
 POOLING = Rule(SCRATCH_INPUTS, SCRATCH_OUTPUTS)  # what ovpool.kernels' pooling keeps to
 WORK: dict[str, Rule] = {
     **dict.fromkeys(("MaxPool", "AveragePool", "AvgPool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),

@@ -30,7 +30,7 @@ from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import MemoryBudgetError
 
 BASIC_OPS = ("Constant", "Identity", "Dropout", "Cast", "CastLike", "BitCast", "Shape", "Size", "ConstantOfShape")
-POOL_OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool")
+POOL_OPS = ("AveragePool", "MaxPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool")
 
 
 # ---------------------------------------------------------------- Constant

@@ -1,4 +1,5 @@
-"""Pooling in the operator table: AveragePool, MaxPool, MaxUnpool, GlobalAveragePool, GlobalMaxPool.
+"""Pooling in the operator table: AveragePool, MaxPool, MaxUnpool, GlobalAveragePool, GlobalMaxPool,
+LpPool and GlobalLpPool (none of them runs on onnx.reference).
 
 Every version of ``ovpool.onnx.versions.ONNX_VERSIONS`` is registered, each row covering its since-version
 up to the next row's (AveragePool-11 covers 11..18), and runs ovpool's exact kernels
