@@ -303,6 +303,43 @@ KNOWN: tuple[Known, ...] = (
         lambda case: len(case.inputs) > 4 and case.inputs[4] is not None,
         text="values differ",
     ),
+    # DFT (the k-signal branch): OpenVINO's ONNX frontend, left to itself by ovpool convert
+    Known(
+        "other",
+        ("DFT",),
+        (),
+        "openvino",
+        "onesided=1",
+        "OpenVINO's RDFT/IRDFT lowering keeps a real input's last axis of 1 (RFFT of [2, 8, 1] gives [2, 5, 1, 2]), "
+        "drops it from the IRFFT's output ([2, 8] for [2, 8, 1]), and cannot compile either with a dft_length input",
+        lambda case: case.attr("onesided", 0) == 1,
+        text=r"shape \(|Cannot get dims for non static shape",
+        repro=("DFT", 17, [np.ones((2, 8, 1), np.float32)], {"axis": 1, "onesided": 1}, 1),
+    ),
+    Known(
+        "other",
+        ("DFT",),
+        (20,),
+        "openvino",
+        "axis omitted or a graph input",
+        "OpenVINO transforms axis 1 (DFT-17's default) where DFT-20's default is -2, and another axis than a "
+        "non-constant axis input names",
+        text=r"shape \(|values differ",
+        repro=("DFT", 20, [np.arange(24, dtype=np.float32).reshape(2, 3, 4, 1)], {}, 1),
+    ),
+    Known(
+        "other",
+        ("DFT",),
+        (17,),
+        "openvino",
+        "negative axis",
+        "OpenVINO counts a negative axis without the last (complex) axis: -3 of a rank-4 input transforms axis 0, not 1",
+        lambda case: case.attr("axis", 1) < 0,
+        text="values differ",
+        repro=("DFT", 17, [np.arange(48, dtype=np.float32).reshape(2, 3, 4, 2)], {"axis": -3}, 1),
+    ),
+    Known("numpy layer", ("DFT",), (), "numpy", "DFT-opset7", "IR-on-numpy has no DFT layer yet", layer="DFT-opset7"),
+    Known("numpy layer", ("DFT",), (), "numpy", "IDFT-opset7", "IR-on-numpy has no IDFT layer yet", layer="IDFT-opset7"),
 )
 
 

@@ -13,7 +13,8 @@ it sums the input's first N bins unmirrored (N = 4 of 5 bins) or takes its last 
 one (N = 12 of 5 bins), which the schema does not say. numpy's FFT computes these sums: [1, 2, 3, 4] gives [10, -2+2i, -2, -2-2i].
 The sums are computed in float64 (complex128) and rounded once to the input's type; onnxruntime
 sums float32 inputs in float32 (radix-2 for powers of two, else the plain sum), so it differs by a
-few float32 steps on long signals. DFT-17 takes ``axis`` as an attribute (default 1), DFT-20 as an
+few float32 steps on long signals, and its twiddles use pi = 3.14159265, so its float64 results
+differ from the sums in the eighth digit. DFT-17 takes ``axis`` as an attribute (default 1), DFT-20 as an
 optional scalar input (default -2); both accept ``[-r, -2]`` and ``[0, r - 2]`` for an input of rank r.
 
 **STFT**: ``frames = floor((L - frame_length) / frame_step) + 1`` frames of the signal (B, L, 1|2),
@@ -26,9 +27,10 @@ transformed as DFT with N = frame_length; output (B, frames, bins, 2) with ``bin
 the default) or ``size - 1`` (symmetric), then Cast to ``output_datatype`` (default 1, float).
 Hann a = (0.5, 0.5, 0), Hamming (0.54347825, 0.45652175, 0) (25/46 and 21/46), Blackman
 (0.42, 0.5, 0.08). Hann of size 4: [0, 0.5, 1, 0.5]. A symmetric window of size 1 divides by 0:
-NaN, as the body computes. onnxruntime computes in float64 with pi = 3.14159265, so its float64
-windows differ from the body's in the eighth digit, and its integer windows truncate 0.99999999 to 0
-where the body's float32 1.0 gives 1 (Hann of size 4 at n = 2).
+NaN, as the body computes. The cosine is float32's correctly rounded one. onnxruntime computes in
+float64 with pi = 3.14159265, so its float64 windows differ from the body's in the eighth digit, and
+its integer windows may differ where the value is 1: Blackman of size 4 at n = 2 is 0.99999994 in
+the body's float32 (0.42 + 0.5 rounds to 0.91999996), int 0, and 1 in onnxruntime's float64.
 
 **MelWeightMatrix**: the (dft_length // 2 + 1, num_mel_bins) matrix of triangular filters, computed in
 float64 as onnxruntime does: ``mel(f) = 2595 log10(1 + f / 700)``; M + 2 points ``p_i = mel(lower) + i
