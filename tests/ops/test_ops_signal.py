@@ -25,8 +25,8 @@ import math
 from typing import Any
 
 import numpy as np
-import onnx
 import pytest
+from bodies import expanded, expanded_case_params
 from harness import (
     assert_node_error,
     check,
@@ -44,7 +44,7 @@ from harness import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
 from ovpool.dtypes import np_dtype
 
@@ -64,17 +64,7 @@ def test_node_cases(case: Any) -> None:
     check_node_case(case, rtol=1e-5, atol=1e-5)
 
 
-def _expanded_cases() -> list[Any]:
-    """The ``_expanded`` cases of the signal ops (the windows' function bodies): ONNX's node cases
-    whose name is a signal node case's followed by ``_expanded``."""
-    from onnx.backend.test.case import node
-
-    names = {param.values[0].name + "_expanded" for param in node_case_params(SIGNAL_OPS)}
-    cases = [case for case in node._NodeTestCases if case.name in names]
-    return [pytest.param(case, id=case.name) for case in cases]
-
-
-EXPANDED = _expanded_cases()
+EXPANDED = expanded_case_params(SIGNAL_OPS)
 
 
 def test_expanded_cases_exist() -> None:
@@ -84,11 +74,7 @@ def test_expanded_cases_exist() -> None:
 @pytest.mark.parametrize("case", EXPANDED)
 def test_expanded_node_cases(case: Any) -> None:
     """The function bodies run on ovpool's own ops only (run_ovpool asserts no onnx.reference)."""
-    for inputs, expected in case.data_sets:
-        feeds = {info.name: value for info, value in zip(case.model.graph.input, inputs)}
-        actual = run_ovpool(case.model, feeds)
-        for a, e in zip(actual, expected):
-            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
+    check_node_case(case, rtol=1e-5, atol=1e-6)
 
 
 # --- DFT: the schema's sums ---------------------------------------------------------------------------
@@ -290,18 +276,6 @@ def test_stft_schema_cases(dtype: Any) -> None:
 
 
 # --- windows ------------------------------------------------------------------------------------------
-
-
-def expanded(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model``'s node replaced by its schema's function body (what the ``_expanded`` node cases do)."""
-    from onnx.backend.test.case.node import function_testcase_helper
-
-    node = onnx.NodeProto.FromString(model.graph.node[0].SerializeToString())
-    bodies, _ = function_testcase_helper(node, [i.type for i in model.graph.input], "x", model.opset_import)
-    graph = helper.make_graph(bodies[0][0], "g", model.graph.input, model.graph.output, initializer=model.graph.initializer)
-    body = helper.make_model(graph, opset_imports=model.opset_import)
-    body.ir_version = model.ir_version
-    return body
 
 
 WINDOW_TYPES = [
