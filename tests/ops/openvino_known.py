@@ -340,6 +340,7 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known("numpy layer", ("DFT",), (), "numpy", "DFT-opset7", "IR-on-numpy has no DFT layer yet", layer="DFT-opset7"),
     Known("numpy layer", ("DFT",), (), "numpy", "IDFT-opset7", "IR-on-numpy has no IDFT layer yet", layer="IDFT-opset7"),
+    Known("numpy layer", ("STFT",), (), "numpy", "RDFT-opset9", "IR-on-numpy has no RDFT layer yet", layer="RDFT-opset9"),
 )
 
 
