@@ -148,6 +148,17 @@ def _empty_input(case: Case) -> bool:
     return any(i is not None and 0 in i[1] for i in case.inputs)
 
 
+def _irfft_of_one_bin(case: Case) -> bool:
+    """DFT with onesided=1 and inverse=1 over an axis of one bin (its default length 2 * (1 - 1) = 0):
+    the axis DFT-17's attribute names (default 1), for DFT-20 any axis but the last of length 1."""
+    dims = case.inputs[0][1] if case.inputs and case.inputs[0] else ()
+    if case.attr("onesided", 0) != 1 or case.attr("inverse", 0) != 1 or len(dims) < 2:
+        return False
+    if case.since < 20:
+        return dims[case.attr("axis", 1) % len(dims)] == 1
+    return 1 in dims[:-1]
+
+
 def _f32(*values: float) -> np.ndarray:
     return np.array(values, np.float32)
 
@@ -304,6 +315,15 @@ KNOWN: tuple[Known, ...] = (
         text="values differ",
     ),
     # DFT (the k-signal branch): OpenVINO's ONNX frontend, left to itself by ovpool convert
+    Known(
+        "other",
+        ("DFT",),
+        (),
+        "crash",
+        "onesided=1, inverse=1 over an axis of one bin",
+        "OpenVINO CPU dies (segmentation fault) running the IRDFT of an empty output length",
+        _irfft_of_one_bin,
+    ),
     Known(
         "other",
         ("DFT",),

@@ -166,6 +166,11 @@ def test_positions_at_and_beyond_the_edges() -> None:
     check("DeformConv", 19, [x, w, offset], rtol=1e-15, atol=1e-15)
 
 
+def test_empty_batch() -> None:
+    x, w = np.zeros((0, 2, 3, 3), np.float32), np.ones((2, 2, 2, 2), np.float32)
+    check("DeformConv", 19, [x, w, np.zeros((0, 8, 2, 2), np.float32)])
+
+
 # --- against the schema where onnxruntime has no kernel ---------------------------------------------------
 
 

@@ -194,6 +194,24 @@ def test_dft_default_axis_of_each_version() -> None:
     check("DFT", 20, [x.astype(np.float32)], **F32)
 
 
+@pytest.mark.parametrize("version", DFT_VERSIONS)
+@pytest.mark.parametrize(
+    "shape, inverse, onesided",
+    [((2, 0, 1), 0, 0), ((2, 0, 2), 1, 0), ((2, 1, 2), 1, 1), ((0, 8, 1), 0, 1), ((3, 0, 4, 2), 0, 0)],
+)
+def test_dft_empty(version: int, shape: tuple[int, ...], inverse: int, onesided: int) -> None:
+    """An empty axis (its default dft_length 0, or an IRFFT of one bin) and an empty batch."""
+    x = np.ones(shape, np.float32)
+    inputs, attrs = _dft_inputs(version, x, None, 1)
+    check("DFT", version, inputs, {**attrs, "inverse": inverse, "onesided": onesided})
+
+
+def test_rfft_of_an_empty_axis_is_one_zero_bin() -> None:
+    """N = 0: bins 0..0, an empty sum (onnxruntime refuses the empty signal)."""
+    (y,) = ovpool_of("DFT", 20, [np.ones((2, 0, 1), np.float32)], {"onesided": 1})
+    np.testing.assert_array_equal(y, np.zeros((2, 1, 2), np.float32))
+
+
 @st.composite
 def dft_cases(draw: Any) -> tuple[Any, ...]:
     rng = drawn_rng(draw)
@@ -415,7 +433,7 @@ SIZE = np.array(4, np.int64)
         ("DFT", 20, [XC], {"onesided": 1}, "attribute 'onesided': 1 \\(RFFT\\) takes a real input"),
         ("DFT", 20, [X8], {"onesided": 1, "inverse": 1}, "attribute 'onesided': 1 with inverse=1"),
         ("DFT", 20, [X8, np.array(0)], {}, "input 'dft_length' is 0"),
-        ("DFT", 20, [np.zeros((2, 1, 2), np.float32)], {"onesided": 1, "inverse": 1}, "default dft_length is 0"),
+        ("DFT", 20, [np.zeros((2, 0, 2), np.float32)], {"onesided": 1, "inverse": 1}, "default dft_length is -2"),
         ("DFT", 20, [np.zeros((2, 8, 3), np.float32)], {}, "last axis must be 1"),
         ("DFT", 17, [X8.astype(np.int32)], {}, "input 0 has type int32"),
         ("STFT", 17, [np.zeros((1, 8, 2), np.float32), STEP, None, SIZE], {}, "attribute 'onesided': 1 takes a real signal"),

@@ -45,7 +45,7 @@ def deform_sample(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     low = np.floor(p)
     fraction = p - low
     low_index = low.astype(np.int64)
-    flat = x.reshape(n, g, cg, -1).astype(np.float64)
+    flat = x.reshape(n, g, cg, math.prod(spatial)).astype(np.float64)
     strides = [math.prod(spatial[a + 1 :]) for a in range(r)]
     total = np.zeros((n, g, cg, q))
     for corner in itertools.product((0, 1), repeat=r):

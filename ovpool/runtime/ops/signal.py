@@ -68,13 +68,13 @@ _COSINE_SUMS = {
 }
 
 
-def _scalar(node: OpNode, value: np.ndarray, what: str, least: int) -> int:
-    """Input ``what``: one integer (0-D or of one value), at least ``least``."""
+def _scalar(node: OpNode, value: np.ndarray, what: str, least: int | None = None) -> int:
+    """Input ``what``: one integer (0-D or of one value), at least ``least`` when given."""
     array = np.asarray(value)
     if array.size != 1 or array.dtype.kind not in "iu":
         raise node.fail(f"input '{what}' must be one integer, got {array.dtype} of shape {list(array.shape)}")
     result = int(array.reshape(-1)[0])
-    if result < least:
+    if least is not None and result < least:
         raise node.fail(f"input '{what}' is {result}; it must be at least {least}")
     return result
 
@@ -93,6 +93,10 @@ def _pairs(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def dft(x: np.ndarray, axis: int, length: int, inverse: bool, onesided: bool) -> np.ndarray:
     """The DFT of the module's rule along ``axis`` (of ``x`` without its last axis) with N = ``length``,
     in ``x``'s type: [[1], [2], [3], [4]] (real, axis 0) gives [[10, 0], [-2, 2], [-2, 0], [-2, -2]]."""
+    if length == 0:  # an empty axis, its default length: an empty transform
+        shape = list(x.shape)
+        shape[axis], shape[-1] = (1 if onesided and not inverse else 0), (1 if onesided and inverse else 2)
+        return np.zeros(shape, x.dtype)
     values = _complex(x)
     if inverse and onesided:
         return np.fft.irfft(values, n=length, axis=axis)[..., None].astype(x.dtype)
@@ -116,7 +120,7 @@ def _dft_kernel(node: OpNode, axis_input: bool) -> Kernel:
         if attribute_axis is not None:
             given = attribute_axis
         elif axis is not None:
-            given = _scalar(node, axis, "axis", -(2**62))
+            given = _scalar(node, axis, "axis")
         else:
             given = -2
         a = given + rank if given < 0 else given
@@ -136,8 +140,8 @@ def _dft_kernel(node: OpNode, axis_input: bool) -> Kernel:
             length = _scalar(node, dft_length, "dft_length", 1)
         else:
             length = 2 * (x.shape[a] - 1) if onesided and inverse else x.shape[a]
-            if length < 1:
-                raise node.fail(f"the default dft_length is {length} for an axis of {x.shape[a]}; it must be at least 1")
+            if length < 0:
+                raise node.fail(f"the default dft_length is {length} for an axis of {x.shape[a]}; it cannot be negative")
         bins = length // 2 + 1 if onesided and not inverse else length
         shape = [*x.shape[:a], bins, *x.shape[a + 1 : -1], 1 if onesided and inverse else 2]
         check_tensor(f"{node.label}: output", shape, x.dtype.name, x.dtype.itemsize)
