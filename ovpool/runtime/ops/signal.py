@@ -113,7 +113,7 @@ def _dft_kernel(node: OpNode, axis_input: bool) -> Kernel:
     attribute_axis = None if axis_input else int_attr(node, "axis", 1)
 
     def kernel(x: np.ndarray, dft_length: np.ndarray | None = None, axis: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        check(x, dft_length)
+        check(x, dft_length, axis)
         rank = x.ndim
         if rank < 2 or x.shape[-1] not in (1, 2):
             raise node.fail(f"input has shape {list(x.shape)}; its last axis must be 1 (real) or 2 (real, imaginary)")
