@@ -430,6 +430,7 @@ SIZE = np.array(4, np.int64)
         ("DFT", 17, [X8], {"axis": -4}, "attribute 'axis' is -4"),
         ("DFT", 20, [X8, None, np.array(2)], {}, "input 'axis' is 2"),
         ("DFT", 20, [X8, None, np.array([1, 1])], {}, "input 'axis' must be one integer"),
+        ("DFT", 20, [X8, None, np.array(1, np.int32)], {}, "input 'axis' has type int32"),
         ("DFT", 20, [XC], {"onesided": 1}, "attribute 'onesided': 1 \\(RFFT\\) takes a real input"),
         ("DFT", 20, [X8], {"onesided": 1, "inverse": 1}, "attribute 'onesided': 1 with inverse=1"),
         ("DFT", 20, [X8, np.array(0)], {}, "input 'dft_length' is 0"),

@@ -113,13 +113,15 @@ def _dft_kernel(node: OpNode, axis_input: bool) -> Kernel:
     attribute_axis = None if axis_input else int_attr(node, "axis", 1)
 
     def kernel(x: np.ndarray, dft_length: np.ndarray | None = None, axis: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        check(x, dft_length, axis)
+        check(x, dft_length)
         rank = x.ndim
         if rank < 2 or x.shape[-1] not in (1, 2):
             raise node.fail(f"input has shape {list(x.shape)}; its last axis must be 1 (real) or 2 (real, imaginary)")
         if attribute_axis is not None:
             given = attribute_axis
         elif axis is not None:
+            if axis.dtype != np.int64:
+                raise node.fail(f"input 'axis' has type {axis.dtype}; DFT-20 takes int64")
             given = _scalar(node, axis, "axis")
         else:
             given = -2
