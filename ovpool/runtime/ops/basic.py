@@ -201,20 +201,23 @@ def dropout_12(node: OpNode) -> Kernel:
 # ---------------------------------------------------------------- Cast, CastLike
 
 _FLOAT8: dict[int, tuple[float, bool]] = {
-    TensorProto.FLOAT8E4M3FN: (448.0, True),  # (largest finite, infinity saturates to it)
+    TensorProto.FLOAT8E4M3FN: (448.0, True),  # (largest finite, infinity saturates to it before Cast-24)
     TensorProto.FLOAT8E4M3FNUZ: (240.0, False),
     TensorProto.FLOAT8E5M2: (57344.0, True),
     TensorProto.FLOAT8E5M2FNUZ: (57344.0, False),
 }
-_INT4 = (TensorProto.INT4, TensorProto.UINT4)
+# the narrow integers: (bits, signed)
+_NARROW_INT: dict[int, tuple[int, bool]] = {
+    TensorProto.INT4: (4, True),
+    TensorProto.UINT4: (4, False),
+    TensorProto.INT2: (2, True),
+    TensorProto.UINT2: (2, False),
+}
 _REFUSED: dict[int, str] = {
-    TensorProto.FLOAT4E2M1: "FLOAT4E2M1",
-    TensorProto.FLOAT8E8M0: "FLOAT8E8M0",
-    TensorProto.INT2: "INT2",
-    TensorProto.UINT2: "UINT2",
     TensorProto.COMPLEX64: "COMPLEX64",
     TensorProto.COMPLEX128: "COMPLEX128",
 }
+_ROUND_MODES = ("up", "down", "nearest")
 
 
 def _target(node: OpNode, elem: int, attribute: str) -> np.dtype:
@@ -235,9 +238,16 @@ def _cast_to(node: OpNode, elem: int, saturate: bool) -> Any:
         return _to_string
     if elem in _FLOAT8:
         largest, infinite_saturates = _FLOAT8[elem]
+        infinite_saturates = infinite_saturates or node.since >= 24
         return lambda x: _to_float8(_numeric(node, x, np.dtype(np.float32)), dtype, largest, infinite_saturates, saturate)
-    if elem in _INT4:
-        return lambda x: _to_int4(_numeric(node, x, np.dtype(np.float64)), dtype)
+    if elem in _NARROW_INT:
+        bits, signed = _NARROW_INT[elem]
+        return lambda x: _to_narrow_int(_numeric(node, x, np.dtype(np.float64)), dtype, bits, signed)
+    if elem == TensorProto.FLOAT4E2M1:
+        return lambda x: _to_float4e2m1(_numeric(node, x, np.dtype(np.float64)), dtype)
+    if elem == TensorProto.FLOAT8E8M0:
+        round_mode = _round_mode(node)
+        return lambda x: _to_float8e8m0(_numeric(node, x, np.dtype(np.float64)), dtype, saturate, round_mode)
 
     def plain(x: np.ndarray) -> np.ndarray:
         if x.dtype == object:
@@ -324,8 +334,9 @@ def _float_text(v: float) -> str:
 
 def _to_float8(x: np.ndarray, dtype: np.dtype, largest: float, infinite_saturates: bool, saturate: bool) -> np.ndarray:
     """The schema's float 8 table: with ``saturate`` values beyond the largest finite one become it
-    (E4M3FN 1e6 -> 448), infinities too except in the FNUZ types (no infinity: NaN); without it
-    they overflow to NaN, or to infinity in E5M2. NaN stays NaN; rounding is to nearest even."""
+    (E4M3FN 1e6 -> 448), infinities too, except in the FNUZ types before Cast-24 (no infinity: NaN;
+    Cast-24's table saturates them as well, E4M3FNUZ inf -> 240); without it they overflow to NaN,
+    or to infinity in E5M2. NaN stays NaN; rounding is to nearest even."""
     if saturate:
         wide = x.astype(np.float32, copy=True)
         infinite = np.isinf(wide)
@@ -337,13 +348,76 @@ def _to_float8(x: np.ndarray, dtype: np.dtype, largest: float, infinite_saturate
         return x.astype(np.float32, copy=False).astype(dtype)
 
 
-def _to_int4(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """INT4/UINT4 as onnxruntime casts: floats round half away from zero (2.5 -> 3, -0.5 -> -1),
-    then the low four bits are kept (7.6 -> 8 -> -8 in INT4; -9.7 -> -10 -> 6)."""
+def _to_narrow_int(x: np.ndarray, dtype: np.dtype, bits: int, signed: bool) -> np.ndarray:
+    """INT4/UINT4/INT2/UINT2. The schema defines a float in the type's range and any integer
+    (whose high bits are discarded, two's complement: 200 -> -56 in int8); a float out of the
+    range is undefined. ovpool casts as onnxruntime does: floats round half away from zero
+    (2.5 -> 3, -0.5 -> -1; NaN and infinities give 0), then the low ``bits`` are kept like an
+    integer's (INT4: 7.6 -> 8 -> -8, -9.7 -> -10 -> 6; UINT2: 5 -> 1). The values are worked out
+    here, so what ml_dtypes does with an out-of-range value (0.5 wraps, 0.7 gives 0) plays no part."""
+    span = 1 << bits
     if x.dtype.kind == "f":
-        x = np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5))
-    with np.errstate(invalid="ignore"):
-        return x.astype(np.int64).astype(dtype)
+        wide = x.astype(np.float64)
+        wide = np.where(np.isfinite(wide), wide, 0.0)
+        wide = np.where(wide >= 0, np.floor(wide + 0.5), np.ceil(wide - 0.5))
+        values = np.fmod(wide, span).astype(np.int64)  # exact: integer-valued floats
+    else:
+        values = x.astype(np.int64)
+    values &= span - 1
+    if signed:
+        values = np.where(values >= span // 2, values - span, values)
+    return values.astype(dtype)
+
+
+_FLOAT4_MAGNITUDES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+
+
+def _to_float4e2m1(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """FLOAT4E2M1 by ONNX's float 4 table (it has no infinity or NaN): within [-6, 6] to the nearest
+    of +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}, ties to the even mantissa (1.25 -> 1, 1.75 -> 2, 2.5 -> 2,
+    5 -> 4); beyond and +-inf saturate to +-6; NaN gives 6. The sign of zero is kept (-0.1 -> -0)."""
+    wide = x.astype(np.float64)
+    nan = np.isnan(wide)
+    magnitude = np.minimum(np.abs(np.where(nan, 6.0, wide)), 6.0)
+    above = np.minimum(np.searchsorted(_FLOAT4_MAGNITUDES, magnitude), len(_FLOAT4_MAGNITUDES) - 1)
+    below = np.maximum(above - 1, 0)
+    low, high = _FLOAT4_MAGNITUDES[below], _FLOAT4_MAGNITUDES[above]
+    take_high = (high - magnitude < magnitude - low) | ((high - magnitude == magnitude - low) & (above % 2 == 0))
+    chosen = np.where(take_high, high, low)
+    return np.copysign(chosen, np.where(nan, 1.0, wide)).astype(dtype)
+
+
+def _to_float8e8m0(x: np.ndarray, dtype: np.dtype, saturate: bool, round_mode: str) -> np.ndarray:
+    """FLOAT8E8M0 (powers of two 2^-127..2^127, and NaN) by Cast-24's rules: a value becomes the power
+    of two ``round_mode`` gives: ``up`` the next one away from zero (1.1 -> 2, 0.124 -> 0.125),
+    ``down`` the next toward zero (1.9 -> 1), ``nearest`` the nearer one, ties up (1.5 -> 2, 1.4 -> 1).
+    Beyond 2^127 (and inf) it saturates to 2^127 with ``saturate`` (default) and is NaN without;
+    below 2^-127 (0 too) 2^-127 with ``saturate``, NaN without. NaN stays NaN. The schema leaves
+    negative values unspecified: ovpool takes their magnitude, as onnx's own helper does."""
+    wide = np.abs(x.astype(np.float64))
+    finite = np.isfinite(wide)
+    positive = finite & (wide > 0)
+    mantissa, exponent = np.frexp(np.where(positive, wide, 1.0))  # wide = mantissa * 2**exponent, mantissa in [0.5, 1)
+    power = exponent - 1
+    if round_mode == "up":
+        power = np.where(mantissa > 0.5, exponent, power)
+    elif round_mode == "nearest":
+        power = np.where(mantissa >= 0.75, exponent, power)
+    high = (power > 127) | (np.isinf(wide))
+    low = (power < -127) | (finite & (wide == 0))
+    values = np.ldexp(1.0, np.clip(power, -127, 127))
+    values = np.where(high, 2.0**127 if saturate else np.nan, values)
+    values = np.where(low, 2.0**-127 if saturate else np.nan, values)
+    values = np.where(np.isnan(wide), np.nan, values)
+    return values.astype(dtype)
+
+
+def _round_mode(node: OpNode) -> str:
+    """Cast-24+ ``round_mode`` (default "up"), for FLOAT8E8M0 targets."""
+    mode = str(node.attr("round_mode", "up")) if node.since >= 24 else "up"
+    if mode not in _ROUND_MODES:
+        raise node.fail(f"'{mode}' must be one of {', '.join(_ROUND_MODES)}", "round_mode")
+    return mode
 
 
 def _cast_name(node: OpNode) -> int:
@@ -369,7 +443,7 @@ def _saturate(node: OpNode) -> bool:
 @register("Cast", 1)
 def cast(node: OpNode) -> Kernel:
     """Cast to ``to`` (a name in Cast-1, an enum value from 6). Cast-19+ ``saturate`` (default 1)
-    applies to float 8 targets only; Cast-24's ``round_mode`` concerns FLOAT8E8M0, which is refused."""
+    applies to float 8 targets only; Cast-24's ``round_mode`` (default "up") to FLOAT8E8M0 ones."""
     convert = _cast_to(node, _cast_name(node), _saturate(node))
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
