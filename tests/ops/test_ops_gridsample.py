@@ -1,6 +1,7 @@
 """GridSample (16, 20, 22) against onnxruntime at every since-version, against the schema computed
 here in loops (``schema_grid_sample``) where onnxruntime cannot run the case, and ONNX's own node
-test cases.
+test cases; AffineGrid-20 against onnxruntime, its schema function body run on onnxruntime, and its
+node cases (the ``_expanded`` ones too).
 
 onnxruntime 1.31.1 runs 4-D and 5-D float32 inputs (float64 from GridSample-20) with X and grid of
 one type, and no cubic in 5-D; a single pixel with ``align_corners=1`` and ``reflection`` makes it divide by zero and
@@ -18,9 +19,25 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import assert_node_error, check, check_node_case, drawn_rng, examples, node_case_params, ovpool_of, since_opsets
+from bodies import expanded, expanded_case_params
+from harness import (
+    assert_node_error,
+    check,
+    check_node_case,
+    drawn_rng,
+    examples,
+    feeds_of,
+    make_model,
+    node_case_params,
+    ort_of,
+    ovpool_of,
+    run_ort,
+    since_opsets,
+)
 from hypothesis import given
 from hypothesis import strategies as st
+
+from ovpool.dtypes import np_dtype
 
 VERSIONS = since_opsets("GridSample")  # [16, 20, 22]
 PADDINGS = ("zeros", "border", "reflection")
@@ -345,3 +362,90 @@ def test_empty_image_with_zeros_reads_zeros() -> None:
 def test_onnx_node_cases(case: Any) -> None:
     # the expected values of test_gridsample_bicubic are written to 4 decimals
     check_node_case(case, rtol=1e-4, atol=1e-4)
+
+
+# --- AffineGrid-20 ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", node_case_params(["AffineGrid"]) + expanded_case_params(["AffineGrid"]))
+def test_affine_grid_node_cases(case: Any) -> None:
+    """The node cases, and the function body's ops on ovpool (the ``_expanded`` cases)."""
+    check_node_case(case, rtol=1e-6, atol=1e-6)
+
+
+def _theta(rng: np.random.Generator, n: int, r: int, dtype: Any) -> np.ndarray:
+    return rng.standard_normal((n, r, r + 1)).astype(dtype)
+
+
+@pytest.mark.parametrize("align", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [[2, 1, 3, 4], [3, 2, 5, 2], [1, 1, 2, 2], [2, 1, 2, 3, 4], [1, 3, 4, 2, 3], [2, 1, 3, 1, 2]])
+def test_affine_grid_against_onnxruntime(align: int, dtype: Any, size: list[int]) -> None:
+    """onnxruntime's kernel (its positions from float32 linspace, ovpool's in theta's type); axes of
+    one pixel with align_corners=1 are left to the body test (onnxruntime's kernel puts them at 1)."""
+    if align and 1 in size[2:]:
+        pytest.skip("one pixel with align_corners=1: the body's -1 (depth) or NaN, onnxruntime's 1")
+    theta = _theta(np.random.default_rng(sum(size)), size[0], len(size) - 2, dtype)
+    tol = {"rtol": 1e-6, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-7, "atol": 1e-7}
+    check("AffineGrid", 20, [theta, np.array(size, np.int64)], {"align_corners": align}, **tol)
+
+
+@pytest.mark.parametrize("align", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize(
+    "size", [[2, 1, 3, 4], [2, 1, 1, 5], [3, 2, 4, 1], [2, 1, 1, 1], [1, 1, 2, 3, 4], [2, 2, 1, 3, 2], [1, 1, 3, 1, 1]]
+)
+def test_affine_grid_is_its_function_body(align: int, dtype: Any, size: list[int]) -> None:
+    """The schema's function body run on onnxruntime, one pixel per axis included (-1 on the depth axis
+    and NaN on the others with align_corners=1), float16 too: within a step of the type (the body's
+    MatMul rounds its sums in the type, ovpool once). The body fails for N = 1 in 2-D (its Squeeze
+    without axes drops the batch axis too), so the 2-D sizes have N >= 2."""
+    theta = _theta(np.random.default_rng(len(size) + size[-1]), size[0], len(size) - 2, dtype)
+    inputs = [theta, np.array(size, np.int64)]
+    model = make_model("AffineGrid", 20, inputs, {"align_corners": align})
+    (body,) = run_ort(expanded(model), feeds_of(model, inputs))
+    (ours,) = ovpool_of("AffineGrid", 20, inputs, {"align_corners": align})
+    assert ours.dtype == body.dtype and ours.shape == body.shape
+    step = {np.float16: 2.0**-10, np.float32: 2.0**-23, np.float64: 2.0**-52}[dtype]
+    np.testing.assert_allclose(ours.astype(np.float64), body.astype(np.float64), rtol=4 * step, atol=4 * step)
+
+
+def test_affine_grid_positions() -> None:
+    """Identity theta: the pixel centres (align_corners=0) or the corner pixels at -1 and 1 (1)."""
+    theta = np.array([[[1, 0, 0], [0, 1, 0]]], np.float32)
+    (centres,) = ovpool_of("AffineGrid", 20, [theta, np.array([1, 1, 2, 4], np.int64)])
+    np.testing.assert_array_equal(centres[0, 0, :, 0], [-0.75, -0.25, 0.25, 0.75])
+    np.testing.assert_array_equal(centres[0, :, 0, 1], [-0.5, 0.5])
+    (corners,) = ovpool_of("AffineGrid", 20, [theta, np.array([1, 1, 2, 4], np.int64)], {"align_corners": 1})
+    # -1 + i * (2 / 3), each operation in float32 as the body computes: -0.3333333, 0.33333337
+    np.testing.assert_array_equal(corners[0, 0, :, 0], np.array([-1, -0.3333333, 0.33333337, 1], np.float32))
+    np.testing.assert_array_equal(corners[0, :, 0, 1], [-1, 1])
+
+
+def test_affine_grid_bfloat16() -> None:
+    """bfloat16 (onnxruntime has none): theta and positions bfloat16 holds exactly, so the value is
+    onnxruntime's float64 grid rounded once (within half a step: its float32 positions leave 1e-16
+    where the grid is 0)."""
+    bf16 = np_dtype("bfloat16")
+    theta = (np.round(_theta(np.random.default_rng(1), 2, 3, np.float64) * 8) / 8).astype(bf16)
+    size = np.array([2, 1, 2, 4, 8], np.int64)
+    (ours,) = ovpool_of("AffineGrid", 20, [theta, size])
+    (wide,) = ort_of("AffineGrid", 20, [theta.astype(np.float64), size])
+    assert ours.dtype == bf16
+    np.testing.assert_allclose(ours.astype(np.float64), wide, rtol=2.0**-9, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "attrs", "match"),
+    [
+        ([np.zeros((1, 2, 3), np.float32), np.array([1, 1, 2, 2])], {"align_corners": 2}, "attribute 'align_corners'"),
+        ([np.zeros((1, 2, 3), np.float32), np.array([1, 1, 2])], {}, "input 'size' has shape \\[3\\]"),
+        ([np.zeros((1, 2, 3), np.float32), np.array([1, 1, 2, 2, 2])], {}, "'theta' has shape \\[1, 2, 3\\]; size"),
+        ([np.zeros((2, 2, 3), np.float32), np.array([1, 1, 2, 2])], {}, "'theta' has shape \\[2, 2, 3\\]"),
+        ([np.zeros((1, 2, 3), np.float32), np.array([1, 1, -2, 2])], {}, "sizes cannot be negative"),
+        ([np.zeros((1, 2, 3), np.float32), np.array([1, 1, 2, 2], np.int32)], {}, "input 1 has type int32"),
+        ([np.zeros((1, 2, 3), np.int64), np.array([1, 1, 2, 2])], {}, "input 0 has type int64"),
+    ],
+)
+def test_affine_grid_refusals(inputs: list[Any], attrs: dict[str, Any], match: str) -> None:
+    assert_node_error("AffineGrid", 20, inputs, attrs, match=f"affinegrid_node.*{match}")

@@ -1,4 +1,5 @@
-"""GridSample (16, 20, 22) on numpy: ``Y[n, c, o...]`` is ``X[n, c]`` read at the position ``grid[n, o...]``.
+"""GridSample (16, 20, 22) on numpy: ``Y[n, c, o...]`` is ``X[n, c]`` read at the position
+``grid[n, o...]``; AffineGrid-20, which makes such grids.
 
 ``grid``'s last axis lists one normalized coordinate per spatial axis of ``X``, innermost first (x,
 then y, then z). Each coordinate ``g`` maps to a pixel coordinate of an axis of ``L`` pixels:
@@ -22,6 +23,16 @@ modes linear/nearest/cubic, 22 adds bfloat16. ``X`` may have any numeric type fo
 and bools are gathered unchanged); ``linear``/``cubic`` need a float ``X``, and their weights and
 sums are computed in float64 and rounded once to ``X``'s type. A position with a NaN or infinite
 coordinate gives NaN (0 for non-float ``X``).
+
+AffineGrid-20 (the schema's function body): for ``size`` (N, C, H, W), theta (N, 2, 3), the grid
+(N, H, W, 2) holds ``theta[n] @ (x, y, 1)`` at each pixel's normalized position; for (N, C, D, H, W),
+theta (N, 3, 4), (N, D, H, W, 3) of ``theta[n] @ (x, y, z, 1)``. Pixel ``i`` of an axis of ``L``
+is at ``-1 + step / 2 + i * step`` with ``step = 2 / L`` (``align_corners=0``: W = 4 gives
+-0.75, -0.25, 0.25, 0.75) or ``-1 + i * step`` with ``step = 2 / (L - 1)`` (``align_corners=1``:
+-1, -1/3, 1/3, 1), each operation in theta's type as the body does; there, an axis of one pixel is
+-1 for D (the body's step 0) and NaN for H and W (0 * (2 / 0)), as the body computes it
+(onnxruntime's own kernel gives 1, PyTorch 0). The products and sums with theta are computed in
+float64 and rounded once to theta's type (the body's MatMul rounds in the type: within a step).
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ import numpy as np
 
 from ovpool.memory import check_tensor
 from ovpool.runtime.ops.base import Kernel, OpNode, outputs, register
+from ovpool.runtime.ops.elementwise import int_attr, type_guard
 
 _MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}
 _PADDINGS = ("zeros", "border", "reflection")
@@ -235,5 +247,55 @@ def grid_sample_op(node: OpNode) -> Kernel:
     def kernel(x: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, ...]:
         with np.errstate(invalid="ignore", over="ignore"):
             return outputs(grid_sample(x, grid, rule, node))
+
+    return kernel
+
+
+def affine_positions(length: int, align_corners: bool, dtype: np.dtype, depth: bool = False) -> np.ndarray:
+    """The normalized positions of an axis of ``length`` pixels, each operation in ``dtype`` as
+    AffineGrid's body computes them: 4 pixels are [-0.75, -0.25, 0.25, 0.75] without align_corners,
+    [-1, -1/3, 1/3, 1] with it. With align_corners, one pixel is -1 on the depth axis (the body's
+    step 0) and NaN on the others (0 times 2 / 0)."""
+    one, two = dtype.type(1), dtype.type(2)
+    size = dtype.type(length)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if not align_corners:
+            step = two / size
+            start = -one + step / two
+        else:
+            step = dtype.type(0) if depth and length == 1 else two / (size - one)
+            start = -one
+        return start + np.arange(length).astype(dtype) * step
+
+
+@register("AffineGrid", 20)
+def affine_grid(node: OpNode) -> Kernel:
+    """AffineGrid-20 of the module's rule: theta [[[1, 0, 0], [0, 1, 0]]] over size [1, 1, 2, 2]
+    gives the identity grid [[[-0.5, -0.5], [0.5, -0.5]], [[-0.5, 0.5], [0.5, 0.5]]]."""
+    check = type_guard(node)
+    align = bool(int_attr(node, "align_corners", 0, (0, 1)))
+
+    def kernel(theta: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, ...]:
+        check(theta, size)
+        if size.shape not in ((4,), (5,)):
+            raise node.fail(f"input 'size' has shape {list(size.shape)}; it must list N, C, H, W or N, C, D, H, W")
+        dims = [int(v) for v in size]
+        if any(d < 0 for d in dims):
+            raise node.fail(f"input 'size' is {dims}; sizes cannot be negative")
+        r = len(dims) - 2
+        if theta.shape != (dims[0], r, r + 1):
+            raise node.fail(f"input 'theta' has shape {list(theta.shape)}; size {dims} needs [{dims[0]}, {r}, {r + 1}]")
+        spatial = dims[2:]
+        check_tensor(f"{node.label}: output", [dims[0], *spatial, r], theta.dtype.name, theta.dtype.itemsize)
+        check_tensor(f"{node.label}: float64 grid", [dims[0], *spatial, r], "float64")
+        # positions x (innermost, W), y (H), z (D): each a float64 copy of the body's typed values
+        axes = [
+            affine_positions(n, align, theta.dtype, depth=r == 3 and a == 0).astype(np.float64) for a, n in enumerate(spatial)
+        ]
+        mesh = np.meshgrid(*axes, indexing="ij")
+        points = np.stack([*mesh[::-1], np.ones(spatial)], axis=-1)  # (..., x, y[, z], 1)
+        wide = theta.astype(np.float64)
+        grid = np.einsum("nij,...j->n...i", wide, points)
+        return outputs(grid.astype(theta.dtype))
 
     return kernel
