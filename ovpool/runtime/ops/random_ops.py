@@ -1,5 +1,5 @@
 """Random operators: RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike (1, 22),
-Multinomial (7, 22), Bernoulli (15, 22); and ImageDecoder-20, refused.
+Multinomial (7, 22), Bernoulli (15, 22).
 
 Their values differ from one run to the next (the session never folds them:
 ``ovpool.runtime.graph.RANDOM_OPS``) and between runtimes even under one ``seed``, as the schemas
@@ -20,10 +20,6 @@ generator is seeded afresh by numpy.
 * Bernoulli: 1 where u < p (u uniform in [0, 1)), else 0, in ``dtype`` (default: the input's
   type): p = 0 never gives 1, p = 1 always does.
 * bfloat16 (an input, or ``dtype``) comes with the -22 versions.
-
-ImageDecoder-20 would decode JPEG, PNG, BMP, TIFF, WebP, JPEG 2000 and PNM bytes: no exact decoder
-exists within numpy, and ovpool's runtime takes no image codec dependency, so the node is refused
-by name when the session is prepared.
 """
 
 from __future__ import annotations
@@ -202,13 +198,3 @@ def bernoulli(node: OpNode) -> Kernel:
         return ((rng.random(p.shape) < p.astype(np.float64)).astype(dtype),)
 
     return kernel
-
-
-@register("ImageDecoder", 20)
-def image_decoder(node: OpNode) -> Kernel:
-    """ImageDecoder-20: refused (module docstring)."""
-    raise node.fail(
-        "decoding JPEG, PNG, BMP, TIFF, WebP, JPEG 2000 or PNM needs an image codec library, which "
-        "ovpool's runtime does not depend on (there is no exact decoder within numpy): decode the "
-        "image before the model, or run this node elsewhere"
-    )
