@@ -346,7 +346,7 @@ def test_tree_ensemble_probit(dtype: Any) -> None:
 
 
 def test_tree_ensemble_float16() -> None:
-    """float16 (onnxruntime lacks it): the ONNX set-membership case's ensemble in float16, each row
+    """float16 (onnxruntime's shape inference refuses it): the ONNX set-membership case's ensemble in float16, each row
     by hand."""
     (case,) = [c for c in harness.onnx_node_cases(["TreeEnsemble"], ML_CASES) if "set_membership" in c.name]
     node = case.model.graph.node[0]

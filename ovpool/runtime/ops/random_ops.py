@@ -25,8 +25,10 @@ generator is seeded afresh by numpy.
 from __future__ import annotations
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
+from ovpool import dtypes
+from ovpool.errors import UnsupportedError
 from ovpool.runtime.ops.base import Kernel, OpNode, register
 
 _FLOATS = ("float16", "float32", "float64")
@@ -49,9 +51,9 @@ def _output_type(node: OpNode, elem: int | None, allowed: tuple[str, ...], like:
         dtype, where = like, f"the input's type {like.name} (no dtype attribute)"
     else:
         try:
-            dtype = np.dtype(helper.tensor_dtype_to_np_dtype(int(elem)))
-        except (KeyError, ValueError, TypeError):
-            raise node.fail(f"{elem} is not an ONNX tensor element type", "dtype") from None
+            dtype = dtypes.np_dtype(dtypes.from_onnx(int(elem)))
+        except UnsupportedError:
+            raise node.fail(f"{elem} is not an element type {node.op_type} can give", "dtype") from None
         where = f"dtype {dtype.name}"
     if dtype.name == "bfloat16" and node.since < 22:
         raise node.fail(f"{where}: bfloat16 comes with {node.op_type}-22", None if elem is None else "dtype")

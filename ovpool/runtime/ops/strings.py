@@ -120,9 +120,9 @@ def _simple_lower(c: str) -> str:
     return c.lower()[0]
 
 
-def _case_changer(node: OpNode, action: str, locale: str) -> Callable[[str], str] | None:
-    if action == "NONE":
-        return None
+def _case_changer(action: str, locale: str) -> Callable[[str], str]:
+    """``str -> str`` lowering or uppering (``action``) by the one-character mappings, ASCII
+    letters only in the C and POSIX locales."""
     ascii_only = locale in ("C", "POSIX")
     one_char = _simple_upper if action == "UPPER" else _simple_lower
     whole = str.upper if action == "UPPER" else str.lower
@@ -164,9 +164,8 @@ def string_normalizer(node: OpNode) -> Kernel:
             "(as en_US, C.UTF-8, or C for ASCII only); this locale may map letters otherwise (tr_TR maps i to İ)",
             "locale",
         )
-    change = _case_changer(node, action, locale)
-    fold = _case_changer(node, "LOWER", locale)
-    assert fold is not None
+    change = None if action == "NONE" else _case_changer(action, locale)
+    fold = _case_changer("LOWER", locale)
     stopwords = [str(w) for w in node.attr("stopwords", [])]
     dropped = frozenset(stopwords if sensitive else (fold(w) for w in stopwords))
 
