@@ -286,7 +286,9 @@ def regex_full_match(node: OpNode) -> Kernel:
     try:
         compiled = re.compile(_python_pattern(pattern), re.ASCII if ascii_classes else 0)
     except re.error as exc:
-        raise node.fail(f"'{pattern}' is not a valid pattern: {exc}", "pattern") from None
+        raise node.fail(
+            f"'{pattern}' is not a pattern Python's re reads ({exc}): ovpool matches with it, not RE2", "pattern"
+        ) from None
 
     def kernel(x: np.ndarray) -> tuple[np.ndarray, ...]:
         strings = _strings(node, x)
