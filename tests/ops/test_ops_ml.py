@@ -74,7 +74,8 @@ def test_binarizer_floats(dtype: Any, threshold: float, seed: int) -> None:
     threshold32 = float(np.float32(threshold))
     expected = np.array([1 if float(v) > threshold32 else 0 for v in x.tolist()], dtype=dtype)
     assert_same(ml_ovpool("Binarizer", 1, [x], {"threshold": threshold}), expected)
-    ml_check("Binarizer", 1, [x], {"threshold": threshold})  # onnxruntime has float32 only
+    if dtype is np.float32:  # onnxruntime has float32 only
+        ml_check("Binarizer", 1, [x], {"threshold": threshold})
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
@@ -157,7 +158,10 @@ def test_label_encoder_4_tensors(key_type: Any, value_type: Any, default: str | 
         fallback = "_Unused" if value_type is object else -1 if value_type is np.int64 else -0.0
     expected = np.array([values[0], values[2], fallback, values[1]], dtype=value_type)
     assert_same(ml_ovpool("LabelEncoder", 4, [x], attrs), expected)
-    ml_check("LabelEncoder", 4, [x], attrs)
+    try:
+        ml_check("LabelEncoder", 4, [x], attrs)
+    except pytest.skip.Exception:
+        pass  # onnxruntime lacks the pairing: the mapping by hand above is the oracle
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int16])

