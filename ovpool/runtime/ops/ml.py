@@ -14,18 +14,22 @@ LabelEncoder-1/2/4 and TreeEnsemble-5.
   its first value (onnxruntime's choice; the schema does not say).
   LabelEncoder-4: also ``keys_tensor``/``values_tensor`` (int16, int32, int64, float, double,
   string) and ``default_tensor`` (else the ``default_*`` of the values' type where they are string,
-  int64 or float, else -1 or -0.0: double values ignore ``default_float``); float keys compared by value, a NaN key matching every NaN; a
-  repeated key takes its last value, as the schema says (onnxruntime keeps the first).
+  int64 or float, else -1 or -0.0: double values ignore ``default_float``); float keys compared
+  by value, a NaN key matching every NaN; a repeated key takes its last value, as the schema says
+  (onnxruntime keeps the first).
 * TreeEnsemble-5: each row of ``X`` [N, F] walks every tree from its root: at an interior node,
   feature ``nodes_featureids`` against ``nodes_splits`` by ``nodes_modes`` (0 ``<=``, 1 ``<``,
   2 ``>=``, 3 ``>``, 4 ``==``, 5 ``!=``, 6 membership in the node's set of ``membership_values``,
   sets in node order delimited by NaN), compared exactly (in float64, which holds every float16,
-  float32 and double value); a NaN feature takes the true branch where
-  ``nodes_missing_value_tracks_true`` is 1, else the false one. The leaf reached adds its weight to
+  float32 and double value: 0.5 is no member of {0, 1}, where onnxruntime truncates it to 0); a NaN
+  feature takes the true branch where ``nodes_missing_value_tracks_true`` is 1, else the false one,
+  at every mode (onnxruntime's != takes the true one). The leaf reached adds its weight to
   its target: SUM (default), AVERAGE (the sum over the number of trees), MIN, MAX (a target no
   leaf reached is 0), accumulated in X's type in tree order; then ``post_transform``: NONE,
-  SOFTMAX, LOGISTIC, SOFTMAX_ZERO (softmax of the non-zero scores, zeros kept), PROBIT (the
-  inverse normal CDF, exact: onnxruntime approximates erfinv to about 1e-3).
+  SOFTMAX, LOGISTIC (the schema's codes 1 and 2; onnxruntime swaps them, and leaves a single
+  target untransformed), SOFTMAX_ZERO (softmax of the non-zero scores, zeros kept), PROBIT (the
+  inverse normal CDF, exact: onnxruntime approximates erfinv to about 1e-3). A score of 2.0 under
+  LOGISTIC is 0.8808; scores [1, 0] under SOFTMAX_ZERO are [1, 0].
 """
 
 from __future__ import annotations

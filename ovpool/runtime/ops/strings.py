@@ -10,8 +10,8 @@ arrays.
   is the last piece); with no delimiter (or ``""``) on runs of ASCII whitespace (space, \\t, \\n,
   \\v, \\f, \\r), leading and trailing ones dropped (``" a  b c "`` with ``maxsplit=1``:
   ``["a", "b c"]``; onnxruntime 1.31 takes only the space as whitespace: "a\\tb" stays whole).
-  The pieces are padded with ``""`` to the longest count on a new last axis; the second output holds the counts. An empty string has no
-  piece (count 0), as onnxruntime counts it.
+  The pieces are padded with ``""`` to the longest count on a new last axis; the second output
+  holds the counts. An empty string has no piece (count 0), as onnxruntime counts it.
 * StringNormalizer: drops the ``stopwords`` from a [C] or [1, C] input (compared after lowering
   both when ``is_case_sensitive=0``, the default), then lowers or uppers (``case_change_action``).
   Case changes follow Unicode's one-character (simple) mappings, as glibc's en_US locale does:
@@ -248,10 +248,11 @@ def _python_pattern(pattern: str) -> str:
 
 def _re2_difference(pattern: str) -> str | None:
     """What in ``pattern`` RE2 and Python's ``re`` read differently (or RE2 rejects), or None.
-    ``(a)\\1`` is a back reference in Python, an error in RE2; under (?m) ``$`` is allowed last only
-    (elsewhere :func:`_python_pattern` makes it Python's ``\\Z``); POSIX classes ``[[:alpha:]]`` are RE2's only; counts above 1000 are RE2's errors; ``(?i)``
-    is refused together with ``\\d \\w \\s \\b`` (RE2 folds case by Unicode, matches those classes
-    by ASCII; Python's re.ASCII would fold by ASCII too)."""
+    ``(a)\\1`` is a back reference in Python, an error in RE2; under (?m) ``$`` is allowed last
+    only (elsewhere :func:`_python_pattern` makes it Python's ``\\Z``); POSIX classes
+    ``[[:alpha:]]`` are RE2's only; counts above 1000 are RE2's errors; ``(?i)`` is refused together
+    with ``\\d \\w \\s \\b`` (RE2 folds case by Unicode, matches those classes by ASCII; Python's
+    re.ASCII would fold by ASCII too)."""
     outside, inside = _outside_classes(pattern)
     plain = re.sub(r"\\.", "__", outside)
     for finder, what in _REFUSED_ESCAPES:
