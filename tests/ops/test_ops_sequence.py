@@ -375,3 +375,21 @@ def test_sequence_map_lengths_must_agree() -> None:
     nodes.append(helper.make_node("SequenceMap", ["seq", "short"], ["ys", "shapes"], body=body, name="bad"))
     with pytest.raises(ModelError, match=r"'bad' \(SequenceMap-17\): input 1 is a sequence of 2 tensors; input 0 has 3"):
         GraphSession(model_of(nodes, inputs, ["ys"], 17)).run(feeds)
+
+
+def test_bfloat16_is_no_element_of_a_sequence_11() -> None:
+    """The -11 schemas' sequences hold no bfloat16: SequenceEmpty's dtype, SequenceConstruct's and
+    SequenceInsert's tensors are refused by name (SplitToSequence-24 may still split bfloat16)."""
+    bf16 = helper.tensor_dtype_to_np_dtype(TensorProto.BFLOAT16)
+    empty = helper.make_node("SequenceEmpty", [], ["seq"], dtype=TensorProto.BFLOAT16, name="bad")
+    with pytest.raises(ModelError, match=r"'bad' \(SequenceEmpty-11\): attribute 'dtype': bfloat16"):
+        GraphSession(model_of([empty], [], ["seq"], 17))
+    x = np.ones(2, bf16)
+    for node in (
+        helper.make_node("SequenceConstruct", ["x"], ["y"], name="bad"),
+        helper.make_node("SequenceInsert", ["seq", "x"], ["y"], name="bad"),
+    ):
+        nodes = [helper.make_node("SequenceEmpty", [], ["seq"]), node]
+        model = model_of(nodes, [vi("x", TensorProto.BFLOAT16, [2])], ["y"], 17)
+        with pytest.raises(ModelError, match=rf"'bad' \({node.op_type}-11\): input . has type bfloat16"):
+            GraphSession(model).run({"x": x})

@@ -8,6 +8,8 @@ SequenceInsert (n appends) and ``[-n, n - 1]`` for SequenceAt and SequenceErase:
 position -1 is ``c``; inserting ``d`` at -1 gives ``[a, b, d, c]``. Every element of a sequence
 has one element type: inserting an int64 tensor into a float32 sequence is the node's error.
 An empty sequence (SequenceEmpty) is an empty list: its ``dtype`` attribute is checked, not kept.
+The element types are the -11 schemas' (no bfloat16 nor 8-bit floats in a sequence; a bfloat16
+SequenceEmpty, SequenceConstruct or SequenceInsert is the node's error).
 
 SplitToSequence: no ``split`` cuts pieces of 1 along ``axis`` (squeezed away with ``keepdims=0``);
 a scalar ``split`` of 2 cuts a length-5 axis into 2, 2, 1; a 1-D ``split`` gives the lengths,
@@ -22,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import TensorProto, defs, helper
 
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, outputs, register
 from ovpool.runtime.ops.elementwise import type_guard
@@ -56,6 +58,10 @@ def sequence_empty(node: OpNode) -> Kernel:
     dtype = int(node.attr("dtype", TensorProto.FLOAT))
     if dtype not in helper.get_all_tensor_dtypes() or dtype == TensorProto.UNDEFINED:
         raise node.fail(f"{dtype} is not an ONNX tensor element type", "dtype")
+    allowed = next(c for c in defs.get_schema("SequenceEmpty", node.since).type_constraints if c.type_param_str == "S")
+    name = TensorProto.DataType.Name(dtype).lower()
+    if f"seq(tensor({name}))" not in allowed.allowed_type_strs:
+        raise node.fail(f"{name} is not an element type of SequenceEmpty-{node.since}'s sequences", "dtype")
 
     def kernel() -> tuple[Any, ...]:
         return ([],)
@@ -81,8 +87,11 @@ def sequence_construct(node: OpNode) -> Kernel:
 def sequence_insert(node: OpNode) -> Kernel:
     """SequenceInsert: a new sequence with ``tensor`` before ``position`` (default: at the back)."""
 
+    check = type_guard(node)
+
     def kernel(sequence: Any, tensor: np.ndarray, position: np.ndarray | None = None) -> tuple[Any, ...]:
         items = _sequence(node, sequence)
+        check(None, tensor, position)
         _same_type(node, items, tensor)
         n = len(items)
         at = n if position is None else _position(node, position, -n, n)
