@@ -1,4 +1,4 @@
-"""Control flow: Loop, If, Scan, with their bodies run on ovpool's own operators.
+"""Control flow: Loop, If, Scan, SequenceMap, with their bodies run on ovpool's own operators.
 
 The session compiles each graph attribute into a :class:`ovpool.runtime.graph.CompiledGraph`
 (``node.subgraphs["body"]``) and calls the kernel with the node's inputs followed by the values
@@ -18,6 +18,9 @@ order); :func:`_split` takes them apart.
 * Scan-9+: ``scan_input_axes``/``scan_output_axes`` (default 0; negative from 11) and
   ``scan_input_directions``/``scan_output_directions`` (default forward): a reversed output puts
   the first iteration's value last.
+* SequenceMap-17: the body runs once per element of the first input (a sequence); a sequence input
+  gives the body its element ``i``, a tensor input the whole tensor; output ``j`` is the sequence
+  of the body's output ``j``: ``[a, b]`` and a tensor ``t`` through ``Add`` give ``[a + t, b + t]``.
 """
 
 from __future__ import annotations
@@ -278,5 +281,37 @@ def scan(node: OpNode) -> Kernel:
             axis = out_axes[j] if rank is None else normalize_axis(node, out_axes[j], rank, "scan_output_axes")
             stacked.append(_stack(node, values, axis, n + j, empty[j]))
         return tuple((state + stacked)[: node.n_outputs])
+
+    return kernel
+
+
+@register("SequenceMap", 17)
+def sequence_map(node: OpNode) -> Kernel:
+    """SequenceMap: the body applied to each sample (module docstring); every sequence input must
+    have the first one's length, and an empty first sequence gives empty output sequences."""
+    body = _body(node, "body")
+    own = len(node.constants)
+    if own < 1:
+        raise node.fail("needs input_sequence, the sequence that sets the number of samples")
+    if len(body.input_names) != own:
+        raise node.fail(f"body takes {len(body.input_names)} inputs; the node gives {own}")
+    if len(body.output_names) != node.n_outputs:
+        raise node.fail(f"body returns {len(body.output_names)} outputs; the node names {node.n_outputs}")
+
+    def kernel(*args: Any) -> tuple[Any, ...]:
+        inputs, outer = _split(node, args)
+        if not isinstance(inputs[0], list):
+            raise node.fail(f"input 0 must be a sequence, got {type(inputs[0]).__name__}")
+        count = len(inputs[0])
+        for i, value in enumerate(inputs):
+            if isinstance(value, list) and len(value) != count:
+                raise node.fail(f"input {i} is a sequence of {len(value)} tensors; input 0 has {count}")
+        produced: list[list[Any]] = [[] for _ in range(node.n_outputs)]
+        run = body.repeated(outer["body"])
+        for t in range(count):
+            results = run([value[t] if isinstance(value, list) else value for value in inputs])
+            for j, result in enumerate(results):
+                produced[j].append(result)
+        return tuple(produced)
 
     return kernel
