@@ -472,6 +472,9 @@ def test_a_tap_the_plugin_cannot_compile_is_left_out_and_named(int8, capsys):
     args = (int8["max s8 ir"], "--device", "CPU", "--precision", "bf16", "--inputs", int8["inputs"], "--all-layers")
     code, doc, err = _json(capsys, *args)
     assert code in (0, 1) and "Traceback" not in err, err
+    if doc is None:  # one line naming the model, as for any model the device cannot compile
+        assert code == 1 and "cannot compile" in err and err.count("\n") == 1, err
+        pytest.skip("this processor's CPU plugin cannot compile the IR at bf16 even untapped (measured with AMX)")
     every = doc["per_layer"]["every_layer"]
     refused = [e for e in every if e["note"].startswith("not tapped: CPU cannot compile the model with it as an output")]
     assert 1 <= len(refused) < sum(1 for e in every if e["outputs"])
