@@ -897,11 +897,13 @@ DEFECTS: tuple[Defect, ...] = (
         "BitShift",
         11,
         NEWEST,
-        "unsigned 8, 16, 32-bit integers",
-        values.input_kinds("u", "unsigned integers", (1, 2, 4)),
+        "8, 16, 32-bit integers",
+        values.input_kinds("iu", "integers", (1, 2, 4)),
         "multiplies or divides by Power(2, shift), which saturates (uint8 5 << 5 = 255 where ONNX keeps the low bits, "
-        "160) and divides by 0 for a shift by the type's width or more",
-        "OpenVINO's bitwise shifts, 0 for a shift by the width or more, uint32's right shift masked to be logical",
+        "160; int8 64 << 1 = 127 where ONNX-28 wraps to -128), divides by 0 for a shift by the type's width or more, "
+        "and rounds a negative right shift toward 0 (int8 -1 >> 1 = 0 where ONNX-28 shifts arithmetically: -1)",
+        "OpenVINO's bitwise shifts in int32: 0 for a shift by the width or more (the sign, -1 or 0, for a signed "
+        "right shift), uint32's right shift masked to be logical, a signed left shift sign-extended from the width",
         values.as_ovpool,
     ),
 )

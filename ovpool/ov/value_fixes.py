@@ -336,11 +336,17 @@ def _lp_normalization(context: Any) -> list:
 
 def _bit_shift(context: Any) -> list:
     """BitShift in int32 with bitwise operations only (OpenVINO CPU computes Select, and the
-    bitwise layers of uint32, through float32, and shifts uint32 right arithmetically), 0 for a
-    shift by the type's width or more (ONNX: the bits shifted out are lost). The right shift is
-    made logical by the mask ~((-1 << (31 - s)) << 1): uint32 2**31 + 4 >> 1 is int32
-    (-2**31 + 4) >> 1 = -2**30 + 2, masked by 2**31 - 1 to 2**30 + 2; the left shift keeps the
-    type's low bits: uint8 5 << 5 = 160, 200 << 1 = 144; uint32 7 >> 32 = 0."""
+    bitwise layers of uint32, through float32, and shifts uint32 right arithmetically).
+
+    Unsigned (BitShift-11): 0 for a shift by the type's width or more (the bits shifted out are
+    lost). The right shift is made logical by the mask ~((-1 << (31 - s)) << 1): uint32 2**31 + 4
+    >> 1 is int32 (-2**31 + 4) >> 1 = -2**30 + 2, masked by 2**31 - 1 to 2**30 + 2; the left shift
+    keeps the type's low bits: uint8 5 << 5 = 160, 200 << 1 = 144; uint32 7 >> 32 = 0.
+
+    Signed (BitShift-28): the right shift is arithmetic, int8 -1 >> 1 = -1, and a shift that is
+    negative or by the width or more is a shift by 31 of the sign-extended int32 (-8 >> 8 = -1,
+    4 >> 9 = 0); the left shift keeps the type's low bits sign-extended, (v << (32 - w)) >> (32 - w):
+    int8 64 << 1 = 128 is -128 (OpenVINO's own lowering saturates to 127), and is 0 out of range."""
     from openvino import opset1, opset13, opset15
 
     kind = context.get_input(0).get_element_type()
@@ -350,13 +356,20 @@ def _bit_shift(context: Any) -> list:
     def const(value: int) -> Any:
         return opset1.constant(np.int32(value))
 
-    if context.get_attribute("direction") == "LEFT":
+    inside = opset1.logical_and(opset1.greater_equal(shift, const(0)), opset1.less(shift, const(width)))
+    keep = opset1.subtract(const(0), opset1.convert(inside, "i32"))  # -1: every bit, or 0
+    left = context.get_attribute("direction") == "LEFT"
+    if kind.is_signed():
+        if not left:  # the shift is small: Select is exact on it
+            return [opset1.convert(opset15.bitwise_right_shift(x, opset1.select(inside, shift, const(31))), kind).output(0)]
+        spare = const(32 - width)
+        shifted = opset15.bitwise_right_shift(opset15.bitwise_left_shift(opset15.bitwise_left_shift(x, shift), spare), spare)
+        return [opset1.convert(opset13.bitwise_and(shifted, keep), kind).output(0)]
+    if left:
         shifted = opset15.bitwise_left_shift(x, shift)
     else:
         mask = opset15.bitwise_left_shift(opset15.bitwise_left_shift(const(-1), opset1.subtract(const(31), shift)), const(1))
         shifted = opset13.bitwise_and(opset15.bitwise_right_shift(x, shift), opset13.bitwise_not(mask))
-    inside = opset1.logical_and(opset1.greater_equal(shift, const(0)), opset1.less(shift, const(width)))
-    keep = opset1.subtract(const(0), opset1.convert(inside, "i32"))  # -1: every bit, or 0
     low = const(-1 if width == 32 else 2**width - 1)
     return [opset1.convert(opset13.bitwise_and(opset13.bitwise_and(shifted, keep), low), kind).output(0)]
 
