@@ -108,3 +108,102 @@ def test_signed_bit_shift_is_the_schema(opset: int, dtype: type, direction: str,
 @pytest.mark.parametrize("case", node_case_params(["BitShift"]))
 def test_bit_shift_node_cases_through_openvino(case: Any) -> None:
     node_case_agrees(case)
+
+
+# --- SpaceToDepth-28, mode="CRD" ---------------------------------------------------------------------
+
+
+def _space_to_depth(x: np.ndarray, block: int, mode: str) -> np.ndarray:
+    """SpaceToDepth-28's schema, the inverse of DepthToSpace's formula in the same mode: DCR
+    reshapes to [N, C, H/b, b, W/b, b] and transposes to (0, 3, 5, 1, 2, 4), CRD to (0, 1, 3, 5, 2, 4)."""
+    n, c, h, w = x.shape
+    blocks = x.reshape(n, c, h // block, block, w // block, block)
+    order = (0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4)
+    return blocks.transpose(order).reshape(n, c * block * block, h // block, w // block)
+
+
+def test_stock_openvino_computes_crd_as_dcr() -> None:
+    """The repro: 2 channels of 2 x 2, blocksize 2: OpenVINO's CRD output is the DCR one."""
+    x = np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)
+    model = make_model("SpaceToDepth", 28, [x], {"blocksize": 2, "mode": "CRD"})
+    (got,) = stock(model, feeds_of(model, [x]))
+    assert not np.array_equal(got, _space_to_depth(x, 2, "CRD")), "stock OpenVINO now computes CRD: the row may go"
+    np.testing.assert_array_equal(got, _space_to_depth(x, 2, "DCR"))
+
+
+@pytest.mark.parametrize("opset", since_opsets("SpaceToDepth", lowest=28, highest=28))
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+@pytest.mark.parametrize("static", [True, False])
+@examples(3)
+@given(data=st.data())
+def test_space_to_depth_modes_are_the_schema(opset: int, mode: str, static: bool, data: st.DataObject) -> None:
+    """Both modes against the schema, on static dims and on dims known only at run time."""
+    rng = drawn_rng(data.draw)
+    block = data.draw(st.integers(1, 3))
+    dims = (
+        data.draw(st.integers(1, 3)),
+        data.draw(st.integers(1, 4)),
+        block * data.draw(st.integers(1, 3)),
+        block * data.draw(st.integers(1, 3)),
+    )
+    x = rng.standard_normal(dims).astype(np.float32)
+    model = make_model("SpaceToDepth", opset, [x], {"blocksize": block, "mode": mode})
+    if not static:
+        for i, dim in enumerate(model.graph.input[0].type.tensor_type.shape.dim):
+            dim.dim_param = f"d{i}"
+    agrees(model, feeds_of(model, [x]), [_space_to_depth(x, block, mode)])
+
+
+@pytest.mark.parametrize("case", node_case_params(["SpaceToDepth"]))
+def test_space_to_depth_node_cases_through_openvino(case: Any) -> None:
+    node_case_agrees(case)
+
+
+# --- RNN, GRU, LSTM with layout=1 --------------------------------------------------------------------
+
+
+def test_stock_openvino_computes_batch_first_gru_otherwise() -> None:
+    """The repro: a GRU-14 of 2 batches, 2 steps, hidden size 1 at layout=1 against onnxruntime's
+    layout-0 GRU on the inputs swapped."""
+    x = np.array([[[1.0], [2.0]], [[3.0], [4.0]]], np.float32)
+    w, r = np.full((1, 3, 1), 0.5, np.float32), np.full((1, 3, 1), 0.25, np.float32)
+    sequence_first = make_model("GRU", 14, [x.swapaxes(0, 1), w, r], {"hidden_size": 1}, n_outputs=2)
+    expected = run_ort(sequence_first, feeds_of(sequence_first, [x.swapaxes(0, 1), w, r]))
+    model = make_model("GRU", 14, [x, w, r], {"hidden_size": 1, "layout": 1}, n_outputs=2)
+    y, _ = stock(model, feeds_of(model, [x, w, r]))
+    assert not np.allclose(y, expected[0].transpose(2, 0, 1, 3), atol=1e-3), (
+        "stock OpenVINO now computes layout=1: the row may go"
+    )
+
+
+@pytest.mark.parametrize(("op", "opset"), [(op, opset) for op in ("RNN", "GRU", "LSTM") for opset in since_opsets(op, lowest=14)])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("lengths", [None, [3, 1, 2]])
+def test_batch_first_recurrences_are_the_sequence_first_ones_transposed(
+    op: str, opset: int, direction: str, lengths: list[int] | None
+) -> None:
+    """layout=1 (onnxruntime has no batch-first kernel) against onnxruntime's layout-0 node on the
+    inputs swapped, its outputs swapped back: Y by (2, 0, 1, 3), Y_h and Y_c by (1, 0, 2)."""
+    from test_ops_recurrent import _inputs
+
+    seq_first = _inputs(op, np.random.default_rng(5), direction, 3, 3, 2, 3, lengths=lengths, initial=True)
+    n = 3 if op == "LSTM" else 2
+    attrs = {"hidden_size": 3, "direction": direction}
+    model = make_model(op, opset, seq_first, attrs, n_outputs=n)
+    expected = run_ort(model, feeds_of(model, seq_first))
+    batch_first = [None if v is None else (v.swapaxes(0, 1) if i in (0, 5, 6) else v) for i, v in enumerate(seq_first)]
+    model = make_model(op, opset, batch_first, {**attrs, "layout": 1}, n_outputs=n)
+    want = [expected[0].transpose(2, 0, 1, 3), *(e.swapaxes(0, 1) for e in expected[1:])]
+    agrees(model, feeds_of(model, batch_first), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", node_case_params(["RNN", "GRU", "LSTM"]))
+def test_recurrent_node_cases_through_openvino(case: Any) -> None:
+    """Every case agrees, but LSTM's peepholes, which ovpool refuses by name (an earlier row)."""
+    if case.name == "test_lstm_with_peepholes":
+        inputs, expected = case.data_sets[0]
+        feeds = {info.name: _case_value(value) for info, value in zip(case.model.graph.input, inputs)}
+        _, outcome, _, detail = outcome_of(case.model, feeds, [_case_value(e) for e in expected], 1e-5, 1e-5)
+        assert outcome == "refused" and "peepholes" in detail, detail
+        return
+    node_case_agrees(case, rtol=1e-5, atol=1e-5)
