@@ -931,6 +931,17 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type in ("RNN", "GRU", "LSTM")
     ),
+    Defect(
+        "QuantizeLinear",
+        10,
+        NEWEST,
+        "a scale or zero point not constant, float32 to 8 or 16-bit integers",
+        values.runtime_quantization,
+        "adds the zero point before rounding half to even (x / s = 1.5 at uint16 zero point 32767 gives "
+        "round(32768.5) = 32768 where ONNX gives round(1.5) + 32767 = 32769)",
+        "round(x / s) + zp saturated in float32 steps, cast to the type",
+        values.quantize_by_formula,
+    ),
 )
 
 

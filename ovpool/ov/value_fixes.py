@@ -21,7 +21,7 @@ from onnx import NodeProto, helper
 
 from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
-from ovpool.ov.node_facts import Facts, NodeBuilder, node_attr, static_dims, tensor_dtype
+from ovpool.ov.node_facts import Facts, NodeBuilder, input_rank, node_attr, static_dims, tensor_dtype
 
 Condition = Callable[[NodeProto, int, Facts], "str | None"]
 
@@ -223,6 +223,59 @@ def identity(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str
     """The node as Identity: Expand of 3.0 (shape []) by [] is 3.0 of shape [] (OpenVINO CPU's
     Broadcast gives shape [1])."""
     return [helper.make_node("Identity", [node.input[0]], list(node.output), name=node.name)]
+
+
+# --- QuantizeLinear with a scale or zero point computed at run time ------------------------------------
+
+_QUANTIZED = ("int8", "uint8", "int16", "uint16")
+
+
+def runtime_quantization(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """QuantizeLinear whose scale or zero point is not a constant (a graph input, or computed),
+    of float32 x and scale to 8 or 16-bit integers (the constant ones are ``ovpool.ov.quantized``'s)."""
+    names = [name for name in node.input[1:3] if name]
+    if all(name in facts.constants for name in names):
+        return None
+    x, scale = tensor_dtype(node.input[0], facts), tensor_dtype(node.input[1], facts)
+    out = tensor_dtype(node.output[0], facts)
+    if x != np.float32 or scale != np.float32 or out is None or out.name not in _QUANTIZED:
+        return None
+    if node_attr(node, "precision", 0) or int(node_attr(node, "block_size", 0)):
+        return None  # the precision attribute and blocked scales are left to OpenVINO
+    source = "graph input" if any(name in facts.inputs for name in names) else "tensor computed"
+    return f"a scale or zero point from a {source} ({out.name})"
+
+
+def quantize_by_formula(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The schema's formula in exact float32 steps, ``min(max(round(x / s) + zp, lo), hi)`` cast
+    to the type: round half to even first, then the zero point added (3.0 over scale 2 at uint16
+    zero point 32767 is round(1.5) + 32767 = 32769; OpenVINO adds it before rounding, round(32768.5)
+    = 32768). A 1-D scale (per axis) is reshaped to lie along ``axis``."""
+    if facts.opset < 11:
+        return "opset 11 or later (Round)"
+    out = tensor_dtype(node.output[0], facts)
+    assert out is not None  # runtime_quantization's condition
+    scale_dims = static_dims(node.input[1], facts)
+    rank = input_rank(node, facts)
+    if scale_dims is None or len(scale_dims) > 1 or (len(scale_dims) == 1 and rank is None):
+        return "a scale of static shape, scalar or 1-D (per axis, of an input of known rank)"
+    nodes = NodeBuilder(node, facts)
+    scale, zero = node.input[1], node.input[2] if len(node.input) > 2 else ""
+    if len(scale_dims) == 1 and rank is not None and rank > 1:
+        axis = int(node_attr(node, "axis", 1)) % rank
+        along = nodes.constant(np.array([-1 if a == axis else 1 for a in range(rank)], np.int64), "along_axis")
+        scale = nodes.add("Reshape", [scale, along], "scale_along_axis")
+        zero = nodes.add("Reshape", [zero, along], "zero_point_along_axis") if zero else ""
+    rounded = nodes.add("Round", [nodes.add("Div", [node.input[0], scale], "scaled")], "rounded")
+    if zero:
+        rounded = nodes.add("Add", [rounded, nodes.add("Cast", [zero], "zero_point", to=onnx.TensorProto.FLOAT)], "shifted")
+    info = np.iinfo(out)
+    low = nodes.add("Max", [rounded, nodes.constant(np.array(info.min, np.float32), "low")], "at_least_low")
+    high = nodes.add("Min", [low, nodes.constant(np.array(info.max, np.float32), "high")], "saturated")
+    return [
+        *nodes.nodes,
+        helper.make_node("Cast", [high], list(node.output), name=node.name, to=helper.np_dtype_to_tensor_dtype(out)),
+    ]
 
 
 # --- the converters of the ai.ovpool nodes ------------------------------------------------------------
