@@ -942,6 +942,18 @@ DEFECTS: tuple[Defect, ...] = (
         "round(x / s) + zp saturated in float32 steps, cast to the type",
         values.quantize_by_formula,
     ),
+    Defect(
+        "Tile",
+        6,
+        NEWEST,
+        "repeats not a constant",
+        values.runtime_repeats,
+        "its CPU plugin leaves every value of a larger output uninitialised when the repeats are known only at run "
+        "time (repeats [7, 6, 4, 2] of a [2, 3, 4, 5] input; constant repeats and small outputs are right)",
+        "Broadcast of the input with a unit axis before each axis ([1, d0, 1, d1, ...] to [r0, d0, r1, d1, ...]), "
+        "reshaped to [r0 * d0, r1 * d1, ...]",
+        values.tile_by_broadcast,
+    ),
 )
 
 

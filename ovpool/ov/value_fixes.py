@@ -278,6 +278,26 @@ def quantize_by_formula(node: NodeProto, since: int, facts: Facts) -> list[NodeP
     ]
 
 
+# --- Tile with repeats known only at run time ----------------------------------------------------------
+
+
+def runtime_repeats(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Tile-6+'s repeats when they are not a constant (a graph input, or computed: ``Shape`` of
+    another input)."""
+    name = node.input[1] if len(node.input) > 1 else ""
+    if not name or name in facts.constants:
+        return None
+    return f"repeats from the graph input '{name}'" if name in facts.inputs else "repeats computed at run time"
+
+
+def tile_by_broadcast(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node as ``ai.ovpool.Tile`` (``_tile``: Broadcast of the input with a unit axis before
+    each of its axes, then Reshape), for an input of known rank."""
+    if input_rank(node, facts) is None:
+        return "a known input rank"
+    return [_in_domain(node, since)]
+
+
 # --- the converters of the ai.ovpool nodes ------------------------------------------------------------
 
 
@@ -427,11 +447,39 @@ def _bit_shift(context: Any) -> list:
     return [opset1.convert(opset13.bitwise_and(opset13.bitwise_and(shifted, keep), low), kind).output(0)]
 
 
+def _tile(context: Any) -> list:
+    """Tile as Broadcast and Reshape (OpenVINO CPU 2026.4.1's Tile of repeats known only at run
+    time leaves larger outputs uninitialised): x of dims [d0, ..., dn] reshaped to [1, d0, ..., 1,
+    dn], broadcast to [r0, d0, ..., rn, dn] and reshaped to [r0 * d0, ..., rn * dn]. [2, 3] by
+    repeats [2, 1]: [1, 2, 1, 3] broadcast to [2, 2, 1, 3], reshaped to [4, 3], the rows twice."""
+    from openvino import opset1, opset3, opset8
+
+    x = context.get_input(0)
+    rank = x.get_partial_shape().rank
+    if rank.is_dynamic:
+        raise ValueError("Tile of an input of unknown rank")
+    n = rank.get_length()
+    repeats = opset1.convert(context.get_input(1), "i64")
+    dims = opset3.shape_of(x, "i64")
+    zero = opset1.constant(np.int64(0))
+    one = opset1.constant(np.array([1], np.int64))
+
+    def at(vector: Any, i: int) -> Any:
+        return opset8.gather(vector, opset1.constant(np.array([i], np.int64)), zero)
+
+    spread = opset1.concat([part for i in range(n) for part in (one, at(dims, i))], 0) if n else dims
+    target = opset1.concat([part for i in range(n) for part in (at(repeats, i), at(dims, i))], 0) if n else dims
+    spaced = opset1.reshape(x, spread, False)
+    tiled = opset3.broadcast(spaced, target)
+    return [opset1.reshape(tiled, opset1.multiply(repeats, dims), False).output(0)]
+
+
 CONVERTERS: dict[str, Callable[[Any], list]] = {
     "TopK": _top_k,
     "Hardmax": _hardmax,
     "Flatten": _flatten,
     "LpNormalization": _lp_normalization,
     "BitShift": _bit_shift,
+    "Tile": _tile,
     **{op_type: _wrapped(op_type) for op_type in ("Add", "Sub", "Mul")},
 }

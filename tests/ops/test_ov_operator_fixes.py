@@ -21,6 +21,7 @@ from harness import _case_value, drawn_rng, examples, feeds_of, make_model, node
 from hypothesis import given
 from hypothesis import strategies as st
 from on_openvino import outcome_of
+from onnx import helper
 
 ov = pytest.importorskip("openvino")
 pytestmark = pytest.mark.openvino
@@ -207,3 +208,64 @@ def test_recurrent_node_cases_through_openvino(case: Any) -> None:
         assert outcome == "refused" and "peepholes" in detail, detail
         return
     node_case_agrees(case, rtol=1e-5, atol=1e-5)
+
+
+# --- Tile with repeats known only at run time --------------------------------------------------------
+
+
+def _tile_of_shape(x: np.ndarray, repeats: np.ndarray, opset: int) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """Tile(x, Shape(r)) with ``r`` a graph input of dims ``repeats``, not static in the model: the
+    repeats computed at run time."""
+    r = np.zeros(tuple(int(v) for v in repeats), np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["r"], ["reps"], name="reps"), helper.make_node("Tile", ["x", "reps"], ["y"], name="tile")],
+        "g",
+        [
+            helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, list(x.shape)),
+            helper.make_tensor_value_info("r", onnx.TensorProto.FLOAT, [f"r{i}" for i in range(r.ndim)]),
+        ],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model, {"x": x, "r": r}
+
+
+def test_stock_openvino_leaves_a_runtime_tile_uninitialised() -> None:
+    """The repro: repeats [7, 6, 4, 2] of a [2, 3, 4, 5] input, from a graph input and from Shape."""
+    x = np.random.default_rng(0).random((2, 3, 4, 5)).astype(np.float32) + 1
+    repeats = np.array([7, 6, 4, 2], np.int64)
+    model = make_model("Tile", 13, [x, repeats], {})
+    (got,) = stock(model, feeds_of(model, [x, repeats]))
+    assert not np.array_equal(got, np.tile(x, repeats)), "stock OpenVINO now tiles runtime repeats right: the row may go"
+    model, feeds = _tile_of_shape(x, repeats, 13)
+    (got,) = stock(model, feeds)
+    assert not np.array_equal(got, np.tile(x, repeats)), "stock OpenVINO now tiles Shape repeats right: the row may go"
+
+
+@pytest.mark.parametrize("opset", since_opsets("Tile", lowest=6))
+@pytest.mark.parametrize("source", ["input", "shape"])
+@examples(4)
+@given(data=st.data())
+def test_tile_of_runtime_repeats_is_onnxruntimes(opset: int, source: str, data: st.DataObject) -> None:
+    """Repeats from a graph input or Shape of one, against onnxruntime: ranks 0 to 4, repeats of 0
+    included, and the repro's large output."""
+    rng = drawn_rng(data.draw)
+    if data.draw(st.booleans()):
+        dims, repeats = (2, 3, 4, 5), [7, 6, 4, 2]
+    else:
+        dims = tuple(data.draw(st.lists(st.integers(0, 3), min_size=0, max_size=4)))
+        repeats = data.draw(st.lists(st.integers(0, 3), min_size=len(dims), max_size=len(dims)))
+    x = rng.standard_normal(dims).astype(np.float32)
+    reps = np.array(repeats, np.int64)
+    if source == "input":
+        model = make_model("Tile", opset, [x, reps], {})
+        feeds = feeds_of(model, [x, reps])
+    else:
+        model, feeds = _tile_of_shape(x, reps, opset)
+    agrees(model, feeds, run_ort(model, feeds))
+
+
+@pytest.mark.parametrize("case", node_case_params(["Tile"]))
+def test_tile_node_cases_through_openvino(case: Any) -> None:
+    node_case_agrees(case)
