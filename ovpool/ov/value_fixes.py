@@ -298,6 +298,27 @@ def tile_by_broadcast(node: NodeProto, since: int, facts: Facts) -> list[NodePro
     return [_in_domain(node, since)]
 
 
+# --- DFT ------------------------------------------------------------------------------------------
+
+
+def dft_by_swapped_axis(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """DFT as ``ai.ovpool.DFT`` (``_dft``) of x, the axis and dft_length when given, for an input
+    of known rank: DFT-20's axis input (a constant -2 when omitted, the schema's default), DFT-17's
+    ``axis`` attribute (default 1) as a constant."""
+    if input_rank(node, facts) is None:
+        return "a known input rank"
+    nodes = NodeBuilder(node, facts)
+    given = node.input[2] if since >= 20 and len(node.input) > 2 else ""
+    if since >= 20:
+        axis = given or nodes.constant(np.array(-2, np.int64), "axis")
+    else:
+        axis = nodes.constant(np.array(node_attr(node, "axis", 1), np.int64), "axis")
+    length = [node.input[1]] if len(node.input) > 1 and node.input[1] else []
+    lowered = helper.make_node("DFT", [node.input[0], axis, *length], list(node.output), name=node.name, domain=DOMAIN)
+    lowered.attribute.extend(a for a in node.attribute if a.name != "axis")
+    return [*nodes.nodes, lowered]
+
+
 # --- the converters of the ai.ovpool nodes ------------------------------------------------------------
 
 
@@ -474,6 +495,55 @@ def _tile(context: Any) -> list:
     return [opset1.reshape(tiled, opset1.multiply(repeats, dims), False).output(0)]
 
 
+def _dft(context: Any) -> list:
+    """DFT-17/20 (``ai.ovpool.DFT`` of x, axis and dft_length if given: ``dft_by_swapped_axis``) by
+    OpenVINO's DFT, IDFT, RDFT and IRDFT over one axis fixed at r - 2 (r the rank with the trailing
+    complex axis): ``axis`` (negative counted from the end) swapped there by a Transpose of a permutation computed at run time, and swapped
+    back after. A real input [..., 1] is made complex by a zero imaginary part (DFT, IDFT) or
+    squeezed (RDFT, ``onesided``; with a dft_length the DFT's first n // 2 + 1 values, as OpenVINO
+    CPU's RDFT pads no signal); IRDFT (``onesided`` and ``inverse``) gives [..., 1], its input
+    zero-padded to dft_length // 2 + 1 values first where shorter (OpenVINO CPU's IRDFT pads it
+    wrong: 1.6e31 for [1, 2, 2] at length 4);
+    ``dft_length`` is the signal size. rfft of [1, 10, 10, 1] at axis 1: [1, 6, 10, 2]."""
+    from openvino import opset1, opset3, opset4, opset7, opset8, opset9
+
+    x = context.get_input(0)
+    rank = x.get_partial_shape().rank
+    if rank.is_dynamic:
+        raise ValueError("DFT of an input of unknown rank")
+    r = rank.get_length()
+    one = opset1.constant(np.array([1], np.int64))
+    axis = opset1.floor_mod(opset1.reshape(opset1.convert(context.get_input(1), "i64"), one, False), opset1.constant(np.int64(r)))
+    last = opset1.constant(np.int64(r - 2))
+    order = opset4.range(opset1.constant(np.int64(0)), opset1.constant(np.int64(r)), opset1.constant(np.int64(1)), "i64")
+    swap = opset1.select(opset1.equal(order, axis), last, opset1.select(opset1.equal(order, last), axis, order))
+    moved = opset1.transpose(x, swap)
+    axes = opset1.constant(np.array([r - 2], np.int64))
+    size = [opset1.reshape(opset1.convert(context.get_input(2), "i64"), one, False)] if context.get_input_size() > 2 else []
+    inverse, onesided = bool(_attr(context, "inverse", 0)), bool(_attr(context, "onesided", 0))
+    complex_input = x.get_partial_shape()[r - 1]
+    if onesided and not inverse and not size:
+        result = opset9.rdft(opset1.squeeze(moved, opset1.constant(np.array([r - 1], np.int64))), axes)
+    elif onesided and inverse:
+        if size:  # OpenVINO CPU's IRDFT pads no spectrum: zeros up to n // 2 + 1 values, here
+            have = opset8.gather(opset3.shape_of(moved, "i64"), axes, opset1.constant(np.int64(0)))
+            half = opset1.add(opset1.divide(size[0], opset1.constant(np.array([2], np.int64))), one)
+            short = opset1.maximum(opset1.subtract(half, have), opset1.constant(np.array([0], np.int64)))
+            ends = opset1.concat([opset1.constant(np.zeros(r - 2, np.int64)), short, opset1.constant(np.array([0], np.int64))], 0)
+            moved = opset1.pad(moved, opset1.constant(np.zeros(r, np.int64)), ends, "constant")
+        result = opset1.unsqueeze(opset9.irdft(moved, axes, *size), opset1.constant(np.array([r - 1], np.int64)))
+    else:
+        if complex_input.is_static and complex_input.get_length() == 1:
+            zero = opset1.convert_like(opset1.constant(np.float32(0)), moved)
+            moved = opset1.concat([moved, opset1.multiply(moved, zero)], r - 1)
+        result = (opset7.idft if inverse else opset7.dft)(moved, axes, *size)
+        if onesided:  # rfft of a dft_length (OpenVINO CPU's RDFT pads no signal): the DFT's first n // 2 + 1
+            half = opset1.add(opset1.divide(size[0], opset1.constant(np.array([2], np.int64))), one)
+            start, step = opset1.constant(np.array([0], np.int64)), opset1.constant(np.array([1], np.int64))
+            result = opset8.slice(result, start, half, step, axes)
+    return [opset1.transpose(result, swap).output(0)]
+
+
 CONVERTERS: dict[str, Callable[[Any], list]] = {
     "TopK": _top_k,
     "Hardmax": _hardmax,
@@ -481,5 +551,6 @@ CONVERTERS: dict[str, Callable[[Any], list]] = {
     "LpNormalization": _lp_normalization,
     "BitShift": _bit_shift,
     "Tile": _tile,
+    "DFT": _dft,
     **{op_type: _wrapped(op_type) for op_type in ("Add", "Sub", "Mul")},
 }

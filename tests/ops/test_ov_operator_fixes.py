@@ -269,3 +269,87 @@ def test_tile_of_runtime_repeats_is_onnxruntimes(opset: int, source: str, data: 
 @pytest.mark.parametrize("case", node_case_params(["Tile"]))
 def test_tile_node_cases_through_openvino(case: Any) -> None:
     node_case_agrees(case)
+
+
+# --- DFT-20 ------------------------------------------------------------------------------------------
+
+
+def _dft_model(
+    opset: int, dims: tuple[int, ...], attrs: dict[str, int], axis: int | None, length: int | None, axis_source: str
+) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """One DFT node of x (graph input), dft_length (a constant, when given) and the axis: at DFT-17
+    the attribute, at DFT-20 an input (a graph input, a constant) or omitted (-2)."""
+    x = np.random.default_rng(sum(dims)).standard_normal(dims).astype(np.float32)
+    inputs: list[Any] = [x]
+    constant = set()
+    if opset >= 20:
+        inputs.append(None if length is None else np.array(length, np.int64))
+        constant.add(1)
+        if axis is not None:
+            inputs.append(np.array(axis, np.int64))
+            if axis_source == "constant":
+                constant.add(2)
+    else:
+        attrs = {**attrs, "axis": 1 if axis is None else axis}
+        inputs.append(None if length is None else np.array(length, np.int64))
+        constant.add(1)
+    model = make_model("DFT", opset, inputs, attrs, constant=tuple(constant))
+    return model, feeds_of(model, inputs)
+
+
+def test_stock_openvino_ignores_a_runtime_dft_axis_and_misshapes_onesided() -> None:
+    """The repro: DFT-20 of [1, 3, 4, 1] over the axis 2 fed at run time gives the transform over
+    axis 1's values' shape... (other values), and rfft over axis 1 a rank-5 output."""
+    model, feeds = _dft_model(20, (1, 3, 4, 1), {}, 2, None, "input")
+    expected = run_ort(model, feeds)
+    (got,) = stock(model, feeds)
+    assert not np.allclose(got, expected[0], atol=1e-4), "stock OpenVINO now reads the axis: the DFT-20 row may go"
+    model, feeds = _dft_model(20, (1, 4, 3, 1), {"onesided": 1}, 1, None, "input")
+    (got,) = stock(model, feeds)
+    assert got.shape != run_ort(model, feeds)[0].shape, "stock OpenVINO now shapes rfft right: the DFT-20 row may go"
+
+
+@pytest.mark.parametrize("opset", since_opsets("DFT", lowest=17, highest=20))
+@pytest.mark.parametrize("mode", ["dft", "inverse", "rfft", "irfft"])
+@pytest.mark.parametrize("axis_source", ["input", "constant", "omitted"])
+@examples(6)
+@given(data=st.data())
+def test_dft_is_onnxruntimes(opset: int, mode: str, axis_source: str, data: st.DataObject) -> None:
+    """Every since-version against onnxruntime: real and complex inputs, each axis (negative ones
+    from DFT-20), dft_length omitted, shorter or longer; at DFT-17 the axis is the attribute."""
+    if opset < 20 and axis_source != "input":
+        return  # DFT-17's axis is an attribute: one form
+    rank = data.draw(st.integers(3, 4))
+    dims = [data.draw(st.integers(1, 5)) for _ in range(rank - 1)]
+    complex_input = mode in ("inverse", "irfft") or (mode == "dft" and data.draw(st.booleans()))
+    dims.append(2 if complex_input else 1)
+    axis = None if axis_source == "omitted" else data.draw(st.integers(1, rank - 2))
+    if axis is not None and opset >= 20 and data.draw(st.booleans()):
+        axis -= rank
+    along = dims[(axis if axis is not None else -2) % rank]
+    length = data.draw(st.sampled_from([None, max(1, along - 1), along + 2]))
+    if mode == "irfft" and length is None and along == 1:
+        length = 2  # the default dft_length 2 * (1 - 1) is no signal
+    attrs = {"inverse": int(mode in ("inverse", "irfft")), "onesided": int(mode in ("rfft", "irfft"))}
+    model, feeds = _dft_model(opset, tuple(dims), attrs, axis, length, axis_source)
+    expected = run_ort(model, feeds)
+    if mode == "irfft" and length is not None:
+        expected = [_irfft_schema(feeds["x0"], length, (axis if axis is not None else -2) % rank)]
+    agrees(model, feeds, expected, rtol=1e-4, atol=1e-4)
+
+
+def _irfft_schema(x: np.ndarray, length: int, axis: int) -> np.ndarray:
+    """DFT's irfft (onesided, inverse) of a given dft_length: the real signal of that length whose
+    one-sided spectrum is the input's first ``length // 2 + 1`` values along ``axis`` (zero-padded
+    when fewer), Hermitian-extended, 1/length scaled; numpy's ``irfft(n=length)``, as ONNX's
+    reference computes it. onnxruntime 1.31 reads the input otherwise when the length is not
+    2 * (m - 1): x [1, 2, 2] at length 1 gives -0.248 where the schema's DC term gives -0.802."""
+    signal = x[..., 0].astype(np.float64) + 1j * x[..., 1].astype(np.float64)
+    return np.fft.irfft(signal, n=length, axis=axis)[..., None].astype(np.float32)
+
+
+@pytest.mark.parametrize("case", node_case_params(["DFT"]))
+def test_dft_node_cases_through_openvino(case: Any) -> None:
+    """Float32 transforms of 10 values whose sums reach 450: within 5e-4 absolute, about 2**-20
+    of that (the cases' zeros come out near 6e-5, test_dft_axis's -3.63271 as -3.63257)."""
+    node_case_agrees(case, rtol=1e-5, atol=5e-4)
