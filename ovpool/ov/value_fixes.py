@@ -470,9 +470,10 @@ def _bit_shift(context: Any) -> list:
 
 def _tile(context: Any) -> list:
     """Tile as Broadcast and Reshape (OpenVINO CPU 2026.4.1's Tile of repeats known only at run
-    time leaves larger outputs uninitialised): x of dims [d0, ..., dn] reshaped to [1, d0, ..., 1,
-    dn], broadcast to [r0, d0, ..., rn, dn] and reshaped to [r0 * d0, ..., rn * dn]. [2, 3] by
-    repeats [2, 1]: [1, 2, 1, 3] broadcast to [2, 2, 1, 3], reshaped to [4, 3], the rows twice."""
+    time leaves larger outputs uninitialised): x of dims [d0, ..., dn] unsqueezed to [1, d0, ..., 1,
+    dn] (a Reshape of a static empty input does not compile), broadcast to [r0, d0, ..., rn, dn]
+    and reshaped to [r0 * d0, ..., rn * dn]. [2, 3] by repeats [2, 1]: [1, 2, 1, 3] broadcast to
+    [2, 2, 1, 3], reshaped to [4, 3], the rows twice. A rank-0 input is itself (a Convert to its type)."""
     from openvino import opset1, opset3, opset8
 
     x = context.get_input(0)
@@ -480,17 +481,17 @@ def _tile(context: Any) -> list:
     if rank.is_dynamic:
         raise ValueError("Tile of an input of unknown rank")
     n = rank.get_length()
+    if not n:  # the input itself, through a Convert to its type (an output of its own name)
+        return [opset1.convert(x, x.get_element_type()).output(0)]
     repeats = opset1.convert(context.get_input(1), "i64")
     dims = opset3.shape_of(x, "i64")
     zero = opset1.constant(np.int64(0))
-    one = opset1.constant(np.array([1], np.int64))
 
     def at(vector: Any, i: int) -> Any:
         return opset8.gather(vector, opset1.constant(np.array([i], np.int64)), zero)
 
-    spread = opset1.concat([part for i in range(n) for part in (one, at(dims, i))], 0) if n else dims
-    target = opset1.concat([part for i in range(n) for part in (at(repeats, i), at(dims, i))], 0) if n else dims
-    spaced = opset1.reshape(x, spread, False)
+    target = opset1.concat([part for i in range(n) for part in (at(repeats, i), at(dims, i))], 0)
+    spaced = opset1.unsqueeze(x, opset1.constant(np.arange(0, 2 * n, 2, dtype=np.int64)))
     tiled = opset3.broadcast(spaced, target)
     return [opset1.reshape(tiled, opset1.multiply(repeats, dims), False).output(0)]
 

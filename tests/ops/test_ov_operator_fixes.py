@@ -10,7 +10,6 @@ backend node cases of the op through ovpool's conversion on OpenVINO CPU and the
 from __future__ import annotations
 
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
