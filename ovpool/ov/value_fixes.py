@@ -499,13 +499,13 @@ def _tile(context: Any) -> list:
 def _dft(context: Any) -> list:
     """DFT-17/20 (``ai.ovpool.DFT`` of x, axis and dft_length if given: ``dft_by_swapped_axis``) by
     OpenVINO's DFT, IDFT, RDFT and IRDFT over one axis fixed at r - 2 (r the rank with the trailing
-    complex axis): ``axis`` (negative counted from the end) swapped there by a Transpose of a permutation computed at run time, and swapped
-    back after. A real input [..., 1] is made complex by a zero imaginary part (DFT, IDFT) or
-    squeezed (RDFT, ``onesided``; with a dft_length the DFT's first n // 2 + 1 values, as OpenVINO
-    CPU's RDFT pads no signal); IRDFT (``onesided`` and ``inverse``) gives [..., 1], its input
-    zero-padded to dft_length // 2 + 1 values first where shorter (OpenVINO CPU's IRDFT pads it
-    wrong: 1.6e31 for [1, 2, 2] at length 4);
-    ``dft_length`` is the signal size. rfft of [1, 10, 10, 1] at axis 1: [1, 6, 10, 2]."""
+    complex axis): ``axis`` (negative counted from the end) swapped there by a Transpose of a
+    permutation computed at run time, and swapped back after; ``dft_length`` is the signal size.
+    A real input [..., 1] is given a zero imaginary part (DFT, IDFT) or squeezed (RDFT for
+    ``onesided``; with a dft_length the DFT's first n // 2 + 1 values instead, OpenVINO CPU's RDFT
+    padding no signal). IRDFT (``onesided`` and ``inverse``) gives [..., 1], its input zero-padded
+    first to n // 2 + 1 values where shorter (OpenVINO CPU's IRDFT pads it wrong: 1.6e31 for
+    [1, 2, 2] at length 4). rfft of [1, 10, 10, 1] at axis 1: [1, 6, 10, 2]."""
     from openvino import opset1, opset3, opset4, opset7, opset8, opset9
 
     x = context.get_input(0)
@@ -535,8 +535,8 @@ def _dft(context: Any) -> list:
         result = opset1.unsqueeze(opset9.irdft(moved, axes, *size), opset1.constant(np.array([r - 1], np.int64)))
     else:
         if complex_input.is_static and complex_input.get_length() == 1:
-            zero = opset1.convert_like(opset1.constant(np.float32(0)), moved)
-            moved = opset1.concat([moved, opset1.multiply(moved, zero)], r - 1)
+            zero = opset1.convert_like(opset1.constant(np.float32(0)), moved)  # 0, not x * 0: inf stays real
+            moved = opset1.concat([moved, opset3.broadcast(zero, opset3.shape_of(moved, "i64"))], r - 1)
         result = (opset7.idft if inverse else opset7.dft)(moved, axes, *size)
         if onesided:  # rfft of a dft_length (OpenVINO CPU's RDFT pads no signal): the DFT's first n // 2 + 1
             half = opset1.add(opset1.divide(size[0], opset1.constant(np.array([2], np.int64))), one)
