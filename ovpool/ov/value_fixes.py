@@ -232,7 +232,8 @@ _QUANTIZED = ("int8", "uint8", "int16", "uint16")
 
 def runtime_quantization(node: NodeProto, since: int, facts: Facts) -> str | None:
     """QuantizeLinear whose scale or zero point is not a constant (a graph input, or computed),
-    of float32 x and scale to 8 or 16-bit integers (the constant ones are ``ovpool.ov.quantized``'s)."""
+    of float32 x and scale to 8 or 16-bit integers, at opset 11 or later (Round), its scale a
+    scalar or 1-D of static shape (the constant ones are ``ovpool.ov.quantized``'s)."""
     names = [name for name in node.input[1:3] if name]
     if all(name in facts.constants for name in names):
         return None
@@ -240,8 +241,11 @@ def runtime_quantization(node: NodeProto, since: int, facts: Facts) -> str | Non
     out = tensor_dtype(node.output[0], facts)
     if x != np.float32 or scale != np.float32 or out is None or out.name not in _QUANTIZED:
         return None
-    if node_attr(node, "precision", 0) or int(node_attr(node, "block_size", 0)):
-        return None  # the precision attribute and blocked scales are left to OpenVINO
+    if node_attr(node, "precision", 0) or int(node_attr(node, "block_size", 0)) or facts.opset < 11:
+        return None  # the precision attribute, blocked scales and opset 10 (no Round) are left to OpenVINO
+    scale_dims, rank = static_dims(node.input[1], facts), input_rank(node, facts)
+    if scale_dims is None or len(scale_dims) > 1 or (len(scale_dims) == 1 and rank is None):
+        return None  # a scale of unknown granularity
     source = "graph input" if any(name in facts.inputs for name in names) else "tensor computed"
     return f"a scale or zero point from a {source} ({out.name})"
 
@@ -251,14 +255,8 @@ def quantize_by_formula(node: NodeProto, since: int, facts: Facts) -> list[NodeP
     to the type: round half to even first, then the zero point added (3.0 over scale 2 at uint16
     zero point 32767 is round(1.5) + 32767 = 32769; OpenVINO adds it before rounding, round(32768.5)
     = 32768). A 1-D scale (per axis) is reshaped to lie along ``axis``."""
-    if facts.opset < 11:
-        return "opset 11 or later (Round)"
-    out = tensor_dtype(node.output[0], facts)
-    assert out is not None  # runtime_quantization's condition
-    scale_dims = static_dims(node.input[1], facts)
-    rank = input_rank(node, facts)
-    if scale_dims is None or len(scale_dims) > 1 or (len(scale_dims) == 1 and rank is None):
-        return "a scale of static shape, scalar or 1-D (per axis, of an input of known rank)"
+    out, scale_dims, rank = tensor_dtype(node.output[0], facts), static_dims(node.input[1], facts), input_rank(node, facts)
+    assert out is not None and scale_dims is not None  # runtime_quantization's condition
     nodes = NodeBuilder(node, facts)
     scale, zero = node.input[1], node.input[2] if len(node.input) > 2 else ""
     if len(scale_dims) == 1 and rank is not None and rank > 1:
@@ -283,30 +281,31 @@ def quantize_by_formula(node: NodeProto, since: int, facts: Facts) -> list[NodeP
 
 def runtime_repeats(node: NodeProto, since: int, facts: Facts) -> str | None:
     """Tile-6+'s repeats when they are not a constant (a graph input, or computed: ``Shape`` of
-    another input)."""
+    another input), of an input of known rank."""
     name = node.input[1] if len(node.input) > 1 else ""
-    if not name or name in facts.constants:
+    if not name or name in facts.constants or input_rank(node, facts) is None:
         return None
     return f"repeats from the graph input '{name}'" if name in facts.inputs else "repeats computed at run time"
 
 
 def tile_by_broadcast(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """The node as ``ai.ovpool.Tile`` (``_tile``: Broadcast of the input with a unit axis before
-    each of its axes, then Reshape), for an input of known rank."""
-    if input_rank(node, facts) is None:
-        return "a known input rank"
+    each of its axes, then Reshape)."""
     return [_in_domain(node, since)]
 
 
 # --- DFT ------------------------------------------------------------------------------------------
 
 
+def known_rank(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Any DFT whose input has a known rank (the lowering's Transposes need it)."""
+    return None if input_rank(node, facts) is None else "the axis, onesided"
+
+
 def dft_by_swapped_axis(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """DFT as ``ai.ovpool.DFT`` (``_dft``) of x, the axis and dft_length when given, for an input
-    of known rank: DFT-20's axis input (a constant -2 when omitted, the schema's default), DFT-17's
-    ``axis`` attribute (default 1) as a constant."""
-    if input_rank(node, facts) is None:
-        return "a known input rank"
+    """DFT as ``ai.ovpool.DFT`` (``_dft``) of x, the axis and dft_length when given: DFT-20's
+    axis input (a constant -2 when omitted, the schema's default), DFT-17's ``axis`` attribute
+    (default 1) as a constant."""
     nodes = NodeBuilder(node, facts)
     given = node.input[2] if since >= 20 and len(node.input) > 2 else ""
     if since >= 20:
