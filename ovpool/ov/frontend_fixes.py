@@ -959,13 +959,13 @@ DEFECTS: tuple[Defect, ...] = (
         17,
         NEWEST,
         "any node",
-        values.known_rank,
+        rewrites.known_rank,
         "ignores DFT-20's axis fed at run time (test_dft_axis: 450 where ONNX gives 45) and gives onesided outputs "
         "the wrong rank (DFT-20 rfft: [1, 6, 10, 1, 2] where ONNX gives [1, 6, 10, 2]; DFT-17 rfft of [1, 1, 1]: "
         "[1, 1, 1, 2] where ONNX gives [1, 1, 2])",
         "OpenVINO's DFT, IDFT, RDFT or IRDFT over the axis r - 2, the input's axis swapped there and back by "
         "Transposes of a permutation computed at run time",
-        values.dft_by_swapped_axis,
+        rewrites.dft_by_swapped_axis,
     ),
 )
 

@@ -1,7 +1,9 @@
 """The conditions and lowerings of ``ovpool.ov.frontend_fixes.DEFECTS`` rows other than Resize,
 Softmax, Constant, RoiAlign and Div: HardSigmoid's zero alpha or beta, LSTM's peepholes, the
 reductions' axes, Range, Pad, ConvTranspose's output_shape, empty Gather and Compress, TopK's
-K = 0, LRN's fractional bias, and the nodes whose IR OpenVINO CPU would not compile. A condition gives the node's text
+K = 0, LRN's fractional bias, SpaceToDepth's CRD mode, recurrent nodes' layout=1, DFT (written as
+``ai.ovpool.DFT``, converted by ``ovpool.ov.value_fixes``), and the nodes whose IR OpenVINO CPU
+would not compile. A condition gives the node's text
 (``alpha=0, beta=0``) or None; a lowering the nodes that compute the ONNX meaning, or what it
 needs and lacks ("a known input type")."""
 
@@ -13,6 +15,7 @@ import numpy as np
 import onnx
 from onnx import NodeProto, helper, numpy_helper
 
+from ovpool.ov import DOMAIN
 from ovpool.ov.node_facts import Facts, NodeBuilder, input_rank, node_attr, static_dims, tensor_dtype
 
 
@@ -398,3 +401,24 @@ def sequence_first(node: NodeProto, since: int, facts: Facts) -> list[NodeProto]
         if out
     ]
     return [*nodes.nodes, inner, *back]
+
+
+def known_rank(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Any DFT whose input has a known rank (the lowering's Transposes need it)."""
+    return None if input_rank(node, facts) is None else "the axis, onesided"
+
+
+def dft_by_swapped_axis(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """DFT as ``ai.ovpool.DFT`` (``ovpool.ov.value_fixes``' converter) of x, the axis and
+    dft_length when given: DFT-20's axis input (a constant -2 when omitted, the schema's default),
+    DFT-17's ``axis`` attribute (default 1) as a constant."""
+    nodes = NodeBuilder(node, facts)
+    given = node.input[2] if since >= 20 and len(node.input) > 2 else ""
+    if since >= 20:
+        axis = given or nodes.constant(np.array(-2, np.int64), "axis")
+    else:
+        axis = nodes.constant(np.array(node_attr(node, "axis", 1), np.int64), "axis")
+    length = [node.input[1]] if len(node.input) > 1 and node.input[1] else []
+    lowered = helper.make_node("DFT", [node.input[0], axis, *length], list(node.output), name=node.name, domain=DOMAIN)
+    lowered.attribute.extend(a for a in node.attribute if a.name != "axis")
+    return [*nodes.nodes, lowered]

@@ -294,30 +294,6 @@ def tile_by_broadcast(node: NodeProto, since: int, facts: Facts) -> list[NodePro
     return [_in_domain(node, since)]
 
 
-# --- DFT ------------------------------------------------------------------------------------------
-
-
-def known_rank(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """Any DFT whose input has a known rank (the lowering's Transposes need it)."""
-    return None if input_rank(node, facts) is None else "the axis, onesided"
-
-
-def dft_by_swapped_axis(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
-    """DFT as ``ai.ovpool.DFT`` (``_dft``) of x, the axis and dft_length when given: DFT-20's
-    axis input (a constant -2 when omitted, the schema's default), DFT-17's ``axis`` attribute
-    (default 1) as a constant."""
-    nodes = NodeBuilder(node, facts)
-    given = node.input[2] if since >= 20 and len(node.input) > 2 else ""
-    if since >= 20:
-        axis = given or nodes.constant(np.array(-2, np.int64), "axis")
-    else:
-        axis = nodes.constant(np.array(node_attr(node, "axis", 1), np.int64), "axis")
-    length = [node.input[1]] if len(node.input) > 1 and node.input[1] else []
-    lowered = helper.make_node("DFT", [node.input[0], axis, *length], list(node.output), name=node.name, domain=DOMAIN)
-    lowered.attribute.extend(a for a in node.attribute if a.name != "axis")
-    return [*nodes.nodes, lowered]
-
-
 # --- the converters of the ai.ovpool nodes ------------------------------------------------------------
 
 
@@ -502,9 +478,10 @@ def _dft(context: Any) -> list:
     permutation computed at run time, and swapped back after; ``dft_length`` is the signal size.
     A real input [..., 1] is given a zero imaginary part (DFT, IDFT) or squeezed (RDFT for
     ``onesided``; with a dft_length the DFT's first n // 2 + 1 values instead, OpenVINO CPU's RDFT
-    padding no signal). IRDFT (``onesided`` and ``inverse``) gives [..., 1], its input zero-padded
-    first to n // 2 + 1 values where shorter (OpenVINO CPU's IRDFT pads it wrong: 1.6e31 for
-    [1, 2, 2] at length 4). rfft of [1, 10, 10, 1] at axis 1: [1, 6, 10, 2]."""
+    padding no signal). IRDFT (``onesided`` and ``inverse``) gives [..., 1] of length n (dft_length,
+    else 2 * (m - 1)), computed at length max(n, 1) on the input zero-padded to that // 2 + 1 values
+    and sliced to n (OpenVINO CPU's IRDFT pads wrong, 1.6e31 for [1, 2, 2] at length 4, and dies
+    computing length 0). rfft of [1, 10, 10, 1] at axis 1: [1, 6, 10, 2]."""
     from openvino import opset1, opset3, opset4, opset7, opset8, opset9
 
     x = context.get_input(0)
@@ -525,13 +502,20 @@ def _dft(context: Any) -> list:
     if onesided and not inverse and not size:
         result = opset9.rdft(opset1.squeeze(moved, opset1.constant(np.array([r - 1], np.int64))), axes)
     elif onesided and inverse:
-        if size:  # OpenVINO CPU's IRDFT pads no spectrum: zeros up to n // 2 + 1 values, here
-            have = opset8.gather(opset3.shape_of(moved, "i64"), axes, opset1.constant(np.int64(0)))
-            half = opset1.add(opset1.divide(size[0], opset1.constant(np.array([2], np.int64))), one)
-            short = opset1.maximum(opset1.subtract(half, have), opset1.constant(np.array([0], np.int64)))
-            ends = opset1.concat([opset1.constant(np.zeros(r - 2, np.int64)), short, opset1.constant(np.array([0], np.int64))], 0)
-            moved = opset1.pad(moved, opset1.constant(np.zeros(r, np.int64)), ends, "constant")
-        result = opset1.unsqueeze(opset9.irdft(moved, axes, *size), opset1.constant(np.array([r - 1], np.int64)))
+        # OpenVINO CPU's IRDFT pads no spectrum right and dies computing no output: the length n
+        # (dft_length, else 2 * (m - 1)) taken as at least 1, the spectrum zero-padded to n // 2 + 1
+        # values here, and the output sliced back to n (0 for one bin: an empty transform)
+        have = opset8.gather(opset3.shape_of(moved, "i64"), axes, opset1.constant(np.int64(0)))
+        two = opset1.constant(np.array([2], np.int64))
+        length = size[0] if size else opset1.multiply(opset1.subtract(have, one), two)
+        wide = opset1.maximum(length, one)
+        short = opset1.maximum(
+            opset1.subtract(opset1.add(opset1.divide(wide, two), one), have), opset1.constant(np.array([0], np.int64))
+        )
+        ends = opset1.concat([opset1.constant(np.zeros(r - 2, np.int64)), short, opset1.constant(np.array([0], np.int64))], 0)
+        padded = opset1.pad(moved, opset1.constant(np.zeros(r, np.int64)), ends, "constant")
+        signal = opset8.slice(opset9.irdft(padded, axes, wide), opset1.constant(np.array([0], np.int64)), length, one, axes)
+        result = opset1.unsqueeze(signal, opset1.constant(np.array([r - 1], np.int64)))
     else:
         if complex_input.is_static and complex_input.get_length() == 1:
             zero = opset1.convert_like(opset1.constant(np.float32(0)), moved)  # 0, not x * 0: inf stays real
