@@ -958,7 +958,7 @@ DEFECTS: tuple[Defect, ...] = (
         "DFT",
         17,
         NEWEST,
-        "any node",
+        "an input of known rank",
         rewrites.known_rank,
         "ignores DFT-20's axis fed at run time (test_dft_axis: 450 where ONNX gives 45) and gives onesided outputs "
         "the wrong rank (DFT-20 rfft: [1, 6, 10, 1, 2] where ONNX gives [1, 6, 10, 2]; DFT-17 rfft of [1, 1, 1]: "
