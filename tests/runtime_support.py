@@ -94,14 +94,14 @@ def ir_with_relu(path: Path) -> Path:
 
 
 def ir_numpy_cannot_run(path: Path) -> Path:
-    """An IR with a layer the numpy executor does not run (a DFT before a MaxPool)."""
+    """An IR with a layer the numpy executor does not run (an ExtractImagePatches of 1 x 1 patches,
+    the identity, before a MaxPool)."""
     import openvino as ov
-    from openvino import opset1, opset7
+    from openvino import opset1, opset3
 
     x = opset1.parameter([1, 2, 6, 6], ov.Type.f32, name="x")
-    pairs = opset1.reshape(x, opset1.constant(np.int64([1, 2, 6, 3, 2])), False)  # complex numbers, as DFT takes them
-    spectrum = opset1.reshape(opset7.dft(pairs, opset1.constant(np.int64([2]))), opset1.constant(np.int64([1, 2, 6, 6])), False)
-    pool = opset1.max_pool(spectrum, [2, 2], [0, 0], [0, 0], [2, 2])
+    patches = opset3.extract_image_patches(x, [1, 1], [1, 1], [1, 1], "valid")
+    pool = opset1.max_pool(patches, [2, 2], [0, 0], [0, 0], [2, 2])
     ov.save_model(ov.Model([pool], [x]), str(path))
     return path
 

@@ -897,12 +897,75 @@ DEFECTS: tuple[Defect, ...] = (
         "BitShift",
         11,
         NEWEST,
-        "unsigned 8, 16, 32-bit integers",
-        values.input_kinds("u", "unsigned integers", (1, 2, 4)),
+        "8, 16, 32-bit integers",
+        values.input_kinds("iu", "integers", (1, 2, 4)),
         "multiplies or divides by Power(2, shift), which saturates (uint8 5 << 5 = 255 where ONNX keeps the low bits, "
-        "160) and divides by 0 for a shift by the type's width or more",
-        "OpenVINO's bitwise shifts, 0 for a shift by the width or more, uint32's right shift masked to be logical",
+        "160; int8 64 << 1 = 127 where ONNX-28 wraps to -128), divides by 0 for a shift by the type's width or more, "
+        "and rounds a negative right shift toward 0 (int8 -1 >> 1 = 0 where ONNX-28 shifts arithmetically: -1)",
+        "OpenVINO's bitwise shifts in int32: 0 for a shift by the width or more (the sign, -1 or 0, for a signed "
+        "right shift), uint32's right shift masked to be logical, a signed left shift sign-extended from the width",
         values.as_ovpool,
+    ),
+    Defect(
+        "SpaceToDepth",
+        28,
+        NEWEST,
+        "mode='CRD'",
+        rewrites.crd_mode,
+        "computes DCR whatever the mode (channel 1 of CRD, pixel (0, 1) of input channel 0, gets pixel (0, 0) of "
+        "input channel 1)",
+        "SpaceToDepth of each channel alone (reshaped to [N * C, 1, H, W], where DCR and CRD agree), reshaped to "
+        "[N, C * b * b, H / b, W / b]",
+        rewrites.space_to_depth_per_channel,
+    ),
+    *(
+        Defect(
+            op_type,
+            14,
+            NEWEST,
+            "layout=1",
+            rewrites.batch_first,
+            "computes other values for batch-first inputs (0.31 where ONNX gives 0.175 on GRU's batchwise case)",
+            "Transposes to and from the node at layout=0",
+            rewrites.sequence_first,
+        )
+        for op_type in ("RNN", "GRU", "LSTM")
+    ),
+    Defect(
+        "QuantizeLinear",
+        10,
+        NEWEST,
+        "a scale or zero point not constant, float32 to 8 or 16-bit integers",
+        values.runtime_quantization,
+        "adds the zero point before rounding half to even (x / s = 1.5 at uint16 zero point 32767 gives "
+        "round(32768.5) = 32768 where ONNX gives round(1.5) + 32767 = 32769)",
+        "round(x / s) + zp saturated in float32 steps, cast to the type",
+        values.quantize_by_formula,
+    ),
+    Defect(
+        "Tile",
+        6,
+        NEWEST,
+        "repeats not a constant",
+        values.runtime_repeats,
+        "its CPU plugin leaves every value of a larger output uninitialised when the repeats are known only at run "
+        "time (repeats [7, 6, 4, 2] of a [2, 3, 4, 5] input; constant repeats and small outputs are right)",
+        "Broadcast of the input with a unit axis before each axis ([1, d0, 1, d1, ...] to [r0, d0, r1, d1, ...]), "
+        "reshaped to [r0 * d0, r1 * d1, ...]",
+        values.tile_by_broadcast,
+    ),
+    Defect(
+        "DFT",
+        17,
+        NEWEST,
+        "an input of known rank",
+        rewrites.known_rank,
+        "ignores DFT-20's axis fed at run time (test_dft_axis: 450 where ONNX gives 45) and gives onesided outputs "
+        "the wrong rank (DFT-20 rfft: [1, 6, 10, 1, 2] where ONNX gives [1, 6, 10, 2]; DFT-17 rfft of [1, 1, 1]: "
+        "[1, 1, 1, 2] where ONNX gives [1, 1, 2])",
+        "OpenVINO's DFT, IDFT, RDFT or IRDFT over the axis r - 2, the input's axis swapped there and back by "
+        "Transposes of a permutation computed at run time",
+        rewrites.dft_by_swapped_axis,
     ),
 )
 

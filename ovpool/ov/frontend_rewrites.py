@@ -1,7 +1,9 @@
 """The conditions and lowerings of ``ovpool.ov.frontend_fixes.DEFECTS`` rows other than Resize,
 Softmax, Constant, RoiAlign and Div: HardSigmoid's zero alpha or beta, LSTM's peepholes, the
 reductions' axes, Range, Pad, ConvTranspose's output_shape, empty Gather and Compress, TopK's
-K = 0, LRN's fractional bias, and the nodes whose IR OpenVINO CPU would not compile. A condition gives the node's text
+K = 0, LRN's fractional bias, SpaceToDepth's CRD mode, recurrent nodes' layout=1, DFT (written as
+``ai.ovpool.DFT``, converted by ``ovpool.ov.value_fixes``), and the nodes whose IR OpenVINO CPU
+would not compile. A condition gives the node's text
 (``alpha=0, beta=0``) or None; a lowering the nodes that compute the ONNX meaning, or what it
 needs and lacks ("a known input type")."""
 
@@ -13,6 +15,7 @@ import numpy as np
 import onnx
 from onnx import NodeProto, helper, numpy_helper
 
+from ovpool.ov import DOMAIN
 from ovpool.ov.node_facts import Facts, NodeBuilder, input_rank, node_attr, static_dims, tensor_dtype
 
 
@@ -345,3 +348,77 @@ def lrn_unit_bias(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] 
     unit = nodes.add("LRN", [node.input[0]], "unit_bias", size=size, alpha=alpha / bias, beta=beta, bias=1.0)
     scale = nodes.constant(np.array(bias**-beta, dtype), "scale")
     return [*nodes.nodes, helper.make_node("Mul", [unit, scale], list(node.output), name=node.name)]
+
+
+def crd_mode(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """SpaceToDepth-28's ``mode="CRD"`` (DCR, the default, OpenVINO computes right)."""
+    mode = node_attr(node, "mode", "DCR")
+    return "mode='CRD'" if (mode.decode() if isinstance(mode, bytes) else str(mode)) == "CRD" else None
+
+
+def space_to_depth_per_channel(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """CRD as SpaceToDepth of each channel alone: ``x`` reshaped to ``[N * C, 1, H, W]`` (where DCR
+    and CRD agree: one channel), SpaceToDepth, reshaped to ``[N, C * b * b, H / b, W / b]``. Output
+    channel ``c * b * b + i * b + j`` then holds pixel (i, j) of each block of channel c: for b = 2
+    and 3 channels, channel 5 is pixel (0, 1) of channel 1 (DCR puts it at channel 4)."""
+    nodes = NodeBuilder(node, facts)
+    flat = nodes.add("Reshape", [node.input[0], nodes.constant(np.array([-1, 1, 0, 0], np.int64), "per_channel")], "flat")
+    moved = nodes.add("SpaceToDepth", [flat], "moved", blocksize=int(node_attr(node, "blocksize", 1)))
+    batch = nodes.add("Shape", [node.input[0]], "batch", start=0, end=1)
+    rest = nodes.constant(np.array([-1, 0, 0], np.int64), "rest")
+    target = nodes.add("Concat", [batch, rest], "target", axis=0)
+    return [*nodes.nodes, helper.make_node("Reshape", [moved, target], list(node.output), name=node.name)]
+
+
+def batch_first(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """RNN, GRU or LSTM with ``layout=1`` (batch-first inputs and outputs)."""
+    return "layout=1" if int(node_attr(node, "layout", 0)) == 1 else None
+
+
+def sequence_first(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """``layout=1`` as Transposes around the node at ``layout=0``: X ``[batch, seq, input]``,
+    initial_h and initial_c ``[batch, dirs, hidden]`` swap their first two axes; Y comes back from
+    ``[seq, dirs, batch, hidden]`` by perm (2, 0, 1, 3), Y_h and Y_c from ``[dirs, batch, hidden]``
+    by (1, 0, 2). Batch 3, sequence 2: Y[b, t, d] is the layout-0 node's Y[t, d, b]."""
+    nodes = NodeBuilder(node, facts)
+    states = (5, 6) if node.op_type == "LSTM" else (5,)  # initial_h (and initial_c)
+    inputs = list(node.input)
+    for i in (0, *states):
+        if i < len(inputs) and inputs[i]:
+            inputs[i] = nodes.add("Transpose", [inputs[i]], f"input{i}_sequence_first", perm=[1, 0, 2])
+    outputs = [facts.names.fresh(f"{nodes.base}/output{i}") if name else "" for i, name in enumerate(node.output)]
+    inner = helper.make_node(node.op_type, inputs, outputs, name=facts.names.fresh(nodes.base))
+    inner.attribute.extend(a for a in node.attribute if a.name != "layout")
+    back = [
+        helper.make_node(
+            "Transpose",
+            [inner_out],
+            [out],
+            name=facts.names.fresh(f"{nodes.base}/output{i}_batch_first"),
+            perm=[2, 0, 1, 3] if i == 0 else [1, 0, 2],
+        )
+        for i, (inner_out, out) in enumerate(zip(outputs, node.output))
+        if out
+    ]
+    return [*nodes.nodes, inner, *back]
+
+
+def known_rank(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Any DFT whose input has a known rank (the lowering's Transposes need it)."""
+    return None if input_rank(node, facts) is None else "the axis, onesided"
+
+
+def dft_by_swapped_axis(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """DFT as ``ai.ovpool.DFT`` (``ovpool.ov.value_fixes``' converter) of x, the axis and
+    dft_length when given: DFT-20's axis input (a constant -2 when omitted, the schema's default),
+    DFT-17's ``axis`` attribute (default 1) as a constant."""
+    nodes = NodeBuilder(node, facts)
+    given = node.input[2] if since >= 20 and len(node.input) > 2 else ""
+    if since >= 20:
+        axis = given or nodes.constant(np.array(-2, np.int64), "axis")
+    else:
+        axis = nodes.constant(np.array(node_attr(node, "axis", 1), np.int64), "axis")
+    length = [node.input[1]] if len(node.input) > 1 and node.input[1] else []
+    lowered = helper.make_node("DFT", [node.input[0], axis, *length], list(node.output), name=node.name, domain=DOMAIN)
+    lowered.attribute.extend(a for a in node.attribute if a.name != "axis")
+    return [*nodes.nodes, lowered]

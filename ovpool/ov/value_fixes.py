@@ -21,7 +21,7 @@ from onnx import NodeProto, helper
 
 from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
-from ovpool.ov.node_facts import Facts, NodeBuilder, node_attr, static_dims, tensor_dtype
+from ovpool.ov.node_facts import Facts, NodeBuilder, input_rank, node_attr, static_dims, tensor_dtype
 
 Condition = Callable[[NodeProto, int, Facts], "str | None"]
 
@@ -225,6 +225,75 @@ def identity(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str
     return [helper.make_node("Identity", [node.input[0]], list(node.output), name=node.name)]
 
 
+# --- QuantizeLinear with a scale or zero point computed at run time ------------------------------------
+
+_QUANTIZED = ("int8", "uint8", "int16", "uint16")
+
+
+def runtime_quantization(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """QuantizeLinear whose scale or zero point is not a constant (a graph input, or computed),
+    of float32 x and scale to 8 or 16-bit integers, at opset 11 or later (Round), its scale a
+    scalar or 1-D of static shape (the constant ones are ``ovpool.ov.quantized``'s)."""
+    names = [name for name in node.input[1:3] if name]
+    if all(name in facts.constants for name in names):
+        return None
+    x, scale = tensor_dtype(node.input[0], facts), tensor_dtype(node.input[1], facts)
+    out = tensor_dtype(node.output[0], facts)
+    if x != np.float32 or scale != np.float32 or out is None or out.name not in _QUANTIZED:
+        return None
+    if node_attr(node, "precision", 0) or int(node_attr(node, "block_size", 0)) or facts.opset < 11:
+        return None  # the precision attribute, blocked scales and opset 10 (no Round) are left to OpenVINO
+    scale_dims, rank = static_dims(node.input[1], facts), input_rank(node, facts)
+    if scale_dims is None or len(scale_dims) > 1 or (len(scale_dims) == 1 and rank is None):
+        return None  # a scale of unknown granularity
+    source = "graph input" if any(name in facts.inputs for name in names) else "tensor computed"
+    return f"a scale or zero point from a {source} ({out.name})"
+
+
+def quantize_by_formula(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The schema's formula in exact float32 steps, ``min(max(round(x / s) + zp, lo), hi)`` cast
+    to the type: round half to even first, then the zero point added (3.0 over scale 2 at uint16
+    zero point 32767 is round(1.5) + 32767 = 32769; OpenVINO adds it before rounding, round(32768.5)
+    = 32768). A 1-D scale (per axis) is reshaped to lie along ``axis``."""
+    out, scale_dims, rank = tensor_dtype(node.output[0], facts), static_dims(node.input[1], facts), input_rank(node, facts)
+    assert out is not None and scale_dims is not None  # runtime_quantization's condition
+    nodes = NodeBuilder(node, facts)
+    scale, zero = node.input[1], node.input[2] if len(node.input) > 2 else ""
+    if len(scale_dims) == 1 and rank is not None and rank > 1:
+        axis = int(node_attr(node, "axis", 1)) % rank
+        along = nodes.constant(np.array([-1 if a == axis else 1 for a in range(rank)], np.int64), "along_axis")
+        scale = nodes.add("Reshape", [scale, along], "scale_along_axis")
+        zero = nodes.add("Reshape", [zero, along], "zero_point_along_axis") if zero else ""
+    rounded = nodes.add("Round", [nodes.add("Div", [node.input[0], scale], "scaled")], "rounded")
+    if zero:
+        rounded = nodes.add("Add", [rounded, nodes.add("Cast", [zero], "zero_point", to=onnx.TensorProto.FLOAT)], "shifted")
+    info = np.iinfo(out)
+    low = nodes.add("Max", [rounded, nodes.constant(np.array(info.min, np.float32), "low")], "at_least_low")
+    high = nodes.add("Min", [low, nodes.constant(np.array(info.max, np.float32), "high")], "saturated")
+    return [
+        *nodes.nodes,
+        helper.make_node("Cast", [high], list(node.output), name=node.name, to=helper.np_dtype_to_tensor_dtype(out)),
+    ]
+
+
+# --- Tile with repeats known only at run time ----------------------------------------------------------
+
+
+def runtime_repeats(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Tile-6+'s repeats when they are not a constant (a graph input, or computed: ``Shape`` of
+    another input), of an input of known rank."""
+    name = node.input[1] if len(node.input) > 1 else ""
+    if not name or name in facts.constants or input_rank(node, facts) is None:
+        return None
+    return f"repeats from the graph input '{name}'" if name in facts.inputs else "repeats computed at run time"
+
+
+def tile_by_broadcast(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The node as ``ai.ovpool.Tile`` (``_tile``: Broadcast of the input with a unit axis before
+    each of its axes, then Reshape)."""
+    return [_in_domain(node, since)]
+
+
 # --- the converters of the ai.ovpool nodes ------------------------------------------------------------
 
 
@@ -336,11 +405,17 @@ def _lp_normalization(context: Any) -> list:
 
 def _bit_shift(context: Any) -> list:
     """BitShift in int32 with bitwise operations only (OpenVINO CPU computes Select, and the
-    bitwise layers of uint32, through float32, and shifts uint32 right arithmetically), 0 for a
-    shift by the type's width or more (ONNX: the bits shifted out are lost). The right shift is
-    made logical by the mask ~((-1 << (31 - s)) << 1): uint32 2**31 + 4 >> 1 is int32
-    (-2**31 + 4) >> 1 = -2**30 + 2, masked by 2**31 - 1 to 2**30 + 2; the left shift keeps the
-    type's low bits: uint8 5 << 5 = 160, 200 << 1 = 144; uint32 7 >> 32 = 0."""
+    bitwise layers of uint32, through float32, and shifts uint32 right arithmetically).
+
+    Unsigned (BitShift-11): 0 for a shift by the type's width or more (the bits shifted out are
+    lost). The right shift is made logical by the mask ~((-1 << (31 - s)) << 1): uint32 2**31 + 4
+    >> 1 is int32 (-2**31 + 4) >> 1 = -2**30 + 2, masked by 2**31 - 1 to 2**30 + 2; the left shift
+    keeps the type's low bits: uint8 5 << 5 = 160, 200 << 1 = 144; uint32 7 >> 32 = 0.
+
+    Signed (BitShift-28): the right shift is arithmetic, int8 -1 >> 1 = -1, and a shift that is
+    negative or by the width or more is a shift by 31 of the sign-extended int32 (-8 >> 8 = -1,
+    4 >> 9 = 0); the left shift keeps the type's low bits sign-extended, (v << (32 - w)) >> (32 - w):
+    int8 64 << 1 = 128 is -128 (OpenVINO's own lowering saturates to 127), and is 0 out of range."""
     from openvino import opset1, opset13, opset15
 
     kind = context.get_input(0).get_element_type()
@@ -350,15 +425,107 @@ def _bit_shift(context: Any) -> list:
     def const(value: int) -> Any:
         return opset1.constant(np.int32(value))
 
-    if context.get_attribute("direction") == "LEFT":
+    inside = opset1.logical_and(opset1.greater_equal(shift, const(0)), opset1.less(shift, const(width)))
+    keep = opset1.subtract(const(0), opset1.convert(inside, "i32"))  # -1: every bit, or 0
+    left = context.get_attribute("direction") == "LEFT"
+    if kind.is_signed():
+        if not left:  # the shift is small: Select is exact on it
+            return [opset1.convert(opset15.bitwise_right_shift(x, opset1.select(inside, shift, const(31))), kind).output(0)]
+        spare = const(32 - width)
+        shifted = opset15.bitwise_right_shift(opset15.bitwise_left_shift(opset15.bitwise_left_shift(x, shift), spare), spare)
+        return [opset1.convert(opset13.bitwise_and(shifted, keep), kind).output(0)]
+    if left:
         shifted = opset15.bitwise_left_shift(x, shift)
     else:
         mask = opset15.bitwise_left_shift(opset15.bitwise_left_shift(const(-1), opset1.subtract(const(31), shift)), const(1))
         shifted = opset13.bitwise_and(opset15.bitwise_right_shift(x, shift), opset13.bitwise_not(mask))
-    inside = opset1.logical_and(opset1.greater_equal(shift, const(0)), opset1.less(shift, const(width)))
-    keep = opset1.subtract(const(0), opset1.convert(inside, "i32"))  # -1: every bit, or 0
     low = const(-1 if width == 32 else 2**width - 1)
     return [opset1.convert(opset13.bitwise_and(opset13.bitwise_and(shifted, keep), low), kind).output(0)]
+
+
+def _tile(context: Any) -> list:
+    """Tile as Broadcast and Reshape (OpenVINO CPU 2026.4.1's Tile of repeats known only at run
+    time leaves larger outputs uninitialised): x of dims [d0, ..., dn] unsqueezed to [1, d0, ..., 1,
+    dn] (a Reshape of a static empty input does not compile), broadcast to [r0, d0, ..., rn, dn]
+    and reshaped to [r0 * d0, ..., rn * dn]. [2, 3] by repeats [2, 1]: [1, 2, 1, 3] broadcast to
+    [2, 2, 1, 3], reshaped to [4, 3], the rows twice. A rank-0 input is itself (a Convert to its type)."""
+    from openvino import opset1, opset3, opset8
+
+    x = context.get_input(0)
+    rank = x.get_partial_shape().rank
+    if rank.is_dynamic:
+        raise ValueError("Tile of an input of unknown rank")
+    n = rank.get_length()
+    if not n:  # the input itself, through a Convert to its type (an output of its own name)
+        return [opset1.convert(x, x.get_element_type()).output(0)]
+    repeats = opset1.convert(context.get_input(1), "i64")
+    dims = opset3.shape_of(x, "i64")
+    zero = opset1.constant(np.int64(0))
+
+    def at(vector: Any, i: int) -> Any:
+        return opset8.gather(vector, opset1.constant(np.array([i], np.int64)), zero)
+
+    target = opset1.concat([part for i in range(n) for part in (at(repeats, i), at(dims, i))], 0)
+    spaced = opset1.unsqueeze(x, opset1.constant(np.arange(0, 2 * n, 2, dtype=np.int64)))
+    tiled = opset3.broadcast(spaced, target)
+    return [opset1.reshape(tiled, opset1.multiply(repeats, dims), False).output(0)]
+
+
+def _dft(context: Any) -> list:
+    """DFT-17/20 (``ai.ovpool.DFT`` of x, axis and dft_length if given: ``dft_by_swapped_axis``) by
+    OpenVINO's DFT, IDFT, RDFT and IRDFT over one axis fixed at r - 2 (r the rank with the trailing
+    complex axis): ``axis`` (negative counted from the end) swapped there by a Transpose of a
+    permutation computed at run time, and swapped back after; ``dft_length`` is the signal size.
+    A real input [..., 1] is given a zero imaginary part (DFT, IDFT) or squeezed (RDFT for
+    ``onesided``; with a dft_length the DFT's first n // 2 + 1 values instead, OpenVINO CPU's RDFT
+    padding no signal). IRDFT (``onesided`` and ``inverse``) gives [..., 1] of length n (dft_length,
+    else 2 * (m - 1)), computed at length max(n, 1) on the input zero-padded to that // 2 + 1 values
+    and sliced to n (OpenVINO CPU's IRDFT pads wrong, 1.6e31 for [1, 2, 2] at length 4, and dies
+    computing length 0). rfft of [1, 10, 10, 1] at axis 1: [1, 6, 10, 2]."""
+    from openvino import opset1, opset3, opset4, opset7, opset8, opset9
+
+    x = context.get_input(0)
+    rank = x.get_partial_shape().rank
+    if rank.is_dynamic:
+        raise ValueError("DFT of an input of unknown rank")
+    r = rank.get_length()
+    one = opset1.constant(np.array([1], np.int64))
+    axis = opset1.floor_mod(opset1.reshape(opset1.convert(context.get_input(1), "i64"), one, False), opset1.constant(np.int64(r)))
+    last = opset1.constant(np.int64(r - 2))
+    order = opset4.range(opset1.constant(np.int64(0)), opset1.constant(np.int64(r)), opset1.constant(np.int64(1)), "i64")
+    swap = opset1.select(opset1.equal(order, axis), last, opset1.select(opset1.equal(order, last), axis, order))
+    moved = opset1.transpose(x, swap)
+    axes = opset1.constant(np.array([r - 2], np.int64))
+    size = [opset1.reshape(opset1.convert(context.get_input(2), "i64"), one, False)] if context.get_input_size() > 2 else []
+    inverse, onesided = bool(_attr(context, "inverse", 0)), bool(_attr(context, "onesided", 0))
+    complex_input = x.get_partial_shape()[r - 1]
+    if onesided and not inverse and not size:
+        result = opset9.rdft(opset1.squeeze(moved, opset1.constant(np.array([r - 1], np.int64))), axes)
+    elif onesided and inverse:
+        # OpenVINO CPU's IRDFT pads no spectrum right and dies computing no output: the length n
+        # (dft_length, else 2 * (m - 1)) taken as at least 1, the spectrum zero-padded to n // 2 + 1
+        # values here, and the output sliced back to n (0 for one bin: an empty transform)
+        have = opset8.gather(opset3.shape_of(moved, "i64"), axes, opset1.constant(np.int64(0)))
+        two = opset1.constant(np.array([2], np.int64))
+        length = size[0] if size else opset1.multiply(opset1.subtract(have, one), two)
+        wide = opset1.maximum(length, one)
+        short = opset1.maximum(
+            opset1.subtract(opset1.add(opset1.divide(wide, two), one), have), opset1.constant(np.array([0], np.int64))
+        )
+        ends = opset1.concat([opset1.constant(np.zeros(r - 2, np.int64)), short, opset1.constant(np.array([0], np.int64))], 0)
+        padded = opset1.pad(moved, opset1.constant(np.zeros(r, np.int64)), ends, "constant")
+        signal = opset8.slice(opset9.irdft(padded, axes, wide), opset1.constant(np.array([0], np.int64)), length, one, axes)
+        result = opset1.unsqueeze(signal, opset1.constant(np.array([r - 1], np.int64)))
+    else:
+        if complex_input.is_static and complex_input.get_length() == 1:
+            zero = opset1.convert_like(opset1.constant(np.float32(0)), moved)  # 0, not x * 0: inf stays real
+            moved = opset1.concat([moved, opset3.broadcast(zero, opset3.shape_of(moved, "i64"))], r - 1)
+        result = (opset7.idft if inverse else opset7.dft)(moved, axes, *size)
+        if onesided:  # rfft of a dft_length (OpenVINO CPU's RDFT pads no signal): the DFT's first n // 2 + 1
+            half = opset1.add(opset1.divide(size[0], opset1.constant(np.array([2], np.int64))), one)
+            start, step = opset1.constant(np.array([0], np.int64)), opset1.constant(np.array([1], np.int64))
+            result = opset8.slice(result, start, half, step, axes)
+    return [opset1.transpose(result, swap).output(0)]
 
 
 CONVERTERS: dict[str, Callable[[Any], list]] = {
@@ -367,5 +534,7 @@ CONVERTERS: dict[str, Callable[[Any], list]] = {
     "Flatten": _flatten,
     "LpNormalization": _lp_normalization,
     "BitShift": _bit_shift,
+    "Tile": _tile,
+    "DFT": _dft,
     **{op_type: _wrapped(op_type) for op_type in ("Add", "Sub", "Mul")},
 }

@@ -5,6 +5,11 @@
 - ScaledDotProductAttention-13 is ``softmax(Q K^T * scale + mask) V`` with ``scale``
   ``1/sqrt(E)`` by default, a boolean mask keeping where true, ``causal`` masking every key after
   the query's position.
+- DFT-7, IDFT-7, RDFT-9, IRDFT-9 are numpy's ``fftn``, ``ifftn`` (scaled by 1/n), ``rfftn``
+  (the last of ``axes`` halved to n // 2 + 1) and ``irfftn`` (its length 2 * (m - 1) by default)
+  over ``axes`` (negative ones counted over the signal's dims), each axis zero-padded or cut to
+  ``signal_size`` where that is not -1; a complex value is a trailing axis of 2 (real,
+  imaginary). Computed in complex128, rounded once to the data's type.
 """
 
 from __future__ import annotations
@@ -64,3 +69,57 @@ def scaled_dot_product_attention(node: LayerNode) -> Kernel:
         return product(normalise(scores.astype(q.dtype, copy=False))[0], v)
 
     return kernel
+
+
+def _fourier(node: LayerNode, transform: str) -> Kernel:
+    """The kernel of one of the Fourier layers (see the module text): ``transform`` names numpy's
+    function; RDFT takes real data, the others complex data (a trailing axis of 2), and IRDFT
+    gives real data. RDFT of [1, 2, 3, 4] over axis 0 is [[10, 0], [-2, 2], [-2, 0]]."""
+    complex_in, complex_out = transform != "rfftn", transform != "irfftn"
+
+    def kernel(data: np.ndarray, axes: np.ndarray, signal_size: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        signal = data[..., 0] + 1j * data[..., 1] if complex_in else data.astype(np.float64)
+        if complex_in and data.shape[-1:] != (2,):
+            raise node.fail(f"complex data ends in an axis of 2, not {list(data.shape)}")
+        rank = signal.ndim
+        chosen = [int(a) + rank if int(a) < 0 else int(a) for a in np.asarray(axes).reshape(-1)]
+        if any(not 0 <= a < rank for a in chosen) or len(set(chosen)) != len(chosen):
+            raise node.fail(f"axes {np.asarray(axes).reshape(-1).tolist()} for a signal of rank {rank}")
+        sizes = None
+        if signal_size is not None:
+            given = [int(v) for v in np.asarray(signal_size).reshape(-1)]
+            if len(given) != len(chosen):
+                raise node.fail(f"{len(given)} signal sizes for {len(chosen)} axes")
+            default = [signal.shape[a] for a in chosen]
+            if transform == "irfftn":
+                default[-1] = 2 * (default[-1] - 1)
+            sizes = [d if v == -1 else v for v, d in zip(given, default)]
+        result = getattr(np.fft, transform)(signal, s=sizes, axes=chosen)
+        out = np.stack([result.real, result.imag], axis=-1) if complex_out else result.real
+        return (out.astype(data.dtype),)
+
+    return kernel
+
+
+@layer("DFT", 7)
+def dft(node: LayerNode) -> Kernel:
+    """DFT-7: numpy's ``fftn`` of the complex data over ``axes`` (see the module text)."""
+    return _fourier(node, "fftn")
+
+
+@layer("IDFT", 7)
+def idft(node: LayerNode) -> Kernel:
+    """IDFT-7: numpy's ``ifftn`` (1/n scaled) of the complex data over ``axes``."""
+    return _fourier(node, "ifftn")
+
+
+@layer("RDFT", 9)
+def rdft(node: LayerNode) -> Kernel:
+    """RDFT-9: numpy's ``rfftn`` of the real data over ``axes``, the last one halved."""
+    return _fourier(node, "rfftn")
+
+
+@layer("IRDFT", 9)
+def irdft(node: LayerNode) -> Kernel:
+    """IRDFT-9: numpy's ``irfftn`` of the complex data over ``axes``: real data."""
+    return _fourier(node, "irfftn")
