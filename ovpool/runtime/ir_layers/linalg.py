@@ -94,7 +94,18 @@ def _fourier(node: LayerNode, transform: str) -> Kernel:
             if transform == "irfftn":
                 default[-1] = 2 * (default[-1] - 1)
             sizes = [d if v == -1 else v for v, d in zip(given, default)]
-        result = getattr(np.fft, transform)(signal, s=sizes, axes=chosen)
+        lengths = sizes if sizes is not None else [signal.shape[a] for a in chosen]
+        if transform == "irfftn" and sizes is None:
+            lengths[-1] = 2 * (lengths[-1] - 1)
+        if 0 in lengths:  # an empty sum on every bin: RDFT of length 0 has one zero bin, the others none
+            dims = list(signal.shape)
+            for axis, n in zip(chosen, lengths):
+                dims[axis] = n
+            if transform == "rfftn":
+                dims[chosen[-1]] = lengths[-1] // 2 + 1
+            result = np.zeros(dims, np.complex128)
+        else:
+            result = getattr(np.fft, transform)(signal, s=sizes, axes=chosen)
         out = np.stack([result.real, result.imag], axis=-1) if complex_out else result.real
         return (out.astype(data.dtype),)
 
