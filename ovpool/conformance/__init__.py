@@ -17,8 +17,8 @@ The paths (``PATHS``):
 Each (case, path) has one outcome (``OUTCOMES``): ``right``; ``wrong`` (``warned`` when ovpool
 warned of the node while converting or running, a ``CpuDeviationWarning`` or any warning class of
 ovpool); ``refused`` (an ovpool error, ``OvpoolError``, or a peer's own exception); ``crashed`` (a
-raw exception from an ovpool path, a bug; or a case that ran past the time limit). A case with
-several data sets has its worst outcome. ``python -m ovpool.conformance`` prints the table.
+raw exception from an ovpool path, a bug; or a case that ran past the time limit). A path gives
+no output of a name the graph declares: wrong. Of several data sets, the first not right decides. ``python -m ovpool.conformance`` prints the table.
 
 Each case runs in this process under a time limit (``TIME_LIMIT`` s, SIGALRM in the main thread:
 it stops a Python loop such as a runaway Loop body, not a call inside OpenVINO's C++); memory is held
@@ -311,7 +311,8 @@ def time_limit(seconds: float) -> Iterator[None]:
 
 @dataclass
 class _Attempt:
-    """One path's run of one case: a callable giving the outputs of one data set, in graph output order."""
+    """One path's run of one case: ``run`` gives the outputs of one data set in graph output order,
+    or ``outcome`` says why nothing runs (a peer's model that would kill OpenVINO CPU's process)."""
 
     run: Callable[[Sequence[Any]], list[Any]] | None = None
     outcome: str = ""
@@ -348,12 +349,9 @@ def _one(case: Case, path: str, folder: Path, converted: dict[str, Any], limit: 
         try:
             with time_limit(limit):
                 attempt = _PREPARE[path](case, folder, converted)
-                if not attempt.outcome:
-                    for inputs, expected in case.data_sets:
-                        assert attempt.run is not None
-                        problem, error = differs(attempt.run(inputs), list(expected), case.rtol, case.atol)
-                        if problem:
-                            break
+                run = attempt.run if not attempt.outcome else None
+                if run is not None:
+                    problem, error = _first_difference(case, run)
         except MissingOutput as exc:
             problem, error = str(exc), math.inf
         except CaseTimeout as exc:
@@ -376,6 +374,15 @@ def _one(case: Case, path: str, folder: Path, converted: dict[str, Any], limit: 
         reference_ops=attempt.reference_ops,
         seconds=time.perf_counter() - start,
     )
+
+
+def _first_difference(case: Case, run: Callable[[Sequence[Any]], list[Any]]) -> tuple[str, float | None]:
+    """:func:`differs` of the first data set whose outputs ``run`` gives otherwise, or ("", None)."""
+    for inputs, expected in case.data_sets:
+        problem, error = differs(run(inputs), list(expected), case.rtol, case.atol)
+        if problem:
+            return problem, error
+    return "", None
 
 
 def _is_ovpool_warning(category: type[Warning]) -> bool:
