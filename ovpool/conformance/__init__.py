@@ -658,7 +658,11 @@ def expected_table(outcomes: Iterable[Outcome], cases: Iterable[str]) -> dict[st
     for o in outcomes:
         if o.path in OVPOOL_PATHS and o.outcome != "right":
             known.setdefault(o.case, {})[o.path] = [o.outcome, reason_of(o.detail)]
-    return {"cases": list(cases), "not_right": {name: known[name] for name in sorted(known)}}
+    return {"cases": list(cases), "not_right": {name: _in_path_order(known[name]) for name in sorted(known)}}
+
+
+def _in_path_order(rows: Mapping[str, Any]) -> dict[str, Any]:
+    return {path: rows[path] for path in PATHS if path in rows}
 
 
 def reason_of(detail: str) -> str:
@@ -681,7 +685,7 @@ def write_expected(file: str | os.PathLike[str], outcomes: Sequence[Outcome], ca
             for p, row in paths.items():
                 if (name, p) not in ran:
                     table["not_right"].setdefault(name, {})[p] = row
-        table["not_right"] = {name: dict(sorted(table["not_right"][name].items())) for name in sorted(table["not_right"])}
+        table["not_right"] = {name: _in_path_order(table["not_right"][name]) for name in sorted(table["not_right"])}
     path.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n")
 
 
