@@ -42,6 +42,7 @@ from ovpool.conformance import (
     parse_share,
     run_case,
     table,
+    write_expected,
 )
 
 TABLE_FILE = Path(__file__).with_name("conformance_expected.json")
@@ -188,6 +189,17 @@ def test_expected_table_and_shares():
     assert parse_share("all") is None and parse_share("1/3") == (1, 3)
     with pytest.raises(ValueError, match="K/N"):
         parse_share("3/3")
+
+
+def test_write_expected_merges_what_ran(tmp_path: Path):
+    """A partial run (one share, one path) rewrites only the (case, path) pairs it ran."""
+    file = tmp_path / "expected.json"
+    write_expected(
+        file, [Outcome("a", "Abs", "numpy", "wrong", "w"), Outcome("b", "Abs", "cpu", "refused", "r")], ["a", "b"], False
+    )
+    write_expected(file, [Outcome("a", "Abs", "numpy", "right"), Outcome("b", "Abs", "numpy", "crashed", "c")], ["a", "b"], True)
+    assert json.loads(file.read_text())["not_right"] == {"b": {"numpy": ["crashed", "c"], "cpu": ["refused", "r"]}}
+    assert list(json.loads(file.read_text())["not_right"]["b"]) == ["numpy", "cpu"]
 
 
 def test_command_prints_the_table(capsys: Any, tmp_path: Path):
