@@ -10,7 +10,9 @@ listed): a case that gets better or worse fails, and the table is regenerated wi
 The three paths take 201 s for the 1,884 cases on 2 otherwise idle cores (numpy 9 s, convert and
 CPU 173 s, IR on numpy 19 s; twice that at a load of 10), so the default run takes one of ``SHARES``
 shares (~40 s), which rotates with the git HEAD (``CONFORMANCE_SHARE=all`` runs every case,
-``CONFORMANCE_SHARE=3/5`` one share). Unseeded random cases (``Case.unseeded``) may be right or wrong.
+``CONFORMANCE_SHARE=3/5`` one share; a case outside the share is addressed with
+``CONFORMANCE_SHARE=all python -m pytest 'tests/test_conformance.py::test_case_outcome[cpu-test_tile]'``).
+Unseeded random cases (``Case.unseeded``) may be right or wrong.
 """
 
 from __future__ import annotations
