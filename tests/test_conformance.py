@@ -181,6 +181,34 @@ def test_outcomes_are_classified():
     assert refused.outcome == "refused" and "optional_input" in refused.detail
 
 
+def test_raw_exceptions_crash_ovpool_paths_and_refuse_peers(monkeypatch: Any):
+    """A raw exception is a crash on an ovpool path (with where in ovpool it came from), the peer's
+    own refusal on a peer; an ovpool error is a refusal; a case past the time limit a crash."""
+    import ovpool.conformance as conformance
+    from ovpool.errors import ModelError
+
+    def raising(exc: Exception) -> Any:
+        def prepare(case: Case, folder: Path, converted: dict) -> Any:
+            raise exc
+
+        return prepare
+
+    def spinning(case: Case, folder: Path, converted: dict) -> Any:
+        while True:
+            pass
+
+    monkeypatch.setitem(conformance._PREPARE, "numpy", raising(ValueError("boom")))
+    monkeypatch.setitem(conformance._PREPARE, "reference", raising(ValueError("boom")))
+    crashed, refused = run_case(_case(), ["numpy", "reference"])
+    assert (crashed.outcome, crashed.detail) == ("crashed", "ValueError: boom")
+    assert (refused.outcome, refused.detail) == ("refused", "ValueError: boom")
+    monkeypatch.setitem(conformance._PREPARE, "numpy", raising(ModelError("node 'n' (Abs-13): no")))
+    assert run_case(_case(), ["numpy"])[0].outcome == "refused"
+    monkeypatch.setitem(conformance._PREPARE, "numpy", spinning)
+    (late,) = run_case(_case(), ["numpy"], limit=0.2)
+    assert (late.outcome, late.detail) == ("crashed", "ran past the time limit of 0.2 s")
+
+
 def test_expected_table_and_shares():
     rows = [Outcome("a", "Abs", "numpy", "wrong", "output 0: ..."), Outcome("a", "Abs", "stock-cpu", "wrong", "x")]
     assert expected_table(rows, ["a", "b"]) == {"cases": ["a", "b"], "not_right": {"a": {"numpy": ["wrong", "output 0: ..."]}}}
