@@ -209,6 +209,23 @@ def test_raw_exceptions_crash_ovpool_paths_and_refuse_peers(monkeypatch: Any):
     assert (late.outcome, late.detail) == ("crashed", "ran past the time limit of 0.2 s")
 
 
+def test_wrong_after_an_ovpool_warning_is_warned(monkeypatch: Any):
+    """A CpuDeviationWarning (any warning class of ovpool) while preparing marks a wrong answer warned."""
+    import warnings
+
+    import ovpool.conformance as conformance
+    from ovpool.ov.cpu_deviations import CpuDeviationWarning
+
+    def warning(case: Case, folder: Path, converted: dict) -> Any:
+        warnings.warn("node 'abs': OpenVINO CPU computes otherwise", CpuDeviationWarning, stacklevel=1)
+        return conformance._Attempt(run=lambda inputs: [np.abs(inputs[0]) + 1])
+
+    monkeypatch.setitem(conformance._PREPARE, "numpy", warning)
+    (o,) = run_case(_case(), ["numpy"])
+    assert (o.outcome, o.warned, o.max_error) == ("wrong", True, pytest.approx(1.0))
+    assert "| numpy | 1 | 0 | 1 (1) | 0 | 0 |" in table([o])
+
+
 def test_expected_table_and_shares():
     rows = [Outcome("a", "Abs", "numpy", "wrong", "output 0: ..."), Outcome("a", "Abs", "stock-cpu", "wrong", "x")]
     assert expected_table(rows, ["a", "b"]) == {"cases": ["a", "b"], "not_right": {"a": {"numpy": ["wrong", "output 0: ..."]}}}
