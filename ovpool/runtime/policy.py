@@ -475,17 +475,17 @@ def _label(model: str | os.PathLike | ModelProto) -> str:
 
 
 def _port_name(port, preferred: set[str]) -> str:
-    """An OpenVINO port's name: the ONNX tensor name when it has one, else the IR rule
+    """An OpenVINO port's name (a Result's: its source port's): the ONNX tensor name when it has one, else the IR rule
     (``ovpool.names.port_tensor_name``: its smallest name, else the producing layer's name, with
     ``:<IR port id>`` for any output but the layer's first)."""
     names = port.get_names()
+    node, index = port.get_node(), port.get_index()
+    if node.get_type_name() == "Result":  # its source's names: a Result's own may be stale in memory (not in a file)
+        source = node.input(0).get_source_output()
+        names, node, index = source.get_names() or names, source.get_node(), source.get_index()
     chosen = sorted(names & preferred)
     if chosen:
         return chosen[0]
-    node, index = port.get_node(), port.get_index()
-    if node.get_type_name() == "Result":
-        source = node.input(0).get_source_output()
-        node, index = source.get_node(), source.get_index()
     return port_tensor_name(names, node.get_friendly_name(), str(node.get_input_size() + index), index == 0)
 
 

@@ -30,6 +30,7 @@ from test_ops_normalization import _lrn_schema
 from test_ops_resize import Case, onnxruntime_follows_schema, schema_resize
 from test_ops_resize import cases as resize_cases
 
+import ovpool
 from ovpool.cli.app import main
 from ovpool.errors import UnsupportedError
 from ovpool.ov import frontend_fixes
@@ -829,6 +830,8 @@ def test_a_pass_through_node_keeps_the_input_name_in_the_ir(op: str, opset: int,
     assert [sorted(p.get_names()) for p in compiled.inputs] == [["x0"]]
     assert "y0" in compiled.outputs[0].get_names()
     np.testing.assert_array_equal(compiled({"x0": x})[0], run_ort(model, {"x0": x})[0])
+    # run from memory too (a Result's own names there are the input's): the output is y0
+    assert list(ovpool.run(model, {"x0": x}, device="CPU", fallback="none")) == ["y0"]
 
 
 def test_a_model_of_ai_onnx_ml_only_is_refused_for_having_no_openvino_rule() -> None:
