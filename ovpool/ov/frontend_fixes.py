@@ -799,6 +799,20 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type, first in (("Cast", 6), ("CastLike", 15))
     ),
+    *(
+        Defect(
+            op_type,
+            19,
+            NEWEST,
+            "a float input to FLOAT8E4M3FN or FLOAT8E5M2, saturate=1 (the default)",
+            values.float8_saturation,
+            "its Convert ignores saturate: NaN (E4M3FN) or +-inf (E5M2) beyond the largest finite value and for "
+            "+-inf, where ONNX gives +-448 (+-57344)",
+            "Where(IsNaN(x), x, Clip(x, -largest, largest)) cast",
+            values.clipped_to_float8,
+        )
+        for op_type in ("Cast", "CastLike")
+    ),
     Defect(
         "TopK",
         1,

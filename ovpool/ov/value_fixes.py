@@ -112,6 +112,55 @@ def not_equal_zero(node: NodeProto, since: int, facts: Facts) -> list[NodeProto]
     return [*nodes.nodes, helper.make_node("Not", [zero], list(node.output), name=node.name)]
 
 
+# --- Cast of floats to float 8 with saturate=1 ----------------------------------------------------
+
+
+def _cast_target(node: NodeProto, facts: Facts) -> np.dtype | None:
+    """The dtype a Cast (its ``to``) or CastLike (its second input's type) gives; None if unknown."""
+    if node.op_type == "CastLike":
+        return tensor_dtype(node.input[1], facts) if len(node.input) > 1 else None
+    to = int(node_attr(node, "to", 0))
+    return np.dtype(helper.tensor_dtype_to_np_dtype(to)) if to else None
+
+
+# The float 8 types OpenVINO has whose Convert ignores ``saturate``: Convert gives NaN (E4M3FN) or
+# +-inf (E5M2) beyond the largest finite value, where the Cast schema's table (saturate=1) gives it.
+_SATURATED = ("float8_e4m3fn", "float8_e5m2")
+
+
+def float8_saturation(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Cast (CastLike) of a float input to FLOAT8E4M3FN or FLOAT8E5M2 with saturate=1 (the default)."""
+    if not int(node_attr(node, "saturate", 1)):
+        return None
+    target = _cast_target(node, facts)
+    if target is None or target.name not in _SATURATED:
+        return None
+    dtype = tensor_dtype(node.input[0], facts)
+    if dtype is None or not (dtype.kind == "f" or dtype.name == "bfloat16"):
+        return None
+    return f"{dtype.name} to {target.name}, saturate=1"
+
+
+def clipped_to_float8(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The cast of ``Where(IsNaN(x), x, Clip(x, -max, max))``, ``max`` the target's largest finite
+    value (448 for E4M3FN, 57344 for E5M2): +-inf and 1e6 become +-448 as the schema's table says,
+    NaN stays NaN (OpenVINO CPU's Clamp makes NaN the lower bound, -448)."""
+    import ml_dtypes
+
+    dtype, target = tensor_dtype(node.input[0], facts), _cast_target(node, facts)
+    assert dtype is not None and target is not None  # float8_saturation's condition
+    largest = float(ml_dtypes.finfo(target).max)
+    nodes = NodeBuilder(node, facts)
+    low = nodes.constant(np.array(-largest, dtype), "lowest")
+    high = nodes.constant(np.array(largest, dtype), "largest")
+    clipped = nodes.add("Clip", [node.input[0], low, high], "clipped")
+    nan = nodes.add("IsNaN", [node.input[0]], "is_nan")
+    kept = nodes.add("Where", [nan, node.input[0], clipped], "saturated")
+    cast = helper.make_node(node.op_type, [kept, *node.input[1:]], list(node.output), name=node.name)
+    cast.attribute.extend(node.attribute)
+    return [*nodes.nodes, cast]
+
+
 # --- Sum and Mean of float16: one rounding ------------------------------------------------------------
 
 
