@@ -697,11 +697,11 @@ DEFECTS: tuple[Defect, ...] = (
         "Einsum",
         12,
         NEWEST,
-        "a repeated index in one operand (trace 'ii', diagonal)",
+        "a repeated index in one operand, the output implicit (trace 'ii', '...ii')",
         rewrites.repeated_index,
         "writes an Einsum its CPU plugin does not compile ('Input order must have shape [n]')",
-        None,
-        None,
+        "the equation with its output written out ('ii' -> 'ii->', '...ii' -> '...ii->...')",
+        rewrites.explicit_output,
     ),
     *(
         Defect(

@@ -279,13 +279,28 @@ def top_nothing(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | 
 
 
 def repeated_index(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """An Einsum operand that names one index twice (trace 'ii', diagonal 'ii->i')."""
+    """An Einsum without ``->`` (its output implicit) whose operand names one index twice (trace
+    'ii', '...ii'). The explicit forms ('ii->', '...ii->...i') OpenVINO CPU computes right."""
     equation = str(node_attr(node, "equation", "")).replace(" ", "")
-    for term in equation.split("->")[0].split(","):
+    if "->" in equation:
+        return None
+    for term in equation.split(","):
         letters = term.replace("...", "")
         if len(set(letters)) < len(letters):
-            return f"equation '{equation}': a repeated index in the operand '{term}'"
+            return f"equation '{equation}': a repeated index in the operand '{term}', the output implicit"
     return None
+
+
+def explicit_output(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The Einsum with its implicit output written out, as the schema defines it: the indices that
+    appear exactly once, in increasing ASCII order (upper case first), after the ellipsis when
+    there is one: 'ii' -> 'ii->', 'Bii,j' -> 'Bii,j->Bj', '...ii' -> '...ii->...'."""
+    equation = str(node_attr(node, "equation", "")).replace(" ", "")
+    letters = equation.replace("...", "").replace(",", "")
+    once = sorted(letter for letter in set(letters) if letters.count(letter) == 1)
+    output = ("..." if "..." in equation else "") + "".join(once)
+    copy = helper.make_node("Einsum", list(node.input), list(node.output), name=node.name, equation=f"{equation}->{output}")
+    return [copy]
 
 
 def to_string(node: NodeProto, since: int, facts: Facts) -> str | None:
