@@ -703,6 +703,28 @@ DEFECTS: tuple[Defect, ...] = (
         "the equation with its output written out ('ii' -> 'ii->', '...ii' -> '...ii->...')",
         rewrites.explicit_output,
     ),
+    Defect(
+        "Attention",
+        25,
+        NEWEST,
+        "a local window (left_window_size or right_window_size of 0 or more)",
+        rewrites.attention_window,
+        "ignores the window: every key the mask and is_causal allow is attended (test_attention_local_window: "
+        "0.429 where ONNX gives 0.539)",
+        None,
+        None,
+    ),
+    Defect(
+        "Attention",
+        23,
+        NEWEST,
+        "is_causal=1 with past_key, new keys not as many as the queries (static dims)",
+        rewrites.causal_past_offset,
+        "aligns the causal mask to the past keys, not to the end of all keys as ONNX does (query i sees keys up to "
+        "i + 12, not i + 14, for 4 queries, 12 past and 6 new keys)",
+        None,
+        None,
+    ),
     *(
         Defect(
             op_type,
@@ -849,6 +871,20 @@ DEFECTS: tuple[Defect, ...] = (
             ("ReduceMax", "-FLT_MAX or INT32_MIN", "-inf or the type's minimum"),
             ("ReduceMin", "FLT_MAX or INT32_MAX", "inf or the type's maximum"),
         )
+    ),
+    *(
+        Defect(
+            op_type,
+            1,
+            NEWEST,
+            f"float input, a reduced row of {infinity} only (opset 11+)",
+            values.infinite_rows,
+            f"its CPU plugin gives {cpu} for a row [{infinity}, {infinity}] (ONNX: {infinity}; Attention's function "
+            "body then gives NaN for a fully masked row where ONNX gives 0)",
+            f"Where(the same reduction of IsInf(x) is all true, {infinity}, the reduction)",
+            values.infinity_kept,
+        )
+        for op_type, infinity, cpu in (("ReduceMax", "-inf", "-FLT_MAX"), ("ReduceMin", "+inf", "FLT_MAX"))
     ),
     Defect(
         "Flatten",

@@ -303,6 +303,28 @@ def explicit_output(node: NodeProto, since: int, facts: Facts) -> list[NodeProto
     return [copy]
 
 
+def attention_window(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Attention-25's local window: ``left_window_size`` or ``right_window_size`` of 0 or more
+    (-1, the default, is no window)."""
+    sizes = {name: int(node_attr(node, name, -1)) for name in ("left_window_size", "right_window_size")}
+    given = [f"{name}={size}" for name, size in sizes.items() if size >= 0]
+    return ", ".join(given) if given else None
+
+
+def causal_past_offset(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Attention with ``is_causal=1`` and ``past_key`` whose new keys are not as many as the
+    queries (static dims: axis 2 of 4-D Q and K, axis 1 of 3-D ones). ONNX aligns the causal mask
+    to the end of the keys (query i sees keys up to i + past + new - queries), OpenVINO to the
+    past (up to i + past): the same only when new keys and queries are as many."""
+    if not int(node_attr(node, "is_causal", 0)) or len(node.input) < 5 or not node.input[4]:
+        return None
+    q, k = (static_dims(name, facts) for name in node.input[:2])
+    if q is None or k is None or len(q) not in (3, 4) or len(q) != len(k):
+        return None
+    axis = len(q) - 2
+    return f"is_causal=1 with past_key, {k[axis]} new keys for {q[axis]} queries" if q[axis] != k[axis] else None
+
+
 def to_string(node: NodeProto, since: int, facts: Facts) -> str | None:
     """Cast to STRING, or CastLike whose target input is a string constant."""
     if node.op_type == "Cast":

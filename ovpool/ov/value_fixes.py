@@ -259,6 +259,42 @@ def flatten_to_static(node: NodeProto, since: int, facts: Facts) -> list[NodePro
     return [_in_domain(node, since, target=target)]
 
 
+# --- ReduceMax, ReduceMin of a row of infinities -----------------------------------------------------
+
+
+def infinite_rows(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """ReduceMax (ReduceMin) of a float input at opset 11 or later (IsInf, float Equal): any
+    reduced row may hold -inf (+inf) alone."""
+    dtype = tensor_dtype(node.input[0], facts) if node.input else None
+    if dtype is None or not (dtype.kind == "f" or dtype.name == "bfloat16") or facts.opset < 11:
+        return None
+    return f"{dtype.name} input, a reduced row of {'-inf' if node.op_type == 'ReduceMax' else '+inf'} only"
+
+
+def infinity_kept(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """``Where(all, -inf, ReduceMax(x))``, ``all`` the same reduction of ``IsInf(x)`` (the negative
+    ones) as 0/1 by ReduceMin: a row [-inf, -inf] gives -inf, not OpenVINO CPU's -FLT_MAX (the
+    fully masked rows of Attention's function body, whose Equal(max, -inf) then misses them and
+    gives NaN where ONNX gives 0). ReduceMin likewise with +inf."""
+    dtype = tensor_dtype(node.input[0], facts)
+    assert dtype is not None  # infinite_rows' condition
+    low = node.op_type == "ReduceMax"
+    nodes = NodeBuilder(node, facts)
+    raw = nodes.facts.names.fresh(f"{nodes.base}/raw")
+    reduction = helper.make_node(node.op_type, list(node.input), [raw], name=nodes.facts.names.fresh(f"{nodes.base}/raw"))
+    reduction.attribute.extend(node.attribute)
+    nodes.nodes.append(reduction)
+    infinite = nodes.add("IsInf", [node.input[0]], "is_inf", detect_negative=int(low), detect_positive=int(not low))
+    ones = nodes.add("Cast", [infinite], "as_float", to=onnx.TensorProto.FLOAT)
+    every = helper.make_node("ReduceMin", [ones, *node.input[1:]], [nodes.facts.names.fresh(f"{nodes.base}/every")])
+    every.name = nodes.facts.names.fresh(f"{nodes.base}/every")
+    every.attribute.extend(node.attribute)
+    nodes.nodes.append(every)
+    flag = nodes.add("Cast", [every.output[0]], "all_infinite", to=onnx.TensorProto.BOOL)
+    value = nodes.constant(np.array(-np.inf if low else np.inf, dtype), "infinity")
+    return [*nodes.nodes, helper.make_node("Where", [flag, value, raw], list(node.output), name=node.name)]
+
+
 # --- Expand to a rank-0 result -------------------------------------------------------------------------
 
 
