@@ -835,6 +835,22 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type in ("Cast", "CastLike")
     ),
+    *(
+        Defect(
+            op_type,
+            24,
+            NEWEST,
+            "a float input to FLOAT8E8M0",
+            values.float8e8m0_rounding,
+            "its Convert ignores round_mode and saturate: it rounds to the nearest power of two, ties down "
+            "(1.1 -> 1 and 3 -> 2 where round_mode='up' gives 2 and 4), 0 -> 2^-127 and inf -> 2^127 without "
+            "saturate, negative values -> 2^-127",
+            "the power of two round_mode picks computed in float32 by comparisons, clipped (saturate=1) or NaN "
+            "outside [2^-127, 2^127], then cast",
+            values.powers_of_two,
+        )
+        for op_type in ("Cast", "CastLike")
+    ),
     Defect(
         "TopK",
         1,

@@ -161,6 +161,76 @@ def clipped_to_float8(node: NodeProto, since: int, facts: Facts) -> list[NodePro
     return [*nodes.nodes, cast]
 
 
+# --- Cast of floats to FLOAT8E8M0: round_mode and saturate ------------------------------------------
+
+
+def float8e8m0_rounding(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Cast (CastLike) of a float input to FLOAT8E8M0 (Cast-24+)."""
+    target = _cast_target(node, facts)
+    dtype = tensor_dtype(node.input[0], facts) if target is not None and target.name == "float8_e8m0fnu" else None
+    if dtype is None or not (dtype.kind == "f" or dtype.name == "bfloat16"):
+        return None
+    mode = node_attr(node, "round_mode", "up")
+    return f"{dtype.name} to FLOAT8E8M0, round_mode='{mode.decode() if isinstance(mode, bytes) else mode}'"
+
+
+def powers_of_two(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The power of two the Cast schema's ``round_mode`` picks, in float32, then cast (exact):
+    ``f``, the largest power of two <= |x| (from OpenVINO's Convert of |x| clipped to
+    [2^-127, 2^127], one step either way, corrected by comparison), then ``up`` 2f unless |x| = f
+    (1.1 -> 2), ``down`` f (1.9 -> 1), ``nearest`` 2f from 1.5 f on (1.5 -> 2, 1.4 -> 1). With
+    saturate=1 the result is clipped to [2^-127, 2^127] (0 -> 2^-127, inf -> 2^127), without it
+    NaN outside; NaN stays NaN. Negative values take their magnitude (the schema leaves them
+    unspecified; ovpool's numpy Cast does so)."""
+    dtype = tensor_dtype(node.input[0], facts)
+    assert dtype is not None  # float8e8m0_rounding's condition
+    if dtype == np.float64:
+        return "a float32, float16 or bfloat16 input (float64 would round to float32 first)"
+    mode = node_attr(node, "round_mode", "up")
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    if mode not in ("up", "down", "nearest"):
+        return f"round_mode 'up', 'down' or 'nearest' (it is '{mode}')"
+    nodes = NodeBuilder(node, facts)
+    f32 = onnx.TensorProto.FLOAT
+
+    def constant(value: float, part: str) -> str:
+        return nodes.constant(np.array(value, np.float32), part)
+
+    low, high, half, two = (
+        constant(2.0**-127, "lowest"),
+        constant(2.0**127, "highest"),
+        constant(0.5, "half"),
+        constant(2.0, "two"),
+    )
+    x = node.input[0] if dtype == np.float32 else nodes.add("Cast", [node.input[0]], "float32", to=f32)
+    size = nodes.add("Abs", [x], "magnitude")
+    inside = nodes.add("Clip", [size, low, high], "inside")
+    estimate = nodes.add("Cast", [nodes.add("Cast", [inside], "estimate8", to=onnx.TensorProto.FLOAT8E8M0)], "estimate", to=f32)
+    above = nodes.add("Greater", [estimate, size], "above")
+    floor = nodes.add("Where", [above, nodes.add("Mul", [estimate, half], "halved"), estimate], "floor_once")
+    doubled = nodes.add("Mul", [floor, two], "doubled")
+    floor = nodes.add("Where", [nodes.add("LessOrEqual", [doubled, size], "below"), doubled, floor], "floor")
+    doubled = nodes.add("Mul", [floor, two], "next")
+    if mode == "down":
+        rounded = floor
+    else:
+        threshold = floor if mode == "up" else nodes.add("Mul", [floor, constant(1.5, "three_halves")], "midpoint")
+        compare = "Less" if mode == "up" else "LessOrEqual"
+        rounded = nodes.add("Where", [nodes.add(compare, [threshold, size], "goes_up"), doubled, floor], "rounded")
+    nan = constant(float("nan"), "nan")
+    if int(node_attr(node, "saturate", 1)):
+        rounded = nodes.add("Min", [nodes.add("Max", [rounded, low], "at_least"), high], "saturated")
+    else:
+        outside = nodes.add(
+            "Or", [nodes.add("Less", [rounded, low], "under"), nodes.add("Greater", [rounded, high], "over")], "out"
+        )
+        rounded = nodes.add("Where", [outside, nan, rounded], "in_range")
+    kept = nodes.add("Where", [nodes.add("IsNaN", [x], "is_nan"), nan, rounded], "result")
+    cast = helper.make_node(node.op_type, [kept, *node.input[1:]], list(node.output), name=node.name)
+    cast.attribute.extend(node.attribute)
+    return [*nodes.nodes, cast]
+
+
 # --- Sum and Mean of float16: one rounding ------------------------------------------------------------
 
 

@@ -1,8 +1,8 @@
 """Cast and CastLike to the float 8 types through ``ovpool convert`` on OpenVINO CPU at f32 and on
-IR-on-numpy, against the Cast schema's float 8 table written out in ``test_ops_basic`` (the
-oracle: onnxruntime departs from the table in FNUZ places, OpenVINO has no FNUZ type), at every
-since-version of Cast and CastLike that has ``saturate`` (19 on); and the repro of OpenVINO's own
-conversion, which ignores ``saturate``.
+IR-on-numpy, against the Cast schema's float 8 table and FLOAT8E8M0 rules written out in
+``test_ops_basic`` (the oracle: onnxruntime departs from the table in FNUZ places and has no
+FLOAT8E8M0 rounding modes), at every since-version of Cast and CastLike that has ``saturate`` (19
+on) and ``round_mode`` (24 on); and the repros of OpenVINO's own conversion, which ignores both.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import onnx
 import pytest
 from harness import check_node_case, node_case_params, since_opsets
 from onnx import TensorProto, helper
-from test_ops_basic import F8_SPECIAL, F8_TABLE
+from test_ops_basic import E8M0_INPUT, E8M0_TABLE, F8_SPECIAL, F8_TABLE
 
 import ovpool
 from ovpool.ov.from_onnx import ir_files
@@ -84,6 +84,53 @@ def test_cast_like_to_float8_follows_the_table(opset: int, name: str, saturate: 
         _assert_table(got, name, 1 if saturate is None else saturate)
 
 
+E8M0_OPSETS = [opset for opset in since_opsets("Cast", highest=25) if opset >= 24]
+# More of the schema's rules, worked out by hand: 3 lies halfway between 2 and 4 (nearest: ties
+# up), 2.5 below it; -1.5 is taken as 1.5.
+E8M0_MORE = np.array([3.0, 2.5, -1.5, 0.5], np.float32)
+E8M0_MORE_TABLE = {"up": [4, 4, 2, 0.5], "down": [2, 2, 1, 0.5], "nearest": [4, 2, 2, 0.5]}
+
+
+def _e8m0_model(op: str, opset: int, size: int, attrs: dict[str, Any]) -> onnx.ModelProto:
+    model = _cast_model(op, opset, "FLOAT8E8M0", np.float32, None)
+    cast = model.graph.node[-1]
+    cast.attribute.extend(helper.make_attribute(k, v) for k, v in attrs.items())
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = size
+    model.graph.output[0].type.tensor_type.shape.dim[0].dim_value = size
+    return model
+
+
+@pytest.mark.parametrize("op", ["Cast", "CastLike"])
+@pytest.mark.parametrize("opset", E8M0_OPSETS)
+@pytest.mark.parametrize(("round_mode", "saturate"), sorted(E8M0_TABLE))
+def test_cast_to_float8e8m0_follows_the_schema(op: str, opset: int, round_mode: str, saturate: int, tmp_path: Path) -> None:
+    attrs = {"round_mode": round_mode, "saturate": saturate}
+    model = _e8m0_model(op, opset, E8M0_INPUT.size, attrs)
+    for got in _both(model, E8M0_INPUT, tmp_path):
+        np.testing.assert_array_equal(got.astype(np.float64), np.array(E8M0_TABLE[(round_mode, saturate)], np.float64))
+    if saturate:
+        model = _e8m0_model(op, opset, E8M0_MORE.size, attrs)
+        for got in _both(model, E8M0_MORE, tmp_path):
+            np.testing.assert_array_equal(got, np.array(E8M0_MORE_TABLE[round_mode], np.float32))
+
+
+def test_stock_openvino_ignores_round_mode() -> None:
+    """The repro: OpenVINO's own conversion of Cast-24 to FLOAT8E8M0 (round_mode='up') gives 1 for
+    1.1 (ONNX: 2) and 2 for 3 (ONNX: 4)."""
+    import openvino as ov
+
+    from ovpool.runtime.policy import _raw_value, compile_config
+
+    model = _e8m0_model("Cast", 24, 2, {})
+    core = ov.Core()
+    compiled = core.compile_model(
+        ov.convert_model(io.BytesIO(model.SerializeToString())), "CPU", compile_config("f32", cache=False)
+    )
+    request = compiled.create_infer_request()
+    request.infer({"x": np.array([1.1, 3.0], np.float32)})
+    np.testing.assert_array_equal(_raw_value(request.get_output_tensor(0), "float8_e8m0fnu").astype(np.float32), [1.0, 2.0])
+
+
 def test_stock_openvino_ignores_saturate() -> None:
     """The repro: OpenVINO's own conversion of Cast-19 to FLOAT8E4M3FN (saturate=1) gives NaN for
     +inf and 1e6 (ONNX: 448), and to FLOAT8E5M2 +inf (ONNX: 57344). When an OpenVINO release
@@ -115,7 +162,7 @@ def _on_cpu(model: onnx.ModelProto, feeds: Any) -> list[np.ndarray]:
 FLOAT8_CASES = [
     p
     for p in node_case_params(["Cast", "CastLike"])
-    if any(p.id.endswith(f"_to_{name}") or p.id.endswith(f"_to_{name}_expanded") for name in FLOAT8)
+    if any(p.id.endswith(f"_to_{name}") or p.id.endswith(f"_to_{name}_expanded") for name in (*FLOAT8, "FLOAT8E8M0"))
 ]
 
 
