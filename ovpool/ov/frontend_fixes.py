@@ -720,8 +720,8 @@ DEFECTS: tuple[Defect, ...] = (
         NEWEST,
         "is_causal=1 with past_key, new keys not as many as the queries (static dims)",
         rewrites.causal_past_offset,
-        "aligns the causal mask to the past keys, not to the end of all keys as ONNX does (query i sees keys up to "
-        "i + 12, not i + 14, for 4 queries, 12 past and 6 new keys)",
+        "aligns the causal mask to the end of all keys, where ONNX offsets it by the past keys (query i sees keys "
+        "up to i + 14, not i + 12, for 4 queries, 12 past and 6 new keys)",
         None,
         None,
     ),

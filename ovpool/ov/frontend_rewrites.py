@@ -313,9 +313,9 @@ def attention_window(node: NodeProto, since: int, facts: Facts) -> str | None:
 
 def causal_past_offset(node: NodeProto, since: int, facts: Facts) -> str | None:
     """Attention with ``is_causal=1`` and ``past_key`` whose new keys are not as many as the
-    queries (static dims: axis 2 of 4-D Q and K, axis 1 of 3-D ones). ONNX aligns the causal mask
-    to the end of the keys (query i sees keys up to i + past + new - queries), OpenVINO to the
-    past (up to i + past): the same only when new keys and queries are as many."""
+    queries (static dims: axis 2 of 4-D Q and K, axis 1 of 3-D ones). ONNX offsets the causal mask
+    by the past keys (query i sees keys up to i + past), OpenVINO aligns it to the end of all keys
+    (up to i + past + new - queries): the same only when new keys and queries are as many."""
     if not int(node_attr(node, "is_causal", 0)) or len(node.input) < 5 or not node.input[4]:
         return None
     q, k = (static_dims(name, facts) for name in node.input[:2])

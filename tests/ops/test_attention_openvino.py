@@ -6,8 +6,9 @@ body as plain ops), and the two defects behind the wrong ones:
   body's Equal(max, -inf) misses a fully masked row and gives NaN where ONNX gives 0. ovpool keeps
   the infinity (``value_fixes.infinity_kept``), tested here at every since-version from opset 11
   against onnxruntime;
-* Attention-25's local window, and is_causal with past keys when the new keys are not as many as
-  the queries: OpenVINO computes another attention; refused by name.
+* Attention-25's local window (ignored), and is_causal with past keys when the new keys are not
+  as many as the queries (OpenVINO aligns the causal mask to the end of all keys, the schema
+  offsets it by the past keys: the case's expected data follow the schema): refused by name.
 
 Each with the repro of stock OpenVINO's own conversion, which must keep failing.
 """
@@ -117,7 +118,8 @@ def test_onnx_attention_cases_on_openvino(case: Any, tmp_path: Path) -> None:
 )
 def test_stock_openvino_computes_another_attention(name: str) -> None:
     """The repros: OpenVINO's own conversion gives other values than the case expects (a local
-    window ignored: 0.429 where ONNX gives 0.539; the causal mask aligned to the past keys)."""
+    window ignored: 0.429 where ONNX gives 0.539; the causal mask aligned to the end of all keys,
+    not offset by the past keys as the schema says)."""
     from harness import onnx_node_cases
     from onnx import numpy_helper
 
