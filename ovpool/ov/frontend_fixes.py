@@ -711,8 +711,9 @@ DEFECTS: tuple[Defect, ...] = (
         rewrites.attention_window,
         "ignores the window: every key the mask and is_causal allow is attended (test_attention_local_window: "
         "0.429 where ONNX gives 0.539)",
-        None,
-        None,
+        "the window and causal frontier as a boolean mask (p - left <= j <= p + right, j <= p with is_causal, p the "
+        "query's absolute position) composed into attn_mask, the node without them",
+        rewrites.bounds_as_mask,
     ),
     Defect(
         "Attention",
@@ -722,8 +723,8 @@ DEFECTS: tuple[Defect, ...] = (
         rewrites.causal_past_offset,
         "aligns the causal mask to the end of all keys, where ONNX offsets it by the past keys (query i sees keys "
         "up to i + 14, not i + 12, for 4 queries, 12 past and 6 new keys)",
-        None,
-        None,
+        "the causal frontier as a boolean mask (j <= i + past) composed into attn_mask, is_causal=0",
+        rewrites.bounds_as_mask,
     ),
     *(
         Defect(

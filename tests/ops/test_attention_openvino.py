@@ -6,9 +6,10 @@ body as plain ops), and the two defects behind the wrong ones:
   body's Equal(max, -inf) misses a fully masked row and gives NaN where ONNX gives 0. ovpool keeps
   the infinity (``value_fixes.infinity_kept``), tested here at every since-version from opset 11
   against onnxruntime;
-* Attention-25's local window (ignored), and is_causal with past keys when the new keys are not
-  as many as the queries (OpenVINO aligns the causal mask to the end of all keys, the schema
-  offsets it by the past keys: the case's expected data follow the schema): refused by name.
+* Attention-25's local window (OpenVINO ignores it), and is_causal with past keys when the new
+  keys are not as many as the queries (OpenVINO aligns the causal mask to the end of all keys,
+  the schema offsets it by the past keys: the case's expected data and onnxruntime follow the
+  schema): ovpool composes them into ``attn_mask`` (``frontend_rewrites.bounds_as_mask``).
 
 Each with the repro of stock OpenVINO's own conversion, which must keep failing.
 """
@@ -84,24 +85,13 @@ def _ir_on_numpy(model: onnx.ModelProto, feeds: Any, folder: Path) -> list[np.nd
     return [got[o.name] for o in model.graph.output]
 
 
-# The cases ovpool refuses by name, and what the refusal says.
-WINDOW = r"^test_attention(_3d)?_(local|bidirectional)_window(?!_default)"
-CAUSAL_PAST = r"^test_attention_4d_with_past_and_present_qk_matmul_bias_[34]d_mask_causal$"
-REFUSALS = {
-    WINDOW: r"\(Attention-25\): left_window_size=",
-    CAUSAL_PAST: r"\(Attention-23\): is_causal=1 with past_key, 6 new keys for 4 queries",
-}
-# Fully masked rows: the function body's ReduceMax of -inf rows (NaN before the fix); IR-on-numpy too.
-FULLY_MASKED = r"(nan_robustness|fullymasked|structural_empty|gqa_rank4_mask)_expanded$"
+# Fully masked rows (the function body's ReduceMax of -inf rows: NaN before the fix), windows and
+# causal frontiers with past keys (the mask ovpool composes): on IR-on-numpy too.
+ON_NUMPY = r"(nan_robustness|fullymasked|structural_empty|gqa_rank4_mask)_expanded$|window|_mask_causal$"
 
 
 @pytest.mark.parametrize("case", [p for p in node_case_params(["Attention"]) if not re.search(r"flex|linear", p.id)])
 def test_onnx_attention_cases_on_openvino(case: Any, tmp_path: Path) -> None:
-    refusal = next((text for pattern, text in REFUSALS.items() if re.search(pattern, case.name)), None)
-    if refusal is not None and "_expanded" not in case.name:
-        with pytest.raises(UnsupportedError, match=refusal):
-            ovpool.convert_model(case.model)
-        return
     # bfloat16, float16: OpenVINO CPU at f32 rounds once, the expected data at each step (a step apart)
     elem = case.model.graph.input[0].type.tensor_type.elem_type
     tolerance = {
@@ -109,8 +99,37 @@ def test_onnx_attention_cases_on_openvino(case: Any, tmp_path: Path) -> None:
         onnx.TensorProto.FLOAT16: {"rtol": 1e-3, "atol": 1e-3},
     }.get(elem, {"rtol": 1e-4, "atol": 1e-5})
     check_node_case(case, run=_on_cpu, **tolerance)
-    if re.search(FULLY_MASKED, case.name):
+    if re.search(ON_NUMPY, case.name):
         check_node_case(case, run=lambda model, feeds: _ir_on_numpy(model, feeds, tmp_path), **tolerance)
+
+
+@pytest.mark.parametrize("opset", since_opsets("Attention", highest=25))
+@pytest.mark.parametrize(("queries", "new_keys"), [(4, 6), (4, 2), (3, 3)])
+def test_causal_attention_with_past_keys(opset: int, queries: int, new_keys: int) -> None:
+    """is_causal=1 with 5 past keys: query i sees keys up to i + 5 (the schema's offset), whatever
+    the number of new keys; against onnxruntime, which follows the schema."""
+    rng = np.random.default_rng(opset + queries + new_keys)
+    q = rng.standard_normal((1, 2, queries, 4)).astype(np.float32)
+    k, v = (rng.standard_normal((1, 2, new_keys, 4)).astype(np.float32) for _ in range(2))
+    past_k, past_v = (rng.standard_normal((1, 2, 5, 4)).astype(np.float32) for _ in range(2))
+    inputs: list[Any] = [q, k, v, None, past_k, past_v]
+    model = make_model("Attention", opset, inputs, {"is_causal": 1}, n_outputs=3)
+    feeds = feeds_of(model, inputs)
+    case, outcome, stage, detail = outcome_of(model, feeds, run_ort(model, feeds), rtol=1e-5, atol=1e-5)
+    assert outcome == "agrees", f"{case.describe()}: {stage}: {detail}"
+
+
+def test_a_window_beside_a_shorter_mask_is_refused_by_name() -> None:
+    """nonpad_kv_seqlen lets attn_mask be shorter than the keys: ovpool cannot compose the window."""
+    from harness import onnx_node_cases
+
+    (case,) = [c for c in onnx_node_cases(["Attention"]) if c.name == "test_attention_local_window_ext_cache_rank2_mask"]
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)
+    mask = next(i for i in model.graph.input if i.name == model.graph.node[0].input[3])
+    mask.type.tensor_type.shape.dim[-1].dim_value -= 1
+    with pytest.raises(UnsupportedError, match=r"\(Attention-25\): left_window_size=2: .* as long as the keys"):
+        ovpool.convert_model(model)
 
 
 @pytest.mark.parametrize(
