@@ -233,11 +233,11 @@ def model_inputs(
     ``--seed``), once the run of ``sessions`` on them is within the memory budget, or loaded from
     files and checked against them."""
     from ovpool.runtime.policy import budget_checks
-    from ovpool.runtime.tensors import check_inputs, load_inputs, parse_shapes, random_inputs
+    from ovpool.runtime.tensors import check_inputs, load_inputs, parse_shapes, random_inputs, typed_inputs
 
     if random:
         return random_inputs(label, decls, parse_shapes(shapes), seed, budget_checks(*sessions))
-    arrays = load_inputs(inputs, input_files)
+    arrays = typed_inputs(decls, load_inputs(inputs, input_files))
     check_inputs(label, decls, arrays)
     return arrays
 

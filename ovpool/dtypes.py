@@ -66,10 +66,11 @@ DML_NAMES: tuple[str, ...] = tuple(row.name for row in TABLE if row.dml)
 @dataclass(frozen=True)
 class NarrowType:
     """An element type numpy has no type of its own for, held as ml_dtypes' type of the same
-    ``name`` (what onnx's numpy helpers give for it): the 4-bit integers and the 8-bit floats of
-    quantized models. Only the IR executor meets them, in weights (``Const``) and ``Convert``; an IR's
-    ``.bin`` holds ``bits``-wide elements packed into bytes, the first in the low bits ([1, 2, 3]
-    as ``u4`` is the bytes 0x21 0x03)."""
+    ``name`` (what onnx's numpy helpers give for it, one element a byte): the 4-bit integers and
+    floats and the 8-bit floats of quantized models. The IR executor meets them in weights
+    (``Const``) and ``Convert``, ``ovpool run`` on OpenVINO as inputs and outputs. An IR's ``.bin``
+    and an OpenVINO tensor hold ``bits``-wide elements packed into bytes, the first in the low bits
+    ([1, 2, 3] as ``u4`` is the bytes 0x21 0x03: :func:`pack_narrow`)."""
 
     name: str
     onnx: int
@@ -82,7 +83,14 @@ NARROW: tuple[NarrowType, ...] = (
     NarrowType("uint4", 21, 4, "u4"),
     NarrowType("float8_e4m3fn", 17, 8, "f8e4m3"),
     NarrowType("float8_e5m2", 19, 8, "f8e5m2"),
+    NarrowType("float4_e2m1fn", 23, 4, "f4e2m1"),
+    NarrowType("float8_e8m0fnu", 24, 8, "f8e8m0"),
 )
+_NARROW_BY_NAME = {row.name: row for row in NARROW}
+_NARROW_BY_ONNX = {row.onnx: row for row in NARROW}
+# The types numpy holds as ml_dtypes' (numpy kind "V", or "f" for float8_e5m2): OpenVINO's Python
+# layer takes none of them as a numpy dtype; their values cross to it as raw bits.
+ML_DTYPES: frozenset[str] = frozenset({"bfloat16", *_NARROW_BY_NAME})
 _NARROW_BY_IR_TYPE = {row.ir_type: row for row in NARROW}
 
 
@@ -95,8 +103,9 @@ def row(name: str) -> ElementType:
 
 
 def itemsize(name: str) -> int:
-    """Bytes per element: "float16" -> 2, "bool" -> 1."""
-    return row(name).itemsize
+    """Bytes per element as numpy holds it: "float16" -> 2, "bool" -> 1, "uint4" -> 1 (one
+    element a byte, though an IR packs two)."""
+    return 1 if name in _NARROW_BY_NAME else row(name).itemsize
 
 
 def from_onnx(elem_type: int) -> str:
@@ -105,6 +114,19 @@ def from_onnx(elem_type: int) -> str:
     if found is None:
         raise UnsupportedError(f"ONNX element type {elem_type} ({_onnx_type_name(elem_type)}) has no numpy form ovpool handles")
     return found.name
+
+
+def any_from_onnx(elem_type: int) -> str:
+    """ONNX element type -> dtype name, narrow types too: 1 (FLOAT) -> "float32", 21 (UINT4) ->
+    "uint4". A type neither numpy nor OpenVINO holds (STRING, FLOAT8E4M3FNUZ) is an
+    ``UnsupportedError`` naming it."""
+    narrow = _NARROW_BY_ONNX.get(elem_type)
+    return narrow.name if narrow is not None else from_onnx(elem_type)
+
+
+def narrow_row(name: str) -> NarrowType | None:
+    """The row of a narrow type's name ("uint4" -> 4 bits, ``u4``); None for a wide one."""
+    return _NARROW_BY_NAME.get(name)
 
 
 def to_onnx(name: str) -> int:
@@ -148,6 +170,47 @@ def narrow_np_dtype(row: NarrowType) -> np.dtype:
     return np.dtype(helper.tensor_dtype_to_np_dtype(row.onnx))
 
 
+def any_from_ir_type(element_type: str) -> str | None:
+    """IR ``element_type`` -> dtype name, narrow types too ("u4" -> "uint4", "f32" -> "float32");
+    None if unknown."""
+    narrow = narrow_from_ir_type(element_type)
+    return narrow.name if narrow is not None else from_ir_type(element_type)
+
+
+def any_from_ov_type(element_type: Any) -> str | None:
+    """``openvino.Type`` -> dtype name, narrow types too (``Type.u4`` -> "uint4"); None if unknown."""
+    return any_from_ir_type(element_type.get_type_name())
+
+
+def pack_narrow(values: np.ndarray) -> np.ndarray:
+    """The bytes of a narrow-typed array as OpenVINO holds them (uint8): 8-bit elements one a
+    byte, 4-bit ones two a byte, the first in the low nibble (uint4 [1, 2, 3] -> [0x21, 0x03])."""
+    import numpy as np
+
+    raw = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    if _NARROW_BY_NAME[values.dtype.name].bits == 8:
+        return raw
+    nibbles = raw & 0x0F
+    if nibbles.size % 2:
+        nibbles = np.append(nibbles, np.uint8(0))
+    return (nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8)
+
+
+def unpack_narrow(raw: np.ndarray, count: int, dtype: np.dtype) -> np.ndarray:
+    """``count`` elements of the narrow ``dtype`` (ml_dtypes') from ``raw`` bytes packed as
+    :func:`pack_narrow` packs them: the byte 0xF1 holds 1 then 15 as uint4, 1 then -1 as int4,
+    0.5 then -6.0 as float4_e2m1fn (flat; reshape it)."""
+    import numpy as np
+
+    raw = np.ascontiguousarray(raw).reshape(-1).view(np.uint8)
+    if _NARROW_BY_NAME[dtype.name].bits == 8:
+        return raw[:count].copy().view(dtype)
+    pairs = np.empty((raw.size, 2), np.uint8)
+    pairs[:, 0] = raw & 0x0F
+    pairs[:, 1] = raw >> 4
+    return pairs.reshape(-1)[:count].copy().view(dtype)
+
+
 def ir_precision(name: str) -> str:
     """dtype name -> IR port precision: "float16" -> "FP16"."""
     return row(name).ir_precision
@@ -159,10 +222,10 @@ def ir_type(name: str) -> str:
 
 
 def ov_type(name: str) -> Any:
-    """dtype name -> ``openvino.Type`` ("int64" -> ``Type.i64``); imports OpenVINO."""
+    """dtype name -> ``openvino.Type`` ("int64" -> ``Type.i64``, "uint4" -> ``Type.u4``); imports OpenVINO."""
     import openvino
 
-    return getattr(openvino.Type, ir_type(name))
+    return getattr(openvino.Type, any_ir_type(name))
 
 
 def from_ov_type(element_type: Any) -> str | None:
@@ -192,10 +255,13 @@ def unpack(name: str, data: bytes) -> tuple[float, ...] | None:
 
 
 def np_dtype(name: str) -> np.dtype:
-    """numpy dtype for a dtype name; "bfloat16" is the type onnx's numpy helpers use (ml_dtypes',
-    which numpy itself does not know by name)."""
+    """numpy dtype for a dtype name; "bfloat16" and the narrow types ("uint4") are the types onnx's
+    numpy helpers use (ml_dtypes', which numpy itself does not know by name)."""
     import numpy as np
 
+    narrow = _NARROW_BY_NAME.get(name)
+    if narrow is not None:
+        return narrow_np_dtype(narrow)
     if name == "bfloat16":
         from onnx import helper
 

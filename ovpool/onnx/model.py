@@ -399,10 +399,10 @@ class ValueTypes(Mapping[str, tuple[str | None, tuple[int | None, ...] | None]])
 
 
 def _dtype(tensor: str, elem_type: int) -> str:
-    """``dtypes.from_onnx``, its refusal naming the tensor (``tensor 'x': ONNX element type 14
-    (COMPLEX64) has no numpy form ovpool handles``)."""
+    """``dtypes.any_from_onnx`` (narrow types too: UINT4 -> "uint4"), its refusal naming the tensor
+    (``tensor 'x': ONNX element type 14 (COMPLEX64) has no numpy form ovpool handles``)."""
     try:
-        return dtypes.from_onnx(elem_type)
+        return dtypes.any_from_onnx(elem_type)
     except UnsupportedError as exc:
         raise UnsupportedError(f"tensor '{tensor}': {exc}") from None
 

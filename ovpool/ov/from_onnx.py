@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from onnx import ModelProto, NodeProto, helper
 
-from ovpool import shape
+from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.files import OutputError, Unwritten
 from ovpool.names import FreshNames
@@ -398,7 +398,8 @@ def _restore_empty_inputs(ov_model: openvino.Model, proto: ModelProto, names: Se
         if name in present or 0 not in dims or -1 in dims or not tensor_type.HasField("shape"):
             continue
         dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
-        parameter = opset1.parameter(PartialShape(dims), Type(dtype), name=name)
+        element = dtypes.ov_type(dtype.name) if dtype.name in dtypes.ML_DTYPES else Type(dtype)
+        parameter = opset1.parameter(PartialShape(dims), element, name=name)
         parameter.output(0).set_names({name})
         restored.append(parameter)
     if not restored:

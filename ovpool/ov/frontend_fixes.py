@@ -697,11 +697,34 @@ DEFECTS: tuple[Defect, ...] = (
         "Einsum",
         12,
         NEWEST,
-        "a repeated index in one operand (trace 'ii', diagonal)",
+        "a repeated index in one operand, the output implicit (trace 'ii', '...ii')",
         rewrites.repeated_index,
         "writes an Einsum its CPU plugin does not compile ('Input order must have shape [n]')",
-        None,
-        None,
+        "the equation with its output written out ('ii' -> 'ii->', '...ii' -> '...ii->...')",
+        rewrites.explicit_output,
+    ),
+    Defect(
+        "Attention",
+        25,
+        NEWEST,
+        "a local window (left_window_size or right_window_size of 0 or more)",
+        rewrites.attention_window,
+        "ignores the window: every key the mask and is_causal allow is attended (test_attention_local_window: "
+        "0.429 where ONNX gives 0.539)",
+        "the window and causal frontier as a boolean mask (p - left <= j <= p + right, j <= p with is_causal, p the "
+        "query's absolute position) composed into attn_mask, the node without them",
+        rewrites.bounds_as_mask,
+    ),
+    Defect(
+        "Attention",
+        23,
+        NEWEST,
+        "is_causal=1 with past_key, new keys not as many as the queries (static dims)",
+        rewrites.causal_past_offset,
+        "aligns the causal mask to the end of all keys, where ONNX offsets it by the past keys (query i sees keys "
+        "up to i + 14, not i + 12, for 4 queries, 12 past and 6 new keys)",
+        "the causal frontier as a boolean mask (j <= i + past) composed into attn_mask, is_causal=0",
+        rewrites.bounds_as_mask,
     ),
     *(
         Defect(
@@ -799,6 +822,36 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type, first in (("Cast", 6), ("CastLike", 15))
     ),
+    *(
+        Defect(
+            op_type,
+            19,
+            NEWEST,
+            "a float input to FLOAT8E4M3FN or FLOAT8E5M2, saturate=1 (the default)",
+            values.float8_saturation,
+            "its Convert ignores saturate: NaN (E4M3FN) or +-inf (E5M2) beyond the largest finite value and for "
+            "+-inf, where ONNX gives +-448 (+-57344)",
+            "Where(IsNaN(x), x, Clip(x, -largest, largest)) cast",
+            values.clipped_to_float8,
+        )
+        for op_type in ("Cast", "CastLike")
+    ),
+    *(
+        Defect(
+            op_type,
+            24,
+            NEWEST,
+            "a float input to FLOAT8E8M0",
+            values.float8e8m0_rounding,
+            "its Convert ignores round_mode and saturate: it rounds to the nearest power of two, ties down "
+            "(1.1 -> 1 and 3 -> 2 where round_mode='up' gives 2 and 4), 0 -> 2^-127 and inf -> 2^127 without "
+            "saturate, negative values -> 2^-127",
+            "the power of two round_mode picks computed in float32 by comparisons, clipped (saturate=1) or NaN "
+            "outside [2^-127, 2^127], then cast",
+            values.powers_of_two,
+        )
+        for op_type in ("Cast", "CastLike")
+    ),
     Defect(
         "TopK",
         1,
@@ -835,6 +888,20 @@ DEFECTS: tuple[Defect, ...] = (
             ("ReduceMax", "-FLT_MAX or INT32_MIN", "-inf or the type's minimum"),
             ("ReduceMin", "FLT_MAX or INT32_MAX", "inf or the type's maximum"),
         )
+    ),
+    *(
+        Defect(
+            op_type,
+            1,
+            NEWEST,
+            f"float input, a reduced row of {infinity} only (opset 11+)",
+            values.infinite_rows,
+            f"its CPU plugin gives {cpu} for a row [{infinity}, {infinity}] (ONNX: {infinity}; Attention's function "
+            "body then gives NaN for a fully masked row where ONNX gives 0)",
+            f"Where(the same reduction of IsInf(x) is all true, {infinity}, the reduction)",
+            values.infinity_kept,
+        )
+        for op_type, infinity, cpu in (("ReduceMax", "-inf", "-FLT_MAX"), ("ReduceMin", "+inf", "FLT_MAX"))
     ),
     Defect(
         "Flatten",

@@ -282,13 +282,118 @@ def top_nothing(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | 
 
 
 def repeated_index(node: NodeProto, since: int, facts: Facts) -> str | None:
-    """An Einsum operand that names one index twice (trace 'ii', diagonal 'ii->i')."""
+    """An Einsum without ``->`` (its output implicit) whose operand names one index twice (trace
+    'ii', '...ii'). The explicit forms ('ii->', '...ii->...i') OpenVINO CPU computes right."""
     equation = str(node_attr(node, "equation", "")).replace(" ", "")
-    for term in equation.split("->")[0].split(","):
+    if "->" in equation:
+        return None
+    for term in equation.split(","):
         letters = term.replace("...", "")
         if len(set(letters)) < len(letters):
-            return f"equation '{equation}': a repeated index in the operand '{term}'"
+            return f"equation '{equation}': a repeated index in the operand '{term}', the output implicit"
     return None
+
+
+def explicit_output(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The Einsum with its implicit output written out, as the schema defines it: the indices that
+    appear exactly once, in increasing ASCII order (upper case first), after the ellipsis when
+    there is one: 'ii' -> 'ii->', 'Bii,j' -> 'Bii,j->Bj', '...ii' -> '...ii->...'."""
+    equation = str(node_attr(node, "equation", "")).replace(" ", "")
+    letters = equation.replace("...", "").replace(",", "")
+    once = sorted(letter for letter in set(letters) if letters.count(letter) == 1)
+    output = ("..." if "..." in equation else "") + "".join(once)
+    copy = helper.make_node("Einsum", list(node.input), list(node.output), name=node.name, equation=f"{equation}->{output}")
+    return [copy]
+
+
+def attention_window(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Attention-25's local window: ``left_window_size`` or ``right_window_size`` of 0 or more
+    (-1, the default, is no window)."""
+    sizes = {name: int(node_attr(node, name, -1)) for name in ("left_window_size", "right_window_size")}
+    given = [f"{name}={size}" for name, size in sizes.items() if size >= 0]
+    return ", ".join(given) if given else None
+
+
+def bounds_as_mask(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """Attention's window (Attention-25) and causal frontier as a boolean mask composed into
+    ``attn_mask``, the node then without ``left_window_size``/``right_window_size`` and with
+    ``is_causal=0``: query i at absolute position p = offset + i (offset: the past keys, or
+    ``nonpad_kv_seqlen`` - queries per batch, else 0) attends key j iff p - left <= j <= p + right
+    and, with is_causal, j <= p (the schema's rules; left=2, right=0: keys p-2..p). A boolean
+    ``attn_mask`` is And-ed with it, a float one set to -inf outside it. With ``nonpad_kv_seqlen``
+    an ``attn_mask`` shorter than the keys (or of unknown length) is refused."""
+    inputs = list(node.input) + [""] * (7 - len(node.input))
+    mask, past, nonpad = inputs[3], inputs[4], inputs[6]
+    if nonpad and mask:
+        mask_dims, key_dims = static_dims(mask, facts), static_dims(inputs[1], facts)
+        if mask_dims is None or key_dims is None or len(key_dims) < 2 or mask_dims[-1] != key_dims[-2]:
+            return "an attn_mask as long as the keys beside nonpad_kv_seqlen (static dims; it may be shorter)"
+    nodes = NodeBuilder(node, facts)
+    i64 = onnx.TensorProto.INT64
+
+    def scalar(value: int, part: str) -> str:
+        return nodes.constant(np.array(value, np.int64), part)
+
+    second_last = scalar(-2, "seq_axis")
+    queries = nodes.add("Gather", [nodes.add("Shape", [inputs[0]], "q_shape"), second_last], "queries", axis=0)
+    keys = nodes.add("Gather", [nodes.add("Shape", [inputs[1]], "k_shape"), second_last], "new_keys", axis=0)
+    zero, one = scalar(0, "zero"), scalar(1, "one")
+    if past:
+        offset = nodes.add("Gather", [nodes.add("Shape", [past], "past_shape"), second_last], "past_keys", axis=0)
+        total = nodes.add("Add", [offset, keys], "keys")
+    else:
+        total = keys
+        offset = zero
+        if nonpad:
+            valid = nodes.add("Cast", [nonpad], "valid", to=i64)
+            per_batch = nodes.add("Sub", [valid, queries], "offsets")
+            offset = nodes.add("Unsqueeze", [per_batch, nodes.constant(np.array([1, 2, 3], np.int64), "batch_axes")], "offset")
+    rows = nodes.add(
+        "Unsqueeze",
+        [nodes.add("Range", [zero, queries, one], "rows"), nodes.constant(np.array([1], np.int64), "row_axis")],
+        "row",
+    )
+    position = nodes.add("Add", [rows, offset], "position")
+    columns = nodes.add("Range", [zero, total, one], "columns")
+    bounds = []
+    left, right = int(node_attr(node, "left_window_size", -1)), int(node_attr(node, "right_window_size", -1))
+    if left >= 0:
+        first = nodes.add("Sub", [position, scalar(left, "left")], "first")
+        bounds.append(nodes.add("GreaterOrEqual", [columns, first], "after_first"))
+    if right >= 0:
+        last = nodes.add("Add", [position, scalar(right, "right")], "last")
+        bounds.append(nodes.add("LessOrEqual", [columns, last], "before_last"))
+    if int(node_attr(node, "is_causal", 0)):
+        bounds.append(nodes.add("LessOrEqual", [columns, position], "causal"))
+    window = bounds[0] if len(bounds) == 1 else nodes.add("And", bounds, "window")
+    if mask:
+        dtype = tensor_dtype(mask, facts)
+        if dtype is None:
+            return "an attn_mask of known type"
+        if dtype == np.bool_:
+            window = nodes.add("And", [mask, window], "mask")
+        else:
+            window = nodes.add("Where", [window, mask, nodes.constant(np.array(-np.inf, dtype), "minus_inf")], "mask")
+    inputs[3] = window
+    while inputs and not inputs[-1]:
+        inputs.pop()
+    attention = helper.make_node("Attention", inputs, list(node.output), name=node.name)
+    attention.attribute.extend(a for a in node.attribute if a.name not in ("left_window_size", "right_window_size", "is_causal"))
+    return [*nodes.nodes, attention]
+
+
+def causal_past_offset(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Attention with ``is_causal=1`` and ``past_key`` whose new keys are not as many as the
+    queries (static dims: axis 2 of 4-D Q and K, axis 1 of 3-D ones). ONNX offsets the causal mask
+    by the past keys (query i sees keys up to i + past), OpenVINO aligns it to the end of all keys
+    (up to i + past + new - queries): the same only when new keys and queries are as many."""
+    if not int(node_attr(node, "is_causal", 0)) or len(node.input) < 5 or not node.input[4]:
+        return None
+    q, k = (static_dims(name, facts) for name in node.input[:2])
+    if q is None or k is None or len(q) not in (3, 4) or len(q) != len(k):
+        return None
+    axis = len(q) - 2
+    return f"is_causal=1 with past_key, {k[axis]} new keys for {q[axis]} queries" if q[axis] != k[axis] else None
 
 
 def to_string(node: NodeProto, since: int, facts: Facts) -> str | None:

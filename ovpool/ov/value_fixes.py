@@ -112,6 +112,125 @@ def not_equal_zero(node: NodeProto, since: int, facts: Facts) -> list[NodeProto]
     return [*nodes.nodes, helper.make_node("Not", [zero], list(node.output), name=node.name)]
 
 
+# --- Cast of floats to float 8 with saturate=1 ----------------------------------------------------
+
+
+def _cast_target(node: NodeProto, facts: Facts) -> np.dtype | None:
+    """The dtype a Cast (its ``to``) or CastLike (its second input's type) gives; None if unknown."""
+    if node.op_type == "CastLike":
+        return tensor_dtype(node.input[1], facts) if len(node.input) > 1 else None
+    to = int(node_attr(node, "to", 0))
+    return np.dtype(helper.tensor_dtype_to_np_dtype(to)) if to else None
+
+
+# The float 8 types OpenVINO has whose Convert ignores ``saturate``: Convert gives NaN (E4M3FN) or
+# +-inf (E5M2) beyond the largest finite value, where the Cast schema's table (saturate=1) gives it.
+_SATURATED = ("float8_e4m3fn", "float8_e5m2")
+
+
+def float8_saturation(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Cast (CastLike) of a float input to FLOAT8E4M3FN or FLOAT8E5M2 with saturate=1 (the default)."""
+    if not int(node_attr(node, "saturate", 1)):
+        return None
+    target = _cast_target(node, facts)
+    if target is None or target.name not in _SATURATED:
+        return None
+    dtype = tensor_dtype(node.input[0], facts)
+    if dtype is None or not (dtype.kind == "f" or dtype.name == "bfloat16"):
+        return None
+    return f"{dtype.name} to {target.name}, saturate=1"
+
+
+def clipped_to_float8(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The cast of ``Where(IsNaN(x), x, Clip(x, -max, max))``, ``max`` the target's largest finite
+    value (448 for E4M3FN, 57344 for E5M2): +-inf and 1e6 become +-448 as the schema's table says,
+    NaN stays NaN (OpenVINO CPU's Clamp makes NaN the lower bound, -448)."""
+    import ml_dtypes
+
+    dtype, target = tensor_dtype(node.input[0], facts), _cast_target(node, facts)
+    assert dtype is not None and target is not None  # float8_saturation's condition
+    largest = float(ml_dtypes.finfo(target).max)
+    nodes = NodeBuilder(node, facts)
+    low = nodes.constant(np.array(-largest, dtype), "lowest")
+    high = nodes.constant(np.array(largest, dtype), "largest")
+    clipped = nodes.add("Clip", [node.input[0], low, high], "clipped")
+    nan = nodes.add("IsNaN", [node.input[0]], "is_nan")
+    kept = nodes.add("Where", [nan, node.input[0], clipped], "saturated")
+    cast = helper.make_node(node.op_type, [kept, *node.input[1:]], list(node.output), name=node.name)
+    cast.attribute.extend(node.attribute)
+    return [*nodes.nodes, cast]
+
+
+# --- Cast of floats to FLOAT8E8M0: round_mode and saturate ------------------------------------------
+
+
+def float8e8m0_rounding(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """Cast (CastLike) of a float input to FLOAT8E8M0 (Cast-24+)."""
+    target = _cast_target(node, facts)
+    dtype = tensor_dtype(node.input[0], facts) if target is not None and target.name == "float8_e8m0fnu" else None
+    if dtype is None or not (dtype.kind == "f" or dtype.name == "bfloat16"):
+        return None
+    mode = node_attr(node, "round_mode", "up")
+    return f"{dtype.name} to FLOAT8E8M0, round_mode='{mode.decode() if isinstance(mode, bytes) else mode}'"
+
+
+def powers_of_two(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """The power of two the Cast schema's ``round_mode`` picks, in float32, then cast (exact):
+    ``f``, the largest power of two <= |x| (from OpenVINO's Convert of |x| clipped to
+    [2^-127, 2^127], one step either way, corrected by comparison), then ``up`` 2f unless |x| = f
+    (1.1 -> 2), ``down`` f (1.9 -> 1), ``nearest`` 2f from 1.5 f on (1.5 -> 2, 1.4 -> 1). With
+    saturate=1 the result is clipped to [2^-127, 2^127] (0 -> 2^-127, inf -> 2^127), without it
+    NaN outside; NaN stays NaN. Negative values take their magnitude (the schema leaves them
+    unspecified; ovpool's numpy Cast does so)."""
+    dtype = tensor_dtype(node.input[0], facts)
+    assert dtype is not None  # float8e8m0_rounding's condition
+    if dtype == np.float64:
+        return "a float32, float16 or bfloat16 input (float64 would round to float32 first)"
+    mode = node_attr(node, "round_mode", "up")
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    if mode not in ("up", "down", "nearest"):
+        return f"round_mode 'up', 'down' or 'nearest' (it is '{mode}')"
+    nodes = NodeBuilder(node, facts)
+    f32 = onnx.TensorProto.FLOAT
+
+    def constant(value: float, part: str) -> str:
+        return nodes.constant(np.array(value, np.float32), part)
+
+    low, high, half, two = (
+        constant(2.0**-127, "lowest"),
+        constant(2.0**127, "highest"),
+        constant(0.5, "half"),
+        constant(2.0, "two"),
+    )
+    x = node.input[0] if dtype == np.float32 else nodes.add("Cast", [node.input[0]], "float32", to=f32)
+    size = nodes.add("Abs", [x], "magnitude")
+    inside = nodes.add("Clip", [size, low, high], "inside")
+    estimate = nodes.add("Cast", [nodes.add("Cast", [inside], "estimate8", to=onnx.TensorProto.FLOAT8E8M0)], "estimate", to=f32)
+    above = nodes.add("Greater", [estimate, size], "above")
+    floor = nodes.add("Where", [above, nodes.add("Mul", [estimate, half], "halved"), estimate], "floor_once")
+    doubled = nodes.add("Mul", [floor, two], "doubled")
+    floor = nodes.add("Where", [nodes.add("LessOrEqual", [doubled, size], "below"), doubled, floor], "floor")
+    doubled = nodes.add("Mul", [floor, two], "next")
+    if mode == "down":
+        rounded = floor
+    else:
+        threshold = floor if mode == "up" else nodes.add("Mul", [floor, constant(1.5, "three_halves")], "midpoint")
+        compare = "Less" if mode == "up" else "LessOrEqual"
+        rounded = nodes.add("Where", [nodes.add(compare, [threshold, size], "goes_up"), doubled, floor], "rounded")
+    nan = constant(float("nan"), "nan")
+    if int(node_attr(node, "saturate", 1)):
+        rounded = nodes.add("Min", [nodes.add("Max", [rounded, low], "at_least"), high], "saturated")
+    else:
+        outside = nodes.add(
+            "Or", [nodes.add("Less", [rounded, low], "under"), nodes.add("Greater", [rounded, high], "over")], "out"
+        )
+        rounded = nodes.add("Where", [outside, nan, rounded], "in_range")
+    kept = nodes.add("Where", [nodes.add("IsNaN", [x], "is_nan"), nan, rounded], "result")
+    cast = helper.make_node(node.op_type, [kept, *node.input[1:]], list(node.output), name=node.name)
+    cast.attribute.extend(node.attribute)
+    return [*nodes.nodes, cast]
+
+
 # --- Sum and Mean of float16: one rounding ------------------------------------------------------------
 
 
@@ -208,6 +327,42 @@ def flatten_to_static(node: NodeProto, since: int, facts: Facts) -> list[NodePro
     axis += len(dims) if axis < 0 else 0  # in [-rank, rank]: -1 of [2, 0, 3] is 2
     target = [int(np.prod(dims[:axis], dtype=np.int64)), int(np.prod(dims[axis:], dtype=np.int64))]
     return [_in_domain(node, since, target=target)]
+
+
+# --- ReduceMax, ReduceMin of a row of infinities -----------------------------------------------------
+
+
+def infinite_rows(node: NodeProto, since: int, facts: Facts) -> str | None:
+    """ReduceMax (ReduceMin) of a float input at opset 11 or later (IsInf, float Equal): any
+    reduced row may hold -inf (+inf) alone."""
+    dtype = tensor_dtype(node.input[0], facts) if node.input else None
+    if dtype is None or not (dtype.kind == "f" or dtype.name == "bfloat16") or facts.opset < 11:
+        return None
+    return f"{dtype.name} input, a reduced row of {'-inf' if node.op_type == 'ReduceMax' else '+inf'} only"
+
+
+def infinity_kept(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
+    """``Where(all, -inf, ReduceMax(x))``, ``all`` the same reduction of ``IsInf(x)`` (the negative
+    ones) as 0/1 by ReduceMin: a row [-inf, -inf] gives -inf, not OpenVINO CPU's -FLT_MAX (the
+    fully masked rows of Attention's function body, whose Equal(max, -inf) then misses them and
+    gives NaN where ONNX gives 0). ReduceMin likewise with +inf."""
+    dtype = tensor_dtype(node.input[0], facts)
+    assert dtype is not None  # infinite_rows' condition
+    low = node.op_type == "ReduceMax"
+    nodes = NodeBuilder(node, facts)
+    raw = nodes.facts.names.fresh(f"{nodes.base}/raw")
+    reduction = helper.make_node(node.op_type, list(node.input), [raw], name=nodes.facts.names.fresh(f"{nodes.base}/raw"))
+    reduction.attribute.extend(node.attribute)
+    nodes.nodes.append(reduction)
+    infinite = nodes.add("IsInf", [node.input[0]], "is_inf", detect_negative=int(low), detect_positive=int(not low))
+    ones = nodes.add("Cast", [infinite], "as_float", to=onnx.TensorProto.FLOAT)
+    every = helper.make_node("ReduceMin", [ones, *node.input[1:]], [nodes.facts.names.fresh(f"{nodes.base}/every")])
+    every.name = nodes.facts.names.fresh(f"{nodes.base}/every")
+    every.attribute.extend(node.attribute)
+    nodes.nodes.append(every)
+    flag = nodes.add("Cast", [every.output[0]], "all_infinite", to=onnx.TensorProto.BOOL)
+    value = nodes.constant(np.array(-np.inf if low else np.inf, dtype), "infinity")
+    return [*nodes.nodes, helper.make_node("Where", [flag, value, raw], list(node.output), name=node.name)]
 
 
 # --- Expand to a rank-0 result -------------------------------------------------------------------------

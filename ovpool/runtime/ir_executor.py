@@ -86,7 +86,7 @@ class _Weights:
         if not count:
             return np.zeros(shape, dtype)
         if bits == 4:
-            return _nibbles(raw, count, dtype).reshape(shape)
+            return dtypes.unpack_narrow(raw, count, dtype).reshape(shape)
         return raw.view(dtype).reshape(shape).copy()
 
     def _strings(self, file: str, where: str, layer: Layer) -> np.ndarray:
@@ -133,18 +133,6 @@ def _placement(file: str, where: str, layer: Layer) -> tuple[tuple[int, ...], in
     except (KeyError, ValueError):
         raise ModelError.in_file(file, f"{where}: shape, offset and size must be given as integers") from None
     return shape, offset, size, int(np.prod(shape, dtype=np.int64))
-
-
-def _nibbles(raw: np.ndarray, count: int, dtype: np.dtype) -> np.ndarray:
-    """``count`` 4-bit elements packed two to a byte, the first in the low nibble, as ``dtype``
-    (ml_dtypes' int4 or uint4): the byte 0xF1 holds 1 then 15 (u4) or 1 then -1 (i4)."""
-    pairs = np.empty((raw.size, 2), np.int8)
-    pairs[:, 0] = raw & 0x0F
-    pairs[:, 1] = raw >> 4
-    values = pairs.reshape(-1)[:count]
-    if dtype.name == "int4":
-        values = np.where(values >= 8, values - 16, values).astype(np.int8)
-    return values.astype(dtype)
 
 
 class _Graph:
@@ -507,7 +495,7 @@ def _output_name(document: IRDocument, result: Layer) -> str:
 def _parameter_decl(document: IRDocument, layer: Layer) -> TensorDecl:
     """``<data shape="1,3,?,14" element_type="f32"/>`` -> TensorDecl(name, "float32", (1, 3, None, 14))."""
     element = layer.data.get("element_type", "")
-    dtype = dtypes.from_ir_type(element)
+    dtype = dtypes.any_from_ir_type(element)
     if dtype is None:
         raise ModelError.in_file(
             document.path, f"Parameter '{layer.name}' (line {layer.line}): element_type '{element}' is not readable"

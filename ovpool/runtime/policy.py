@@ -274,9 +274,11 @@ class OpenVINOSession:
             for named, p in zip(ov_model.inputs, self.compiled.inputs)
         )
         self.output_names = tuple(_port_name(p, preferred) for p in ov_model.outputs)
-        self._bf16_inputs = {d.name for d in self.inputs if d.dtype == "bfloat16"}
-        self._bf16_outputs = {
-            name for name, p in zip(self.output_names, self.compiled.outputs) if _ov_dtype(p.get_element_type()) == "bfloat16"
+        self._raw_inputs = {d.name for d in self.inputs if d.dtype in dtypes.ML_DTYPES}
+        self._raw_outputs = {
+            index: _ov_dtype(p.get_element_type())
+            for index, p in enumerate(self.compiled.outputs)
+            if _ov_dtype(p.get_element_type()) in dtypes.ML_DTYPES
         }
 
     def _read_model(self, model: Model, core) -> tuple[Any, set[str]]:
@@ -324,19 +326,23 @@ class OpenVINOSession:
             self._ov_checked.add(shapes)
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Outputs by name. bfloat16 crosses as raw bits: OpenVINO's Python layer would read an
-        ml_dtypes bfloat16 array, and show a bf16 tensor, as float16 (1.25 would come back 1.906)."""
+        """Outputs by name. bfloat16 and the narrow types (``ovpool.dtypes.NARROW``: float8, 4-bit)
+        cross as raw bits (``_raw_tensor``, ``_raw_value``): OpenVINO's Python layer would read an
+        ml_dtypes bfloat16 array, and show a bf16 tensor, as float16 (1.25 would come back 1.906),
+        and holds a 4-bit tensor of 5 elements as 3 bytes."""
         self.check_budget(inputs)
-        if self._bf16_inputs:
-            inputs = {k: _bf16_tensor(v) if k in self._bf16_inputs else v for k, v in inputs.items()}
+        if self._raw_inputs:
+            inputs = {k: _raw_tensor(v) if k in self._raw_inputs else v for k, v in inputs.items()}
         # to_tuple() is in compiled-output order; indexing the OVDict by port costs ~5 us per output
         try:
             results = self.request.infer(inputs).to_tuple()
         except Exception as exc:  # OpenVINO raises RuntimeError and its own classes for inputs it cannot take
             raise ModelError(f"OpenVINO cannot run the model on {self.device}: {devices.openvino_reason(exc)}") from None
         return {
-            name: value.view(np.uint16).view(np_dtype("bfloat16")) if name in self._bf16_outputs else value
-            for name, value in zip(self.output_names, results)
+            name: _raw_value(self.request.get_output_tensor(index), self._raw_outputs[index])
+            if index in self._raw_outputs
+            else value
+            for index, (name, value) in enumerate(zip(self.output_names, results))
         }
 
 
@@ -520,16 +526,34 @@ def _reshaped(ov_model: Any, shapes: tuple[tuple[int, ...] | None, ...]) -> Any:
     return clone
 
 
-def _bf16_tensor(value: np.ndarray):
+def _raw_tensor(value: np.ndarray) -> Any:
+    """An ``openvino.Tensor`` of a bfloat16 or narrow array, its bits as OpenVINO holds them:
+    bfloat16 [1.25] is the bf16 tensor of the bits 0x3FA0, uint4 [1, 2, 3] the u4 tensor of the
+    bytes 0x21 0x03 (``dtypes.pack_narrow``)."""
     import openvino as ov
 
-    bits = np.ascontiguousarray(value).view(np.uint16)
-    return ov.Tensor(bits, bits.shape, ov.Type.bf16)
+    tensor = ov.Tensor(getattr(ov.Type, dtypes.any_ir_type(value.dtype.name)), ov.Shape(list(value.shape)))
+    if value.size:
+        bits = np.ascontiguousarray(value).view(np.uint16) if value.dtype.name == "bfloat16" else dtypes.pack_narrow(value)
+        tensor.data.reshape(-1).view(np.uint8)[...] = bits.reshape(-1).view(np.uint8)
+    return tensor
+
+
+def _raw_value(tensor: Any, dtype: str) -> np.ndarray:
+    """The array of an output ``tensor`` of a bfloat16 or narrow type (``_raw_tensor`` reversed):
+    a copy, as ml_dtypes' type of ``dtype``."""
+    shape = tuple(tensor.shape)
+    kind = np_dtype(dtype)
+    data = np.asarray(tensor.data)
+    if dtype == "bfloat16":
+        return data.view(np.uint16).view(kind).reshape(shape).copy()
+    return dtypes.unpack_narrow(data.view(np.uint8), int(np.prod(shape, dtype=np.int64)), kind).reshape(shape)
 
 
 def _ov_dtype(element_type) -> str:
-    """OpenVINO element type -> numpy dtype name (bf16 is ml_dtypes' bfloat16, not float16)."""
-    dtype = dtypes.from_ov_type(element_type)
+    """OpenVINO element type -> numpy dtype name (bf16 is ml_dtypes' bfloat16, not float16; u4 is
+    ml_dtypes' uint4)."""
+    dtype = dtypes.any_from_ov_type(element_type)
     if dtype is None:
         raise UnsupportedError(f"OpenVINO element type {element_type.get_type_name()} has no numpy form ovpool handles")
     return dtype

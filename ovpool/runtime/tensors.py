@@ -18,7 +18,7 @@ from typing import IO, cast
 import numpy as np
 from onnx import ModelProto
 
-from ovpool.dtypes import from_onnx, np_dtype
+from ovpool.dtypes import ML_DTYPES, any_from_onnx, np_dtype
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError, UsageError
 from ovpool.files import regular_size, write_atomic
 from ovpool.memory import check_tensor, holding, kernel_failure
@@ -61,6 +61,20 @@ def check_inputs(model: str, decls: Sequence[TensorDecl], arrays: Mapping[str, n
                 raise ModelError.in_file(
                     model, f"input '{decl.name}' axis {axis} is {got}, the model declares {want} ({decl.shown()})"
                 )
+
+
+def typed_inputs(decls: Sequence[TensorDecl], arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``arrays`` with each raw-byte array (numpy kind "V", as an .npy file holds ml_dtypes'
+    types: uint4 and float8_e4m3fn are ``<V1``, bfloat16 ``<V2``) given for an input declared of
+    such a type (``dtypes.ML_DTYPES``) read as that type, bit for bit, when the sizes agree: the
+    byte 0x38 of a ``<V1`` array for a float8_e4m3fn input is 1.0. Other arrays are left as they are."""
+    declared = {decl.name: decl.dtype for decl in decls}
+    typed = dict(arrays)
+    for name, array in arrays.items():
+        dtype = declared.get(name)
+        if dtype in ML_DTYPES and array.dtype.kind == "V" and array.dtype.itemsize == np_dtype(dtype).itemsize:
+            typed[name] = array.view(np_dtype(dtype))
+    return typed
 
 
 def name_mismatch(expected: Sequence[str], given: Iterable[str]) -> str | None:
@@ -151,14 +165,18 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> 
     """A ``dtype`` array of ``shape`` filled from ``rng`` a million values at a time, so drawing
     costs the array and 8 MiB, not a float64 copy of it (a 3 GiB float32 input would otherwise
     take 9 GiB). The values are those of one ``rng.standard_normal(shape)`` (or
-    ``rng.integers(0, 10, shape)``) cast to ``dtype``: the generator draws in sequence."""
+    ``rng.integers(0, 10, shape)``; [0, 8) for int4 and uint4, the absolute values for the unsigned
+    float8_e8m0fnu) cast to ``dtype``: the generator draws in sequence."""
     out = np.empty(shape, dtype)
     flat = out.reshape(-1)
-    integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_
-    high = 2 if dtype == np.bool_ else 10
+    four_bit_integer = dtype.name in ("int4", "uint4")
+    integer = np.issubdtype(dtype, np.integer) or dtype == np.bool_ or four_bit_integer
+    high = 2 if dtype == np.bool_ else 8 if four_bit_integer else 10
     for start in range(0, flat.size, _DRAW_CHUNK):
         count = min(_DRAW_CHUNK, flat.size - start)
-        flat[start : start + count] = rng.integers(0, high, size=count) if integer else rng.standard_normal(count)
+        drawn = rng.integers(0, high, size=count) if integer else rng.standard_normal(count)
+        # float8_e8m0fnu holds powers of two without a sign: a negative value would be NaN
+        flat[start : start + count] = np.abs(drawn) if dtype.name == "float8_e8m0fnu" else drawn
     return out
 
 
@@ -234,12 +252,17 @@ def _read_npy(stream: IO[bytes], size: int, label: str) -> np.ndarray:
 def save_outputs(path: Path, results: Mapping[str, np.ndarray], force: bool, sources: Sequence[Path] = ()) -> None:
     """Write ``results`` to an .npz keyed by output name, atomically (``--force`` to replace).
     The archive is written member by member, so any output name works as a key (``np.savez(**kw)``
-    would reject names such as "file")."""
+    would reject names such as "file"). An output of ml_dtypes' types (bfloat16, float8, 4-bit) is
+    written as its raw bytes (``<V1``, ``<V2``), which every numpy reads (float8_e5m2 would be
+    ``<f1``, which numpy cannot read back); ``typed_inputs`` reads such bytes back as the type."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, value in results.items():
+            array = np.asarray(value)
+            if array.dtype.name in ML_DTYPES:
+                array = array.view(f"V{array.dtype.itemsize}")
             with archive.open(f"{name}.npy", "w") as member:
-                np.lib.format.write_array(member, np.asarray(value), allow_pickle=False)
+                np.lib.format.write_array(member, array, allow_pickle=False)
     write_atomic({path: buffer.getvalue()}, force, sources)
 
 
@@ -266,7 +289,7 @@ def onnx_inputs(proto: ModelProto) -> tuple[TensorDecl, ...]:
         if tensor.HasField("shape"):
             shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tensor.shape.dim)
         try:
-            dtype = from_onnx(tensor.elem_type)
+            dtype = any_from_onnx(tensor.elem_type)
         except UnsupportedError as exc:
             raise UnsupportedError(f"input '{value.name}': {exc}") from None
         decls.append(TensorDecl(value.name, dtype, shape))

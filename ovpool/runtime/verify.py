@@ -126,7 +126,7 @@ def _numpy(model: Model) -> NumpySession:
 
 
 def _inputs(device: Session, reference: Session, options: VerifyOptions) -> dict[str, np.ndarray]:
-    from ovpool.runtime.tensors import check_inputs, load_inputs, random_inputs
+    from ovpool.runtime.tensors import check_inputs, load_inputs, random_inputs, typed_inputs
 
     label = "--verify"
     try:
@@ -135,7 +135,7 @@ def _inputs(device: Session, reference: Session, options: VerifyOptions) -> dict
         elif isinstance(options.inputs, Mapping):
             arrays = {name: np.asarray(value) for name, value in options.inputs.items()}
         else:
-            arrays = load_inputs(Path(options.inputs), [])
+            arrays = typed_inputs(device.inputs, load_inputs(Path(options.inputs), []))
         check_inputs(label, device.inputs, arrays)
         check_inputs(label, reference.inputs, arrays)
     except OvpoolError as exc:

@@ -406,7 +406,7 @@ def _converted(x: np.ndarray, target: np.dtype) -> np.ndarray:
         return x
     if x.dtype.name in _NARROW_INTEGERS:  # 4-bit integers: their values, held in 8 bits
         x = x.astype(_NARROW_INTEGERS[x.dtype.name])
-    elif x.dtype.name.startswith("float8"):
+    elif x.dtype.name.startswith(("float8", "float4")):
         x = x.astype(np.float32)
     if target == np.bool_:
         return np.asarray(x != 0)
