@@ -94,6 +94,39 @@ ML_DTYPES: frozenset[str] = frozenset({"bfloat16", *_NARROW_BY_NAME})
 _NARROW_BY_IR_TYPE = {row.ir_type: row for row in NARROW}
 
 
+@dataclass(frozen=True)
+class NumpyOnlyType:
+    """An element type only ovpool's numpy executor holds (neither OpenVINO nor DirectML has it):
+    the float8 types without negative zero (FNUZ) and the 2-bit integers, held as ml_dtypes' type
+    of the same ``name``, one element a byte (what onnx's numpy helpers give for them); ``bits``
+    as ONNX packs them (four uint2 a byte)."""
+
+    name: str
+    onnx: int
+    bits: int
+
+
+NUMPY_ONLY: tuple[NumpyOnlyType, ...] = (
+    NumpyOnlyType("float8_e4m3fnuz", 18, 8),
+    NumpyOnlyType("float8_e5m2fnuz", 20, 8),
+    NumpyOnlyType("uint2", 25, 2),
+    NumpyOnlyType("int2", 26, 2),
+)
+_NUMPY_ONLY_BY_NAME = {row.name: row for row in NUMPY_ONLY}
+_NUMPY_ONLY_BY_ONNX = {row.onnx: row for row in NUMPY_ONLY}
+# Every type numpy holds as ml_dtypes': the narrow ones OpenVINO has (``ML_DTYPES``) and those only
+# the numpy executor holds. An .npz file holds them as raw bytes (``<V1``, ``<V2``).
+RAW_DTYPES: frozenset[str] = ML_DTYPES | frozenset(_NUMPY_ONLY_BY_NAME)
+# ONNX STRING (8) tensors: numpy object arrays of ``str`` (onnxruntime's form; onnx gives bytes).
+STRING = "string"
+STRING_ONNX = 8
+# A string element's bytes when its text is not known (a tensor sized by shape inference): the
+# array's 8-byte pointer and a Python ``str`` of a few dozen ASCII characters (``sys.getsizeof``
+# of a 7-character str is 56). A string tensor fed or computed counts its UTF-8 bytes instead
+# (``string_bytes``).
+STRING_ITEMSIZE = 64
+
+
 def row(name: str) -> ElementType:
     """The row of a dtype name; a name ovpool does not know is an ``UnsupportedError``."""
     try:
@@ -103,9 +136,22 @@ def row(name: str) -> ElementType:
 
 
 def itemsize(name: str) -> int:
-    """Bytes per element as numpy holds it: "float16" -> 2, "bool" -> 1, "uint4" -> 1 (one
-    element a byte, though an IR packs two)."""
-    return 1 if name in _NARROW_BY_NAME else row(name).itemsize
+    """Bytes per element as numpy holds it: "float16" -> 2, "bool" -> 1, "uint4" and "uint2" -> 1
+    (one element a byte, though an IR packs two); "string" -> ``STRING_ITEMSIZE`` (64, an estimate:
+    see ``string_bytes``)."""
+    if name == STRING:
+        return STRING_ITEMSIZE
+    return 1 if name in _NARROW_BY_NAME or name in _NUMPY_ONLY_BY_NAME else row(name).itemsize
+
+
+def string_bytes(values: np.ndarray) -> int:
+    """The bytes a string tensor (an object array of ``str``) holds as the budget counts them: its
+    8-byte pointers and its texts' UTF-8 bytes: ["ab", "cé"] -> 2 * 8 + 2 + 3 = 21 (``bytes``
+    elements their length, any other object nothing beside its pointer)."""
+    texts = values.reshape(-1).tolist()
+    return values.nbytes + sum(
+        len(t.encode("utf-8")) if isinstance(t, str) else len(t) if isinstance(t, bytes) else 0 for t in texts
+    )
 
 
 def from_onnx(elem_type: int) -> str:
@@ -122,6 +168,17 @@ def any_from_onnx(elem_type: int) -> str:
     ``UnsupportedError`` naming it."""
     narrow = _NARROW_BY_ONNX.get(elem_type)
     return narrow.name if narrow is not None else from_onnx(elem_type)
+
+
+def numpy_from_onnx(elem_type: int) -> str:
+    """ONNX element type -> dtype name, every type ovpool's numpy executor holds: those of
+    ``any_from_onnx`` (1 -> "float32", 21 -> "uint4"), the ``NUMPY_ONLY`` ones (18 (FLOAT8E4M3FNUZ)
+    -> "float8_e4m3fnuz", 25 (UINT2) -> "uint2") and 8 (STRING) -> "string". Any other
+    (COMPLEX64) is an ``UnsupportedError`` naming it."""
+    if elem_type == STRING_ONNX:
+        return STRING
+    only = _NUMPY_ONLY_BY_ONNX.get(elem_type)
+    return only.name if only is not None else any_from_onnx(elem_type)
 
 
 def narrow_row(name: str) -> NarrowType | None:
@@ -162,8 +219,9 @@ def narrow_from_ir_type(element_type: str) -> NarrowType | None:
     return _NARROW_BY_IR_TYPE.get(element_type.strip().lower())
 
 
-def narrow_np_dtype(row: NarrowType) -> np.dtype:
-    """The numpy (ml_dtypes) type of a narrow type: uint4 -> ``ml_dtypes.uint4``."""
+def narrow_np_dtype(row: NarrowType | NumpyOnlyType) -> np.dtype:
+    """The numpy (ml_dtypes) type of a narrow type: uint4 -> ``ml_dtypes.uint4``, uint2 ->
+    ``ml_dtypes.uint2``."""
     import numpy as np
     from onnx import helper
 
@@ -255,13 +313,16 @@ def unpack(name: str, data: bytes) -> tuple[float, ...] | None:
 
 
 def np_dtype(name: str) -> np.dtype:
-    """numpy dtype for a dtype name; "bfloat16" and the narrow types ("uint4") are the types onnx's
-    numpy helpers use (ml_dtypes', which numpy itself does not know by name)."""
+    """numpy dtype for a dtype name; "bfloat16", the narrow types ("uint4") and the numpy-only ones
+    ("uint2") are the types onnx's numpy helpers use (ml_dtypes', which numpy itself does not know
+    by name); "string" is ``object`` (arrays of ``str``)."""
     import numpy as np
 
-    narrow = _NARROW_BY_NAME.get(name)
+    narrow = _NARROW_BY_NAME.get(name) or _NUMPY_ONLY_BY_NAME.get(name)
     if narrow is not None:
         return narrow_np_dtype(narrow)
+    if name == STRING:
+        return np.dtype(object)
     if name == "bfloat16":
         from onnx import helper
 

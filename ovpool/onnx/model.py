@@ -357,11 +357,13 @@ def default_opset(proto: ModelProto) -> int:
     raise InputFileError(f"model '{proto.graph.name}' imports no default-domain opset")
 
 
-def value_types(graph: GraphProto) -> dict[str, tuple[str | None, tuple[int | None, ...] | None]]:
+def value_types(graph: GraphProto, every_type: bool = False) -> dict[str, tuple[str | None, tuple[int | None, ...] | None]]:
     """``{tensor name: (dtype name or None, dims or None)}`` for a graph's inputs, value_info,
     outputs and initializers (after shape inference, every tensor it could type). A dynamic dim is
-    None: an input ``float[N, 3, 224, 224]`` gives ``("float32", (None, 3, 224, 224))``."""
-    return dict(ValueTypes(graph))
+    None: an input ``float[N, 3, 224, 224]`` gives ``("float32", (None, 3, 224, 224))``.
+    ``every_type``: the types only ovpool's numpy executor holds too (``dtypes.numpy_from_onnx``:
+    STRING -> "string", UINT2 -> "uint2"), else they are refused."""
+    return dict(ValueTypes(graph, every_type))
 
 
 class ValueTypes(Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]):
@@ -371,7 +373,7 @@ class ValueTypes(Mapping[str, tuple[str | None, tuple[int | None, ...] | None]])
     consumer that looks up a few tensors of a graph of 4958 typed tensors (layout_cdla after shape
     inference) takes ~5 ms instead of ~23 ms reading every dim of every tensor."""
 
-    def __init__(self, graph: GraphProto) -> None:
+    def __init__(self, graph: GraphProto, every_type: bool = False) -> None:
         self._known: dict[str, tuple[str | None, Any]] = {}
         for info in [*graph.input, *graph.value_info, *graph.output]:
             kind = info.type
@@ -379,9 +381,9 @@ class ValueTypes(Mapping[str, tuple[str | None, tuple[int | None, ...] | None]])
                 continue
             tensor_type = kind.tensor_type
             elem_type = tensor_type.elem_type
-            self._known[info.name] = (_dtype(info.name, elem_type) if elem_type else None, tensor_type)
+            self._known[info.name] = (_dtype(info.name, elem_type, every_type) if elem_type else None, tensor_type)
         for init in graph.initializer:
-            self._known[init.name] = (_dtype(init.name, init.data_type), tuple(init.dims))
+            self._known[init.name] = (_dtype(init.name, init.data_type, every_type), tuple(init.dims))
 
     def __getitem__(self, name: str) -> tuple[str | None, tuple[int | None, ...] | None]:
         dtype, dims = self._known[name]
@@ -398,11 +400,12 @@ class ValueTypes(Mapping[str, tuple[str | None, tuple[int | None, ...] | None]])
         return len(self._known)
 
 
-def _dtype(tensor: str, elem_type: int) -> str:
-    """``dtypes.any_from_onnx`` (narrow types too: UINT4 -> "uint4"), its refusal naming the tensor
+def _dtype(tensor: str, elem_type: int, every_type: bool = False) -> str:
+    """``dtypes.any_from_onnx`` (narrow types too: UINT4 -> "uint4"; with ``every_type``
+    ``dtypes.numpy_from_onnx``: STRING -> "string" too), its refusal naming the tensor
     (``tensor 'x': ONNX element type 14 (COMPLEX64) has no numpy form ovpool handles``)."""
     try:
-        return dtypes.any_from_onnx(elem_type)
+        return dtypes.numpy_from_onnx(elem_type) if every_type else dtypes.any_from_onnx(elem_type)
     except UnsupportedError as exc:
         raise UnsupportedError(f"tensor '{tensor}': {exc}") from None
 
@@ -450,12 +453,13 @@ def _dims_only(tensor: TensorProto) -> TensorProto:
 
 
 def inferred_types(
-    proto: ModelProto, required: bool = False, data_prop: bool = False
+    proto: ModelProto, required: bool = False, data_prop: bool = False, every_type: bool = False
 ) -> dict[str, tuple[str | None, tuple[int | None, ...] | None]]:
     """``value_types`` of the main graph after ONNX shape inference (``data_prop``: with data
-    propagation, so a Reshape fed by Shape arithmetic gets its dims). When inference fails the
-    declared types are returned, or with ``required`` it is a ``ModelError`` naming the model."""
-    return value_types(inferred_graph(proto, required, data_prop))
+    propagation, so a Reshape fed by Shape arithmetic gets its dims; ``every_type`` as there). When
+    inference fails the declared types are returned, or with ``required`` it is a ``ModelError``
+    naming the model."""
+    return value_types(inferred_graph(proto, required, data_prop), every_type)
 
 
 def inferred_graph(proto: ModelProto, required: bool = False, data_prop: bool = False) -> GraphProto:

@@ -131,7 +131,7 @@ def tensor_sizes(types: Mapping[str, tuple[str | None, tuple[int | None, ...] | 
     of the bytes, an unknown type out of both."""
     sizes = Sizes({}, {})
     for name, (dtype, dims) in types.items():
-        if dtype is None or dtype == "string":
+        if dtype is None or dtype == dtypes.STRING:
             continue
         sizes.itemsize[name] = dtypes.itemsize(dtype)
         if dims is not None and all(d is not None and d >= 0 for d in dims):
@@ -140,9 +140,10 @@ def tensor_sizes(types: Mapping[str, tuple[str | None, tuple[int | None, ...] | 
 
 
 def value_bytes(value: Any) -> int:
-    """Bytes of a slot's value: an array's ``nbytes``, a sequence's arrays summed, else 0."""
+    """Bytes of a slot's value: an array's ``nbytes`` (a string tensor's ``dtypes.string_bytes``:
+    its pointers and UTF-8 bytes), a sequence's arrays summed, else 0 (an empty optional's None)."""
     if isinstance(value, np.ndarray):
-        return value.nbytes
+        return dtypes.string_bytes(value) if value.dtype == object else value.nbytes
     if isinstance(value, (list, tuple)):
         return sum(value_bytes(v) for v in value)
     return 0
@@ -422,9 +423,12 @@ def guard_bodies(session: GraphSession) -> None:
 
 def with_inputs(sizes: Sizes, names: Sequence[str], inputs: Mapping[str, Any]) -> Sizes:
     """``sizes`` with the fed inputs' bytes and element sizes, exactly: ``{"x": 768}`` and 4 for a
-    (1, 3, 8, 8) float32."""
+    (1, 3, 8, 8) float32; a sequence its tensors' bytes summed (``value_bytes``) and the element
+    size of its first, an empty optional (None) 0 bytes."""
     for name in names:
         if name in inputs:
-            value = np.asarray(inputs[name])
-            sizes.bytes[name], sizes.itemsize[name] = value.nbytes, value.itemsize
+            value = inputs[name]
+            first = value[0] if isinstance(value, (list, tuple)) and value else value
+            sizes.bytes[name] = value_bytes(value if value is None or isinstance(value, (list, tuple)) else np.asarray(value))
+            sizes.itemsize[name] = getattr(first, "itemsize", WIDEST_NARROW)
     return sizes

@@ -43,8 +43,9 @@ Types = dict[str, tuple[str | None, tuple[int | None, ...] | None]]
 def check_onnx_budget(proto: ModelProto, label: str, data_prop: bool = False) -> Types:
     """Every tensor of the model whose dims shape inference makes static (initializers, inputs,
     intermediate values) within the memory budget, before the numpy executor allocates any; the
-    types inference gave (``ovpool.onnx.model.inferred_types``)."""
-    types = inferred_types(proto, data_prop=data_prop)
+    types inference gave (``ovpool.onnx.model.inferred_types``, every element type the numpy
+    executor holds: a string tensor counts ``dtypes.STRING_ITEMSIZE`` bytes an element)."""
+    types = inferred_types(proto, data_prop=data_prop, every_type=True)
     for name, (dtype, dims) in types.items():
         if dtype is not None and dims is not None and shape.is_static(dims) and min(dims, default=0) >= 0:
             try:
@@ -234,7 +235,7 @@ class RunBudget:
         self._label = label
         self._folder = folder
         self._session = session
-        self._checked: dict[tuple[tuple[str, tuple[int, ...]], ...], Guard | None] = {}
+        self._checked: dict[tuple[tuple[str, Any], ...], Guard | None] = {}
         if session is not None and types is not None and self._proto is not None and not dynamic_inputs(self._proto):
             sizes = budget.tensor_sizes(types)
             key = tuple(sorted((d.name, tuple(int(v or 0) for v in d.shape or ())) for d in session.inputs))
@@ -246,9 +247,10 @@ class RunBudget:
         the numpy session's whole run, its run-time ``Guard`` set for those shapes)."""
         if self._proto is None:
             return
-        key = tuple(sorted((name, tuple(np.shape(value))) for name, value in inputs.items()))
+        key = tuple(sorted((name, fed_shape(value)) for name, value in inputs.items()))
         if key not in self._checked:
-            types = check_run_budget(self._proto, dict(key), self._label, self._folder)
+            shapes = {name: dims for name, dims in key if not _is_sequence(inputs[name])}
+            types = check_run_budget(self._proto, shapes, self._label, self._folder)
             guard = None
             if self._session is not None:
                 sizes = budget.with_inputs(budget.tensor_sizes(types), self._session.input_names, inputs)
@@ -257,6 +259,19 @@ class RunBudget:
             self._checked[key] = guard
         if self._session is not None:
             self._session.compiled.guard = self._checked[key]
+
+
+def fed_shape(value: Any) -> Any:
+    """A fed value's shape as ``RunBudget`` tells one run from another: a tensor's dims, a
+    sequence's tuple of its tensors' dims (``[zeros((2, 3)), zeros(4)]`` -> ``((2, 3), (4,))``),
+    an empty optional's None ``()``."""
+    if _is_sequence(value):
+        return tuple(fed_shape(item) for item in value)
+    return tuple(np.shape(value)) if value is not None else ()
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
 
 
 def check_run_budget(proto: ModelProto, shapes: Mapping[str, tuple[int, ...]], label: str, folder: Path | None = None) -> Types:

@@ -42,7 +42,7 @@ from ovpool.onnx.model import load
 from ovpool.runtime import budget, devices, limits
 from ovpool.runtime.graph import GraphSession
 from ovpool.runtime.ir_executor import IrGraph
-from ovpool.runtime.tensors import TensorDecl, check_inputs, stand_in
+from ovpool.runtime.tensors import TensorDecl, check_inputs, fed_values, stand_in
 
 DEFAULT_DEVICE = "CPU"
 # --precision value -> INFERENCE_PRECISION_HINT (None: leave the device's default).
@@ -462,10 +462,13 @@ def run(
     cache: bool = True,
 ) -> dict[str, np.ndarray]:
     """Run a model once: ``{output name: array}``. Each device of the fallback chain given up is a
-    ``FallbackWarning`` whose ``device`` is where the model ran (``open_session``)."""
+    ``FallbackWarning`` whose ``device`` is where the model ran (``open_session``). Inputs are
+    arrays (or what ``np.asarray`` makes one of); on numpy a sequence input is a list of arrays,
+    an empty optional None, a string tensor an array of ``str``, and a sequence or optional output
+    comes back so (``tensors.fed_values``, ``tensors.check_inputs``)."""
     opened = open_session(open_model(model), device, precision, fallback, cache)
     warn_fallbacks(opened, stacklevel=3)
-    arrays = {k: np.asarray(v) for k, v in inputs.items()}
+    arrays = fed_values(opened.session.inputs, inputs)
     check_inputs(_label(model), opened.session.inputs, arrays)
     return opened.session.infer(arrays)
 
