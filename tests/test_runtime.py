@@ -221,3 +221,184 @@ def test_bfloat16_crosses_openvino_as_bfloat16(op_type):
     want = ovpool.run(model, {"x": x}, device="numpy")["y"]
     assert got.dtype == want.dtype == np.dtype(ml_dtypes.bfloat16)
     np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
+# ---------------------------------------------------------------- every value ONNX feeds, on numpy
+
+
+def _graph_model(nodes, inputs, outputs, opset: int = 18):
+    from onnx import helper
+
+    graph = helper.make_graph(nodes, "values", inputs, outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
+
+
+def _sequence_model():
+    """``s: seq(tensor(float))`` concatenated on axis 0 (``y``), its length (``n``), and ``x``
+    split into a sequence of its rows (``parts``)."""
+    from onnx import TensorProto, helper
+
+    floats = helper.make_tensor_type_proto(TensorProto.FLOAT, None)
+    return _graph_model(
+        [
+            helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0),
+            helper.make_node("SequenceLength", ["s"], ["n"]),
+            helper.make_node("SplitToSequence", ["x"], ["parts"], axis=0),
+        ],
+        [
+            helper.make_value_info("s", helper.make_sequence_type_proto(floats)),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("n", TensorProto.INT64, []),
+            helper.make_value_info("parts", helper.make_sequence_type_proto(floats)),
+        ],
+    )
+
+
+def test_numpy_run_takes_a_sequence_as_a_list_and_returns_one_as_a_list():
+    """A list of arrays for a ``seq(tensor(float))`` input, a sequence output as a list: as
+    onnxruntime (one thread, optimisations off) gives them, value for value."""
+    import onnxruntime as ort
+
+    model = _sequence_model()
+    feed = {"s": [np.arange(4, dtype=np.float32).reshape(2, 2), np.full((1, 2), 7, np.float32)]}
+    feed["x"] = np.arange(6, dtype=np.float32).reshape(3, 2)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    want = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, feed)
+    got = ovpool.run(model, feed, device="numpy")
+    assert isinstance(got["parts"], list) and len(got["parts"]) == len(want[2]) == 3
+    for ours, theirs in zip([got["y"], got["n"], *got["parts"]], [want[0], want[1], *want[2]]):
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+    tupled = ovpool.run(model, {**feed, "s": tuple(feed["s"])}, device="numpy")
+    assert np.array_equal(tupled["y"], want[0])
+
+
+def test_numpy_run_takes_an_empty_optional_as_none():
+    """``optional(tensor(float))``: OptionalHasElement-18 is true when the optional holds a tensor
+    (the schema), false for None; OptionalGetElement gives the tensor back; an optional output
+    holding nothing comes back as None."""
+    from onnx import TensorProto, helper
+
+    optional = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    model = _graph_model(
+        [
+            helper.make_node("OptionalHasElement", ["o"], ["has"]),
+            helper.make_node("Identity", ["o"], ["same"]),
+        ],
+        [helper.make_value_info("o", optional)],
+        [helper.make_tensor_value_info("has", TensorProto.BOOL, []), helper.make_value_info("same", optional)],
+    )
+    empty = ovpool.run(model, {"o": None}, device="numpy")
+    assert empty["has"].item() is False and empty["same"] is None
+    held = ovpool.run(model, {"o": np.array([1.5, -2], np.float32)}, device="numpy")
+    assert held["has"].item() is True and np.array_equal(held["same"], [1.5, -2])
+
+
+def test_numpy_run_takes_strings_as_str_arrays():
+    """A string tensor as an object array of ``str``, as numpy strings (``<U3``) or as a list of
+    ``str``: Concat-13 and Equal-19 of strings, as onnxruntime gives them."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    model = _graph_model(
+        [helper.make_node("Concat", ["x", "z"], ["y"], axis=0), helper.make_node("Equal", ["x", "z"], ["same"])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.STRING, [3]),
+            helper.make_tensor_value_info("z", TensorProto.STRING, [3]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.STRING, None),
+            helper.make_tensor_value_info("same", TensorProto.BOOL, None),
+        ],
+        opset=19,
+    )
+    words, other = np.array(["ab", "Cé", "x y"], dtype=object), np.array(["ab", "cé", "x y"], dtype=object)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = session.run(None, {"x": words, "z": other})
+    for fed in (words, words.astype(str), ["ab", "Cé", "x y"]):
+        got = ovpool.run(model, {"x": fed, "z": other}, device="numpy")
+        assert got["y"].dtype == object and got["y"].tolist() == want[0].tolist() == [*words, *other]
+        assert got["same"].tolist() == want[1].tolist() == [True, False, True]
+
+
+@pytest.mark.parametrize(
+    ("elem_type", "values"),
+    [
+        ("FLOAT8E4M3FNUZ", [0.5, -1.25, 240.0, 0.0]),
+        ("FLOAT8E5M2FNUZ", [0.5, -1.25, 57344.0, 0.0]),
+        ("UINT2", [0, 1, 2, 3]),
+        ("INT2", [-2, -1, 0, 1]),
+    ],
+)
+def test_numpy_run_takes_the_types_only_numpy_holds(elem_type, values):
+    """FNUZ float8 and 2-bit integer inputs, as ml_dtypes arrays (onnx's numpy helpers' form),
+    cast to float32 by Cast-25: every value given is one the type holds exactly, so the schema's
+    cast gives it back exactly."""
+    from onnx import TensorProto, helper
+
+    from ovpool import dtypes
+
+    name = dtypes.numpy_from_onnx(getattr(TensorProto, elem_type))
+    model = _graph_model(
+        [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT)],
+        [helper.make_tensor_value_info("x", getattr(TensorProto, elem_type), [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        opset=25,
+    )
+    fed = np.array(values, np.float32).astype(dtypes.np_dtype(name))
+    got = ovpool.run(model, {"x": fed}, device="numpy")["y"]
+    assert got.dtype == np.float32 and got.tolist() == values
+
+
+@pytest.mark.parametrize(
+    ("feed", "message"),
+    [
+        ({"s": np.zeros((2, 2), np.float32)}, r"input 's' is a float32 array, the model declares s: sequence\(float32 \[\?\]\)"),
+        ({"s": None}, r"input 's' is None, the model declares s: sequence"),
+        ({"s": [np.zeros(2, np.float32), np.zeros(2, np.int64)]}, r"input 's' item 1 is int64, the model declares"),
+        ({"s": [np.zeros(2, np.float32)], "x": None}, r"input 'x' is None, the model declares x: float32 \[3, 2\]"),
+        ({"s": [np.zeros(2, np.float32)], "x": [np.zeros((3, 2), np.float32)]}, r"input 'x' has rank 3 \[1, 3, 2\]"),
+    ],
+)
+def test_numpy_run_refuses_a_value_of_another_kind_naming_the_input(feed, message):
+    """A tensor where a sequence is declared, None where the input is no optional, a sequence item
+    of another dtype: one ``ModelError`` naming the input (and the item)."""
+    from ovpool.errors import ModelError
+
+    feed = {"x": np.zeros((3, 2), np.float32), **feed}
+    with pytest.raises(ModelError, match=message):
+        ovpool.run(_sequence_model(), feed, device="numpy")
+
+
+def test_numpy_run_refuses_a_string_input_holding_other_objects():
+    from onnx import TensorProto, helper
+
+    from ovpool.errors import ModelError
+
+    model = _graph_model(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.STRING, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.STRING, [2])],
+    )
+    with pytest.raises(ModelError, match=r"input 'x' holds int 3, the model declares x: string \[2\] \(an array of str\)"):
+        ovpool.run(model, {"x": np.array(["a", 3], dtype=object)}, device="numpy")
+    with pytest.raises(ModelError, match=r"input 'x' is float64, the model declares x: string \[2\]"):
+        ovpool.run(model, {"x": np.zeros(2)}, device="numpy")
+
+
+@pytest.mark.openvino
+def test_openvino_refuses_a_sequence_or_string_input_by_name():
+    """OpenVINO's side holds no sequence and no string input: ``--device CPU`` without fallback is
+    a ``DeviceError`` naming the input and pointing to numpy; with fallback numpy runs it."""
+    from ovpool.runtime.policy import DeviceError
+
+    model = _sequence_model()
+    feed = {"s": [np.ones((1, 2), np.float32)], "x": np.zeros((3, 2), np.float32)}
+    with pytest.raises(DeviceError, match=r"input s: sequence\(float32 \[\?\]\): OpenVINO takes tensor inputs only"):
+        ovpool.run(model, feed, device="CPU", fallback="none")
+    with pytest.warns(runtime.FallbackWarning):
+        assert ovpool.run(model, feed, device="CPU")["n"].item() == 1

@@ -425,11 +425,26 @@ def stable_names(ov_model: openvino.Model) -> None:
         op.set_friendly_name(names.fresh(f"{op.get_type_name()}_{number}"))
 
 
+def _check_openvino_inputs(declared: Sequence[TensorDecl]) -> None:
+    """Refuse an input OpenVINO's side of ovpool holds no form of (``onnx_inputs`` takes every one
+    the numpy executor runs): a sequence or optional input, or a tensor of an element type outside
+    ``dtypes.TABLE`` and ``dtypes.NARROW`` (string, FNUZ float8, 2-bit): ``input 'x': element type
+    string has no OpenVINO form ovpool handles (--device numpy runs it)``."""
+    for decl in declared:
+        if not decl.is_tensor:
+            raise UnsupportedError(f"input {decl.shown()}: OpenVINO takes tensor inputs only (--device numpy runs it)")
+        if decl.dtype not in dtypes.NAMES and dtypes.narrow_row(decl.dtype) is None:
+            raise UnsupportedError(
+                f"input '{decl.name}': element type {decl.dtype} has no OpenVINO form ovpool handles (--device numpy runs it)"
+            )
+
+
 def _set_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
     """Set each given shape on its input's place (by name, or by position when unnamed)."""
     from openvino import Dimension, PartialShape
 
     declared = onnx_inputs(proto)
+    _check_openvino_inputs(declared)
     takes = "; ".join(d.shown() for d in declared)
     for given in shapes:
         decl: TensorDecl | None
