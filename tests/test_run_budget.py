@@ -392,3 +392,50 @@ def test_a_run_reads_the_budget_once(monkeypatch):
         monkeypatch.setenv("OVPOOL_MAX_MEMORY", "2M")
         assert memory.budget() == 1 << 20
     assert memory.budget() == 2 << 20
+
+
+def _identity_of(value_type) -> ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"], name="same")],
+        "identity",
+        [helper.make_value_info("x", value_type)],
+        [helper.make_value_info("y", value_type)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+
+
+def test_a_string_tensor_counts_its_utf8_bytes_or_64_an_element():
+    """A string tensor fed counts its 8-byte pointers and its texts' UTF-8 bytes (``dtypes.string_bytes``:
+    ["ab", "cé"] 21 bytes); one sized only by its declared shape counts ``dtypes.STRING_ITEMSIZE`` (64)
+    an element: [20000] strings declared are 1.2 MiB, refused under 1 MiB before anything runs;
+    2000 texts of 1000 "é" (2 bytes each in UTF-8) fed are 3.8 MiB, refused, 2000 of "é" run."""
+    import ovpool
+    from ovpool import dtypes
+    from ovpool.memory import MemoryBudgetError
+
+    assert dtypes.string_bytes(np.array(["ab", "cé"], dtype=object)) == 2 * 8 + 2 + 3
+    declared = _identity_of(helper.make_tensor_type_proto(TensorProto.STRING, [20000]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OVPOOL_MAX_MEMORY", "1M")
+        with pytest.raises(MemoryBudgetError, match=r"tensor '[xy]' \[20000\] string would need 1.2 MiB"):
+            ovpool.run(declared, {"x": np.full(20000, "a", dtype=object)}, device="numpy")
+        dynamic = _identity_of(helper.make_tensor_type_proto(TensorProto.STRING, ["n"]))
+        short = np.full(2000, "é", dtype=object)
+        assert ovpool.run(dynamic, {"x": short}, device="numpy")["y"].tolist() == short.tolist()
+        with pytest.raises(MemoryBudgetError, match=r"the run's live tensors and working memory would need 3.8 MiB"):
+            ovpool.run(dynamic, {"x": np.full(2000, "é" * 1000, dtype=object)}, device="numpy")
+
+
+def test_a_sequence_counts_its_tensors_summed():
+    """A sequence fed counts the bytes of its tensors together: 3 float32 tensors of 128 KiB run
+    under 1 MiB, 8 (1 MiB) are refused before the Identity runs."""
+    import ovpool
+    from ovpool.memory import MemoryBudgetError
+
+    model = _identity_of(helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None)))
+    piece = np.zeros(32768, np.float32)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OVPOOL_MAX_MEMORY", "1M")
+        assert len(ovpool.run(model, {"x": [piece] * 3}, device="numpy")["y"]) == 3
+        with pytest.raises(MemoryBudgetError, match=r"the run's live tensors and working memory would need"):
+            ovpool.run(model, {"x": [piece] * 8}, device="numpy")

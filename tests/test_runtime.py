@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from runtime_support import EXAMPLE, fake_gpu, ir_numpy_cannot_run, ir_pools, ir_with_relu, pool_model, random_input
+from runtime_support import EXAMPLE, fake_gpu, invoke, ir_numpy_cannot_run, ir_pools, ir_with_relu, pool_model, random_input
 
 import ovpool
 from ovpool import runtime
@@ -402,3 +402,38 @@ def test_openvino_refuses_a_sequence_or_string_input_by_name():
         ovpool.run(model, feed, device="CPU", fallback="none")
     with pytest.warns(runtime.FallbackWarning):
         assert ovpool.run(model, feed, device="CPU")["n"].item() == 1
+
+
+def test_ovpool_run_reads_strings_from_npz_and_refuses_sequences_by_name(tmp_path, capsys):
+    """``ovpool run --device numpy``: a string input from an .npz (numpy strings, no pickle) runs
+    and its string output is written as numpy strings; a sequence input from an .npz, random
+    inputs for it, and a sequence output to an .npz are each refused naming the input or output."""
+    import onnx
+
+    strings = _graph_model(
+        [onnx.helper.make_node("Concat", ["x", "x"], ["y"], axis=0)],
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.STRING, [2])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.STRING, None)],
+    )
+    onnx.save(strings, tmp_path / "s.onnx")
+    onnx.save(_sequence_model(), tmp_path / "q.onnx")
+    np.savez(tmp_path / "s.npz", x=np.array(["a", "bé"]))
+    np.savez(tmp_path / "q.npz", s=np.zeros((2, 2), np.float32), x=np.zeros((3, 2), np.float32))
+    run = ("run", "--device", "numpy")
+    assert invoke(capsys, *run, tmp_path / "s.onnx", "--inputs", tmp_path / "s.npz", "--output", tmp_path / "o.npz")[0] == 0
+    assert np.load(tmp_path / "o.npz")["y"].tolist() == ["a", "bé", "a", "bé"]
+    code, _, err = invoke(capsys, *run, tmp_path / "q.onnx", "--inputs", tmp_path / "q.npz")
+    assert code != 0 and "input 's' is a float32 array, the model declares s: sequence(float32 [?])" in err
+    code, _, err = invoke(capsys, *run, tmp_path / "q.onnx", "--random-inputs")
+    assert code != 0 and "input s: sequence(float32 [?]): random inputs are tensors of numbers only" in err
+    split = _graph_model(
+        [onnx.helper.make_node("SplitToSequence", ["x"], ["parts"], axis=0)],
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 2])],
+        [onnx.helper.make_value_info("parts", _sequence_model().graph.output[2].type)],
+    )
+    onnx.save(split, tmp_path / "split.onnx")
+    code, out, _ = invoke(capsys, *run, tmp_path / "split.onnx", "--random-inputs")
+    assert code == 0 and "parts: sequence of 2: shape [1, 2] float32" in out
+    code, _, err = invoke(capsys, *run, tmp_path / "split.onnx", "--random-inputs", "--output", tmp_path / "p.npz")
+    assert code != 0 and "output 'parts' is a sequence of 2: an .npz holds arrays only" in err
+    assert not (tmp_path / "p.npz").exists()

@@ -80,7 +80,7 @@ def _misfit(decl: TensorDecl, containers: tuple[str, ...], value: Any, label: st
         return None if value is None else _misfit(decl, containers[1:], value, label)
     if containers:  # a sequence
         if not isinstance(value, (list, tuple)):
-            return f"{label} is {_kind(value)}, the model declares {decl.shown()} (give a list of arrays)"
+            return f"{label} is {_kind(value)}, the model declares {decl.shown()} (a list of arrays, which an .npz does not hold)"
         for index, item in enumerate(value):
             problem = _misfit(decl, containers[1:], item, f"{label} item {index}")
             if problem is not None:
