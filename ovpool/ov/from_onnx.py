@@ -429,13 +429,13 @@ def _check_openvino_inputs(declared: Sequence[TensorDecl]) -> None:
     """Refuse an input OpenVINO's side of ovpool holds no form of (``onnx_inputs`` takes every one
     the numpy executor runs): a sequence or optional input, or a tensor of an element type outside
     ``dtypes.TABLE`` and ``dtypes.NARROW`` (string, FNUZ float8, 2-bit): ``input 'x': element type
-    string has no OpenVINO form ovpool handles (--device numpy runs it)``."""
+    string has no OpenVINO form ovpool handles (ovpool run --device numpy runs it)``."""
     for decl in declared:
         if not decl.is_tensor:
-            raise UnsupportedError(f"input {decl.shown()}: OpenVINO takes tensor inputs only (--device numpy runs it)")
+            raise UnsupportedError(f"input {decl.shown()}: OpenVINO takes tensor inputs only (ovpool run --device numpy runs it)")
         if decl.dtype not in dtypes.NAMES and dtypes.narrow_row(decl.dtype) is None:
             raise UnsupportedError(
-                f"input '{decl.name}': element type {decl.dtype} has no OpenVINO form ovpool handles (--device numpy runs it)"
+                f"input '{decl.name}': element type {decl.dtype} has no OpenVINO form ovpool handles (ovpool run --device numpy runs it)"
             )
 
 
