@@ -42,3 +42,21 @@ def test_unknown_types_are_clear_errors() -> None:
     with pytest.raises(UnsupportedError, match="'complex64'"):
         dtypes.to_onnx("complex64")
     assert dtypes.from_ir_type("f8e4m3") is None
+
+
+def test_numpy_only_types_are_onnx_helpers_numpy_types():
+    """Each ``NUMPY_ONLY`` row (FNUZ float8, 2-bit integers) is the numpy type onnx's numpy helpers
+    give its ONNX element type, one element a byte, and none is one OpenVINO's side knows
+    (``any_from_onnx`` still refuses it); STRING is an object array, 64 bytes an element to the budget."""
+    for row in dtypes.NUMPY_ONLY:
+        assert dtypes.numpy_from_onnx(row.onnx) == row.name
+        assert dtypes.np_dtype(row.name) == helper.tensor_dtype_to_np_dtype(row.onnx)
+        assert dtypes.itemsize(row.name) == dtypes.np_dtype(row.name).itemsize == 1
+        assert row.name in dtypes.RAW_DTYPES and row.name not in dtypes.ML_DTYPES
+        with pytest.raises(UnsupportedError):
+            dtypes.any_from_onnx(row.onnx)
+    assert dtypes.numpy_from_onnx(TensorProto.STRING) == dtypes.STRING
+    assert dtypes.np_dtype(dtypes.STRING) == np.dtype(object) and dtypes.itemsize(dtypes.STRING) == 64
+    assert dtypes.numpy_from_onnx(TensorProto.UINT4) == "uint4" and dtypes.numpy_from_onnx(TensorProto.FLOAT) == "float32"
+    with pytest.raises(UnsupportedError, match=r"ONNX element type 14 \(COMPLEX64\)"):
+        dtypes.numpy_from_onnx(TensorProto.COMPLEX64)
