@@ -195,7 +195,7 @@ class NumpySession:
 
     def __init__(self, model: Model) -> None:
         self.graph: GraphSession | IrGraph
-        # op types that run on onnx.reference, outside ovpool's verified operators
+        # deprecated, always empty: no node runs on onnx.reference
         self.reference_ops: tuple[str, ...] = ()
         self._budget = limits.RunBudget(None, model.label)
         if model.format == "onnx":
@@ -206,7 +206,6 @@ class NumpySession:
             session = GraphSession(proto)
             self._budget = limits.RunBudget(session.proto, model.label, session=session, types=types)
             self.inputs = session.inputs
-            self.reference_ops = session.reference_ops
             self.graph = session
         else:
             assert model.path is not None  # an IR Model is read from its file (open_model)
