@@ -505,13 +505,13 @@ def _ir_numpy(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
 def _stock_cpu(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
     """OpenVINO's own ONNX frontend (``core.read_model`` of the .onnx) on CPU at f32, fed only the
     inputs the compiled model kept (its frontend drops an input no output depends on, CastLike's
-    ``like``), bfloat16 as raw bits (``policy._bf16_tensor``); a model that ovpool's guards say
+    ``like``), bfloat16 and the narrow types as raw bits (``policy._raw_tensor``); a model that ovpool's guards say
     kills OpenVINO CPU's process is not compiled (``crashed``)."""
     import onnx
 
     from ovpool.errors import ModelError
     from ovpool.runtime import limits
-    from ovpool.runtime.policy import _bf16_tensor, compile_config
+    from ovpool.runtime.policy import _raw_tensor, compile_config
 
     source = folder / "stock.onnx"
     onnx.save_model(case.model, str(source))
@@ -526,28 +526,37 @@ def _stock_cpu(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
     declared = {name for port in compiled.inputs for name in port.get_names()}
 
     def run(inputs: Sequence[Any]) -> list[Any]:
-        feeds = {k: _bf16_tensor(v) if _is_bf16(v) else v for k, v in _feeds(case, inputs).items() if k in declared}
-        result = compiled(feeds)
+        feeds = {k: _raw_tensor(v) if _is_raw(v) else v for k, v in _feeds(case, inputs).items() if k in declared}
+        request = compiled.create_infer_request()
+        request.infer(feeds)
         ports = list(compiled.outputs)
-        by_name = {n: _ov_output(result, port) for port in ports for n in port.get_names()}
-        return [by_name[n] if n in by_name else _ov_output(result, ports[i]) for i, n in enumerate(names)]
+        by_name = {n: _ov_output(request, port) for port in ports for n in port.get_names()}
+        return [by_name[n] if n in by_name else _ov_output(request, ports[i]) for i, n in enumerate(names)]
 
     return _Attempt(run=run)
 
 
-def _ov_output(result: Any, port: Any) -> np.ndarray:
-    """An output of OpenVINO's result as an array of its own; bf16 as ml_dtypes' bfloat16 (OpenVINO's
-    Python layer shows a bf16 tensor as float16: 1.25 would come back 1.906)."""
-    from ovpool.dtypes import np_dtype
+def _ov_output(request: Any, port: Any) -> np.ndarray:
+    """An output of OpenVINO's infer request as an array of its own; bf16 and the narrow types as
+    ml_dtypes' types (``policy._raw_value``: OpenVINO's Python layer shows a bf16 tensor as float16,
+    1.25 would come back 1.906, and a u4 tensor as its packed bytes)."""
+    from ovpool import dtypes
+    from ovpool.runtime.policy import _raw_value
 
-    value = np.array(result[port])
-    if port.get_element_type().get_type_name() == "bf16":
-        return value.view(np.uint16).view(np_dtype("bfloat16"))
-    return value
+    tensor = request.get_tensor(port)
+    dtype = dtypes.any_from_ov_type(port.get_element_type())
+    if dtype is not None and (dtype == "bfloat16" or any(row.name == dtype for row in dtypes.NARROW)):
+        return _raw_value(tensor, dtype)
+    return np.array(tensor.data)
 
 
-def _is_bf16(value: Any) -> bool:
-    return isinstance(value, np.ndarray) and value.dtype.name == "bfloat16"
+def _is_raw(value: Any) -> bool:
+    """A bfloat16 or narrow-type array, which crosses to OpenVINO as raw bits."""
+    from ovpool import dtypes
+
+    return isinstance(value, np.ndarray) and (
+        value.dtype.name == "bfloat16" or any(row.name == value.dtype.name for row in dtypes.NARROW)
+    )
 
 
 _CORE: Any = None
