@@ -463,7 +463,7 @@ def _converted(case: Case, folder: Path, converted: dict[str, Any]) -> Any:
 def _cpu(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
     """The converted model on OpenVINO CPU at f32 through ``OpenVINOSession`` (as ``ovpool.run(...,
     device="CPU")``: its budget and crash guards, bfloat16 crossing as raw bits)."""
-    from ovpool.runtime.policy import OpenVINOSession, open_model
+    from ovpool.runtime.policy import OpenVINOSession, open_model, openvino_session
     from ovpool.runtime.tensors import check_inputs
 
     ov_model = _converted(case, folder, converted)
@@ -474,7 +474,7 @@ def _cpu(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
             names = {o.name for o in case.model.graph.output} | {i.name for i in case.model.graph.input}
             return ov_model.clone(), names
 
-    session = Converted(model, "CPU", "f32", cache=False)
+    session = openvino_session(model, "CPU", "f32", cache=False, kind=Converted)  # a compile failure is its DeviceError
 
     def run(inputs: Sequence[Any]) -> list[Any]:
         feeds = _feeds(case, inputs)
