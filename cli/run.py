@@ -101,12 +101,8 @@ def register(app: typer.Typer) -> None:
 
 def _precision_note(session, asked: str) -> str:
     """`` (OpenVINO, precision f32)``; ``(OpenVINO, precision bf16, asked for f16)`` when the device
-    chose otherwise; `` (exact numpy executor)`` on numpy (which computes in the model's types) when
-    every node ran on ovpool's own operators, else the op types that onnx.reference ran."""
+    chose otherwise; `` (exact numpy executor)`` on numpy (which computes in the model's types)."""
     if session.device == "numpy":
-        borrowed = getattr(session, "reference_ops", ())
-        if borrowed:
-            return f" (numpy executor; not verified by ovpool, run on onnx.reference: {', '.join(borrowed)})"
         return " (exact numpy executor)"
     used = session.precision or asked
     differs = asked != "default" and used != asked

@@ -4,7 +4,7 @@ IR port, the same in every world (IR -> ONNX, IR -> DirectML, ``ovpool run`` on 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 
 class FreshNames:
@@ -27,16 +27,22 @@ class FreshNames:
         self._taken.add(name)
 
 
-def port_tensor_name(names: str | Iterable[str], layer_name: str, port_id: str, first_output: bool) -> str:
+def port_tensor_name(
+    names: str | Iterable[str], layer_name: str, port_id: str, first_output: bool, inputs: Collection[str] = ()
+) -> str:
     """The tensor behind an IR output port.
 
     The smallest of the port's tensor names, which is the first that OpenVINO writes (it sorts them)
-    and what its ``get_any_name()`` returns: ``names="alpha,mid,zeta"`` -> ``alpha``. A port without
-    names is named after its layer: ``pool1`` for the layer's first output port, ``pool1:2`` for
-    output port 2.
+    and what its ``get_any_name()`` returns: ``names="alpha,mid,zeta"`` -> ``alpha``; a name one of
+    the model's ``inputs`` (its Parameters' names) also holds only when the port has no other: the
+    identity that a pass-through node leaves (inference Dropout, a one-input Max) writes
+    ``names="x,y"`` for ONNX's ``y = Dropout(x)``, and that tensor is ``y``. A port without names
+    is named after its layer: ``pool1`` for the layer's first output port, ``pool1:2`` for output
+    port 2.
     """
     listed = names.split(",") if isinstance(names, str) else names
     cleaned = sorted(n.strip() for n in listed if n.strip())
-    if cleaned:
-        return cleaned[0]
+    own = [n for n in cleaned if n not in inputs]
+    if own or cleaned:
+        return (own or cleaned)[0]
     return layer_name if first_output else f"{layer_name}:{port_id}"

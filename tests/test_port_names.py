@@ -44,6 +44,9 @@ def test_the_rule() -> None:
     assert port_tensor_name("zeta, alpha,mid", "pool", "1", True) == "alpha"
     assert port_tensor_name("", "pool", "1", True) == "pool"
     assert port_tensor_name([], "pool", "2", False) == "pool:2"
+    # a name an input also holds, only when the port has no other (the identity of y = Dropout(x))
+    assert port_tensor_name("x,y", "id", "1", True, {"x"}) == "y"
+    assert port_tensor_name("x", "x", "0", True, {"x"}) == "x"
     names = FreshNames(["a", "a_1"])
     assert [names.fresh("a"), names.fresh("a"), names.fresh("b")] == ["a_2", "a_3", "b"]
 

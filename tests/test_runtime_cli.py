@@ -176,24 +176,27 @@ def test_hostile_inputs_are_one_line_errors(tmp_path, capsys):
         assert "Traceback" not in err and "WARNING" not in err, (args, err)
 
 
-def test_numpy_run_names_the_ops_onnx_reference_ran(tmp_path, capsys, monkeypatch):
-    """Only what ovpool's own operators computed is called exact; the rest is named (Det, hidden
-    from ovpool's table here: it has its own kernel)."""
-    import ovpool.runtime.graph as graph_module
-
-    real = graph_module.lookup
-    monkeypatch.setattr(graph_module, "lookup", lambda op, since, domain="": None if op == "Det" else real(op, since, domain))
-    det = helper.make_node("Det", ["x"], ["y"], name="det")
-    graph = helper.make_graph(
-        [det],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+def test_numpy_run_refuses_a_node_it_has_no_kernel_for(tmp_path, capsys):
+    """No node runs on onnx.reference: one without a kernel (the training domain's Adam) is refused
+    naming the node and its version; a model ovpool runs is called exact."""
+    adam = helper.make_node(
+        "Adam", ["r", "t", "x", "g", "v", "h"], ["x2", "v2", "h2"], name="opt", domain="ai.onnx.preview.training"
     )
-    path = tmp_path / "det.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
-    code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy")
-    assert code == 0
-    assert "not verified by ovpool, run on onnx.reference: Det" in err and "exact" not in err
+    names = ["r", "t", "x", "g", "v", "h"]
+    graph = helper.make_graph(
+        [adam],
+        "g",
+        [
+            helper.make_tensor_value_info(n, TensorProto.INT64 if n == "t" else TensorProto.FLOAT, [] if n in "rt" else [2])
+            for n in names
+        ],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("x2", "v2", "h2")],
+    )
+    imports = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.preview.training", 1)]
+    path = tmp_path / "adam.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=imports, ir_version=8), path)
+    code, _, err = invoke(capsys, "run", path, "--random-inputs", "--device", "numpy", "--fallback", "none")
+    assert code == 1 and "Traceback" not in err
+    assert "node 'opt' (Adam-1): ovpool's numpy executor has no ai.onnx.preview.training.Adam-1" in err
     code, _, err = invoke(capsys, "run", EXAMPLE, "--random-inputs", "--device", "numpy")
     assert code == 0 and "(exact numpy executor)" in err

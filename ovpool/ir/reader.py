@@ -146,6 +146,7 @@ class IRDocument:
 
     def __init__(self, path: str, name: str, version: int | None, layers: dict[str, Layer], edges: tuple[Edge, ...]) -> None:
         self.path, self.name, self.version, self.layers, self.edges = path, name, version, layers, edges
+        self._input_names: frozenset[str] | None = None
 
     def layer(self, layer_id: str) -> Layer | None:
         """The layer with this id, or None."""
@@ -217,10 +218,19 @@ class IRDocument:
         return tuple(order)
 
     def tensor_name(self, layer: Layer, port_id: str) -> str:
-        """The tensor behind output port ``port_id`` of ``layer`` (``ovpool.names.port_tensor_name``)."""
+        """The tensor behind output port ``port_id`` of ``layer`` (``ovpool.names.port_tensor_name``,
+        the Parameters' names as the model's inputs)."""
         port = layer.output(port_id)
         first = bool(layer.outputs) and layer.outputs[0].id == port_id
-        return port_tensor_name(port.names if port else "", layer.name, port_id, first)
+        if self._input_names is None:
+            self._input_names = frozenset(
+                name.strip()
+                for parameter in self.layers.values()
+                if parameter.type == "Parameter"
+                for out in parameter.outputs
+                for name in out.names.split(",")
+            )
+        return port_tensor_name(port.names if port else "", layer.name, port_id, first, self._input_names)
 
 
 def _edge_problem(edge: Edge, source: Layer | None, target: Layer | None) -> tuple[int, str, str]:

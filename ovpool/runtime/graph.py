@@ -4,9 +4,9 @@ Preparing (``GraphSession(model)``) does all the work that does not depend on th
 
 * each node's schema since-version is resolved from the model's opset imports (Softmax in an
   opset-12 model is Softmax-11) and looked up in ovpool's operator table
-  (:func:`ovpool.runtime.ops.base.lookup`); a node no registered range covers runs on
-  onnx.reference (:mod:`ovpool.runtime.reference`), unless onnx.reference is known to be wrong
-  there, which is refused naming the node;
+  (:func:`ovpool.runtime.ops.base.lookup`); a node no registered range covers is refused naming
+  the node, its op and version (every operator of ONNX's backend node suite has a kernel; the
+  ``ai.onnx.preview.training`` optimizers do not). Nothing runs on onnx.reference;
 * the nodes are put in topological order (a model's node order need not be one); a cycle or an
   input nothing produces is a ``ModelError`` naming the node;
 * every factory is called once, with the node's constant inputs (initializers, and the outputs of
@@ -38,7 +38,7 @@ import heapq
 import operator
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -73,8 +73,6 @@ class _Model:
 
     label: str
     opsets: dict[str, int]
-    ir_version: int
-    reference_ops: set[str] = field(default_factory=set)
 
 
 class _Step(NamedTuple):
@@ -236,17 +234,10 @@ class CompiledGraph:
             subgraphs=subgraphs,
         )
         row = lookup(node.op_type, since, domain)
-        if row is not None:
-            kernel = row.factory(op)
-        elif subgraphs:
-            raise ModelError(
-                f"{op.label}: ovpool has no {node.op_type}-{since}, and onnx.reference cannot run a node with subgraphs here"
-            )
-        else:
-            from ovpool.runtime.reference import reference_kernel
-
-            kernel = reference_kernel(node, op, model.opsets, model.ir_version)
-            model.reference_ops.add(node.op_type if not domain else f"{domain}.{node.op_type}")
+        if row is None:
+            qualified = f"{domain}.{node.op_type}" if domain else node.op_type
+            raise ModelError(f"{op.label}: ovpool's numpy executor has no {qualified}-{since}")
+        kernel = row.factory(op)
         implicit = tuple(name for graph in subgraphs.values() for name in graph.outer_names)
         call_names = inputs + implicit
         random = node.op_type in RANDOM_OPS or any(_draws_random(a.g) for a in node.attribute if a.type == AttributeProto.GRAPH)
@@ -712,19 +703,19 @@ def _execute_observed(plan: _Plan, values: list[Any], observe: Observer, label: 
             values[s] = None
 
 
-def compile_graph(graph: GraphProto, opsets: Mapping[str, int], label: str, ir_version: int = 10) -> CompiledGraph:
+def compile_graph(graph: GraphProto, opsets: Mapping[str, int], label: str) -> CompiledGraph:
     """``graph`` compiled on its own as a top-level graph (its initializers constants, the rest of its
     inputs called in ``input_names`` order): a kernel that runs an expansion of its node
     (``ovpool.runtime.ops.quantized``)."""
-    return CompiledGraph(graph, _Model(label, dict(opsets), ir_version), top=True)
+    return CompiledGraph(graph, _Model(label, dict(opsets)), top=True)
 
 
 class GraphSession:
     """An ONNX model prepared once for repeated runs on ovpool's numpy operators.
 
     ``output_names``/``input_names`` as the graph declares them (initializers are not inputs);
-    ``reference_ops`` the sorted op types that run on onnx.reference (``"ai.onnx.ml.Scaler"`` for
-    other domains); ``folded_nodes`` the top-level nodes computed once, when prepared; ``inputs`` the inputs as ``TensorDecl`` (a dim_value of -1 or 0, as paddle2onnx
+    ``reference_ops`` is always empty (deprecated: no node runs on onnx.reference since 0.2.0);
+    ``folded_nodes`` the top-level nodes computed once, when prepared; ``inputs`` the inputs as ``TensorDecl`` (a dim_value of -1 or 0, as paddle2onnx
     and old exporters write a dynamic dim, is dynamic).
     """
 
@@ -737,13 +728,13 @@ class GraphSession:
         self.proto = proto
         self._label = f"model '{proto.graph.name}'"
         opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in proto.opset_import}
-        self._model = _Model(self._label, opsets, proto.ir_version)
+        self._model = _Model(self._label, opsets)
         self._graph = CompiledGraph(proto.graph, self._model, top=True)
         self.compiled = self._graph  # the top-level graph, for ovpool.runtime.budget
         self.input_names: tuple[str, ...] = self._graph.input_names
         self._input_set = frozenset(self.input_names)
         self.output_names: tuple[str, ...] = self._graph.output_names
-        self.reference_ops: tuple[str, ...] = tuple(sorted(self._model.reference_ops))
+        self.reference_ops: tuple[str, ...] = ()
         self.folded_nodes: tuple[str, ...] = self._graph.folded
 
     @property

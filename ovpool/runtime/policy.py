@@ -25,7 +25,7 @@ from __future__ import annotations
 import inspect
 import os
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -195,7 +195,7 @@ class NumpySession:
 
     def __init__(self, model: Model) -> None:
         self.graph: GraphSession | IrGraph
-        # op types that run on onnx.reference, outside ovpool's verified operators
+        # deprecated, always empty: no node runs on onnx.reference
         self.reference_ops: tuple[str, ...] = ()
         self._budget = limits.RunBudget(None, model.label)
         if model.format == "onnx":
@@ -206,7 +206,6 @@ class NumpySession:
             session = GraphSession(proto)
             self._budget = limits.RunBudget(session.proto, model.label, session=session, types=types)
             self.inputs = session.inputs
-            self.reference_ops = session.reference_ops
             self.graph = session
         else:
             assert model.path is not None  # an IR Model is read from its file (open_model)
@@ -273,7 +272,8 @@ class OpenVINOSession:
             TensorDecl(_port_name(named, preferred), _ov_dtype(p.get_element_type()), _ov_shape(p.get_partial_shape()))
             for named, p in zip(ov_model.inputs, self.compiled.inputs)
         )
-        self.output_names = tuple(_port_name(p, preferred) for p in ov_model.outputs)
+        held = {name for p in ov_model.inputs for name in p.get_names()}
+        self.output_names = tuple(_port_name(p, preferred - held or preferred, held) for p in ov_model.outputs)
         self._raw_inputs = {d.name for d in self.inputs if d.dtype in dtypes.ML_DTYPES}
         self._raw_outputs = {
             index: _ov_dtype(p.get_element_type())
@@ -483,10 +483,10 @@ def _label(model: str | os.PathLike | ModelProto) -> str:
     return model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
 
 
-def _port_name(port, preferred: set[str]) -> str:
+def _port_name(port, preferred: set[str], inputs: Collection[str] = ()) -> str:
     """An OpenVINO port's name (a Result's: its source port's): the ONNX tensor name when it has one, else the IR rule
-    (``ovpool.names.port_tensor_name``: its smallest name, else the producing layer's name, with
-    ``:<IR port id>`` for any output but the layer's first)."""
+    (``ovpool.names.port_tensor_name``: its smallest name not also one of the model's ``inputs``,
+    else the producing layer's name, with ``:<IR port id>`` for any output but the layer's first)."""
     names = port.get_names()
     node, index = port.get_node(), port.get_index()
     if node.get_type_name() == "Result":  # its source's names: a Result's own may be stale in memory (not in a file)
@@ -495,7 +495,7 @@ def _port_name(port, preferred: set[str]) -> str:
     chosen = sorted(names & preferred)
     if chosen:
         return chosen[0]
-    return port_tensor_name(names, node.get_friendly_name(), str(node.get_input_size() + index), index == 0)
+    return port_tensor_name(names, node.get_friendly_name(), str(node.get_input_size() + index), index == 0, inputs)
 
 
 def _onnx_step(node: NodeProto) -> Step:

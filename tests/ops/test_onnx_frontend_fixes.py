@@ -826,8 +826,11 @@ def test_a_pass_through_node_keeps_the_input_name_in_the_ir(op: str, opset: int,
     assert [sorted(p.get_names()) for p in compiled.inputs] == [["x0"]]
     assert "y0" in compiled.outputs[0].get_names()
     np.testing.assert_array_equal(compiled({"x0": x})[0], run_ort(model, {"x0": x})[0])
-    # run from memory too (a Result's own names there are the input's): the output is y0
+    # run from memory too (a Result's own names there are the input's), and the IR on numpy: y0
     assert list(ovpool.run(model, {"x0": x}, device="CPU", fallback="none")) == ["y0"]
+    (tmp_path / "m.xml").write_bytes(files[".xml"])
+    (tmp_path / "m.bin").write_bytes(files[".bin"] or b"")
+    assert list(ovpool.run(tmp_path / "m.xml", {"x0": x}, device="numpy")) == ["y0"]
 
 
 def test_a_model_of_ai_onnx_ml_only_is_refused_for_having_no_openvino_rule() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import pytest
 from harness import I64, B, F, compare, model_of, vi
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 import ovpool.runtime.graph as graph_module
 from ovpool.errors import ModelError
@@ -234,94 +234,22 @@ def test_scan_in_a_model_with_an_outer_weight() -> None:
     compare(model, feeds)
 
 
-# ---------------------------------------------------------------- onnx.reference fallback and its defects
+# ---------------------------------------------------------------- no onnx.reference
 
 
-@pytest.fixture
-def uncovered(monkeypatch: pytest.MonkeyPatch):
-    """Hide ops from the table, as if no ovpool family implemented them."""
-
-    def hide(*ops: str) -> None:
-        real = graph_module.lookup
-        monkeypatch.setattr(graph_module, "lookup", lambda op, since, domain="": None if op in ops else real(op, since, domain))
-
-    return hide
-
-
-def test_uncovered_node_runs_on_onnx_reference(uncovered) -> None:
-    """A node no range of the table covers (ReverseSequence hidden from it here: ovpool has its own
-    kernel) runs on onnx.reference, named in ``reference_ops``; the Identity after it stays ovpool's."""
-    uncovered("ReverseSequence")
-    xs = [np.arange(12, dtype=np.float32).reshape(4, 3), np.array([4, 2, 1], np.int64)]
-    names = [f"x{i}" for i in range(len(xs))]
-    nodes = [
-        helper.make_node("ReverseSequence", names, ["r"], batch_axis=1, time_axis=0),
-        helper.make_node("Identity", ["r"], ["y"]),
-    ]
-    model = model_of(nodes, [vi(n, helper.np_dtype_to_tensor_dtype(x.dtype), x.shape) for n, x in zip(names, xs)], ["y"], 10)
-    session = GraphSession(model)
-    assert session.reference_ops == ("ReverseSequence",)
-    compare(model, dict(zip(names, xs)))
-
-
-def test_known_defect_refused_when_prepared(uncovered) -> None:
-    """BatchNormalization-9 (opset 9..13) on onnx.reference would blend batch statistics: refused, named."""
-    uncovered("BatchNormalization")
-    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn1")
-    params = [const(n, np.ones(2, np.float32)) for n in ("s", "b", "m", "v")]
-    model = model_of([node], [vi("x", F, [1, 2, 3])], ["y"], 11, params)
-    with pytest.raises(ModelError, match=r"node 'bn1' \(BatchNormalization-9\).*blends batch statistics.*refusing"):
-        GraphSession(model)
-
-
-def test_known_defect_decided_per_run(uncovered) -> None:
-    """Softmax-11 on onnx.reference is right only when axis is the last axis, which depends on the
-    input's rank: decided on each run. axis=-1 always runs."""
-    uncovered("Softmax")
-    node = helper.make_node("Softmax", ["x"], ["y"], axis=1, name="sm")
-    model = model_of([node], [vi("x", F, None)], ["y"], 11)
-    session = GraphSession(model)
-    assert session.reference_ops == ("Softmax",)
-    compare(model, {"x": np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)})
-    with pytest.raises(ModelError, match=r"node 'sm' \(Softmax-11\).*2-D coercion"):
-        session.run({"x": np.ones((2, 3, 4), np.float32)})
-    last = model_of([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], [vi("x", F, [2, 3, 4])], ["y"], 11)
-    compare(last, {"x": np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)})
-
-
-def test_known_defect_needs_constant_input(uncovered) -> None:
-    """Pad-11 with negative pads: refused when prepared if pads are constant, on the run otherwise."""
-    uncovered("Pad")
-    x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    constant = model_of(
-        [helper.make_node("Pad", ["x", "p"], ["y"], name="crop")],
-        [vi("x", F, [3, 4])],
-        ["y"],
-        11,
-        [const("p", np.array([0, -1, 0, 0], np.int64))],
+def test_a_node_without_a_kernel_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node no range of the table covers (ReverseSequence hidden from it here) is refused when
+    prepared, naming the node and its version: nothing runs on onnx.reference."""
+    real = graph_module.lookup
+    monkeypatch.setattr(
+        graph_module, "lookup", lambda op, since, domain="": None if op == "ReverseSequence" else real(op, since, domain)
     )
-    with pytest.raises(ModelError, match="node 'crop' \\(Pad-11\\).*negative pads"):
-        GraphSession(constant)
-    dynamic = model_of([helper.make_node("Pad", ["x", "p"], ["y"])], [vi("x", F, [3, 4]), vi("p", I64, [4])], ["y"], 11)
-    compare(dynamic, {"x": x, "p": np.array([1, 0, 0, 2], np.int64)})
-    with pytest.raises(ModelError, match="negative pads"):
-        GraphSession(dynamic).run({"x": x, "p": np.array([0, -1, 0, 0], np.int64)})
-
-
-def test_lstm_sequence_lens_of_full_length_is_not_refused(uncovered) -> None:
-    """LSTM's sequence_lens is ignored by onnx.reference: refused only when shorter than the sequence."""
-    uncovered("LSTM")
-    rng = np.random.default_rng(2)
-    x = rng.standard_normal((3, 2, 4)).astype(np.float32)
-    weights = [
-        const("W", rng.standard_normal((1, 12, 4)).astype(np.float32)),
-        const("R", rng.standard_normal((1, 12, 3)).astype(np.float32)),
-    ]
-    node = helper.make_node("LSTM", ["x", "W", "R", "", "L"], ["Y"], hidden_size=3)
-    model = model_of([node], [vi("x", F, [3, 2, 4]), vi("L", TensorProto.INT32, [2])], ["Y"], 14, weights)
-    compare(model, {"x": x, "L": np.array([3, 3], np.int32)}, rtol=1e-4, atol=1e-5)
-    with pytest.raises(ModelError, match="ignores sequence_lens"):
-        GraphSession(model).run({"x": x, "L": np.array([3, 1], np.int32)})
+    node = helper.make_node("ReverseSequence", ["x", "l"], ["y"], name="rs", batch_axis=1, time_axis=0)
+    model = model_of([node], [vi("x", F, [4, 3]), vi("l", I64, [3])], ["y"], 10)
+    with pytest.raises(
+        ModelError, match=r"^node 'rs' \(ReverseSequence-10\): ovpool's numpy executor has no ReverseSequence-10$"
+    ):
+        GraphSession(model)
 
 
 def test_every_defect_row_names_an_existing_version() -> None:

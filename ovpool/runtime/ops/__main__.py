@@ -1,4 +1,4 @@
-"""``python -m ovpool.runtime.ops``: the operator table and onnx.reference's refused defects as
+"""``python -m ovpool.runtime.ops``: the operator table and onnx.reference's known defects as
 Markdown (the README's copies are checked against them): per family module, each operator with
 the ONNX since-versions its ranges cover; per defect, the op versions and what is wrong."""
 
@@ -34,7 +34,7 @@ def table() -> str:
 
 
 def defects() -> str:
-    """One row per known onnx.reference defect that the executor refuses."""
+    """One row per known onnx.reference defect (``ovpool.runtime.reference.DEFECTS``)."""
     lines = ["| operator | versions | onnx.reference |", "|---|---|---|"]
     for defect in DEFECTS:
         versions = f"{defect.since}+" if defect.until >= LATEST else f"{defect.since}-{defect.until}"
