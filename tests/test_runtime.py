@@ -437,3 +437,16 @@ def test_ovpool_run_reads_strings_from_npz_and_refuses_sequences_by_name(tmp_pat
     code, _, err = invoke(capsys, *run, tmp_path / "split.onnx", "--random-inputs", "--output", tmp_path / "p.npz")
     assert code != 0 and "output 'parts' is a sequence of 2: an .npz holds arrays only" in err
     assert not (tmp_path / "p.npz").exists()
+
+
+def test_input_shapes_refuse_a_sequence_input_by_name():
+    """``--input s[2]`` (``static_shapes.with_input_shapes``) for a sequence input is a
+    ``ModelError`` naming it, not a tensor type written over its sequence type."""
+    from ovpool.errors import ModelError
+    from ovpool.onnx.static_shapes import with_input_shapes
+    from ovpool.ov.inputs import input_shapes
+
+    with pytest.raises(ModelError, match=r"input shape s\[2\]: input s: sequence\(float32 \[\?\]\) is not a tensor"):
+        with_input_shapes(_sequence_model(), input_shapes("s[2]"), "m.onnx")
+    shaped = with_input_shapes(_sequence_model(), input_shapes("x[3,2]"), "m.onnx")
+    assert shaped.graph.input[0].type.WhichOneof("value") == "sequence_type"

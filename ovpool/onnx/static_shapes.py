@@ -47,6 +47,8 @@ def with_input_shapes(proto: ModelProto, shapes: Sequence[InputShape], label: st
             raise ModelError.in_file(label, f"input shape {given}: the model has no such input (it takes {takes})")
         if given.dims is None:
             continue
+        if not decl.is_tensor:
+            raise ModelError.in_file(label, f"input shape {given}: input {decl.shown()} is not a tensor")
         if not given.is_static:
             raise UsageError(f"--input {given}: give every dim as a number (DirectML tensor descs need sizes)")
         dims = [low for low, _ in given.dims]
