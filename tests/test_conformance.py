@@ -104,6 +104,28 @@ def test_table_lists_every_case_of_onnx():
     assert len(TABLE["cases"]) >= 1884
 
 
+def test_readme_table_counts_the_expected_outcomes():
+    """The README's rows of ovpool's paths count what conformance_expected.json holds (right,
+    disputed, wrong, refused, crashed), so the README says what the tests check."""
+    readme = (TABLE_FILE.parents[1] / "README.md").read_text()
+    rows = readme.split("<!-- conformance -->\n", 1)[1].split("<!-- /conformance -->", 1)[0]
+    for path in OVPOOL_PATHS:
+        counts = {outcome: 0 for outcome in OUTCOMES}
+        for name in TABLE["cases"]:
+            counts[expected_outcome(TABLE, name, path)[0]] += 1
+        line = next(line for line in rows.splitlines() if line.startswith(f"| {path} |"))
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        wrong = int(cells[4].split()[0])
+        assert [int(cells[1]), int(cells[2]), int(cells[3]), wrong, int(cells[5]), int(cells[6])] == [
+            len(TABLE["cases"]),
+            counts["right"],
+            counts["disputed"],
+            counts["wrong"],
+            counts["refused"],
+            counts["crashed"],
+        ], f"README's {path} row is stale: {line}"
+
+
 def test_table_rows_are_cases_paths_and_outcomes():
     for name, paths in TABLE["not_right"].items():
         assert name in TABLE["cases"], name
