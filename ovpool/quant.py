@@ -183,10 +183,16 @@ def quantize(x: ArrayLike, scale: ArrayLike, zero_point: ArrayLike, dtype: str) 
     rounded, as ONNX's reference and onnxruntime divide): float32 0.175 over 0.05 is 3.5 in float32
     (3.4999999... exactly) and rounds to 4. NaN quantizes to the zero point (onnxruntime's choice;
     ONNX leaves it undefined)."""
-    x32 = np.asarray(x, dtype=np.float32)
+    divided = quotient(x, scale)
+    return _finish(np.rint(divided.astype(np.float64)), zero_point, dtype, divided)
+
+
+def quotient(x: ArrayLike, scale: ArrayLike) -> np.ndarray:
+    """QuantizeLinear's ``x / scale``: the float32 quotient of the values as float32, correctly
+    rounded (float32 0.175 / 0.05 is 3.5, the exact quotient being 3.4999999...); NaN and
+    infinities as float32 gives them, quietly."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        quotient = x32 / np.asarray(scale, dtype=np.float32)
-    return _finish(np.rint(quotient.astype(np.float64)), zero_point, dtype, quotient)
+        return np.asarray(x, dtype=np.float32) / np.asarray(scale, dtype=np.float32)
 
 
 def rescale(

@@ -256,15 +256,11 @@ def _cast_to(node: OpNode, elem: int, saturate: bool) -> Any:
     dtype = _target(node, elem, "to")
     if elem == TensorProto.STRING:
         return _to_string
-    if elem in _FLOAT8:
-        largest, infinite_saturates = _FLOAT8[elem]
-        infinite_saturates = infinite_saturates or node.since >= 24
-        return lambda x: _to_float8(_numeric(node, x, np.dtype(np.float32)), dtype, largest, infinite_saturates, saturate)
+    if elem in _FLOAT8 or elem == TensorProto.FLOAT4E2M1:
+        return lambda x: to_narrow_float(_numeric(node, x, np.dtype(np.float64)), elem, saturate, node.since)
     if elem in _NARROW_INT:
         bits, signed = _NARROW_INT[elem]
         return lambda x: _to_narrow_int(_numeric(node, x, np.dtype(np.float64)), dtype, bits, signed)
-    if elem == TensorProto.FLOAT4E2M1:
-        return lambda x: _to_float4e2m1(_numeric(node, x, np.dtype(np.float64)), dtype)
     if elem == TensorProto.FLOAT8E8M0:
         round_mode = _round_mode(node)
         return lambda x: _to_float8e8m0(_numeric(node, x, np.dtype(np.float64)), dtype, saturate, round_mode)
@@ -279,6 +275,22 @@ def _cast_to(node: OpNode, elem: int, saturate: bool) -> Any:
         return _plain(x, dtype)
 
     return plain
+
+
+NARROW_FLOATS = frozenset((*_FLOAT8, TensorProto.FLOAT4E2M1))
+
+
+def to_narrow_float(x: np.ndarray, elem: int, saturate: bool, table: int) -> np.ndarray:
+    """Numbers ``x`` (any real dtype) as the float 8 type or FLOAT4E2M1 ``elem`` by the Cast schema's
+    tables of Cast-``table`` (19: infinities of the FNUZ types saturate to NaN; 24: to their
+    largest value): FLOAT8E4M3FN 1e6 is 448 with ``saturate`` and NaN without, 0.3 is 0.3125
+    (nearest even); FLOAT4E2M1 2.5 is 2 (``saturate`` does not apply: it has no infinity). The
+    one conversion of QuantizeLinear's float 8 and float 4 results too."""
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+    if elem == TensorProto.FLOAT4E2M1:
+        return _to_float4e2m1(x, dtype)
+    largest, infinite_saturates = _FLOAT8[elem]
+    return _to_float8(x, dtype, largest, infinite_saturates or table >= 24, saturate)
 
 
 def _exact(source: np.dtype, target: np.dtype) -> bool:
