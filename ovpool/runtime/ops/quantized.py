@@ -15,14 +15,21 @@ one value per index of that axis; a scale of the input's rank with ``block_size`
 blocked: along ``axis`` scale index ``i // B`` serves index ``i``, the scale's length there being
 ``ceil(D / B)`` (D=5, B=3: 2 blocks, [0, 1, 2] and [3, 4]); on every other axis the scale has the
 input's length. The zero point has the scale's shape (a scalar or 1-element zero point beside a
-per-tensor scale too), and the quantized type: uint8/int8, from 21 uint16/int16/uint4/int4; the
-output type of QuantizeLinear is the zero point's, else ``output_dtype`` (21+), else uint8.
-DequantizeLinear's output is float32 up to 13, the scale's type from 19 (float32, float16,
-bfloat16), ``output_dtype`` if given from 23; int32 inputs are dequantized too (their zero point
-subtracted if given, as onnxruntime does). float8, float4, float8e8m0 scales and the 2-bit types
-(23, 24, 25) are refused by name; ``saturate`` (float8 only) changes nothing here, and neither does
-``precision`` (23: the division is float32's whatever it says, as onnxruntime's). A NaN quantizes
-to the zero point (ONNX leaves it undefined; onnxruntime 1.31 gives the type's lowest value).
+per-tensor scale too), and the quantized type: uint8/int8, from 21 uint16/int16/uint4/int4, from 25
+uint2/int2 ([0, 3] / [-2, 1]); the output type of QuantizeLinear is the zero point's, else
+``output_dtype`` (21+), else uint8. DequantizeLinear's output is float32 up to 13, the scale's type
+from 19 (float32, float16, bfloat16), ``output_dtype`` if given from 23; int32 inputs are
+dequantized too (their zero point subtracted if given, as onnxruntime does). ``precision`` (23)
+changes nothing: the division is float32's whatever it says, as onnxruntime's. A NaN quantizes to
+the zero point (ONNX leaves it undefined; onnxruntime 1.31 gives the type's lowest value).
+
+**Float 8 (19+) and FLOAT4E2M1 (23+).** QuantizeLinear converts the float32 quotient ``x / scale``
+once by the Cast rules (``basic.to_narrow_float``; ``saturate``, default 1, for float 8, the FNUZ
+infinities saturating at every version as onnxruntime does): E4M3FN 1.1 at scale 0.5 is 2.25,
+ties to the even mantissa. DequantizeLinear is ``x * scale``, exact in float64, rounded once to the
+output type. The zero point must be 0 (or -0): the schema's formula adds it, onnxruntime and ONNX's
+reference ignore it, so a non-zero one is refused by name; FLOAT8E8M0 scales (24+) are refused by
+name too (no arithmetic is stated for them).
 
 **DynamicQuantizeLinear-11** computes its scale and zero point as its function body does, in
 float32: ``scale = (max(0, max x) - min(0, min x)) / 255``, ``zero_point = round_half_even(clip(0 -
