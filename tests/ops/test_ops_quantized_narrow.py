@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from harness import model_of, opsets, ovpool_of, run_ort, run_ovpool, vi
+from harness import model_of, node_with_inputs, opsets, ovpool_of, run_ort, run_ovpool, vi
 from onnx import TensorProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, UnsupportedError
@@ -355,6 +355,17 @@ def test_float8e8m0_scale_is_refused_by_name() -> None:
 def test_types_a_version_lacks_are_the_nodes_error(opset: int, zero: Any, attrs: Any, match: str) -> None:
     with pytest.raises(ModelError, match=f"qnode.*{match}|{match}.*qnode"):
         _run_q(opset, zero, np.float32(1), attrs)
+
+
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+def test_microsoft_quantize_takes_no_float8(op: str) -> None:
+    """com.microsoft QuantizeLinear/DequantizeLinear allow integer types only (onnxruntime refuses
+    the model's float 8 types as invalid)."""
+    x = np.zeros(3, np.float32)
+    inputs = [x if op == "QuantizeLinear" else f8(x), np.float32(1), f8(0.0)]
+    model, feeds = node_with_inputs(op, inputs, {1, 2} if op == "QuantizeLinear" else {0, 1, 2}, domain="com.microsoft", opset=1)
+    with pytest.raises(ModelError, match="qnode.*float8_e4m3fn"):
+        run_ovpool(model, feeds)
 
 
 def test_integer_only_ops_still_refuse_float8_by_name() -> None:

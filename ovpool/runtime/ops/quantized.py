@@ -53,7 +53,7 @@ are transposed to (N, C, *spatial) and back. The other ops of ``ovpool.onnx.qope
 run their expansion (DequantizeLinear -> float op -> QuantizeLinear, ai.onnx opset
 ``NUMPY_OPSET``) on this library: QLinearAdd of uint8 10 and 20 at scale 0.1 and zero point 0 into
 scale 0.2 is quantize(1.0 + 2.0) = 15. com.microsoft QuantizeLinear/DequantizeLinear are
-QuantizeLinear-21/DequantizeLinear-21 without ``block_size``.
+QuantizeLinear-21/DequantizeLinear-21 without ``block_size``, of the integer types only.
 
 A zero or non-finite scale, a zero point of another type than its tensor, or granularities that do
 not fit the input are the node's ``ModelError``.
@@ -109,10 +109,11 @@ _FLOATS = ("float32", "float16", "bfloat16")
 
 def _quant_types(node: OpNode, floats: bool = False) -> frozenset[str]:
     """The quantized types of the node's version: integers, and with ``floats`` (QuantizeLinear and
-    DequantizeLinear) the float 8 types from 19 and FLOAT4E2M1 from 23."""
+    DequantizeLinear of ai.onnx; com.microsoft's take integers only) the float 8 types from 19 and
+    FLOAT4E2M1 from 23."""
     since = 21 if node.domain == MS else node.since
     integers = next(types for first, types in _BY_VERSION if since >= first)
-    if not floats:
+    if not floats or node.domain == MS:
         return integers
     return integers | {name for name, (_, first) in _FLOAT_QUANT.items() if since >= first}
 
