@@ -209,6 +209,29 @@ def test_quantize_float8(opset: int, name: str, kind: str, saturate: int) -> Non
     assert bare.dtype == np_of(fmt)
 
 
+@pytest.mark.parametrize("opset", [o for o in opsets("QuantizeLinear") if o >= 19])
+@pytest.mark.parametrize("name", ["e4m3fn", "e5m2"])
+def test_quantize_float16_to_float8(opset: int, name: str) -> None:
+    """float16 x and scale: the quotient of the values widened to float32, as for float32 x; equal
+    to the schema computed here and to onnxruntime (which fails on mixed x/scale types)."""
+    fmt = FORMATS[name]
+    rng = np.random.default_rng(opset)
+    x = (rng.standard_normal(500) * rng.choice([1.0, 10.0, 100.0, 1000.0], 500)).astype(np.float16)
+    scale = np.float16(0.3)
+    zero = np.zeros((), np_of(fmt))
+    inits = [numpy_helper.from_array(np.asarray(scale), "s"), numpy_helper.from_array(zero, "z")]
+    inits.append(numpy_helper.from_array(np.asarray(np.float16(1)), "one"))
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="qnode"),
+        helper.make_node("DequantizeLinear", ["q", "one"], ["y"], name="read"),
+    ]
+    model = model_of(nodes, [vi("x", TensorProto.FLOAT16, [500])], ["y"], opset=opset, initializers=inits)
+    actual = run_ovpool(model, {"x": x})[0]
+    quotients = x.astype(np.float32) / np.float32(scale)
+    same(actual, np.vectorize(lambda q: schema_float(float(q), fmt, True))(quotients).astype(np.float16), "the schema")
+    same(actual, run_ort(model, {"x": x})[0], "ovpool against onnxruntime")
+
+
 @pytest.mark.parametrize(("opset", "name", "kind"), q_cases(["float4e2m1"]))
 def test_quantize_float4(opset: int, name: str, kind: str) -> None:
     """FLOAT4E2M1 (onnxruntime has no kernel): the schema computed here; beyond +-6 and the
