@@ -154,7 +154,8 @@ class MissingOutput(Exception):
 
 def load_cases(only: str | None = None) -> list[Case]:
     """Every case of ``collect_testcases()`` (all of onnx's node case modules, ~4 s), or those whose
-    name ``re.search``-es ``only``, in onnx's order. Data in types numpy lacks (TensorProtos) are
+    name ``re.search``-es ``only``, sorted by name (onnx's own order depends on which of its case
+    modules the process imported first). Data in types numpy lacks (TensorProtos) are
     converted to ml_dtypes arrays (``tensor_value``), inside sequences too."""
     from onnx.backend.test.case.node import collect_testcases
 
@@ -169,7 +170,7 @@ def load_cases(only: str | None = None) -> list[Case]:
             continue  # every node case has its model and data sets; the model-zoo kind has neither
         data = tuple((tuple(_value(v) for v in ins), tuple(_value(v) for v in outs)) for ins, outs in test.data_sets)
         cases.append(Case(test.name, test.model, data, float(test.rtol), float(test.atol), _op_of(test.name, ops)))
-    return cases
+    return sorted(cases, key=lambda case: case.name)
 
 
 def _op_of(name: str, ops: Mapping[str, str]) -> str:
