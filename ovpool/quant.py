@@ -21,7 +21,7 @@ runtimes (onnxruntime included) may differ from this meaning by one step; nowher
 QuantizeLinear of a float tensor (``quantize``) is ONNX's float32 division, then the rounding.
 
 Scales are per tensor, or per channel along one axis; zero points too. Element types: uint8, int8,
-uint16, int16, uint4, int4 (held in numpy as uint8/int8/uint16/int16 arrays).
+uint16, int16, uint4, int4, uint2, int2 (held in numpy as uint8/int8/uint16/int16 arrays).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class QuantType:
 
     @property
     def levels(self) -> int:
-        """Number of integer values: 256 for uint8 and int8, 16 for int4."""
+        """Number of integer values: 256 for uint8 and int8, 16 for int4, 4 for int2."""
         return self.high - self.low + 1
 
 
@@ -65,6 +65,8 @@ QUANT_TYPES: dict[str, QuantType] = {
         QuantType("int16", -32768, 32767, "int16"),
         QuantType("uint4", 0, 15, "uint8"),
         QuantType("int4", -8, 7, "int8"),
+        QuantType("uint2", 0, 3, "uint8"),
+        QuantType("int2", -2, 1, "int8"),
     )
 }
 
@@ -181,10 +183,16 @@ def quantize(x: ArrayLike, scale: ArrayLike, zero_point: ArrayLike, dtype: str) 
     rounded, as ONNX's reference and onnxruntime divide): float32 0.175 over 0.05 is 3.5 in float32
     (3.4999999... exactly) and rounds to 4. NaN quantizes to the zero point (onnxruntime's choice;
     ONNX leaves it undefined)."""
-    x32 = np.asarray(x, dtype=np.float32)
+    divided = quotient(x, scale)
+    return _finish(np.rint(divided.astype(np.float64)), zero_point, dtype, divided)
+
+
+def quotient(x: ArrayLike, scale: ArrayLike) -> np.ndarray:
+    """QuantizeLinear's ``x / scale``: the float32 quotient of the values as float32, correctly
+    rounded (float32 0.175 / 0.05 is 3.5, the exact quotient being 3.4999999...); NaN and
+    infinities as float32 gives them, quietly."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        quotient = x32 / np.asarray(scale, dtype=np.float32)
-    return _finish(np.rint(quotient.astype(np.float64)), zero_point, dtype, quotient)
+        return np.asarray(x, dtype=np.float32) / np.asarray(scale, dtype=np.float32)
 
 
 def rescale(

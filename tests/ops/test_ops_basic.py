@@ -131,15 +131,34 @@ def test_dropout_12_inputs(opset: int) -> None:
     check("Dropout", opset, [x, np.array(0.25, np.float32), np.array(False)], n_outputs=2, constant=(1, 2))
 
 
+@pytest.mark.parametrize("opset", [12, 13, 22])
+@pytest.mark.parametrize("constant", [(), (1, 2)])
+def test_dropout_training_with_ratio_0(opset: int, constant: tuple[int, ...]) -> None:
+    """Training mode with ratio 0 drops nothing (scale 1 / (1 - 0) = 1): output = input, mask all
+    True, as onnxruntime gives; ratio and training_mode constants or graph inputs."""
+    x = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
+    y, mask = check("Dropout", opset, [x, np.array(0.0, np.float32), np.array(True)], n_outputs=2, constant=constant)
+    np.testing.assert_array_equal(y, x)
+    assert mask.dtype == np.dtype(bool) and mask.all()
+
+
 def test_dropout_refuses_training_mode() -> None:
+    """Training mode with a ratio other than 0 (0.5 when omitted) is random: refused naming the node
+    and the ratio, at prepare time for constants, else on the run that sets it."""
     x = np.ones(4, np.float32)
     constant = make_model("Dropout", 13, [x, np.array(0.5, np.float32), np.array(True)], constant=(1, 2))
-    with pytest.raises(ModelError, match="training_mode is true"):
+    with pytest.raises(ModelError, match="dropout_node.*training_mode is true with ratio 0.5"):
         run_ovpool(constant, {"x0": x})
+    omitted = make_model("Dropout", 22, [x, None, np.array(True)], constant=(2,))
+    with pytest.raises(ModelError, match="training_mode is true with ratio 0.5"):
+        run_ovpool(omitted, {"x0": x})
     at_run = make_model("Dropout", 13, [x, np.array(0.5, np.float32), np.array(True)])
     assert run_ovpool(at_run, {"x0": x, "x1": np.array(0.5, np.float32), "x2": np.array(False)})[0] is not None
-    with pytest.raises(ModelError, match="training_mode is true"):
-        run_ovpool(at_run, {"x0": x, "x1": np.array(0.5, np.float32), "x2": np.array(True)})
+    np.testing.assert_array_equal(run_ovpool(at_run, {"x0": x, "x1": np.array(0.0, np.float32), "x2": np.array(True)})[0], x)
+    with pytest.raises(ModelError, match="training_mode is true with ratio 0.25"):
+        run_ovpool(at_run, {"x0": x, "x1": np.array(0.25, np.float32), "x2": np.array(True)})
+    with pytest.raises(ModelError, match="ratio has shape"):
+        run_ovpool(at_run, {"x0": x, "x1": np.zeros(2, np.float32), "x2": np.array(True)})
 
 
 def test_dropout_6_is_test() -> None:
@@ -517,7 +536,7 @@ FLOAT4_FROM_FLOAT = r"^test_cast(like)?_(FLOAT|FLOAT16|BFLOAT16|DOUBLE)_to_FLOAT
 NODE_CASE_ATOL = {"test_averagepool_2d_ceil_last_window_starts_on_pad": 1e-4}
 # Cases (name patterns) whose expected value ovpool does not produce, and why.
 NODE_CASE_SKIPS = {
-    r"training_dropout": "training-mode dropout is refused (random)",
+    r"training_dropout(?!_zero_ratio)": "training-mode dropout with a ratio other than 0 is refused (random)",
     NARROW_FROM_FLOAT: "a float out of a narrow integer's range is undefined (Cast schema): test_narrow_int_cast_node_cases",
     FLOAT4_FROM_FLOAT: "NaN is 6 by ONNX's float 4 document, not ml_dtypes' -0: test_float4_cast_node_cases",
     r"maxunpool_export_with_output_shape": "reads indices in the inferred shape; SEMANTICS.md: indices are positions in the output",

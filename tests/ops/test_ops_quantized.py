@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from quant_cases import ELEM, RANGES
 
-from ovpool.errors import ModelError, UnsupportedError
+from ovpool.errors import ModelError
 
 Q_OPSETS = opsets("QuantizeLinear")
 DQ_OPSETS = opsets("DequantizeLinear")
@@ -512,25 +512,13 @@ def test_bad_quantization_is_the_nodes_error(
     assert "qnode" in str(info.value) and "\n" not in str(info.value)
 
 
-def test_float8_and_two_bit_types_are_refused_by_name() -> None:
-    from ovpool.runtime.graph import GraphSession
-
-    for elem, name in ((TensorProto.FLOAT8E4M3FN, "float8e4m3fn"), (TensorProto.INT2, "int2")):
-        model = _q(25, np.zeros(3, np.float32), np.float32(1), None, {"output_dtype": elem})
-        with pytest.raises(UnsupportedError, match=f"qnode.*{name}"):
-            GraphSession(model).run({"x": np.zeros(3, np.float32)})
-
-
 # ---------------------------------------------------------------------- ONNX's node test cases
-
-NODE_CASE_SKIPS = {
-    r"e4m3fn|e5m2|float4e2m1|int2|uint2": "float8, float4 and 2-bit types: refused by name (integer quantization only)",
-}
+# (the float 8, float 4 and 2-bit ones too: test_ops_quantized_narrow tests those types)
 
 
 @pytest.mark.parametrize("case", node_case_params(["QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"]))
 def test_onnx_node_cases(case: Any) -> None:
-    check_node_case(case, rtol=0, atol=0, skip=NODE_CASE_SKIPS)
+    check_node_case(case, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16", "int16"])

@@ -1,4 +1,4 @@
-"""The basic operators: Constant, Identity, Dropout (inference), Cast, CastLike, BitCast, Shape, Size,
+"""The basic operators: Constant, Identity, Dropout (inference, and training with ratio 0), Cast, CastLike, BitCast, Shape, Size,
 ConstantOfShape, and the optional-type ops (Optional, OptionalHasElement, OptionalGetElement).
 
 Values here are exact: these ops move or re-type data, they do not compute. Cast follows the
@@ -152,21 +152,35 @@ def optional_get_element(node: OpNode) -> Kernel:
     return kernel
 
 
-def _dropout_kernel(node: OpNode, mask_dtype: np.dtype | None, training: int | None = None) -> Kernel:
-    """Output = data; mask (when asked for) all ones in ``mask_dtype``. ``training``: the input
-    index of Dropout-12's ``training_mode``, checked on each run when it is not a constant."""
+def _dropout_kernel(node: OpNode, mask_dtype: np.dtype | None, run_check: bool = False) -> Kernel:
+    """Output = data; mask (when asked for) all ones in ``mask_dtype``. ``run_check``: Dropout-12's
+    ``ratio`` / ``training_mode`` are not both constants, so each run checks the mode it sets."""
     want_mask = node.n_outputs > 1
 
     def kernel(x: np.ndarray, *rest: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        if training is not None:
-            flag = rest[training - 1] if len(rest) >= training else None
-            if flag is not None and bool(np.any(flag)):
-                raise node.fail("training_mode is true: training-mode dropout (random) is not run by ovpool's inference executor")
+        if run_check:
+            _check_dropout_mode(node, rest[0] if rest else None, rest[1] if len(rest) > 1 else None)
         if want_mask:
             return x, np.ones(x.shape, dtype=x.dtype if mask_dtype is None else mask_dtype)
         return (x,)
 
     return kernel
+
+
+def _check_dropout_mode(node: OpNode, ratio: np.ndarray | None, training: np.ndarray | None) -> None:
+    """Dropout-12+ runs in inference mode (``training_mode`` omitted or false), or in training mode
+    with ``ratio`` 0, where no value is dropped (scale 1 / (1 - 0) = 1); training mode with another
+    ratio (0.5 when omitted) drops at random and is refused."""
+    if training is None or not bool(np.any(training)):
+        return
+    if ratio is not None and np.size(ratio) != 1:
+        raise node.fail(f"ratio has shape {list(np.shape(ratio))}; it is a scalar")
+    value = 0.5 if ratio is None else float(np.asarray(ratio, dtype=np.float64).reshape(()))
+    if value != 0:
+        raise node.fail(
+            f"training_mode is true with ratio {value:g}: training-mode dropout (random) is not run by ovpool's executor "
+            "(only ratio 0, which drops nothing)"
+        )
 
 
 @register("Dropout", 1, 6)
@@ -192,13 +206,16 @@ def dropout_10(node: OpNode) -> Kernel:
 
 @register("Dropout", 12)
 def dropout_12(node: OpNode) -> Kernel:
-    """Dropout-12+: optional inputs ``ratio`` and ``training_mode`` (default false). Inference
-    (training_mode false): output = input, bool mask all True; ``training_mode`` true is refused
-    (at prepare time when it is a constant, else on the run that sets it)."""
-    flag = node.constants[2] if len(node.constants) > 2 else None
-    if flag is not None and bool(np.any(flag)):
-        raise node.fail("training_mode is true: training-mode dropout (random) is not run by ovpool's inference executor")
-    return _dropout_kernel(node, np.dtype(bool), training=2 if len(node.constants) > 2 and flag is None else None)
+    """Dropout-12+: optional inputs ``ratio`` (default 0.5) and ``training_mode`` (default false).
+    Inference (training_mode false) and training with ratio 0 are deterministic: output = input,
+    bool mask all True (x [1, 2] with ratio 0 and training_mode true is [1, 2], mask [True, True]).
+    Training mode with a ratio other than 0 is refused, at prepare time when both inputs are
+    constants (or omitted), else on the run that sets them."""
+    count = len(node.constants)
+    if all(count <= i or node.constants[i] is not None for i in (1, 2)):  # omitted or constant: decided now
+        _check_dropout_mode(node, node.constants[1] if count > 1 else None, node.constants[2] if count > 2 else None)
+        return _dropout_kernel(node, np.dtype(bool))
+    return _dropout_kernel(node, np.dtype(bool), run_check=True)
 
 
 # ---------------------------------------------------------------- Cast, CastLike
@@ -239,15 +256,11 @@ def _cast_to(node: OpNode, elem: int, saturate: bool) -> Any:
     dtype = _target(node, elem, "to")
     if elem == TensorProto.STRING:
         return _to_string
-    if elem in _FLOAT8:
-        largest, infinite_saturates = _FLOAT8[elem]
-        infinite_saturates = infinite_saturates or node.since >= 24
-        return lambda x: _to_float8(_numeric(node, x, np.dtype(np.float32)), dtype, largest, infinite_saturates, saturate)
+    if elem in _FLOAT8 or elem == TensorProto.FLOAT4E2M1:
+        return lambda x: to_narrow_float(_numeric(node, x, np.dtype(np.float64)), elem, saturate, node.since)
     if elem in _NARROW_INT:
         bits, signed = _NARROW_INT[elem]
         return lambda x: _to_narrow_int(_numeric(node, x, np.dtype(np.float64)), dtype, bits, signed)
-    if elem == TensorProto.FLOAT4E2M1:
-        return lambda x: _to_float4e2m1(_numeric(node, x, np.dtype(np.float64)), dtype)
     if elem == TensorProto.FLOAT8E8M0:
         round_mode = _round_mode(node)
         return lambda x: _to_float8e8m0(_numeric(node, x, np.dtype(np.float64)), dtype, saturate, round_mode)
@@ -262,6 +275,22 @@ def _cast_to(node: OpNode, elem: int, saturate: bool) -> Any:
         return _plain(x, dtype)
 
     return plain
+
+
+NARROW_FLOATS = frozenset((*_FLOAT8, TensorProto.FLOAT4E2M1))
+
+
+def to_narrow_float(x: np.ndarray, elem: int, saturate: bool, table: int) -> np.ndarray:
+    """Numbers ``x`` (any real dtype) as the float 8 type or FLOAT4E2M1 ``elem`` by the Cast schema's
+    tables of Cast-``table`` (19: infinities of the FNUZ types saturate to NaN; 24: to their
+    largest value): FLOAT8E4M3FN 1e6 is 448 with ``saturate`` and NaN without, 0.3 is 0.3125
+    (nearest even); FLOAT4E2M1 2.5 is 2 (``saturate`` does not apply: it has no infinity). The
+    one conversion of QuantizeLinear's float 8 and float 4 results too."""
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+    if elem == TensorProto.FLOAT4E2M1:
+        return _to_float4e2m1(x, dtype)
+    largest, infinite_saturates = _FLOAT8[elem]
+    return _to_float8(x, dtype, largest, infinite_saturates or table >= 24, saturate)
 
 
 def _exact(source: np.dtype, target: np.dtype) -> bool:

@@ -15,14 +15,21 @@ one value per index of that axis; a scale of the input's rank with ``block_size`
 blocked: along ``axis`` scale index ``i // B`` serves index ``i``, the scale's length there being
 ``ceil(D / B)`` (D=5, B=3: 2 blocks, [0, 1, 2] and [3, 4]); on every other axis the scale has the
 input's length. The zero point has the scale's shape (a scalar or 1-element zero point beside a
-per-tensor scale too), and the quantized type: uint8/int8, from 21 uint16/int16/uint4/int4; the
-output type of QuantizeLinear is the zero point's, else ``output_dtype`` (21+), else uint8.
-DequantizeLinear's output is float32 up to 13, the scale's type from 19 (float32, float16,
-bfloat16), ``output_dtype`` if given from 23; int32 inputs are dequantized too (their zero point
-subtracted if given, as onnxruntime does). float8, float4, float8e8m0 scales and the 2-bit types
-(23, 24, 25) are refused by name; ``saturate`` (float8 only) changes nothing here, and neither does
-``precision`` (23: the division is float32's whatever it says, as onnxruntime's). A NaN quantizes
-to the zero point (ONNX leaves it undefined; onnxruntime 1.31 gives the type's lowest value).
+per-tensor scale too), and the quantized type: uint8/int8, from 21 uint16/int16/uint4/int4, from 25
+uint2/int2 ([0, 3] / [-2, 1]); the output type of QuantizeLinear is the zero point's, else
+``output_dtype`` (21+), else uint8. DequantizeLinear's output is float32 up to 13, the scale's type
+from 19 (float32, float16, bfloat16), ``output_dtype`` if given from 23; int32 inputs are
+dequantized too (their zero point subtracted if given, as onnxruntime does). ``precision`` (23)
+changes nothing: the division is float32's whatever it says, as onnxruntime's. A NaN quantizes to
+the zero point (ONNX leaves it undefined; onnxruntime 1.31 gives the type's lowest value).
+
+**Float 8 (19+) and FLOAT4E2M1 (23+).** QuantizeLinear converts the float32 quotient ``x / scale``
+once by the Cast rules (``basic.to_narrow_float``; ``saturate``, default 1, for float 8, the FNUZ
+infinities saturating at every version as onnxruntime does): E4M3FN 1.1 at scale 0.5 is 2.25,
+ties to the even mantissa. DequantizeLinear is ``x * scale``, exact in float64, rounded once to the
+output type. The zero point must be 0 (or -0): the schema's formula adds it, onnxruntime and ONNX's
+reference ignore it, so a non-zero one is refused by name; FLOAT8E8M0 scales (24+) are refused by
+name too (no arithmetic is stated for them).
 
 **DynamicQuantizeLinear-11** computes its scale and zero point as its function body does, in
 float32: ``scale = (max(0, max x) - min(0, min x)) / 255``, ``zero_point = round_half_even(clip(0 -
@@ -46,7 +53,7 @@ are transposed to (N, C, *spatial) and back. The other ops of ``ovpool.onnx.qope
 run their expansion (DequantizeLinear -> float op -> QuantizeLinear, ai.onnx opset
 ``NUMPY_OPSET``) on this library: QLinearAdd of uint8 10 and 20 at scale 0.1 and zero point 0 into
 scale 0.2 is quantize(1.0 + 2.0) = 15. com.microsoft QuantizeLinear/DequantizeLinear are
-QuantizeLinear-21/DequantizeLinear-21 without ``block_size``.
+QuantizeLinear-21/DequantizeLinear-21 without ``block_size``, of the integer types only.
 
 A zero or non-finite scale, a zero point of another type than its tensor, or granularities that do
 not fit the input are the node's ``ModelError``.
@@ -61,17 +68,30 @@ import numpy as np
 from onnx import NodeProto, TensorProto, helper
 
 from ovpool.errors import UnsupportedError
-from ovpool.quant import dequantize, quantize, rescale
+from ovpool.quant import dequantize, quantize, quotient, rescale
 from ovpool.runtime.ops.base import Kernel, OpNode, normalize_axis, outputs, register
+from ovpool.runtime.ops.basic import to_narrow_float
 
 MS = "com.microsoft"
 
-# numpy dtype names of the quantized integer types (onnx's int4/uint4 are ml_dtypes types)
+# numpy dtype names of the quantized integer types by first version (onnx's int4/int2 are ml_dtypes types)
 _BY_VERSION: tuple[tuple[int, frozenset[str]], ...] = (
+    (25, frozenset({"uint8", "int8", "uint16", "int16", "uint4", "int4", "uint2", "int2"})),
     (21, frozenset({"uint8", "int8", "uint16", "int16", "uint4", "int4"})),
     (10, frozenset({"uint8", "int8"})),
 )
-# element types with no integer quantization rule here, by ONNX type and by numpy dtype name
+# QuantizeLinear/DequantizeLinear's float quantized types: numpy dtype name -> (ONNX type, first version)
+_FLOAT_QUANT: dict[str, tuple[int, int]] = {
+    np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name: (elem, since)
+    for elem, since in (
+        (TensorProto.FLOAT8E4M3FN, 19),
+        (TensorProto.FLOAT8E4M3FNUZ, 19),
+        (TensorProto.FLOAT8E5M2, 19),
+        (TensorProto.FLOAT8E5M2FNUZ, 19),
+        (TensorProto.FLOAT4E2M1, 23),
+    )
+}
+# element types with no integer quantization rule (the integer-only ops refuse them by name)
 _REFUSED_ONNX: dict[int, str] = {
     TensorProto.FLOAT8E4M3FN: "float8e4m3fn",
     TensorProto.FLOAT8E4M3FNUZ: "float8e4m3fnuz",
@@ -83,48 +103,86 @@ _REFUSED_ONNX: dict[int, str] = {
     TensorProto.UINT2: "uint2",
 }
 _REFUSED_NAMES = {np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name: name for elem, name in _REFUSED_ONNX.items()}
+_E8M0 = np.dtype(helper.tensor_dtype_to_np_dtype(TensorProto.FLOAT8E8M0)).name
 _FLOATS = ("float32", "float16", "bfloat16")
 
 
-def _quant_types(node: OpNode) -> frozenset[str]:
+def _quant_types(node: OpNode, floats: bool = False) -> frozenset[str]:
+    """The quantized types of the node's version: integers, and with ``floats`` (QuantizeLinear and
+    DequantizeLinear of ai.onnx; com.microsoft's take integers only) the float 8 types from 19 and
+    FLOAT4E2M1 from 23."""
     since = 21 if node.domain == MS else node.since
-    return next(types for first, types in _BY_VERSION if since >= first)
+    integers = next(types for first, types in _BY_VERSION if since >= first)
+    if not floats or node.domain == MS:
+        return integers
+    return integers | {name for name, (_, first) in _FLOAT_QUANT.items() if since >= first}
 
 
 def _refuse_type(node: OpNode, name: str, what: str) -> None:
     if name in _REFUSED_NAMES:
-        raise UnsupportedError(f"{node.label}: {what} is {_REFUSED_NAMES[name]}; ovpool runs integer quantization only")
+        raise UnsupportedError(
+            f"{node.label}: {what} is {_REFUSED_NAMES[name]}; ovpool runs integer quantization only in {node.op_type}"
+        )
 
 
-def _quant_type(node: OpNode, dtype: np.dtype, what: str) -> str:
-    """ovpool.quant's name of an integer quantized type the node's version allows."""
+def _refuse_e8m0_scale(node: OpNode, scale: np.ndarray) -> None:
+    if scale.dtype.name == _E8M0:
+        raise UnsupportedError(
+            f"{node.label}: the scale is float8e8m0; the schema states no precision for a division or product "
+            "in that type, and ovpool runs no float8e8m0 scales"
+        )
+
+
+def _quant_type(node: OpNode, dtype: np.dtype, what: str, floats: bool = False) -> str:
+    """ovpool.quant's name of an integer quantized type the node's version allows (with ``floats``
+    also a float 8 / float 4 type, by its numpy name)."""
     name = dtype.name
-    _refuse_type(node, name, what)
-    allowed = _quant_types(node)
-    if name not in allowed:
-        raise node.fail(f"{what} is {name}; {node.op_type}-{node.since} quantizes to {', '.join(sorted(allowed))}")
-    return name
+    allowed = _quant_types(node, floats)
+    if name in allowed:
+        return name
+    if not floats:
+        _refuse_type(node, name, what)
+    raise node.fail(f"{what} is {name}; {node.op_type}-{node.since} quantizes to {', '.join(sorted(allowed))}")
 
 
 def _onnx_quant_type(node: OpNode, elem: int, attribute: str) -> str:
-    if elem in _REFUSED_ONNX:
-        raise UnsupportedError(
-            f"{node.label}: attribute '{attribute}' is {_REFUSED_ONNX[elem]}; ovpool runs integer quantization only"
-        )
     try:
         name = np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name
     except (KeyError, TypeError, ValueError):
         raise node.fail(f"{elem} is not an ONNX element type", attribute) from None
-    if name not in _quant_types(node):
+    if name not in _quant_types(node, floats=True):
         raise node.fail(f"{name} is not a type {node.op_type}-{node.since} quantizes to", attribute)
     return name
 
 
+_NARROW_STORAGE = {"int4": TensorProto.INT4, "uint4": TensorProto.UINT4, "int2": TensorProto.INT2, "uint2": TensorProto.UINT2}
+
+
 def _as_storage(q: np.ndarray, name: str) -> np.ndarray:
-    """Integers held as ovpool.quant's storage type, as the node's output type (int4: ml_dtypes)."""
-    if name in ("int4", "uint4"):
-        return q.astype(helper.tensor_dtype_to_np_dtype(TensorProto.INT4 if name == "int4" else TensorProto.UINT4))
+    """Integers held as ovpool.quant's storage type, as the node's output type (int4, int2:
+    ml_dtypes)."""
+    if name in _NARROW_STORAGE:
+        return q.astype(helper.tensor_dtype_to_np_dtype(_NARROW_STORAGE[name]))
     return q
+
+
+def _float_zero(node: OpNode, zero: np.ndarray | None, dtype: np.dtype) -> np.ndarray | None:
+    """A float 8 / float 4 zero point: of the quantized type, and 0 (or -0) everywhere; returned as
+    int64 zeros of its shape (for the granularity checks). The schema's formula adds it, but
+    onnxruntime and ONNX's reference ignore it for float 8: a non-zero one has no single meaning
+    and is refused by name."""
+    if zero is None:
+        return None
+    if zero.dtype != dtype:
+        raise node.fail(f"the zero point is {zero.dtype.name} but the quantized tensor is {dtype.name}; they must be one type")
+    values = zero.astype(np.float64)
+    if np.any(values != 0):  # NaN too
+        bad = float(values[values != 0].reshape(-1)[0])
+        raise UnsupportedError(
+            f"{node.label}: the {dtype.name} zero point is {bad:g}; the schema adds a float zero point, onnxruntime and "
+            "ONNX's reference ignore it: ovpool runs float 8 and float 4 quantization with zero points 0 only"
+        )
+    return np.zeros(zero.shape, dtype=np.int64)
 
 
 def _integers(q: np.ndarray) -> np.ndarray:
@@ -225,8 +283,9 @@ def _quantize_linear(node: OpNode) -> Kernel:
     block_size = int(node.attr("block_size", 0)) if node.since >= 21 and node.domain != MS else 0
     output_dtype = int(node.attr("output_dtype", 0)) if node.since >= 21 and node.domain != MS else 0
     wanted = _onnx_quant_type(node, output_dtype, "output_dtype") if output_dtype else None
-    if node.since >= 19 and node.domain != MS and int(node.attr("saturate", 1)) not in (0, 1):
-        raise node.fail(f"{node.attr('saturate')} must be 0 or 1", "saturate")
+    saturate = int(node.attr("saturate", 1)) if node.since >= 19 and node.domain != MS else 1
+    if saturate not in (0, 1):
+        raise node.fail(f"{saturate} must be 0 or 1", "saturate")
     precision = int(node.attr("precision", 0)) if node.since >= 23 else 0
     if precision and precision not in (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.INT32):
         raise node.fail(f"{precision} is not a type the division can be done in", "precision")
@@ -236,16 +295,20 @@ def _quantize_linear(node: OpNode) -> Kernel:
         if x.dtype.name not in x_types:
             raise node.fail(f"x is {x.dtype.name}; {node.op_type}-{node.since} quantizes {', '.join(x_types)}")
         if zero is not None:
-            name = _quant_type(node, zero.dtype, "the zero point")
+            name = _quant_type(node, zero.dtype, "the zero point", floats=True)
             if wanted is not None and wanted != name:
                 raise node.fail(f"{wanted}, but the zero point is {name}", "output_dtype")
         else:
             name = wanted or "uint8"
+        _refuse_e8m0_scale(node, scale)
         scales = _checked_scale(node, scale)
+        values = (x.astype(np.float32) if x.dtype.name == "bfloat16" else x).astype(np.float64)
+        if name in _FLOAT_QUANT:
+            s, _ = broadcast_quantization(node, x.shape, scales, _float_zero(node, zero, np.dtype(name)), axis, block_size)
+            return outputs(to_narrow_float(quotient(values, s), _FLOAT_QUANT[name][0], bool(saturate), 24))
         zeros = _integers(zero) if zero is not None else None
         s, z = broadcast_quantization(node, x.shape, scales, zeros, axis, block_size)
-        values = x.astype(np.float32) if x.dtype.name == "bfloat16" else x
-        return outputs(_as_storage(quantize(values.astype(np.float64), s, z, name), name))
+        return outputs(_as_storage(quantize(values, s, z, name), name))
 
     return kernel
 
@@ -287,10 +350,14 @@ def _dequantize_linear(node: OpNode) -> Kernel:
     block_size = int(node.attr("block_size", 0)) if node.since >= 21 and node.domain != MS else 0
 
     def kernel(x: np.ndarray, scale: np.ndarray, zero: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        if x.dtype != np.int32:
-            _quant_type(node, x.dtype, "x")
+        name = x.dtype.name if x.dtype == np.int32 else _quant_type(node, x.dtype, "x", floats=True)
+        _refuse_e8m0_scale(node, scale)
         out = _output_float(node, scale)
         scales = _checked_scale(node, scale)
+        if name in _FLOAT_QUANT:
+            s, _ = broadcast_quantization(node, x.shape, scales, _float_zero(node, zero, x.dtype), axis, block_size)
+            with np.errstate(over="ignore", invalid="ignore"):  # x * scale exact in float64, rounded once
+                return outputs((x.astype(np.float64) * s).astype(out))
         zeros = None if zero is None else _zero_of(node, zero, x.dtype, "the zero point")
         s, z = broadcast_quantization(node, x.shape, scales, zeros, axis, block_size)
         with np.errstate(over="ignore"):  # beyond float16's range: inf, as the product rounds
