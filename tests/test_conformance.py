@@ -210,6 +210,14 @@ def test_a_case_whose_data_depart_from_the_schema_is_disputed_not_wrong():
     assert o.outcome == "disputed" and o.detail.startswith("the data take the largest weighted corner") and o.max_error
 
 
+@pytest.mark.parametrize("name", ["test_attention_4d_fp16", "test_attention_4d_causal_fp16"])
+def test_float16_attention_agrees_on_cpu_and_ir_numpy(name: str) -> None:
+    """OpenVINO's frontend writes ONNX's float16 Attention as ScaledDotProductAttention, which both
+    the CPU plugin and IR-on-numpy compute in float32 and round once: the case's data to the step."""
+    outcomes = run_case(_case(name), ["cpu", "ir-numpy"])
+    assert [o.outcome for o in outcomes] == ["right", "right"], [o.detail for o in outcomes]
+
+
 def test_raw_exceptions_crash_ovpool_paths_and_refuse_peers(monkeypatch: Any):
     """A raw exception is a crash on an ovpool path (with where in ovpool it came from), the peer's
     own refusal on a peer; an ovpool error is a refusal; a case past the time limit a crash."""

@@ -4,7 +4,9 @@
 - Einsum-7's ``equation`` means what ONNX Einsum's does ("ij,jk->ik", "...ii->...i", implicit output).
 - ScaledDotProductAttention-13 is ``softmax(Q K^T * scale + mask) V`` with ``scale``
   ``1/sqrt(E)`` by default, a boolean mask keeping where true, ``causal`` masking every key after
-  the query's position.
+  the query's position; float16 and bfloat16 are computed in float32 and rounded once (the
+  specification leaves the precision of the steps open; the CPU plugin does the same, and so
+  ONNX's float16 Attention cases agree to the step).
 - DFT-7, IDFT-7, RDFT-9, IRDFT-9 are numpy's ``fftn``, ``ifftn`` (scaled by 1/n), ``rfftn``
   (the last of ``axes`` halved to n // 2 + 1) and ``irfftn`` (its length 2 * (m - 1) by default)
   over ``axes`` (negative ones counted over the signal's dims), each axis zero-padded or cut to
@@ -59,6 +61,9 @@ def scaled_dot_product_attention(node: LayerNode) -> Kernel:
         q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None, scale: np.ndarray | None = None
     ) -> tuple[np.ndarray, ...]:
         same_type(node, q, k, v)
+        given = q.dtype
+        if given.itemsize < 4:  # float16/bfloat16: in float32, rounded once at the end (as the CPU plugin)
+            q, k, v = (t.astype(np.float32) for t in (q, k, v))
         factor = q.dtype.type(1 / math.sqrt(q.shape[-1])) if scale is None else scale.reshape(()).astype(q.dtype)
         scores = product(q, np.swapaxes(k, -1, -2))[0] * factor
         length, keys = scores.shape[-2:]
@@ -66,7 +71,7 @@ def scaled_dot_product_attention(node: LayerNode) -> Kernel:
             scores = np.where(np.tril(np.ones((length, keys), bool)), scores, -np.inf)
         elif mask is not None:
             scores = np.where(mask, scores, -np.inf) if mask.dtype == np.bool_ else scores + mask.astype(scores.dtype)
-        return product(normalise(scores.astype(q.dtype, copy=False))[0], v)
+        return (product(normalise(scores.astype(q.dtype, copy=False))[0], v)[0].astype(given),)
 
     return kernel
 
