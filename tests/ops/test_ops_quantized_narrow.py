@@ -172,17 +172,18 @@ def q_model(opset: int, fmt: Format, kind: str, scale: np.ndarray, saturate: int
     return model_of(nodes, [vi("x", TensorProto.FLOAT, list(shape))], [out], opset=opset, initializers=inits)
 
 
-def q_cases(names: list[str]) -> list[Any]:
+def op_cases(op: str, names: list[str]) -> list[Any]:
+    """(opset, type name, granularity) of ``op`` at every opset where the type and granularity exist."""
     return [
-        pytest.param(opset, name, kind, id=f"QuantizeLinear-{opset}-{name}-{kind}")
+        pytest.param(opset, name, kind, id=f"{op}-{opset}-{name}-{kind}")
         for name in names
-        for opset in opsets("QuantizeLinear")
+        for opset in opsets(op)
         for kind, (_, _, _, first) in GRANULARITIES.items()
         if opset >= max(first, FORMATS[name].since)
     ]
 
 
-@pytest.mark.parametrize(("opset", "name", "kind"), q_cases(FLOAT8))
+@pytest.mark.parametrize(("opset", "name", "kind"), op_cases("QuantizeLinear", FLOAT8))
 @pytest.mark.parametrize("saturate", [1, 0])
 def test_quantize_float8(opset: int, name: str, kind: str, saturate: int) -> None:
     """ovpool equals the schema computed here and onnxruntime (values, NaN, sign of zero)."""
@@ -232,7 +233,7 @@ def test_quantize_float16_to_float8(opset: int, name: str) -> None:
     same(actual, run_ort(model, {"x": x})[0], "ovpool against onnxruntime")
 
 
-@pytest.mark.parametrize(("opset", "name", "kind"), q_cases(["float4e2m1"]))
+@pytest.mark.parametrize(("opset", "name", "kind"), op_cases("QuantizeLinear", ["float4e2m1"]))
 def test_quantize_float4(opset: int, name: str, kind: str) -> None:
     """FLOAT4E2M1 (onnxruntime has no kernel): the schema computed here; beyond +-6 and the
     infinities saturate, ties go to the even mantissa (x / scale 2.5 -> 2, 5 -> 4)."""
@@ -248,17 +249,7 @@ def test_quantize_float4(opset: int, name: str, kind: str) -> None:
     same(actual, expected, "ovpool against the schema")
 
 
-def dq_cases(names: list[str]) -> list[Any]:
-    return [
-        pytest.param(opset, name, kind, id=f"DequantizeLinear-{opset}-{name}-{kind}")
-        for name in names
-        for opset in opsets("DequantizeLinear")
-        for kind, (_, _, _, first) in GRANULARITIES.items()
-        if opset >= max(first, FORMATS[name].since)
-    ]
-
-
-@pytest.mark.parametrize(("opset", "name", "kind"), dq_cases(list(FORMATS)))
+@pytest.mark.parametrize(("opset", "name", "kind"), op_cases("DequantizeLinear", list(FORMATS)))
 @pytest.mark.parametrize("scale_type", [np.float32, np.float16])
 def test_dequantize_float(opset: int, name: str, kind: str, scale_type: type) -> None:
     """``x * scale`` (zero point 0) rounded once to the scale's type, for every bit pattern of the
