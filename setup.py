@@ -1,4 +1,4 @@
-"""ovpool's compiled kernels (ovpool/runtime/ops/_compiled.c): the depthwise Conv tap loop and
+"""ovpool's compiled kernels (ovpool/engine/native/_compiled.c): the depthwise Conv tap loop and
 chains of element-wise nodes.
 
 It is optional: where no C compiler is found the build goes on without it, and the numpy
@@ -15,6 +15,6 @@ flags = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off", "-fno-ma
 
 setup(
     ext_modules=[
-        Extension("ovpool.runtime.ops._compiled", ["ovpool/runtime/ops/_compiled.c"], extra_compile_args=flags, optional=True)
+        Extension("ovpool.engine.native._compiled", ["ovpool/engine/native/_compiled.c"], extra_compile_args=flags, optional=True)
     ]
 )

@@ -30,7 +30,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ovpool.runtime.ops.base import OpNode, lookup
+from ovpool.engine.ops.base import OpNode, lookup
 
 OPSET = 13
 P1, P2 = [1, 1, 1, 1], [2, 2, 2, 2]

@@ -18,7 +18,7 @@ import time
 import numpy as np
 from onnx import TensorProto, helper
 
-from ovpool.runtime.graph import GraphSession
+from ovpool.engine.graph import GraphSession
 
 LAYERS = [
     (

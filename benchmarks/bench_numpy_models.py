@@ -38,8 +38,8 @@ import onnx
 from bench_numpy_layers import agree, environment, geomean, markdown, median_ms, time_pair
 from real_models import MODELS, Runner, onnxruntime_runner
 
+from ovpool.engine.graph import GraphSession
 from ovpool.onnx.model import load
-from ovpool.runtime.graph import GraphSession
 
 
 def profile(proto: onnx.ModelProto, feeds: Mapping[str, np.ndarray], runs: int, top: int = 5) -> list[tuple[str, float]]:

@@ -30,7 +30,7 @@ import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from ovpool.runtime.ops.base import OpNode, lookup
+from ovpool.engine.ops.base import OpNode, lookup
 
 SHAPES = [(1, 64, 80, 80), (1, 3, 320, 320)]
 MODES = [("linear", {"mode": "linear"}), ("nearest", {"mode": "nearest"})]

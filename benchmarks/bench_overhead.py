@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ovpool.conversions import convert
-from ovpool.runtime import OpenVINOSession, compile_config, open_model
+from ovpool.execution import OpenVINOSession, compile_config, open_model
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "ovpool" / "examples" / "tiny_pool.onnx"
 TARGET = 1.10

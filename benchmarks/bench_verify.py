@@ -28,8 +28,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "ops")]
 from real_models import MODELS, RealModel  # noqa: E402
 
 import ovpool  # noqa: E402
+from ovpool.check.verify import VerifyOptions  # noqa: E402
 from ovpool.errors import OvpoolError  # noqa: E402
-from ovpool.runtime.verify import VerifyOptions  # noqa: E402
 
 
 def environment() -> str:

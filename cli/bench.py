@@ -52,10 +52,10 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
+        from ovpool.check.bench import bench as run_bench
         from ovpool.errors import OvpoolError
-        from ovpool.runtime import FallbackWarning, open_model
-        from ovpool.runtime.bench import bench as run_bench
-        from ovpool.runtime.tensors import parse_shapes
+        from ovpool.execution import FallbackWarning, open_model
+        from ovpool.tensors import parse_shapes
 
         given_shapes = parse_shapes(shapes)
         apply_max_memory(max_memory)

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from ovpool.runtime.tensors import TensorDecl
-    from ovpool.runtime.verify import VerifyOptions
+    from ovpool.check.verify import VerifyOptions
+    from ovpool.tensors import TensorDecl
 
 
 def max_memory_option() -> Any:
@@ -232,8 +232,8 @@ def model_inputs(
     """The arrays to run: drawn from the declared inputs (``--random-inputs``, ``--shape``,
     ``--seed``), once the run of ``sessions`` on them is within the memory budget, or loaded from
     files and checked against them."""
-    from ovpool.runtime.policy import budget_checks
-    from ovpool.runtime.tensors import check_inputs, load_inputs, parse_shapes, random_inputs, typed_inputs
+    from ovpool.execution.policy import budget_checks
+    from ovpool.tensors import check_inputs, load_inputs, parse_shapes, random_inputs, typed_inputs
 
     if random:
         return random_inputs(label, decls, parse_shapes(shapes), seed, budget_checks(*sessions))
@@ -275,7 +275,7 @@ def verify_options(verify: bool, inputs: Path | None, rtol: float | None, atol: 
         if given or seed:
             raise UsageError(f"{', '.join(given or ['--seed'])}: an option of --verify; give --verify too")
         return None
-    from ovpool.runtime.verify import VerifyOptions
+    from ovpool.check.verify import VerifyOptions
 
     defaults = VerifyOptions()
     return VerifyOptions(

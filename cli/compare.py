@@ -83,15 +83,15 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
+        from ovpool.check.compare import check_tolerances, open_sides, report
+        from ovpool.check.compare import compare as run_compare
+        from ovpool.check.plot import render_plot
         from ovpool.cli.common import check_input_options, fallback_level, model_inputs
         from ovpool.conversions import model_files
         from ovpool.errors import UsageError
+        from ovpool.execution import open_model
         from ovpool.files import check_outputs, write_atomic
-        from ovpool.runtime import open_model
-        from ovpool.runtime.compare import check_tolerances, open_sides, report
-        from ovpool.runtime.compare import compare as run_compare
-        from ovpool.runtime.compare_plot import render_plot
-        from ovpool.runtime.tensors import check_inputs
+        from ovpool.tensors import check_inputs
 
         check_input_options(inputs, input_files, random, shapes)
         level = fallback_level(fallback, no_fallback, "none")

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import typer
 
-    from ovpool.ov.inputs import InputShape
-    from ovpool.runtime.verify import VerifyOptions
+    from ovpool.check.verify import VerifyOptions
+    from ovpool.inputs import InputShape
 
 OUTPUTS = (
     "<stem>.xml + <stem>.bin (IR), <stem>.onnx or <stem>.json in the current folder; -o FILE for one model, "
@@ -113,7 +113,7 @@ def register(app: typer.Typer) -> None:
         max_memory: str | None = max_memory_option(),
     ) -> None:
         """Convert models between ONNX, OpenVINO IR and DirectML with exact pooling."""
-        from ovpool.ov.inputs import input_shapes, parse_shape_pairs
+        from ovpool.inputs import input_shapes, parse_shape_pairs
 
         apply_max_memory(max_memory)
         checks = verify_options(verify, verify_inputs, rtol, atol, seed)
@@ -225,7 +225,7 @@ def convert_one(
     done = ("would write " if dry_run else "wrote ") + ", ".join(str(p) for p in written)
     if verified is None:
         return done
-    from ovpool.runtime.verify import summary
+    from ovpool.check.verify import summary
 
     return f"{done} ({summary(verified)})"
 
@@ -322,7 +322,7 @@ def _quick_convert(
 def _converted_quickly(sources: Sequence[Path], values: dict[str, str], inputs: Sequence[str], flags: dict[str, bool]) -> int:
     """``_quick_convert``'s work: ``convert_all`` with its options."""
     from ovpool.cli.common import apply_max_memory
-    from ovpool.ov.inputs import input_shapes
+    from ovpool.inputs import input_shapes
 
     apply_max_memory(None)
     output, output_dir = values.get("output"), values.get("output_dir")

@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
         """List the devices `ovpool run --device` accepts (OpenVINO's, then numpy)."""
         import json
 
-        from ovpool.runtime.devices import list_devices, openvino_status
+        from ovpool.execution.devices import list_devices, openvino_status
 
         found = list_devices()
         if as_json:

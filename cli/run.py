@@ -66,9 +66,9 @@ def register(app: typer.Typer) -> None:
         from ovpool.cli.common import check_input_options, fallback_level, model_inputs
         from ovpool.conversions import model_files
         from ovpool.errors import OvpoolError, UsageError
+        from ovpool.execution import DeviceError, open_model, open_session
         from ovpool.files import check_outputs
-        from ovpool.runtime import DeviceError, open_model, open_session
-        from ovpool.runtime.tensors import save_outputs, summary
+        from ovpool.tensors import save_outputs, summary
 
         check_input_options(inputs, input_files, random, shapes)
         level = fallback_level(fallback, no_fallback, "numpy")

@@ -22,7 +22,7 @@ from ovpool.cli.common import (
 from ovpool.cli.helptext import command
 
 if TYPE_CHECKING:
-    from ovpool.runtime.verify import VerifyOptions
+    from ovpool.check.verify import VerifyOptions
 
 OUTPUTS = (
     "./<stem>.transformed.onnx; -o FILE for one model, --output-dir DIR for DIR/<stem>.onnx. "
@@ -83,7 +83,7 @@ def register(app: typer.Typer) -> None:
         """Rewrite ONNX models into an exact, more portable form of their pooling."""
         from ovpool.cli.common import batch
         from ovpool.conversions import check_output_suffix
-        from ovpool.ov.inputs import input_shapes, parse_shape_pairs
+        from ovpool.inputs import input_shapes, parse_shape_pairs
         from ovpool.transforms.catalog import parse_pass
 
         apply_max_memory(max_memory)

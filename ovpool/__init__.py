@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import openvino
     from onnx import ModelProto
 
-    from ovpool.runtime.verify import VerifyOptions
+    from ovpool.check.verify import VerifyOptions
 
 __version__ = "0.2.0.dev0"
 
@@ -73,9 +73,9 @@ def run(
     device cannot run the model, the next device of the chain runs it: the device asked, then
     OpenVINO CPU, then numpy, each device given up a ``FallbackWarning`` naming it and why (its
     ``device`` is where the model ran). ``fallback`` says how far the chain goes: "numpy" (or
-    True), "cpu", "none" (or False: a ``DeviceError``). See ``ovpool.runtime``.
+    True), "cpu", "none" (or False: a ``DeviceError``). See ``ovpool.execution``.
     """
-    from ovpool.runtime import run as _run
+    from ovpool.execution import run as _run
 
     return _run(model, inputs, device=device, precision=precision, fallback=fallback, cache=cache)
 
@@ -109,16 +109,16 @@ def convert_model(
     """An ONNX model (a path or a ModelProto) as an ``openvino.Model``, called as
     ``openvino.convert_model`` is, with ovpool's exact pooling: save it with ``openvino.save_model``
     or compile it. ``inputs`` sets input shapes first (``"x[1,3,640,640]"`` or ``{"x": [1, 3, 640,
-    640]}``); ``verify`` (True, or ``ovpool.runtime.verify.VerifyOptions``) runs it on OpenVINO CPU
+    640]}``); ``verify`` (True, or ``ovpool.check.verify.VerifyOptions``) runs it on OpenVINO CPU
     at f32 against the ONNX model on ovpool's numpy executor and raises ``VerifyError`` beyond
     tolerance; ``exact_quantization`` as ``ovpool convert --exact-quantization``, ``allow_inexact``
     as ``--allow-inexact`` (the nodes OpenVINO's frontend converts wrong and ovpool cannot rewrite
     are written as OpenVINO converts them, a warning each, instead of refused);
     ``target_openvino="2023.3"`` as ``ovpool convert --target-openvino 2023.3`` (only layers that
     release reads)."""
+    from ovpool.check.verify import VerifyOptions, verify_files
+    from ovpool.execution import open_model
     from ovpool.ov.from_onnx import ir_files, onnx_to_ov_model
-    from ovpool.runtime import open_model
-    from ovpool.runtime.verify import VerifyOptions, verify_files
 
     converted = onnx_to_ov_model(model, inputs, exact_quantization, allow_inexact, target_openvino)
     if verify:

@@ -19,8 +19,8 @@ from ovpool.files import OutputError, Unwritten, check_outputs, real_path, regul
 from ovpool.onnx.model import external_data_files
 
 if TYPE_CHECKING:
-    from ovpool.runtime.compare import Comparison
-    from ovpool.runtime.verify import VerifyOptions
+    from ovpool.check.compare import Comparison
+    from ovpool.check.verify import VerifyOptions
 
 FORMAT_OF_SUFFIX = {".onnx": "onnx", ".xml": "ir", ".json": "dml", ".h": "dml"}
 MAIN_SUFFIX = {"onnx": ".onnx", "ir": ".xml", "dml": ".json"}
@@ -126,7 +126,7 @@ def convert(
     frontend converts wrong and ovpool cannot lower, with a warning each) and ``target_openvino``
     (``"2023.3"``: only layers that OpenVINO release reads); -> DirectML ``feature_level`` and
     ``inputs``. With ``verify``
-    (True, or ``ovpool.runtime.verify.VerifyOptions`` for inputs and tolerances) an ONNX <-> IR
+    (True, or ``ovpool.check.verify.VerifyOptions`` for inputs and tolerances) an ONNX <-> IR
     conversion is checked against its source before anything is written (``VerifyError``, exit
     1, names the first layer beyond tolerance)."""
     return convert_verified(src, out, to, force, output_dir, verify, False, **options)[0]
@@ -169,8 +169,8 @@ def convert_verified(
         raise exc.located(dest) from None
     verified = None
     if verify:
-        from ovpool.runtime import open_model
-        from ovpool.runtime.verify import VerifyOptions, verify_files
+        from ovpool.check.verify import VerifyOptions, verify_files
+        from ovpool.execution import open_model
 
         try:
             verified = verify_files(

@@ -273,7 +273,7 @@ def _plans(spec: PoolSpec, spatial: tuple[int, ...], empty_ok: bool) -> tuple[_A
 
 
 # The working memory a pooling kernel may hold beside its input and output, as multiples of them:
-# the pooling families' rule of the memory budget (runtime/budget.py builds POOLING from these).
+# the pooling families' rule of the memory budget (engine/budget.py builds POOLING from these).
 # The stride-1 max form keeps to it: doubling (``_max_of_taps``) holds at most 4 arrays of the
 # padded tensor at once, taps in order 2.
 SCRATCH_INPUTS, SCRATCH_OUTPUTS = 1.5, 2

@@ -9,7 +9,7 @@ bytes, or a number with a K/M/G/T suffix (powers of 1024, "GiB" and "GB" alike).
 
 The budget bounds the run, not only each tensor: while a run holds tensors live, ``holding``
 records their bytes, and every check counts them (``held() + needed`` within the budget). The run's
-accounting step by step is ``ovpool.runtime.budget``.
+accounting step by step is ``ovpool.engine.budget``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import json
 import pytest
 from runtime_support import EXAMPLE, invoke, ir_pools, pool_model, save
 
-from ovpool.runtime.bench import summarize
+from ovpool.check.bench import summarize
 
 RECORD_KEYS = {"backend", "device", "median_ms", "min_ms", "max_ms", "runs"}
 
@@ -81,9 +81,9 @@ def test_summary_statistics():
 
 
 def test_library_bench_and_progress_calls():
+    from ovpool.check.bench import bench
     from ovpool.errors import UsageError
-    from ovpool.runtime import open_model
-    from ovpool.runtime.bench import bench
+    from ovpool.execution import open_model
 
     ticks = []
     timings, failures = bench(

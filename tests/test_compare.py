@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from runtime_support import EXAMPLE, fake_gpu, invoke, ir_pools, random_input, save
 
-from ovpool.runtime.compare import difference
+from ovpool.check.compare import difference
 
 pytestmark = pytest.mark.openvino
 
@@ -393,9 +393,9 @@ def test_plot_of_a_comparison_made_by_hand():
     names escaped, a <title> on every mark."""
     from xml.etree import ElementTree
 
-    from ovpool.runtime.compare import Comparison, LayerDifference
-    from ovpool.runtime.compare_plot import render_plot
-    from ovpool.runtime.policy import Step
+    from ovpool.check.compare import Comparison, LayerDifference
+    from ovpool.check.plot import render_plot
+    from ovpool.execution.policy import Step
 
     def entry(index, name, rel=None, steps=None, note=""):
         outputs = () if rel is None else (difference(name, np.array([1.0 + rel]), np.array([1.0]), quantum=steps),)
@@ -445,7 +445,7 @@ def test_onnx_quanta_are_the_scales_along_the_axis():
     per axis as a shape that broadcasts against the output (a rank-4 output, axis 1: (1, C, 1, 1))."""
     from onnx import TensorProto, helper, numpy_helper
 
-    from ovpool.runtime.compare import onnx_quanta
+    from ovpool.check.compare import onnx_quanta
 
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1),

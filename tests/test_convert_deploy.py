@@ -25,8 +25,8 @@ from runtime_support import EXAMPLE, invoke
 
 import ovpool
 from ovpool.errors import ModelError, UsageError
+from ovpool.inputs import input_shapes, parse_input, parse_shape_pairs
 from ovpool.ov.from_onnx import _conversion_error
-from ovpool.ov.inputs import input_shapes, parse_input, parse_shape_pairs
 
 pytestmark = pytest.mark.openvino
 

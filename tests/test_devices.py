@@ -7,7 +7,7 @@ import json
 import pytest
 from runtime_support import fake_gpu, invoke, invoke_without_openvino
 
-from ovpool.runtime import devices
+from ovpool.execution import devices
 
 
 def test_cpu_and_numpy_are_listed_with_capabilities():

@@ -178,7 +178,7 @@ def test_pre_commit_verify_hook_converts_onnx_files_and_writes_nothing(tmp_path)
 
 
 def test_tests_cache_compiled_models_in_a_temporary_folder(tmp_path_factory):
-    from ovpool.runtime import cache_dir
+    from ovpool.execution import cache_dir
 
     assert cache_dir().is_relative_to(tmp_path_factory.getbasetemp())
     assert not cache_dir().is_relative_to(Path.home() / ".cache")

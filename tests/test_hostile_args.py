@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from runtime_support import EXAMPLE, invoke, pool_model, save
 
+from ovpool.check.compare import Comparison, Difference
 from ovpool.errors import UsageError
-from ovpool.ov.inputs import MAX_DIM, input_shapes, parse_input, parse_shape_pairs
-from ovpool.runtime.compare import Comparison, Difference
-from ovpool.runtime.tensors import parse_shapes
+from ovpool.inputs import MAX_DIM, input_shapes, parse_input, parse_shape_pairs
+from ovpool.tensors import parse_shapes
 
 TRAP = EXAMPLE.parent / "trap.xml"
 

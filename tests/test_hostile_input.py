@@ -257,8 +257,8 @@ def test_random_inputs_are_one_standard_normal_draw_cast_to_the_input_type():
     """Drawn a chunk at a time, the values are numpy's ``standard_normal(shape)`` (``integers(0,
     10)``, ``integers(0, 2)`` for bool) of one generator, cast: the same for every --seed as one
     float64 draw, at the cost of the input alone."""
-    from ovpool.runtime import tensors
-    from ovpool.runtime.tensors import TensorDecl, random_inputs
+    from ovpool import tensors
+    from ovpool.tensors import TensorDecl, random_inputs
 
     decls = [TensorDecl("a", "float16", (3, 700_001)), TensorDecl("b", "int32", (5,)), TensorDecl("c", "bool", (2, 3))]
     got = random_inputs("m.onnx", decls, {}, seed=7)

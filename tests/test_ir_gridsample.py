@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ovpool.engine.ir_executor import IrGraph
 from ovpool.errors import OvpoolError
-from ovpool.runtime.ir_executor import IrGraph
 
 ov = pytest.importorskip("openvino")
 from openvino import opset1, opset9  # noqa: E402

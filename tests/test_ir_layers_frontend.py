@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 
-from ovpool.runtime.graph import GraphSession
-from ovpool.runtime.ir_executor import IrGraph
+from ovpool.engine.graph import GraphSession
+from ovpool.engine.ir_executor import IrGraph
 
 ov = pytest.importorskip("openvino")
 from openvino import (  # noqa: E402

@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ovpool
+from ovpool.engine.ir_executor import IrGraph
 from ovpool.errors import InputFileError, ModelError, UnsupportedError
-from ovpool.runtime.ir_executor import IrGraph
 
 ov = pytest.importorskip("openvino")
 from openvino import (  # noqa: E402
@@ -988,7 +988,7 @@ def test_real_model_ir_runs_on_numpy_and_matches_onnxruntime(converted, model, c
 
 def test_readme_lists_the_layers_of_the_table():
     """The README's list of IR layers on numpy is the table's (``ir_layers.supported_markdown``)."""
-    from ovpool.runtime.ir_layers import supported, supported_markdown
+    from ovpool.engine.ir_layers import supported, supported_markdown
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     listed = readme.split("<!-- ir-layers -->\n", 1)[1].split("\n<!-- /ir-layers -->", 1)[0]

@@ -1,4 +1,4 @@
-"""ovpool.ir.plain against lxml's own reading: a document read plainly is the document lxml's
+"""ovpool.ir.fast_reader against lxml's own reading: a document read plainly is the document lxml's
 parser target reads (``_IRTarget``, what ``read_ir`` used for every file), and one lxml refuses
 is never read plainly. Hypothesis edits bytes of plain IRs (the XML-significant characters
 first) and compares the two readings; the cases below name the forms left to lxml."""
@@ -15,7 +15,7 @@ from lxml import etree
 
 from ovpool.errors import InputFileError
 from ovpool.examples import path as example_path
-from ovpool.ir.plain import read_plain
+from ovpool.ir.fast_reader import read_plain
 from ovpool.ir.reader import PARSER_OPTIONS, IRDocument, SourceLines, _IRTarget, read_ir
 from ovpool.ir.writer import IRGraph
 from ovpool.spec import Divisor, Indices, PoolKind, PoolSpec, Rounding

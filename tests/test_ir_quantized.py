@@ -27,8 +27,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ovpool.engine.ir_executor import IrGraph
 from ovpool.errors import ModelError
-from ovpool.runtime.ir_executor import IrGraph
 
 ov = pytest.importorskip("openvino")
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -493,8 +493,8 @@ def test_real_quantized_model_diverges_first_by_one_step(tmp_path, name, scheme)
     from ops.real_models import MODELS
 
     import ovpool
-    from ovpool.runtime import open_model
-    from ovpool.runtime.compare import compare, open_sides
+    from ovpool.check.compare import compare, open_sides
+    from ovpool.execution import open_model
 
     (model,) = [m for m in MODELS if m.name == name]
     if not model.path.is_file():

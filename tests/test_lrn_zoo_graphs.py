@@ -24,9 +24,9 @@ import onnxruntime
 import pytest
 from runtime_support import invoke
 
-from ovpool.runtime.graph import GraphSession
-from ovpool.runtime.ir_executor import IrGraph
-from ovpool.runtime.policy import compile_config
+from ovpool.engine.graph import GraphSession
+from ovpool.engine.ir_executor import IrGraph
+from ovpool.execution.policy import compile_config
 
 ov = pytest.importorskip("openvino")
 

@@ -1,4 +1,4 @@
-"""An ONNX model read with its weights left in the file (``ovpool.onnx.wire.without_weights``,
+"""An ONNX model read with its weights left in the file (``ovpool.onnx.protobuf_wire.without_weights``,
 ``ovpool.onnx.model.load_apart``), against independent readers: protobuf's own parse of the whole
 model, onnx's external-data loader (the weights are external-data tensors pointing into the
 model file), ``load`` of the whole model, and conversions of the model given whole."""
@@ -18,7 +18,7 @@ from onnx import AttributeProto, ModelProto, TensorProto, external_data_helper, 
 
 from ovpool.errors import InputFileError, ModelError
 from ovpool.onnx.model import SHAPE_DATA_LIMIT, load, load_apart
-from ovpool.onnx.wire import FileBytes, NotWire, without_weights
+from ovpool.onnx.protobuf_wire import FileBytes, NotWire, without_weights
 
 _TYPES = st.sampled_from([TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT64, TensorProto.UINT8, TensorProto.DOUBLE])
 _TENSORS = st.lists(
@@ -98,7 +98,7 @@ def test_without_weights_is_protobufs_model_less_the_weights(tensors, constants,
     ranges, alike. Every node is read (no node is too small to hold a weight here)."""
     data = _model_bytes(tensors, constants, nodes, parts)
     whole = ModelProto.FromString(data)
-    with mock.patch("ovpool.onnx.wire._SMALL_NODE", 0), tempfile.TemporaryDirectory() as folder:
+    with mock.patch("ovpool.onnx.protobuf_wire._SMALL_NODE", 0), tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "m.onnx"
         path.write_bytes(data)
         with open(path, "rb") as handle:
@@ -122,7 +122,7 @@ def test_without_weights_is_protobufs_model_less_the_weights(tensors, constants,
             assert value is None or not _leave_out(value.data_type, len(value.raw_data))
     assert ModelProto.FromString(apart.data) == expected
     assert apart.sizes == [len(t.raw_data) if t.HasField("raw_data") else None for t in whole.graph.initializer]
-    with mock.patch("ovpool.onnx.wire._SMALL_NODE", 10**9):
+    with mock.patch("ovpool.onnx.protobuf_wire._SMALL_NODE", 10**9):
         assert without_weights(data, _leave_out).constants == {}
 
 

@@ -1,4 +1,4 @@
-"""``ovpool.onnx.wire.raw_data_sizes`` against protobuf itself: the sizes it reads off the bytes
+"""``ovpool.onnx.protobuf_wire.raw_data_sizes`` against protobuf itself: the sizes it reads off the bytes
 are ``len(raw_data)`` of the model protobuf parses from them, merged fields and unknown ones
 included; and the structural check refuses a short raw data alike with and without the bytes."""
 
@@ -12,7 +12,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from ovpool.errors import ModelError
 from ovpool.onnx.check import check_model
-from ovpool.onnx.wire import raw_data_sizes
+from ovpool.onnx.protobuf_wire import raw_data_sizes
 
 
 def _protobuf_sizes(data: bytes) -> list[int | None]:

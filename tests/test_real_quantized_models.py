@@ -54,7 +54,7 @@ from real_quantized import (
 )
 
 import ovpool
-from ovpool.runtime.graph import GraphSession
+from ovpool.engine.graph import GraphSession
 
 pytest.importorskip("onnxruntime")
 pytestmark = [pytest.mark.openvino, pytest.mark.filterwarnings("ignore::DeprecationWarning")]

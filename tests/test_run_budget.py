@@ -1,4 +1,4 @@
-"""The memory budget bounds the whole run (``ovpool.runtime.budget``, ``limits.check_ov_run``).
+"""The memory budget bounds the whole run (``ovpool.engine.budget``, ``limits.check_ov_run``).
 
 The oracles: the resident peak of a subprocess (``os.wait4``'s ``ru_maxrss``, KiB on Linux), what
 tracemalloc sees numpy allocate inside each kernel, and the documented rule computed by hand."""
@@ -144,8 +144,8 @@ def test_each_family_rule_bounds_what_its_kernel_allocates(case):
     """What numpy allocates while the node runs (tracemalloc), beyond its outputs, is within the
     family's ``work_bytes`` of its inputs (constants included, as the plan counts them) and
     outputs: the rule the plan's peak is summed with."""
-    from ovpool.runtime.budget import work_bytes
-    from ovpool.runtime.graph import GraphSession
+    from ovpool.engine.budget import work_bytes
+    from ovpool.engine.graph import GraphSession
 
     model = FAMILY_CASES[case]
     session = GraphSession(model)
@@ -168,8 +168,8 @@ def test_each_family_rule_bounds_what_its_kernel_allocates(case):
 def test_the_peak_is_summed_along_the_plan_by_the_rule():
     """Two MaxPools k3 s1 pads 1 over a 64 KiB input: at the second, x (held by the caller), t0 and
     t1 are live, 3 * 64 KiB, and its work is 1.5 * 64 + 2 * 64 KiB; nothing else (no constants)."""
-    from ovpool.runtime.budget import Sizes, plan_peak, session_bytes
-    from ovpool.runtime.graph import GraphSession
+    from ovpool.engine.budget import Sizes, plan_peak, session_bytes
+    from ovpool.engine.graph import GraphSession
 
     session = GraphSession(pool_chain([1, 1, 128, 128], count=2))
     kib = 64 << 10
@@ -262,7 +262,7 @@ def test_a_size_known_only_as_it_runs_counts_what_is_live(tmp_path, capsys):
 def test_random_inputs_are_held_to_the_budget_together(capsys, tmp_path):
     """Two inputs of 600 KiB each under a 1 MiB budget: each fits, both do not; refused before drawing."""
     from ovpool.errors import OvpoolError
-    from ovpool.runtime.tensors import TensorDecl, random_inputs
+    from ovpool.tensors import TensorDecl, random_inputs
 
     decls = [TensorDecl("a", "float32", (600, 256)), TensorDecl("b", "float32", (600, 256))]
     os.environ["OVPOOL_MAX_MEMORY"] = "1M"
@@ -347,9 +347,10 @@ def test_a_real_models_planned_peak_bounds_what_its_run_allocates(name):
     tracemalloc sees it (``orientation``: 30.7 MiB counted, 16.9 MiB held)."""
     from ops.real_models import MODELS
 
-    from ovpool.runtime import budget, limits
-    from ovpool.runtime.graph import GraphSession
-    from ovpool.runtime.policy import NumpySession, open_model
+    from ovpool.engine import budget
+    from ovpool.engine.graph import GraphSession
+    from ovpool.execution import limits
+    from ovpool.execution.policy import NumpySession, open_model
 
     model = next(m for m in MODELS if m.name == name)
     if not model.path.exists():
@@ -375,7 +376,7 @@ def test_a_real_models_planned_peak_bounds_what_its_run_allocates(name):
 def test_openvino_intermediates_count_while_they_are_live():
     """Tensors of 8, 4 and 2 bytes, written at steps 1, 2 and 4 and read last at 3, 2 and 5: at
     most 12 bytes live at once (steps 2), computed here step by step."""
-    from ovpool.runtime.limits import live_peak
+    from ovpool.execution.limits import live_peak
 
     tensors = [(8, 1, 3), (4, 2, 2), (2, 4, 5)]
     by_step = [sum(size for size, first, last in tensors if first <= step <= last) for step in range(6)]

@@ -177,7 +177,7 @@ def test_external_data_model_runs_on_every_backend(tmp_path):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from ovpool.runtime.bench import OnnxRuntimeSession
+    from ovpool.check.bench import OnnxRuntimeSession
 
     bias = numpy_helper.from_array(np.arange(2 * 4 * 4, dtype=np.float32).reshape(1, 2, 4, 4), "bias")
     nodes = [helper.make_node("Add", ["x", "bias"], ["s"]), helper.make_node("MaxPool", ["s"], ["y"], kernel_shape=[2, 2])]
@@ -394,7 +394,7 @@ def test_numpy_run_refuses_a_string_input_holding_other_objects():
 def test_openvino_refuses_a_sequence_or_string_input_by_name():
     """OpenVINO's side holds no sequence and no string input: ``--device CPU`` without fallback is
     a ``DeviceError`` naming the input and pointing to numpy; with fallback numpy runs it."""
-    from ovpool.runtime.policy import DeviceError
+    from ovpool.execution.policy import DeviceError
 
     model = _sequence_model()
     feed = {"s": [np.ones((1, 2), np.float32)], "x": np.zeros((3, 2), np.float32)}
@@ -443,8 +443,8 @@ def test_input_shapes_refuse_a_sequence_input_by_name():
     """``--input s[2]`` (``static_shapes.with_input_shapes``) for a sequence input is a
     ``ModelError`` naming it, not a tensor type written over its sequence type."""
     from ovpool.errors import ModelError
+    from ovpool.inputs import input_shapes
     from ovpool.onnx.static_shapes import with_input_shapes
-    from ovpool.ov.inputs import input_shapes
 
     with pytest.raises(ModelError, match=r"input shape s\[2\]: input s: sequence\(float32 \[\?\]\) is not a tensor"):
         with_input_shapes(_sequence_model(), input_shapes("s[2]"), "m.onnx")

@@ -17,9 +17,9 @@ from onnx import TensorProto, helper, numpy_helper
 from runtime_support import invoke
 
 import ovpool
+from ovpool.check.verify import VerifyOptions
 from ovpool.errors import UsageError, VerifyError
 from ovpool.examples import path as example_path
-from ovpool.runtime.verify import VerifyOptions
 from ovpool.transforms.framework import Pass
 
 pytest.importorskip("openvino")

@@ -12,15 +12,15 @@ from onnx import ModelProto
 from ovpool.conversions import check_output_suffix, model_files
 from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.files import check_outputs, write_atomic
+from ovpool.inputs import input_shapes
 from ovpool.onnx.model import load
 from ovpool.onnx.static_shapes import with_input_shapes
-from ovpool.ov.inputs import input_shapes
 from ovpool.transforms.catalog import parse_pass
 from ovpool.transforms.framework import Pass, Transformed, UnknownPassError, run_passes
 from ovpool.transforms.shapes import complete_value_types
 
 if TYPE_CHECKING:
-    from ovpool.runtime.verify import VerifyOptions
+    from ovpool.check.verify import VerifyOptions
 
 
 def transform(
@@ -35,7 +35,7 @@ def transform(
     order on a model file or ModelProto; write the result to ``out`` if given (a .onnx, never over
     the source; an existing file only with ``force``). Graph outputs without a type or shape are
     completed first (``shapes.complete_value_types``: pooling outputs by ovpool's shape engine), as
-    runtimes take them. With ``verify`` (True, or ``ovpool.runtime.verify.VerifyOptions``) the
+    runtimes take them. With ``verify`` (True, or ``ovpool.check.verify.VerifyOptions``) the
     result runs against the source on the numpy executor before it is written (``VerifyError``
     beyond tolerance). ``inputs`` (``"x[1,3,640,640]"``, as ``ovpool convert --input``) gives
     dynamic graph inputs static dims first, so every pooling size is known to the passes
@@ -64,10 +64,10 @@ def transform(
 
 
 def _verify(model: ModelProto, source: ModelProto, src: str | os.PathLike | ModelProto, verify: bool | VerifyOptions) -> None:
-    """The rewritten model against its source, both on the numpy executor (``ovpool.runtime.verify``)."""
-    from ovpool.runtime import open_model
-    from ovpool.runtime.policy import Model
-    from ovpool.runtime.verify import VerifyOptions, verify_proto
+    """The rewritten model against its source, both on the numpy executor (``ovpool.check.verify``)."""
+    from ovpool.check.verify import VerifyOptions, verify_proto
+    from ovpool.execution import open_model
+    from ovpool.execution.policy import Model
 
     checks = verify if isinstance(verify, VerifyOptions) else VerifyOptions()
     original = Model("onnx", source.graph.name or "model", proto=source) if isinstance(src, ModelProto) else open_model(src)

@@ -23,7 +23,7 @@ no output of a name the graph declares: wrong. Of several data sets, the first n
 
 Each case runs in this process under a time limit (``TIME_LIMIT`` s, SIGALRM in the main thread:
 it stops a Python loop such as a runaway Loop body, not a call inside OpenVINO's C++); memory is held
-by ovpool's own run budget (``ovpool.runtime.limits``).
+by ovpool's own run budget (``ovpool.execution.limits``).
 """
 
 from __future__ import annotations
@@ -97,8 +97,8 @@ class Case:
         """Whether a node draws random values with no ``seed`` (``test_bernoulli``): the expected
         outputs are one draw of onnx's generator, so a path is right by chance (10 Bernoulli draws
         at p ~ 0.5 match about once in 60 runs) and both right and wrong are its outcomes."""
+        from ovpool.engine.graph import RANDOM_OPS
         from ovpool.onnx.model import graphs
-        from ovpool.runtime.graph import RANDOM_OPS
 
         nodes = (node for graph in graphs(self.model.graph) for node in graph.node)
         return any(n.op_type in RANDOM_OPS and not any(a.name == "seed" for a in n.attribute) for n in nodes)
@@ -186,7 +186,7 @@ def _value(value: Any) -> Any:
     (bfloat16, float8, 4-bit types as ml_dtypes arrays), sequences element by element, None kept."""
     from onnx import TensorProto
 
-    from ovpool.runtime.ops.basic import tensor_value
+    from ovpool.engine.ops.casts import tensor_value
 
     if isinstance(value, TensorProto):
         return tensor_value(value)
@@ -450,8 +450,8 @@ def _in_order(case: Case, results: Mapping[str, Any]) -> list[Any]:
 def _numpy(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
     """``ovpool.run(model, inputs, device="numpy")``'s steps (``policy.run``), the session kept for its
     ``reference_ops``."""
-    from ovpool.runtime.policy import open_model, open_session
-    from ovpool.runtime.tensors import check_inputs
+    from ovpool.execution.policy import open_model, open_session
+    from ovpool.tensors import check_inputs
 
     model = open_model(case.model)
     session = open_session(model, "numpy", fallback="none", cache=False).session
@@ -488,8 +488,8 @@ def _converted(case: Case, folder: Path, converted: dict[str, Any]) -> Any:
 def _cpu(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
     """The converted model on OpenVINO CPU at f32 through ``OpenVINOSession`` (as ``ovpool.run(...,
     device="CPU")``: its budget and crash guards, bfloat16 crossing as raw bits)."""
-    from ovpool.runtime.policy import OpenVINOSession, open_model, openvino_session
-    from ovpool.runtime.tensors import check_inputs
+    from ovpool.execution.policy import OpenVINOSession, open_model, openvino_session
+    from ovpool.tensors import check_inputs
 
     ov_model = _converted(case, folder, converted)
     model = open_model(case.model)
@@ -535,8 +535,8 @@ def _stock_cpu(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
     import onnx
 
     from ovpool.errors import ModelError
-    from ovpool.runtime import limits
-    from ovpool.runtime.policy import _raw_tensor, compile_config
+    from ovpool.execution import limits
+    from ovpool.execution.policy import _raw_tensor, compile_config
 
     source = folder / "stock.onnx"
     onnx.save_model(case.model, str(source))
@@ -566,7 +566,7 @@ def _ov_output(request: Any, port: Any) -> np.ndarray:
     ml_dtypes' types (``policy._raw_value``: OpenVINO's Python layer shows a bf16 tensor as float16,
     1.25 would come back 1.906, and a u4 tensor as its packed bytes)."""
     from ovpool import dtypes
-    from ovpool.runtime.policy import _raw_value
+    from ovpool.execution.policy import _raw_value
 
     tensor = request.get_tensor(port)
     dtype = dtypes.any_from_ov_type(port.get_element_type())
@@ -590,7 +590,7 @@ _CORE: Any = None
 def _core() -> Any:
     global _CORE
     if _CORE is None:
-        from ovpool.runtime.devices import new_core
+        from ovpool.execution.devices import new_core
 
         _CORE = new_core()
     return _CORE

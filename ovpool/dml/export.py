@@ -29,6 +29,7 @@ from ovpool.dml import adapter as dml_adapter
 from ovpool.dml import cpp as dml_cpp
 from ovpool.dml.quantized import operators_from_quantized
 from ovpool.errors import ModelError, SpecError, UnsupportedError
+from ovpool.inputs import input_shapes
 from ovpool.ir.adapter import spec_from_layer, template_for
 from ovpool.ir.reader import declared_bounds, read_ir
 from ovpool.ir.templates import POOL_LAYER_TYPES
@@ -47,7 +48,6 @@ from ovpool.onnx.qdq import (
 )
 from ovpool.onnx.qdq import constants as qdq_constants
 from ovpool.onnx.static_shapes import static_dims, with_input_shapes
-from ovpool.ov.inputs import input_shapes
 from ovpool.spec import PoolKind
 
 Shape = tuple[int | None, ...]
@@ -214,7 +214,7 @@ def _sized_tensors(proto: ModelProto) -> set[str]:
 def _unsized(where: str, tensor: str, dims: Shape | None, proto: ModelProto) -> str:
     """``node 'pool' (MaxPool): input 'x' has dims [?, 128, ?, ?]; DirectML tensor descs need sizes:
     give the dynamic inputs static shapes with --input NAME[d0,d1,...] (images: float32 [?, 3, ?, ?])``."""
-    from ovpool.runtime.tensors import onnx_inputs
+    from ovpool.tensors import onnx_inputs
 
     shown = "unknown dims" if dims is None else "dims [" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
     dynamic = "; ".join(d.shown() for d in onnx_inputs(proto) if d.shape is None or None in d.shape)

@@ -261,12 +261,12 @@ def parser() -> etree.XMLParser:
 def read_ir(source: str | os.PathLike | bytes, name: str | None = None) -> IRDocument:
     """Parse an IR ``.xml`` (a path, or its bytes with ``name`` for messages).
 
-    An IR written as OpenVINO writes one is read by ``ovpool.ir.plain`` (the same document, ~3x
+    An IR written as OpenVINO writes one is read by ``ovpool.ir.fast_reader`` (the same document, ~3x
     sooner); any other, no tree is built: lxml hands each start tag, text and end tag to ``_IRTarget``, which keeps
     the top-level ``<layer>`` and ``<edge>`` elements as plain values (a whole lxml tree of a
     15 MB IR takes ~250 MB, and allocating it costs more than parsing). Layers nested in a
     ``<body>`` (TensorIterator, Loop) are part of their outer layer, not of the document."""
-    from ovpool.ir.plain import read_plain
+    from ovpool.ir.fast_reader import read_plain
 
     data, label = _source_bytes(source, name)
     _refuse_doctype(data, label)

@@ -84,8 +84,8 @@ def check_model(proto: ModelProto, label: str, data: bytes | None = None, sizes:
     """Raise ``ModelError`` naming ``label`` (the file) for the first structural problem of
     ``proto`` (see the module docstring); return quietly for a sound model. ``data``, the bytes
     ``proto`` was parsed from, gives the initializers' raw data sizes without copying the data out
-    (``ovpool.onnx.wire.raw_data_sizes``); or ``sizes`` gives them, one for each main-graph
-    initializer in order, None where one holds no raw data (``ovpool.onnx.wire.without_weights``'
+    (``ovpool.onnx.protobuf_wire.raw_data_sizes``); or ``sizes`` gives them, one for each main-graph
+    initializer in order, None where one holds no raw data (``ovpool.onnx.protobuf_wire.without_weights``'
     of a model whose weights were left out)."""
     try:
         _Checker(proto, data, sizes).model()
@@ -393,7 +393,7 @@ class _Checker:
 def _raw_sizes(proto: ModelProto, data: bytes) -> list[int | None] | None:
     """``raw_data_sizes`` of ``data`` if they are the main graph's initializers' (one size for each,
     None exactly where one has no raw data), else None (``len(raw_data)`` is then read)."""
-    from ovpool.onnx.wire import raw_data_sizes
+    from ovpool.onnx.protobuf_wire import raw_data_sizes
 
     initializers = proto.graph.initializer
     if not any(tensor.HasField("raw_data") for tensor in initializers):

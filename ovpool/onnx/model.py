@@ -76,7 +76,7 @@ def load_apart(path: Path, least: int | None = None) -> tuple[ModelProto, Weight
     size = regular_size(path)
     if size > MAX_ONNX_BYTES or size < (APART_BYTES if least is None else least):
         return load(path, load_data=False), None
-    from ovpool.onnx import wire
+    from ovpool.onnx import protobuf_wire as wire
 
     try:
         with open(path, "rb") as handle:

@@ -10,7 +10,7 @@ quantized inputs, the float op, and a QuantizeLinear node for the output.
 ``QOPERATORS`` is the one table of these ops (their input positions read from onnxruntime 1.31's
 contrib schemas, ``onnxruntime/core/graph/contrib_ops/quantization_defs.cc``), read by
 ``expand_model`` (so that OpenVINO's frontend and every other reader sees only ai.onnx operators)
-and by the numpy executor's com.microsoft kernels (``ovpool.runtime.ops.quantized``):
+and by the numpy executor's com.microsoft kernels (``ovpool.engine.ops.quantized``):
 
 | op | float op | quantized inputs (value, scale, zero point) | output (scale, zero point) |
 |---|---|---|---|

@@ -20,8 +20,8 @@ from collections.abc import Collection, Mapping, Sequence
 from onnx import ModelProto
 
 from ovpool.errors import ModelError, OvpoolError, UsageError
+from ovpool.inputs import InputShape
 from ovpool.onnx.model import inferred_types
-from ovpool.ov.inputs import InputShape
 
 Dims = tuple[int | None, ...]
 
@@ -31,7 +31,7 @@ def with_input_shapes(proto: ModelProto, shapes: Sequence[InputShape], label: st
     replaces ``x: [?, 3, ?, ?]``. A range or ``?`` is a ``UsageError`` (a target that needs sizes
     needs numbers); a name the model lacks, another rank or a different static dim is a
     ``ModelError`` naming the input."""
-    from ovpool.runtime.tensors import onnx_inputs
+    from ovpool.tensors import onnx_inputs
 
     if not shapes:
         return proto
@@ -95,7 +95,7 @@ def _fill(known: dict[str, tuple[str | None, Dims | None]], names: Sequence[str]
 def _openvino_dims(proto: ModelProto, names: Sequence[str]) -> dict[str, tuple[int, ...]]:
     """The static dims OpenVINO's shape inference gives the tensors ``names`` (none when OpenVINO
     is missing or cannot convert the model)."""
-    from ovpool.runtime import devices
+    from ovpool.execution import devices
 
     if devices.openvino() is None:
         return {}
@@ -123,9 +123,9 @@ def _numpy_dims(proto: ModelProto, names: Sequence[str]) -> dict[str, tuple[int,
     none when it cannot."""
     import numpy as np
 
-    from ovpool.runtime import limits
-    from ovpool.runtime.graph import GraphSession
-    from ovpool.runtime.tensors import random_inputs
+    from ovpool.engine.graph import GraphSession
+    from ovpool.execution import limits
+    from ovpool.tensors import random_inputs
 
     wanted = set(names)
     found: dict[str, tuple[int, ...]] = {}

@@ -24,11 +24,11 @@ import onnx.defs
 from onnx import GraphProto, ModelProto, NodeProto, helper
 
 from ovpool.errors import ModelError, OvpoolError
+from ovpool.execution.devices import openvino_reason
 from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset, graphs
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import lowering as ov_lowering
-from ovpool.runtime.devices import openvino_reason
 
 
 @dataclass

@@ -24,7 +24,7 @@ model naming the node (``allow_inexact``: a warning instead, and OpenVINO's conv
 reads (``ovpool.ov.backport``).
 
 ``inputs`` sets input shapes before conversion, as ``ovc --input`` does: ovc's text
-(``"x[1,3,640,640]"``) or a mapping (``{"x": [1, 3, 640, 640]}``), see ``ovpool.ov.inputs``. The
+(``"x[1,3,640,640]"``) or a mapping (``{"x": [1, 3, 640, 640]}``), see ``ovpool.inputs``. The
 shapes are set on the frontend's input places, so the pooling lowering and the shape check below
 see them (NPU wants static shapes; a SAME pool with indices on static dims converts). A name the
 model's inputs lack, or dims of another rank than the input's, is a ``ModelError``.
@@ -53,17 +53,17 @@ from onnx import ModelProto, NodeProto, helper
 
 from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
+from ovpool.execution.devices import openvino_reason
 from ovpool.files import OutputError, Unwritten
+from ovpool.inputs import InputShape, input_shapes
 from ovpool.names import FreshNames
 from ovpool.onnx.model import Weights, load, load_apart
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import cpu_deviations, frontend_fixes
 from ovpool.ov.extension import PoolExtensions
-from ovpool.ov.inputs import InputShape, input_shapes
 from ovpool.ov.lowering import Lowered
-from ovpool.runtime.devices import openvino_reason
-from ovpool.runtime.tensors import TensorDecl, onnx_inputs
 from ovpool.spec import PoolKind
+from ovpool.tensors import TensorDecl, onnx_inputs
 
 if TYPE_CHECKING:
     import openvino

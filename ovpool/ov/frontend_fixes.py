@@ -51,7 +51,7 @@ from ovpool.ov import value_fixes as values
 from ovpool.ov.node_facts import Arrays, Deferred, Facts, TensorTypes, input_rank, node_attr
 
 if TYPE_CHECKING:
-    from ovpool.ov.inputs import InputShape
+    from ovpool.inputs import InputShape
 
 NEWEST = 10**6  # "every version from ``first`` on"
 
@@ -138,8 +138,8 @@ def _kept_axis_moves(node: NodeProto, since: int, facts: Facts) -> str | None:
     if given is None:
         return None
     if shape is not None:
-        from ovpool.runtime.ops.base import OpNode, attributes
-        from ovpool.runtime.ops.resize import axis_matrices
+        from ovpool.engine.ops.base import OpNode, attributes
+        from ovpool.engine.ops.resize import axis_matrices
 
         op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
         matrices = axis_matrices(op, shape, *given)
@@ -165,8 +165,8 @@ def _resizes_batch_or_channel(node: NodeProto, since: int, facts: Facts) -> str 
     if given is None:
         return None
     if shape is not None:
-        from ovpool.runtime.ops.base import OpNode, attributes
-        from ovpool.runtime.ops.resize import axis_matrices
+        from ovpool.engine.ops.base import OpNode, attributes
+        from ovpool.engine.ops.resize import axis_matrices
 
         op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
         changed = [m.axis for m in axis_matrices(op, shape, *given) if m.axis < 2]
@@ -277,10 +277,10 @@ def _softmax_2d(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | 
 
 def _resize_matrices(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """A static Resize as one MatMul per resized axis with the weight matrices of
-    ``ovpool.runtime.ops.resize.axis_matrices`` (float32, or float64 for float64 data), a Where for
+    ``ovpool.engine.ops.resize.axis_matrices`` (float32, or float64 for float64 data), a Where for
     the extrapolated outputs of tf_crop_and_resize, and Casts around it for float16/bfloat16."""
-    from ovpool.runtime.ops.base import OpNode, attributes
-    from ovpool.runtime.ops.resize import axis_matrices
+    from ovpool.engine.ops.base import OpNode, attributes
+    from ovpool.engine.ops.resize import axis_matrices
 
     dtype, dims = facts.types.get(node.input[0], (None, None))
     shape, given = _resize_inputs(node, facts)

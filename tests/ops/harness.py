@@ -161,7 +161,7 @@ def run_ort(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.
 def run_ovpool(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     """The model on ovpool's numpy executor (``GraphSession``: constants folded, subgraphs of
     Loop/If/Scan compiled), its outputs in graph order; no node may fall back to onnx.reference."""
-    from ovpool.runtime.graph import GraphSession
+    from ovpool.engine.graph import GraphSession
 
     session = GraphSession(model)
     assert not session.reference_ops, f"ran on onnx.reference: {session.reference_ops}"
@@ -285,7 +285,7 @@ def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], rtol: float
     """The model on GraphSession and on onnxruntime: same outputs (names in graph order, dtypes,
     shapes, values). Returns GraphSession's outputs by name. A sample of the models also goes
     through ``ovpool convert`` to OpenVINO CPU and IR-on-numpy (``on_openvino``)."""
-    from ovpool.runtime.graph import GraphSession
+    from ovpool.engine.graph import GraphSession
 
     expected = run_ort(model, feeds)
     actual = GraphSession(model).run(feeds)
@@ -371,7 +371,7 @@ def expanded_case_params(ops: Iterable[str]) -> list[Any]:
 
 def module_ops(module: str) -> frozenset[str]:
     """The op types ovpool's operator table runs with the kernels of ``module``."""
-    from ovpool.runtime.ops.base import covered
+    from ovpool.engine.ops.base import covered
 
     return frozenset(row.op_type for row in covered() if row.factory.__module__ == module)
 
@@ -406,7 +406,7 @@ def check_node_case(
 
 def _case_value(value: Any) -> Any:
     """Node-case data come as arrays, or as TensorProtos for the types numpy lacks."""
-    from ovpool.runtime.ops.basic import tensor_value
+    from ovpool.engine.ops.casts import tensor_value
 
     return tensor_value(value) if isinstance(value, onnx.TensorProto) else value
 

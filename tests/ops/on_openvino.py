@@ -147,10 +147,10 @@ def _run(
 ) -> tuple[str, str, str]:
     """:func:`outcome_of` once the case is known: the ``.onnx`` in a temporary folder converted
     by ``onnx_to_ir``, the IR files beside it read by OpenVINO and by ``IrGraph``."""
+    from ovpool.engine.ir_executor import IrGraph
     from ovpool.errors import ModelError, OvpoolError, UnsupportedError
+    from ovpool.execution.devices import openvino_reason
     from ovpool.ov.from_onnx import onnx_to_ir
-    from ovpool.runtime.devices import openvino_reason
-    from ovpool.runtime.ir_executor import IrGraph
 
     with tempfile.TemporaryDirectory(prefix="ovpool-ops-") as folder:
         source = Path(folder) / "model.onnx"
@@ -195,7 +195,7 @@ def _on_cpu(xml: Path, feeds: Mapping[str, np.ndarray], names: Sequence[str]) ->
     global _CORE
     import openvino as ov
 
-    from ovpool.runtime.policy import compile_config
+    from ovpool.execution.policy import compile_config
 
     if _CORE is None:
         _CORE = ov.Core()

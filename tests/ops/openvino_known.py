@@ -326,7 +326,7 @@ KNOWN: tuple[Known, ...] = (
         (),
         "numpy",
         "any",
-        "IR-on-numpy has no Col2Im-opset15 layer yet (the numpy executor's ONNX Col2Im-18 kernel is ovpool.runtime.ops.tensor's)",
+        "IR-on-numpy has no Col2Im-opset15 layer yet (the numpy executor's ONNX Col2Im-18 kernel is ovpool.engine.ops.tensor's)",
         layer="Col2Im-opset15",
         repro=("Col2Im", 18, [np.ones((1, 4, 4), np.float32), _i64(3, 3), _i64(2, 2)], {}, 1),
     ),

@@ -199,7 +199,7 @@ def onnxruntime_runner(proto: onnx.ModelProto, optimize: bool = False) -> Runner
 def numpy_runner(proto: onnx.ModelProto) -> Runner:
     """The model prepared once on ovpool's numpy executor (``GraphSession``): ``run(feeds) ->
     {output name: array}``."""
-    from ovpool.runtime.graph import GraphSession
+    from ovpool.engine.graph import GraphSession
 
     session = GraphSession(proto)
     return lambda feeds: session.run(feeds)

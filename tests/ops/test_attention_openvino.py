@@ -55,7 +55,7 @@ def _stock(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndar
     """``model`` through OpenVINO's own conversion on CPU at f32."""
     import openvino as ov
 
-    from ovpool.runtime.policy import compile_config
+    from ovpool.execution.policy import compile_config
 
     compiled = ov.Core().compile_model(
         ov.convert_model(io.BytesIO(model.SerializeToString())), "CPU", compile_config("f32", cache=False)

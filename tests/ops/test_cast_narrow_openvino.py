@@ -120,7 +120,7 @@ def test_stock_openvino_ignores_round_mode() -> None:
     1.1 (ONNX: 2) and 2 for 3 (ONNX: 4)."""
     import openvino as ov
 
-    from ovpool.runtime.policy import _raw_value, compile_config
+    from ovpool.execution.policy import _raw_value, compile_config
 
     model = _e8m0_model("Cast", 24, 2, {})
     core = ov.Core()
@@ -138,7 +138,7 @@ def test_stock_openvino_ignores_saturate() -> None:
     computes the table, this fails: the DEFECTS row can then go."""
     import openvino as ov
 
-    from ovpool.runtime.policy import _raw_value, compile_config
+    from ovpool.execution.policy import _raw_value, compile_config
 
     x = np.array([np.inf, 1e6], np.float32)
     core = ov.Core()

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 
-from ovpool.runtime.graph import GraphSession
+from ovpool.engine.graph import GraphSession
 
 RNG = np.random.default_rng(23)
 
@@ -261,7 +261,7 @@ def test_chains_tiled_give_the_same_bits(monkeypatch: pytest.MonkeyPatch, tile: 
     node. The SiLU chain reads a per-channel constant (4, 1, 1): never tiled. Both give the bits of
     the observed (unfused, allocating) run and onnxruntime's values. (The compiled chains are
     left out here: numpy's tiles are under test.)"""
-    from ovpool.runtime import chains
+    from ovpool.engine import chains
 
     monkeypatch.setattr(chains, "chain_for", lambda dtype: None)
     monkeypatch.setattr(chains, "TILE", tile)
@@ -290,7 +290,7 @@ _SCALARS = [0.0, -0.0, 3.0, 6.0, 0.5, -2.0, np.nan, np.inf]
 
 
 @pytest.mark.skipif(
-    __import__("ovpool.runtime.ops.compiled", fromlist=["chain_for"]).chain_for(np.dtype(np.float32)) is None,
+    __import__("ovpool.engine.native.compiled", fromlist=["chain_for"]).chain_for(np.dtype(np.float32)) is None,
     reason="ovpool's compiled kernels were not built here",
 )
 @examples(25)
@@ -302,8 +302,8 @@ def test_compiled_chains_give_the_bits_of_node_by_node(data: st.DataObject) -> N
     (one call, blocks of 256, the extension's plain loops or its AVX2 ones): the observed run's
     values, node by node, zeros' signs included, and onnxruntime's in float32 (but for NaN clip
     bounds, where onnxruntime keeps x, and Clip-6 with min > max, which it refuses)."""
-    from ovpool.runtime import chains
-    from ovpool.runtime.ops.compiled import plain_only
+    from ovpool.engine import chains
+    from ovpool.engine.native.compiled import plain_only
 
     compiled: list[int] = []
     run_compiled = chains._run_compiled
@@ -398,7 +398,7 @@ def test_chain_with_per_channel_values_tiled_by_planes(
     default tile size the tensor is too small and runs node by node. The observed run's bits and
     onnxruntime's values either way; compiled (where the extension is built), with one value per
     plane of 100 (side 10) or node by node (planes of 25, below ``COMPILED_PLANE``)."""
-    from ovpool.runtime import chains
+    from ovpool.engine import chains
 
     compiled: list[int] = []
     if compiled_here and chains.chain_for(np.dtype(np.float32)) is None:
@@ -444,7 +444,7 @@ def test_chain_with_per_channel_values_tiled_by_planes(
 
 
 def test_plane_of_a_value_constant_over_planes() -> None:
-    from ovpool.runtime.chains import _plane_of
+    from ovpool.engine.chains import _plane_of
 
     assert _plane_of((96, 1, 1), (1, 96, 80, 80)) == 6400
     assert _plane_of((1, 96, 1, 1), (1, 96, 1, 80)) == 80
@@ -456,7 +456,7 @@ def test_plane_of_a_value_constant_over_planes() -> None:
 
 
 @pytest.mark.skipif(
-    __import__("ovpool.runtime.ops.compiled", fromlist=["chain_for"]).chain_for(np.dtype(np.float32)) is None,
+    __import__("ovpool.engine.native.compiled", fromlist=["chain_for"]).chain_for(np.dtype(np.float32)) is None,
     reason="ovpool's compiled kernels were not built here",
 )
 def test_compiled_chain_refuses_what_it_cannot_read() -> None:
@@ -464,7 +464,7 @@ def test_compiled_chain_refuses_what_it_cannot_read() -> None:
     argument, an unknown code, a last row that only saves, arguments of another dtype or length,
     non-contiguous or read-only buffers: a ValueError (or the buffer protocol's own error), never
     a read out of bounds. Good calls add, x + 3 over 8 values, and take square roots."""
-    from ovpool.runtime.ops.compiled import chain_for
+    from ovpool.engine.native.compiled import chain_for
 
     chain = chain_for(np.dtype(np.float32))
     assert chain is not None
@@ -524,7 +524,7 @@ def test_compiled_chain_reads_a_new_one_value_argument_at_each_run() -> None:
 def test_chain_with_an_omitted_input_and_float64(monkeypatch: pytest.MonkeyPatch) -> None:
     """Clip with no ``min`` (an omitted input) in a float64 chain, tiled, written into the dying
     input of the chain: the observed run's bits; the caller's input untouched."""
-    from ovpool.runtime import chains
+    from ovpool.engine import chains
 
     monkeypatch.setattr(chains, "TILE", 7)
     node = helper.make_node
@@ -569,7 +569,7 @@ def test_chains_across_branches_and_one_that_cannot_move(monkeypatch: pytest.Mon
     """Two SiLU branches listed Sigmoid, Sigmoid, Mul, Mul become two chains, each where its Mul
     stood (the second takes the Add too). A Sigmoid whose input a Neg between it and its Mul frees
     (and overwrites in place) stays where it is. Same bits as node by node, onnxruntime's values."""
-    from ovpool.runtime import chains
+    from ovpool.engine import chains
 
     monkeypatch.setattr(chains, "TILE", 50)
     w = RNG.standard_normal((4, 2, 1, 1)).astype(np.float32)
@@ -655,7 +655,7 @@ def _elementwise_graphs(draw: st.DrawFn) -> tuple[onnx.ModelProto, dict[str, np.
 def test_drawn_graphs_give_the_bits_of_the_observed_run(case: tuple[onnx.ModelProto, dict[str, np.ndarray]], tile: int) -> None:
     """Whatever the plan writes in place or tiles (7-element tiles: every chain of 28 values and
     more is tiled), the outputs are the observed run's bits and the caller's input is untouched."""
-    from ovpool.runtime import chains
+    from ovpool.engine import chains
 
     model, feeds = case
     x = feeds["x"].copy()
@@ -684,8 +684,8 @@ def test_drawn_graphs_give_the_bits_of_the_observed_run(case: tuple[onnx.ModelPr
 def test_remembered_dtypes_still_refuse_others(op: str, since: int, good: tuple[type, ...], bad: tuple[type, ...]) -> None:
     """The type check remembers dtypes that passed; other dtypes on a later call are still the
     node's error."""
+    from ovpool.engine.ops.base import OpNode, lookup
     from ovpool.errors import ModelError
-    from ovpool.runtime.ops.base import OpNode, lookup
 
     row = lookup(op, since)
     assert row is not None
@@ -702,7 +702,7 @@ def test_quiet_kernels_run_under_the_plans_errstate() -> None:
     in the plan, in an If branch, and from a kernel called on its own (its ``ignoring_fp`` form)."""
     import warnings
 
-    from ovpool.runtime.ops.base import OpNode, lookup
+    from ovpool.engine.ops.base import OpNode, lookup
 
     branch = helper.make_graph(
         [helper.make_node("Mul", ["x", "x"], ["b"], name="square")], "then", [], [helper.make_empty_tensor_value_info("b")]

@@ -1,4 +1,4 @@
-"""Per-shape memos of the numpy executor's kernels (``ovpool/runtime/ops/memo.py``): what a kernel
+"""Per-shape memos of the numpy executor's kernels (``ovpool/engine/memo.py``): what a kernel
 derives from its inputs' dims is computed once per dims, checked again for new dims, and a failed
 derivation is not remembered; sessions run on changing dims and index inputs against onnxruntime."""
 
@@ -9,9 +9,9 @@ import pytest
 from harness import I64, F, compare, model_of, vi
 from onnx import helper, numpy_helper
 
+from ovpool.engine.graph import GraphSession
+from ovpool.engine.memo import LIMIT, ShapeMemo, scalar
 from ovpool.errors import ModelError
-from ovpool.runtime.graph import GraphSession
-from ovpool.runtime.ops.memo import LIMIT, ShapeMemo, scalar
 
 
 def test_a_memo_derives_once_per_key_and_forgets_failures() -> None:

@@ -25,7 +25,7 @@ import ovpool
 from ovpool import dtypes
 from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.ov.from_onnx import ir_files
-from ovpool.runtime.tensors import TensorDecl, save_outputs, typed_inputs
+from ovpool.tensors import TensorDecl, save_outputs, typed_inputs
 
 pytest.importorskip("openvino")
 

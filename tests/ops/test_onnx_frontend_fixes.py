@@ -252,8 +252,8 @@ def test_resize_of_batch_or_channel_axes(op_opset: tuple[str, int], mode: str, d
 def test_resize_lowering_is_the_numpy_kernel() -> None:
     """The per-axis matrices applied one axis after the other are ovpool's numpy Resize (antialias
     cubic at 0.4 x 0.6 and half_pixel_symmetric linear at 1.5 x 0.55)."""
-    from ovpool.runtime.ops.base import OpNode
-    from ovpool.runtime.ops.resize import axis_matrices, resize_19
+    from ovpool.engine.ops.base import OpNode
+    from ovpool.engine.ops.resize import axis_matrices, resize_19
 
     x = np.random.default_rng(3).standard_normal((1, 2, 7, 9)).astype(np.float32)
     for attrs, scales in (

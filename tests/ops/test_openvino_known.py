@@ -38,7 +38,7 @@ def test_every_layer_row_names_an_ir_layer_version() -> None:
 
 def test_numpy_layer_rows_name_only_layers_numpy_does_not_run() -> None:
     """A layer that runs on numpy now needs no row (a row never hides a pass, but it misleads)."""
-    from ovpool.runtime.ir_layers import supported
+    from ovpool.engine.ir_layers import supported
 
     table = supported()
     for row in KNOWN:

@@ -639,7 +639,7 @@ def test_onnx_node_cases(case: Any) -> None:
 def _cast_case_runs(case: Any) -> Any:
     """Each data set of a Cast/CastLike node case: (its input as float64, ovpool's output, the
     expected output), values given as TensorProtos read by ovpool's tensor_value."""
-    from ovpool.runtime.ops.basic import tensor_value
+    from ovpool.engine.ops.casts import tensor_value
 
     def value(v: Any) -> Any:
         return tensor_value(v) if isinstance(v, onnx.TensorProto) else v

@@ -169,7 +169,7 @@ def test_pow_by_constant_two_in_place_and_chained(opset: int, exponent: Any) -> 
     whatever the exponent's type."""
     from onnx import helper, numpy_helper
 
-    from ovpool.runtime.graph import GraphSession
+    from ovpool.engine.graph import GraphSession
 
     x = np.array([-3.5, -0.0, 0.0, 2.0, 1e20, 1e-30, np.inf, -np.inf, np.nan, 7.25], dtype=np.float32)
     nodes = [

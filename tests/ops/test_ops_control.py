@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import helper, numpy_helper
 
+from ovpool.engine.graph import GraphSession
 from ovpool.errors import ModelError
-from ovpool.runtime.graph import GraphSession
 
 # Loop/If/Scan against onnxruntime at a tighter rtol than the harness's
 compare = functools.partial(harness.compare, rtol=1e-6)
@@ -147,7 +147,7 @@ def _invariant_body(shape: list[int]) -> onnx.GraphProto:
 def test_loop_runs_what_reads_only_outer_values_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Reshape, MatMul, Relu and ReduceSum of outer ``a`` run once for the loop's 4 steps
     (``CompiledGraph.repeated``), the random draw at each step; v agrees with onnxruntime."""
-    from ovpool.runtime import graph as graph_module
+    from ovpool.engine import graph as graph_module
 
     hoisted: list[list[str]] = []
     original = graph_module._hoisting
@@ -212,7 +212,7 @@ def test_loop_product_of_unchanged_operands_is_computed_once(step: float, comput
     and is multiplied again; from the third step on it is the same and the product is given back
     (6 steps, 2 products computed). With a step of 0.5 the operand changes every time: six
     products, and no operand kept after the third. Both agree with onnxruntime."""
-    from ovpool.runtime import graph as graph_module
+    from ovpool.engine import graph as graph_module
 
     made: list[Any] = []
     original = graph_module._Remembered.__init__

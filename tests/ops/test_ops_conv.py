@@ -1,4 +1,4 @@
-"""Conv and ConvTranspose (ovpool/runtime/ops/conv.py) against onnxruntime and against the schema.
+"""Conv and ConvTranspose (ovpool/engine/ops/conv.py) against onnxruntime and against the schema.
 
 onnxruntime is the oracle wherever it follows the schema text. Where it does not, or has no kernel,
 the oracle is a direct definition in this file (``direct_conv``: a gather per output position;
@@ -28,10 +28,10 @@ from harness import check, check_node_case, drawn_rng, examples, node_case_param
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ovpool.engine.native import compiled as compiled_module
+from ovpool.engine.ops import conv as conv_module
 from ovpool.errors import ModelError
 from ovpool.memory import MemoryBudgetError
-from ovpool.runtime.ops import compiled as compiled_module
-from ovpool.runtime.ops import conv as conv_module
 
 CONV_OPSETS = since_opsets("Conv")
 TRANSPOSE_OPSETS = since_opsets("ConvTranspose")
@@ -836,7 +836,7 @@ def test_constant_weights_run_again_as_the_first_time(dtype: type, monkeypatch: 
     output is 600 bytes)."""
     from harness import make_model
 
-    from ovpool.runtime.graph import GraphSession
+    from ovpool.engine.graph import GraphSession
 
     rng = np.random.default_rng(5)
     w, b = rng.uniform(-1, 1, (6, 4, 3, 3)).astype(dtype), rng.uniform(-1, 1, 6).astype(dtype)

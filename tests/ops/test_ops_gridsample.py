@@ -301,7 +301,7 @@ def test_far_positions(padding: str) -> None:
 
 def test_documented_numbers() -> None:
     """The module docstring's: [10, 20] at g = 0 (pixel 0.5); reflection of indices on 3 pixels."""
-    from ovpool.runtime.ops.gridsample import reflected
+    from ovpool.engine.ops.gridsample import reflected
 
     x = np.array([[[[10.0, 20.0]]]], np.float32)
     grid = np.zeros((1, 1, 1, 2), np.float32)

@@ -1,4 +1,4 @@
-"""ovpool's gather/scatter/sort/select operators (ovpool/runtime/ops/indexing.py) against
+"""ovpool's gather/scatter/sort/select operators (ovpool/engine/ops/indexing.py) against
 onnxruntime, per since-version, over hypothesis-drawn shapes, attributes and dtypes; against the
 ONNX schema text where onnxruntime disagrees with it or has no kernel; and on ONNX's own node
 test cases."""
@@ -29,9 +29,9 @@ from harness import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ovpool.engine.graph import GraphSession
 from ovpool.errors import ModelError
 from ovpool.memory import MemoryBudgetError
-from ovpool.runtime.graph import GraphSession
 
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
 FLOATS = ("float32", "float16", "float64")
@@ -495,7 +495,7 @@ def test_unique(opset: int, data: st.DataObject, seed: int) -> None:
 # ---------------------------------------------------------------------------------------------
 # ONNX's own node test cases
 
-OPS = module_ops("ovpool.runtime.ops.indexing")
+OPS = module_ops("ovpool.engine.ops.indexing")
 
 
 def test_onnx_cases_cover_every_op() -> None:

@@ -172,7 +172,7 @@ def test_bfloat16_at_version_22(op):
 
 
 def test_no_lppool_node_runs_on_onnx_reference():
-    from ovpool.runtime.graph import GraphSession
+    from ovpool.engine.graph import GraphSession
 
     for op, versions in LP_SINCE.items():
         for opset in versions:

@@ -354,7 +354,7 @@ def test_tree_ensemble_float16() -> None:
     by hand."""
     (case,) = [c for c in harness.onnx_node_cases(["TreeEnsemble"], ML_CASES) if "set_membership" in c.name]
     node = case.model.graph.node[0]
-    from ovpool.runtime.ops.base import attributes
+    from ovpool.engine.ops.base import attributes
 
     attrs = attributes(node)
     for name in ("nodes_splits", "leaf_weights", "membership_values"):

@@ -1,4 +1,4 @@
-"""onnxruntime's com.microsoft QOperator ops: the numpy executor's kernels (ovpool/runtime/ops/
+"""onnxruntime's com.microsoft QOperator ops: the numpy executor's kernels (ovpool/engine/ops/
 quantized.py) and their expansion (ovpool/onnx/qoperator.py), against onnxruntime's own kernels and
 against their meaning computed here.
 

@@ -1,4 +1,4 @@
-"""QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (ovpool/runtime/ops/quantized.py) against
+"""QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (ovpool/engine/ops/quantized.py) against
 onnxruntime at every since-version it runs (10, 13, 19, 21, 23, 24, 25) and against the schema text
 computed here (``schema_quantize``): per tensor, per axis, blocked; uint8, int8, and from 21 uint16,
 int16, uint4, int4.
@@ -504,7 +504,7 @@ def test_bad_quantization_is_the_nodes_error(
 ) -> None:
     """One line, naming the node (the structural check of the model refuses the constants before
     the kernel sees them, or the kernel at prepare time)."""
-    from ovpool.runtime.graph import GraphSession
+    from ovpool.engine.graph import GraphSession
 
     model = _q(opset, x, scale, zero, attrs, op)
     with pytest.raises(ModelError, match=match) as info:
@@ -525,7 +525,7 @@ def test_onnx_node_cases(case: Any) -> None:
 def test_random_inputs_of_quantized_types_lie_within_the_type(dtype: str) -> None:
     """``ovpool run --random-inputs`` draws integer inputs (a quantized model's uint8 image) as
     integers of the type, not floats cast to it (which would wrap)."""
-    from ovpool.runtime.tensors import TensorDecl, random_inputs
+    from ovpool.tensors import TensorDecl, random_inputs
 
     arrays = random_inputs("m.onnx", [TensorDecl("x", dtype, (4, 1000))], {}, seed=3)
     low, high = RANGES[dtype]

@@ -1,4 +1,4 @@
-"""QLinearConv-10, QLinearMatMul-10/21, ConvInteger-10 and MatMulInteger-10 (ovpool/runtime/ops/
+"""QLinearConv-10, QLinearMatMul-10/21, ConvInteger-10 and MatMulInteger-10 (ovpool/engine/ops/
 quantized.py) against onnxruntime and against the schema text computed here: the integer convolution
 or product by ``schema_conv`` (tests/ops/test_ops_conv.py, a gather per output position) or numpy's
 int64 matmul, and the requantization ``saturate(round_half_even(total * s_in / y_scale) + y_zp)`` in

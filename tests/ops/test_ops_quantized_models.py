@@ -26,8 +26,8 @@ import pytest
 from harness import run_ort
 from onnx import TensorProto, helper, numpy_helper
 
+from ovpool.engine.graph import GraphSession
 from ovpool.onnx.qoperator import expand_model
-from ovpool.runtime.graph import GraphSession
 
 quantization = pytest.importorskip("onnxruntime.quantization")
 

@@ -14,8 +14,8 @@ import pytest
 from harness import model_of, node_case_params, since_opsets
 from onnx import TensorProto, helper
 
+from ovpool.engine.graph import GraphSession
 from ovpool.errors import ModelError
-from ovpool.runtime.graph import GraphSession
 
 BF16 = helper.tensor_dtype_to_np_dtype(TensorProto.BFLOAT16)
 FLOAT_TYPES = [TensorProto.FLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE]

@@ -36,9 +36,9 @@ from harness import check, feeds_of, make_model, ovpool_of, run_ort, run_ovpool,
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from ovpool.engine.ops.base import OpNode, lookup
 from ovpool.errors import ModelError
 from ovpool.memory import MemoryBudgetError
-from ovpool.runtime.ops.base import OpNode, lookup
 
 F = np.float32
 RESIZE = since_opsets("Resize")

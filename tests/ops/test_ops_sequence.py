@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
+from ovpool.engine.graph import GraphSession
 from ovpool.errors import ModelError
-from ovpool.runtime.graph import GraphSession
 
 SEQUENCE_OPS = (
     "SequenceEmpty",

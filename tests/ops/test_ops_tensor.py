@@ -1,4 +1,4 @@
-"""ovpool's shape and layout operators (ovpool/runtime/ops/tensor.py) against onnxruntime, per
+"""ovpool's shape and layout operators (ovpool/engine/ops/tensor.py) against onnxruntime, per
 since-version, over hypothesis-drawn shapes, attributes and dtypes; against the ONNX schema text
 where onnxruntime disagrees with it; and on ONNX's own node test cases."""
 
@@ -29,9 +29,9 @@ from harness import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ovpool.engine.graph import GraphSession
 from ovpool.errors import ModelError
 from ovpool.memory import MemoryBudgetError
-from ovpool.runtime.graph import GraphSession
 
 INT64_MAX, INT64_MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 ALL = ("float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool")
@@ -804,7 +804,7 @@ def test_col2im_integers_and_errors() -> None:
 # ---------------------------------------------------------------------------------------------
 # ONNX's own node test cases
 
-OPS = module_ops("ovpool.runtime.ops.tensor")
+OPS = module_ops("ovpool.engine.ops.tensor")
 
 
 def test_onnx_cases_cover_every_op() -> None:

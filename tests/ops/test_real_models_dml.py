@@ -23,9 +23,9 @@ from onnx import NodeProto, helper
 from real_models import MODELS, RealModel
 
 from ovpool.dml.export import document_from_onnx
+from ovpool.engine.graph import GraphSession
 from ovpool.errors import UnsupportedError
 from ovpool.onnx.model import load
-from ovpool.runtime.graph import GraphSession
 
 CHANNELS = 2
 _FIRST = {}

@@ -22,8 +22,8 @@ import pytest
 from onnx import helper
 from real_models import FILES, MODELS, RealModel, Runner, numpy_runner, onnxruntime_runner
 
+from ovpool.engine.graph import GraphSession
 from ovpool.onnx.model import load
-from ovpool.runtime.graph import GraphSession
 
 
 def mismatch(actual: np.ndarray, expected: np.ndarray, rtol: float) -> str | None:

@@ -11,8 +11,8 @@ import pytest
 from real_models import MODELS, RealModel
 
 import ovpool
+from ovpool.check.verify import VerifyOptions
 from ovpool.errors import ModelError
-from ovpool.runtime.verify import VerifyOptions
 
 pytest.importorskip("openvino")
 

@@ -12,9 +12,9 @@ import pytest
 from harness import I64, B, F, compare, model_of, vi
 from onnx import helper, numpy_helper
 
-import ovpool.runtime.graph as graph_module
+import ovpool.engine.graph as graph_module
+from ovpool.engine.graph import GraphSession
 from ovpool.errors import ModelError
-from ovpool.runtime.graph import GraphSession
 
 
 def const(name: str, value: Any) -> onnx.TensorProto:
@@ -253,7 +253,7 @@ def test_a_node_without_a_kernel_is_refused_by_name(monkeypatch: pytest.MonkeyPa
 
 
 def test_every_defect_row_names_an_existing_version() -> None:
-    from ovpool.runtime.reference import DEFECTS
+    from ovpool.engine.reference import DEFECTS
 
     versions: dict[str, set[int]] = {}
     for schema in onnx.defs.get_all_schemas_with_history():
@@ -311,7 +311,7 @@ def test_unknown_operator_or_domain_is_named() -> None:
 def test_kernel_failure_on_bad_input_names_the_node(monkeypatch: pytest.MonkeyPatch) -> None:
     """A kernel's bare exception (numpy failing on inputs the node cannot take) becomes a ModelError
     naming the node, on a run and when folding."""
-    from ovpool.runtime.ops.base import OpVersion
+    from ovpool.engine.ops.base import OpVersion
 
     def factory(node: Any) -> Any:
         return lambda a, b: (np.matmul(a, b),)
@@ -386,8 +386,8 @@ def test_intermediates_are_freed_after_their_last_use() -> None:
 def test_readme_operator_and_defect_tables_match_the_code() -> None:
     from pathlib import Path
 
-    from ovpool.runtime.ops.__main__ import defects, table
+    from ovpool.engine.ops.__main__ import defects, table
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert table() in readme, "README's operator table is stale: paste `python -m ovpool.runtime.ops`"
-    assert defects() in readme, "README's onnx.reference defects table is stale: paste `python -m ovpool.runtime.ops`"
+    assert table() in readme, "README's operator table is stale: paste `python -m ovpool.engine.ops`"
+    assert defects() in readme, "README's onnx.reference defects table is stale: paste `python -m ovpool.engine.ops`"

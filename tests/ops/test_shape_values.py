@@ -1,5 +1,5 @@
 """Groups of nodes that compute values of shapes only (``Shape -> Gather -> Equal``), run once per
-shape set (``ovpool.runtime.shapevalues``): one session run on inputs of changing shapes gives
+shape set (``ovpool.engine.shapevalues``): one session run on inputs of changing shapes gives
 onnxruntime's outputs at each run (oracle: onnxruntime, graph optimisations off, a fresh run for
 each feed), the values handed out are the caller's own, a failing node is named at every run, and
 an observed run still sees every node."""
@@ -15,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from onnx import NodeProto, helper, numpy_helper
 
+from ovpool.engine.graph import GraphSession
+from ovpool.engine.shapevalues import KEPT_BYTES, ShapeValues
 from ovpool.errors import ModelError
-from ovpool.runtime.graph import GraphSession
-from ovpool.runtime.shapevalues import KEPT_BYTES, ShapeValues
 
 
 def _ints(name: str, *values: int) -> Any:

@@ -1,0 +1,434 @@
+"""The numpy executor's run against the memory budget: the tensors its plan holds live, step by step.
+
+A run holds, at each step of the plan (``CompiledGraph.plan``, in order; ``PlanView``):
+
+* what the session holds for its life: the model as loaded (``ModelProto.ByteSize``) and the
+  constants of every graph and body (initializers, folded outputs), each array once;
+* the inputs fed (the caller holds them for the whole run);
+* the intermediates and outputs written so far and not yet freed (an intermediate is freed after
+  its last use, an output never);
+* the step's own outputs and its working memory, ``work_bytes``: its kernel's temporaries, by the
+  rule of its operator family (``WORK``).
+
+``plan_peak`` sums these along the plan with the sizes shape inference gives at the fed input
+shapes and returns the largest, and where it is; ``check_plan`` refuses a run whose peak is over
+the budget before its first step allocates anything. A tensor inference cannot size counts 0 there
+(the peak found is then a lower bound) and the plan runs under a ``Guard``: before each step, the
+bytes of the arrays then live (known exactly) plus the step's work are checked, and the kernels'
+own checks of what they allocate (``ovpool.memory.check_tensor``) count those live bytes too. A
+node whose output size neither inference nor its kernel knows is seen after it runs, by the check
+before the next step. Loop, If and Scan bodies run under a ``Guard`` of their own, beside the bytes
+the graph around them holds (``ovpool.memory.holding``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ovpool import dtypes
+from ovpool.engine.graph import CompiledGraph, GraphSession
+from ovpool.engine.ir_executor import IrGraph
+from ovpool.errors import OvpoolError
+from ovpool.kernels import SCRATCH_INPUTS, SCRATCH_OUTPUTS
+from ovpool.memory import budget, check_bytes, held, holding
+
+
+class Rule(NamedTuple):
+    """``a * largest input + b * outputs + min(s * largest input, cap) + fixed`` bytes of working memory."""
+
+    a: float
+    b: float
+    s: float = 0.0
+    cap: int = 0
+    fixed: int = 0
+
+
+# Working memory per operator family, ``Rule(a, b, s, cap)``: ``a * largest input + b * outputs +
+# min(s * largest input, cap)`` bytes. Measured with tracemalloc on float32 (tests/test_run_budget.py
+# holds every family to its rule): a MaxPool's axis passes hold one input-sized copy and
+# output-sized accumulators (k3 s1 over [1, 16, 256, 256]: 0.99 x input), an LpPool its powers and
+# their axis sums (``kernels.lp_pool``: 3.1 x input for k3 over [1, 2, 32, 32]), an im2col Conv the padded input and a block of columns (1.6 x input for 3x3 pads 1;
+# columns of up to COLS_BYTES at a time, 9 x a small input for 3x3), an LRN its squares and sums (2
+# x input). SoftmaxCrossEntropyLoss holds its log-softmax and exponentials (2.1 x a float32 input),
+# NegativeLogLikelihoodLoss its picked values and weights, Det LAPACK's copy of the matrices (2.1 x input).
+POOLING = Rule(SCRATCH_INPUTS, SCRATCH_OUTPUTS)  # what ovpool.kernels' pooling keeps to
+WORK: dict[str, Rule] = {
+    **dict.fromkeys(("MaxPool", "AveragePool", "AvgPool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
+    **dict.fromkeys(("LpPool", "GlobalLpPool"), Rule(5.0, 2.0)),
+    **dict.fromkeys(
+        ("Conv", "ConvInteger", "QLinearConv", "ConvTranspose")  # ONNX, then the IR layers on the same kernels
+        + ("Convolution", "GroupConvolution", "ConvolutionBackpropData", "GroupConvolutionBackpropData"),
+        Rule(3.0, 3.0, 16.0, 8 << 20),
+    ),
+    **dict.fromkeys(
+        ("LRN", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization"), Rule(3.0, 1.0)
+    ),
+    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size", "ShapeOf"), Rule(0.0, 0.0)),
+    **dict.fromkeys(("QuantizeLinear", "DynamicQuantizeLinear"), Rule(18.0, 2.0)),
+    "DequantizeLinear": Rule(6.0, 1.0),
+    **dict.fromkeys(("LSTM", "GRU", "RNN"), Rule(2.0, 10.0)),
+    "GridSample": Rule(24.0, 12.0),
+    "RoiAlign": Rule(2.0, 3.0, fixed=48 << 20),
+    "SoftmaxCrossEntropyLoss": Rule(3.0, 1.0),
+    "NegativeLogLikelihoodLoss": Rule(2.0, 1.0),
+    "Det": Rule(3.0, 1.0),
+}
+# A MaxPool that also writes indices tracks them in int64 over every window: 7.7 x a float32
+# input for k3 s1 pads 1 in 3-D, 26 x a uint8 one.
+WITH_INDICES = {"MaxPool": Rule(8.0, 2.0)}
+# Every other operator: an input-sized and an output-sized temporary (an elementwise op's result
+# in a wider type, LogSoftmax's shifted copy: 1.0 x input) and scratch of up to 4 x input or 2 MiB
+# (Erf and Gelu go 64Ki elements at a time through float64 pieces: 4.3 x a 128 KiB input).
+# Quantizing computes in float64 (blocked scales: 17 x a float32 input), dequantizing too. A
+# recurrent op holds its gates for every step (LSTM: 8 x its outputs), GridSample its taps in
+# float64 (bicubic: 22.7 x its output, 32 x its grid), RoiAlign gathers 16 MB of float32 values at
+# a time (values, weights and products: 48 MiB; one region of more sample points than that is
+# beyond the rule).
+DEFAULT_WORK = Rule(1.0, 1.0, 4.0, 2 << 20)
+# The rules are for elements of 4 bytes or more; narrower ones are computed wider (a float16
+# AveragePool sums in float32), so the rule of a 2-byte tensor doubles, a 1-byte one's quadruples.
+WIDEST_NARROW = 4
+
+
+def work_bytes(op_type: str, inputs: Iterable[int], outputs: Iterable[int], itemsize: int = WIDEST_NARROW) -> int:
+    """The working memory of one step by ``WORK``, its largest input's elements ``itemsize`` bytes:
+    a MaxPool reading 4 MiB and writing 1 MiB needs 1.5 * 4 + 2 * 1 = 8 MiB beside them (16 MiB
+    in float16); an unlisted op reading and writing 4 MiB 4 + 4 + min(16, 2) = 10 MiB."""
+    outputs = list(outputs)
+    return rule_bytes(rule_for(op_type, len(outputs)), inputs, outputs, itemsize)
+
+
+def rule_for(op_type: str, outputs: int) -> Rule:
+    """The rule of a step writing ``outputs`` outputs: ``WITH_INDICES`` for a MaxPool of 2, else
+    ``WORK``'s, else ``DEFAULT_WORK``."""
+    if outputs > 1 and op_type in WITH_INDICES:
+        return WITH_INDICES[op_type]
+    return WORK.get(op_type, DEFAULT_WORK)
+
+
+def rule_bytes(rule: Rule, inputs: Iterable[int], outputs: Iterable[int], itemsize: int) -> int:
+    """``work_bytes`` by a ``rule`` already looked up."""
+    widen = max(1, WIDEST_NARROW // max(itemsize, 1))
+    largest, written = max(inputs, default=0) * widen, sum(outputs) * widen
+    return int(rule.a * largest + rule.b * written + min(rule.s * largest, rule.cap)) + rule.fixed
+
+
+class Sizes(NamedTuple):
+    """What the plan knows of its tensors, by name: bytes, and bytes per element."""
+
+    bytes: dict[str, int]
+    itemsize: dict[str, int]
+
+
+def tensor_sizes(types: Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]) -> Sizes:
+    """Bytes of each tensor whose dtype and dims are known: ``{"y": ("float32", (2, 3))}`` gives
+    ``{"y": 24}``, and its element size, 4; a dynamic dim or a string tensor leaves the name out
+    of the bytes, an unknown type out of both."""
+    sizes = Sizes({}, {})
+    for name, (dtype, dims) in types.items():
+        if dtype is None or dtype == dtypes.STRING:
+            continue
+        sizes.itemsize[name] = dtypes.itemsize(dtype)
+        if dims is not None and all(d is not None and d >= 0 for d in dims):
+            sizes.bytes[name] = math.prod(dims) * sizes.itemsize[name]  # type: ignore[arg-type]
+    return sizes
+
+
+def value_bytes(value: Any) -> int:
+    """Bytes of a slot's value: an array's ``nbytes`` (a string tensor's ``dtypes.string_bytes``:
+    its pointers and UTF-8 bytes), a sequence's arrays summed, else 0 (an empty optional's None)."""
+    if isinstance(value, np.ndarray):
+        return dtypes.string_bytes(value) if value.dtype == object else value.nbytes
+    if isinstance(value, (list, tuple)):
+        return sum(value_bytes(v) for v in value)
+    return 0
+
+
+class PlanView(NamedTuple):
+    """What the accounting reads of a graph's plan (``CompiledGraph.plan``): its steps, each step's
+    operator type and the bodies it runs (those of the node writing its first named output: a
+    chain of element-wise nodes is its last node, a Conv with a BatchNormalization folded in is the
+    Conv), the name of each slot, the slots the caller holds (inputs and outer values) and the
+    constants a run starts from."""
+
+    steps: tuple[Any, ...]
+    ops: tuple[tuple[str, tuple[CompiledGraph, ...]], ...]
+    names: tuple[str, ...]
+    inputs: tuple[int, ...]
+    caller: frozenset[int]
+    constants: tuple[Any, ...]
+
+
+def plan_view(graph: CompiledGraph) -> PlanView:
+    """``graph``'s plan as ``PlanView``."""
+    plan = graph.plan
+    ops = []
+    for step in plan.steps:
+        entry = next((plan.producers[s] for s in step.outputs if s in plan.producers), None)
+        ops.append(("", ()) if entry is None else (entry.op.op_type, tuple(entry.op.subgraphs.values())))
+    caller = frozenset(plan.input_slots + plan.outer_slots)
+    constants = tuple(value for value in plan.initial if value is not None)
+    return PlanView(plan.steps, tuple(ops), plan.slot_names, plan.input_slots, caller, constants)
+
+
+def session_bytes(session: GraphSession) -> int:
+    """What a session holds for its life: the model as loaded and every constant of its graph and
+    bodies, each array once (an initializer 1000x1000 float32 is held twice: 4 MB of proto and 4 MB
+    of array)."""
+    seen: dict[int, int] = {}
+    for graph in _graphs(session.compiled):
+        for value in plan_view(graph).constants:
+            seen.setdefault(id(value), value_bytes(value))
+    return session.proto.ByteSize() + sum(seen.values())
+
+
+def _graphs(graph: CompiledGraph) -> Iterable[CompiledGraph]:
+    yield graph
+    for _, bodies in plan_view(graph).ops:
+        for body in bodies:
+            yield from _graphs(body)
+
+
+@dataclass(frozen=True)
+class Peak:
+    """The most a plan holds at once: ``bytes``, the step (or ``"the inputs"``) where, and whether
+    every size was known (``exact``; else ``bytes`` is a lower bound)."""
+
+    bytes: int
+    where: str
+    exact: bool
+
+
+class PlanStep(NamedTuple):
+    """One step as ``walk`` sums it: its operator type and label, its input, output and freed
+    slots, and the bytes of any body it runs (counted as work)."""
+
+    op_type: str
+    label: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    frees: tuple[int, ...]
+    bodies: int = 0
+
+
+def walk(steps: Iterable[PlanStep], size: Callable[[int], int | None], itemsize: Callable[[int], int], live: int) -> Peak:
+    """The peak of a plan starting with ``live`` bytes: before each step, what is live, its outputs
+    and its work (``work_bytes``, the widest input's ``itemsize``); after it, its outputs are live
+    and its frees are not. ``size(slot)`` is None where unknown (0 is summed, and the peak is not
+    ``exact``)."""
+    exact = True
+
+    def known(slot: int) -> int:
+        nonlocal exact
+        found = size(slot)
+        if found is None:
+            exact = False
+        return found or 0
+
+    peak = Peak(live, "the inputs", True)
+    for step in steps:
+        outputs = [known(s) for s in step.outputs]
+        inputs = [known(s) for s in step.inputs]
+        widest = max(range(len(inputs)), key=inputs.__getitem__, default=None)
+        wide = itemsize(step.inputs[widest]) if widest is not None else WIDEST_NARROW
+        need = live + sum(outputs) + work_bytes(step.op_type, inputs, outputs, wide) + step.bodies
+        if need > peak.bytes:
+            peak = Peak(need, step.label, True)
+        live += sum(outputs) - sum(known(s) for s in step.frees)
+    return Peak(peak.bytes, peak.where, exact)
+
+
+def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
+    """The peak of ``graph``'s plan (``walk``) with tensor ``sizes`` beside ``held`` bytes: inputs
+    [1, 16, 256, 256] float32 (4 MiB) into MaxPool k2 s2 (1 MiB, work 8 MiB) into Relu (1 MiB, work
+    1 + 1 + 2 MiB) peaks at the MaxPool, 4 + 1 + 8 = 13 MiB beside ``held``. A Loop, If or Scan
+    counts its largest body's peak as work, and makes the peak a lower bound (checked as it runs)."""
+    view = plan_view(graph)
+    names = view.names
+    steps = [
+        PlanStep(
+            op_type,
+            step.label,
+            step.inputs,
+            step.outputs,
+            tuple(s for s in step.frees if s not in view.caller),
+            max((plan_peak(body, sizes).bytes for body in bodies), default=0),
+        )
+        for step, (op_type, bodies) in zip(view.steps, view.ops)
+    ]
+
+    initial = graph.plan.initial
+
+    def size(slot: int) -> int | None:
+        if slot == 0:
+            return 0
+        if initial[slot] is not None:  # a constant (a weight the plan made, too): its own bytes
+            return value_bytes(initial[slot])
+        return sizes.bytes.get(names[slot]) if slot > 1 else None
+
+    def itemsize(slot: int) -> int:
+        return (
+            getattr(initial[slot], "itemsize", WIDEST_NARROW)
+            if initial[slot] is not None
+            else sizes.itemsize.get(names[slot], WIDEST_NARROW)
+        )
+
+    inputs = sum(size(s) or 0 for s in view.inputs)
+    peak = walk(steps, size, itemsize, held + inputs)
+    return Peak(peak.bytes, peak.where, peak.exact and not any(bodies for _, bodies in view.ops))
+
+
+def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
+    """The peak of an IR graph's plan on numpy (``walk``) for the arrays fed: its constants (each
+    array once), the inputs, then each layer's outputs at the dims and precision its ports declare
+    (a dim that is not a number counts 0, and the peak is a lower bound). The bodies of If, Loop and
+    TensorIterator layers are not counted: their tensors are held to the budget one at a time."""
+    plan = graph._graph
+    slot_bytes: dict[int, int | None] = {}
+    slot_items: dict[int, int] = {}
+    for s, decl in zip(plan._param_slots, graph.inputs):
+        value = inputs.get(decl.name)
+        slot_bytes[s] = value_bytes(value) if value is not None else None
+        slot_items[s] = getattr(value, "itemsize", WIDEST_NARROW)
+    constants: dict[int, int] = {}
+    for s, value in enumerate(plan._initial):
+        if value is not None:
+            slot_bytes[s] = 0  # held by the session: counted once below
+            slot_items[s] = getattr(value, "itemsize", WIDEST_NARROW)
+            constants.setdefault(id(value), value_bytes(value))
+    kept = set(plan._param_slots)  # the caller holds the inputs through the run
+    steps = []
+    for step in plan._steps:
+        layer = step.node.layer
+        for s, port in zip(step.outputs, layer.outputs):
+            dtype = port.dtype
+            whole = all(d.isdigit() for d in port.dims)
+            slot_items[s] = dtypes.itemsize(dtype) if dtype is not None else WIDEST_NARROW
+            slot_bytes[s] = math.prod(int(d) for d in port.dims) * slot_items[s] if whole and dtype is not None else None
+        steps.append(
+            PlanStep(layer.type, step.node.label, step.inputs, step.outputs, tuple(s for s in step.frees if s not in kept))
+        )
+    live = sum(constants.values()) + sum(slot_bytes.get(s) or 0 for s in set(plan._param_slots))
+    return walk(steps, lambda s: slot_bytes.get(s), lambda s: slot_items.get(s, WIDEST_NARROW), live)
+
+
+def check_ir_plan(graph: IrGraph, inputs: Mapping[str, Any], label: str) -> None:
+    """``ir_peak`` within the budget before the run: ``m.xml: MaxPool 'p1' ...: the run's live
+    tensors and working memory would need 208.0 MiB (...), over the memory budget of 128.0 MiB``."""
+    peak = ir_peak(graph, inputs)
+    try:
+        check_bytes(f"{peak.where}: the run's live tensors and working memory would need", peak.bytes)
+    except OvpoolError as exc:
+        raise exc.located(label) from None
+
+
+def check_plan(session: GraphSession, sizes: Sizes, label: str) -> Guard | None:
+    """Refuse, before anything is run, a plan whose peak (``plan_peak`` beside ``session_bytes``)
+    is over the budget: ``node 'p2' (MaxPool): the run's live tensors and working memory would
+    need 1.3 GiB (...), over the memory budget of 1.0 GiB (...)``, in ``label``'s file. Returns the
+    ``Guard`` to run with when a size was unknown, else None."""
+    held = session_bytes(session)
+    peak = plan_peak(session.compiled, sizes, held)
+    try:
+        check_bytes(f"{peak.where}: the run's live tensors and working memory would need", peak.bytes)
+    except OvpoolError as exc:
+        raise exc.located(label) from None
+    return None if peak.exact else Guard(sizes.bytes, held)
+
+
+class Guard:
+    """Runs a plan step by step, checking before each one the bytes then live (the arrays in the
+    slots, each once) beside the step's outputs where ``sizes`` knows them and its work
+    (``work_bytes``), and counting the live bytes while the kernel runs (``holding``), so its own
+    checks and any Loop/If/Scan body it runs see them. A top-level graph's guard counts the
+    session's constants (``base``); a body's counts what its inputs add."""
+
+    def __init__(self, sizes: Mapping[str, int], base: int = 0) -> None:
+        self.sizes = sizes
+        self.base = base
+        self._plans: dict[int, tuple[int, list[tuple[Any, Rule, list[int], tuple[int, ...]]], PlanView]] = {}
+
+    def _plan(self, graph: CompiledGraph) -> tuple[int, list[tuple[Any, Rule, list[int], tuple[int, ...]]], PlanView]:
+        """The first step that needs checking (one whose output has no known size, or that runs a
+        body: the steps before it are within the peak ``check_plan`` found), and per step: the step,
+        its rule, its outputs' known bytes, the slots it frees that the caller does not hold."""
+        view = plan_view(graph)
+        names = view.names
+        plan = [
+            (
+                step,
+                rule_for(op_type, len(step.outputs)),
+                [self.sizes.get(names[s], 0) if s > 1 else 0 for s in step.outputs],
+                tuple(s for s in step.frees if s not in view.caller),
+            )
+            for step, (op_type, _) in zip(view.steps, view.ops)
+        ]
+        unknown = (
+            index
+            for index, (step, (_, bodies)) in enumerate(zip(view.steps, view.ops))
+            if bodies or any(s == 1 or names[s] not in self.sizes for s in step.outputs if s)
+        )
+        return next(unknown, len(plan)), plan, view
+
+    def __call__(self, graph: CompiledGraph, values: list[Any]) -> None:
+        found = self._plans.get(id(graph))
+        if found is None:
+            found = self._plans[id(graph)] = self._plan(graph)
+        start, plan, view = found
+        graph.execute_steps(values, view.steps[:start])
+        ignored = {id(v) for v in view.constants}
+        counted: dict[int, int] = {}
+
+        def count(slots: Iterable[int]) -> int:
+            added = 0
+            for s in slots:
+                value = values[s]
+                if value is not None and id(value) not in ignored and id(value) not in counted:
+                    counted[id(value)] = value_bytes(value)
+                    added += counted[id(value)]
+            return added
+
+        limit = budget() - held()
+        # what is live where checking starts, each array once; a body's outer values are the outer graph's
+        live = self.base + count(s for s in range(len(values)) if view.names[s] not in graph.outer_names)
+        for step, rule, outputs, frees in plan[start:]:
+            arguments = [values[s] for s in step.inputs]
+            inputs = [value_bytes(value) for value in arguments]
+            widest = max(range(len(inputs)), key=inputs.__getitem__, default=None)
+            itemsize = getattr(arguments[widest], "itemsize", WIDEST_NARROW) if widest is not None else WIDEST_NARROW
+            need = live + sum(outputs) + rule_bytes(rule, inputs, outputs, itemsize)
+            if need > limit:
+                check_bytes(f"{step.label}: the run's live tensors and working memory would need", need)
+            freed = [values[s] for s in frees]
+            with holding(live):
+                graph.execute_steps(values, (step,))
+            live += count(step.outputs)
+            for value in freed:
+                if value is not None and not any(value is values[s] for s in step.outputs):
+                    live -= counted.pop(id(value), 0)
+
+
+def guard_bodies(session: GraphSession) -> None:
+    """Every Loop, If and Scan body of the session runs under a ``Guard`` (its sizes are known
+    only as it runs)."""
+    for graph in _graphs(session.compiled):
+        if graph is not session.compiled:
+            graph.guard = Guard({})
+
+
+def with_inputs(sizes: Sizes, names: Sequence[str], inputs: Mapping[str, Any]) -> Sizes:
+    """``sizes`` with the fed inputs' bytes and element sizes, exactly: ``{"x": 768}`` and 4 for a
+    (1, 3, 8, 8) float32; a sequence its tensors' bytes summed (``value_bytes``) and the element
+    size of its first, an empty optional (None) 0 bytes."""
+    for name in names:
+        if name in inputs:
+            value = inputs[name]
+            first = value[0] if isinstance(value, (list, tuple)) and value else value
+            sizes.bytes[name] = value_bytes(value if value is None or isinstance(value, (list, tuple)) else np.asarray(value))
+            sizes.itemsize[name] = getattr(first, "itemsize", WIDEST_NARROW)
+    return sizes

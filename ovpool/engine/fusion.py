@@ -1,0 +1,116 @@
+"""Prepare-time rewrites of a graph's plan that keep each node's meaning: Conv + BatchNormalization
+folded into one Conv.
+
+A BatchNormalization in inference form whose scale, B, mean and var are constants and whose X is
+the output of a Conv with a constant W (and a constant B, or none), read by nothing else, is the
+Conv with ``W' = W * s`` (each output channel ``m`` scaled by ``s[m]``) and
+``B' = (B_conv - mean) * s + B_bn``, ``s = scale / sqrt(var + epsilon)``, as onnxruntime folds
+them: with W 2, B_conv 1, scale 3, var 8, epsilon 1, mean 0.5, B_bn 0.25, s = 1, W' = 2 and
+B' = 0.75, so an input 1 gives 2.75 either way. The factors are computed in float64 and rounded
+once to W's type; the result then differs from the two nodes run apart by rounding (about 1e-7
+of the values in float32). Only float32 and float64 weights are folded (a float16 Conv rounds its
+output to float16 before the BatchNormalization reads it).
+
+What a run must still see node by node (``GraphSession.run(..., observe=...)``) comes from the
+unfused nodes: the session keeps them for observed runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from onnx import NodeProto
+
+from ovpool.engine.ops.base import Kernel, OpNode, lookup
+
+
+class Prepared(NamedTuple):
+    """One node after preparing: its kernel, the names it is called with (own inputs, then its
+    subgraphs' outer names), the names it writes, and whether it was run at prepare time."""
+
+    node: NodeProto
+    op: OpNode
+    kernel: Kernel
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    folded: bool
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def fold_batch_norms(
+    prepared: Sequence[Prepared], known: Mapping[str, Any], kept: frozenset[str], fresh: Callable[[str], str]
+) -> tuple[list[Prepared], dict[str, Any]]:
+    """``prepared`` with each foldable Conv + BatchNormalization pair made one Conv that writes the
+    BatchNormalization's output, at the Conv's place; and the new constants (W', B') by the names
+    ``fresh(hint)`` gave them. ``kept`` holds names that must stay values of their own (the graph's
+    outputs)."""
+    readers: dict[str, int] = {}
+    for entry in prepared:
+        if not entry.folded:
+            for name in entry.inputs:
+                readers[name] = readers.get(name, 0) + 1
+    producer = {entry.outputs[0]: index for index, entry in enumerate(prepared) if entry.outputs and not entry.folded}
+    replaced: dict[int, Prepared] = {}
+    dropped: set[int] = set()
+    constants: dict[str, Any] = {}
+    for index, entry in enumerate(prepared):
+        if entry.folded or not _inference_batch_norm(entry):
+            continue
+        x = entry.inputs[0]
+        source = producer.get(x)
+        if source is None or source in replaced or readers.get(x) != 1 or x in kept:
+            continue
+        conv = prepared[source]
+        folded = _folded_weights(conv, entry, known)
+        if folded is None:
+            continue
+        w_name, b_name = fresh(f"{conv.op.name}/W"), fresh(f"{conv.op.name}/B")
+        constants[w_name], constants[b_name] = folded
+        op = dataclasses.replace(conv.op, constants=(None, *folded))
+        row = lookup(conv.op.op_type, conv.op.since, conv.op.domain)
+        assert row is not None  # the Conv was prepared from this row
+        replaced[source] = conv._replace(
+            op=op, kernel=row.factory(op), inputs=(conv.inputs[0], w_name, b_name), outputs=entry.outputs
+        )
+        dropped.add(index)
+    fused = [replaced.get(index, entry) for index, entry in enumerate(prepared) if index not in dropped]
+    return fused, constants
+
+
+def _inference_batch_norm(entry: Prepared) -> bool:
+    """A BatchNormalization with one output computing Y from the given statistics per channel."""
+    op = entry.op
+    if op.op_type != "BatchNormalization" or op.domain or op.n_outputs != 1 or len(entry.inputs) != 5:
+        return False
+    if op.since < 9 and op.attr("spatial", 1) != 1:
+        return False
+    return op.since < 14 or op.attr("training_mode", 0) == 0
+
+
+def _folded_weights(conv: Prepared, norm: Prepared, known: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(W * s, (B_conv - mean) * s + B_bn)`` in W's type, or None when the pair does not fold (a
+    non-constant or non-float W, a Conv with more outputs, statistics not of shape (M,))."""
+    op = conv.op
+    if op.op_type != "Conv" or op.domain or len(conv.outputs) != 1 or len(conv.inputs) not in (2, 3):
+        return None
+    w = known.get(conv.inputs[1])
+    b = known.get(conv.inputs[2]) if len(conv.inputs) == 3 else None
+    if not isinstance(w, np.ndarray) or w.dtype not in _FLOATS or w.ndim < 3 or w.size == 0:
+        return None
+    channels = w.shape[0]
+    if len(conv.inputs) == 3 and not (isinstance(b, np.ndarray) and b.dtype == w.dtype and b.shape == (channels,)):
+        return None
+    params = [known.get(name) for name in norm.inputs[1:5]]
+    arrays = [p for p in params if isinstance(p, np.ndarray) and p.dtype.kind == "f" and p.shape == (channels,)]
+    if len(arrays) != 4:
+        return None
+    scale, bias, mean, var = (p.astype(np.float64) for p in arrays)
+    s = scale / np.sqrt(var + float(norm.op.attr("epsilon", 1e-5)))
+    conv_bias = np.zeros(channels) if b is None else b.astype(np.float64)
+    weights = w.astype(np.float64) * s.reshape((-1,) + (1,) * (w.ndim - 1))
+    return weights.astype(w.dtype), ((conv_bias - mean) * s + bias).astype(w.dtype)
