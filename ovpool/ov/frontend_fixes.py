@@ -34,7 +34,6 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,6 +41,8 @@ import onnx
 import onnx.defs
 from onnx import ModelProto, NodeProto, helper, numpy_helper
 
+from ovpool.axis import is_last_axis
+from ovpool.defects import LATEST, OPENVINO_FRONTEND, Defect, VersionRange
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import ValueTypes, Weights, constant_tensors, default_opset, graphs, inferred_graph, weightless
@@ -53,42 +54,27 @@ from ovpool.ov.node_facts import Arrays, Deferred, Facts, TensorTypes, input_ran
 if TYPE_CHECKING:
     from ovpool.inputs import InputShape
 
-NEWEST = 10**6  # "every version from ``first`` on"
+NEWEST = LATEST  # "every version from ``first`` on"
 
 # A lowering gives the nodes that replace the node, or the reason it cannot here ("static input dims").
 Lowering = Callable[[NodeProto, int, Facts], "list[NodeProto] | str"]
 
 
-@dataclass(frozen=True)
-class Defect:
+def _row(
+    op_type: str,
+    first: int,
+    last: int,
+    when: str,
+    condition: Callable[[NodeProto, int, Facts], str | None],
+    openvino: str,
+    fix: str | None,
+    lower: Lowering | None,
+) -> Defect:
     """One defect: ``op_type`` at since-versions ``first..last`` when ``when`` (the README's words),
     that is when ``condition`` gives a text for the node (None: the node is fine); ``openvino``:
     what OpenVINO does; ``fix``: how ovpool computes the ONNX meaning (None: refused, and
     ``lower`` is None)."""
-
-    op_type: str
-    first: int
-    last: int
-    when: str
-    condition: Callable[[NodeProto, int, Facts], str | None]
-    openvino: str
-    fix: str | None
-    lower: Lowering | None
-
-    def covers(self, op_type: str, since: int) -> bool:
-        return op_type == self.op_type and self.first <= since <= self.last
-
-    @property
-    def since(self) -> str:
-        """``11..12``, ``18+``, ``12``."""
-        if self.last == self.first:
-            return str(self.first)
-        return f"{self.first}+" if self.last >= NEWEST else f"{self.first}..{self.last}"
-
-    @property
-    def versions(self) -> str:
-        """``Softmax-11..12``, ``Resize-18+``, ``Constant-12``."""
-        return f"{self.op_type}-{self.since}"
+    return Defect(OPENVINO_FRONTEND, (op_type,), VersionRange(first, last), when, openvino, "", fix, condition, lower)
 
 
 # --- conditions ----------------------------------------------------------------------------------
@@ -98,7 +84,7 @@ def _axis_not_last(node: NodeProto, since: int, facts: Facts) -> str | None:
     """Softmax-1..12's axis unless it is the last (there the 2-D coercion normalises what opset 13 does)."""
     axis = int(node_attr(node, "axis", 1))
     rank = input_rank(node, facts)
-    if rank is not None and (rank < 2 or not -rank <= axis < rank or axis % rank == rank - 1):
+    if rank is not None and (rank < 2 or not -rank <= axis < rank or is_last_axis(axis, rank)):
         return None  # nothing to fix, or an axis OpenVINO refuses by itself
     if rank is None and axis == -1:
         return None
@@ -401,7 +387,7 @@ _RESIZE_FIX = (
 )
 
 DEFECTS: tuple[Defect, ...] = (
-    Defect(
+    _row(
         "Softmax",
         11,
         12,
@@ -412,7 +398,7 @@ DEFECTS: tuple[Defect, ...] = (
         "Flatten at axis, Softmax over the last axis, Reshape back",
         _softmax_2d,
     ),
-    Defect(
+    _row(
         "Resize",
         18,
         NEWEST,
@@ -422,7 +408,7 @@ DEFECTS: tuple[Defect, ...] = (
         _RESIZE_FIX,
         _resize_matrices,
     ),
-    Defect(
+    _row(
         "Resize",
         11,
         NEWEST,
@@ -432,7 +418,7 @@ DEFECTS: tuple[Defect, ...] = (
         _RESIZE_FIX,
         _resize_matrices,
     ),
-    Defect(
+    _row(
         "Resize",
         19,
         NEWEST,
@@ -442,7 +428,7 @@ DEFECTS: tuple[Defect, ...] = (
         _RESIZE_FIX,
         _resize_matrices,
     ),
-    Defect(
+    _row(
         "Resize",
         11,
         NEWEST,
@@ -452,7 +438,7 @@ DEFECTS: tuple[Defect, ...] = (
         _RESIZE_FIX,
         _resize_matrices,
     ),
-    Defect(
+    _row(
         "Resize",
         10,
         NEWEST,
@@ -462,7 +448,7 @@ DEFECTS: tuple[Defect, ...] = (
         _RESIZE_FIX,
         _resize_matrices,
     ),
-    Defect(
+    _row(
         "Upsample",
         7,
         9,
@@ -474,7 +460,7 @@ DEFECTS: tuple[Defect, ...] = (
         _resize_matrices,
     ),
     *(
-        Defect(
+        _row(
             op_type,
             first,
             last,
@@ -486,7 +472,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type, first, last in (("Upsample", 7, 9), ("Resize", 10, NEWEST))
     ),
-    Defect(
+    _row(
         "Resize",
         18,
         NEWEST,
@@ -496,7 +482,7 @@ DEFECTS: tuple[Defect, ...] = (
         _RESIZE_FIX,
         _resize_matrices,
     ),
-    Defect(
+    _row(
         "Resize",
         18,
         NEWEST,
@@ -506,7 +492,7 @@ DEFECTS: tuple[Defect, ...] = (
         "the same node with axes counted from 0 (needs the input rank)",
         _axes_normalised,
     ),
-    Defect(
+    _row(
         "Constant",
         12,
         12,
@@ -516,7 +502,7 @@ DEFECTS: tuple[Defect, ...] = (
         "a Constant of the same value as a 'value' tensor",
         _constant_tensor,
     ),
-    Defect(
+    _row(
         "Constant",
         13,
         NEWEST,
@@ -526,7 +512,7 @@ DEFECTS: tuple[Defect, ...] = (
         "a Constant of the same value as a 'value' tensor",
         _constant_tensor,
     ),
-    Defect(
+    _row(
         "RoiAlign",
         10,
         NEWEST,
@@ -537,7 +523,7 @@ DEFECTS: tuple[Defect, ...] = (
         "sampling_ratio times finer, Reshape, ReduceMax (sampling_ratio > 0; 0 is refused)",
         _roi_align_max_by_samples,
     ),
-    Defect(
+    _row(
         "Div",
         7,
         NEWEST,
@@ -548,7 +534,7 @@ DEFECTS: tuple[Defect, ...] = (
         'Divide with m_pythondiv="false" (truncation, as ONNX and the CPU plugin compute)',
         _truncating_div,
     ),
-    Defect(
+    _row(
         "LRN",
         1,
         NEWEST,
@@ -559,7 +545,7 @@ DEFECTS: tuple[Defect, ...] = (
         "LRN with bias 1 and alpha / bias, times bias ** -beta (refused for a negative bias)",
         rewrites.lrn_unit_bias,
     ),
-    Defect(
+    _row(
         "HardSigmoid",
         6,
         NEWEST,
@@ -569,7 +555,7 @@ DEFECTS: tuple[Defect, ...] = (
         "the formula max(0, min(1, alpha * x + beta)) in Mul, Add, Clip",
         rewrites.hard_sigmoid_formula,
     ),
-    Defect(
+    _row(
         "LSTM",
         7,
         NEWEST,
@@ -579,7 +565,7 @@ DEFECTS: tuple[Defect, ...] = (
         None,
         None,
     ),
-    Defect(
+    _row(
         "LSTM",
         7,
         NEWEST,
@@ -590,7 +576,7 @@ DEFECTS: tuple[Defect, ...] = (
         None,
     ),
     *(
-        Defect(
+        _row(
             op_type,
             first,
             NEWEST,
@@ -607,7 +593,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
     ),
     *(
-        Defect(
+        _row(
             op_type,
             13,
             17,
@@ -619,7 +605,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type in ("ReduceL1", "ReduceLogSum", "ReduceLogSumExp")
     ),
-    Defect(
+    _row(
         "Range",
         11,
         NEWEST,
@@ -629,7 +615,7 @@ DEFECTS: tuple[Defect, ...] = (
         "the limit moved to the start where the range is empty: Where(delta > 0, Max(limit, start), Min(limit, start))",
         rewrites.range_limit_clamped,
     ),
-    Defect(
+    _row(
         "Pad",
         11,
         NEWEST,
@@ -639,7 +625,7 @@ DEFECTS: tuple[Defect, ...] = (
         "Where(a mask of ones padded with zeros, the input padded with 0, the value)",
         rewrites.pad_value_by_mask,
     ),
-    Defect(
+    _row(
         "ConvTranspose",
         1,
         NEWEST,
@@ -650,7 +636,7 @@ DEFECTS: tuple[Defect, ...] = (
         rewrites.output_shape_as_pads,
     ),
     *(
-        Defect(
+        _row(
             op_type,
             18,
             NEWEST,
@@ -662,7 +648,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type in ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
     ),
-    Defect(
+    _row(
         "Gather",
         1,
         NEWEST,
@@ -673,7 +659,7 @@ DEFECTS: tuple[Defect, ...] = (
         "Gather of zero indices of the shape with each zero dim made 1, then Slice to length 0 there",
         rewrites.gather_then_empty,
     ),
-    Defect(
+    _row(
         "Compress",
         9,
         NEWEST,
@@ -683,7 +669,7 @@ DEFECTS: tuple[Defect, ...] = (
         "the data sliced to length 0 on axis (flattened first without one)",
         rewrites.compress_nothing,
     ),
-    Defect(
+    _row(
         "TopK",
         10,
         NEWEST,
@@ -693,7 +679,7 @@ DEFECTS: tuple[Defect, ...] = (
         "the input sliced to length 0 on axis, and that cast to int64 for the indices",
         rewrites.top_nothing,
     ),
-    Defect(
+    _row(
         "Einsum",
         12,
         NEWEST,
@@ -703,7 +689,7 @@ DEFECTS: tuple[Defect, ...] = (
         "the equation with its output written out ('ii' -> 'ii->', '...ii' -> '...ii->...')",
         rewrites.explicit_output,
     ),
-    Defect(
+    _row(
         "Attention",
         25,
         NEWEST,
@@ -715,7 +701,7 @@ DEFECTS: tuple[Defect, ...] = (
         "query's absolute position) composed into attn_mask, the node without them",
         rewrites.bounds_as_mask,
     ),
-    Defect(
+    _row(
         "Attention",
         23,
         NEWEST,
@@ -727,7 +713,7 @@ DEFECTS: tuple[Defect, ...] = (
         rewrites.bounds_as_mask,
     ),
     *(
-        Defect(
+        _row(
             op_type,
             first,
             NEWEST,
@@ -739,7 +725,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type, first in (("Cast", 6), ("CastLike", 15))
     ),
-    Defect(
+    _row(
         "Squeeze",
         13,
         NEWEST,
@@ -749,7 +735,7 @@ DEFECTS: tuple[Defect, ...] = (
         None,
         None,
     ),
-    Defect(
+    _row(
         "Unsqueeze",
         13,
         NEWEST,
@@ -760,7 +746,7 @@ DEFECTS: tuple[Defect, ...] = (
         None,
     ),
     *(
-        Defect(
+        _row(
             op_type,
             first,
             NEWEST,
@@ -773,7 +759,7 @@ DEFECTS: tuple[Defect, ...] = (
         for op_type, first in (("RNN", 7), ("GRU", 7), ("LSTM", 7))
     ),
     *(
-        Defect(
+        _row(
             op_type,
             13 if op_type == "ReduceSum" else 18,
             NEWEST,
@@ -797,7 +783,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
     ),
     *(
-        Defect(
+        _row(
             op_type,
             first,
             NEWEST,
@@ -810,7 +796,7 @@ DEFECTS: tuple[Defect, ...] = (
         for op_type, first, sign, less in (("Greater", 7, ">", "Less"), ("GreaterOrEqual", 12, ">=", "LessOrEqual"))
     ),
     *(
-        Defect(
+        _row(
             op_type,
             first,
             NEWEST,
@@ -823,7 +809,7 @@ DEFECTS: tuple[Defect, ...] = (
         for op_type, first in (("Cast", 6), ("CastLike", 15))
     ),
     *(
-        Defect(
+        _row(
             op_type,
             19,
             NEWEST,
@@ -837,7 +823,7 @@ DEFECTS: tuple[Defect, ...] = (
         for op_type in ("Cast", "CastLike")
     ),
     *(
-        Defect(
+        _row(
             op_type,
             24,
             NEWEST,
@@ -852,7 +838,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type in ("Cast", "CastLike")
     ),
-    Defect(
+    _row(
         "TopK",
         1,
         NEWEST,
@@ -863,7 +849,7 @@ DEFECTS: tuple[Defect, ...] = (
         "TopK-11 with stable=true, sorted by value; a K from an input taken as max(K, 1), the outputs sliced to K",
         values.as_ovpool,
     ),
-    Defect(
+    _row(
         "Hardmax",
         1,
         NEWEST,
@@ -874,7 +860,7 @@ DEFECTS: tuple[Defect, ...] = (
         values.as_ovpool,
     ),
     *(
-        Defect(
+        _row(
             op_type,
             1,
             NEWEST,
@@ -890,7 +876,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
     ),
     *(
-        Defect(
+        _row(
             op_type,
             1,
             NEWEST,
@@ -903,7 +889,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type, infinity, cpu in (("ReduceMax", "-inf", "-FLT_MAX"), ("ReduceMin", "+inf", "FLT_MAX"))
     ),
-    Defect(
+    _row(
         "Flatten",
         1,
         NEWEST,
@@ -914,7 +900,7 @@ DEFECTS: tuple[Defect, ...] = (
         values.flatten_to_static,
     ),
     *(
-        Defect(
+        _row(
             op_type,
             first,
             NEWEST,
@@ -927,7 +913,7 @@ DEFECTS: tuple[Defect, ...] = (
         for op_type, first in (("Add", 14), ("Sub", 14), ("Mul", 14))
     ),
     *(
-        Defect(
+        _row(
             op_type,
             6,
             NEWEST,
@@ -940,7 +926,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type in ("Sum", "Mean")
     ),
-    Defect(
+    _row(
         "Expand",
         8,
         NEWEST,
@@ -950,7 +936,7 @@ DEFECTS: tuple[Defect, ...] = (
         "Identity (the input is the result)",
         values.identity,
     ),
-    Defect(
+    _row(
         "LpNormalization",
         1,
         NEWEST,
@@ -960,7 +946,7 @@ DEFECTS: tuple[Defect, ...] = (
         "x divided by its norm without eps (0 where the norm is 0)",
         values.as_ovpool,
     ),
-    Defect(
+    _row(
         "BitShift",
         11,
         NEWEST,
@@ -973,7 +959,7 @@ DEFECTS: tuple[Defect, ...] = (
         "right shift), uint32's right shift masked to be logical, a signed left shift sign-extended from the width",
         values.as_ovpool,
     ),
-    Defect(
+    _row(
         "SpaceToDepth",
         28,
         NEWEST,
@@ -986,7 +972,7 @@ DEFECTS: tuple[Defect, ...] = (
         rewrites.space_to_depth_per_channel,
     ),
     *(
-        Defect(
+        _row(
             op_type,
             14,
             NEWEST,
@@ -998,7 +984,7 @@ DEFECTS: tuple[Defect, ...] = (
         )
         for op_type in ("RNN", "GRU", "LSTM")
     ),
-    Defect(
+    _row(
         "QuantizeLinear",
         10,
         NEWEST,
@@ -1009,7 +995,7 @@ DEFECTS: tuple[Defect, ...] = (
         "round(x / s) + zp saturated in float32 steps, cast to the type",
         values.quantize_by_formula,
     ),
-    Defect(
+    _row(
         "Tile",
         6,
         NEWEST,
@@ -1021,7 +1007,7 @@ DEFECTS: tuple[Defect, ...] = (
         "reshaped to [r0 * d0, r1 * d1, ...]",
         values.tile_by_broadcast,
     ),
-    Defect(
+    _row(
         "DFT",
         17,
         NEWEST,
@@ -1050,7 +1036,7 @@ def defect_of(node: NodeProto, opset: int, facts: Facts) -> tuple[Defect, int, s
     since = _since_version(node.op_type, opset)
     for defect in rows:
         if defect.covers(node.op_type, since):
-            condition = defect.condition(node, since, facts)
+            condition = defect.condition(node, since, facts) if defect.condition is not None else "every node"
             if condition is not None:
                 return defect, since, condition
     return None
@@ -1193,11 +1179,10 @@ def readme_table() -> str:
     groups: list[list[Defect]] = []
     for defect in DEFECTS:
         last = groups[-1][0] if groups else None
-        same = last is not None and (last.first, last.last, last.when, last.openvino, last.fix) == (
-            defect.first,
-            defect.last,
+        same = last is not None and (last.versions, last.when, last.does, last.fix) == (
+            defect.versions,
             defect.when,
-            defect.openvino,
+            defect.does,
             defect.fix,
         )
         if same:
@@ -1208,7 +1193,7 @@ def readme_table() -> str:
         defect = group[0]
         doing = f"fixed: {defect.fix}" if defect.fix else "refused (`--allow-inexact` writes OpenVINO's)"
         ops = ", ".join(d.op_type for d in group)
-        rows.append(f"| {ops}-{defect.since}, {defect.when} | {defect.openvino} | {doing} |")
+        rows.append(f"| {ops}-{defect.versions.text()}, {defect.when} | {defect.does} | {doing} |")
     return "\n".join(rows)
 
 
