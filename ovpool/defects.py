@@ -5,7 +5,7 @@ Three tools compute something other than an ONNX model means, and each has its t
 
 * ``onnx.reference`` (``ovpool.engine.reference.DEFECTS``): where the test oracle of last resort
   is wrong, so no test takes its word there;
-* OpenVINO's ONNX frontend (``ovpool.ov.frontend_fixes.DEFECTS``): nodes it converts wrong or
+* OpenVINO's ONNX frontend (``ovpool.ov.translate.table.DEFECTS``): nodes it converts wrong or
   refuses, each fixed by a rewrite before the frontend (``lower``) or refused at convert time;
 * OpenVINO CPU (``ovpool.ov.cpu_deviations.DEVIATIONS``, warned, and
   ``ovpool.execution.limits.CPU_CRASHES``, refused before ``compile_model``).

@@ -207,7 +207,7 @@ def check_ov_cpu_crashes(ov_model: Any, label: str, proto: ModelProto | None = N
     """Refuse, before OpenVINO CPU compiles it, a model its ``compile_model`` dies on (a row of
     ``CPU_CRASHES``): a Gather whose indices have a static shape with a zero dim (indices ``[0, 2]``
     from a Parameter): ``Gather 'g': indices of shape [0, 2]: ...``, or the ONNX node when ``proto``
-    has it. (ovpool's own conversion rewrites such a Gather, ``ovpool.ov.frontend_fixes``.)"""
+    has it. (ovpool's own conversion rewrites such a Gather, ``ovpool.ov.translate``.)"""
     writers = {out: node for node in proto.graph.node for out in node.output} if proto is not None else {}
     for op in ov_model.get_ordered_ops():
         for row in CPU_CRASHES:

@@ -12,7 +12,7 @@ default tolerance). Each row
 names the operators, the data that shows it, what OpenVINO CPU 2026.4.1 gives at f32 and what
 ONNX (and onnxruntime) gives, with the figure of a one-node repro (``tests/ops/openvino_known.py``
 holds the repros, ``tests/ops/test_openvino_known.py`` checks they still differ so). The
-conversion defects seen at convert time are ``ovpool.ov.frontend_fixes.DEFECTS``, and so are the
+conversion defects seen at convert time are ``ovpool.ov.translate.table.DEFECTS``, and so are the
 departures on data that ovpool's conversion computes exactly (``ovpool.ov.value_fixes``: TopK and
 Hardmax ties, TopK's K = 0 fed at run time, NaN in Greater and Cast to BOOL, 8-bit overflow...), which are not listed here.
 
