@@ -196,6 +196,7 @@ CPU_CRASHES: tuple[Defect, ...] = (
         "compile_model dies of SIGFPE (Floating point exception) on empty indices",
         "an empty result",
         condition=_empty_indices,
+        repro="tests/test_hostile_input.py::test_an_ir_gather_of_empty_indices_never_reaches_the_cpu_plugin",
     ),
 )
 """OpenVINO CPU's rows that kill the process: ``condition`` takes an OpenVINO operation and gives
