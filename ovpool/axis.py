@@ -118,3 +118,10 @@ def cell_region(position: int, length: int, pad_begin: int, pad_end: int) -> str
 def padded_range(length: int, pad_begin: int, pad_end: int) -> tuple[int, int]:
     """Positions ``[-pb, L+pe)`` of the input plus its explicit pads (L=4, pads 1/2: (-1, 6))."""
     return -pad_begin, length + pad_end
+
+
+def is_last_axis(axis: int, rank: int) -> bool:
+    """Whether ``axis`` (negative counts from the end) is the last of ``rank`` axes: 3 and -1 of
+    rank 4 are, 4, -5 and any axis of rank 0 are not. There, and only there, Softmax-1..12's 2-D
+    coercion at ``axis`` normalises the rows Softmax-13 normalises along ``axis``."""
+    return -rank <= axis < rank and axis % rank == rank - 1

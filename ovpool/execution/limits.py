@@ -21,6 +21,7 @@ from onnx.checker import ValidationError
 from onnx.external_data_helper import load_external_data_for_tensor
 
 from ovpool import dtypes, shape
+from ovpool.defects import OPENVINO_CPU, Defect, VersionRange
 from ovpool.engine import budget
 from ovpool.engine.budget import Guard
 from ovpool.engine.graph import GraphSession
@@ -176,22 +177,46 @@ def check_ov_windows(ov_model: Any, label: str, proto: ModelProto | None = None)
                 )
 
 
+def _empty_indices(op: Any) -> str | None:
+    """A Gather whose indices have a static shape with a zero dim (``[0, 2]``): their shape's text."""
+    if op.get_type_name() != "Gather" or op.get_input_size() < 2:
+        return None
+    indices = op.input(1).get_partial_shape()
+    if indices.rank.is_static and any(d.is_static and d.get_length() == 0 for d in indices):
+        return f"indices of shape {indices}"
+    return None
+
+
+CPU_CRASHES: tuple[Defect, ...] = (
+    Defect(
+        OPENVINO_CPU,
+        ("Gather",),
+        VersionRange(1),
+        "empty indices of a static shape (from a Parameter; ovpool's conversion rewrites constant ones)",
+        "compile_model dies of SIGFPE (Floating point exception) on empty indices",
+        "an empty result",
+        condition=_empty_indices,
+        repro="tests/test_hostile_input.py::test_an_ir_gather_of_empty_indices_never_reaches_the_cpu_plugin",
+    ),
+)
+"""OpenVINO CPU's rows that kill the process: ``condition`` takes an OpenVINO operation and gives
+its text where it crashes (None: it compiles); ``check_ov_cpu_crashes`` refuses them. The rows of
+the data it computes otherwise on are ``ovpool.ov.cpu_deviations.DEVIATIONS``."""
+
+
 def check_ov_cpu_crashes(ov_model: Any, label: str, proto: ModelProto | None = None) -> None:
-    """Refuse, before OpenVINO CPU compiles it, a model its ``compile_model`` dies on with SIGFPE:
-    a Gather whose indices have a static shape with a zero dim (indices ``[0, 2]`` from a
-    Parameter): ``Gather 'g': indices of shape [0, 2]: ...``, or the ONNX node when ``proto`` has it.
-    (ovpool's own conversion rewrites such a Gather, ``ovpool.ov.frontend_fixes``.)"""
+    """Refuse, before OpenVINO CPU compiles it, a model its ``compile_model`` dies on (a row of
+    ``CPU_CRASHES``): a Gather whose indices have a static shape with a zero dim (indices ``[0, 2]``
+    from a Parameter): ``Gather 'g': indices of shape [0, 2]: ...``, or the ONNX node when ``proto``
+    has it. (ovpool's own conversion rewrites such a Gather, ``ovpool.ov.translate``.)"""
     writers = {out: node for node in proto.graph.node for out in node.output} if proto is not None else {}
     for op in ov_model.get_ordered_ops():
-        if op.get_type_name() != "Gather" or op.get_input_size() < 2:
-            continue
-        indices = op.input(1).get_partial_shape()
-        if indices.rank.is_static and any(d.is_static and d.get_length() == 0 for d in indices):
-            raise ModelError.in_file(
-                label,
-                f"{_ov_op_where(op, writers)}: indices of shape {indices}: OpenVINO CPU's compile_model dies of "
-                "SIGFPE (Floating point exception) on empty indices",
-            )
+        for row in CPU_CRASHES:
+            if op.get_type_name() not in row.ops or row.condition is None:
+                continue
+            found = row.condition(op)
+            if found is not None:
+                raise ModelError.in_file(label, f"{_ov_op_where(op, writers)}: {found}: OpenVINO CPU's {row.does}")
 
 
 def _ov_op_where(op: Any, writers: Mapping[str, NodeProto]) -> str:

@@ -76,6 +76,7 @@ from typing import Any
 import numpy as np
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
+from ovpool.axis import is_last_axis
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx.model import default_opset, graphs
@@ -627,7 +628,7 @@ def _softmax(expander: _Expander, inputs: list[str], output: str) -> None:
         expander.out.nodes.append(helper.make_node("Reshape", [soft, shape], [output], name=expander.fresh("reshape")))
         return
     rank = expander.ranks.get(expander.input(0))
-    if rank is not None and -rank <= axis < rank and axis % rank == rank - 1:
+    if rank is not None and is_last_axis(axis, rank):
         expander.emit_float(inputs, output, {"axis": axis})
         return
     raise expander.unsupported(

@@ -3,7 +3,7 @@
 These depend on the values fed (a NaN, a tie, an overflow), so ovpool does not refuse the
 operators: it writes them, ``docs/semantics.md`` lists them, and ``ovpool convert --verify`` (or
 ``ovpool compare``) catches them on the user's own data. None passes silently where the conversion
-can see it: each row's ``detect`` finds the nodes that can meet its data (a NonMaxSuppression, an
+can see it: each row's ``condition`` (``detect``) finds the nodes that can meet its data (a NonMaxSuppression, an
 integer Resize, a float64 input...) and the conversion warns once per node (``warn_deviations``:
 ``model.onnx: node 'nms' (NonMaxSuppression): OpenVINO CPU computes otherwise on equal scores,
 IoU exactly at the threshold: ...``). Two rows have no detector, and say so in the table: NaN or
@@ -12,7 +12,7 @@ default tolerance). Each row
 names the operators, the data that shows it, what OpenVINO CPU 2026.4.1 gives at f32 and what
 ONNX (and onnxruntime) gives, with the figure of a one-node repro (``tests/ops/openvino_known.py``
 holds the repros, ``tests/ops/test_openvino_known.py`` checks they still differ so). The
-conversion defects seen at convert time are ``ovpool.ov.frontend_fixes.DEFECTS``, and so are the
+conversion defects seen at convert time are ``ovpool.ov.translate.table.DEFECTS``, and so are the
 departures on data that ovpool's conversion computes exactly (``ovpool.ov.value_fixes``: TopK and
 Hardmax ties, TopK's K = 0 fed at run time, NaN in Greater and Cast to BOOL, 8-bit overflow...), which are not listed here.
 
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from onnx import GraphProto, ModelProto, NodeProto, TensorProto
 
+from ovpool.defects import OPENVINO_CPU, Defect, VersionRange
 from ovpool.onnx.model import graphs, weightless
 
 INT32 = (-(2**31), 2**31 - 1)
@@ -199,95 +199,111 @@ def _runtime_scale(_proto: ModelProto, types: _Types) -> Iterator[str]:
             yield _where(node)
 
 
-@dataclass(frozen=True)
-class Deviation:
-    """OpenVINO CPU gives ``cpu`` where ONNX gives ``onnx``, for ``ops`` on the data ``when``."""
-
-    ops: str
-    when: str
-    cpu: str
-    onnx: str
-    detect: Detector | None = None  # the nodes that can meet ``when``
-    unwarned: str = ""  # why a row without ``detect`` warns of no node
+Deviation = Defect  # the row type's name before ``ovpool.defects`` held every table's
 
 
-DEVIATIONS: tuple[Deviation, ...] = (
-    Deviation(
+def _deviation(
+    ops: str, when: str, cpu: str, onnx: str, detect: Detector | None = None, unwarned: str = "", named: str = ""
+) -> Defect:
+    """OpenVINO CPU gives ``cpu`` where ONNX gives ``onnx``, for ``ops`` (comma-separated; ``*``:
+    any op, ``named`` says how the table names them) on the data ``when``, at every version;
+    ``detect`` finds the nodes that can meet ``when``, ``unwarned`` says why a row without one warns
+    of no node."""
+    return Defect(
+        OPENVINO_CPU,
+        tuple(ops.split(", ")),
+        VersionRange(1),
+        when,
+        cpu,
+        onnx,
+        condition=detect,
+        named=named,
+        unwarned=unwarned,
+    )
+
+
+DEVIATIONS: tuple[Defect, ...] = (
+    _deviation(
         "Relu, Celu, HardSigmoid, Exp, Gelu, Shrink, ThresholdedRelu",
         "NaN or +-Inf values",
         "Relu/Celu/HardSigmoid(NaN) 0/0/1, Exp(NaN) inf, Gelu(inf) NaN, Shrink/ThresholdedRelu(NaN) NaN",
         "NaN stays NaN, Gelu(inf) is inf (onnxruntime: 0 for Shrink and ThresholdedRelu of NaN)",
         unwarned="any float node can meet a NaN",
     ),
-    Deviation(
+    _deviation(
         "Gemm",
         "beta = 0 with NaN or Inf in C",
         "0 * NaN = NaN (the schema's formula)",
         "onnxruntime leaves C unread (BLAS)",
         _gemm_beta_zero,
     ),
-    Deviation(
+    _deviation(
         "BitShift", "uint64 values beyond 32 bits", "(2**40 + 3) >> 1 = 1", "2**39 + 1", _typed(("BitShift",), frozenset({13}))
     ),
-    Deviation(
-        "any op",
+    _deviation(
+        "*",
         "int64 values beyond int32 (Slice starts/ends from a graph input, constants)",
         "computed in int32: Slice [0:INT64_MAX] of 5 values gives 4; a Constant 2**40 is 2147483647",
         "5 values; 2**40",
         _wide_int64,
+        named="any op",
     ),
-    Deviation("any op", "float64 data", "computed in float32: 1e300 is inf, precision is float32's", "float64", _float64),
-    Deviation(
+    _deviation(
+        "*", "float64 data", "computed in float32: 1e300 is inf, precision is float32's", "float64", _float64, named="any op"
+    ),
+    _deviation(
         "NonMaxSuppression",
         "equal scores, IoU exactly at the threshold",
         "other boxes or order (-0.0 and 0.0 scores: 1 box)",
         "3 boxes (onnxruntime)",
         _every("NonMaxSuppression"),
     ),
-    Deviation(
+    _deviation(
         "ReduceMax, ReduceMin",
         "an axis of length 0 in int64 or uint32, or in dims not static when converting",
         "-FLT_MAX / INT32_MIN (and the max ones)",
         "-inf / INT64_MIN",
         _typed(("ReduceMax", "ReduceMin"), frozenset({TensorProto.INT64, TensorProto.UINT32})),
     ),
-    Deviation(
+    _deviation(
         "Flatten",
         "a zero dim in dims not static when converting",
         "Flatten(axis=2) of [4, 1, 2, 0] is [4, 1]",
         "[4, 0]",
         unwarned="every Flatten of dynamic dims could; static zero dims are lowered exactly",
     ),
-    Deviation(
-        "BitShift of uint64, Expand by a shape of unknown length",
+    _deviation(
+        "BitShift, Expand",
         "a rank-0 result",
         "shape [1]",
         "shape []",
         unwarned="a BitShift of uint64 is warned of by the row above; an Expand's shape of unknown length is rare",
+        named="BitShift of uint64, Expand by a shape of unknown length",
     ),
-    Deviation(
+    _deviation(
         "Resize, Upsample", "integer data, linear or cubic", "rounds otherwise: -7499", "-7498 (onnxruntime)", _integer_resize
     ),
-    Deviation(
+    _deviation(
         "Softplus",
         "inputs far below 0 (-23.3)",
         "-1.9e-6 (about 2e-6 off)",
         "7.8e-11",
         unwarned="2e-6 off is inside `--verify`'s default tolerance where the output also holds values near 1",
     ),
-    Deviation(
+    _deviation(
         "DFT",
         "bins that are 0 in exact arithmetic (a signal of few distinct frequencies)",
         "float32 rounding noise there: 2.4e-4 where the largest bin is 540 (4.4e-7 of it; test_dft)",
         "0 (a float64 transform rounded once)",
         _every("DFT"),
     ),
-    Deviation(
-        "DynamicQuantizeLinear, QuantizeLinear of a scale or zero point computed at run time",
+    _deviation(
+        "DynamicQuantizeLinear, QuantizeLinear",
         "x / scale within one float32 step of a half-integer",
         "one step off: its Divide is 1 ulp off on 26 % of float32 quotients (-2.5 / (5 / 255) is -127.5: 25)",
         "26 (the quotient -127.49999 rounds to -127)",
         _runtime_scale,
+        named="DynamicQuantizeLinear, QuantizeLinear of a scale or zero point computed at run time",
     ),
 )
 
@@ -299,7 +315,7 @@ def readme_table() -> str:
     """The README's table of the deviations, one row per ``DEVIATIONS`` row."""
     rows = ["| ONNX node | data | OpenVINO CPU 2026.4 (f32) | ONNX | ovpool |", "|---|---|---|---|---|"]
     rows += [
-        f"| {d.ops} | {d.when} | {d.cpu} | {d.onnx} | {UNWARNED.format(d.unwarned) if d.detect is None else WARNED} |"
+        f"| {d.ops_text} | {d.when} | {d.cpu} | {d.onnx} | {UNWARNED.format(d.unwarned) if d.detect is None else WARNED} |"
         for d in DEVIATIONS
     ]
     return "\n".join(rows)

@@ -56,9 +56,11 @@ class PoolExtensions:
         """One ``ConversionExtension`` per ONNX pooling op type."""
         from openvino.frontend.onnx import ConversionExtension
 
-        return [ConversionExtension(op_type, self._converter(op_type)) for op_type in POOL_OPS]
+        return [ConversionExtension(op_type, self.converter(op_type)) for op_type in POOL_OPS]
 
-    def _converter(self, op_type: str):
+    def converter(self, op_type: str):
+        """The converter of ``op_type``'s nodes (the registry's ``pooling`` entries use it)."""
+
         def convert(context) -> list:
             try:
                 return self._convert(op_type, context)

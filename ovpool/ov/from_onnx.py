@@ -59,7 +59,7 @@ from ovpool.inputs import InputShape, input_shapes
 from ovpool.names import FreshNames
 from ovpool.onnx.model import Weights, load, load_apart
 from ovpool.onnx.versions import POOL_OPS
-from ovpool.ov import cpu_deviations, frontend_fixes
+from ovpool.ov import cpu_deviations, translate
 from ovpool.ov.extension import PoolExtensions
 from ovpool.ov.lowering import Lowered
 from ovpool.spec import PoolKind
@@ -139,7 +139,6 @@ def _converted(
     fixed = _fixed(proto, model, weights, label, shapes, allow_inexact)
     whole, quant = _prepared(fixed if fixed is not None else proto, model, label, exact_quantization)
     whole = whole if whole is not None else fixed
-    extra = frontend_fixes.extensions() if fixed is not None else []
     if whole is None and not isinstance(model, ModelProto):
         return _convert(proto, str(model), label, shapes)
     whole = whole if whole is not None else proto
@@ -150,8 +149,8 @@ def _converted(
             import onnx
 
             onnx.save_model(whole, str(path), save_as_external_data=True, location="model.onnx.data")
-            return _convert(whole, str(path), label, shapes, quant, extra)
-    return _convert(whole, io.BytesIO(serialized), label, shapes, quant, extra)
+            return _convert(whole, str(path), label, shapes, quant, fixed is not None)
+    return _convert(whole, io.BytesIO(serialized), label, shapes, quant, fixed is not None)
 
 
 def _serialized(model: ModelProto) -> bytes | None:
@@ -178,7 +177,7 @@ def _fixed(
     """The model with ``frontend_fixes``' lowerings in place (None: it needs none); a model read
     from a file is rewritten whole (its weights and external data read)."""
     try:
-        replaced = frontend_fixes.rewrite(proto, label, shapes, allow_inexact, weights)
+        replaced = translate.rewrite(proto, label, shapes, allow_inexact, weights)
     except OvpoolError as exc:
         raise exc.located(label) from None
     if not replaced:
@@ -187,7 +186,7 @@ def _fixed(
         proto = weights.restore(proto)
     if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
         proto = load(Path(model), load_data=True)
-    return frontend_fixes.apply(proto, replaced)
+    return translate.apply(proto, replaced)
 
 
 def _prepared(
@@ -311,7 +310,7 @@ def _convert(
     label: str,
     shapes: Sequence[InputShape] = (),
     quant: QuantExtensions | None = None,
-    extra: Sequence[object] = (),
+    fixes: bool = False,
 ) -> openvino.Model:
     from openvino.frontend import FrontEndManager
 
@@ -321,7 +320,7 @@ def _convert(
         # exact pool refused leaves a dynamic-rank output that a later pool then refuses too)
         quant.errors = pools.errors
     frontend = FrontEndManager().load_by_framework("onnx")
-    for extension in [*pools.extensions(), *(quant.extensions() if quant is not None else []), *extra]:
+    for extension in translate.conversion_extensions(pools, quant, fixes):
         frontend.add_extension(extension)
     try:
         input_model = frontend.load(source)

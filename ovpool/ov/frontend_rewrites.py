@@ -1,4 +1,4 @@
-"""The conditions and lowerings of ``ovpool.ov.frontend_fixes.DEFECTS`` rows other than Resize,
+"""The conditions and lowerings of ``ovpool.ov.translate.table.DEFECTS`` rows other than Resize,
 Softmax, Constant, RoiAlign and Div: HardSigmoid's zero alpha or beta, LSTM's peepholes, the
 reductions' axes, Range, Pad, ConvTranspose's output_shape, empty Gather and Compress, TopK's
 K = 0, LRN's fractional bias, SpaceToDepth's CRD mode, recurrent nodes' layout=1, DFT (written as

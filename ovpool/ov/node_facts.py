@@ -1,5 +1,5 @@
 """What a rewrite of an ONNX node before OpenVINO's frontend may know of the model (``Facts``),
-the node helpers the conditions and lowerings of ``ovpool.ov.frontend_fixes`` share, and
+the node helpers the conditions and lowerings of ``ovpool.ov.translate`` share, and
 ``NodeBuilder``, which names the nodes a lowering writes after the node it replaces
 (``relu/scaled``, ``relu/scaled_1``...)."""
 

@@ -37,6 +37,7 @@ from openvino import Output, opset1, opset8, opset13
 from ovpool import dtypes, shape
 from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.ov import DOMAIN, lowering
+from ovpool.ov.translate.registry import QUANTIZATION_OPS
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool, QuantType, quantize, rescale
 from ovpool.spec import Divisor, Padding, PoolKind, Rounding
 
@@ -352,7 +353,7 @@ class QuantExtensions:
             op_type, list(inputs), list(node.output[:1]), name=node.name, domain=DOMAIN, index=len(self.meanings) - 1
         )
 
-    op_types = ("QuantizedPool", "QuantizeLinear", "DequantizeLinear")
+    op_types = QUANTIZATION_OPS
 
     @property
     def reported_op_types(self) -> frozenset[str]:
@@ -362,9 +363,11 @@ class QuantExtensions:
     def extensions(self) -> list[object]:
         from openvino.frontend.onnx import ConversionExtension
 
-        return [ConversionExtension(op, DOMAIN, self._converter(op)) for op in self.op_types]
+        return [ConversionExtension(op, DOMAIN, self.converter(op)) for op in self.op_types]
 
-    def _converter(self, op_type: str):
+    def converter(self, op_type: str):
+        """The converter of ``ai.ovpool.<op_type>`` nodes (the registry's ``quantization`` entries use it)."""
+
         def convert(context) -> list:
             meaning = self.meanings[int(context.get_attribute("index"))]
             data = context.get_input(0)

@@ -1,4 +1,4 @@
-"""The rows of ``ovpool.ov.frontend_fixes.DEFECTS`` for OpenVINO CPU departures that show on some
+"""The rows of ``ovpool.ov.translate.table.DEFECTS`` for OpenVINO CPU departures that show on some
 data only (a NaN, a tie, an overflow, an empty axis) and that ovpool's conversion computes exactly:
 their conditions, their lowerings, and the ``ConversionExtension`` converters of the
 ``ai.ovpool`` nodes the lowerings write (``CONVERTERS``), which build the OpenVINO operations

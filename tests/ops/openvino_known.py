@@ -128,13 +128,6 @@ class Known:
         return (not self.since or case.since in self.since) and self.when(case) and bool(re.search(self.text, detail))
 
 
-def _coerced_axis(case: Case) -> bool:
-    """Softmax-family 1..12 with an axis that is not the last (default axis 1): rank 2 with axis 0
-    included, which the 2-D coercion normalizes over the whole tensor."""
-    rank = case.rank()
-    return rank >= 2 and case.attr("axis", 1) % rank != rank - 1
-
-
 def _dtypes(*names: str) -> Callable[[Case], bool]:
     """Some input is of one of the dtypes ``names`` ("int" and "uint": every width)."""
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import onnx.defs
 
-from ovpool.engine.ops.base import LATEST, covered
+from ovpool.engine.ops.base import covered
 from ovpool.engine.reference import DEFECTS
 
 
@@ -37,10 +37,7 @@ def defects() -> str:
     """One row per known onnx.reference defect (``ovpool.engine.reference.DEFECTS``)."""
     lines = ["| operator | versions | onnx.reference |", "|---|---|---|"]
     for defect in DEFECTS:
-        versions = f"{defect.since}+" if defect.until >= LATEST else f"{defect.since}-{defect.until}"
-        if defect.since == defect.until:
-            versions = str(defect.since)
-        lines.append(f"| {defect.op_type} | {versions} | {defect.reason.removeprefix('onnx.reference ')} |")
+        lines.append(f"| {defect.op_type} | {defect.versions.text('-')} | {defect.does.removeprefix('onnx.reference ')} |")
     return "\n".join(lines)
 
 

@@ -31,12 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from ovpool.defects import LATEST  # "until" of a range that covers every later since-version
 from ovpool.errors import ModelError
 
 Kernel = Callable[..., tuple[np.ndarray, ...]]
 Factory = Callable[["OpNode"], Kernel]
-
-LATEST = 10_000  # "until" of a range that covers every later since-version
 
 
 @dataclass(frozen=True)
