@@ -23,12 +23,12 @@ from ovpool.errors import InputFileError, ModelError
 from ovpool.files import read_input, regular_size
 from ovpool.memory import budget, check_bytes
 from ovpool.names import port_tensor_name
-from ovpool.shape import dim_problem
+from ovpool.shape import Bound, dim_problem
+from ovpool.shape import format_bound as format_bound  # moved to the shape engine; still here
 
 if TYPE_CHECKING:
     from lxml import etree
 
-Bound = tuple[int, int | None]
 # The largest IR XML read: ten times the largest real IR seen (~100 MB), and within what lxml
 # parses without its huge-tree option.
 MAX_XML_BYTES = 1 << 30
@@ -380,16 +380,6 @@ def declared_bounds(texts: Sequence[str], where: str) -> list[Bound | None]:
             if problem:
                 raise ModelError(f"{where}: {problem}")
     return bounds
-
-
-def format_bound(bound: Bound) -> str:
-    """The IR spelling of a dim: (6, 6) -> "6", (0, None) -> "?", (1, 10) -> "1..10", (2, None) -> "2.."."""
-    low, high = bound
-    if low == high:
-        return str(low)
-    if high is None:
-        return "?" if low == 0 else f"{low}.."
-    return f"{low}..{high}" if low else f"..{high}"
 
 
 def _refuse_doctype(data: bytes, label: str) -> None:

@@ -71,9 +71,10 @@ from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
 from ovpool.ir.adapter import AttributeIssue, read_layer, template_for
 from ovpool.ir.lowprecision import GraphView, integer_padding, reduce_batch_mixup
-from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_bodies, read_ir, weights_file
+from ovpool.ir.reader import Edge, IRDocument, Layer, Port, dim_bounds, read_bodies, read_ir, weights_file
 from ovpool.ir.templates import POOL_LAYER_TYPES, Template
 from ovpool.ov import releases
+from ovpool.shape import Bound, format_bound
 from ovpool.spec import PoolSpec
 
 CODES = {

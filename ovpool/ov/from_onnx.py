@@ -52,8 +52,7 @@ from typing import TYPE_CHECKING, Any
 from onnx import ModelProto, NodeProto, helper
 
 from ovpool import dtypes, shape
-from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
-from ovpool.execution.devices import openvino_reason
+from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError, openvino_reason
 from ovpool.files import OutputError, Unwritten
 from ovpool.inputs import InputShape, input_shapes
 from ovpool.names import FreshNames
