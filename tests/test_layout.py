@@ -178,9 +178,6 @@ def _cycles(graph: dict[str, dict[str, bool]]) -> list[list[str]]:
     return found
 
 
-@pytest.mark.xfail(
-    strict=True, reason="2 cycles: ovpool.ir (fast_reader, reader), ovpool.onnx (model, check, adapter, qdq, qoperator)"
-)
 def test_no_import_cycles() -> None:
     graph = _graph()
     shown = []
