@@ -95,7 +95,7 @@ def onnx_to_ov_model(
     ``target_openvino`` (``"2023.3"``) leaves only layers that release reads: newer layers in
     their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
     ``UnsupportedError`` naming the layer that has none."""
-    from ovpool.ov import releases
+    from ovpool.ir import releases
 
     release = releases.parse(target_openvino) if target_openvino is not None else None
     label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
