@@ -44,11 +44,13 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
+from ovpool.nodes import OpNode, attributes
 from ovpool.onnx.model import ValueTypes, Weights, constant_tensors, default_opset, graphs, inferred_graph, weightless
 from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
 from ovpool.ov import value_fixes as values
 from ovpool.ov.node_facts import Arrays, Deferred, Facts, TensorTypes, input_rank, node_attr
+from ovpool.resize import axis_matrices
 
 if TYPE_CHECKING:
     from ovpool.inputs import InputShape
@@ -138,9 +140,6 @@ def _kept_axis_moves(node: NodeProto, since: int, facts: Facts) -> str | None:
     if given is None:
         return None
     if shape is not None:
-        from ovpool.engine.ops.base import OpNode, attributes
-        from ovpool.engine.ops.resize import axis_matrices
-
         op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
         matrices = axis_matrices(op, shape, *given)
         if 0 in shape or any(m.weights.shape[0] == 0 for m in matrices):
@@ -165,9 +164,6 @@ def _resizes_batch_or_channel(node: NodeProto, since: int, facts: Facts) -> str 
     if given is None:
         return None
     if shape is not None:
-        from ovpool.engine.ops.base import OpNode, attributes
-        from ovpool.engine.ops.resize import axis_matrices
-
         op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
         changed = [m.axis for m in axis_matrices(op, shape, *given) if m.axis < 2]
         return f"it resizes axis {changed[0]}" if changed else None
@@ -277,11 +273,8 @@ def _softmax_2d(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | 
 
 def _resize_matrices(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """A static Resize as one MatMul per resized axis with the weight matrices of
-    ``ovpool.engine.ops.resize.axis_matrices`` (float32, or float64 for float64 data), a Where for
+    ``ovpool.resize.axis_matrices`` (float32, or float64 for float64 data), a Where for
     the extrapolated outputs of tf_crop_and_resize, and Casts around it for float16/bfloat16."""
-    from ovpool.engine.ops.base import OpNode, attributes
-    from ovpool.engine.ops.resize import axis_matrices
-
     dtype, dims = facts.types.get(node.input[0], (None, None))
     shape, given = _resize_inputs(node, facts)
     if shape is None:
