@@ -7,7 +7,7 @@ builds one from a NodeProto (``attributes``) without the executor.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,10 @@ class OpNode:
     input ``i`` when it is known before any run (initializers, Constant outputs, folded
     subgraphs), else ``None``; ``len(constants)`` is the number of inputs the node names (trailing
     omitted ones not counted). ``subgraphs`` maps graph attributes (Loop ``body``, If
-    ``then_branch``) to callables built by the session.
+    ``then_branch``) to callables built by the session. ``compile_graph``, given by the session
+    (``ovpool.engine.graph.compile_graph``), compiles a graph a kernel builds as it runs (a
+    QOperator node's expansion, ``ovpool.engine.ops.quantized``): the kernels sit below the
+    session that runs them and are handed what they call back.
     """
 
     name: str
@@ -39,6 +42,7 @@ class OpNode:
     n_outputs: int = 1
     domain: str = ""
     subgraphs: Mapping[str, Any] = field(default_factory=dict)
+    compile_graph: Callable[[Any, Mapping[str, int], str], Any] | None = None
 
     @property
     def label(self) -> str:

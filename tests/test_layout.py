@@ -192,10 +192,6 @@ def test_every_module_has_a_layer() -> None:
     assert [name for name in _graph() if _place(name)[0] < 0] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="11 arrows point up (inputs -> ir, ir -> ov, onnx -> engine/execution, ov -> engine/execution, engine ops -> graph)",
-)
 def test_imports_point_down() -> None:
     upward = []
     for source, imports in sorted(_graph().items()):

@@ -675,10 +675,12 @@ def _node_proto(node: OpNode, n_inputs: int) -> NodeProto:
 def _expanded(node: OpNode) -> Kernel:
     """A QOperator node run as its expansion (``ovpool.onnx.qoperator``), compiled once per
     combination of input types and ranks."""
-    from ovpool.engine.graph import compile_graph
     from ovpool.names import FreshNames
     from ovpool.onnx.qoperator import NUMPY_OPSET, expand_node
 
+    compile_graph = node.compile_graph
+    if compile_graph is None:
+        raise node.fail("runs as its expansion, which only a session compiles (ovpool.engine.graph)")
     compiled: dict[tuple[Any, ...], Callable[[Sequence[Any]], list[Any]]] = {}
 
     def build(arrays: Sequence[np.ndarray | None]) -> Callable[[Sequence[Any]], list[Any]]:
