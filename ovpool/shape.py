@@ -19,9 +19,6 @@ if TYPE_CHECKING:  # numpy is imported by the functions that use it: size questi
     import numpy as np
 
 Dim = int | None
-# A dim as (lower, upper) bounds, upper None unbounded: ``7`` is (7, 7), ``?`` (0, None), ``1..10``
-# (1, 10). The IR reader reads them from IR text, ``ovpool.inputs`` from ``--input``.
-Bound = tuple[int, int | None]
 
 # A pad may be longer than the input only up to this many cells: a window reaching further into
 # padding than both the input's length and this reads next to nothing at great cost (OpenVINO's CPU
@@ -32,16 +29,6 @@ MAX_OVERHANG = 4096
 # what OpenVINO's CPU plugin holds a pooled axis in. ONNX's int64 dims and IR's text dims can say
 # more (an IR dim of 2**63 is no int64 at all); every reader refuses them with ``dim_problem``.
 MAX_DIM = MAX_WINDOW
-
-
-def format_bound(bound: Bound) -> str:
-    """The IR spelling of a dim: (6, 6) -> "6", (0, None) -> "?", (1, 10) -> "1..10", (2, None) -> "2.."."""
-    low, high = bound
-    if low == high:
-        return str(low)
-    if high is None:
-        return "?" if low == 0 else f"{low}.."
-    return f"{low}..{high}" if low else f"..{high}"
 
 
 def dim_problem(value: int, axis: int) -> str | None:
@@ -332,7 +319,19 @@ def ceil_overhang(spec: PoolSpec, spatial: Sequence[int], out: Sequence[int] | N
     )
 
 
+# A dim as (lower, upper) bounds, upper None unbounded: ``7`` is (7, 7), ``?`` (0, None), ``1..10``
+# (1, 10). The IR reader reads them from IR text, ``ovpool.inputs`` from ``--input``.
 Bound = tuple[int, int | None]
+
+
+def format_bound(bound: Bound) -> str:
+    """The IR spelling of a dim: (6, 6) -> "6", (0, None) -> "?", (1, 10) -> "1..10", (2, None) -> "2.."."""
+    low, high = bound
+    if low == high:
+        return str(low)
+    if high is None:
+        return "?" if low == 0 else f"{low}.."
+    return f"{low}..{high}" if low else f"..{high}"
 
 
 def output_spatial_bounds(spec: PoolSpec, bounds: Sequence[Bound]) -> tuple[Bound, ...]:

@@ -50,6 +50,7 @@ from ovpool.onnx.qdq import (
 from ovpool.onnx.qdq import constants as qdq_constants
 from ovpool.onnx.static_shapes import with_input_shapes
 from ovpool.spec import PoolKind
+from ovpool.tensors import onnx_inputs
 
 Shape = tuple[int | None, ...]
 Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
@@ -215,8 +216,6 @@ def _sized_tensors(proto: ModelProto) -> set[str]:
 def _unsized(where: str, tensor: str, dims: Shape | None, proto: ModelProto) -> str:
     """``node 'pool' (MaxPool): input 'x' has dims [?, 128, ?, ?]; DirectML tensor descs need sizes:
     give the dynamic inputs static shapes with --input NAME[d0,d1,...] (images: float32 [?, 3, ?, ?])``."""
-    from ovpool.tensors import onnx_inputs
-
     shown = "unknown dims" if dims is None else "dims [" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
     dynamic = "; ".join(d.shown() for d in onnx_inputs(proto) if d.shape is None or None in d.shape)
     hint = f": give the dynamic inputs static shapes with --input NAME[d0,d1,...] ({dynamic})" if dynamic else ""

@@ -21,6 +21,7 @@ from onnx import ModelProto
 
 from ovpool.errors import OvpoolError
 from ovpool.onnx.model import inferred_types
+from ovpool.tensors import random_inputs
 
 Dims = tuple[int | None, ...]
 
@@ -85,7 +86,6 @@ def _numpy_dims(proto: ModelProto, names: Sequence[str]) -> dict[str, tuple[int,
 
     from ovpool.engine.graph import GraphSession
     from ovpool.execution import limits
-    from ovpool.tensors import random_inputs
 
     wanted = set(names)
     found: dict[str, tuple[int, ...]] = {}

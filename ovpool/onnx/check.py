@@ -44,6 +44,7 @@ from google.protobuf.message import Message
 from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from ovpool.errors import ModelError, SpecError
+from ovpool.onnx.protobuf_wire import raw_data_sizes
 from ovpool.shape import dim_problem
 
 # Domains onnx has no schemas for, whose operators OpenVINO's ONNX frontend converts.
@@ -376,8 +377,6 @@ class _Checker:
 def _raw_sizes(proto: ModelProto, data: bytes) -> list[int | None] | None:
     """``raw_data_sizes`` of ``data`` if they are the main graph's initializers' (one size for each,
     None exactly where one has no raw data), else None (``len(raw_data)`` is then read)."""
-    from ovpool.onnx.protobuf_wire import raw_data_sizes
-
     initializers = proto.graph.initializer
     if not any(tensor.HasField("raw_data") for tensor in initializers):
         return None  # nothing to copy out: no scan (a 5 MB model of 672 nodes: ~0.4 ms)

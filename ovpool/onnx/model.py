@@ -18,6 +18,7 @@ from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.files import read_at, read_input, real_path, regular_size
 from ovpool.memory import check_tensor
+from ovpool.onnx import protobuf_wire as wire
 from ovpool.onnx.check import DATA_TYPES, check_model, fill_attribute_types, raw_bytes
 from ovpool.onnx.graphs import constant_tensors as constant_tensors  # moved to ovpool.onnx.graphs; still here
 from ovpool.onnx.graphs import default_opset as default_opset
@@ -103,8 +104,6 @@ def load_apart(path: Path, least: int | None = None) -> tuple[ModelProto, Weight
     size = regular_size(path)
     if size > MAX_ONNX_BYTES or size < (APART_BYTES if least is None else least):
         return load(path, load_data=False), None
-    from ovpool.onnx import protobuf_wire as wire
-
     try:
         with open(path, "rb") as handle:
             apart = wire.without_weights(wire.FileBytes(handle, size), _is_float_weight)
