@@ -23,8 +23,6 @@ from ovpool.onnx.check import DATA_TYPES, check_model, fill_attribute_types, raw
 from ovpool.onnx.graphs import constant_tensors as constant_tensors  # moved to ovpool.onnx.graphs; still here
 from ovpool.onnx.graphs import default_opset as default_opset
 from ovpool.onnx.graphs import graphs
-from ovpool.onnx.qdq import check_quantization_nodes
-from ovpool.onnx.qoperator import check_qoperator_nodes
 
 # protobuf's own limit on one message: a larger .onnx cannot exist (big weights go to external data)
 MAX_ONNX_BYTES = 2**31 - 1
@@ -80,6 +78,9 @@ def check_quantization(proto: ModelProto, label: str) -> None:
     }
     if not found & _QUANTIZATION_NODES and not any(domain == "com.microsoft" for domain, _ in found):
         return
+    from ovpool.onnx.qdq import check_quantization_nodes
+    from ovpool.onnx.qoperator import check_qoperator_nodes
+
     try:
         if any(entry.domain in ("", "ai.onnx") for entry in proto.opset_import):
             check_quantization_nodes(proto)
