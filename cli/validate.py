@@ -64,9 +64,9 @@ def run(files: Sequence[Path], fmt: str, strict: bool, jobs: int = 1, target_ope
     ``jobs`` > 1 reads that many files at a time in worker processes; the report is the same.
     ``target_openvino`` (``"2023.3"``) adds OVP601 findings; a release ovpool does not know is a
     ``UsageError`` before any file is read."""
+    from ovpool.ir import releases
     from ovpool.ir.report import render
     from ovpool.ir.validation import exit_code
-    from ovpool.ov import releases
 
     if target_openvino is not None:
         releases.parse(target_openvino)

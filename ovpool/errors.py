@@ -92,3 +92,17 @@ def _show(value: object) -> str:
     if isinstance(value, (tuple, list)):
         return "[" + ", ".join(str(v) for v in value) + "]"
     return repr(value) if isinstance(value, str) else str(value)
+
+
+# How OpenVINO's message lines that say where an error was raised, not why, begin.
+_OPENVINO_LOCATION_PREFIXES = ("Exception from", "Check '", "While validating")
+
+
+def openvino_reason(exc: Exception) -> str:
+    """The line of an OpenVINO exception that says why: its text first says where it was raised
+    (``Exception from src/...``, ``Check '...' failed at ...``, ``While validating node ...``), the
+    reason comes last. ``"Exception from src/inference/src/cpp/core.cpp:117:\nout of device memory"``
+    gives ``"out of device memory"``."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(_OPENVINO_LOCATION_PREFIXES)]
+    return (useful or lines or [type(exc).__name__])[-1]

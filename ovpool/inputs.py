@@ -24,8 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ovpool.errors import UsageError
-from ovpool.ir.reader import Bound, format_bound
-from ovpool.shape import MAX_DIM
+from ovpool.shape import MAX_DIM, Bound, format_bound
 
 _ITEM = re.compile(r"^(?P<name>[^\[\]()<]*?)\s*(?:\[(?P<dims>[0-9.?,\s-]*)\])?$")
 _DIM = re.compile(r"^(?:(?P<value>-1|\?|[0-9]+)|(?P<low>[0-9]*)\.\.(?P<high>[0-9]*))$")

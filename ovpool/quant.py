@@ -35,7 +35,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ovpool import kernels, shape
 from ovpool.errors import ModelError, UnsupportedError
+from ovpool.spec import PoolKind
 
 if TYPE_CHECKING:
     from ovpool.spec import PoolSpec
@@ -229,8 +231,6 @@ class QuantizedPool:
     output: Quantization
 
     def __post_init__(self) -> None:
-        from ovpool.spec import PoolKind
-
         if self.spec.kind in (PoolKind.MAX, PoolKind.GLOBAL_MAX) and not self.input.increasing:
             raise UnsupportedError(
                 f"node '{self.spec.name}': a max pool of a tensor quantized with a negative scale picks its "
@@ -248,9 +248,6 @@ class QuantizedPool:
         Averages are computed on integers: each window's sum of ``q - zero_point`` (pads add 0, the
         zero point) over ``shape.divisor_counts``, rescaled exactly by ``rescale``; a max pool picks
         the largest integer (dequantizing is increasing) and rescales it alone."""
-        from ovpool import kernels, shape
-        from ovpool.spec import PoolKind
-
         spec = self.spec
         shape.check_input_rank(spec, q.ndim)
         self.input.check_rank(q.shape)

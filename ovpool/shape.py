@@ -319,7 +319,19 @@ def ceil_overhang(spec: PoolSpec, spatial: Sequence[int], out: Sequence[int] | N
     )
 
 
+# A dim as (lower, upper) bounds, upper None unbounded: ``7`` is (7, 7), ``?`` (0, None), ``1..10``
+# (1, 10). The IR reader reads them from IR text, ``ovpool.inputs`` from ``--input``.
 Bound = tuple[int, int | None]
+
+
+def format_bound(bound: Bound) -> str:
+    """The IR spelling of a dim: (6, 6) -> "6", (0, None) -> "?", (1, 10) -> "1..10", (2, None) -> "2.."."""
+    low, high = bound
+    if low == high:
+        return str(low)
+    if high is None:
+        return "?" if low == 0 else f"{low}.."
+    return f"{low}..{high}" if low else f"..{high}"
 
 
 def output_spatial_bounds(spec: PoolSpec, bounds: Sequence[Bound]) -> tuple[Bound, ...]:

@@ -24,6 +24,7 @@ from onnx import ModelProto, TypeProto
 from ovpool.dtypes import RAW_DTYPES, STRING, np_dtype, numpy_from_onnx
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError, UsageError
 from ovpool.files import regular_size, write_atomic
+from ovpool.inputs import parse_shape_pairs
 from ovpool.memory import check_tensor, holding, kernel_failure
 
 # The containers an ONNX input may be (``TensorDecl.containers``): a sequence of tensors (a list of
@@ -180,8 +181,6 @@ def parse_shapes(pairs: Sequence[str]) -> dict[str, tuple[int, ...]]:
     """``["x=1,3,224,224"]`` -> ``{"x": (1, 3, 224, 224)}``: ``--shape`` for ``--random-inputs``,
     parsed by ``ovpool.inputs.parse_shape_pairs`` (numbers only, each at most 2**31-1, no input
     named twice); anything else is a ``UsageError`` naming the pair."""
-    from ovpool.inputs import parse_shape_pairs
-
     return {str(given.name): tuple(low for low, _ in given.dims or ()) for given in parse_shape_pairs(pairs, static=True)}
 
 

@@ -324,8 +324,8 @@ def _pad_fed_by_shape_model():
 
 @pytest.mark.parametrize("sizer", ["openvino", "numpy"])
 def test_dml_input_shapes_size_what_onnx_inference_cannot(sizer, monkeypatch):
+    from ovpool.dml import sizes as static_shapes
     from ovpool.dml.export import document_from_onnx
-    from ovpool.onnx import static_shapes
 
     if sizer == "numpy":
         monkeypatch.setattr(static_shapes, "_openvino_dims", lambda proto, names: {})

@@ -29,7 +29,9 @@ from onnx import ModelProto
 
 from ovpool.check.compare import DEFAULT_ATOL, DEFAULT_RTOL, Comparison, check_tolerances, compare
 from ovpool.errors import OvpoolError, VerifyError
+from ovpool.execution import open_model
 from ovpool.execution.policy import DeviceError, Model, NumpySession, Session, budget_checks, openvino_session
+from ovpool.tensors import check_inputs, load_inputs, random_inputs, typed_inputs
 
 # The written IR runs where a deployment checks it first, at the precision of the ONNX model.
 DEVICE, PRECISION = "CPU", "f32"
@@ -55,8 +57,6 @@ def verify_files(written: Mapping[str, bytes], suffix: str, source: Model, optio
     """Verify the files a route returned (``{".xml": ..., ".bin": ...}`` or ``{".onnx": ...}``)
     against ``source``: they are written to a private temporary folder first and read from there,
     so what is checked is what will be written."""
-    from ovpool.execution import open_model
-
     with tempfile.TemporaryDirectory(prefix="ovpool-verify-") as folder:
         main = Path(folder) / f"model{suffix}"
         for part, data in written.items():
@@ -126,8 +126,6 @@ def _numpy(model: Model) -> NumpySession:
 
 
 def _inputs(device: Session, reference: Session, options: VerifyOptions) -> dict[str, np.ndarray]:
-    from ovpool.tensors import check_inputs, load_inputs, random_inputs, typed_inputs
-
     label = "--verify"
     try:
         if options.inputs is None:

@@ -28,6 +28,7 @@ from onnx import ModelProto, NodeProto
 from ovpool.dml import adapter as dml_adapter
 from ovpool.dml import cpp as dml_cpp
 from ovpool.dml.quantized import operators_from_quantized
+from ovpool.dml.sizes import static_dims
 from ovpool.errors import ModelError, SpecError, UnsupportedError
 from ovpool.inputs import input_shapes
 from ovpool.ir.adapter import spec_from_layer, template_for
@@ -47,8 +48,9 @@ from ovpool.onnx.qdq import (
     qlinear_pool,
 )
 from ovpool.onnx.qdq import constants as qdq_constants
-from ovpool.onnx.static_shapes import static_dims, with_input_shapes
+from ovpool.onnx.static_shapes import with_input_shapes
 from ovpool.spec import PoolKind
+from ovpool.tensors import onnx_inputs
 
 Shape = tuple[int | None, ...]
 Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
@@ -60,7 +62,7 @@ def document_from_onnx(
     """The DirectML document of an ONNX model's pooling nodes (``feature_level`` caps the
     operators' levels, e.g. "4.0"). ``inputs`` gives dynamic graph inputs static shapes first
     (``"x[1,3,640,640]"``, as ``ovpool convert --input`` takes them); the dims of each pooling
-    input come from ``ovpool.onnx.static_shapes`` (ONNX inference, else OpenVINO's, else a numpy
+    input come from ``ovpool.dml.sizes`` (ONNX inference, else OpenVINO's, else a numpy
     run); one still dynamic is refused naming the node, the tensor and the inputs to give."""
     cap = dml_adapter.parse_feature_level(feature_level)
     label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
@@ -214,8 +216,6 @@ def _sized_tensors(proto: ModelProto) -> set[str]:
 def _unsized(where: str, tensor: str, dims: Shape | None, proto: ModelProto) -> str:
     """``node 'pool' (MaxPool): input 'x' has dims [?, 128, ?, ?]; DirectML tensor descs need sizes:
     give the dynamic inputs static shapes with --input NAME[d0,d1,...] (images: float32 [?, 3, ?, ?])``."""
-    from ovpool.tensors import onnx_inputs
-
     shown = "unknown dims" if dims is None else "dims [" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
     dynamic = "; ".join(d.shown() for d in onnx_inputs(proto) if d.shape is None or None in d.shape)
     hint = f": give the dynamic inputs static shapes with --input NAME[d0,d1,...] ({dynamic})" if dynamic else ""

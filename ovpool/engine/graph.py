@@ -232,6 +232,7 @@ class CompiledGraph:
             n_outputs=len(_trimmed(node.output)),
             domain=domain,
             subgraphs=subgraphs,
+            compile_graph=compile_graph,
         )
         row = lookup(node.op_type, since, domain)
         if row is None:

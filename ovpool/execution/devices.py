@@ -12,12 +12,12 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
+from ovpool.errors import openvino_reason as openvino_reason  # moved to the core; still here
+
 NUMPY = "numpy"
 VIRTUAL_DEVICES = ("AUTO", "MULTI", "HETERO")
 # The read-only properties `ovpool devices` shows besides FULL_DEVICE_NAME, when a device reports them.
 CAPABILITY_PROPERTIES = ("OPTIMIZATION_CAPABILITIES", "DEVICE_TYPE", "DEVICE_ARCHITECTURE", "INFERENCE_PRECISION_HINT")
-# How OpenVINO's message lines that say where an error was raised, not why, begin.
-_LOCATION_PREFIXES = ("Exception from", "Check '", "While validating")
 
 
 @dataclass(frozen=True)
@@ -71,16 +71,6 @@ def openvino_device_names(core=None) -> list[str]:
             return []
         core = new_core()
     return list(core.available_devices)
-
-
-def openvino_reason(exc: Exception) -> str:
-    """The line of an OpenVINO exception that says why: its text first says where it was raised
-    (``Exception from src/...``, ``Check '...' failed at ...``, ``While validating node ...``), the
-    reason comes last. ``"Exception from src/inference/src/cpp/core.cpp:117:\nout of device memory"``
-    gives ``"out of device memory"``."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    useful = [line for line in lines if not line.startswith(_LOCATION_PREFIXES)]
-    return (useful or lines or [type(exc).__name__])[-1]
 
 
 def is_present(name: str, available: list[str]) -> bool:

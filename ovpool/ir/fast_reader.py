@@ -26,10 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ovpool.ir.reader import Edge, IRDocument, Layer, Port, SourceLines
+from ovpool.ir.document import PARSER_OPTIONS, Edge, IRDocument, Layer, Port, SourceLines
 
 _WS = r"[ \t\n]"
 _NAME = r"[A-Za-z_][A-Za-z0-9_.\-]*"
@@ -120,8 +118,6 @@ def well_formed(data: bytes) -> bool:
     ``b"<net><layers></net>"`` is not."""
     from lxml import etree
 
-    from ovpool.ir.reader import PARSER_OPTIONS
-
     target = _Silent()
     try:
         etree.fromstring(data, etree.XMLParser(target=target, **PARSER_OPTIONS))
@@ -146,8 +142,6 @@ class _Reading:
     """One pass over a plain IR's text, ``NotPlain`` as soon as it leaves the layout."""
 
     def __init__(self, text: str, label: str, lines: SourceLines) -> None:
-        from ovpool.ir.reader import Edge, Layer, Port
-
         head = _HEAD.match(text)
         if head is None or head.end() >= MAX_TEXT:
             raise NotPlain
@@ -233,8 +227,6 @@ class _Reading:
             raise NotPlain
 
     def document(self) -> IRDocument:
-        from ovpool.ir.reader import IRDocument
-
         version_text = self.root.get("version", "")
         version = int(version_text) if version_text.isascii() and version_text.isdigit() else None
         return IRDocument(self.label, self.root.get("name", ""), version, self.layers, self.edges)
@@ -252,8 +244,6 @@ class _Reading:
         """The ports of an ``<input>`` or ``<output>`` section (read once per distinct text)."""
         known = self.ports.get(text)
         if known is None:
-            from ovpool.ir.reader import Port
-
             if _PORTS.fullmatch(text or "") is None:
                 raise NotPlain
             ports = []

@@ -48,7 +48,7 @@ with padding whose integers have a non-zero zero point is averaged on integers p
 mixes batch and channels up (OVP502); ``ovpool.ir.lowprecision`` says exactly which layers.
 
 OVP601 checks every layer, pooling or not, bodies of If/Loop/TensorIterator included, against the
-opsets of the OpenVINO release given (``ovpool.ov.releases``): 2023.3 reads up to opset13 and
+opsets of the OpenVINO release given (``ovpool.ir.releases``): 2023.3 reads up to opset13 and
 refuses the file at a MaxPool of ``version="opset14"``. The finding says whether ``ovpool
 convert --target-openvino`` writes an exact older form of it (``ovpool.ov.backport``).
 
@@ -69,11 +69,12 @@ from typing import TypedDict
 
 from ovpool import dtypes, shape
 from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
+from ovpool.ir import releases
 from ovpool.ir.adapter import AttributeIssue, read_layer, template_for
 from ovpool.ir.lowprecision import GraphView, integer_padding, reduce_batch_mixup
-from ovpool.ir.reader import Bound, Edge, IRDocument, Layer, Port, dim_bounds, format_bound, read_bodies, read_ir, weights_file
+from ovpool.ir.reader import Edge, IRDocument, Layer, Port, dim_bounds, read_bodies, read_ir, weights_file
 from ovpool.ir.templates import POOL_LAYER_TYPES, Template
-from ovpool.ov import releases
+from ovpool.shape import Bound, format_bound
 from ovpool.spec import PoolSpec
 
 CODES = {
@@ -159,8 +160,6 @@ def validate_file(path: str | os.PathLike, strict: bool = False, target_openvino
 def target_findings(doc: IRDocument, source: str | os.PathLike | bytes, release: releases.Release) -> Iterator[Finding]:
     """OVP601 for each layer of ``doc`` (read from ``source``) and of its layers' bodies whose
     opset is newer than ``release`` reads: on 2023.3, a ``MaxPool`` of ``version="opset14"``."""
-    from ovpool.ov.backport import OLDER_FORM_NEEDS, OLDER_FORMS
-
     limit = releases.newest_opset(release)
     for layer in doc.layers.values():
         number = releases.opset_number(layer.version)
@@ -169,8 +168,8 @@ def target_findings(doc: IRDocument, source: str | os.PathLike | bytes, release:
             dilations = layer.data.get("dilations", "").split(",")
             dilated = layer.type == "AvgPool" and any(d.strip() not in ("", "1") for d in dilations)
             static = bool(layer.inputs) and all(d.strip().isdigit() for d in layer.inputs[0].dims[2:])
-            form = (layer.type, number) in OLDER_FORMS and (static or not dilated)
-            needs = OLDER_FORM_NEEDS.get((layer.type, number))
+            form = (layer.type, number) in releases.OLDER_FORM_NEEDS and (static or not dilated)
+            needs = releases.OLDER_FORM_NEEDS.get((layer.type, number))
             remedy = (
                 f"ovpool convert --target-openvino {releases.shown(release)} writes it in an exact older form"
                 + (f" (given {needs})" if needs else "")

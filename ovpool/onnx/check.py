@@ -17,9 +17,11 @@
   a declared dim below -1 (-1 and 0 are how some exporters write a dynamic dim);
 * initializers: negative dims, or data whose size is not what the dims need (raw bytes or typed
   values); external data is checked by ``ovpool.onnx.model.check_external_data``;
-* quantization: the constant scales and zero points of QuantizeLinear, DequantizeLinear and the
-  com.microsoft QOperator nodes (a zero or infinite scale, a zero point outside its type, counts
-  that differ: ``ovpool.onnx.qdq.check_quantization_nodes``, ``ovpool.onnx.qoperator``).
+* quantization (``ovpool.onnx.model.check_quantization``, run by ``load`` after this check, above
+  the readers of quantization nodes): the constant scales and zero points of QuantizeLinear,
+  DequantizeLinear and the com.microsoft QOperator nodes (a zero or infinite scale, a zero point
+  outside its type, counts that differ: ``ovpool.onnx.qdq.check_quantization_nodes``,
+  ``ovpool.onnx.qoperator``).
 
 Model-local functions are checked as graphs of their own (their inputs and their opset imports);
 a node calling one is checked against the function's input and output counts. Attributes a schema
@@ -42,6 +44,7 @@ from google.protobuf.message import Message
 from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from ovpool.errors import ModelError, SpecError
+from ovpool.onnx.protobuf_wire import raw_data_sizes
 from ovpool.shape import dim_problem
 
 # Domains onnx has no schemas for, whose operators OpenVINO's ONNX frontend converts.
@@ -89,29 +92,10 @@ def check_model(proto: ModelProto, label: str, data: bytes | None = None, sizes:
     of a model whose weights were left out)."""
     try:
         _Checker(proto, data, sizes).model()
-        _check_quantization(proto)
     except _Problem as exc:
         raise ModelError.in_file(label, str(exc)) from None
     except ModelError as exc:
         raise exc.located(label) from None
-
-
-def _check_quantization(proto: ModelProto) -> None:
-    """The constants of quantization nodes (``ovpool.onnx.qdq.check_quantization_nodes``: Q/DQ and
-    QLinear pools; ``ovpool.onnx.qoperator.check_qoperator_nodes``: every QOperator node), read only
-    when the model has such nodes: a zero scale is one line naming the node."""
-    found = {(_domain(node.domain), node.op_type) for graph in _all_graphs(proto.graph) for node in graph.node}
-    if not found & _QUANTIZATION_NODES and not any(domain == "com.microsoft" for domain, _ in found):
-        return
-    from ovpool.onnx.qdq import check_quantization_nodes
-    from ovpool.onnx.qoperator import check_qoperator_nodes
-
-    if any(entry.domain in ("", "ai.onnx") for entry in proto.opset_import):
-        check_quantization_nodes(proto)
-    check_qoperator_nodes(proto)
-
-
-_QUANTIZATION_NODES = frozenset({("", "QuantizeLinear"), ("", "DequantizeLinear")})
 
 
 def _all_graphs(graph: GraphProto) -> Iterable[GraphProto]:
@@ -393,8 +377,6 @@ class _Checker:
 def _raw_sizes(proto: ModelProto, data: bytes) -> list[int | None] | None:
     """``raw_data_sizes`` of ``data`` if they are the main graph's initializers' (one size for each,
     None exactly where one has no raw data), else None (``len(raw_data)`` is then read)."""
-    from ovpool.onnx.protobuf_wire import raw_data_sizes
-
     initializers = proto.graph.initializer
     if not any(tensor.HasField("raw_data") for tensor in initializers):
         return None  # nothing to copy out: no scan (a 5 MB model of 672 nodes: ~0.4 ms)

@@ -11,14 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import onnx
-from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
+from onnx import GraphProto, ModelProto, NodeProto, TensorProto
 from onnx.external_data_helper import uses_external_data
 
 from ovpool import dtypes
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.files import read_at, read_input, real_path, regular_size
 from ovpool.memory import check_tensor
+from ovpool.onnx import protobuf_wire as wire
 from ovpool.onnx.check import DATA_TYPES, check_model, fill_attribute_types, raw_bytes
+from ovpool.onnx.graphs import constant_tensors as constant_tensors  # moved to ovpool.onnx.graphs; still here
+from ovpool.onnx.graphs import default_opset as default_opset
+from ovpool.onnx.graphs import graphs
 
 # protobuf's own limit on one message: a larger .onnx cannot exist (big weights go to external data)
 MAX_ONNX_BYTES = 2**31 - 1
@@ -59,8 +63,33 @@ def _checked(proto: ModelProto, path: Path, data: bytes | None = None, sizes: li
     if not proto.graph.node and not proto.graph.output:
         raise InputFileError.in_file(path, "not an ONNX model (no graph)")
     check_model(proto, str(path), data, sizes)
+    check_quantization(proto, str(path))
     fill_attribute_types(proto)
     check_external_data(proto, path)
+
+
+def check_quantization(proto: ModelProto, label: str) -> None:
+    """The constants of quantization nodes (``ovpool.onnx.qdq.check_quantization_nodes``: Q/DQ and
+    QLinear pools; ``ovpool.onnx.qoperator.check_qoperator_nodes``: every QOperator node), read only
+    when the model has such nodes: a zero scale is one ``ModelError`` naming ``label`` (the file)
+    and the node. ``load`` runs it after ``check_model``."""
+    found = {
+        ("" if node.domain == "ai.onnx" else node.domain, node.op_type) for graph in graphs(proto.graph) for node in graph.node
+    }
+    if not found & _QUANTIZATION_NODES and not any(domain == "com.microsoft" for domain, _ in found):
+        return
+    from ovpool.onnx.qdq import check_quantization_nodes
+    from ovpool.onnx.qoperator import check_qoperator_nodes
+
+    try:
+        if any(entry.domain in ("", "ai.onnx") for entry in proto.opset_import):
+            check_quantization_nodes(proto)
+        check_qoperator_nodes(proto)
+    except ModelError as exc:
+        raise exc.located(label) from None
+
+
+_QUANTIZATION_NODES = frozenset({("", "QuantizeLinear"), ("", "DequantizeLinear")})
 
 
 def load_apart(path: Path, least: int | None = None) -> tuple[ModelProto, Weights | None]:
@@ -76,8 +105,6 @@ def load_apart(path: Path, least: int | None = None) -> tuple[ModelProto, Weight
     size = regular_size(path)
     if size > MAX_ONNX_BYTES or size < (APART_BYTES if least is None else least):
         return load(path, load_data=False), None
-    from ovpool.onnx import protobuf_wire as wire
-
     try:
         with open(path, "rb") as handle:
             apart = wire.without_weights(wire.FileBytes(handle, size), _is_float_weight)
@@ -323,38 +350,6 @@ def _tensors(proto: ModelProto):
         for attr in node.attribute:
             if attr.HasField("t"):
                 yield attr.t
-
-
-def graphs(graph: GraphProto) -> Iterator[GraphProto]:
-    """``graph`` and every subgraph below it (Loop, If and Scan bodies, at any depth), outer first."""
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.type == AttributeProto.GRAPH:
-                yield from graphs(attribute.g)
-            for sub in attribute.graphs:
-                yield from graphs(sub)
-
-
-def constant_tensors(graph: GraphProto) -> dict[str, TensorProto]:
-    """The graph's constant tensors by name, as stored: initializers and the outputs of Constant
-    nodes holding a ``value`` tensor (external data left out)."""
-    found = {init.name: init for init in graph.initializer if init.data_location != TensorProto.EXTERNAL}
-    for node in graph.node:
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
-            for attribute in node.attribute:
-                if attribute.name == "value" and attribute.type == attribute.TENSOR:
-                    if attribute.t.data_location != TensorProto.EXTERNAL:
-                        found[node.output[0]] = attribute.t
-    return found
-
-
-def default_opset(proto: ModelProto) -> int:
-    """The model's default-domain ("" or "ai.onnx") opset version."""
-    for imp in proto.opset_import:
-        if imp.domain in ("", "ai.onnx"):
-            return imp.version
-    raise InputFileError(f"model '{proto.graph.name}' imports no default-domain opset")
 
 
 def value_types(graph: GraphProto, every_type: bool = False) -> dict[str, tuple[str | None, tuple[int | None, ...] | None]]:

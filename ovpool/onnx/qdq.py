@@ -26,7 +26,7 @@ from onnx import GraphProto, ModelProto, NodeProto, TensorProto, helper, numpy_h
 from ovpool import dtypes
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.model import constant_tensors, default_opset, graphs
+from ovpool.onnx.graphs import constant_tensors, default_opset, graphs
 from ovpool.onnx.versions import LP_OPS
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool
 
@@ -61,7 +61,7 @@ class QdqPool:
 
 
 def constants(graph: GraphProto) -> dict[str, np.ndarray]:
-    """The graph's constant tensors by name (``ovpool.onnx.model.constant_tensors``) as arrays."""
+    """The graph's constant tensors by name (``ovpool.onnx.graphs.constant_tensors``) as arrays."""
     return {name: numpy_helper.to_array(tensor) for name, tensor in constant_tensors(graph).items()}
 
 

@@ -79,7 +79,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto,
 from ovpool.axis import is_last_axis
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.model import default_opset, graphs
+from ovpool.onnx.graphs import default_opset, graphs
 from ovpool.onnx.qdq import MS_DOMAIN, constants, node_label
 
 # ai.onnx element types of the quantized tensors of QOperator ops (and int32 biases)

@@ -1,7 +1,7 @@
 """Older, exact forms of the layers an OpenVINO release cannot read: ``--target-openvino``.
 
 ``backport(model, "2023.3")`` rewrites a converted ``openvino.Model`` in place so that every layer
-comes from an opset the release reads (``ovpool.ov.releases``), each newer layer replaced by a form
+comes from an opset the release reads (``ovpool.ir.releases``), each newer layer replaced by a form
 that computes the same values on the same windows:
 
 * MaxPool-14 -> MaxPool-8 with the same attributes; ``ceil_torch`` becomes ``ceil`` (which keeps a
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from ovpool import shape
 from ovpool.errors import UnsupportedError
-from ovpool.ov import releases
+from ovpool.ir import releases
 from ovpool.spec import Rounding
 
 if TYPE_CHECKING:
@@ -332,15 +332,9 @@ def _one_hot_1(op: Node) -> str:
 
 
 # (layer type, opset) -> the function that replaces such a layer in its graph by an exact older
-# form; it returns "" when done, else the reason there is none (" with dilations [2, 2]").
-OLDER_FORMS: dict[tuple[str, int], Callable[[Node], str]] = {
-    ("MaxPool", 14): _max_pool_8,
-    ("AvgPool", 14): _avg_pool_1,
-    ("AvgPool", 16): _avg_pool_1,
-    ("Identity", 16): _bypass,
-    ("Pad", 12): _pad_1,
-    ("OneHot", 16): _one_hot_1,
-}
-# What an older form needs that an IR's XML does not show (``ovpool validate`` says it); a dilated
-# AvgPool-16's static spatial dims are in the XML, and validate checks them.
-OLDER_FORM_NEEDS: dict[tuple[str, int], str] = {("Pad", 12): "constant pads of at least 0"}
+# form; it returns "" when done, else the reason there is none (" with dilations [2, 2]"). Which
+# layers have one is ``releases.OLDER_FORM_NEEDS``' (``ovpool validate`` reads it too).
+_OLDER_FORM_OF = {"MaxPool": _max_pool_8, "AvgPool": _avg_pool_1, "Identity": _bypass, "Pad": _pad_1, "OneHot": _one_hot_1}
+OLDER_FORMS: dict[tuple[str, int], Callable[[Node], str]] = {key: _OLDER_FORM_OF[key[0]] for key in releases.OLDER_FORM_NEEDS}
+# What an older form needs that an IR's XML does not show (``ovpool validate`` says it).
+OLDER_FORM_NEEDS: dict[tuple[str, int], str] = {key: needs for key, needs in releases.OLDER_FORM_NEEDS.items() if needs}

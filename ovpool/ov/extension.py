@@ -23,8 +23,7 @@ import onnx
 import onnx.defs
 from onnx import GraphProto, ModelProto, NodeProto, helper
 
-from ovpool.errors import ModelError, OvpoolError
-from ovpool.execution.devices import openvino_reason
+from ovpool.errors import ModelError, OvpoolError, openvino_reason
 from ovpool.onnx import adapter as onnx_adapter
 from ovpool.onnx.model import default_opset, graphs
 from ovpool.onnx.versions import POOL_OPS

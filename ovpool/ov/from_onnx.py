@@ -52,14 +52,15 @@ from typing import TYPE_CHECKING, Any
 from onnx import ModelProto, NodeProto, helper
 
 from ovpool import dtypes, shape
-from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
-from ovpool.execution.devices import openvino_reason
+from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError, openvino_reason
 from ovpool.files import OutputError, Unwritten
 from ovpool.inputs import InputShape, input_shapes
+from ovpool.ir import releases
 from ovpool.names import FreshNames
 from ovpool.onnx.model import Weights, load, load_apart
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import cpu_deviations, translate
+from ovpool.ov.backport import backport
 from ovpool.ov.extension import PoolExtensions
 from ovpool.ov.lowering import Lowered
 from ovpool.spec import PoolKind
@@ -96,15 +97,11 @@ def onnx_to_ov_model(
     ``target_openvino`` (``"2023.3"``) leaves only layers that release reads: newer layers in
     their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
     ``UnsupportedError`` naming the layer that has none."""
-    from ovpool.ov import releases
-
     release = releases.parse(target_openvino) if target_openvino is not None else None
     label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
     converted = _whole_model(model, inputs, exact_quantization, allow_inexact, label)
     refuse_unknown_rank(converted, label)
     if release is not None:
-        from ovpool.ov.backport import backport
-
         try:
             backport(converted, release)
         except OvpoolError as exc:

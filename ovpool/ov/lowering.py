@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from openvino import Output, Type, opset1, opset3, opset8, opset14, opset16
 
-from ovpool import dtypes, shape
+from ovpool import dtypes, kernels, shape
 from ovpool.errors import UnsupportedError
 from ovpool.ir.adapter import layer_from_spec
 from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
@@ -255,8 +255,6 @@ def _counted_avg_pool(spec: PoolSpec, data: Output, spatial: Sequence[Dim]) -> O
     pooled = _avg_pool(exclude, data, spatial)
     float_type = data.get_element_type()
     if shape.is_static(spatial):
-        from ovpool import kernels
-
         ones = np.ones((1, 1, *spatial), dtype=np.float32)
         ratio = opset1.constant(
             kernels.average_pool(ones, spec).astype(dtypes.np_dtype(dtypes.from_ov_type(float_type) or "float32"))

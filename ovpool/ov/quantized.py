@@ -36,6 +36,8 @@ from openvino import Output, opset1, opset8, opset13
 
 from ovpool import dtypes, shape
 from ovpool.errors import OvpoolError, UnsupportedError
+from ovpool.onnx import qdq
+from ovpool.onnx.model import default_opset
 from ovpool.ov import DOMAIN, lowering
 from ovpool.ov.translate.registry import QUANTIZATION_OPS
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool, QuantType, quantize, rescale
@@ -299,9 +301,6 @@ class QuantExtensions:
 
     def __init__(self, proto, exact: bool = True) -> None:
         from onnx import helper
-
-        from ovpool.onnx import qdq
-        from ovpool.onnx.model import default_opset
 
         self.meanings: list[object] = []
         self.errors: list[OvpoolError] = []

@@ -5,7 +5,7 @@ written from DirectML's pages) on the tensor the model feeds it, equals the naiv
 
 Their inputs are dynamic (``x: float32 [?, 3, ?, ?]``), and some pooling inputs are sized only by
 a shape-computing subgraph that onnx's inference does not follow; ``--input`` gives the graph
-inputs the tests' shapes and ``ovpool.onnx.static_shapes`` sizes the rest. Each pooling input's
+inputs the tests' shapes and ``ovpool.dml.sizes`` sizes the rest. Each pooling input's
 dims in the document must be the dims the tensor has when the model runs. The emulator walks
 every tap in Python, so each descriptor is run on the first two channels of its input (pooling is
 per channel: the window, stride, padding and divisor fields are what is checked).

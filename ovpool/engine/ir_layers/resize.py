@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ovpool.engine.ir_layers.base import LayerNode, ints_of, layer
+from ovpool.engine.ops import gridsample
 from ovpool.engine.ops.base import Kernel
 
 _TRANSFORMS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
@@ -244,8 +245,6 @@ def grid_sample(node: LayerNode) -> Kernel:
     bicubic or nearest, ``padding_mode`` zeros, border or reflection), with OpenVINO's reference
     meaning, which is ONNX GridSample-22's: pixel coordinates in the grid's float type, nearest
     rounded half to even, padding applied to each pixel read (a single pixel reflects onto itself)."""
-    from ovpool.engine.ops import gridsample
-
     mode = node.choice("mode", "bilinear", ("bilinear", "bicubic", "nearest"))
     padding = node.choice("padding_mode", "zeros", ("zeros", "border", "reflection"))
     rule = gridsample.Sampling(

@@ -50,6 +50,7 @@ import numpy as np
 
 from ovpool import dtypes
 from ovpool.engine.ops.base import Kernel, OpNode, normalize_axis, register
+from ovpool.engine.ops.control import _outer_slices
 from ovpool.engine.ops.elementwise import float_attr, int_attr, rounding, str_attr, type_guard
 from ovpool.engine.ops.softmax import softmax_steps
 
@@ -465,8 +466,6 @@ def flex_attention(node: OpNode) -> Kernel:
     then in ``softmax_precision`` (float32, or double for double inputs): ``score_mod``, softmax,
     ``prob_mod``, the product with V, cast back to Q's type. Grouped heads as Attention's. No
     fully-masked-row guard: a row of ``-inf`` scores gives NaN."""
-    from ovpool.engine.ops.control import _outer_slices
-
     check_types = type_guard(node)
     scale_attr = _scale(node)
     precision = node.attr("softmax_precision")

@@ -69,7 +69,11 @@ from onnx import NodeProto, TensorProto, helper
 
 from ovpool.engine.ops.base import Kernel, OpNode, normalize_axis, outputs, register
 from ovpool.engine.ops.casts import to_narrow_float
+from ovpool.engine.ops.conv import conv
 from ovpool.errors import UnsupportedError
+from ovpool.names import FreshNames
+from ovpool.onnx.qdq import is_channels_last, qlinear_pool
+from ovpool.onnx.qoperator import NUMPY_OPSET, QOPERATORS, expand_node
 from ovpool.quant import dequantize, quantize, quotient, rescale
 
 MS = "com.microsoft"
@@ -415,8 +419,6 @@ def dynamic_quantize_linear(node: OpNode) -> Kernel:
 def _conv_node(node: OpNode, weights: np.ndarray | None) -> Kernel:
     """ovpool's Conv kernel for the node's convolution attributes, on float64 arrays of integers
     (exact): errors name this node."""
-    from ovpool.engine.ops.conv import conv
-
     attrs = {k: node.attrs[k] for k in ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides") if k in node.attrs}
     inner = OpNode(node.name, node.op_type, node.since, node.opset, attrs, (None, weights), 1, node.domain)
     return conv(inner)
@@ -625,8 +627,6 @@ def matmul_integer(node: OpNode) -> Kernel:
 
 
 def _qlinear_pool(node: OpNode) -> Kernel:
-    from ovpool.onnx.qdq import is_channels_last, qlinear_pool
-
     proto = _node_proto(node, 5)
     channels_last = is_channels_last(proto)
     meanings: dict[tuple[Any, ...], Any] = {}
@@ -675,10 +675,9 @@ def _node_proto(node: OpNode, n_inputs: int) -> NodeProto:
 def _expanded(node: OpNode) -> Kernel:
     """A QOperator node run as its expansion (``ovpool.onnx.qoperator``), compiled once per
     combination of input types and ranks."""
-    from ovpool.engine.graph import compile_graph
-    from ovpool.names import FreshNames
-    from ovpool.onnx.qoperator import NUMPY_OPSET, expand_node
-
+    compile_graph = node.compile_graph
+    if compile_graph is None:
+        raise node.fail("runs as its expansion, which only a session compiles (ovpool.engine.graph)")
     compiled: dict[tuple[Any, ...], Callable[[Sequence[Any]], list[Any]]] = {}
 
     def build(arrays: Sequence[np.ndarray | None]) -> Callable[[Sequence[Any]], list[Any]]:
@@ -720,8 +719,6 @@ def _tensor(name: str, value: np.ndarray) -> TensorProto:
 
 
 def _register_expanded() -> None:
-    from ovpool.onnx.qoperator import QOPERATORS
-
     for op_type in QOPERATORS:
         if op_type not in ("QLinearAveragePool", "QLinearGlobalAveragePool"):
             register(op_type, 1, domain=MS)(_expanded)

@@ -13,7 +13,9 @@ import onnx.defs
 from onnx import NodeProto
 
 from ovpool.axis import is_last_axis
+from ovpool.nodes import OpNode, attributes
 from ovpool.ov.node_facts import Facts, input_rank, node_attr
+from ovpool.resize import axis_matrices
 
 
 def axis_not_last(node: NodeProto, since: int, facts: Facts) -> str | None:
@@ -60,9 +62,6 @@ def kept_axis_moves(node: NodeProto, since: int, facts: Facts) -> str | None:
     if given is None:
         return None
     if shape is not None:
-        from ovpool.engine.ops.base import OpNode, attributes
-        from ovpool.engine.ops.resize import axis_matrices
-
         op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
         matrices = axis_matrices(op, shape, *given)
         if 0 in shape or any(m.weights.shape[0] == 0 for m in matrices):
@@ -87,9 +86,6 @@ def resizes_batch_or_channel(node: NodeProto, since: int, facts: Facts) -> str |
     if given is None:
         return None
     if shape is not None:
-        from ovpool.engine.ops.base import OpNode, attributes
-        from ovpool.engine.ops.resize import axis_matrices
-
         op = OpNode(node.name, node.op_type, since, facts.opset, attributes(node))
         changed = [m.axis for m in axis_matrices(op, shape, *given) if m.axis < 2]
         return f"it resizes axis {changed[0]}" if changed else None

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, helper, numpy_helper
 
+from ovpool.nodes import OpNode, attributes
 from ovpool.ov import DOMAIN
 from ovpool.ov.node_facts import Facts, input_rank, node_attr
 from ovpool.ov.translate.conditions import CONSTANT_ATTRIBUTES, resize_inputs
+from ovpool.resize import axis_matrices
 
 # A lowering gives the nodes that replace the node, or the reason it cannot here ("static input dims").
 Lowering = Callable[[NodeProto, int, Facts], "list[NodeProto] | str"]
@@ -51,11 +53,8 @@ def softmax_2d(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | s
 
 def resize_matrices(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """A static Resize as one MatMul per resized axis with the weight matrices of
-    ``ovpool.engine.ops.resize.axis_matrices`` (float32, or float64 for float64 data), a Where for
+    ``ovpool.resize.axis_matrices`` (float32, or float64 for float64 data), a Where for
     the extrapolated outputs of tf_crop_and_resize, and Casts around it for float16/bfloat16."""
-    from ovpool.engine.ops.base import OpNode, attributes
-    from ovpool.engine.ops.resize import axis_matrices
-
     dtype, dims = facts.types.get(node.input[0], (None, None))
     shape, given = resize_inputs(node, facts)
     if shape is None:
