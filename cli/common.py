@@ -232,7 +232,7 @@ def model_inputs(
     """The arrays to run: drawn from the declared inputs (``--random-inputs``, ``--shape``,
     ``--seed``), once the run of ``sessions`` on them is within the memory budget, or loaded from
     files and checked against them."""
-    from ovpool.execution.policy import budget_checks
+    from ovpool.execution.sessions import budget_checks
     from ovpool.tensors import check_inputs, load_inputs, parse_shapes, random_inputs, typed_inputs
 
     if random:

@@ -1,4 +1,4 @@
-"""``ovpool transform MODEL... [-o OUT | --output-dir DIR] --pass NAME [--pass NAME ...]
+"""``ovpool transform MODEL... [-o OUT | --output-dir DIR] --pass NAME [--pass NAME ...] | --list-passes
 [--input NAME[DIMS] | --shape NAME=DIMS] [--verify [--verify-inputs FILE.npz] [--rtol R] [--atol A] [--seed N]] [--jobs N] [--force]``."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ovpool.cli.common import (
     verify_rtol_option,
 )
 from ovpool.cli.helptext import command
+from ovpool.transforms.catalog import listing, pass_names
 
 if TYPE_CHECKING:
     from ovpool.check.verify import VerifyOptions
@@ -40,6 +41,13 @@ def output_for(src: Path, output: Path | None, output_dir: Path | None) -> Path:
     return Path.cwd() / f"{src.stem}.transformed.onnx"
 
 
+def show_passes(value: bool) -> None:
+    """``--list-passes``: the pass catalog (``ovpool.transforms.catalog``), a line a pass."""
+    if value:
+        typer.echo(listing())
+        raise typer.Exit()
+
+
 def register(app: typer.Typer) -> None:
     @command(app, OUTPUTS, {1: "a pass refused a model (named node and reason) or a bad model"})
     def transform(
@@ -49,7 +57,14 @@ def register(app: typer.Typer) -> None:
             "--pass",
             "-p",
             metavar="NAME",
-            help="Pass to run, repeatable, in order: explicit-pads, no-ceil, opset=N, dml-legal, expand-global.",
+            help=f"Pass to run, repeatable, in order: {', '.join(pass_names())} (--list-passes says what each does).",
+        ),
+        list_passes: bool = typer.Option(
+            False,
+            "--list-passes",
+            callback=show_passes,
+            is_eager=True,
+            help="Print every pass with what it rewrites, and exit.",
         ),
         output: Path | None = typer.Option(
             None, "-o", "--output", metavar="PATH", parser=path_parser("-o"), help="Output file (one model only)."

@@ -135,9 +135,9 @@ def transform(
     verify: bool | VerifyOptions = False,
     inputs: str | Sequence[str] | Mapping[str, Sequence[int | str]] | None = None,
 ) -> ModelProto:
-    """Rewrite an ONNX model with passes run in order (``"explicit-pads"``, ``"no-ceil"``,
-    ``"opset=11"``, ``"dml-legal"``, ``"expand-global"``); returns the new model and writes it to
-    ``out`` if given. ``verify`` runs it against the source on numpy first (``VerifyError``);
+    """Rewrite an ONNX model with passes run in order (``["no-ceil", "opset=11"]``; every pass and
+    what it does: ``ovpool.transforms.catalog.catalog()``, ``ovpool transform --list-passes``);
+    returns the new model and writes it to ``out`` if given. ``verify`` runs it against the source on numpy first (``VerifyError``);
     ``inputs`` (``"x[1,3,640,640]"``) gives dynamic inputs static dims first."""
     from ovpool.transforms.apply import transform as _transform
 

@@ -72,7 +72,7 @@ def test_quick_and_typer_convert_alike(tmp_path, monkeypatch, capsys):
     assert again[0] == 2 and "use --force" in again[2]
 
 
-IMPORTED = "import sys; from ovpool.cli.app import main; sys.argv = ['ovpool'] + sys.argv[1:]\ntry:\n    main()\nexcept SystemExit:\n    pass\nprint(sorted(m for m in ('typer', 'pydantic', 'ovpool.execution.policy', 'rich') if m in sys.modules), file=sys.stderr)"
+IMPORTED = "import sys; from ovpool.cli.app import main; sys.argv = ['ovpool'] + sys.argv[1:]\ntry:\n    main()\nexcept SystemExit:\n    pass\nprint(sorted(m for m in ('typer', 'pydantic', 'ovpool.execution.sessions', 'rich') if m in sys.modules), file=sys.stderr)"
 
 
 def imported(*argv: str) -> str:

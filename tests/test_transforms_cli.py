@@ -262,3 +262,18 @@ def test_input_shapes_make_the_result_static(tmp_path, capsys):
     assert code == 0, err
     written = onnx.load(tmp_path / "t.onnx")
     assert [d.dim_value for d in written.graph.input[0].type.tensor_type.shape.dim] == [1, 2, 9]
+
+
+def test_the_pass_catalog_is_the_one_list(monkeypatch, capsys):
+    """Each row of the catalog is the pass it names, with the row's name and summary (a family's
+    for N = 19), and ``--list-passes`` prints every row, in order, without a model."""
+    from ovpool.transforms.catalog import catalog, parse_pass, pass_names
+
+    for row in catalog():
+        made = parse_pass(row.named(19)[0])
+        assert (made.name, made.summary) == row.named(19)
+    monkeypatch.setattr(sys, "argv", ["ovpool", "transform", "--list-passes"])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == pass_names()

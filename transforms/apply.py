@@ -67,7 +67,7 @@ def _verify(model: ModelProto, source: ModelProto, src: str | os.PathLike | Mode
     """The rewritten model against its source, both on the numpy executor (``ovpool.check.verify``)."""
     from ovpool.check.verify import VerifyOptions, verify_proto
     from ovpool.execution import open_model
-    from ovpool.execution.policy import Model
+    from ovpool.execution.model import Model
 
     checks = verify if isinstance(verify, VerifyOptions) else VerifyOptions()
     original = Model("onnx", source.graph.name or "model", proto=source) if isinstance(src, ModelProto) else open_model(src)

@@ -33,7 +33,7 @@ from ovpool.errors import UnsupportedError
 from ovpool.onnx.model import default_opset
 from ovpool.spec import Divisor, IndexOrder, Padding, PoolKind, PoolSpec, Rounding
 from ovpool.transforms import graph
-from ovpool.transforms.framework import VALID, Pass, Property
+from ovpool.transforms.framework import VALID, Property, listed
 from ovpool.transforms.graph import PoolNode, model_names
 from ovpool.transforms.pads import rewrite_ceil
 
@@ -131,9 +131,8 @@ DML_LEGAL = Property(
     ),
 )
 
-DML_LEGAL_PASS = Pass(
+DML_LEGAL_PASS = listed(
     _PASS,
-    "1-D pools -> 2-D (Unsqueeze, pool, Squeeze); include-pad ceil overhangs -> Pad + exclude-pad",
     requires=(VALID,),
     ensures=(VALID, DML_LEGAL),
     rewrite=dml_legal,

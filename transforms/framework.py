@@ -19,7 +19,7 @@ import onnx
 from onnx import ModelProto
 
 from ovpool.errors import ModelError, OvpoolError, SpecError, UnsupportedError
-from ovpool.transforms import shapes
+from ovpool.transforms import catalog, shapes
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,20 @@ class Pass:
     requires: tuple[Property, ...]
     ensures: tuple[Property, ...]
     rewrite: Callable[[ModelProto], bool]
+
+
+def listed(
+    name: str,
+    requires: tuple[Property, ...],
+    ensures: tuple[Property, ...],
+    rewrite: Callable[[ModelProto], bool],
+    value: int | None = None,
+) -> Pass:
+    """The pass the catalog lists as ``name`` (``catalog.PASSES``), with the catalog's name and
+    summary; for a family, the pass for ``value``: ``listed("opset=N", ..., value=11)`` is
+    ``opset=11``, "retarget the default-domain opset to 11". A name with no row is a ``KeyError``."""
+    named, summary = catalog.entry(name).named(value)
+    return Pass(named, summary, requires, ensures, rewrite)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from onnx import ModelProto
 
 from ovpool.onnx.model import default_opset
 from ovpool.transforms import graph
-from ovpool.transforms.framework import VALID, Pass, Property
+from ovpool.transforms.framework import VALID, Property, listed
 
 
 def expand_global(model: ModelProto) -> bool:
@@ -34,9 +34,8 @@ NO_GLOBAL_POOLS = Property(
     lambda model: graph.pool_labels(model, lambda p: p.spec.is_global),
 )
 
-EXPAND_GLOBAL_PASS = Pass(
+EXPAND_GLOBAL_PASS = listed(
     "expand-global",
-    "GlobalAveragePool/GlobalMaxPool/GlobalLpPool -> AveragePool/MaxPool/LpPool with the full kernel",
     requires=(VALID,),
     ensures=(VALID, NO_GLOBAL_POOLS),
     rewrite=expand_global,

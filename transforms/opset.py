@@ -21,7 +21,7 @@ from ovpool import dtypes
 from ovpool.errors import UnsupportedError
 from ovpool.onnx.model import default_opset
 from ovpool.transforms import graph, shapes
-from ovpool.transforms.framework import VALID, Pass, Property, UnknownPassError
+from ovpool.transforms.framework import VALID, Pass, Property, UnknownPassError, listed
 
 _HELD = "ovpool.held"
 
@@ -115,10 +115,6 @@ def opset_pass(target: int) -> Pass:
         f"imports default-domain opset {target}",
         lambda model: [] if default_opset(model) == target else [f"the model imports opset {default_opset(model)}"],
     )
-    return Pass(
-        f"opset={target}",
-        f"retarget the default-domain opset to {target}",
-        requires=(VALID,),
-        ensures=(VALID, at_target),
-        rewrite=lambda model: retarget(model, target),
+    return listed(
+        "opset=N", requires=(VALID,), ensures=(VALID, at_target), rewrite=lambda model: retarget(model, target), value=target
     )

@@ -29,7 +29,7 @@ from ovpool import shape
 from ovpool.onnx.model import default_opset
 from ovpool.spec import Divisor, Padding, PoolKind, Rounding
 from ovpool.transforms import graph, legal
-from ovpool.transforms.framework import VALID, Pass, Property
+from ovpool.transforms.framework import VALID, Property, listed
 from ovpool.transforms.graph import PoolNode, model_names
 
 
@@ -122,17 +122,15 @@ FLOOR_ROUNDING = Property(
     lambda model: graph.pool_labels(model, lambda p: p.spec.rounding is not Rounding.FLOOR),
 )
 
-EXPLICIT_PADS_PASS = Pass(
+EXPLICIT_PADS_PASS = listed(
     "explicit-pads",
-    "auto_pad -> explicit pads (dilation included)",
     requires=(VALID,),
     ensures=(VALID, EXPLICIT_PADS, PADS_BELOW_KERNEL),
     rewrite=explicit_pads,
 )
 
-NO_CEIL_PASS = Pass(
+NO_CEIL_PASS = listed(
     "no-ceil",
-    "ceil_mode=1 -> floor with the end pads that give the same windows",
     requires=(VALID,),
     ensures=(VALID, FLOOR_ROUNDING),
     rewrite=no_ceil,

@@ -20,22 +20,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ovpool.errors import OvpoolError, UnsupportedError, UsageError
-from ovpool.execution import limits
-from ovpool.execution.policy import (
-    DEFAULT_DEVICE,
-    DEFAULT_PRECISION,
-    DeviceError,
-    Model,
-    NumpySession,
-    Session,
-    budget_checks,
-    check_precision,
-    devices,
-    fallback_level,
-    open_session,
-    openvino_session,
-    warn_fallbacks,
-)
+from ovpool.execution import devices, limits
+from ovpool.execution.fallback import DEFAULT_DEVICE, DeviceError, fallback_level, open_session, openvino_session, warn_fallbacks
+from ovpool.execution.model import Model
+from ovpool.execution.sessions import DEFAULT_PRECISION, NumpySession, Session, budget_checks, check_precision
 from ovpool.tensors import onnx_inputs, random_inputs
 
 BACKENDS = ("openvino", "numpy", "onnxruntime")

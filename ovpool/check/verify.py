@@ -29,8 +29,9 @@ from onnx import ModelProto
 
 from ovpool.check.compare import DEFAULT_ATOL, DEFAULT_RTOL, Comparison, check_tolerances, compare
 from ovpool.errors import OvpoolError, VerifyError
-from ovpool.execution import open_model
-from ovpool.execution.policy import DeviceError, Model, NumpySession, Session, budget_checks, openvino_session
+from ovpool.execution.fallback import DeviceError, openvino_session
+from ovpool.execution.model import Model, open_model
+from ovpool.execution.sessions import NumpySession, Session, budget_checks
 from ovpool.tensors import check_inputs, load_inputs, random_inputs, typed_inputs
 
 # The written IR runs where a deployment checks it first, at the precision of the ONNX model.

@@ -448,9 +448,10 @@ def _in_order(case: Case, results: Mapping[str, Any]) -> list[Any]:
 
 
 def _numpy(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
-    """``ovpool.run(model, inputs, device="numpy")``'s steps (``policy.run``), the session kept for its
+    """``ovpool.run(model, inputs, device="numpy")``'s steps (``execution.fallback.run``), the session kept for its
     ``reference_ops``."""
-    from ovpool.execution.policy import open_model, open_session
+    from ovpool.execution.fallback import open_session
+    from ovpool.execution.model import open_model
     from ovpool.tensors import check_inputs
 
     model = open_model(case.model)
@@ -488,7 +489,9 @@ def _converted(case: Case, folder: Path, converted: dict[str, Any]) -> Any:
 def _cpu(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
     """The converted model on OpenVINO CPU at f32 through ``OpenVINOSession`` (as ``ovpool.run(...,
     device="CPU")``: its budget and crash guards, bfloat16 crossing as raw bits)."""
-    from ovpool.execution.policy import OpenVINOSession, open_model, openvino_session
+    from ovpool.execution.fallback import openvino_session
+    from ovpool.execution.model import open_model
+    from ovpool.execution.sessions import OpenVINOSession
     from ovpool.tensors import check_inputs
 
     ov_model = _converted(case, folder, converted)
@@ -530,13 +533,14 @@ def _ir_numpy(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
 def _stock_cpu(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
     """OpenVINO's own ONNX frontend (``core.read_model`` of the .onnx) on CPU at f32, fed only the
     inputs the compiled model kept (its frontend drops an input no output depends on, CastLike's
-    ``like``), bfloat16 and the narrow types as raw bits (``policy._raw_tensor``); a model that ovpool's guards say
+    ``like``), bfloat16 and the narrow types as raw bits (``execution.ov_tensors.raw_tensor``); a model that ovpool's guards say
     kills OpenVINO CPU's process is not compiled (``crashed``)."""
     import onnx
 
     from ovpool.errors import ModelError
     from ovpool.execution import limits
-    from ovpool.execution.policy import _raw_tensor, compile_config
+    from ovpool.execution.ov_tensors import raw_tensor
+    from ovpool.execution.sessions import compile_config
 
     source = folder / "stock.onnx"
     onnx.save_model(case.model, str(source))
@@ -551,7 +555,7 @@ def _stock_cpu(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
     declared = {name for port in compiled.inputs for name in port.get_names()}
 
     def run(inputs: Sequence[Any]) -> list[Any]:
-        feeds = {k: _raw_tensor(v) if _is_raw(v) else v for k, v in _feeds(case, inputs).items() if k in declared}
+        feeds = {k: raw_tensor(v) if _is_raw(v) else v for k, v in _feeds(case, inputs).items() if k in declared}
         request = compiled.create_infer_request()
         request.infer(feeds)
         ports = list(compiled.outputs)
@@ -563,15 +567,15 @@ def _stock_cpu(case: Case, folder: Path, converted: dict[str, Any]) -> _Attempt:
 
 def _ov_output(request: Any, port: Any) -> np.ndarray:
     """An output of OpenVINO's infer request as an array of its own; bf16 and the narrow types as
-    ml_dtypes' types (``policy._raw_value``: OpenVINO's Python layer shows a bf16 tensor as float16,
+    ml_dtypes' types (``execution.ov_tensors.raw_value``: OpenVINO's Python layer shows a bf16 tensor as float16,
     1.25 would come back 1.906, and a u4 tensor as its packed bytes)."""
     from ovpool import dtypes
-    from ovpool.execution.policy import _raw_value
+    from ovpool.execution.ov_tensors import raw_value
 
     tensor = request.get_tensor(port)
     dtype = dtypes.any_from_ov_type(port.get_element_type())
     if dtype is not None and (dtype == "bfloat16" or any(row.name == dtype for row in dtypes.NARROW)):
-        return _raw_value(tensor, dtype)
+        return raw_value(tensor, dtype)
     return np.array(tensor.data)
 
 

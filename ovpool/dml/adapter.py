@@ -6,7 +6,7 @@ desc members in the struct's order, tensors as ``{"DataType": "DML_TENSOR_DATA_T
 "Sizes": [...]}``, BOOL as true/false, a null pointer as null.
 
 Emission picks, per pooling spec, the operator with the lowest feature level that says it exactly
-(``ovpool.dml.levels`` is the only feature-level table) and legalises:
+(``ovpool.dml.levels`` is the only feature-level table, and parses ``--feature-level``) and legalises:
 - a 1-D pool gets a unit spatial axis (``shape.unit_axis_spec``): DimensionCount 2, 4-D tensor
   descs over the same buffers (a 1x3x8 tensor is bound as 1x3x1x8; flat indices are unchanged);
 - ceil rounding is the OutputTensor size (DirectML has no rounding field; windows start at
@@ -30,8 +30,14 @@ import numpy as np
 
 from ovpool import dtypes, shape
 from ovpool.axis import unpool_window_for
-from ovpool.dml.levels import DML_FEATURE_LEVELS, DML_LEVELS, DML_OPERATORS, DmlOperatorLevel, row_at
-from ovpool.errors import InputFileError, ModelError, OvpoolError, SpecError, UnsupportedError
+from ovpool.dml.levels import DML_FEATURE_LEVELS, DML_OPERATORS, DmlOperatorLevel, Need, choose, describe, level_name, row_at
+
+# the feature-level names this module held before 0.2.0 (``ovpool.dml.levels`` holds them now)
+from ovpool.dml.levels import DML_LEVELS as DML_LEVELS
+from ovpool.dml.levels import FeatureLevelError as FeatureLevelError
+from ovpool.dml.levels import level_text as level_text
+from ovpool.dml.levels import parse_feature_level as parse_feature_level
+from ovpool.errors import InputFileError, ModelError, SpecError, UnsupportedError
 from ovpool.files import parse_json
 from ovpool.spec import Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec
 
@@ -42,36 +48,6 @@ PADDING_OP = "DML_OPERATOR_PADDING"
 
 # Index dtypes of ONNX/OpenVINO -> the DirectML index type with the same bits: indices are >= 0.
 INDEX_TYPES: dict[str, str] = {"int64": "uint64", "int32": "uint32"}
-
-
-class FeatureLevelError(OvpoolError):
-    """A ``--feature-level`` that is not a DirectML feature level (a usage error)."""
-
-    exit_code = 2
-
-
-def parse_feature_level(text: str | None) -> int:
-    """``"4.0"``, ``"4_0"`` or ``"DML_FEATURE_LEVEL_4_0"`` -> 40; None -> the newest known level."""
-    if text is None:
-        return DML_FEATURE_LEVELS[-1]
-    raw = str(text).strip().upper().removeprefix("DML_FEATURE_LEVEL_").replace("_", ".")
-    major, _, minor = raw.partition(".")
-    digits = raw.isascii() and major.isdigit() and (minor or "0").isdigit() and len(minor) < 2  # int() refuses "²"
-    level = int(major) * 10 + int(minor or 0) if digits else None
-    if level not in DML_FEATURE_LEVELS:
-        known = ", ".join(f"{v // 10}.{v % 10}" for v in DML_FEATURE_LEVELS)
-        raise FeatureLevelError(f"--feature-level {text}: not a DirectML feature level (known: {known})")
-    return level
-
-
-def level_name(level: int) -> str:
-    """40 -> ``"DML_FEATURE_LEVEL_4_0"``."""
-    return f"DML_FEATURE_LEVEL_{level // 10}_{level % 10}"
-
-
-def level_text(level: int) -> str:
-    """40 -> ``"4.0"``."""
-    return f"{level // 10}.{level % 10}"
 
 
 MAX_SIZE = 2**32 - 1  # a DML_BUFFER_TENSOR_DESC's Sizes are UINT32
@@ -115,65 +91,6 @@ def numpy_type(dml_type: object, where: str) -> str:
     if dtype is None:
         raise ModelError(f"{where}: DataType {shown(dml_type)} is not a DML_TENSOR_DATA_TYPE ovpool knows")
     return dtype
-
-
-@dataclass(frozen=True)
-class Need:
-    """What an operator must take: the pooling kind, desc members it must have, its tensors'
-    data type and rank, the index data type (if any); ``what`` describes it for messages."""
-
-    kind: PoolKind | None
-    members: frozenset[str]
-    dtype: str
-    tensor_rank: int
-    index_type: str | None
-    what: str
-    quantized: bool = False
-
-    def fits(self, row: DmlOperatorLevel) -> bool:
-        return (
-            row.quantized == self.quantized
-            and self.members <= set(row.members)
-            and self.dtype in row.data_types
-            and self.tensor_rank in row.tensor_ranks
-            and (self.index_type is None or self.index_type in row.index_types)
-        )
-
-
-def choose(need: Need, cap: int, where: str) -> tuple[DmlOperatorLevel, int]:
-    """The (row, level) of the operator with the lowest feature level that fits ``need``, at or
-    below ``cap``; ties go to the older operator. Refuses naming what is needed: int64 max
-    indices at cap 4.0 read "needs DML_OPERATOR_MAX_POOLING1 at DML_FEATURE_LEVEL_5_0"."""
-    found: list[tuple[int, int, DmlOperatorLevel]] = []
-    for order, op_type in enumerate(o for o in DML_OPERATORS if any(r.kind is need.kind for r in DML_LEVELS if r.op_type == o)):
-        for level in DML_FEATURE_LEVELS:
-            row = row_at(op_type, level)
-            if row is not None and need.fits(row):
-                found.append((level, order, row))
-                break
-    allowed = sorted(f for f in found if f[0] <= cap)
-    if allowed:
-        return allowed[0][2], allowed[0][0]
-    if found:
-        level, _, row = min(found)
-        raise UnsupportedError(
-            f"{where}: {need.what} needs {row.op_type} at {level_name(level)}, above the requested "
-            f"--feature-level {level_text(cap)}"
-        )
-    newest = [row_at(o, DML_FEATURE_LEVELS[-1]) for o in DML_OPERATORS]
-    offers = "; ".join(
-        f"{r.op_type} takes {'/'.join(r.data_types)}"
-        + (f" with {'/'.join(r.index_types)} indices" if r.index_types else "")
-        + f" in {'/'.join(str(n) for n in r.tensor_ranks)}-D tensors"
-        for r in newest
-        if r is not None and r.kind is need.kind and r.quantized == need.quantized and need.members <= set(r.members)
-    )
-    raise UnsupportedError(f"{where}: DirectML cannot express {need.what} ({offers or 'no operator has these members'})")
-
-
-def describe(kind: str, dtype: str, rank: int, extras: Sequence[str]) -> str:
-    extra = "".join(f" with {e}" for e in extras)
-    return f"{kind}{extra} on a {rank}-D {dtype} tensor"
 
 
 def make_operator(

@@ -20,7 +20,7 @@ import numpy as np
 
 from ovpool import shape
 from ovpool.dml import adapter as dml_adapter
-from ovpool.dml.levels import DML_FEATURE_LEVELS
+from ovpool.dml.levels import DML_FEATURE_LEVELS, parse_feature_level
 from ovpool.dml.quantized import quantized_pool_from_operator
 
 # Member order of the directml.h structs the header fills besides the operator descs.
@@ -178,7 +178,7 @@ def _order_asserts(struct: str, members: Sequence[str]) -> list[str]:
 
 def _level(op: Mapping[str, object]) -> int:
     name = str(op.get("min_feature_level", ""))
-    return dml_adapter.parse_feature_level(name) if name else DML_FEATURE_LEVELS[0]
+    return parse_feature_level(name) if name else DML_FEATURE_LEVELS[0]
 
 
 def _target(level: int) -> str:

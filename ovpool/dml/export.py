@@ -27,6 +27,7 @@ from onnx import ModelProto, NodeProto
 
 from ovpool.dml import adapter as dml_adapter
 from ovpool.dml import cpp as dml_cpp
+from ovpool.dml.levels import parse_feature_level
 from ovpool.dml.quantized import operators_from_quantized
 from ovpool.dml.sizes import static_dims
 from ovpool.errors import ModelError, SpecError, UnsupportedError
@@ -64,7 +65,7 @@ def document_from_onnx(
     (``"x[1,3,640,640]"``, as ``ovpool convert --input`` takes them); the dims of each pooling
     input come from ``ovpool.dml.sizes`` (ONNX inference, else OpenVINO's, else a numpy
     run); one still dynamic is refused naming the node, the tensor and the inputs to give."""
-    cap = dml_adapter.parse_feature_level(feature_level)
+    cap = parse_feature_level(feature_level)
     label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
     proto = with_input_shapes(load(model), input_shapes(inputs), label)
     opset = default_opset(proto)
@@ -227,7 +228,7 @@ def document_from_ir(src: str | Path, feature_level: str | None = None) -> dml_a
     ``ceil`` without the drop rule and ``exclude-pad="false"`` keep OpenVINO's meaning). Tensor
     names are the ports' first ``names`` entry, else the layer's name (``name:port`` for a second
     output). Layers must be in execution order, as OpenVINO writes them."""
-    cap = dml_adapter.parse_feature_level(feature_level)
+    cap = parse_feature_level(feature_level)
     doc = read_ir(Path(src))
     doc.check_structure()
     producers = doc.producers()

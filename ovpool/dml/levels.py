@@ -3,12 +3,18 @@
 Sources: the learn.microsoft.com ``DML_*_OPERATOR_DESC`` pages (Availability, Tensor support) and
 the DirectML feature level history. ``row_at("DML_OPERATOR_MAX_POOLING1", 50)`` is the 5.0 row
 (uint64 indices); ``row_at`` of a level before the operator exists is None.
+
+Feature levels as users write them (``parse_feature_level("4.0")`` is 40, ``level_name(40)`` is
+``DML_FEATURE_LEVEL_4_0``) and the choice of an operator for what a pool needs (``Need``,
+``choose``: the lowest feature level that says it exactly, at or below the cap) are here too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.spec import PoolKind
 
 # DirectML: feature levels are versions written ``10 * major + minor`` (DML_FEATURE_LEVEL_2_1 is 21).
@@ -125,3 +131,94 @@ def row_at(op_type: str, level: int) -> DmlOperatorLevel | None:
 def introduced(op_type: str) -> int:
     """The level an operator first appears at (MAX_POOLING2: 21)."""
     return min(r.since for r in DML_LEVELS if r.op_type == op_type)
+
+
+class FeatureLevelError(OvpoolError):
+    """A ``--feature-level`` that is not a DirectML feature level (a usage error)."""
+
+    exit_code = 2
+
+
+def parse_feature_level(text: str | None) -> int:
+    """``"4.0"``, ``"4_0"`` or ``"DML_FEATURE_LEVEL_4_0"`` -> 40; None -> the newest known level."""
+    if text is None:
+        return DML_FEATURE_LEVELS[-1]
+    raw = str(text).strip().upper().removeprefix("DML_FEATURE_LEVEL_").replace("_", ".")
+    major, _, minor = raw.partition(".")
+    digits = raw.isascii() and major.isdigit() and (minor or "0").isdigit() and len(minor) < 2  # int() refuses "²"
+    level = int(major) * 10 + int(minor or 0) if digits else None
+    if level not in DML_FEATURE_LEVELS:
+        known = ", ".join(f"{v // 10}.{v % 10}" for v in DML_FEATURE_LEVELS)
+        raise FeatureLevelError(f"--feature-level {text}: not a DirectML feature level (known: {known})")
+    return level
+
+
+def level_name(level: int) -> str:
+    """40 -> ``"DML_FEATURE_LEVEL_4_0"``."""
+    return f"DML_FEATURE_LEVEL_{level // 10}_{level % 10}"
+
+
+def level_text(level: int) -> str:
+    """40 -> ``"4.0"``."""
+    return f"{level // 10}.{level % 10}"
+
+
+@dataclass(frozen=True)
+class Need:
+    """What an operator must take: the pooling kind, desc members it must have, its tensors'
+    data type and rank, the index data type (if any); ``what`` describes it for messages."""
+
+    kind: PoolKind | None
+    members: frozenset[str]
+    dtype: str
+    tensor_rank: int
+    index_type: str | None
+    what: str
+    quantized: bool = False
+
+    def fits(self, row: DmlOperatorLevel) -> bool:
+        return (
+            row.quantized == self.quantized
+            and self.members <= set(row.members)
+            and self.dtype in row.data_types
+            and self.tensor_rank in row.tensor_ranks
+            and (self.index_type is None or self.index_type in row.index_types)
+        )
+
+
+def choose(need: Need, cap: int, where: str) -> tuple[DmlOperatorLevel, int]:
+    """The (row, level) of the operator with the lowest feature level that fits ``need``, at or
+    below ``cap``; ties go to the older operator. Refuses naming what is needed: int64 max
+    indices at cap 4.0 read "needs DML_OPERATOR_MAX_POOLING1 at DML_FEATURE_LEVEL_5_0"."""
+    found: list[tuple[int, int, DmlOperatorLevel]] = []
+    for order, op_type in enumerate(o for o in DML_OPERATORS if any(r.kind is need.kind for r in DML_LEVELS if r.op_type == o)):
+        for level in DML_FEATURE_LEVELS:
+            row = row_at(op_type, level)
+            if row is not None and need.fits(row):
+                found.append((level, order, row))
+                break
+    allowed = sorted(f for f in found if f[0] <= cap)
+    if allowed:
+        return allowed[0][2], allowed[0][0]
+    if found:
+        level, _, row = min(found)
+        raise UnsupportedError(
+            f"{where}: {need.what} needs {row.op_type} at {level_name(level)}, above the requested "
+            f"--feature-level {level_text(cap)}"
+        )
+    newest = [row_at(o, DML_FEATURE_LEVELS[-1]) for o in DML_OPERATORS]
+    offers = "; ".join(
+        f"{r.op_type} takes {'/'.join(r.data_types)}"
+        + (f" with {'/'.join(r.index_types)} indices" if r.index_types else "")
+        + f" in {'/'.join(str(n) for n in r.tensor_ranks)}-D tensors"
+        for r in newest
+        if r is not None and r.kind is need.kind and r.quantized == need.quantized and need.members <= set(r.members)
+    )
+    raise UnsupportedError(f"{where}: DirectML cannot express {need.what} ({offers or 'no operator has these members'})")
+
+
+def describe(kind: str, dtype: str, rank: int, extras: Sequence[str]) -> str:
+    """What a ``Need`` asks, for messages: ``describe("max pooling", "int64", 4, ["indices"])`` is
+    "max pooling with indices on a 4-D int64 tensor"."""
+    extra = "".join(f" with {e}" for e in extras)
+    return f"{kind}{extra} on a {rank}-D {dtype} tensor"

@@ -32,11 +32,8 @@ from ovpool import shape
 from ovpool.dml.adapter import (
     QUANTIZED_INPUTS,
     Lowered,
-    Need,
     Operator,
     channels_last_strides,
-    choose,
-    describe,
     make_operator,
     padding_operator,
     refuse_empty_windows,
@@ -46,7 +43,7 @@ from ovpool.dml.adapter import (
     tensor_desc,
     window_members,
 )
-from ovpool.dml.levels import DML_FEATURE_LEVELS
+from ovpool.dml.levels import DML_FEATURE_LEVELS, Need, choose, describe
 from ovpool.errors import ModelError, SpecError, UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.quant import Quantization, QuantizedPool

@@ -1,11 +1,14 @@
 """Running models on devices: open a model, choose the device, fall back along the chain, ``run``.
 
-Modules: ``policy`` (the model, both sessions, ``open_model``, ``run`` and the fallback chain),
-``devices`` (OpenVINO's devices and the numpy one), ``limits`` (what a model may ask of memory and
-of OpenVINO's CPU plugin). The numpy executor is ``ovpool.engine``; checking one device against
+Modules: ``model`` (``Model``, ``open_model``, the ``Step`` of a traced run), ``sessions`` (the
+``Session`` protocol, ``NumpySession``, ``OpenVINOSession``, ``compile_config`` and the
+precisions), ``fallback`` (the fallback chain, ``open_session``, ``openvino_session``, ``run``),
+``ov_tensors`` (OpenVINO's dtypes, shapes, port names and raw-bit tensors), ``devices``
+(OpenVINO's devices and the numpy one), ``limits`` (what a model may ask of memory and of
+OpenVINO's CPU plugin); ``policy`` holds the first four's names as one module, as before 0.2.0. The numpy executor is ``ovpool.engine``; checking one device against
 another is ``ovpool.check``; declared inputs and tensor files are ``ovpool.tensors``.
 
-The names below are ``policy``'s, imported when first used: ``import ovpool.execution.devices``
+The names below are imported when first used: ``import ovpool.execution.devices``
 then costs no import of the executor and its ~60 modules (~0.09 s).
 """
 
@@ -15,30 +18,66 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ovpool.execution.policy import (
-        CACHE_ENV,
+    from ovpool.execution.fallback import (
         DEFAULT_DEVICE,
         DEFAULT_FALLBACK,
-        DEFAULT_PRECISION,
         FALLBACKS,
-        PRECISIONS,
         DeviceError,
         FallbackWarning,
-        Model,
-        NumpySession,
         Opened,
+        fallback_chain,
+        fallback_level,
+        open_session,
+        openvino_session,
+        run,
+    )
+    from ovpool.execution.model import Model, open_model
+    from ovpool.execution.sessions import (
+        CACHE_ENV,
+        DEFAULT_PRECISION,
+        PRECISIONS,
+        NumpySession,
         OpenVINOSession,
         Session,
         cache_dir,
         check_precision,
         compile_config,
-        fallback_chain,
-        fallback_level,
-        open_model,
-        open_session,
-        openvino_session,
-        run,
     )
+
+# each lazy name -> the module holding it
+_HOMES = {
+    **dict.fromkeys(("Model", "open_model"), "model"),
+    **dict.fromkeys(
+        (
+            "CACHE_ENV",
+            "DEFAULT_PRECISION",
+            "PRECISIONS",
+            "NumpySession",
+            "OpenVINOSession",
+            "Session",
+            "cache_dir",
+            "check_precision",
+            "compile_config",
+        ),
+        "sessions",
+    ),
+    **dict.fromkeys(
+        (
+            "DEFAULT_DEVICE",
+            "DEFAULT_FALLBACK",
+            "FALLBACKS",
+            "DeviceError",
+            "FallbackWarning",
+            "Opened",
+            "fallback_chain",
+            "fallback_level",
+            "open_session",
+            "openvino_session",
+            "run",
+        ),
+        "fallback",
+    ),
+}
 
 
 __all__ = [
@@ -68,9 +107,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``policy``'s public names, imported on first use: ``ovpool.execution.open_model`` is
-    ``ovpool.execution.policy.open_model``; any other name is no attribute (a submodule is then
-    imported by ``from ovpool.execution import devices``)."""
-    if name in __all__:
-        return getattr(importlib.import_module("ovpool.execution.policy"), name)
+    """The public names of ``model``, ``sessions`` and ``fallback``, imported on first use:
+    ``ovpool.execution.open_model`` is ``ovpool.execution.model.open_model``; any other name is no
+    attribute (a submodule is then imported by ``from ovpool.execution import devices``)."""
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"ovpool.execution.{_HOMES[name]}"), name)
     raise AttributeError(f"module 'ovpool.execution' has no attribute {name!r}")
