@@ -55,7 +55,7 @@ LAZY: dict[tuple[str, str], str] = {
     ("ovpool.conversions", "ovpool.execution"): _VERIFY_ONLY,
     ("ovpool.transforms.apply", "ovpool.check.verify"): _VERIFY_ONLY,
     ("ovpool.transforms.apply", "ovpool.execution"): _VERIFY_ONLY,
-    ("ovpool.execution.policy", "ovpool.ov.from_onnx"): "OpenVINO's conversion loads when an ONNX model first runs on OpenVINO",
+    ("ovpool.execution.sessions", "ovpool.ov.from_onnx"): "OpenVINO's conversion loads when an ONNX model first runs on OpenVINO",
     ("ovpool.ov.from_onnx", "ovpool.onnx.qoperator"): "a model without quantization loads no quantization reader",
     ("ovpool.ov.from_onnx", "ovpool.ov.quantized"): "a model without quantization loads no quantized lowering",
     ("ovpool.onnx.model", "ovpool.onnx.qdq"): "a model without quantization nodes loads no quantization reader",

@@ -15,8 +15,16 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ovpool.errors import OvpoolError
+
 if TYPE_CHECKING:
     from ovpool.transforms.framework import Pass
+
+
+class UnknownPassError(OvpoolError):
+    """A pass name that no pass has (a usage error: exit 2)."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -96,8 +104,6 @@ def entry(name: str) -> PassEntry:
 def parse_pass(name: str) -> Pass:
     """``"no-ceil"`` -> that pass; ``"opset=11"`` -> the opset pass for 11. N is ASCII digits
     (``"opset=²"`` is refused: ``str.isdigit`` takes superscripts, which ``int`` does not)."""
-    from ovpool.transforms.framework import UnknownPassError
-
     text = name.strip()
     key, _, value = text.partition("=")
     for row in PASSES:

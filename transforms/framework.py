@@ -20,6 +20,7 @@ from onnx import ModelProto
 
 from ovpool.errors import ModelError, OvpoolError, SpecError, UnsupportedError
 from ovpool.transforms import catalog, shapes
+from ovpool.transforms.catalog import UnknownPassError as UnknownPassError
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,6 @@ class Transformed:
 
     model: ModelProto
     changed: tuple[str, ...]
-
-
-class UnknownPassError(OvpoolError):
-    """A pass name that no pass has (a usage error: exit 2)."""
-
-    exit_code = 2
 
 
 def _checker_violations(model: ModelProto) -> list[str]:
