@@ -7,8 +7,8 @@ every run). The plan hands it an input slot (a *donor*) when all of these hold:
 
 * the step is the slot's last use, and the slot is not a graph input or outer value (the caller's
   arrays), a constant, or a graph output;
-* the slot's value comes from a kernel that returns arrays of its own (``FRESH_OPS`` or another
-  in-place kernel): never a view of another value, never an array it keeps;
+* the slot's value comes from a kernel that returns arrays of its own (an operator of the
+  ``fresh`` trait, ``ovpool.engine.ops.base.Traits``, or another in-place kernel): never a view of another value, never an array it keeps;
 * every step reading the slot returns arrays of its own too, so no view of the buffer outlives
   it (``Reshape`` returns a view of its input: a slot read by a Reshape is never a donor).
 
@@ -19,12 +19,10 @@ dtype and is writeable) and allocates as usual when they do not.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
+from typing import Any
 
-from ovpool.engine.ops.base import Kernel
+from ovpool.engine.ops.base import Kernel, named_with, traits_named
 from ovpool.engine.ops.elementwise import InPlace
-
-# Operators whose ovpool kernels return new arrays, never a view of an input nor an array they keep.
-FRESH_OPS = frozenset({"Conv", "BatchNormalization"})
 
 
 def owned_slots(steps: Sequence[tuple[str, Kernel, tuple[int, ...], tuple[int, ...]]]) -> set[int]:
@@ -71,5 +69,13 @@ def donating_kernels(
 
 def kernel_is_fresh(op_type: str, kernel: Kernel) -> bool:
     """Whether the kernel's outputs are arrays of its own: an in-place capable element-wise kernel
-    (its result is a new array or the buffer it was handed) or one of ``FRESH_OPS``."""
-    return isinstance(kernel, InPlace) or op_type in FRESH_OPS
+    (its result is a new array or the buffer it was handed) or an operator of the ``fresh`` trait."""
+    return isinstance(kernel, InPlace) or traits_named(op_type).fresh
+
+
+def __getattr__(name: str) -> Any:
+    """``FRESH_OPS``, the operators of the ``fresh`` trait once typed here: derived from the
+    registrations (deprecated; read ``Traits.fresh``)."""
+    if name == "FRESH_OPS":
+        return named_with(lambda t: t.fresh)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

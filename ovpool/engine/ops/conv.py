@@ -62,8 +62,13 @@ import numpy as np
 from ovpool.engine.blas import Gemm, gemm_for
 from ovpool.engine.memo import LIMIT, ShapeMemo, dtype_name
 from ovpool.engine.native.compiled import Taps, address, bias_for, taps_avx512, taps_for
-from ovpool.engine.ops.base import Kernel, OpNode, register
+from ovpool.engine.ops.base import Kernel, OpNode, Rule, Traits, register
 from ovpool.memory import check_tensor, fits
+
+# Working memory of an im2col Conv: the padded input and a block of columns (1.6 x input for 3x3
+# pads 1; columns of up to COLS_BYTES at a time, 9 x a small input for 3x3). ConvInteger,
+# QLinearConv, ConvTranspose and the IR's convolution layers run on the same kernels.
+CONV_WORK = Rule(3.0, 3.0, 16.0, 8 << 20)
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 TILE_BYTES = 1 << 18  # depthwise: a step's accumulator; with its scratch and the input it reads, in a core's L2
@@ -886,7 +891,7 @@ def _bound(
     return cast
 
 
-@register("Conv", 1)
+@register("Conv", 1, traits=Traits(work=CONV_WORK, fresh=True))  # a new array, never a view
 def conv(node: OpNode) -> Kernel:
     """Conv-1, -11 and -22 share one rule (see the module text): versions differ only in wording
     (Conv-1's SAME "match the input" is ceil(L/s) by its shape inference) and in bfloat16 (22).
@@ -1069,7 +1074,7 @@ def _transpose_factory(node: OpNode, split: Split) -> Kernel:
     return kernel
 
 
-@register("ConvTranspose", 1, 10)
+@register("ConvTranspose", 1, 10, traits=Traits(work=CONV_WORK))
 def conv_transpose_1(node: OpNode) -> Kernel:
     """ConvTranspose-1: output_shape crops ``total // 2`` at the start (the larger half at the end),
     SAME_UPPER with output_shape the larger half at the start; SAME alone per its auto_pad text.
@@ -1078,7 +1083,7 @@ def conv_transpose_1(node: OpNode) -> Kernel:
     return _transpose_factory(node, split_version1)
 
 
-@register("ConvTranspose", 11)
+@register("ConvTranspose", 11, traits=Traits(work=CONV_WORK))
 def conv_transpose_11(node: OpNode) -> Kernel:
     """ConvTranspose-11 and -22 (22 adds bfloat16): output_shape and SAME_LOWER crop the larger
     half at the start, SAME_UPPER ``total // 2``; output_padding < max(stride, dilation). The

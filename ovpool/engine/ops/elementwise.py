@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ovpool.engine.memo import scalar
-from ovpool.engine.ops.base import Kernel, OpNode, outputs, register
+from ovpool.engine.ops.base import PLAIN, SHAPE_VALUE, Kernel, OpNode, Traits, outputs, register
 
 Unary = Callable[[np.ndarray], np.ndarray]
 
@@ -273,30 +273,30 @@ def writable_float(out: Any) -> bool:
 
 # ---------------------------------------------------------------- one numpy function per op
 
-_SIMPLE: tuple[tuple[str, int, np.ufunc], ...] = (
-    ("Exp", 6, np.exp),
-    ("Log", 6, np.log),
-    ("Sqrt", 6, np.sqrt),
-    ("Reciprocal", 6, np.reciprocal),
-    ("Abs", 6, np.abs),
-    ("Neg", 6, np.negative),
-    ("Floor", 6, np.floor),
-    ("Ceil", 6, np.ceil),
-    ("Tanh", 6, np.tanh),
-    ("Sign", 9, np.sign),
-    ("Round", 11, np.rint),
-    ("IsNaN", 9, np.isnan),
-    ("Sin", 7, np.sin),
-    ("Cos", 7, np.cos),
-    ("Tan", 7, np.tan),
-    ("Asin", 7, np.arcsin),
-    ("Acos", 7, np.arccos),
-    ("Atan", 7, np.arctan),
-    ("Sinh", 9, np.sinh),
-    ("Cosh", 9, np.cosh),
-    ("Asinh", 9, np.arcsinh),
-    ("Acosh", 9, np.arccosh),
-    ("Atanh", 9, np.arctanh),
+_SIMPLE: tuple[tuple[str, int, np.ufunc, Traits], ...] = (
+    ("Exp", 6, np.exp, PLAIN),
+    ("Log", 6, np.log, PLAIN),
+    ("Sqrt", 6, np.sqrt, PLAIN),
+    ("Reciprocal", 6, np.reciprocal, PLAIN),
+    ("Abs", 6, np.abs, SHAPE_VALUE),
+    ("Neg", 6, np.negative, SHAPE_VALUE),
+    ("Floor", 6, np.floor, SHAPE_VALUE),
+    ("Ceil", 6, np.ceil, SHAPE_VALUE),
+    ("Tanh", 6, np.tanh, PLAIN),
+    ("Sign", 9, np.sign, PLAIN),
+    ("Round", 11, np.rint, PLAIN),
+    ("IsNaN", 9, np.isnan, PLAIN),
+    ("Sin", 7, np.sin, PLAIN),
+    ("Cos", 7, np.cos, PLAIN),
+    ("Tan", 7, np.tan, PLAIN),
+    ("Asin", 7, np.arcsin, PLAIN),
+    ("Acos", 7, np.arccos, PLAIN),
+    ("Atan", 7, np.arctan, PLAIN),
+    ("Sinh", 9, np.sinh, PLAIN),
+    ("Cosh", 9, np.cosh, PLAIN),
+    ("Asinh", 9, np.arcsinh, PLAIN),
+    ("Acosh", 9, np.arccosh, PLAIN),
+    ("Atanh", 9, np.arctanh, PLAIN),
 )
 
 
@@ -351,8 +351,8 @@ def _ufunc_into(function: np.ufunc, dst: np.ndarray, x: np.ndarray) -> None:
     function(x, out=dst)
 
 
-for _op, _since, _function in _SIMPLE:
-    register(_op, _since)(_simple_factory(_function))
+for _op, _since, _function, _traits in _SIMPLE:
+    register(_op, _since, traits=_traits)(_simple_factory(_function))
 
 
 _BITS = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
