@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ovpool.engine.native.compiled import CHAIN_CODES, chain_for
+from ovpool.engine.native.chain_ops import CHAIN_CODES
+from ovpool.engine.native.compiled import chain_for
 from ovpool.engine.ops.base import Kernel
 from ovpool.engine.ops.elementwise import InPlace, type_limits
 

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
+from ovpool.engine.native.chain_ops import ufunc_rows
 from ovpool.engine.ops.base import PLAIN, SHAPE_VALUE, Kernel, OpNode, Traits, outputs, register
 from ovpool.engine.ops.elementwise import (
     InPlace,
@@ -97,9 +97,8 @@ def _binary(node: OpNode, function: Binary, ufunc: np.ufunc | None = None) -> Ke
     return InPlace(kernel, ignoring_fp(into), (0, 1), tile, InPlace(quiet_kernel, into, (0, 1), tile, code=code), code)
 
 
-_CODES: dict[Any, tuple[tuple[str, int, int]]] = {
-    ufunc: ((name, 0, 1),) for ufunc, name in ((np.add, "add"), (np.subtract, "sub"), (np.multiply, "mul"), (np.divide, "div"))
-}
+# The compiled chain's row of each binary ufunc it has (add, sub, mul, div: ovpool.engine.native.chain_ops).
+_CODES = ufunc_rows(2)
 
 
 def _binary_factory(function: Binary) -> Callable[[OpNode], Kernel]:

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ovpool.engine.memo import scalar
+from ovpool.engine.native.chain_ops import ufunc_rows
 from ovpool.engine.ops.base import PLAIN, SHAPE_VALUE, Kernel, OpNode, Traits, outputs, register
 
 Unary = Callable[[np.ndarray], np.ndarray]
@@ -336,9 +337,9 @@ def _elementwise(
     return InPlace(ignoring_fp(kernel), None if into is None else ignoring_fp(into), (0,), tile, quiet, code)
 
 
-# The compiled chain's rows of the simple ops it has (``ovpool.engine.native.compiled``): Sqrt, whose
+# The compiled chain's rows of the simple ops it has (``ovpool.engine.native.chain_ops``): Sqrt, whose
 # IEEE square root is correctly rounded in C as in numpy, so the same bits.
-_SIMPLE_CODES: dict[Any, tuple[tuple[str, int]]] = {np.sqrt: (("sqrt", 0),)}
+_SIMPLE_CODES = ufunc_rows(1)
 
 
 def _simple_factory(function: np.ufunc) -> Callable[[OpNode], Kernel]:
