@@ -47,10 +47,9 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
 from ovpool.engine.chains import chain_steps
 from ovpool.engine.fusion import Prepared, fold_batch_norms
-from ovpool.engine.inplace import donating_kernels, owned_slots
+from ovpool.engine.inplace import InPlace, donating_kernels, owned_slots
 from ovpool.engine.ops.base import Kernel, OpNode, attributes, lookup, named_with, registered_since, traits, traits_named
 from ovpool.engine.ops.casts import dense_from_sparse, tensor_value
-from ovpool.engine.ops.elementwise import InPlace
 from ovpool.engine.shapevalues import Entry, group_shape_values
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import fix_budget, kernel_failure, release_budget

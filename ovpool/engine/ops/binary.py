@@ -34,19 +34,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ovpool.engine.inplace import InPlace, ignoring_fp, writable_float
 from ovpool.engine.native.chain_ops import ufunc_rows
 from ovpool.engine.ops.base import PLAIN, SHAPE_VALUE, Kernel, OpNode, Traits, outputs, register
-from ovpool.engine.ops.elementwise import (
-    InPlace,
-    bit_select,
-    ignoring_fp,
-    int_attr,
-    narrow,
-    str_attr,
-    type_guard,
-    wide,
-    writable_float,
-)
+from ovpool.engine.ops.checks import int_attr, str_attr, type_guard
+from ovpool.engine.ops.elementwise.unary import bit_select
+from ovpool.engine.ops.precision import narrow, wide
 
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 

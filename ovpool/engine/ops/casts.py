@@ -21,7 +21,7 @@ from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
 
 from ovpool.engine.memo import dtype_name
 from ovpool.engine.ops.base import NO_WORK, SHAPE_VALUE, Kernel, OpNode, Traits, outputs, register
-from ovpool.engine.ops.elementwise import check_type, type_guard
+from ovpool.engine.ops.checks import check_type, type_guard
 from ovpool.memory import check_tensor, fits
 
 

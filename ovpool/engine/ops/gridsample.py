@@ -45,7 +45,7 @@ from typing import Protocol
 import numpy as np
 
 from ovpool.engine.ops.base import Kernel, OpNode, Rule, Traits, outputs, register
-from ovpool.engine.ops.elementwise import int_attr, type_guard
+from ovpool.engine.ops.checks import int_attr, type_guard
 from ovpool.memory import check_tensor
 
 _MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}

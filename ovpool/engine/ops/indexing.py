@@ -19,7 +19,7 @@ import numpy as np
 
 from ovpool.engine.memo import ShapeMemo, dtype_name
 from ovpool.engine.ops.base import SHAPE_VALUE, Kernel, OpNode, normalize_axis, outputs, register
-from ovpool.engine.ops.elementwise import type_guard
+from ovpool.engine.ops.checks import type_guard
 from ovpool.memory import check_tensor, fits
 
 _FEW = 64  # indices up to this many are bounded in Python: two numpy reductions cost more

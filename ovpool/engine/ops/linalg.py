@@ -29,7 +29,8 @@ import numpy as np
 
 from ovpool.engine.memo import ShapeMemo
 from ovpool.engine.ops.base import Kernel, OpNode, Rule, Traits, outputs, register
-from ovpool.engine.ops.elementwise import float_attr, int_attr, narrow, type_guard, wide
+from ovpool.engine.ops.checks import float_attr, int_attr, type_guard
+from ovpool.engine.ops.precision import narrow, wide
 
 # A body's run may give back a product's last results for the same operands (graph._Remembered).
 REMEMBERED = Traits(remembered=True)

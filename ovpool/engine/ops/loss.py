@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from ovpool.engine.ops.base import Kernel, OpNode, Rule, Traits, outputs, register
-from ovpool.engine.ops.elementwise import str_attr, type_guard, wide
+from ovpool.engine.ops.checks import str_attr, type_guard
+from ovpool.engine.ops.precision import wide
 
 REDUCTIONS = ("none", "sum", "mean")
 

@@ -28,7 +28,8 @@ import numpy as np
 
 from ovpool import dtypes
 from ovpool.engine.ops.base import LATEST, Kernel, OpNode, Rule, Traits, normalize_axes, normalize_axis, outputs, register
-from ovpool.engine.ops.elementwise import float_attr, int_attr, rounding, type_guard
+from ovpool.engine.ops.checks import float_attr, int_attr, type_guard
+from ovpool.engine.ops.precision import rounding
 
 FLOAT_STASH = 1  # TensorProto.FLOAT, the one stash_type ovpool computes in
 

@@ -24,7 +24,8 @@ import numpy as np
 from ovpool.dtypes import from_onnx, np_dtype
 from ovpool.engine.memo import ShapeMemo, dtype_name
 from ovpool.engine.ops.base import NO_WORK, SHAPE_VALUE, Kernel, OpNode, Traits, normalize_axes, normalize_axis, outputs, register
-from ovpool.engine.ops.elementwise import check_type, int_attr, narrow, type_guard, wide
+from ovpool.engine.ops.checks import check_type, int_attr, type_guard
+from ovpool.engine.ops.precision import narrow, wide
 from ovpool.errors import UnsupportedError
 from ovpool.memory import check_tensor, fits
 from ovpool.shape import axis_output
