@@ -1,8 +1,8 @@
 """Random operators: RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike (1, 22),
 Multinomial (7, 22), Bernoulli (15, 22).
 
-Their values differ from one run to the next (the session never folds them:
-``ovpool.engine.graph.RANDOM_OPS``) and between runtimes even under one ``seed``, as the schemas
+Their values differ from one run to the next (registered with the ``random`` trait, the session
+never folds them) and between runtimes even under one ``seed``, as the schemas
 say: only the shape, the type and the range of a draw are the schema's. A node with ``seed``
 draws from a numpy generator seeded by it when the session is prepared, which then goes on from
 run to run (a session's sequence of draws repeats; onnxruntime's does too); without ``seed`` the
