@@ -34,7 +34,7 @@ from ovpool import dtypes
 from ovpool.engine.graph import CompiledGraph, GraphSession
 from ovpool.engine.ir_executor import IrGraph
 from ovpool.engine.ir_layers import layer_traits_named, supported
-from ovpool.engine.ops.base import Rule, traits_named
+from ovpool.engine.ops.base import Rule, deprecated_table, named_with, traits_named
 from ovpool.errors import OvpoolError
 from ovpool.memory import budget, check_bytes, held, holding
 
@@ -74,14 +74,12 @@ def __getattr__(name: str) -> Any:
     """``WORK``, ``WITH_INDICES`` and ``POOLING``, the tables the rules were once typed in: derived
     from the registrations (deprecated; read ``rule_for``)."""
     if name == "POOLING":
-        return traits_named("AveragePool").work
+        return deprecated_table(__name__, name, traits_named("AveragePool").work)
     if name in ("WORK", "WITH_INDICES"):
-        from ovpool.engine.ops.base import named_with
-
         field = "work" if name == "WORK" else "work_indices"
         onnx = {op: getattr(traits_named(op), field) for op in named_with(lambda t: getattr(t, field) is not None)}
         ir = {layer: getattr(layer_traits_named(layer), field) for layer in supported()}
-        return {**{k: v for k, v in ir.items() if v is not None}, **onnx}
+        return deprecated_table(__name__, name, {**{k: v for k, v in ir.items() if v is not None}, **onnx})
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -48,7 +48,17 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 from ovpool.engine.chains import chain_steps
 from ovpool.engine.fusion import Prepared, fold_batch_norms
 from ovpool.engine.inplace import InPlace, donating_kernels, owned_slots
-from ovpool.engine.ops.base import Kernel, OpNode, attributes, lookup, named_with, registered_since, traits, traits_named
+from ovpool.engine.ops.base import (
+    Kernel,
+    OpNode,
+    attributes,
+    deprecated_table,
+    lookup,
+    named_with,
+    registered_since,
+    traits,
+    traits_named,
+)
 from ovpool.engine.ops.casts import dense_from_sparse, tensor_value
 from ovpool.engine.shapevalues import Entry, group_shape_values
 from ovpool.errors import ModelError, OvpoolError
@@ -865,7 +875,7 @@ def __getattr__(name: str) -> Any:
     """``RANDOM_OPS`` and ``REMEMBERED_OPS``, the operators of the ``random`` and ``remembered``
     traits once typed here: derived from the registrations (deprecated; read ``Traits``)."""
     if name == "RANDOM_OPS":
-        return named_with(lambda t: t.random)
+        return deprecated_table(__name__, name, named_with(lambda t: t.random))
     if name == "REMEMBERED_OPS":
-        return named_with(lambda t: t.remembered)
+        return deprecated_table(__name__, name, named_with(lambda t: t.remembered))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ovpool.engine.ops.base import Kernel, named_with, traits_named
+from ovpool.engine.ops.base import Kernel, deprecated_table, named_with, traits_named
 
 Into = Callable[..., tuple[np.ndarray, ...]]
 
@@ -150,5 +150,5 @@ def __getattr__(name: str) -> Any:
     """``FRESH_OPS``, the operators of the ``fresh`` trait once typed here: derived from the
     registrations (deprecated; read ``Traits.fresh``)."""
     if name == "FRESH_OPS":
-        return named_with(lambda t: t.fresh)
+        return deprecated_table(__name__, name, named_with(lambda t: t.fresh))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ovpool.engine.fusion import Prepared
-from ovpool.engine.ops.base import Kernel, OpNode, named_with, traits
+from ovpool.engine.ops.base import Kernel, OpNode, deprecated_table, named_with, traits
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import kernel_failure
 
@@ -196,5 +196,5 @@ def __getattr__(name: str) -> Any:
     """``DERIVED``, the operators a group may hold, once typed here: derived from the registrations
     (deprecated; read ``Traits.shape_value``)."""
     if name == "DERIVED":
-        return named_with(lambda t: t.shape_value)
+        return deprecated_table(__name__, name, named_with(lambda t: t.shape_value))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -199,6 +200,16 @@ def named_with(trait: Callable[[Traits], object]) -> frozenset[str]:
     RandomUniform, ... (what ``graph.RANDOM_OPS`` was)."""
     traits_named("")
     return frozenset(name for name, found in _NAMED.items() if trait(found))
+
+
+def deprecated_table(module: str, name: str, value: Any) -> Any:
+    """``value``, a table once typed in ``module`` as ``name`` and now derived from the
+    registrations (``graph.RANDOM_OPS`` is ``named_with(lambda t: t.random)``), with a
+    DeprecationWarning naming what to read instead."""
+    warnings.warn(
+        f"{module}.{name} is deprecated: read the operator's Traits (ovpool.engine.ops.base)", DeprecationWarning, stacklevel=3
+    )
+    return value
 
 
 def registered_since(op_type: str, opset: int, domain: str) -> int | None:
