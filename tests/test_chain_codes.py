@@ -54,3 +54,33 @@ def test_the_kernels_rows_read_the_table() -> None:
     assert compiled.CHAIN_CODES is CHAIN_CODES and chains.CHAIN_CODES is CHAIN_CODES
     rows, _ = chains._program([(("mul", 0, 2.0), ("clip", "prev", 0.0, 1.0))], [(0,)], 1) or ((), ())
     assert [row[0] for row in rows] == [CHAIN_CODES["mul"], CHAIN_CODES["clip"]]
+
+
+def test_chain_rows_are_made_by_the_element_wise_families_only() -> None:
+    """Only the element-wise kernels (``ops/binary.py``, ``ops/elementwise/``) are ``InPlace``, so
+    only they carry chain rows; each row they give names an instruction of the table with its
+    operand count (every element-wise operator built at each registered version, with defaults;
+    one whose factory needs more is skipped)."""
+    from ovpool.engine.inplace import InPlace
+    from ovpool.engine.ops import base
+
+    ops = Path(base.__file__).parent
+    makers = sorted(str(p.relative_to(ops)) for p in ops.rglob("*.py") if "InPlace(" in p.read_text())
+    assert makers and all(m == "binary.py" or m.startswith("elementwise/") for m in makers), makers
+    arity = {op.name: op.operands for op in CHAIN_OPS}
+    rows = 0
+    for row in base.covered():
+        family = row.factory.__module__
+        if not (family.endswith(".binary") or ".elementwise." in family):
+            continue
+        for constants in ((None,), (None, None), (None, np.asarray(2.0, np.float32))):
+            try:
+                kernel = row.factory(base.OpNode("n", row.op_type, row.since, row.since, constants=constants))
+            except Exception:  # an attribute or input the defaults do not give
+                continue
+            for kind in (kernel, getattr(kernel, "quiet", None)):
+                if isinstance(kind, InPlace) and kind.code is not None:
+                    for name, *operands in kind.code:
+                        assert len(operands) == arity[name], (row.op_type, name, operands)
+                        rows += 1
+    assert rows >= 10
