@@ -97,11 +97,11 @@ class Case:
         """Whether a node draws random values with no ``seed`` (``test_bernoulli``): the expected
         outputs are one draw of onnx's generator, so a path is right by chance (10 Bernoulli draws
         at p ~ 0.5 match about once in 60 runs) and both right and wrong are its outcomes."""
-        from ovpool.engine.graph import RANDOM_OPS
+        from ovpool.engine.ops.base import traits_named
         from ovpool.onnx.model import graphs
 
         nodes = (node for graph in graphs(self.model.graph) for node in graph.node)
-        return any(n.op_type in RANDOM_OPS and not any(a.name == "seed" for a in n.attribute) for n in nodes)
+        return any(traits_named(n.op_type).random and not any(a.name == "seed" for a in n.attribute) for n in nodes)
 
     @property
     def has_sequences(self) -> bool:

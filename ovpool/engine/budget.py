@@ -8,7 +8,7 @@ A run holds, at each step of the plan (``CompiledGraph.plan``, in order; ``PlanV
 * the intermediates and outputs written so far and not yet freed (an intermediate is freed after
   its last use, an output never);
 * the step's own outputs and its working memory, ``work_bytes``: its kernel's temporaries, by the
-  rule of its operator family (``WORK``).
+  rule of its operator (``Traits.work`` on its registration).
 
 ``plan_peak`` sums these along the plan with the sizes shape inference gives at the fed input
 shapes and returns the largest, and where it is; ``check_plan`` refuses a run whose peak is over
@@ -33,62 +33,17 @@ import numpy as np
 from ovpool import dtypes
 from ovpool.engine.graph import CompiledGraph, GraphSession
 from ovpool.engine.ir_executor import IrGraph
+from ovpool.engine.ir_layers import layer_traits_named, supported
+from ovpool.engine.ops.base import Rule, deprecated_table, named_with, traits_named
 from ovpool.errors import OvpoolError
-from ovpool.kernels import SCRATCH_INPUTS, SCRATCH_OUTPUTS
 from ovpool.memory import budget, check_bytes, held, holding
 
-
-class Rule(NamedTuple):
-    """``a * largest input + b * outputs + min(s * largest input, cap) + fixed`` bytes of working memory."""
-
-    a: float
-    b: float
-    s: float = 0.0
-    cap: int = 0
-    fixed: int = 0
-
-
-# Working memory per operator family, ``Rule(a, b, s, cap)``: ``a * largest input + b * outputs +
-# min(s * largest input, cap)`` bytes. Measured with tracemalloc on float32 (tests/test_run_budget.py
-# holds every family to its rule): a MaxPool's axis passes hold one input-sized copy and
-# output-sized accumulators (k3 s1 over [1, 16, 256, 256]: 0.99 x input), an LpPool its powers and
-# their axis sums (``kernels.lp_pool``: 3.1 x input for k3 over [1, 2, 32, 32]), an im2col Conv the padded input and a block of columns (1.6 x input for 3x3 pads 1;
-# columns of up to COLS_BYTES at a time, 9 x a small input for 3x3), an LRN its squares and sums (2
-# x input). SoftmaxCrossEntropyLoss holds its log-softmax and exponentials (2.1 x a float32 input),
-# NegativeLogLikelihoodLoss its picked values and weights, Det LAPACK's copy of the matrices (2.1 x input).
-POOLING = Rule(SCRATCH_INPUTS, SCRATCH_OUTPUTS)  # what ovpool.kernels' pooling keeps to
-WORK: dict[str, Rule] = {
-    **dict.fromkeys(("MaxPool", "AveragePool", "AvgPool", "GlobalMaxPool", "GlobalAveragePool", "MaxUnpool"), POOLING),
-    **dict.fromkeys(("LpPool", "GlobalLpPool"), Rule(5.0, 2.0)),
-    **dict.fromkeys(
-        ("Conv", "ConvInteger", "QLinearConv", "ConvTranspose")  # ONNX, then the IR layers on the same kernels
-        + ("Convolution", "GroupConvolution", "ConvolutionBackpropData", "GroupConvolutionBackpropData"),
-        Rule(3.0, 3.0, 16.0, 8 << 20),
-    ),
-    **dict.fromkeys(
-        ("LRN", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization"), Rule(3.0, 1.0)
-    ),
-    **dict.fromkeys(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size", "ShapeOf"), Rule(0.0, 0.0)),
-    **dict.fromkeys(("QuantizeLinear", "DynamicQuantizeLinear"), Rule(18.0, 2.0)),
-    "DequantizeLinear": Rule(6.0, 1.0),
-    **dict.fromkeys(("LSTM", "GRU", "RNN"), Rule(2.0, 10.0)),
-    "GridSample": Rule(24.0, 12.0),
-    "RoiAlign": Rule(2.0, 3.0, fixed=48 << 20),
-    "SoftmaxCrossEntropyLoss": Rule(3.0, 1.0),
-    "NegativeLogLikelihoodLoss": Rule(2.0, 1.0),
-    "Det": Rule(3.0, 1.0),
-}
-# A MaxPool that also writes indices tracks them in int64 over every window: 7.7 x a float32
-# input for k3 s1 pads 1 in 3-D, 26 x a uint8 one.
-WITH_INDICES = {"MaxPool": Rule(8.0, 2.0)}
-# Every other operator: an input-sized and an output-sized temporary (an elementwise op's result
-# in a wider type, LogSoftmax's shifted copy: 1.0 x input) and scratch of up to 4 x input or 2 MiB
-# (Erf and Gelu go 64Ki elements at a time through float64 pieces: 4.3 x a 128 KiB input).
-# Quantizing computes in float64 (blocked scales: 17 x a float32 input), dequantizing too. A
-# recurrent op holds its gates for every step (LSTM: 8 x its outputs), GridSample its taps in
-# float64 (bicubic: 22.7 x its output, 32 x its grid), RoiAlign gathers 16 MB of float32 values at
-# a time (values, weights and products: 48 MiB; one region of more sample points than that is
-# beyond the rule).
+# The working memory of a step is its operator's rule, ``Traits.work`` where the operator or IR
+# layer is registered (``ovpool.engine.ops``, ``ovpool.engine.ir_layers``): a MaxPool's is
+# ``Rule(1.5, 2)``, ``Rule(8, 2)`` when it writes indices too (``Traits.work_indices``). Every
+# other operator: an input-sized and an output-sized temporary (an elementwise op's result in a
+# wider type, LogSoftmax's shifted copy: 1.0 x input) and scratch of up to 4 x input or 2 MiB (Erf
+# and Gelu go 64Ki elements at a time through float64 pieces: 4.3 x a 128 KiB input).
 DEFAULT_WORK = Rule(1.0, 1.0, 4.0, 2 << 20)
 # The rules are for elements of 4 bytes or more; narrower ones are computed wider (a float16
 # AveragePool sums in float32), so the rule of a 2-byte tensor doubles, a 1-byte one's quadruples.
@@ -96,7 +51,7 @@ WIDEST_NARROW = 4
 
 
 def work_bytes(op_type: str, inputs: Iterable[int], outputs: Iterable[int], itemsize: int = WIDEST_NARROW) -> int:
-    """The working memory of one step by ``WORK``, its largest input's elements ``itemsize`` bytes:
+    """The working memory of one step by its operator's rule, its largest input's elements ``itemsize`` bytes:
     a MaxPool reading 4 MiB and writing 1 MiB needs 1.5 * 4 + 2 * 1 = 8 MiB beside them (16 MiB
     in float16); an unlisted op reading and writing 4 MiB 4 + 4 + min(16, 2) = 10 MiB."""
     outputs = list(outputs)
@@ -104,11 +59,28 @@ def work_bytes(op_type: str, inputs: Iterable[int], outputs: Iterable[int], item
 
 
 def rule_for(op_type: str, outputs: int) -> Rule:
-    """The rule of a step writing ``outputs`` outputs: ``WITH_INDICES`` for a MaxPool of 2, else
-    ``WORK``'s, else ``DEFAULT_WORK``."""
-    if outputs > 1 and op_type in WITH_INDICES:
-        return WITH_INDICES[op_type]
-    return WORK.get(op_type, DEFAULT_WORK)
+    """The rule of a step writing ``outputs`` outputs, by its operator's traits (an ONNX operator,
+    else an IR layer of that name; a plan step knows only the type): ``work_indices`` for a MaxPool
+    of 2, else ``work``, else ``DEFAULT_WORK``."""
+    traits = traits_named(op_type)
+    if traits.work is None and traits.work_indices is None:
+        traits = layer_traits_named(op_type)
+    if outputs > 1 and traits.work_indices is not None:
+        return traits.work_indices
+    return traits.work or DEFAULT_WORK
+
+
+def __getattr__(name: str) -> Any:
+    """``WORK``, ``WITH_INDICES`` and ``POOLING``, the tables the rules were once typed in: derived
+    from the registrations (deprecated; read ``rule_for``)."""
+    if name == "POOLING":
+        return deprecated_table(__name__, name, traits_named("AveragePool").work)
+    if name in ("WORK", "WITH_INDICES"):
+        field = "work" if name == "WORK" else "work_indices"
+        onnx = {op: getattr(traits_named(op), field) for op in named_with(lambda t: getattr(t, field) is not None)}
+        ir = {layer: getattr(layer_traits_named(layer), field) for layer in supported()}
+        return deprecated_table(__name__, name, {**{k: v for k, v in ir.items() if v is not None}, **onnx})
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def rule_bytes(rule: Rule, inputs: Iterable[int], outputs: Iterable[int], itemsize: int) -> int:

@@ -3,7 +3,7 @@
 HardSwish as paddle writes it is four nodes (``Add 3 -> Clip 0..6 -> Mul x -> Div 6``), SiLU two
 (``Sigmoid -> Mul x``). Run node by node, each pass reads and writes the whole tensor: an 11 MB
 tensor leaves the cache between passes. A *chain* is a sequence of steps of the plan, each an
-element-wise kernel with a tile form (:class:`ovpool.engine.ops.elementwise.InPlace`), each the
+element-wise kernel with a tile form (:class:`ovpool.engine.inplace.InPlace`), each the
 one reader of the output of the one before, which dies there. The chain runs as one step, where
 its last node stood (exporters often list the Sigmoids of several branches before their Muls): for each
 tile of ``TILE`` elements, every node's operation in order, on the tile (intermediates in one
@@ -29,9 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from ovpool.engine.native.compiled import CHAIN_CODES, chain_for
+from ovpool.engine.inplace import InPlace
+from ovpool.engine.native.chain_ops import CHAIN_CODES
+from ovpool.engine.native.compiled import chain_for
 from ovpool.engine.ops.base import Kernel
-from ovpool.engine.ops.elementwise import InPlace, type_limits
+from ovpool.engine.ops.elementwise.clip import type_limits
 
 TILE = 1 << 16  # elements of a tile: 256 KiB of float32, in the L2 cache with its intermediate
 # A chain whose every node has a compiled form (``InPlace.code``) runs compiled at any size (one

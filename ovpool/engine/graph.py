@@ -47,18 +47,24 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
 from ovpool.engine.chains import chain_steps
 from ovpool.engine.fusion import Prepared, fold_batch_norms
-from ovpool.engine.inplace import FRESH_OPS, donating_kernels, owned_slots
-from ovpool.engine.ops.base import Kernel, OpNode, attributes, lookup, registered_since
+from ovpool.engine.inplace import InPlace, donating_kernels, owned_slots
+from ovpool.engine.ops.base import (
+    Kernel,
+    OpNode,
+    attributes,
+    deprecated_table,
+    lookup,
+    named_with,
+    registered_since,
+    traits,
+    traits_named,
+)
 from ovpool.engine.ops.casts import dense_from_sparse, tensor_value
-from ovpool.engine.ops.elementwise import InPlace
 from ovpool.engine.shapevalues import Entry, group_shape_values
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import fix_budget, kernel_failure, release_budget
 from ovpool.onnx.model import load
 from ovpool.tensors import TensorDecl, name_mismatch, onnx_inputs
-
-# Operators whose outputs differ from one run to the next: never folded into constants.
-RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"})
 
 Observer = Callable[[NodeProto, tuple[Any, ...]], None]
 # runs a graph's plan on its slot values, checking the memory budget before each step (ovpool.engine.budget)
@@ -241,7 +247,7 @@ class CompiledGraph:
         kernel = row.factory(op)
         implicit = tuple(name for graph in subgraphs.values() for name in graph.outer_names)
         call_names = inputs + implicit
-        random = node.op_type in RANDOM_OPS or any(_draws_random(a.g) for a in node.attribute if a.type == AttributeProto.GRAPH)
+        random = row.traits.random or any(_draws_random(a.g) for a in node.attribute if a.type == AttributeProto.GRAPH)
         folded = not random and all(name in known for name in call_names if name)
         if folded:
             results = _call(kernel, [known[name] if name else None for name in call_names], label, op.n_outputs)
@@ -418,11 +424,6 @@ class _Plan:
         self.folded = folded
 
 
-# Products a body's run may give back again (``_Remembered``); never an op whose buffers the plan
-# may give up to an in-place kernel (``FRESH_OPS``), which could write into a remembered result.
-REMEMBERED_OPS = frozenset({"MatMul", "Gemm"}) - FRESH_OPS
-
-
 def _remembering(plan: _Plan) -> tuple[_Step, ...]:
     """``plan``'s steps with each MatMul and Gemm as a ``_Remembered`` kernel of its own (one per
     Loop or Scan run, so nothing is remembered from one run to the next)."""
@@ -430,7 +431,7 @@ def _remembering(plan: _Plan) -> tuple[_Step, ...]:
     steps = []
     for step in plan.steps:
         entry = next((plan.producers[s] for s in step.outputs if s in plan.producers), None)
-        if entry is not None and not entry.op.domain and entry.op.op_type in REMEMBERED_OPS:
+        if entry is not None and traits(entry.op.op_type, entry.op.since, entry.op.domain).remembered:
             step = step._replace(kernel=_Remembered(step.kernel, tuple(s in stable for s in step.inputs)))
         steps.append(step)
     return tuple(steps)
@@ -550,7 +551,7 @@ def _hoisting(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: Com
         if entry.folded:
             rest.append(entry)
             continue
-        random = entry.op.op_type in RANDOM_OPS or any(
+        random = traits(entry.op.op_type, entry.op.since, entry.op.domain).random or any(
             _draws_random(a.g) for a in entry.node.attribute if a.type == AttributeProto.GRAPH
         )
         if not random and all(name in invariant for name in entry.inputs if name):
@@ -822,7 +823,7 @@ def _graph_free_names(graph: GraphProto) -> set[str]:
 
 def _draws_random(graph: GraphProto) -> bool:
     return any(
-        node.op_type in RANDOM_OPS or any(_draws_random(a.g) for a in node.attribute if a.type == AttributeProto.GRAPH)
+        traits_named(node.op_type).random or any(_draws_random(a.g) for a in node.attribute if a.type == AttributeProto.GRAPH)
         for node in graph.node
     )
 
@@ -869,3 +870,13 @@ def _topological_order(
         stuck = min(index for index, count in enumerate(waiting) if count)
         raise ModelError(f"{_node_label(nodes[stuck])} is on a cycle: its inputs depend on its own outputs")
     return order
+
+
+def __getattr__(name: str) -> Any:
+    """``RANDOM_OPS`` and ``REMEMBERED_OPS``, the operators of the ``random`` and ``remembered``
+    traits once typed here: derived from the registrations (deprecated; read ``Traits``)."""
+    if name == "RANDOM_OPS":
+        return deprecated_table(__name__, name, named_with(lambda t: t.random))
+    if name == "REMEMBERED_OPS":
+        return deprecated_table(__name__, name, named_with(lambda t: t.remembered))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

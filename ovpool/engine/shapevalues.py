@@ -4,7 +4,7 @@
 shape: silero VAD runs about twenty such nodes per call (1 to 3 us each) to pick If branches and
 state shapes. The plan makes each *group* of them one step (:class:`ShapeValues`). A group is one
 or more ``Shape`` or ``Size`` nodes of run-time tensors (its *sources*) and the nodes of
-``DERIVED`` operators that read only the group's values and constants, joined where one reads
+operators of the ``shape_value`` trait (``ovpool.engine.ops.base.Traits``) that read only the group's values and constants, joined where one reads
 another's output. The step takes the sources and gives the values read outside the group
 (*exports*); the first time the sources have given shapes it runs the group's kernels in plan
 order, and it gives back the values kept for those shapes after: a group ``Shape(x) -> Gather ->
@@ -29,21 +29,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ovpool.engine.fusion import Prepared
-from ovpool.engine.ops.base import Kernel, OpNode
+from ovpool.engine.ops.base import Kernel, OpNode, deprecated_table, named_with, traits
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import kernel_failure
 
 # nodes whose values are their input's shape
 SOURCES = frozenset({"Shape", "Size"})
-# deterministic operators of small values that a group may hold, reading its values and constants
-DERIVED = frozenset(
-    {
-        "Abs", "Add", "And", "Cast", "Ceil", "Concat", "ConstantOfShape", "Div", "Equal", "Floor", "Gather",
-        "Greater", "GreaterOrEqual", "Identity", "Less", "LessOrEqual", "Max", "Min", "Mod", "Mul", "Neg", "Not",
-        "Or", "Range", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum", "Reshape", "Slice", "Squeeze", "Sub",
-        "Unsqueeze", "Where",
-    }
-)  # fmt: skip
 KEPT_BYTES = 1 << 16
 KEYS = 16
 
@@ -139,7 +130,7 @@ def group_shape_values(
             continue
         linked = [shaped[s] for s in ins if s in shaped]
         if linked and all(s in shaped or s in constants or s in never for s in ins):
-            if op.op_type not in DERIVED and op.op_type not in SOURCES:  # Size(Shape(x)) is derived
+            if not traits(op.op_type, op.since).shape_value and op.op_type not in SOURCES:  # Size(Shape(x)) is derived
                 continue
         elif op.op_type not in SOURCES or len(ins) != 1 or ins[0] in constants:
             continue
@@ -199,3 +190,11 @@ def _group_entry(first: Prepared, step: ShapeValues) -> Prepared:
     """The plan entry of a group: its first node (for where the model states it), the step as kernel."""
     op = OpNode(name=first.op.name, op_type=OP_TYPE, since=1, opset=first.op.opset, n_outputs=len(step.exports))
     return Prepared(first.node, op, step, (), (), False)
+
+
+def __getattr__(name: str) -> Any:
+    """``DERIVED``, the operators a group may hold, once typed here: derived from the registrations
+    (deprecated; read ``Traits.shape_value``)."""
+    if name == "DERIVED":
+        return deprecated_table(__name__, name, named_with(lambda t: t.shape_value))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,6 +30,10 @@ from hypothesis import strategies as st
 
 from ovpool.engine.native import compiled as compiled_module
 from ovpool.engine.ops import conv as conv_module
+from ovpool.engine.ops.conv import buffers as conv_buffers
+from ovpool.engine.ops.conv import forward as conv_forward
+from ovpool.engine.ops.conv import gemm as conv_gemm
+from ovpool.engine.ops.conv import taps as conv_taps
 from ovpool.errors import ModelError
 from ovpool.memory import MemoryBudgetError
 
@@ -475,8 +479,8 @@ def test_tiles_and_batch_chunks(method: str, tile_bytes: int, monkeypatch: pytes
     """Tiny tile and column budgets: the depthwise tap loop runs over tiles of 2-3 planes (a last
     short one), or at 40 bytes over one plane at a time in bands of 1 or 3 output rows (a last
     short one), and im2col builds its columns one image at a time; all agree with onnxruntime."""
-    monkeypatch.setattr(conv_module, "TILE_BYTES", tile_bytes)
-    monkeypatch.setattr(conv_module, "COLS_BYTES", 1)
+    monkeypatch.setattr(conv_taps, "TILE_BYTES", tile_bytes)
+    monkeypatch.setattr(conv_gemm, "COLS_BYTES", 1)
     rng = np.random.default_rng(3)
     cg = 1 if method == "taps" else 2
     x = rng.standard_normal((3, 5 * cg, 9, 8)).astype(np.float32)
@@ -492,8 +496,8 @@ def _routed(patch: pytest.MonkeyPatch, way: str) -> None:
     ``"im2col"`` every im2col Conv builds its columns by blocks, however small (no gathered
     columns, ``_conv_gathered``)."""
     if way == "im2col":
-        patch.setattr(conv_module, "SMALL_COLUMNS", 0)
-        patch.setattr(conv_module, "route", lambda x_shape, w_shape, plan: plan.method)
+        patch.setattr(conv_forward, "SMALL_COLUMNS", 0)
+        patch.setattr(conv_forward, "route", lambda x_shape, w_shape, plan: plan.method)
         return
 
     def route(x_shape: tuple[int, ...], w_shape: tuple[int, ...], plan: Any) -> str:
@@ -501,12 +505,12 @@ def _routed(patch: pytest.MonkeyPatch, way: str) -> None:
             return way if plan.method == "im2col" and math.prod(w_shape[2:]) >= 2 else plan.method
         return way if plan.method != "pointwise" and len(plan.out) <= 3 else plan.method
 
-    patch.setattr(conv_module, "route", route)
+    patch.setattr(conv_forward, "route", route)
 
 
-needs_blas = pytest.mark.skipif(conv_module.gemm_for(np.dtype(np.float32)) is None, reason="numpy has no OpenBLAS here")
+needs_blas = pytest.mark.skipif(conv_forward.gemm_for(np.dtype(np.float32)) is None, reason="numpy has no OpenBLAS here")
 needs_compiled_taps = pytest.mark.skipif(
-    conv_module.taps_for(np.dtype(np.float32)) is None, reason="ovpool's compiled tap loop was not built here"
+    conv_forward.taps_for(np.dtype(np.float32)) is None, reason="ovpool's compiled tap loop was not built here"
 )
 WAYS = [pytest.param("shifted", marks=needs_blas), pytest.param("compiled", marks=needs_compiled_taps), "im2col"]
 
@@ -564,7 +568,7 @@ def test_shifted_products_where_they_pay(
         calls.append(x.shape)
         return original(x, *rest)
 
-    monkeypatch.setattr(conv_module, "_conv_shifted", spy)
+    monkeypatch.setattr(conv_forward, "_conv_shifted", spy)
     rng = np.random.default_rng(5)
     inputs = [rng.standard_normal(s).astype(np.float32) for s in (x_shape, w_shape, w_shape[:1])]
     check("Conv", 11, inputs, attrs, constant=(1, 2), rtol=1e-4, atol=1e-4)
@@ -604,7 +608,7 @@ def test_compiled_taps_give_numpys_bits(data: st.DataObject, dtype: type) -> Non
         compiled_module.plain_only(False)
         compiled_module.taps_avx2_only(False)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(conv_module, "taps_for", lambda dtype: None)
+        patch.setattr(conv_forward, "taps_for", lambda dtype: None)
         plain = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
     assert compiled.shape == plain.shape and compiled.tobytes() == plain.tobytes()
 
@@ -627,7 +631,7 @@ def test_small_convs_gather_their_columns(monkeypatch: pytest.MonkeyPatch) -> No
     the gathered columns; a (1, 16, 20, 20) 3x3 one (57,600) builds them by blocks."""
     calls: list[tuple[int, ...]] = []
     original = conv_module._conv_gathered
-    monkeypatch.setattr(conv_module, "_conv_gathered", lambda x, *rest: (calls.append(x.shape), original(x, *rest))[1])
+    monkeypatch.setattr(conv_forward, "_conv_gathered", lambda x, *rest: (calls.append(x.shape), original(x, *rest))[1])
     rng = np.random.default_rng(8)
     for x_shape, w_shape in (((1, 129, 3), (128, 129, 3)), ((1, 3, 20, 20), (4, 3, 3, 3))):
         inputs = [rng.standard_normal(s).astype(np.float32) for s in (x_shape, w_shape, w_shape[:1])]
@@ -659,7 +663,7 @@ def test_compiled_taps_over_thin_planes_give_numpys_bits(dtype: type, form: str)
             attrs = {"group": channels, "kernel_shape": kernel, "strides": strides, "pads": [k // 2 for k in kernel] * 2}
             compiled = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
             with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(conv_module, "taps_for", lambda dtype: None)
+                patch.setattr(conv_forward, "taps_for", lambda dtype: None)
                 plain = ovpool_of("Conv", 11, [x, w, b], attrs, constant=(1, 2))[0]
             assert compiled.shape == plain.shape and compiled.tobytes() == plain.tobytes(), (x.shape, kernel, strides)
     finally:
@@ -682,8 +686,8 @@ def test_bias_added_compiled_or_by_numpy(
     """The bias of matmul Convs (1x1, im2col), added by the extension's one pass or by numpy's
     broadcast add, each output channel's own: onnxruntime's values."""
     if not compiled:
-        monkeypatch.setattr(conv_module, "bias_for", lambda dtype: None)
-    monkeypatch.setattr(conv_module, "route", lambda x_shape, w_shape, plan: plan.method)
+        monkeypatch.setattr(conv_buffers, "bias_for", lambda dtype: None)
+    monkeypatch.setattr(conv_forward, "route", lambda x_shape, w_shape, plan: plan.method)
     rng = np.random.default_rng(8)
     inputs = [rng.standard_normal(s).astype(np.float32) for s in (x_shape, w_shape, w_shape[:1])]
     inputs[2] *= 10  # a bias that dwarfs the products: a channel's wrong bias shows
@@ -755,12 +759,12 @@ def test_an_extension_of_another_version_is_not_used(abi: int | None, monkeypatc
             if abi is not None:
                 self.ovpool_compiled_abi = lambda: abi
 
-    caches = (conv_module.taps_for, compiled_module._library)
+    caches = (conv_forward.taps_for, compiled_module._library)
     for cache in caches:
         cache.cache_clear()
     monkeypatch.setattr(compiled_module.ctypes, "CDLL", Stale)
     try:
-        assert compiled_module._library() is None and conv_module.taps_for(np.dtype(np.float32)) is None
+        assert compiled_module._library() is None and conv_forward.taps_for(np.dtype(np.float32)) is None
         rng = np.random.default_rng(7)
         depthwise = [rng.standard_normal(s).astype(np.float32) for s in ((1, 4, 9, 9), (4, 1, 3, 3), (4,))]
         check("Conv", 11, depthwise, {"pads": [1, 1, 1, 1], "group": 4}, constant=(1,), rtol=1e-4, atol=1e-4)
@@ -783,13 +787,13 @@ def test_address_is_numpy_ctypes_data() -> None:
 def test_without_compiled_code_conv_keeps_numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """``OVPOOL_COMPILED=0`` (or a numpy without OpenBLAS, an install without a C compiler) leaves
     im2col and the depthwise taps to numpy alone."""
-    caches = (conv_module.gemm_for, conv_module.taps_for, compiled_module._library)
+    caches = (conv_forward.gemm_for, conv_forward.taps_for, compiled_module._library)
     for cache in caches:
         cache.cache_clear()
     monkeypatch.setenv("OVPOOL_COMPILED", "0")
     try:
-        assert conv_module.gemm_for(np.dtype(np.float32)) is None
-        assert conv_module.taps_for(np.dtype(np.float32)) is None
+        assert conv_forward.gemm_for(np.dtype(np.float32)) is None
+        assert conv_forward.taps_for(np.dtype(np.float32)) is None
         _routed(monkeypatch, "shifted")
         rng = np.random.default_rng(6)
         inputs = [rng.standard_normal(s).astype(np.float32) for s in ((1, 4, 9, 9), (6, 4, 3, 3), (6,))]

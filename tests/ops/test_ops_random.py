@@ -159,7 +159,7 @@ def test_seeds(op: str, inputs: list[np.ndarray], attrs: dict[str, Any]) -> None
 
 
 def test_random_of_constants_is_not_folded() -> None:
-    """RandomUniformLike of an initializer runs on every run (graph.RANDOM_OPS), on ovpool's kernel."""
+    """RandomUniformLike of an initializer runs on every run (its random trait), on ovpool's kernel."""
     node = helper.make_node("RandomUniformLike", ["c"], ["y"], name="draw")
     model = model_of([node], [], ["y"], 17, initializers=[onnx.numpy_helper.from_array(np.zeros(100, np.float32), "c")])
     session = GraphSession(model)

@@ -35,8 +35,22 @@ from ovpool.engine.ir_layers.base import (
     LayerNode,
     builder_for,
     layer,
+    layer_traits,
+    layer_traits_named,
     supported,
     supported_markdown,
 )
 
-__all__ = ["ITERATING", "STRUCTURAL", "Body", "Builder", "LayerNode", "builder_for", "layer", "supported", "supported_markdown"]
+__all__ = [
+    "ITERATING",
+    "STRUCTURAL",
+    "Body",
+    "Builder",
+    "LayerNode",
+    "builder_for",
+    "layer",
+    "layer_traits",
+    "layer_traits_named",
+    "supported",
+    "supported_markdown",
+]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ovpool import dtypes
-from ovpool.engine.ops.base import Kernel, OpNode, lookup
+from ovpool.engine.ops.base import PLAIN, Kernel, OpNode, Traits, lookup
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.ir.reader import Layer
 
@@ -27,17 +27,33 @@ STRUCTURAL: tuple[str, ...] = ("Parameter", "Const", "Result")
 ITERATING: tuple[str, ...] = ("Loop", "TensorIterator")
 
 _TABLE: dict[tuple[str, str], Builder] = {}
+_TRAITS: dict[tuple[str, str], Traits] = {}
 
 
-def layer(layer_type: str, *versions: int) -> Callable[[Builder], Builder]:
-    """Register ``builder`` for ``layer_type`` at each opset version (``version="opset4"`` in the IR)."""
+def layer(layer_type: str, *versions: int, traits: Traits = PLAIN) -> Callable[[Builder], Builder]:
+    """Register ``builder`` for ``layer_type`` at each opset version (``version="opset4"`` in the IR),
+    with its ``traits`` (``ovpool.engine.ops.base.Traits``: the memory budget reads ``work``)."""
 
     def decorate(builder: Builder) -> Builder:
         for version in versions:
             _TABLE[(layer_type, f"opset{version}")] = builder
+            _TRAITS[(layer_type, f"opset{version}")] = traits
         return builder
 
     return decorate
+
+
+def layer_traits(layer_type: str, version: str) -> Traits:
+    """The traits ``layer_type`` at ``version`` ("opset1") was registered with; ``PLAIN`` for a
+    layer numpy does not run."""
+    return _TRAITS.get((layer_type, version), PLAIN)
+
+
+def layer_traits_named(layer_type: str) -> Traits:
+    """The traits of ``layer_type`` where only its name is known (the memory budget's plan walk):
+    those of its newest version; every version states the same ones (tests/test_op_traits.py)."""
+    found = [(int(version.removeprefix("opset")), traits) for (name, version), traits in _TRAITS.items() if name == layer_type]
+    return max(found, key=lambda pair: pair[0])[1] if found else PLAIN
 
 
 def builder_for(layer_type: str, version: str) -> Builder | None:

@@ -23,7 +23,9 @@ import numpy as np
 
 from ovpool import kernels
 from ovpool.engine.ir_layers.base import Builder, LayerNode, cached, ints_of, layer, same_type
-from ovpool.engine.ops.base import Kernel
+from ovpool.engine.ops.base import Kernel, Traits
+from ovpool.engine.ops.conv import CONV_WORK
+from ovpool.engine.ops.pooling import MAX_POOLING, POOLING
 from ovpool.errors import SpecError
 from ovpool.ir.adapter import spec_from_layer, template_for
 from ovpool.ir.templates import versions_of
@@ -153,10 +155,11 @@ def _convolution(grouped: bool, transposed: bool) -> Builder:
     return build
 
 
-layer("Convolution", 1)(_convolution(grouped=False, transposed=False))
-layer("GroupConvolution", 1)(_convolution(grouped=True, transposed=False))
-layer("ConvolutionBackpropData", 1)(_convolution(grouped=False, transposed=True))
-layer("GroupConvolutionBackpropData", 1)(_convolution(grouped=True, transposed=True))
+_CONV = Traits(work=CONV_WORK)  # on ONNX Conv's and ConvTranspose's kernels
+layer("Convolution", 1, traits=_CONV)(_convolution(grouped=False, transposed=False))
+layer("GroupConvolution", 1, traits=_CONV)(_convolution(grouped=True, transposed=False))
+layer("ConvolutionBackpropData", 1, traits=_CONV)(_convolution(grouped=False, transposed=True))
+layer("GroupConvolutionBackpropData", 1, traits=_CONV)(_convolution(grouped=True, transposed=True))
 
 
 def _pooling(node: LayerNode) -> Kernel:
@@ -186,4 +189,4 @@ def _pooling(node: LayerNode) -> Kernel:
 
 
 for _type in ("AvgPool", "MaxPool"):
-    layer(_type, *(t.since for t in versions_of(_type)))(_pooling)
+    layer(_type, *(t.since for t in versions_of(_type)), traits=MAX_POOLING if _type == "MaxPool" else POOLING)(_pooling)

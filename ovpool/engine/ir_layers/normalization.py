@@ -20,6 +20,7 @@ import numpy as np
 
 from ovpool.engine.ir_layers.base import LayerNode, ints_of, layer
 from ovpool.engine.ops.base import Kernel
+from ovpool.engine.ops.normalization import NORMALIZING
 
 
 @layer("SoftMax", 1, 8)
@@ -119,7 +120,7 @@ def _window_sums(x: np.ndarray, axis: int, half: int) -> np.ndarray:
     return np.moveaxis(padded[high] - padded[low], 0, axis)
 
 
-@layer("LRN", 1)
+@layer("LRN", 1, traits=NORMALIZING)
 def lrn(node: LayerNode) -> Kernel:
     """LRN-1: x / (bias + alpha / size^len(axes) * sqr_sum)^beta, ``sqr_sum`` the sum of x^2 over the
     window of each axis of the ``axes`` input from ``i - (size - 1) // 2`` to ``i + (size - 1) // 2``
@@ -159,7 +160,7 @@ def grn(node: LayerNode) -> Kernel:
     return kernel
 
 
-@layer("GroupNormalization", 12)
+@layer("GroupNormalization", 12, traits=NORMALIZING)
 def group_normalization(node: LayerNode) -> Kernel:
     """GroupNormalization-12 (data, scale, bias): ONNX GroupNormalization-21, statistics per sample
     over each of ``num_groups`` groups of channels, ``epsilon`` added to the variance, scale and

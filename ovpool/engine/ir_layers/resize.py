@@ -33,6 +33,7 @@ import numpy as np
 from ovpool.engine.ir_layers.base import LayerNode, ints_of, layer
 from ovpool.engine.ops import gridsample
 from ovpool.engine.ops.base import Kernel
+from ovpool.engine.ops.gridsample import SAMPLING
 
 _TRANSFORMS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
 _NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
@@ -239,7 +240,7 @@ def interpolate(node: LayerNode) -> Kernel:
     return kernel
 
 
-@layer("GridSample", 9)
+@layer("GridSample", 9, traits=SAMPLING)
 def grid_sample(node: LayerNode) -> Kernel:
     """GridSample-9: 4-D data sampled at a normalized grid (``align_corners``, ``mode`` bilinear,
     bicubic or nearest, ``padding_mode`` zeros, border or reflection), with OpenVINO's reference

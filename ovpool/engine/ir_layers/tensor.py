@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ovpool.engine.ir_layers.base import LayerNode, cached, int64, ints_of, layer
-from ovpool.engine.ops.base import Kernel
+from ovpool.engine.ops.base import NO_WORK, Kernel, Traits
 
 
 @layer("Concat", 1)
@@ -30,7 +30,7 @@ def concat(node: LayerNode) -> Kernel:
     return node.onnx("Concat", 13, {"axis": node.integer("axis")})
 
 
-@layer("Reshape", 1)
+@layer("Reshape", 1, traits=Traits(work=NO_WORK))
 def reshape(node: LayerNode) -> Kernel:
     """Reshape-1: ``special_zero="true"`` copies the input's dim for a 0 ((2, 3, 4) to [0, -1]:
     (2, 12)); ``"false"`` makes it an empty dim. One -1 takes what is left (for an input of no
@@ -75,7 +75,7 @@ def _empty_target(node: LayerNode, dims: tuple[int, ...], pattern: list[int], ze
     return tuple(target)
 
 
-@layer("Squeeze", 1, 15)
+@layer("Squeeze", 1, 15, traits=Traits(work=NO_WORK))
 def squeeze(node: LayerNode) -> Kernel:
     """Squeeze-1/15: drop the axes of length 1 named by the optional ``axes`` input (all of them
     when absent); Squeeze-15 with ``allow_axis_skip`` passes over a named axis that is not 1."""
@@ -93,7 +93,7 @@ def squeeze(node: LayerNode) -> Kernel:
     return run
 
 
-@layer("Unsqueeze", 1)
+@layer("Unsqueeze", 1, traits=Traits(work=NO_WORK))
 def unsqueeze(node: LayerNode) -> Kernel:
     """Unsqueeze-1: insert axes of length 1 at the positions of the output named by ``axes``."""
     kernel = node.onnx("Unsqueeze", 13, {}, (None, int64(node.constant(1))))
@@ -294,7 +294,7 @@ def gather(node: LayerNode) -> Kernel:
     return kernel
 
 
-@layer("ShapeOf", 1, 3)
+@layer("ShapeOf", 1, 3, traits=Traits(work=NO_WORK))
 def shape_of(node: LayerNode) -> Kernel:
     """ShapeOf-1 (i64) and -3 (``output_type`` i64 or i32): the input's dims."""
     dtype = node.element_type("output_type", "i64") if node.layer.version == "opset3" else np.dtype(np.int64)
@@ -397,6 +397,6 @@ def range_(node: LayerNode) -> Kernel:
     return kernel
 
 
-@layer("Identity", 16)
+@layer("Identity", 16, traits=Traits(work=NO_WORK))
 def identity(node: LayerNode) -> Kernel:
     return lambda x: (x,)

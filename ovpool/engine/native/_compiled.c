@@ -443,20 +443,28 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
 #endif
 
 /* The chain: `ops` rows of 4 int64 (code, a, b, c), each operand -1 for the previous row's result,
- * -2 for the value a row of code 6 saved (a node's input that later rows of the node read again),
+ * -2 for the value a CHAIN_SAVE row saved (a node's input that later rows of the node read again),
  * or the index of an argument; an argument is `n` values, one, or one per plane of `plane` positions
  * (`sizes`: a (1, 96, 1, 1) scale of a (1, 96, 80, 80) tensor is 96 values, one per plane of 6400;
- * blocks then end at plane boundaries, and such a value is read as one value). Codes: 1 a + b, 2 a - b,
- * 3 a * b, 4 a / b, 5 clip(a, b, c) as numpy 2 computes it for floats: min(max(a, b), c) where
- * max(x, y) is x if x is NaN or x >= y, else y, and min(x, y) is x if x is NaN or x <= y, else y
- * (np.clip(-0.0, 0, inf) is -0.0; a NaN bound gives NaN everywhere), written `x < low ? low : x`
- * and `v > high ? high : v` for bounds that are numbers (one vector max and min); 6 saves a for the
- * rows after (the previous result stays as it was); 7 sqrt(a), correctly rounded as IEEE 754 has
- * it and numpy computes it (sqrt(2) in float32 is 1.41421354, sqrt(-0) is -0, sqrt(-1) NaN). A
+ * blocks then end at plane boundaries, and such a value is read as one value). Codes (enum chain_op
+ * below): CHAIN_ADD a + b, CHAIN_SUB a - b, CHAIN_MUL a * b, CHAIN_DIV a / b, CHAIN_CLIP clip(a,
+ * b, c) as numpy 2 computes it for floats: min(max(a, b), c) where max(x, y) is x if x is NaN or
+ * x >= y, else y, and min(x, y) is x if x is NaN or x <= y, else y (np.clip(-0.0, 0, inf) is -0.0;
+ * a NaN bound gives NaN everywhere), written `x < low ? low : x` and `v > high ? high : v` for
+ * bounds that are numbers (one vector max and min); CHAIN_SAVE saves a for the rows after (the
+ * previous result stays as it was); CHAIN_SQRT sqrt(a), correctly rounded as IEEE 754 has it and
+ * numpy computes it (sqrt(2) in float32 is 1.41421354, sqrt(-0) is -0, sqrt(-1) NaN). A
  * row whose operands are all one value each computes one value (a squeeze-excite gate's
  * HardSigmoid once per plane, not per position). The last row writes `out`, each position after
  * the rows before it read it (`out` may be an argument). */
 #define CHAIN_BLOCK 256
+
+/* The instruction codes (ovpool/engine/native/chain_ops.py's table; tests/test_chain_codes.py
+ * holds the two equal) and how many operands each reads. */
+enum chain_op { CHAIN_ADD = 1, CHAIN_SUB = 2, CHAIN_MUL = 3, CHAIN_DIV = 4, CHAIN_CLIP = 5, CHAIN_SAVE = 6, CHAIN_SQRT = 7 };
+static const int chain_operands[] = {
+    [CHAIN_ADD] = 2, [CHAIN_SUB] = 2, [CHAIN_MUL] = 2, [CHAIN_DIV] = 2, [CHAIN_CLIP] = 3, [CHAIN_SAVE] = 1, [CHAIN_SQRT] = 1,
+};
 
 /* An operand of a row over the block from `start`: the previous result, the saved value, n values,
  * one value, or the value of the block's plane; `s` is 0 for one value. */
@@ -532,26 +540,26 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
                 CHAIN_SOURCE(row[1], pa, sa)                                                          \
                 CHAIN_SOURCE(row[2], pb, sb)                                                          \
                 switch (row[0]) {                                                                     \
-                case 1:                                                                               \
+                case CHAIN_ADD:                                                                       \
                     CHAIN_BINARY(T, x + y)                                                            \
                     break;                                                                            \
-                case 2:                                                                               \
+                case CHAIN_SUB:                                                                       \
                     CHAIN_BINARY(T, x - y)                                                            \
                     break;                                                                            \
-                case 3:                                                                               \
+                case CHAIN_MUL:                                                                       \
                     CHAIN_BINARY(T, x * y)                                                            \
                     break;                                                                            \
-                case 4:                                                                               \
+                case CHAIN_DIV:                                                                       \
                     CHAIN_BINARY(T, x / y)                                                            \
                     break;                                                                            \
-                case 6:                                                                               \
+                case CHAIN_SAVE:                                                                      \
                     if (sa)                                                                           \
                         memcpy(saved, pa, m * sizeof(T));                                             \
                     else                                                                              \
                         saved[0] = pa[0];                                                             \
                     saved_wide = sa;                                                                  \
                     break;                                                                            \
-                case 7:                                                                               \
+                case CHAIN_SQRT:                                                                      \
                     if (sa) {                                                                         \
                         for (int64_t j = 0; j < m; ++j)                                               \
                             dest[j] = SQRT(pa[j]);                                                    \
@@ -559,7 +567,7 @@ DEFINE_TAPS(ovpool_taps_f64, double, , , )
                     } else                                                                            \
                         CHAIN_ONE(T, SQRT(pa[0]))                                                      \
                     break;                                                                            \
-                default: {                                                                            \
+                case CHAIN_CLIP: {                                                                    \
                     const T low = pb[0], high = args[row[3]][0];                                      \
                     if (low != low || high != high) {                                                 \
                         CHAIN_ONE(T, low != low ? low : high)                                          \
@@ -661,23 +669,23 @@ static PyObject *chain(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
     int saved = 0, valued = 0;
     for (int64_t k = 0; k < count; ++k) {
         const int64_t *row = ops + 4 * k;
-        const int operands = row[0] == 5 ? 3 : row[0] == 6 || row[0] == 7 ? 1 : 2;
-        if (row[0] < 1 || row[0] > 7) {
+        if (row[0] < CHAIN_ADD || row[0] > CHAIN_SQRT) {
             PyErr_Format(PyExc_ValueError, "chain: row %lld has no code %lld", (long long)k, (long long)row[0]);
             goto done;
         }
+        const int operands = chain_operands[row[0]];
         for (int o = 1; o <= operands; ++o) {
             const int64_t ref = row[o];
-            const int clip_bound = row[0] == 5 && o > 1;
+            const int clip_bound = row[0] == CHAIN_CLIP && o > 1;
             if (ref >= arguments || ref < -2 || (ref == -1 && !valued) || (ref == -2 && !saved) || (clip_bound && ref < 0)) {
                 PyErr_Format(PyExc_ValueError, "chain: row %lld reads no value at operand %d", (long long)k, o);
                 goto done;
             }
         }
-        saved = saved || row[0] == 6;
-        valued = valued || row[0] != 6;
+        saved = saved || row[0] == CHAIN_SAVE;
+        valued = valued || row[0] != CHAIN_SAVE;
     }
-    if (count > 0 && ops[4 * (count - 1)] == 6) {
+    if (count > 0 && ops[4 * (count - 1)] == CHAIN_SAVE) {
         PyErr_SetString(PyExc_ValueError, "chain: the last row saves");
         goto done;
     }

@@ -21,7 +21,7 @@ rows of ``ops`` (C-contiguous int64, four per row: code, a, b, c) over ``out``'s
 each argument of ``out``'s dtype, C-contiguous, of ``out``'s length, of one value, or of one
 value per plane of ``plane`` positions (``plane`` 0 when none is); each operand -1 for the
 previous row's result, -2 for the value a "save" row kept, or an argument's index; codes in
-``CHAIN_CODES`` (HardSwish as paddle writes it, x of 5 values: (1, 0, 1, 0) x + 3, (5, -1, 2, 3)
+``CHAIN_CODES`` (``ovpool.engine.native.chain_ops``, the C ``enum chain_op``; HardSwish as paddle writes it, x of 5 values: (1, 0, 1, 0) x + 3, (5, -1, 2, 3)
 clip to [0, 6], (3, 0, -1, 0) times x, (4, -1, 4, 0) over 6, with arguments x, 3, 0, 6, 6; an
 operand a code does not read is 0). A row that reads no value or an argument it cannot read is a
 ValueError.
@@ -40,12 +40,11 @@ from typing import Any
 import numpy as np
 
 from ovpool.engine.blas import compiled_allowed
+from ovpool.engine.native.chain_ops import CHAIN_CODES as CHAIN_CODES  # its old place: read chain_ops
 
 Taps = Callable[[int, int, int, int, int], int]
 Bias = Callable[[int, int, int, int, int], None]
 Chain = Callable[..., None]
-
-CHAIN_CODES = {"add": 1, "sub": 2, "mul": 3, "div": 4, "clip": 5, "save": 6, "sqrt": 7}
 
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 

@@ -20,7 +20,7 @@ def table() -> str:
         history[(schema.domain, schema.name)].append(schema.since_version)
     families: dict[str, dict[str, list[int]]] = defaultdict(dict)
     for row in covered():
-        family = row.factory.__module__.rpartition(".")[2]
+        family = row.factory.__module__.removeprefix("ovpool.engine.ops.").partition(".")[0]  # conv.forward: conv
         known = history[(row.domain, row.op_type)]
         # a domain onnx has no schemas for (com.microsoft): the registered range's first version
         versions = sorted(v for v in known if row.since <= v <= row.until) if known else [row.since]

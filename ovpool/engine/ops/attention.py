@@ -50,8 +50,9 @@ import numpy as np
 
 from ovpool import dtypes
 from ovpool.engine.ops.base import Kernel, OpNode, normalize_axis, register
+from ovpool.engine.ops.checks import float_attr, int_attr, str_attr, type_guard
 from ovpool.engine.ops.control import _outer_slices
-from ovpool.engine.ops.elementwise import float_attr, int_attr, rounding, str_attr, type_guard
+from ovpool.engine.ops.precision import rounding
 from ovpool.engine.ops.softmax import softmax_steps
 
 # softmax_precision values: TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16

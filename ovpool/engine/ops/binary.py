@@ -31,22 +31,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
-from ovpool.engine.ops.base import Kernel, OpNode, outputs, register
-from ovpool.engine.ops.elementwise import (
-    InPlace,
-    bit_select,
-    ignoring_fp,
-    int_attr,
-    narrow,
-    str_attr,
-    type_guard,
-    wide,
-    writable_float,
-)
+from ovpool.engine.inplace import InPlace, ignoring_fp, writable_float
+from ovpool.engine.native.chain_ops import ufunc_rows
+from ovpool.engine.ops.base import PLAIN, SHAPE_VALUE, Kernel, OpNode, Traits, outputs, register
+from ovpool.engine.ops.checks import int_attr, str_attr, type_guard
+from ovpool.engine.ops.elementwise.unary import bit_select
+from ovpool.engine.ops.precision import narrow, wide
 
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -97,9 +90,8 @@ def _binary(node: OpNode, function: Binary, ufunc: np.ufunc | None = None) -> Ke
     return InPlace(kernel, ignoring_fp(into), (0, 1), tile, InPlace(quiet_kernel, into, (0, 1), tile, code=code), code)
 
 
-_CODES: dict[Any, tuple[tuple[str, int, int]]] = {
-    ufunc: ((name, 0, 1),) for ufunc, name in ((np.add, "add"), (np.subtract, "sub"), (np.multiply, "mul"), (np.divide, "div"))
-}
+# The compiled chain's row of each binary ufunc it has (add, sub, mul, div: ovpool.engine.native.chain_ops).
+_CODES = ufunc_rows(2)
 
 
 def _binary_factory(function: Binary) -> Callable[[OpNode], Kernel]:
@@ -109,32 +101,32 @@ def _binary_factory(function: Binary) -> Callable[[OpNode], Kernel]:
 
 _IN_PLACE = (np.add, np.subtract, np.multiply)  # float results of the inputs' type
 
-_PLAIN: tuple[tuple[str, int, Binary], ...] = (
-    ("Add", 7, np.add),
-    ("Sub", 7, np.subtract),
-    ("Mul", 7, np.multiply),
-    ("Equal", 7, np.equal),
-    ("Greater", 7, np.greater),
-    ("GreaterOrEqual", 12, np.greater_equal),
-    ("Less", 7, np.less),
-    ("LessOrEqual", 12, np.less_equal),
-    ("And", 7, np.logical_and),
-    ("Or", 7, np.logical_or),
-    ("Xor", 7, np.logical_xor),
-    ("BitwiseAnd", 18, np.bitwise_and),
-    ("BitwiseOr", 18, np.bitwise_or),
-    ("BitwiseXor", 18, np.bitwise_xor),
+_PLAIN: tuple[tuple[str, int, Binary, Traits], ...] = (
+    ("Add", 7, np.add, SHAPE_VALUE),
+    ("Sub", 7, np.subtract, SHAPE_VALUE),
+    ("Mul", 7, np.multiply, SHAPE_VALUE),
+    ("Equal", 7, np.equal, SHAPE_VALUE),
+    ("Greater", 7, np.greater, SHAPE_VALUE),
+    ("GreaterOrEqual", 12, np.greater_equal, SHAPE_VALUE),
+    ("Less", 7, np.less, SHAPE_VALUE),
+    ("LessOrEqual", 12, np.less_equal, SHAPE_VALUE),
+    ("And", 7, np.logical_and, SHAPE_VALUE),
+    ("Or", 7, np.logical_or, SHAPE_VALUE),
+    ("Xor", 7, np.logical_xor, PLAIN),
+    ("BitwiseAnd", 18, np.bitwise_and, PLAIN),
+    ("BitwiseOr", 18, np.bitwise_or, PLAIN),
+    ("BitwiseXor", 18, np.bitwise_xor, PLAIN),
 )
 
-for _op, _since, _function in _PLAIN:
-    register(_op, _since)(_binary_factory(_function))
+for _op, _since, _function, _traits in _PLAIN:
+    register(_op, _since, traits=_traits)(_binary_factory(_function))
 
 # ufuncs that raise no floating-point flag on integers and bools (wrapping is silent; an integer
 # floor division of the lowest value by -1 flags overflow, so Div, Mod and Pow are not here)
-_QUIET_ON_INTEGERS = frozenset(f for _, _, f in _PLAIN) | {np.left_shift, np.right_shift}
+_QUIET_ON_INTEGERS = frozenset(f for _, _, f, _ in _PLAIN) | {np.left_shift, np.right_shift}
 
 
-@register("Not", 1)
+@register("Not", 1, traits=SHAPE_VALUE)
 def not_(node: OpNode) -> Kernel:
     """Not-1: logical not of a bool tensor: [True, False] -> [False, True]."""
     check = type_guard(node)
@@ -184,7 +176,7 @@ def _truncating_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q
 
 
-@register("Div", 7)
+@register("Div", 7, traits=SHAPE_VALUE)
 def div(node: OpNode) -> Kernel:
     """Div-7/13/14: floats IEEE (1/0 = inf, 0/0 = NaN); integers truncate toward zero (-7/2 = -3) and
     a zero divisor is the node's error."""
@@ -226,14 +218,14 @@ def _mod(node: OpNode, float_python_mod: bool) -> Kernel:
     return _binary(node, remainder)
 
 
-@register("Mod", 10, 27)
+@register("Mod", 10, 27, traits=SHAPE_VALUE)
 def mod(node: OpNode) -> Kernel:
     """Mod-10/13: ``fmod=0`` (default) integers only, Python's %: -7 % 2 = 1, 7 % -2 = -1;
     ``fmod=1`` C's fmod, the dividend's sign: -7 fmod 2 = -1, -7.5 fmod 2 = -1.5."""
     return _mod(node, float_python_mod=False)
 
 
-@register("Mod", 28)
+@register("Mod", 28, traits=SHAPE_VALUE)
 def mod_28(node: OpNode) -> Kernel:
     """Mod-28: as Mod-13, and ``fmod=0`` on floats is A - floor(A/B)*B: -7.5 % 2 = 0.5, 3 % -inf =
     -inf, 0 % -2 = -0."""
@@ -378,14 +370,14 @@ def _accumulate(function: np.ufunc, arrays: tuple[np.ndarray, ...]) -> np.ndarra
     return result
 
 
-@register("Max", 6)
+@register("Max", 6, traits=SHAPE_VALUE)
 def max_(node: OpNode) -> Kernel:
     """Max-6/8/12/13: element-wise maximum of every input; NaN wins: max(1, NaN, 0) = NaN.
     Max-12 adds integer types."""
     return _variadic(node, functools.partial(_accumulate, np.maximum), quiet_on_integers=True)
 
 
-@register("Min", 6)
+@register("Min", 6, traits=SHAPE_VALUE)
 def min_(node: OpNode) -> Kernel:
     """Min-6/8/12/13: element-wise minimum of every input; NaN wins: min(1, NaN) = NaN."""
     return _variadic(node, functools.partial(_accumulate, np.minimum), quiet_on_integers=True)
@@ -416,7 +408,7 @@ def mean(node: OpNode) -> Kernel:
 # ---------------------------------------------------------------- Where, BitShift
 
 
-@register("Where", 9)
+@register("Where", 9, traits=SHAPE_VALUE)
 def where(node: OpNode) -> Kernel:
     """Where-9/16: X where the bool condition holds, else Y, broadcast three ways: condition
     [[True], [False]] with X [1, 2] and Y 0 gives [[1, 2], [0, 0]]. Numbers and bools are picked by

@@ -20,8 +20,8 @@ import numpy as np
 from onnx import SparseTensorProto, TensorProto, helper, numpy_helper
 
 from ovpool.engine.memo import dtype_name
-from ovpool.engine.ops.base import Kernel, OpNode, outputs, register
-from ovpool.engine.ops.elementwise import check_type, type_guard
+from ovpool.engine.ops.base import NO_WORK, SHAPE_VALUE, Kernel, OpNode, Traits, outputs, register
+from ovpool.engine.ops.checks import check_type, type_guard
 from ovpool.memory import check_tensor, fits
 
 
@@ -104,7 +104,7 @@ def constant(node: OpNode) -> Kernel:
 # ---------------------------------------------------------------- Identity, optionals, Dropout
 
 
-@register("Identity", 1)
+@register("Identity", 1, traits=Traits(work=NO_WORK, shape_value=True))
 def identity(node: OpNode) -> Kernel:
     """Identity: the input itself (a tensor, or from Identity-14 a sequence or optional)."""
 
@@ -486,7 +486,7 @@ def _saturate(node: OpNode) -> bool:
     return bool(value)
 
 
-@register("Cast", 1)
+@register("Cast", 1, traits=SHAPE_VALUE)
 def cast(node: OpNode) -> Kernel:
     """Cast to ``to`` (a name in Cast-1, an enum value from 6). Cast-19+ ``saturate`` (default 1)
     applies to float 8 targets only; Cast-24's ``round_mode`` (default "up") to FLOAT8E8M0 ones."""
@@ -568,7 +568,7 @@ def _target_of_bits(node: OpNode, elem: int) -> np.dtype:
 # ---------------------------------------------------------------- Shape, Size, ConstantOfShape
 
 
-@register("Shape", 1, 14)
+@register("Shape", 1, 14, traits=Traits(work=NO_WORK))
 def shape(node: OpNode) -> Kernel:
     """Shape: the input's dims as int64, ``(2, 3, 4)`` -> ``[2, 3, 4]``."""
 
@@ -578,7 +578,7 @@ def shape(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("Shape", 15)
+@register("Shape", 15, traits=Traits(work=NO_WORK))
 def shape_slice(node: OpNode) -> Kernel:
     """Shape-15+: dims ``start`` (default 0) to ``end`` (default the rank), negative counting from the
     end, both clamped to ``[0, rank]``: shape ``(2, 3, 4, 5)`` with start=-3, end=-1 gives ``[3, 4]``;
@@ -596,7 +596,7 @@ def shape_slice(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("Size", 1)
+@register("Size", 1, traits=Traits(work=NO_WORK))
 def size(node: OpNode) -> Kernel:
     """Size: the number of elements as an int64 scalar, ``(2, 3, 4)`` -> ``24``."""
 
@@ -606,7 +606,7 @@ def size(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("ConstantOfShape", 9)
+@register("ConstantOfShape", 9, traits=SHAPE_VALUE)
 def constant_of_shape(node: OpNode) -> Kernel:
     """ConstantOfShape: a tensor of the dims given by the int64 input, filled with ``value`` (a
     one-element tensor, default float32 0; its type is the output's). ``[2, 3]`` with value

@@ -26,8 +26,9 @@ import math
 import numpy as np
 
 from ovpool.engine.ops.base import Kernel, OpNode, outputs, register
-from ovpool.engine.ops.conv import ConvPlan, conv_plan, parse
-from ovpool.engine.ops.elementwise import int_attr, type_guard
+from ovpool.engine.ops.checks import int_attr, type_guard
+from ovpool.engine.ops.conv.attributes import parse
+from ovpool.engine.ops.conv.plan import ConvPlan, conv_plan
 from ovpool.memory import check_tensor
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ovpool.engine.ops.base import Kernel, OpNode, register
+from ovpool.engine.ops.base import Kernel, OpNode, Rule, Traits, register
 
 # --- NonMaxSuppression -------------------------------------------------------------------------
 
@@ -297,7 +297,12 @@ def _roi_align_kernel(node: OpNode, half_pixel: bool) -> Kernel:
     return kernel
 
 
-@register("RoiAlign", 10, 15)
+# RoiAlign gathers 16 MB of float32 values at a time (values, weights and products: 48 MiB; one
+# region of more sample points than that is beyond the rule).
+ALIGNING = Traits(work=Rule(2.0, 3.0, fixed=48 << 20))
+
+
+@register("RoiAlign", 10, 15, traits=ALIGNING)
 def roi_align_10(node: OpNode) -> Kernel:
     """RoiAlign-10: always ``output_half_pixel`` (it has no coordinate_transformation_mode).
 
@@ -309,7 +314,7 @@ def roi_align_10(node: OpNode) -> Kernel:
     return _roi_align_kernel(node, half_pixel=False)
 
 
-@register("RoiAlign", 16)
+@register("RoiAlign", 16, traits=ALIGNING)
 def roi_align_16(node: OpNode) -> Kernel:
     """RoiAlign-16 and -22: ``coordinate_transformation_mode`` ``half_pixel`` (default: shift by -0.5,
     no widening; a zero-size region has no sample point when sampling_ratio is 0 and pools to 0) or

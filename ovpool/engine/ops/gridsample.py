@@ -44,8 +44,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ovpool.engine.ops.base import Kernel, OpNode, outputs, register
-from ovpool.engine.ops.elementwise import int_attr, type_guard
+from ovpool.engine.ops.base import Kernel, OpNode, Rule, Traits, outputs, register
+from ovpool.engine.ops.checks import int_attr, type_guard
 from ovpool.memory import check_tensor
 
 _MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}
@@ -239,7 +239,11 @@ def _sampling(node: OpNode) -> Sampling:
     return Sampling(canonical, padding, bool(align), 4 if node.since < 20 else None)
 
 
-@register("GridSample", 16)
+# Working memory: the taps in float64 (bicubic: 22.7 x the output, 32 x the grid).
+SAMPLING = Traits(work=Rule(24.0, 12.0))
+
+
+@register("GridSample", 16, traits=SAMPLING)
 def grid_sample_op(node: OpNode) -> Kernel:
     """GridSample-16 (4-D; bilinear, nearest, bicubic), -20 and -22 (N-D; linear, nearest, cubic)."""
     rule = _sampling(node)

@@ -18,8 +18,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ovpool.engine.memo import ShapeMemo, dtype_name
-from ovpool.engine.ops.base import Kernel, OpNode, normalize_axis, outputs, register
-from ovpool.engine.ops.elementwise import type_guard
+from ovpool.engine.ops.base import SHAPE_VALUE, Kernel, OpNode, normalize_axis, outputs, register
+from ovpool.engine.ops.checks import type_guard
 from ovpool.memory import check_tensor, fits
 
 _FEW = 64  # indices up to this many are bounded in Python: two numpy reductions cost more
@@ -108,7 +108,7 @@ def _reduction(node: OpNode) -> Callable[..., None] | None:
 # Gather family
 
 
-@register("Gather", 1)
+@register("Gather", 1, traits=SHAPE_VALUE)
 def gather(node: OpNode) -> Kernel:
     """Gather: output[i.., j..] = data[.., indices[i..], ..] along ``axis`` (default 0, negative
     allowed). Indices in [0, s) for Gather-1, [-s, s) from 11. data (3,2) = [[1,2],[3,4],[5,6]]

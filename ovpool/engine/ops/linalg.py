@@ -28,11 +28,15 @@ from typing import Any
 import numpy as np
 
 from ovpool.engine.memo import ShapeMemo
-from ovpool.engine.ops.base import Kernel, OpNode, outputs, register
-from ovpool.engine.ops.elementwise import float_attr, int_attr, narrow, type_guard, wide
+from ovpool.engine.ops.base import Kernel, OpNode, Rule, Traits, outputs, register
+from ovpool.engine.ops.checks import float_attr, int_attr, type_guard
+from ovpool.engine.ops.precision import narrow, wide
+
+# A body's run may give back a product's last results for the same operands (graph._Remembered).
+REMEMBERED = Traits(remembered=True)
 
 
-@register("MatMul", 1)
+@register("MatMul", 1, traits=REMEMBERED)
 def matmul(node: OpNode) -> Kernel:
     """MatMul-1/9/13: numpy matmul semantics: (2, 3, 4) @ (4, 5) -> (2, 3, 5), (3,) @ (3,) -> 0-d.
     A constant half-precision B is widened to float32 once, here."""
@@ -57,7 +61,7 @@ def matmul(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("Gemm", 7)
+@register("Gemm", 7, traits=REMEMBERED)
 def gemm(node: OpNode) -> Kernel:
     """Gemm-7/9/11/13: Y = alpha*A'B' + beta*C (alpha = beta = 1, no transposes by default):
     A (2, 3), B (4, 3) with transB=1, C (4,) gives (2, 4). C is required before Gemm-11."""
@@ -218,7 +222,7 @@ def einsum(node: OpNode) -> Kernel:
 # ---------------------------------------------------------------- Det
 
 
-@register("Det", 11)
+@register("Det", 11, traits=Traits(work=Rule(3.0, 1.0)))  # LAPACK's copy of the matrices: 2.1 x input
 def det(node: OpNode) -> Kernel:
     """Det-11/22: the determinant of each trailing M x M matrix (LU, LAPACK): (3, 2, 2) gives (3,),
     a 2-D input a 0-d result; [[1, 2], [3, 4]] gives -2. float16 and bfloat16 (Det-22) are computed

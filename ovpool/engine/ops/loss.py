@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ovpool.engine.ops.base import Kernel, OpNode, outputs, register
-from ovpool.engine.ops.elementwise import str_attr, type_guard, wide
+from ovpool.engine.ops.base import Kernel, OpNode, Rule, Traits, outputs, register
+from ovpool.engine.ops.checks import str_attr, type_guard
+from ovpool.engine.ops.precision import wide
 
 REDUCTIONS = ("none", "sum", "mean")
 
@@ -81,14 +82,18 @@ def _loss(node: OpNode, log_softmax: bool) -> Kernel:
     return kernel
 
 
-@register("NegativeLogLikelihoodLoss", 12)
+# NegativeLogLikelihoodLoss holds its picked values and weights; SoftmaxCrossEntropyLoss its
+# log-softmax and exponentials (2.1 x a float32 input).
+
+
+@register("NegativeLogLikelihoodLoss", 12, traits=Traits(work=Rule(2.0, 1.0)))
 def negative_log_likelihood_loss(node: OpNode) -> Kernel:
     """NegativeLogLikelihoodLoss-12/13/22: input [[-1, -2], [-3, -4]], target [0, 1] give losses
     [1, 4]; "mean" 2.5, "sum" 5; with ``ignore_index=1`` the second is 0 and the mean 1 / 1 = 1."""
     return _loss(node, log_softmax=False)
 
 
-@register("SoftmaxCrossEntropyLoss", 12)
+@register("SoftmaxCrossEntropyLoss", 12, traits=Traits(work=Rule(3.0, 1.0)))
 def softmax_cross_entropy_loss(node: OpNode) -> Kernel:
     """SoftmaxCrossEntropyLoss-12/13: the negative log-likelihood of log-softmax(scores) along the
     class axis: scores [[0, 0]] and target [0] give ln 2 = 0.693; the optional second output is

@@ -27,8 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from ovpool import dtypes
-from ovpool.engine.ops.base import LATEST, Kernel, OpNode, normalize_axes, normalize_axis, outputs, register
-from ovpool.engine.ops.elementwise import float_attr, int_attr, rounding, type_guard
+from ovpool.engine.ops.base import LATEST, Kernel, OpNode, Rule, Traits, normalize_axes, normalize_axis, outputs, register
+from ovpool.engine.ops.checks import float_attr, int_attr, type_guard
+from ovpool.engine.ops.precision import rounding
 
 FLOAT_STASH = 1  # TensorProto.FLOAT, the one stash_type ovpool computes in
 
@@ -112,7 +113,12 @@ def _inference_only(node: OpNode) -> None:
         )
 
 
-@register("BatchNormalization", 1, 8)
+# Working memory: squares and sums, 2 x input (LRN); BatchNormalization's kernel returns a new array.
+NORMALIZING = Traits(work=Rule(3.0, 1.0))
+BATCH_NORMALIZING = Traits(work=NORMALIZING.work, fresh=True)
+
+
+@register("BatchNormalization", 1, 8, traits=BATCH_NORMALIZING)
 def batch_normalization_spatial(node: OpNode) -> Kernel:
     """BatchNormalization-1/6/7, inference form (``is_test`` is not needed for it): with ``spatial=1``
     (default) per channel, statistics of shape (C,); with ``spatial=0`` per activation, shape
@@ -124,7 +130,7 @@ def batch_normalization_spatial(node: OpNode) -> Kernel:
     return _inference(node, float(node.attr("epsilon", 1e-5)), per_activation=not spatial)
 
 
-@register("BatchNormalization", 9, 13)
+@register("BatchNormalization", 9, 13, traits=BATCH_NORMALIZING)
 def batch_normalization(node: OpNode) -> Kernel:
     """BatchNormalization-9, inference form per channel: mean 1, var 3, epsilon 1, scale 2, B 0.5
     take x = 5 to 4.5; a 1-D input is one channel."""
@@ -155,7 +161,7 @@ def _training(node: OpNode, epsilon: float, momentum: float) -> Kernel:
     return kernel
 
 
-@register("BatchNormalization", 14, LATEST)
+@register("BatchNormalization", 14, LATEST, traits=BATCH_NORMALIZING)
 def batch_normalization_training_mode(node: OpNode) -> Kernel:
     """BatchNormalization-14/15: inference form (as 9) unless ``training_mode=1``: then a batch whose
     channel holds [1, 3] gives Y = [-1, 1] * scale + B (mean 2, variance 1, epsilon aside) and
@@ -185,7 +191,7 @@ def _moments(x2: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray, np
     return centred, mean, inv_std
 
 
-@register("InstanceNormalization", 1, LATEST)
+@register("InstanceNormalization", 1, LATEST, traits=NORMALIZING)
 def instance_normalization(node: OpNode) -> Kernel:
     """InstanceNormalization-1/6/22: per sample and channel over the spatial axes; a (1, 1, 2)
     input [1, 3] with scale 2, B 0.5 (epsilon 0) gives [-1.5, 2.5]."""
@@ -216,7 +222,7 @@ def _stash(node: OpNode) -> None:
         raise node.fail(f"{stash}: ovpool computes the statistics in float32 (stash_type 1) only", "stash_type")
 
 
-@register("LayerNormalization", 17, LATEST)
+@register("LayerNormalization", 17, LATEST, traits=NORMALIZING)
 def layer_normalization(node: OpNode) -> Kernel:
     """LayerNormalization-17: over the axes from ``axis`` (default -1) on, statistics in float32
     (stash_type 1); a (2, 3, 4) input with axis=1 has Mean and InvStdDev of shape (2, 1, 1), each of
@@ -309,14 +315,14 @@ def _group_normalization(node: OpNode, per_channel: bool, float32_stash: bool) -
     return kernel
 
 
-@register("GroupNormalization", 18, 20)
+@register("GroupNormalization", 18, 20, traits=NORMALIZING)
 def group_normalization_per_group(node: OpNode) -> Kernel:
     """GroupNormalization-18: scale and bias per GROUP: 4 channels in 2 groups take scale (2,), channels
     0-1 scaled by scale[0] and 2-3 by scale[1]; statistics per sample over each group's channels."""
     return _group_normalization(node, per_channel=False, float32_stash=False)
 
 
-@register("GroupNormalization", 21, LATEST)
+@register("GroupNormalization", 21, LATEST, traits=NORMALIZING)
 def group_normalization(node: OpNode) -> Kernel:
     """GroupNormalization-21: statistics per group as in 18 (in float32, stash_type 1), scale and bias
     per CHANNEL: 4 channels in 2 groups take scale (4,)."""
@@ -347,7 +353,7 @@ def lp_normalization(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("LRN", 1, LATEST)
+@register("LRN", 1, LATEST, traits=NORMALIZING)
 def lrn(node: OpNode) -> Kernel:
     """LRN-1/13: ``y = x / (bias + alpha / size * square_sum) ** beta``, ``square_sum`` the sum of x^2
     over channels ``c - floor((size - 1) / 2)`` .. ``c + ceil((size - 1) / 2)`` that exist (axis 1;

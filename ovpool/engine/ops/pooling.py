@@ -15,7 +15,7 @@ import numpy as np
 from onnx import AttributeProto, helper
 
 from ovpool import kernels
-from ovpool.engine.ops.base import LATEST, Kernel, OpNode, register
+from ovpool.engine.ops.base import LATEST, Kernel, OpNode, Rule, Traits, register
 from ovpool.onnx.adapter import spec_from_node
 from ovpool.onnx.versions import ONNX_VERSIONS, POOL_OPS
 from ovpool.spec import PoolSpec
@@ -59,11 +59,22 @@ def pool(node: OpNode) -> Kernel:
     return kernel
 
 
+# Working memory (``Traits.work``): the axis passes hold one input-sized copy and output-sized
+# accumulators (MaxPool k3 s1 over [1, 16, 256, 256]: 0.99 x input), what ``ovpool.kernels``'
+# pooling keeps to; a MaxPool that also writes indices tracks them in int64 over every window (7.7 x
+# a float32 input for k3 s1 pads 1 in 3-D, 26 x a uint8 one); an LpPool holds its powers and their
+# axis sums (``kernels.lp_pool``: 3.1 x input for k3 over [1, 2, 32, 32]).
+POOLING = Traits(work=Rule(kernels.SCRATCH_INPUTS, kernels.SCRATCH_OUTPUTS))
+MAX_POOLING = Traits(work=POOLING.work, work_indices=Rule(8.0, 2.0))
+LP_POOLING = Traits(work=Rule(5.0, 2.0))
+
+
 def _register_versions() -> None:
     for op_type in POOL_OPS:
         rows = [row for row in ONNX_VERSIONS if row.op_type == op_type]
+        traits = MAX_POOLING if op_type == "MaxPool" else LP_POOLING if "LpPool" in op_type else POOLING
         for row, following in zip(rows, rows[1:] + [None]):
-            register(op_type, row.since, following.since - 1 if following else LATEST)(pool)
+            register(op_type, row.since, following.since - 1 if following else LATEST, traits=traits)(pool)
 
 
 _register_versions()

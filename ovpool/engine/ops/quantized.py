@@ -67,9 +67,9 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, TensorProto, helper
 
-from ovpool.engine.ops.base import Kernel, OpNode, normalize_axis, outputs, register
+from ovpool.engine.ops.base import PLAIN, Kernel, OpNode, Rule, Traits, normalize_axis, outputs, register
 from ovpool.engine.ops.casts import to_narrow_float
-from ovpool.engine.ops.conv import conv
+from ovpool.engine.ops.conv import CONV_WORK, conv
 from ovpool.errors import UnsupportedError
 from ovpool.names import FreshNames
 from ovpool.onnx.qdq import is_channels_last, qlinear_pool
@@ -77,6 +77,11 @@ from ovpool.onnx.qoperator import NUMPY_OPSET, QOPERATORS, expand_node
 from ovpool.quant import dequantize, quantize, quotient, rescale
 
 MS = "com.microsoft"
+
+# Quantizing computes in float64 (blocked scales: 17 x a float32 input), dequantizing too.
+QUANTIZING = Traits(work=Rule(18.0, 2.0))
+DEQUANTIZING = Traits(work=Rule(6.0, 1.0))
+CONVOLVING = Traits(work=CONV_WORK)  # on Conv's kernels
 
 # numpy dtype names of the quantized integer types by first version (onnx's int4/int2 are ml_dtypes types)
 _BY_VERSION: tuple[tuple[int, frozenset[str]], ...] = (
@@ -317,14 +322,14 @@ def _quantize_linear(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("QuantizeLinear", 10)
+@register("QuantizeLinear", 10, traits=QUANTIZING)
 def quantize_linear(node: OpNode) -> Kernel:
     """QuantizeLinear-10..25: float32 2.0 at scale 0.5 (per tensor) and uint8 zero point 3 is
     2 / 0.5 + 3 = 7; 0.25 / 0.5 = 0.5 rounds to 0 (half to even), 300 / 0.5 saturates at 255."""
     return _quantize_linear(node)
 
 
-@register("QuantizeLinear", 1, domain=MS)
+@register("QuantizeLinear", 1, domain=MS, traits=QUANTIZING)
 def quantize_linear_ms(node: OpNode) -> Kernel:
     """com.microsoft QuantizeLinear-1: QuantizeLinear-21's meaning without block_size."""
     return _quantize_linear(node)
@@ -370,14 +375,14 @@ def _dequantize_linear(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("DequantizeLinear", 10)
+@register("DequantizeLinear", 10, traits=DEQUANTIZING)
 def dequantize_linear(node: OpNode) -> Kernel:
     """DequantizeLinear-10..25: uint8 130 at zero point 128 and scale 0.05 is 2 * 0.05 = 0.1
     (float32 0.1000000015, the exact product rounded once)."""
     return _dequantize_linear(node)
 
 
-@register("DequantizeLinear", 1, domain=MS)
+@register("DequantizeLinear", 1, domain=MS, traits=DEQUANTIZING)
 def dequantize_linear_ms(node: OpNode) -> Kernel:
     """com.microsoft DequantizeLinear-1: DequantizeLinear-21's meaning without block_size."""
     return _dequantize_linear(node)
@@ -386,7 +391,7 @@ def dequantize_linear_ms(node: OpNode) -> Kernel:
 # --------------------------------------------------------------------------- DynamicQuantizeLinear
 
 
-@register("DynamicQuantizeLinear", 11)
+@register("DynamicQuantizeLinear", 11, traits=QUANTIZING)
 def dynamic_quantize_linear(node: OpNode) -> Kernel:
     """DynamicQuantizeLinear-11: x = [-1, 0.5, 2.5, 3] has scale float32(4 / 255) = 0.015686275,
     zero point round(1 / 0.015686275) = round(63.75) = 64, y = [0, 96, 223, 255]."""
@@ -460,7 +465,7 @@ def _per_tensor(node: OpNode, values: np.ndarray, what: str) -> np.ndarray:
     return values.reshape(())
 
 
-@register("QLinearConv", 10)
+@register("QLinearConv", 10, traits=CONVOLVING)
 def qlinear_conv(node: OpNode) -> Kernel:
     """QLinearConv-10: total = Conv(x - x_zp, w - w_zp) + B (integers), y = quantize(total *
     x_scale * w_scale / y_scale) exactly; x 10 at zero point 0, w 3, scales 0.5, 0.5, y_scale 1:
@@ -504,7 +509,7 @@ def qlinear_conv(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("ConvInteger", 10)
+@register("ConvInteger", 10, traits=CONVOLVING)
 def conv_integer(node: OpNode) -> Kernel:
     """ConvInteger-10: int32 Conv(x - x_zp, w - w_zp), padding being the zero point (0 after the
     subtraction): uint8 x [[5, 6]], zero point 5, w [[2, 1]] is 0*2 + 1*1 = 1."""
@@ -721,7 +726,7 @@ def _tensor(name: str, value: np.ndarray) -> TensorProto:
 def _register_expanded() -> None:
     for op_type in QOPERATORS:
         if op_type not in ("QLinearAveragePool", "QLinearGlobalAveragePool"):
-            register(op_type, 1, domain=MS)(_expanded)
+            register(op_type, 1, domain=MS, traits=CONVOLVING if op_type == "QLinearConv" else PLAIN)(_expanded)
 
 
 _register_expanded()

@@ -1,8 +1,8 @@
 """Random operators: RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike (1, 22),
 Multinomial (7, 22), Bernoulli (15, 22).
 
-Their values differ from one run to the next (the session never folds them:
-``ovpool.engine.graph.RANDOM_OPS``) and between runtimes even under one ``seed``, as the schemas
+Their values differ from one run to the next (registered with the ``random`` trait, the session
+never folds them) and between runtimes even under one ``seed``, as the schemas
 say: only the shape, the type and the range of a draw are the schema's. A node with ``seed``
 draws from a numpy generator seeded by it when the session is prepared, which then goes on from
 run to run (a session's sequence of draws repeats; onnxruntime's does too); without ``seed`` the
@@ -28,7 +28,7 @@ import numpy as np
 from onnx import TensorProto
 
 from ovpool import dtypes
-from ovpool.engine.ops.base import Kernel, OpNode, register
+from ovpool.engine.ops.base import Kernel, OpNode, Traits, register
 from ovpool.errors import UnsupportedError
 
 _FLOATS = ("float16", "float32", "float64")
@@ -100,7 +100,10 @@ def _shape(node: OpNode) -> tuple[int, ...]:
     return shape
 
 
-@register("RandomUniform", 1)
+DRAWING = Traits(random=True)  # never folded into a constant nor hoisted out of a loop body
+
+
+@register("RandomUniform", 1, traits=DRAWING)
 def random_uniform(node: OpNode) -> Kernel:
     """RandomUniform: ``shape`` of draws in [low, high) (default [0, 1)), float by default."""
     shape, low, high = _shape(node), float(node.attr("low", 0.0)), float(node.attr("high", 1.0))
@@ -115,7 +118,7 @@ def random_uniform(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("RandomNormal", 1)
+@register("RandomNormal", 1, traits=DRAWING)
 def random_normal(node: OpNode) -> Kernel:
     """RandomNormal: ``shape`` of normal draws of ``mean`` (0) and ``scale`` (1), float by default."""
     shape, mean, scale = _shape(node), float(node.attr("mean", 0.0)), float(node.attr("scale", 1.0))
@@ -128,7 +131,7 @@ def random_normal(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("RandomUniformLike", 1)
+@register("RandomUniformLike", 1, traits=DRAWING)
 def random_uniform_like(node: OpNode) -> Kernel:
     """RandomUniformLike: RandomUniform of the input's shape (and type, without ``dtype``)."""
     low, high = float(node.attr("low", 0.0)), float(node.attr("high", 1.0))
@@ -144,7 +147,7 @@ def random_uniform_like(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("RandomNormalLike", 1)
+@register("RandomNormalLike", 1, traits=DRAWING)
 def random_normal_like(node: OpNode) -> Kernel:
     """RandomNormalLike: RandomNormal of the input's shape (and type, without ``dtype``)."""
     mean, scale = float(node.attr("mean", 0.0)), float(node.attr("scale", 1.0))
@@ -158,7 +161,7 @@ def random_normal_like(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("Multinomial", 7)
+@register("Multinomial", 7, traits=DRAWING)
 def multinomial(node: OpNode) -> Kernel:
     """Multinomial: ``sample_size`` class indices per row, drawn by softmax probability: a row
     [0, -inf, 0] gives classes 0 and 2, each half the time, never 1."""
@@ -187,7 +190,7 @@ def multinomial(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("Bernoulli", 15)
+@register("Bernoulli", 15, traits=DRAWING)
 def bernoulli(node: OpNode) -> Kernel:
     """Bernoulli: 1 with probability p (u < p), else 0, in ``dtype`` or the input's type."""
     rng = _generator(node)

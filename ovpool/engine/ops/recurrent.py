@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ovpool.engine.ops.base import Kernel, OpNode, register
+from ovpool.engine.ops.base import Kernel, OpNode, Rule, Traits, register
 
 Fn = Callable[[np.ndarray], np.ndarray]
 
@@ -409,6 +409,8 @@ def _recurrent(node: OpNode) -> Kernel:
     return kernel
 
 
+# A recurrent op holds its gates for every step (LSTM: 8 x its outputs).
+RECURRING = Traits(work=Rule(2.0, 10.0))
 for _op in ("RNN", "GRU", "LSTM"):
-    register(_op, 7, 13)(_recurrent)
-    register(_op, 14)(_recurrent)
+    register(_op, 7, 13, traits=RECURRING)(_recurrent)
+    register(_op, 14, traits=RECURRING)(_recurrent)

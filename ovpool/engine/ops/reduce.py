@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ovpool.engine.memo import ShapeMemo, scalar
-from ovpool.engine.ops.base import LATEST, Kernel, OpNode, normalize_axis, outputs, register
+from ovpool.engine.ops.base import LATEST, PLAIN, SHAPE_VALUE, Kernel, OpNode, Traits, normalize_axis, outputs, register
 
 Axes = tuple[int, ...]
 Formula = Callable[[np.ndarray, Axes, bool], np.ndarray]
@@ -137,14 +137,15 @@ class _Reduction:
     formula: Formula
     axes_input_since: int  # the first since-version that takes axes as an input
     example: str  # the rule on [3, -4] reduced over its one axis
+    traits: Traits = PLAIN
 
 
 _REDUCTIONS = (
-    _Reduction("ReduceSum", _sum, 13, "3 + -4 = -1"),
+    _Reduction("ReduceSum", _sum, 13, "3 + -4 = -1", SHAPE_VALUE),
     _Reduction("ReduceMean", _mean, 18, "(3 + -4) / 2 = -0.5"),
-    _Reduction("ReduceMax", _extreme(np.maximum, -1), 18, "3"),
-    _Reduction("ReduceMin", _extreme(np.minimum, 1), 18, "-4"),
-    _Reduction("ReduceProd", _prod, 18, "3 * -4 = -12"),
+    _Reduction("ReduceMax", _extreme(np.maximum, -1), 18, "3", SHAPE_VALUE),
+    _Reduction("ReduceMin", _extreme(np.minimum, 1), 18, "-4", SHAPE_VALUE),
+    _Reduction("ReduceProd", _prod, 18, "3 * -4 = -12", SHAPE_VALUE),
     _Reduction("ReduceL1", _l1, 18, "|3| + |-4| = 7"),
     _Reduction("ReduceL2", _l2, 18, "sqrt(9 + 16) = 5"),
     _Reduction("ReduceSumSquare", _sum_square, 18, "9 + 16 = 25"),
@@ -219,8 +220,8 @@ def _register_reductions() -> None:
             f"{reduction.op_type}-{reduction.axes_input_since}+, optional axes input and noop_with_empty_axes: "
             f"[3, -4] gives {reduction.example}."
         )
-        register(reduction.op_type, 1, reduction.axes_input_since - 1)(attribute_form)
-        register(reduction.op_type, reduction.axes_input_since, LATEST)(input_form)
+        register(reduction.op_type, 1, reduction.axes_input_since - 1, traits=reduction.traits)(attribute_form)
+        register(reduction.op_type, reduction.axes_input_since, LATEST, traits=reduction.traits)(input_form)
 
 
 _register_reductions()

@@ -27,7 +27,7 @@ import numpy as np
 from onnx import TensorProto, defs, helper
 
 from ovpool.engine.ops.base import Kernel, OpNode, normalize_axis, outputs, register
-from ovpool.engine.ops.elementwise import type_guard
+from ovpool.engine.ops.checks import type_guard
 
 
 def _position(node: OpNode, position: np.ndarray, low: int, high: int) -> int:

@@ -56,7 +56,7 @@ from onnx import helper
 
 from ovpool.engine.ops.base import Kernel, OpNode, outputs, register
 from ovpool.engine.ops.casts import cast
-from ovpool.engine.ops.elementwise import int_attr, type_guard
+from ovpool.engine.ops.checks import int_attr, type_guard
 from ovpool.memory import check_tensor
 
 _TAU = np.float32(6.2831855)  # the body's Tau constant

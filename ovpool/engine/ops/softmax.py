@@ -26,7 +26,7 @@ import numpy as np
 
 from ovpool.engine.memo import scalar
 from ovpool.engine.ops.base import Kernel, OpNode, normalize_axis, register
-from ovpool.engine.ops.elementwise import rounding
+from ovpool.engine.ops.precision import rounding
 
 Rule = Callable[[np.ndarray, int], np.ndarray]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ovpool.engine.ops.base import Kernel, OpNode, register
-from ovpool.engine.ops.elementwise import float_attr, int_attr, str_attr, type_guard
+from ovpool.engine.ops.checks import float_attr, int_attr, str_attr, type_guard
 
 _RULES = ("linear", "gated", "delta", "gated_delta")
 

@@ -23,8 +23,9 @@ import numpy as np
 
 from ovpool.dtypes import from_onnx, np_dtype
 from ovpool.engine.memo import ShapeMemo, dtype_name
-from ovpool.engine.ops.base import Kernel, OpNode, normalize_axes, normalize_axis, outputs, register
-from ovpool.engine.ops.elementwise import check_type, int_attr, narrow, type_guard, wide
+from ovpool.engine.ops.base import NO_WORK, SHAPE_VALUE, Kernel, OpNode, Traits, normalize_axes, normalize_axis, outputs, register
+from ovpool.engine.ops.checks import check_type, int_attr, type_guard
+from ovpool.engine.ops.precision import narrow, wide
 from ovpool.errors import UnsupportedError
 from ovpool.memory import check_tensor, fits
 from ovpool.shape import axis_output
@@ -119,7 +120,7 @@ def _axes(node: OpNode, axes: Sequence[int], rank: int, negative: bool, attribut
 # Concat
 
 
-@register("Concat", 1)
+@register("Concat", 1, traits=SHAPE_VALUE)
 def concat(node: OpNode) -> Kernel:
     """Concat: the inputs joined along ``axis`` (Concat-1: default 1; from 4 required); negative
     from 11. (2,3) and (2,5) with axis=1 (or -1 from Concat-11) give (2,8)."""
@@ -152,7 +153,7 @@ def concat(node: OpNode) -> Kernel:
 # Reshape, Flatten, Transpose, Squeeze, Unsqueeze
 
 
-@register("Reshape", 5)
+@register("Reshape", 5, traits=Traits(work=NO_WORK, shape_value=True))
 def reshape(node: OpNode) -> Kernel:
     """Reshape-5/13 (and 14+ with ``allowzero``): 0 copies the input's dim at that position, one
     -1 takes what is left. (2,3,4) with shape [0,-1] gives (2,12); with allowzero=1 (Reshape-14+)
@@ -197,7 +198,7 @@ def reshape(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("Flatten", 1)
+@register("Flatten", 1, traits=Traits(work=NO_WORK))
 def flatten(node: OpNode) -> Kernel:
     """Flatten: (d0*...*d(axis-1), d(axis)*...*dn); axis in [0, r] before 11, [-r, r] from 11.
     (2,3,4,5) with axis=2 gives (6,20); axis=0 gives (1,120); axis=-1 (Flatten-11+) gives (24,5)."""
@@ -233,7 +234,7 @@ def transpose(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("Squeeze", 1)
+@register("Squeeze", 1, traits=Traits(work=NO_WORK, shape_value=True))
 def squeeze(node: OpNode) -> Kernel:
     """Squeeze: drops the listed size-1 axes, or every size-1 axis when ``axes`` is absent.
     ``axes`` is an attribute before 13 (negative from 11) and an optional input from 13. (1,3,1,2)
@@ -273,7 +274,7 @@ def _reshaping_by_axes(
     return kernel
 
 
-@register("Unsqueeze", 1)
+@register("Unsqueeze", 1, traits=Traits(work=NO_WORK, shape_value=True))
 def unsqueeze(node: OpNode) -> Kernel:
     """Unsqueeze: inserts size-1 axes at the listed positions of the OUTPUT (rank r + len(axes)).
     ``axes`` is a required attribute before 13 (negative from 11), a required input from 13.
@@ -357,7 +358,7 @@ def _clamped(
     return tuple(result)
 
 
-@register("Slice", 1, 9)
+@register("Slice", 1, 9, traits=SHAPE_VALUE)
 def slice_attributes(node: OpNode) -> Kernel:
     """Slice-1: ``starts``, ``ends`` (required) and ``axes`` (non-negative) attributes, step 1.
     [[1,2,3,4],[5,6,7,8]] with starts=[0,1], ends=[-1,1000] gives [[2,3,4]]."""
@@ -376,7 +377,7 @@ def slice_attributes(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("Slice", 10)
+@register("Slice", 10, traits=SHAPE_VALUE)
 def slice_inputs(node: OpNode) -> Kernel:
     """Slice-10/11/13: starts, ends, axes (optional; negative from 11) and steps (optional, may be
     negative) are inputs. [1,2,3,4,5] with starts=[-1], ends=[INT64_MIN], steps=[-2] gives [5,3,1]."""
@@ -790,7 +791,7 @@ def trilu(node: OpNode) -> Kernel:
     return kernel
 
 
-@register("Range", 11)
+@register("Range", 11, traits=SHAPE_VALUE)
 def range_(node: OpNode) -> Kernel:
     """Range: max(ceil((limit - start) / delta), 0) values start + i*delta, computed in T (the count
     in exact arithmetic: float64 for floats, integers for ints). start=10, limit=4, delta=-2 gives

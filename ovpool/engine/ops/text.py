@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ovpool.engine.ops.base import Kernel, OpNode, register
-from ovpool.engine.ops.elementwise import int_attr, str_attr, type_guard
+from ovpool.engine.ops.checks import int_attr, str_attr, type_guard
 
 MODES = ("TF", "IDF", "TFIDF")
 
