@@ -34,10 +34,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ovpool.engine.inplace import InPlace, ignoring_fp, writable_float
 from ovpool.engine.native.chain_ops import ufunc_rows
 from ovpool.engine.ops.base import PLAIN, SHAPE_VALUE, Kernel, OpNode, Traits, outputs, register
 from ovpool.engine.ops.checks import int_attr, str_attr, type_guard
+from ovpool.engine.ops.donated import InPlace, ignoring_fp, writable_float
 from ovpool.engine.ops.elementwise.unary import bit_select
 from ovpool.engine.ops.precision import narrow, wide
 

@@ -36,7 +36,6 @@ every family uses are in ``ovpool.engine.ops.checks``, the computing precision i
 
 from __future__ import annotations
 
-from ovpool.engine.inplace import InPlace, Into, ignoring_fp, writable_float
 from ovpool.engine.ops.checks import (
     _OBJECT,
     _formal_types,
@@ -48,6 +47,7 @@ from ovpool.engine.ops.checks import (
     str_attr,
     type_guard,
 )
+from ovpool.engine.ops.donated import InPlace, Into, ignoring_fp, writable_float
 from ovpool.engine.ops.elementwise.activations import (
     _HARD_SWISH_CHUNK,
     _ONES,

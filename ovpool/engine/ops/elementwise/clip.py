@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from ovpool.engine.inplace import InPlace, writable_float
 from ovpool.engine.ops.base import Kernel, OpNode, outputs, register
 from ovpool.engine.ops.checks import float_attr, type_guard
+from ovpool.engine.ops.donated import InPlace, writable_float
 from ovpool.engine.ops.elementwise.unary import _CLIP
 from ovpool.engine.ops.precision import _is_half
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ovpool.engine.inplace import InPlace, ignoring_fp, writable_float
 from ovpool.engine.memo import scalar
 from ovpool.engine.native.chain_ops import ufunc_rows
 from ovpool.engine.ops.base import PLAIN, SHAPE_VALUE, Kernel, OpNode, Traits, outputs, register
 from ovpool.engine.ops.checks import type_guard
+from ovpool.engine.ops.donated import InPlace, ignoring_fp, writable_float
 from ovpool.engine.ops.precision import _is_half
 
 Unary = Callable[[np.ndarray], np.ndarray]
