@@ -261,6 +261,11 @@ def tensor_kinds(model: ModelProto) -> dict[str, tuple[str | None, int | None]]:
         graph = onnx.shape_inference.infer_shapes(model, strict_mode=False).graph
     except (onnx.shape_inference.InferenceError, RuntimeError, ValueError):
         graph = model.graph
+    return graph_kinds(graph)
+
+
+def graph_kinds(graph: GraphProto) -> dict[str, tuple[str | None, int | None]]:
+    """``tensor_kinds`` of a graph as it is (inferred already: ``ModelFacts.tensor_kinds``)."""
     kinds: dict[str, tuple[str | None, int | None]] = {}
     for info in list(graph.input) + list(graph.value_info) + list(graph.output):
         if info.type.HasField("tensor_type"):

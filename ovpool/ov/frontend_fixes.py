@@ -44,7 +44,8 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.model import ValueTypes, Weights, constant_tensors, default_opset, graphs, inferred_graph, weightless
+from ovpool.onnx.facts import ModelFacts
+from ovpool.onnx.model import Weights, graphs
 from ovpool.ov import DOMAIN
 from ovpool.ov import frontend_rewrites as rewrites
 from ovpool.ov import value_fixes as values
@@ -1065,25 +1066,31 @@ def _since_version(op_type: str, opset: int) -> int:
 
 
 def rewrite(
-    proto: ModelProto, label: str, shapes: Sequence[InputShape] = (), allow_inexact: bool = False, weights: Weights | None = None
+    proto: ModelProto,
+    label: str,
+    shapes: Sequence[InputShape] = (),
+    allow_inexact: bool = False,
+    weights: Weights | None = None,
+    model_facts: ModelFacts | None = None,
 ) -> dict[tuple[int, int], list[NodeProto]]:
     """``{(graph, node index): the nodes that replace it}`` for every node with a defect ``DEFECTS``
     lowers, in the main graph (graph 0) and its subgraphs (numbered in ``graphs`` order; their
     tensors have no inferred types, so only the lowerings that need none apply there). A node no
     lowering takes (a refused row or a lowering's missing precondition) is an ``UnsupportedError``
     naming it, or with ``allow_inexact`` a warning of the same line and the node is left to OpenVINO.
-    ``weights``, those ``load_apart`` left in the model file, are constants as the others are."""
-    every = list(graphs(proto.graph))
+    ``weights``, those ``load_apart`` left in the model file, are constants as the others are.
+    ``model_facts``, the conversion's ``ModelFacts`` of ``proto`` (else made of ``proto``, ``shapes`` and
+    ``weights``), gives the types and constants, each worked out once for the whole conversion."""
+    model = model_facts if model_facts is not None else ModelFacts(proto, label, weights=weights, shapes=tuple(shapes))
+    every = list(model.subgraphs)
     found_ops = [(g, i, node) for g, graph in enumerate(every) for i, node in enumerate(graph.node) if node.op_type in _ROWS]
     if not found_ops:
         return {}
-    opset = default_opset(proto)
+    opset = model.opset
     taken = {name for graph in every for node in graph.node for name in [node.name, *node.output]}
     taken |= {i.name for i in proto.graph.initializer} | {i.name for i in proto.graph.input}
-    initializers = {i.name for i in proto.graph.initializer}
-    inputs = frozenset(i.name for i in proto.graph.input if i.name not in initializers)
-    types = Deferred(lambda: _types(proto, shapes))
-    facts = Facts(opset, types, Deferred(lambda: _constants(proto, weights)), FreshNames(taken), inputs)
+    types, constants = Deferred(lambda: _types(model)), Deferred(lambda: model.constants)
+    facts = Facts(opset, types, constants, FreshNames(taken), frozenset(model.graph_inputs))
     replaced: dict[tuple[int, int], list[NodeProto]] = {}
     for g, index, node in found_ops:
         try:
@@ -1133,39 +1140,19 @@ def apply(proto: ModelProto, replaced: Mapping[tuple[int, int], list[NodeProto]]
 
 
 def _constants(proto: ModelProto, weights: Weights | None = None) -> Arrays:
-    """The main graph's constants (``ovpool.onnx.model.constant_tensors``, and the ``weights`` left
-    in the model file), each read when looked up."""
-    found = constant_tensors(proto.graph)
-    return Arrays(found) if weights is None else Arrays(found, weights.tensors(proto.graph))
+    """The main graph's constants (``ModelFacts.constants``: ``constant_tensors``, and the
+    ``weights`` left in the model file), each read when looked up."""
+    return ModelFacts(proto, "", weights=weights).constants
 
 
-def _types(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
-    """``inferred_types`` with the static shapes given for inputs (``--input``) set first; none
-    when a tensor has a type ovpool has no numpy form for (strings): the conditions then assume
-    the worst and the lowerings that need types refuse."""
+def _types(model: ModelFacts) -> TensorTypes:
+    """``ModelFacts.types``, inferred with the static shapes given for inputs (``--input``) set
+    first; none when a tensor has a type ovpool has no numpy form for (strings): the conditions
+    then assume the worst and the lowerings that need types refuse."""
     try:
-        return _inferred(proto, shapes)
+        return model.types
     except UnsupportedError:
         return {}
-
-
-def _inferred(proto: ModelProto, shapes: Sequence[InputShape]) -> TensorTypes:
-    """``inferred_types`` of the model's ``weightless`` copy, its inputs given their static shapes,
-    each tensor's dims read when looked up (``ValueTypes``: the conditions look up a few)."""
-    model = weightless(proto)
-    fixed = [s for s in shapes if s.is_static]
-    inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
-    for given in fixed:
-        target = next((i for i in inputs if i.name == given.name), None) if given.name else None
-        if target is None and given.name is None and given.index < len(inputs):
-            target = inputs[given.index]
-        if target is None or not target.type.HasField("tensor_type"):
-            continue
-        dims = target.type.tensor_type.shape.dim
-        del dims[:]
-        for low, _high in given.dims or ():
-            dims.add().dim_value = int(low)
-    return ValueTypes(inferred_graph(model))
 
 
 def extensions() -> list[object]:
