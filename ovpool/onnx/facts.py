@@ -157,7 +157,7 @@ class ModelFacts:
         return tuple(i.name for i in self.proto.graph.input if i.name not in initializers)
 
     @cached_property
-    def constants(self) -> Mapping[str, Any]:
+    def constants(self) -> Arrays:
         """The main graph's constants as arrays, each read when looked up: initializers, Constant
         values, and the weights left in the file (``Arrays``)."""
         found = constant_tensors(self.proto.graph)

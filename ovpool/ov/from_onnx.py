@@ -57,7 +57,7 @@ from ovpool.execution.devices import openvino_reason
 from ovpool.files import OutputError, Unwritten
 from ovpool.inputs import InputShape, input_shapes
 from ovpool.names import FreshNames
-from ovpool.onnx.model import Weights, load, load_apart
+from ovpool.onnx.facts import ModelFacts, input_index
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import cpu_deviations, frontend_fixes
 from ovpool.ov.extension import PoolExtensions
@@ -81,13 +81,14 @@ Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
 
 
 def onnx_to_ov_model(
-    model: str | os.PathLike | ModelProto,
+    model: str | os.PathLike | ModelProto | ModelFacts,
     inputs: Inputs = None,
     exact_quantization: bool = False,
     allow_inexact: bool = False,
     target_openvino: str | None = None,
 ) -> openvino.Model:
-    """An ``openvino.Model`` of the ONNX model (a path or a ModelProto) with exact pooling;
+    """An ``openvino.Model`` of the ONNX model (a path, a ModelProto, or the ``ModelFacts`` of a
+    conversion, which hold its input shapes) with exact pooling;
     ``inputs`` sets input shapes first (``"x[1,3,640,640]"``, see the module docstring);
     ``exact_quantization`` writes QuantizeLinear, DequantizeLinear and quantized pools in the exact
     forms of ``ovpool.ov.quantized`` instead of FakeQuantize and OpenVINO's low-precision pipeline.
@@ -95,66 +96,61 @@ def onnx_to_ov_model(
     (``UnsupportedError`` naming it); ``allow_inexact`` leaves a refused node to OpenVINO with a warning.
     ``target_openvino`` (``"2023.3"``) leaves only layers that release reads: newer layers in
     their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
-    ``UnsupportedError`` naming the layer that has none."""
+    ``UnsupportedError`` naming the layer that has none.
+
+    The stages, each given the one ``ModelFacts`` (read once, types inferred once):
+    ``_convert_and_warn`` (``_fix_frontend_defects``, ``_rewrite_quantization``,
+    ``_run_frontend``, then the CPU deviation warnings), ``refuse_unknown_rank``, ``backport``."""
     from ovpool.ov import releases
 
     release = releases.parse(target_openvino) if target_openvino is not None else None
-    label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
-    converted = _whole_model(model, inputs, exact_quantization, allow_inexact, label)
-    refuse_unknown_rank(converted, label)
+    facts = model if isinstance(model, ModelFacts) else ModelFacts.read(model, input_shapes(inputs))
+    converted = _convert_and_warn(facts, exact_quantization, allow_inexact)
+    refuse_unknown_rank(converted, facts.label)
     if release is not None:
         from ovpool.ov.backport import backport
 
         try:
             backport(converted, release)
         except OvpoolError as exc:
-            raise exc.located(label) from None
+            raise exc.located(facts.label) from None
         stable_names(converted)  # the Slices and Constants of the older forms
     return converted
 
 
-def _whole_model(
-    model: str | os.PathLike | ModelProto, inputs: Inputs, exact_quantization: bool, allow_inexact: bool, label: str
-) -> openvino.Model:
-    """``onnx_to_ov_model`` before ``target_openvino``; then a ``CpuDeviationWarning`` for each
-    node OpenVINO CPU may compute otherwise on some data (``cpu_deviations.warn_deviations``)."""
-    shapes = input_shapes(inputs)
-    proto, weights = (model, None) if isinstance(model, ModelProto) else load_apart(Path(model))
-    converted = _converted(model, proto, weights, shapes, exact_quantization, allow_inexact, label)
-    cpu_deviations.warn_deviations(proto, label)
+def _convert_and_warn(facts: ModelFacts, exact_quantization: bool, allow_inexact: bool) -> openvino.Model:
+    """``onnx_to_ov_model`` before ``target_openvino``: the model through OpenVINO's frontend
+    (``_convert_through_frontend``), then a ``CpuDeviationWarning`` for each node OpenVINO CPU may
+    compute otherwise on some data (``cpu_deviations.warn_deviations``)."""
+    converted = _convert_through_frontend(facts, exact_quantization, allow_inexact)
+    cpu_deviations.warn_deviations(facts.proto, facts.label, facts)
     return converted
 
 
-def _converted(
-    model: str | os.PathLike | ModelProto,
-    proto: ModelProto,
-    weights: Weights | None,
-    shapes: Sequence[InputShape],
-    exact_quantization: bool,
-    allow_inexact: bool,
-    label: str,
-) -> openvino.Model:
-    """The conversion of ``_whole_model``: frontend fixes, quantization forms, OpenVINO's frontend.
-    ``proto`` is read from ``model`` with its ``weights`` left in the file (``load_apart``)."""
-    fixed = _fixed(proto, model, weights, label, shapes, allow_inexact)
-    whole, quant = _prepared(fixed if fixed is not None else proto, model, label, exact_quantization)
-    whole = whole if whole is not None else fixed
+def _convert_through_frontend(facts: ModelFacts, exact_quantization: bool, allow_inexact: bool) -> openvino.Model:
+    """Frontend fixes (``_fix_frontend_defects``), quantization forms (``_rewrite_quantization``),
+    then OpenVINO's frontend (``_run_frontend``): on the file itself when neither rewrote the
+    model (OpenVINO reads its weights and external data), else on the rewritten model's bytes (or,
+    beyond protobuf's 2 GiB, a temporary file with its weights as external data)."""
+    fixed = _fix_frontend_defects(facts, allow_inexact)
+    rewritten, quant = _rewrite_quantization(fixed if fixed is not None else facts.proto, facts, exact_quantization)
+    rewritten = rewritten if rewritten is not None else fixed
     extra = frontend_fixes.extensions() if fixed is not None else []
-    if whole is None and not isinstance(model, ModelProto):
-        return _convert(proto, str(model), label, shapes)
-    whole = whole if whole is not None else proto
-    serialized = _serialized(whole)
+    if rewritten is None and facts.path is not None:
+        return _run_frontend(facts, facts.proto, str(facts.path))
+    whole = rewritten if rewritten is not None else facts.proto
+    serialized = _serialize(whole)
     if serialized is None:
         with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
             path = Path(folder) / "model.onnx"
             import onnx
 
             onnx.save_model(whole, str(path), save_as_external_data=True, location="model.onnx.data")
-            return _convert(whole, str(path), label, shapes, quant, extra)
-    return _convert(whole, io.BytesIO(serialized), label, shapes, quant, extra)
+            return _run_frontend(facts, whole, str(path), quant, extra)
+    return _run_frontend(facts, whole, io.BytesIO(serialized), quant, extra)
 
 
-def _serialized(model: ModelProto) -> bytes | None:
+def _serialize(model: ModelProto) -> bytes | None:
     """The model's bytes, or None beyond protobuf's limit of 2 GiB - 1 (its weights must then go to
     external data). Serialized once: ``ByteSize`` serializes too (12 MB: ~17 ms), and like
     ``SerializeToString`` raises ``EncodeError`` beyond the limit."""
@@ -167,39 +163,28 @@ def _serialized(model: ModelProto) -> bytes | None:
     return serialized if len(serialized) <= _PROTOBUF_LIMIT else None
 
 
-def _fixed(
-    proto: ModelProto,
-    model: str | os.PathLike | ModelProto,
-    weights: Weights | None,
-    label: str,
-    shapes: Sequence[InputShape],
-    allow_inexact: bool,
-) -> ModelProto | None:
+def _fix_frontend_defects(facts: ModelFacts, allow_inexact: bool) -> ModelProto | None:
     """The model with ``frontend_fixes``' lowerings in place (None: it needs none); a model read
-    from a file is rewritten whole (its weights and external data read)."""
+    from a file is rewritten whole (``ModelFacts.with_data``: its weights and external data read)."""
     try:
-        replaced = frontend_fixes.rewrite(proto, label, shapes, allow_inexact, weights)
+        replaced = frontend_fixes.rewrite(facts.proto, facts.label, facts.shapes, allow_inexact, facts.weights, facts)
     except OvpoolError as exc:
-        raise exc.located(label) from None
+        raise exc.located(facts.label) from None
     if not replaced:
         return None
-    if weights is not None:
-        proto = weights.restore(proto)
-    if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
-        proto = load(Path(model), load_data=True)
-    return frontend_fixes.apply(proto, replaced)
+    return frontend_fixes.apply(facts.with_data, replaced)
 
 
-def _prepared(
-    proto: ModelProto, model: str | os.PathLike | ModelProto, label: str, exact: bool
-) -> tuple[ModelProto | None, QuantExtensions | None]:
+def _rewrite_quantization(proto: ModelProto, facts: ModelFacts, exact: bool) -> tuple[ModelProto | None, QuantExtensions | None]:
     """The model as OpenVINO's frontend is to see it (None: as it is) and the extensions of its
     exact quantization. com.microsoft QOperator nodes and per-channel QLinearConv / QLinearMatMul
     nodes become DequantizeLinear -> op -> QuantizeLinear (``ovpool.onnx.qoperator.expands``); with
     ``exact``, quantization goes into ``ovpool.ov.quantized``'s private nodes (without, only what
     OpenVINO's own forms get wrong: 16-bit QuantizeLinear and DequantizeLinear, average pools to a
-    finer output scale, and the weights of some ConvTranspose). A model read from a file is
-    rewritten whole (its external data read)."""
+    finer output scale, and the weights of some ConvTranspose). ``proto`` is the model as read
+    (``facts.proto``) or as the frontend fixes left it; a model read from a file is rewritten whole
+    (``ModelFacts.with_data``: its external data read). The tensor kinds of the model as read are
+    the facts' (one shape inference); a model rewritten first is inferred anew."""
     if not exact and not any(_may_quantize(node) for node in proto.graph.node):
         return None, None  # no quantization: nothing of ovpool.onnx.qoperator (and its imports) needed
     from ovpool.onnx import qoperator
@@ -210,20 +195,22 @@ def _prepared(
         return None, None
     from ovpool.ov.quantized import QuantExtensions
 
-    if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
-        proto = load(Path(model), load_data=True)
+    as_read = proto is facts.proto
+    if facts.path is not None and any(i.data_location == 1 for i in proto.graph.initializer):
+        proto = facts.with_data
     try:
         expanded = qoperator.expand_model(proto, every=exact)
-        quant = QuantExtensions(expanded, exact)
+        kinds = facts.tensor_kinds if as_read and expanded is proto else None
+        quant = QuantExtensions(expanded, exact, kinds)
     except OvpoolError as exc:
-        raise exc.located(label) from None
+        raise exc.located(facts.label) from None
     if quant is not None and quant.changed:
         return quant.model, quant
     return (expanded if expanded is not proto else None), None
 
 
 def _may_quantize(node: NodeProto) -> bool:
-    """Whether ``_prepared`` may rewrite the node: a QuantizeLinear, DequantizeLinear or QLinear*
+    """Whether ``_rewrite_quantization`` may rewrite the node: a QuantizeLinear, DequantizeLinear or QLinear*
     node, or one of another domain (com.microsoft's QOperators). A model with none is left as it is."""
     return node.domain not in ("", "ai.onnx") or node.op_type.startswith("QLinear") or node.op_type in _QUANTIZE_OPS
 
@@ -232,7 +219,7 @@ _QUANTIZE_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
 
 
 def onnx_to_ir(
-    src: Path,
+    src: Path | ModelFacts,
     out_suffix: str = ".xml",
     inputs: Inputs = None,
     compress_to_fp16: bool = False,
@@ -241,7 +228,7 @@ def onnx_to_ir(
     target_openvino: str | None = None,
 ) -> Unwritten:
     """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
-    ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin); with
+    ``inputs`` shapes set (``src`` may be the conversion's ``ModelFacts``, which hold them) and, with ``compress_to_fp16``, f16 weights (half the .bin); with
     ``exact_quantization``, quantization in exact forms; with ``allow_inexact``, the nodes
     ``frontend_fixes`` refuses written as OpenVINO converts them (``onnx_to_ov_model``). With
     ``target_openvino`` (``"2023.3"``), every layer is one that release reads: newer layers in
@@ -305,15 +292,20 @@ def check_shapes(lowered: list[Lowered]) -> None:
                 )
 
 
-def _convert(
+def _run_frontend(
+    facts: ModelFacts,
     proto: ModelProto,
     source: object,
-    label: str,
-    shapes: Sequence[InputShape] = (),
     quant: QuantExtensions | None = None,
     extra: Sequence[object] = (),
 ) -> openvino.Model:
+    """``proto`` (the model as read, or rewritten) through OpenVINO's ONNX frontend, read from
+    ``source`` (its file, or its bytes), with ovpool's extensions (pooling, ``quant``'s, the
+    frontend fixes' ``extra``) and the input shapes of ``facts`` set on its input places; the
+    pools' output shapes checked against the shape engine, inputs and nodes named stably."""
     from openvino.frontend import FrontEndManager
+
+    label = facts.label
 
     pools = PoolExtensions(proto)
     if quant is not None:
@@ -327,7 +319,7 @@ def _convert(
         input_model = frontend.load(source)
     except Exception as exc:
         raise _conversion_error(label, exc) from None
-    _set_shapes(input_model, proto, shapes, label)
+    _set_input_shapes(input_model, proto, facts.shapes, label)
     try:
         converted = frontend.convert(input_model)
     except Exception as exc:  # OpenVINO's OpConversionFailure/GeneralFailure derive from Exception
@@ -439,23 +431,22 @@ def _check_openvino_inputs(declared: Sequence[TensorDecl]) -> None:
             )
 
 
-def _set_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
-    """Set each given shape on its input's place (by name, or by position when unnamed)."""
+def _set_input_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
+    """Set each given shape on its input's place (``input_index``: by name, or by position when
+    unnamed); a name the model lacks, or dims of another rank than the input's, is a ``ModelError``."""
     from openvino import Dimension, PartialShape
 
     declared = onnx_inputs(proto)
     _check_openvino_inputs(declared)
     takes = "; ".join(d.shown() for d in declared)
+    names = [d.name for d in declared]
     for given in shapes:
-        decl: TensorDecl | None
-        if given.name is None:
-            if given.index >= len(declared):
-                raise ModelError.in_file(label, f"input shape {given}: the model has {len(declared)} input(s) ({takes})")
-            decl = declared[given.index]
-        else:
-            decl = next((d for d in declared if d.name == given.name), None)
-            if decl is None:
-                raise ModelError.in_file(label, f"input shape {given}: the model has no input '{given.name}' (it takes {takes})")
+        index = input_index(names, given)
+        if index is None and given.name is None:
+            raise ModelError.in_file(label, f"input shape {given}: the model has {len(declared)} input(s) ({takes})")
+        if index is None:
+            raise ModelError.in_file(label, f"input shape {given}: the model has no input '{given.name}' (it takes {takes})")
+        decl = declared[index]
         if given.dims is None:
             continue
         if decl.shape is not None and len(decl.shape) != len(given.dims):
