@@ -183,8 +183,10 @@ def _rewrite_quantization(proto: ModelProto, facts: ModelFacts, exact: bool) -> 
     OpenVINO's own forms get wrong: 16-bit QuantizeLinear and DequantizeLinear, average pools to a
     finer output scale, and the weights of some ConvTranspose). ``proto`` is the model as read
     (``facts.proto``) or as the frontend fixes left it; a model read from a file is rewritten whole
-    (``ModelFacts.with_data``: its external data read). The tensor kinds of the model as read are
-    the facts' (one shape inference); a model rewritten first is inferred anew."""
+    (``ModelFacts.with_data``: its external data read). The tensors' kinds are the facts' (one
+    shape inference for the conversion) unless a QuantizeLinear or DequantizeLinear reads a tensor
+    the model as read lacks (a QOperator expanded, a lowering that quantizes): then the model is
+    inferred anew (``qdq.tensor_kinds``)."""
     if not exact and not any(_may_quantize(node) for node in proto.graph.node):
         return None, None  # no quantization: nothing of ovpool.onnx.qoperator (and its imports) needed
     from ovpool.onnx import qoperator
@@ -195,18 +197,31 @@ def _rewrite_quantization(proto: ModelProto, facts: ModelFacts, exact: bool) -> 
         return None, None
     from ovpool.ov.quantized import QuantExtensions
 
-    as_read = proto is facts.proto
     if facts.path is not None and any(i.data_location == 1 for i in proto.graph.initializer):
         proto = facts.with_data
     try:
         expanded = qoperator.expand_model(proto, every=exact)
-        kinds = facts.tensor_kinds if as_read and expanded is proto else None
+        kinds = facts.tensor_kinds if expanded is proto and _known_kinds(facts, expanded) else None
         quant = QuantExtensions(expanded, exact, kinds)
     except OvpoolError as exc:
         raise exc.located(facts.label) from None
     if quant is not None and quant.changed:
         return quant.model, quant
     return (expanded if expanded is not proto else None), None
+
+
+def _known_kinds(facts: ModelFacts, proto: ModelProto) -> bool:
+    """Whether ``facts.tensor_kinds`` hold every tensor the quantization forms look up in
+    ``proto``: the input and output of each QuantizeLinear and DequantizeLinear of the main graph.
+    A frontend fix keeps every tensor name of the model as read, with its type and shape (its last
+    node writes the replaced node's output), so those tensors' kinds are the facts'."""
+    kinds = facts.tensor_kinds
+    return all(
+        name in kinds
+        for node in proto.graph.node
+        if node.op_type in _QUANTIZE_OPS and node.domain in ("", "ai.onnx")
+        for name in [*node.input[:1], *node.output[:1]]
+    )
 
 
 def _may_quantize(node: NodeProto) -> bool:
