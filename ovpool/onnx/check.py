@@ -42,6 +42,7 @@ from google.protobuf.message import Message
 from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from ovpool.errors import ModelError, SpecError
+from ovpool.onnx.attributes import attribute_value
 from ovpool.shape import dim_problem
 
 # Domains onnx has no schemas for, whose operators OpenVINO's ONNX frontend converts.
@@ -205,7 +206,7 @@ def _schema(op_type: str, version: int, domain: str) -> onnx.defs.OpSchema | Non
 def _value(attribute: AttributeProto) -> object:
     """An attribute's value for messages (None if it holds none onnx can read)."""
     try:
-        return onnx.helper.get_attribute_value(attribute)
+        return attribute_value(attribute, text=False)
     except Exception:  # onnx raises ValueError or its own errors for an attribute without a value
         return None
 

@@ -10,8 +10,9 @@ the ``weightless`` copy with the static ``--input`` shapes pinned (x: [?, 3, ?, 
 [1, 3, 640, 640]), and a conversion that asks for no type runs none.
 
 ``input_index`` is the one rule naming the input an ``InputShape`` sets (by name, else by
-position); ``attribute`` and ``attribute_value`` the one decoder of a NodeProto's attributes
-(``axis=1`` is 1, ``mode="linear"`` is ``"linear"``, text decoded).
+position); ``attribute``, ``attributes`` and ``attribute_value`` (``ovpool.onnx.attributes``)
+the one decoder of a NodeProto's attributes (``axis=1`` is 1, ``mode="linear"`` is
+``"linear"``, text decoded).
 """
 
 from __future__ import annotations
@@ -21,43 +22,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
+from onnx import GraphProto, ModelProto, NodeProto, TensorProto, numpy_helper
 
 from ovpool.inputs import InputShape
+from ovpool.onnx.attributes import attribute as attribute
+from ovpool.onnx.attributes import attribute_value as attribute_value
+from ovpool.onnx.attributes import attributes as attributes
 from ovpool.onnx.model import Weights, constant_tensors, default_opset, graphs, load, load_apart, weightless
 
 TensorTypes = Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]
-
-
-def attribute_value(attribute: AttributeProto, text: bool = True) -> Any:
-    """An attribute's value (``helper.get_attribute_value``), its text decoded with ``text``: a
-    STRING ``b"linear"`` is ``"linear"``, STRINGS ``[b"a", b"b"]`` are ``["a", "b"]``."""
-    value = helper.get_attribute_value(attribute)
-    if not text:
-        return value
-    if isinstance(value, bytes):
-        return value.decode()
-    if attribute.type == AttributeProto.STRINGS:
-        return [v.decode() for v in value]
-    return value
-
-
-def attribute(node: NodeProto, name: str, default: Any = None, text: bool = True) -> Any:
-    """The node's attribute ``name`` decoded (``attribute_value``), or ``default`` when it has
-    none: Softmax's ``axis=1`` gives 1, a Resize without ``mode`` ``attribute(node, "mode",
-    "nearest")`` gives ``"nearest"``."""
-    for found in node.attribute:
-        if found.name == name:
-            return attribute_value(found, text)
-    return default
-
-
-def attributes(node: NodeProto, text: bool = True) -> dict[str, Any]:
-    """Every attribute of the node by name, decoded (``attribute_value``)."""
-    return {found.name: attribute_value(found, text) for found in node.attribute}
 
 
 def input_index(names: Sequence[str], given: InputShape) -> int | None:

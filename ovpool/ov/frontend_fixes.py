@@ -44,6 +44,7 @@ from onnx import ModelProto, NodeProto, helper, numpy_helper
 
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
+from ovpool.onnx.attributes import attribute_value
 from ovpool.onnx.facts import ModelFacts
 from ovpool.onnx.model import Weights, graphs
 from ovpool.ov import DOMAIN
@@ -343,7 +344,7 @@ def _resize_matrices(node: NodeProto, since: int, facts: Facts) -> list[NodeProt
 def _constant_tensor(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """The attribute's value as a ``value`` tensor: value_float 2.5 is a float32 scalar, value_ints a 1-D int64 tensor."""
     attribute = next(a for a in node.attribute if a.name in _CONSTANT_ATTRIBUTES)
-    value = helper.get_attribute_value(attribute)
+    value = attribute_value(attribute, text=False)
     if attribute.name.startswith("value_float"):
         array = np.asarray(value, np.float32)
     elif attribute.name.startswith("value_int"):
