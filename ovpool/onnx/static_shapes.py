@@ -31,6 +31,7 @@ def with_input_shapes(proto: ModelProto, shapes: Sequence[InputShape], label: st
     replaces ``x: [?, 3, ?, ?]``. A range or ``?`` is a ``UsageError`` (a target that needs sizes
     needs numbers); a name the model lacks, another rank or a different static dim is a
     ``ModelError`` naming the input."""
+    from ovpool.onnx.facts import input_index
     from ovpool.tensors import onnx_inputs
 
     if not shapes:
@@ -39,12 +40,13 @@ def with_input_shapes(proto: ModelProto, shapes: Sequence[InputShape], label: st
     model.CopyFrom(proto)
     declared = onnx_inputs(model)
     graph_inputs = {value.name: value for value in model.graph.input}
+    names = [d.name for d in declared]
     for given in shapes:
-        decl = declared[given.index] if given.name is None and given.index < len(declared) else None
-        decl = decl or next((d for d in declared if d.name == given.name), None)
+        index = input_index(names, given)
         takes = "; ".join(d.shown() for d in declared)
-        if decl is None:
+        if index is None:
             raise ModelError.in_file(label, f"input shape {given}: the model has no such input (it takes {takes})")
+        decl = declared[index]
         if given.dims is None:
             continue
         if not decl.is_tensor:
