@@ -29,6 +29,13 @@ shapes are set on the frontend's input places, so the pooling lowering and the s
 see them (NPU wants static shapes; a SAME pool with indices on static dims converts). A name the
 model's inputs lack, or dims of another rank than the input's, is a ``ModelError``.
 
+The model is read once into an ``ovpool.onnx.facts.ModelFacts`` (``ovpool.convert`` reads it and
+hands the same facts to ``--verify``), and every stage asks it: ``onnx_to_ov_model`` ->
+``_convert_and_warn`` -> ``_convert_through_frontend``, which runs ``_fix_frontend_defects``
+(types inferred once, ``--input`` pinned), ``_rewrite_quantization`` (the same tensor kinds) and
+``_run_frontend`` (``_set_input_shapes``, then the pools' shapes checked), then the CPU deviation
+warnings (the same types); ``refuse_unknown_rank`` and the backport last.
+
 A file is read by ``ovpool.onnx.model.load`` first (a non-ONNX or truncated file, or external data that
 is missing or points outside the model's folder, is an ``InputFileError`` before OpenVINO opens
 anything); OpenVINO then reads the file itself, external data included, so models over 2 GB
@@ -78,6 +85,25 @@ _FAILED_OP = re.compile(r"^-- (\S+) with a message:\n(.*?)(?:\n\n|\Z)", re.MULTI
 _FAILED_NODE = re.compile(r"While validating ONNX node '<Node\([^)]*\): ([^>]*)>'")
 
 Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
+
+
+def onnx_to_ir(
+    src: Path | ModelFacts,
+    out_suffix: str = ".xml",
+    inputs: Inputs = None,
+    compress_to_fp16: bool = False,
+    exact_quantization: bool = False,
+    allow_inexact: bool = False,
+    target_openvino: str | None = None,
+) -> Unwritten:
+    """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
+    ``inputs`` shapes set (``src`` may be the conversion's ``ModelFacts``, which hold them) and, with ``compress_to_fp16``, f16 weights (half the .bin); with
+    ``exact_quantization``, quantization in exact forms; with ``allow_inexact``, the nodes
+    ``frontend_fixes`` refuses written as OpenVINO converts them (``onnx_to_ov_model``). With
+    ``target_openvino`` (``"2023.3"``), every layer is one that release reads: newer layers in
+    their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
+    ``UnsupportedError`` naming the layer that has none."""
+    return ir_files(onnx_to_ov_model(src, inputs, exact_quantization, allow_inexact, target_openvino), compress_to_fp16)
 
 
 def onnx_to_ov_model(
@@ -150,19 +176,6 @@ def _convert_through_frontend(facts: ModelFacts, exact_quantization: bool, allow
     return _run_frontend(facts, whole, io.BytesIO(serialized), quant, extra)
 
 
-def _serialize(model: ModelProto) -> bytes | None:
-    """The model's bytes, or None beyond protobuf's limit of 2 GiB - 1 (its weights must then go to
-    external data). Serialized once: ``ByteSize`` serializes too (12 MB: ~17 ms), and like
-    ``SerializeToString`` raises ``EncodeError`` beyond the limit."""
-    from google.protobuf.message import EncodeError
-
-    try:
-        serialized = model.SerializeToString()
-    except EncodeError:
-        return None
-    return serialized if len(serialized) <= _PROTOBUF_LIMIT else None
-
-
 def _fix_frontend_defects(facts: ModelFacts, allow_inexact: bool) -> ModelProto | None:
     """The model with ``frontend_fixes``' lowerings in place (None: it needs none); a model read
     from a file is rewritten whole (``ModelFacts.with_data``: its weights and external data read)."""
@@ -233,78 +246,17 @@ def _may_quantize(node: NodeProto) -> bool:
 _QUANTIZE_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
 
 
-def onnx_to_ir(
-    src: Path | ModelFacts,
-    out_suffix: str = ".xml",
-    inputs: Inputs = None,
-    compress_to_fp16: bool = False,
-    exact_quantization: bool = False,
-    allow_inexact: bool = False,
-    target_openvino: str | None = None,
-) -> Unwritten:
-    """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
-    ``inputs`` shapes set (``src`` may be the conversion's ``ModelFacts``, which hold them) and, with ``compress_to_fp16``, f16 weights (half the .bin); with
-    ``exact_quantization``, quantization in exact forms; with ``allow_inexact``, the nodes
-    ``frontend_fixes`` refuses written as OpenVINO converts them (``onnx_to_ov_model``). With
-    ``target_openvino`` (``"2023.3"``), every layer is one that release reads: newer layers in
-    their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
-    ``UnsupportedError`` naming the layer that has none."""
-    return ir_files(onnx_to_ov_model(src, inputs, exact_quantization, allow_inexact, target_openvino), compress_to_fp16)
+def _serialize(model: ModelProto) -> bytes | None:
+    """The model's bytes, or None beyond protobuf's limit of 2 GiB - 1 (its weights must then go to
+    external data). Serialized once: ``ByteSize`` serializes too (12 MB: ~17 ms), and like
+    ``SerializeToString`` raises ``EncodeError`` beyond the limit."""
+    from google.protobuf.message import EncodeError
 
-
-def refuse_unknown_rank(converted: openvino.Model, label: str) -> None:
-    """An ``UnsupportedError`` naming the first input of unknown rank (an ONNX input without a
-    shape): OpenVINO's CPU plugin compiles no Parameter of dynamic rank, so the IR would not run;
-    ``--input x[1,3,224,224]`` gives the shape (a rank of 4 with dynamic dims, ``x[?,3,?,?]``, compiles)."""
-    for parameter in converted.get_parameters():
-        if parameter.get_output_partial_shape(0).rank.is_dynamic:
-            names = sorted(parameter.output(0).get_names()) or [parameter.get_friendly_name()]
-            raise UnsupportedError.in_file(
-                label,
-                f"input '{names[0]}' has no shape (unknown rank), which OpenVINO CPU does not compile; "
-                f"give it one: ovpool convert --input '{names[0]}[1,3,224,224]' (dims may be ?)",
-            )
-
-
-def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Unwritten:
-    """``{".xml": ..., ".bin": ...}`` of an ``openvino.Model`` as ``ov.save_model`` writes it (f16
-    weights with ``compress_to_fp16``), saved when written (``ovpool.files.Unwritten``:
-    ``write_atomic`` has OpenVINO save it straight beside the outputs) or read (through a temporary
-    folder). A failed save (a full disk, ``ulimit -f``: "iostream error") is an ``OutputError``."""
-
-    def save(xml: Path) -> None:
-        import openvino as ov
-
-        try:
-            ov.save_model(converted, str(xml), compress_to_fp16=compress_to_fp16)
-        except (RuntimeError, OSError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else openvino_reason(exc)
-            raise OutputError(f"cannot write: OpenVINO could not save the IR in {xml.parent} ({reason})") from None
-
-    return Unwritten((".xml", ".bin"), save)
-
-
-def check_shapes(lowered: list[Lowered]) -> None:
-    """Every lowered pool with static input dims has the output shape the shape engine gives."""
-    for pool in lowered:
-        pshape = pool.data.get_partial_shape()
-        if not pshape.is_static:
-            continue
-        input_shape = tuple(d.get_length() for d in pshape)
-        spec = pool.spec
-        if spec.kind is PoolKind.UNPOOL and pool.shape_given:
-            continue
-        if spec.kind is PoolKind.UNPOOL:
-            want = input_shape[:2] + shape.unpool_output_spatial(spec, input_shape[2:])
-        else:
-            want = shape.output_shape(spec, input_shape)
-        for output in pool.outputs:
-            got = output.get_partial_shape()
-            if not got.is_static or tuple(d.get_length() for d in got) != tuple(want):
-                raise ModelError(
-                    f"node '{spec.name}': OpenVINO gives output shape {got} where the shape engine gives "
-                    f"{list(want)} (input {list(input_shape)})"
-                )
+    try:
+        serialized = model.SerializeToString()
+    except EncodeError:
+        return None
+    return serialized if len(serialized) <= _PROTOBUF_LIMIT else None
 
 
 def _run_frontend(
@@ -355,6 +307,70 @@ def _run_frontend(
     keep_input_names(converted, proto)
     stable_names(converted)
     return converted
+
+
+def _set_input_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
+    """Set each given shape on its input's place (``input_index``: by name, or by position when
+    unnamed); a name the model lacks, or dims of another rank than the input's, is a ``ModelError``."""
+    from openvino import Dimension, PartialShape
+
+    declared = onnx_inputs(proto)
+    _check_openvino_inputs(declared)
+    takes = "; ".join(d.shown() for d in declared)
+    names = [d.name for d in declared]
+    for given in shapes:
+        index = input_index(names, given)
+        if index is None and given.name is None:
+            raise ModelError.in_file(label, f"input shape {given}: the model has {len(declared)} input(s) ({takes})")
+        if index is None:
+            raise ModelError.in_file(label, f"input shape {given}: the model has no input '{given.name}' (it takes {takes})")
+        decl = declared[index]
+        if given.dims is None:
+            continue
+        if decl.shape is not None and len(decl.shape) != len(given.dims):
+            raise ModelError.in_file(
+                label, f"input shape {given}: {len(given.dims)} dim(s) for input {decl.shown()}, of rank {len(decl.shape)}"
+            )
+        place = input_model.get_place_by_tensor_name(decl.name)
+        dims = [Dimension(low, -1 if high is None else high) for low, high in given.dims]
+        input_model.set_partial_shape(place, PartialShape(dims))
+
+
+def _check_openvino_inputs(declared: Sequence[TensorDecl]) -> None:
+    """Refuse an input OpenVINO's side of ovpool holds no form of (``onnx_inputs`` takes every one
+    the numpy executor runs): a sequence or optional input, or a tensor of an element type outside
+    ``dtypes.TABLE`` and ``dtypes.NARROW`` (string, FNUZ float8, 2-bit): ``input 'x': element type
+    string has no OpenVINO form ovpool handles (ovpool run --device numpy runs it)``."""
+    for decl in declared:
+        if not decl.is_tensor:
+            raise UnsupportedError(f"input {decl.shown()}: OpenVINO takes tensor inputs only (ovpool run --device numpy runs it)")
+        if decl.dtype not in dtypes.NAMES and dtypes.narrow_row(decl.dtype) is None:
+            raise UnsupportedError(
+                f"input '{decl.name}': element type {decl.dtype} has no OpenVINO form ovpool handles (ovpool run --device numpy runs it)"
+            )
+
+
+def check_shapes(lowered: list[Lowered]) -> None:
+    """Every lowered pool with static input dims has the output shape the shape engine gives."""
+    for pool in lowered:
+        pshape = pool.data.get_partial_shape()
+        if not pshape.is_static:
+            continue
+        input_shape = tuple(d.get_length() for d in pshape)
+        spec = pool.spec
+        if spec.kind is PoolKind.UNPOOL and pool.shape_given:
+            continue
+        if spec.kind is PoolKind.UNPOOL:
+            want = input_shape[:2] + shape.unpool_output_spatial(spec, input_shape[2:])
+        else:
+            want = shape.output_shape(spec, input_shape)
+        for output in pool.outputs:
+            got = output.get_partial_shape()
+            if not got.is_static or tuple(d.get_length() for d in got) != tuple(want):
+                raise ModelError(
+                    f"node '{spec.name}': OpenVINO gives output shape {got} where the shape engine gives "
+                    f"{list(want)} (input {list(input_shape)})"
+                )
 
 
 def keep_input_names(ov_model: openvino.Model, proto: ModelProto) -> None:
@@ -432,45 +448,36 @@ def stable_names(ov_model: openvino.Model) -> None:
         op.set_friendly_name(names.fresh(f"{op.get_type_name()}_{number}"))
 
 
-def _check_openvino_inputs(declared: Sequence[TensorDecl]) -> None:
-    """Refuse an input OpenVINO's side of ovpool holds no form of (``onnx_inputs`` takes every one
-    the numpy executor runs): a sequence or optional input, or a tensor of an element type outside
-    ``dtypes.TABLE`` and ``dtypes.NARROW`` (string, FNUZ float8, 2-bit): ``input 'x': element type
-    string has no OpenVINO form ovpool handles (ovpool run --device numpy runs it)``."""
-    for decl in declared:
-        if not decl.is_tensor:
-            raise UnsupportedError(f"input {decl.shown()}: OpenVINO takes tensor inputs only (ovpool run --device numpy runs it)")
-        if decl.dtype not in dtypes.NAMES and dtypes.narrow_row(decl.dtype) is None:
-            raise UnsupportedError(
-                f"input '{decl.name}': element type {decl.dtype} has no OpenVINO form ovpool handles (ovpool run --device numpy runs it)"
+def refuse_unknown_rank(converted: openvino.Model, label: str) -> None:
+    """An ``UnsupportedError`` naming the first input of unknown rank (an ONNX input without a
+    shape): OpenVINO's CPU plugin compiles no Parameter of dynamic rank, so the IR would not run;
+    ``--input x[1,3,224,224]`` gives the shape (a rank of 4 with dynamic dims, ``x[?,3,?,?]``, compiles)."""
+    for parameter in converted.get_parameters():
+        if parameter.get_output_partial_shape(0).rank.is_dynamic:
+            names = sorted(parameter.output(0).get_names()) or [parameter.get_friendly_name()]
+            raise UnsupportedError.in_file(
+                label,
+                f"input '{names[0]}' has no shape (unknown rank), which OpenVINO CPU does not compile; "
+                f"give it one: ovpool convert --input '{names[0]}[1,3,224,224]' (dims may be ?)",
             )
 
 
-def _set_input_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
-    """Set each given shape on its input's place (``input_index``: by name, or by position when
-    unnamed); a name the model lacks, or dims of another rank than the input's, is a ``ModelError``."""
-    from openvino import Dimension, PartialShape
+def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Unwritten:
+    """``{".xml": ..., ".bin": ...}`` of an ``openvino.Model`` as ``ov.save_model`` writes it (f16
+    weights with ``compress_to_fp16``), saved when written (``ovpool.files.Unwritten``:
+    ``write_atomic`` has OpenVINO save it straight beside the outputs) or read (through a temporary
+    folder). A failed save (a full disk, ``ulimit -f``: "iostream error") is an ``OutputError``."""
 
-    declared = onnx_inputs(proto)
-    _check_openvino_inputs(declared)
-    takes = "; ".join(d.shown() for d in declared)
-    names = [d.name for d in declared]
-    for given in shapes:
-        index = input_index(names, given)
-        if index is None and given.name is None:
-            raise ModelError.in_file(label, f"input shape {given}: the model has {len(declared)} input(s) ({takes})")
-        if index is None:
-            raise ModelError.in_file(label, f"input shape {given}: the model has no input '{given.name}' (it takes {takes})")
-        decl = declared[index]
-        if given.dims is None:
-            continue
-        if decl.shape is not None and len(decl.shape) != len(given.dims):
-            raise ModelError.in_file(
-                label, f"input shape {given}: {len(given.dims)} dim(s) for input {decl.shown()}, of rank {len(decl.shape)}"
-            )
-        place = input_model.get_place_by_tensor_name(decl.name)
-        dims = [Dimension(low, -1 if high is None else high) for low, high in given.dims]
-        input_model.set_partial_shape(place, PartialShape(dims))
+    def save(xml: Path) -> None:
+        import openvino as ov
+
+        try:
+            ov.save_model(converted, str(xml), compress_to_fp16=compress_to_fp16)
+        except (RuntimeError, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else openvino_reason(exc)
+            raise OutputError(f"cannot write: OpenVINO could not save the IR in {xml.parent} ({reason})") from None
+
+    return Unwritten((".xml", ".bin"), save)
 
 
 def _failed_elsewhere(exc: Exception, ours: frozenset[str]) -> bool:
