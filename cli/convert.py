@@ -156,7 +156,7 @@ def convert_all(
     from ovpool.cli.common import batch
     from ovpool.ov import ovms
 
-    options = {**options, "inputs": [str(s) for s in given] or None}
+    options = {**options, "inputs": list(given) or None}  # the shapes as objects, to ModelFacts
     if ovms_repo is not None:
         ovms.check_sources(ovms_repo, sources, to)
     if len(sources) > 1 and not dry_run:
@@ -212,35 +212,23 @@ def convert_one(
 ) -> str:
     """Convert one source (a worker process runs this with ``--jobs``); what it wrote, and how it
     was verified."""
-    from ovpool.conversions import convert_verified
+    from ovpool.conversions import planned, run
     from ovpool.ov import ovms
 
     if ovms_repo is not None:
         output = ovms.model_path(ovms_repo, ovms.model_name(src))
-    if _through_openvino(src, output, to):
+    conversion = planned(src, output, to, output_dir)  # the formats, decided once
+    if conversion.through_openvino:
         from ovpool.cli.common import import_without
 
         import_without("openvino", "openvino.tools.ovc")  # the frontend API is all it uses
-    written, verified = convert_verified(src, output, to, force, output_dir, verify or False, dry_run, **options)
+    written, verified = run(conversion, force, verify or False, dry_run, **options)
     done = ("would write " if dry_run else "wrote ") + ", ".join(str(p) for p in written)
     if verified is None:
         return done
     from ovpool.check.verify import summary
 
     return f"{done} ({summary(verified)})"
-
-
-def _through_openvino(src: Path, output: Path | None, to: str | None) -> bool:
-    """Whether converting ``src`` is ONNX -> IR, OpenVINO's frontend's work (False for a source
-    ``convert_verified`` will refuse)."""
-    from ovpool.conversions import source_format, target_format
-    from ovpool.errors import OvpoolError
-
-    try:
-        source = source_format(src)
-        return source == "onnx" and target_format(source, to, output) == "ir"
-    except OvpoolError:
-        return False
 
 
 # The plain form ``quick`` takes: flags, and options with one value each (``--to ir`` or ``--to=ir``).

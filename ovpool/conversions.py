@@ -11,11 +11,15 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ovpool.errors import InputFileError, OvpoolError, UsageError
 from ovpool.files import OutputError, Unwritten, check_outputs, real_path, regular_size, write_atomic
+from ovpool.inputs import input_shapes
+from ovpool.ir import releases
+from ovpool.onnx.facts import ModelFacts
 from ovpool.onnx.model import external_data_files
 
 if TYPE_CHECKING:
@@ -145,12 +149,57 @@ def convert_verified(
     """``convert``, and the comparison that verified it (None without ``verify``). With
     ``dry_run`` nothing is written and no output is checked: the files that would be written are
     returned (a pre-commit check that a model converts, and exactly with ``verify``)."""
+    return run(planned(src, out, to, output_dir), force, verify, dry_run, **options)
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """One conversion as planned, its formats decided once: ``src`` of format ``source`` to
+    ``target``, writing ``writes`` (the main output first) and reading ``reads``:
+    ``planned("m.onnx")`` is m.onnx, "onnx" -> "ir", writing ``[m.xml, m.bin]``, reading ``[m.onnx]``."""
+
+    src: Path
+    source: str
+    target: str
+    writes: tuple[Path, ...]
+    reads: tuple[Path, ...]
+
+    @property
+    def through_openvino(self) -> bool:
+        """Whether it is ONNX -> IR, OpenVINO's frontend's work."""
+        return (self.source, self.target) == ("onnx", "ir")
+
+
+def planned(
+    src: str | os.PathLike,
+    out: str | os.PathLike | None = None,
+    to: str | None = None,
+    output_dir: str | os.PathLike | None = None,
+    reading: bool = True,
+) -> Conversion:
+    """The ``Conversion`` of ``src`` (``plan``'s files; with ``reading``, the conversion itself,
+    the source must be a regular file first): its formats decided here, once, for every stage
+    (the command's choice of imports, the route, the options it takes, ``--verify``)."""
     src = Path(src)
-    regular_size(src)
+    if reading:
+        regular_size(src)
     source = source_format(src)
-    planned, sources = plan(src, out, to, output_dir, reading=True)
-    dest = planned[0]
-    target = FORMAT_OF_SUFFIX[dest.suffix.lower()]
+    out_path = Path(out) if out is not None else None
+    target = target_format(source, to, out_path)
+    dest = output_path(src, target, out_path, Path(output_dir) if output_dir is not None else None)
+    writes = [dest, *(dest.with_suffix(suffix) for suffix in COMPANION_SUFFIXES.get(target, ()))]
+    return Conversion(src, source, target, tuple(writes), tuple(input_files(src, source, writes if reading else None)))
+
+
+def run(
+    conversion: Conversion, force: bool = False, verify: bool | VerifyOptions = False, dry_run: bool = False, **options: object
+) -> tuple[list[Path], Comparison | None]:
+    """``convert_verified`` of a planned ``conversion``. An ONNX -> IR conversion reads the model
+    once (``ovpool.onnx.facts.ModelFacts``, its ``inputs`` shapes as ``InputShape`` objects or
+    text) and hands those facts to every stage: the conversion and ``verify``'s source."""
+    src, source = conversion.src, conversion.source
+    dest = conversion.writes[0]
+    target = conversion.target
     convert_route = route(source, target)
     given = {k: v for k, v in options.items() if v is not None and v is not False}
     stray = sorted(set(given) - ROUTE_OPTIONS.get((source, target), frozenset()))
@@ -160,9 +209,14 @@ def convert_verified(
     if verify and (source, target) not in VERIFIED_ROUTES:
         raise UsageError(f"--verify checks ONNX -> IR and IR -> ONNX conversions, not {source} -> {target}")
     if not dry_run:
-        check_outputs(planned, sources, force)
+        check_outputs(list(conversion.writes), list(conversion.reads), force)
+    facts = None
     try:
-        files = convert_route(src, dest.suffix.lower(), **given)
+        if conversion.through_openvino:
+            if given.get("target_openvino") is not None:
+                releases.parse(str(given["target_openvino"]))  # refused before the model is read, as onnx_to_ov_model does
+            facts = ModelFacts.read(src, input_shapes(given.pop("inputs", None)))  # type: ignore[arg-type]
+        files = convert_route(facts if facts is not None else src, dest.suffix.lower(), **given)
         if dry_run or verify:  # in memory, made as a write makes them (an IR saved: its errors too)
             files = {suffix: files[suffix] for suffix in files}
     except OutputError as exc:  # OpenVINO's save_model, into a temporary folder
@@ -170,17 +224,17 @@ def convert_verified(
     verified = None
     if verify:
         from ovpool.check.verify import VerifyOptions, verify_files
-        from ovpool.execution import open_model
+        from ovpool.execution.model import Model, open_model
 
         try:
-            verified = verify_files(
-                files, dest.suffix.lower(), open_model(src), verify if isinstance(verify, VerifyOptions) else VerifyOptions()
-            )
+            source_model = Model("onnx", str(src), proto=facts.with_data) if facts is not None else open_model(src)
+            checks = verify if isinstance(verify, VerifyOptions) else VerifyOptions()
+            verified = verify_files(files, dest.suffix.lower(), source_model, checks)
         except OvpoolError as exc:
             raise exc.located(src) from None
     # an IR not yet saved is saved by write_atomic beside its outputs (ovpool.files.Unwritten)
     written = {dest.with_suffix(suffix): files if isinstance(files, Unwritten) else files[suffix] for suffix in files}
-    return (list(written) if dry_run else write_atomic(written, force, sources)), verified
+    return (list(written) if dry_run else write_atomic(written, force, list(conversion.reads))), verified
 
 
 def plan(
@@ -196,13 +250,8 @@ def plan(
     ``reading`` (the conversion itself, which reads the model and its data then) the files read
     are those these outputs could replace (``input_files``' ``outputs``); without it (a batch's
     check against every other source's outputs), all of them."""
-    src = Path(src)
-    source = source_format(src)
-    out_path = Path(out) if out is not None else None
-    target = target_format(source, to, out_path)
-    dest = output_path(src, target, out_path, Path(output_dir) if output_dir is not None else None)
-    planned = [dest, *(dest.with_suffix(suffix) for suffix in COMPANION_SUFFIXES.get(target, ()))]
-    return planned, input_files(src, source, planned if reading else None)
+    conversion = planned(src, out, to, output_dir, reading)
+    return list(conversion.writes), list(conversion.reads)
 
 
 def input_files(src: Path, source: str, outputs: Sequence[Path] | None = None) -> list[Path]:

@@ -81,9 +81,13 @@ def parse_shape_pairs(pairs: Sequence[str], static: bool = False) -> list[InputS
     return _distinct(shapes, "--shape", [pair.strip() for pair in pairs])
 
 
-def input_shapes(value: str | Sequence[str] | Mapping[str, Sequence[int | str]] | None) -> list[InputShape]:
+def input_shapes(
+    value: str | Sequence[str] | Sequence[InputShape] | Mapping[str, Sequence[int | str]] | None,
+) -> list[InputShape]:
     """The shapes the Python API takes: ovc text (``"x[1,3,640,640]"``, or several such strings),
-    or a mapping ``{"x": [1, 3, 640, 640]}`` whose dims are ints or dim tokens (``"?"``, ``"1..10"``).
+    or a mapping ``{"x": [1, 3, 640, 640]}`` whose dims are ints or dim tokens (``"?"``, ``"1..10"``),
+    or ``InputShape``s parsed already (the command line's: no text in between), renumbered in
+    order as several strings are.
     Several strings naming one input (``["x[1,3]", "x[1,4]"]``) are a ``UsageError``."""
     if value is None:
         return []
@@ -94,7 +98,7 @@ def input_shapes(value: str | Sequence[str] | Mapping[str, Sequence[int | str]] 
             InputShape(str(name), index, _dims(",".join(str(d) for d in dims), re.compile(","), f"input '{name}'"))
             for index, (name, dims) in enumerate(value.items())
         ]
-    found = [shape for text in value for shape in parse_input(text)]
+    found = [shape for text in value for shape in (parse_input(text) if isinstance(text, str) else [text])]
     return _distinct([InputShape(s.name, index, s.dims) for index, s in enumerate(found)], "--input", [str(s) for s in found])
 
 

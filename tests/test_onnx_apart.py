@@ -282,7 +282,7 @@ def test_a_conversion_from_the_file_is_the_conversion_of_the_whole_model(tmp_pat
     rewritten model is given to OpenVINO with its weights put back)."""
     import openvino as ov
 
-    from ovpool.ov import from_onnx
+    from ovpool.onnx import facts
     from ovpool.ov.from_onnx import onnx_to_ov_model
 
     path = tmp_path / "m.onnx"
@@ -297,7 +297,7 @@ def test_a_conversion_from_the_file_is_the_conversion_of_the_whole_model(tmp_pat
     written = []
     for name in ("apart", "whole"):
         if name == "whole":
-            monkeypatch.setattr(from_onnx, "load_apart", lambda path: (load(path, load_data=False), None))
+            monkeypatch.setattr(facts, "load_apart", lambda path: (load(path, load_data=False), None))
         ov.save_model(onnx_to_ov_model(path), str(tmp_path / f"{name}.xml"), compress_to_fp16=False)
         written.append(((tmp_path / f"{name}.xml").read_bytes(), (tmp_path / f"{name}.bin").read_bytes()))
     from ovpool.ov import frontend_fixes

@@ -19,6 +19,7 @@ from onnx import NodeProto, helper
 
 from ovpool import dtypes
 from ovpool.errors import SpecError, UnsupportedError
+from ovpool.onnx.attributes import attributes
 from ovpool.onnx.check import check_attribute_types
 from ovpool.onnx.versions import ONNX_VERSIONS, POOL_OPS, OnnxPoolVersion, row_for
 from ovpool.spec import GLOBAL_KINDS, Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding
@@ -60,7 +61,7 @@ def spec_from_node(node: NodeProto, opset: int, dtype: str | None = None) -> Poo
     row = version_row(node.op_type, opset, where)
     schema = onnx.defs.get_schema(node.op_type, row.since, "")
     check_attribute_types(node, schema, f"node '{name}'")
-    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    attrs = attributes(node, text=False)
     for key in attrs:
         if key not in schema.attributes:
             value = attrs[key].decode(errors="replace") if isinstance(attrs[key], bytes) else attrs[key]

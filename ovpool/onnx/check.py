@@ -44,6 +44,7 @@ from google.protobuf.message import Message
 from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from ovpool.errors import ModelError, SpecError
+from ovpool.onnx.attributes import attribute_value
 from ovpool.onnx.protobuf_wire import raw_data_sizes
 from ovpool.shape import dim_problem
 
@@ -189,7 +190,7 @@ def _schema(op_type: str, version: int, domain: str) -> onnx.defs.OpSchema | Non
 def _value(attribute: AttributeProto) -> object:
     """An attribute's value for messages (None if it holds none onnx can read)."""
     try:
-        return onnx.helper.get_attribute_value(attribute)
+        return attribute_value(attribute, text=False)
     except Exception:  # onnx raises ValueError or its own errors for an attribute without a value
         return None
 

@@ -26,6 +26,7 @@ from onnx import GraphProto, ModelProto, NodeProto, TensorProto, helper, numpy_h
 from ovpool import dtypes
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
+from ovpool.onnx.attributes import attribute, attributes
 from ovpool.onnx.graphs import constant_tensors, default_opset, graphs
 from ovpool.onnx.versions import LP_OPS
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool
@@ -90,7 +91,7 @@ def node_quantization(
     zero_name = node.input[scale_at + 1] if len(node.input) > scale_at + 1 else ""
     if scale_name not in known or (zero_name and zero_name not in known):
         return None
-    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    attrs = attributes(node, text=False)
     if int(attrs.get("block_size", 0) or 0):
         return None
     scale = np.asarray(known[scale_name])
@@ -182,7 +183,7 @@ def qlinear_pool(node: NodeProto, known: Mapping[str, np.ndarray], tensor_type: 
 
 def is_channels_last(node: NodeProto) -> bool:
     """A QLinear pooling node working on NHWC tensors (``channels_last=1``)."""
-    return any(a.name == "channels_last" and a.i for a in node.attribute)
+    return bool(attribute(node, "channels_last", 0))
 
 
 def check_quantization_nodes(model: ModelProto) -> None:
@@ -261,6 +262,11 @@ def tensor_kinds(model: ModelProto) -> dict[str, tuple[str | None, int | None]]:
         graph = onnx.shape_inference.infer_shapes(model, strict_mode=False).graph
     except (onnx.shape_inference.InferenceError, RuntimeError, ValueError):
         graph = model.graph
+    return graph_kinds(graph)
+
+
+def graph_kinds(graph: GraphProto) -> dict[str, tuple[str | None, int | None]]:
+    """``tensor_kinds`` of a graph as it is (inferred already: ``ModelFacts.tensor_kinds``)."""
     kinds: dict[str, tuple[str | None, int | None]] = {}
     for info in list(graph.input) + list(graph.value_info) + list(graph.output):
         if info.type.HasField("tensor_type"):
@@ -302,9 +308,9 @@ def _dtype_or_none(elem_type: int) -> str | None:
 
 def _pool_rank(pool: NodeProto, graph: GraphProto, opset: int) -> int | None:
     """The rank of a pool's input: 2 + the kernel's length, or for a global pool the declared rank."""
-    for attribute in pool.attribute:
-        if attribute.name == "kernel_shape":
-            return 2 + len(attribute.ints)
+    kernel = attribute(pool, "kernel_shape")
+    if kernel is not None:
+        return 2 + len(kernel)
     for info in list(graph.input) + list(graph.value_info):
         if info.name == pool.input[0] and info.type.tensor_type.HasField("shape"):
             return len(info.type.tensor_type.shape.dim)

@@ -79,6 +79,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto,
 from ovpool.axis import is_last_axis
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
+from ovpool.onnx.attributes import attributes
 from ovpool.onnx.graphs import default_opset, graphs
 from ovpool.onnx.qdq import MS_DOMAIN, constants, node_label
 
@@ -282,7 +283,7 @@ class _Expander:
         self.types, self.ranks = types, ranks
         self.where = node_label(node)
         self.base = node.name or (node.output[0] if node.output else node.op_type)
-        self.attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        self.attrs = attributes(node, text=False)
         self.out = Expansion()
 
     # -- helpers

@@ -17,6 +17,7 @@ from onnx import ModelProto
 
 from ovpool.errors import ModelError, UsageError
 from ovpool.inputs import InputShape
+from ovpool.onnx.facts import input_index
 from ovpool.tensors import onnx_inputs
 
 
@@ -31,12 +32,13 @@ def with_input_shapes(proto: ModelProto, shapes: Sequence[InputShape], label: st
     model.CopyFrom(proto)
     declared = onnx_inputs(model)
     graph_inputs = {value.name: value for value in model.graph.input}
+    names = [d.name for d in declared]
     for given in shapes:
-        decl = declared[given.index] if given.name is None and given.index < len(declared) else None
-        decl = decl or next((d for d in declared if d.name == given.name), None)
+        index = input_index(names, given)
         takes = "; ".join(d.shown() for d in declared)
-        if decl is None:
+        if index is None:
             raise ModelError.in_file(label, f"input shape {given}: the model has no such input (it takes {takes})")
+        decl = declared[index]
         if given.dims is None:
             continue
         if not decl.is_tensor:

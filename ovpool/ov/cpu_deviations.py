@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterator
 from onnx import GraphProto, ModelProto, NodeProto, TensorProto
 
 from ovpool.defects import OPENVINO_CPU, Defect, VersionRange
-from ovpool.onnx.model import graphs, weightless
+from ovpool.onnx.facts import ModelFacts, attribute, attributes
+from ovpool.onnx.graphs import graphs
 
 INT32 = (-(2**31), 2**31 - 1)
 
@@ -40,19 +41,16 @@ class _Types:
     """A model's graphs (the main one and every body, walked once), its default-domain nodes by op
     type, and the element types (``TensorProto`` codes) of its tensors: those declared (inputs,
     outputs, value_info, initializers, Constant and Cast outputs), and, on the first name that none
-    declares, ONNX shape inference's, computed once."""
+    declares, ONNX shape inference's (``ModelFacts.inferred``: once for the whole conversion)."""
 
-    def __init__(self, proto: ModelProto) -> None:
-        self._proto = proto
+    def __init__(self, proto: ModelProto, facts: ModelFacts | None = None) -> None:
+        self._facts = facts if facts is not None else ModelFacts(proto, proto.graph.name or "model")
         self._known: dict[str, int] = {}
         self._inferred = False
-        self.graphs = list(graphs(proto.graph))
-        self.by_type: dict[str, list[NodeProto]] = {}
+        self.graphs = self._facts.subgraphs
+        self.by_type = self._facts.nodes_by_op
         for graph in self.graphs:
             self._declare(graph)
-            for node in graph.node:
-                if node.domain in ("", "ai.onnx"):
-                    self.by_type.setdefault(node.op_type, []).append(node)
 
     def nodes(self, *op_types: str) -> Iterator[NodeProto]:
         """The default-domain nodes of these op types, in any graph."""
@@ -67,21 +65,18 @@ class _Types:
             self._known[tensor.name] = tensor.data_type
         for node in graph.node:
             if node.op_type == "Cast" and node.output:
-                self._known[node.output[0]] = next((a.i for a in node.attribute if a.name == "to"), 0)
+                self._known[node.output[0]] = attribute(node, "to", 0)
             elif node.op_type == "Constant" and node.output:
-                value = next((a.t for a in node.attribute if a.name == "value"), None)
+                value = attribute(node, "value")
                 if value is not None:
                     self._known[node.output[0]] = value.data_type
 
     def of(self, name: str) -> int:
         """The element type of ``name`` (0 when not even inference knows it)."""
         if name not in self._known and not self._inferred:
-            import onnx
-
             self._inferred = True
-            try:
-                inferred = onnx.shape_inference.infer_shapes(weightless(self._proto), strict_mode=False)
-            except (onnx.shape_inference.InferenceError, RuntimeError, ValueError):
+            inferred = self._facts.inferred
+            if inferred is None:
                 return 0
             for graph in graphs(inferred.graph):
                 self._declare(graph)
@@ -104,22 +99,22 @@ def _constants(types: _Types) -> dict[str, TensorProto]:
     for graph in types.graphs:
         found.update((t.name, t) for t in graph.initializer)
     for node in types.nodes("Constant"):
-        for attribute in node.attribute:
-            if not node.output:
-                break
-            if attribute.name == "value":
-                found[node.output[0]] = attribute.t
-            elif attribute.name == "value_int":
-                found[node.output[0]] = helper.make_tensor("", TensorProto.INT64, [], [attribute.i])
-            elif attribute.name == "value_ints":
-                found[node.output[0]] = helper.make_tensor("", TensorProto.INT64, [len(attribute.ints)], list(attribute.ints))
+        if not node.output:
+            continue
+        for name, value in attributes(node).items():
+            if name == "value":
+                found[node.output[0]] = value
+            elif name == "value_int":
+                found[node.output[0]] = helper.make_tensor("", TensorProto.INT64, [], [value])
+            elif name == "value_ints":
+                found[node.output[0]] = helper.make_tensor("", TensorProto.INT64, [len(value)], list(value))
     return found
 
 
 def _gemm_beta_zero(_proto: ModelProto, types: _Types) -> Iterator[str]:
     """A Gemm with beta = 0 and a C: OpenVINO computes 0 * C, NaN where C holds NaN or Inf."""
     for node in types.nodes("Gemm"):
-        beta = next((a.f for a in node.attribute if a.name == "beta"), 1.0)
+        beta = attribute(node, "beta", 1.0)
         if beta == 0 and len(node.input) > 2 and node.input[2]:
             yield _where(node)
 
@@ -175,7 +170,7 @@ def _integer_resize(proto: ModelProto, types: _Types) -> Iterator[str]:
     """Resize and Upsample of integer data in linear or cubic mode."""
     integers = frozenset({2, 3, 4, 5, 6, 7, 12, 13})
     for node in types.nodes("Resize", "Upsample"):
-        mode = next((a.s.decode() for a in node.attribute if a.name == "mode"), "nearest")
+        mode = attribute(node, "mode", "nearest")
         if mode != "nearest" and node.input and types.of(node.input[0]) in integers:
             yield _where(node)
 
@@ -321,13 +316,14 @@ def readme_table() -> str:
     return "\n".join(rows)
 
 
-def deviation_notes(proto: ModelProto) -> list[str]:
+def deviation_notes(proto: ModelProto, facts: ModelFacts | None = None) -> list[str]:
     """One line per node (or model, for float64) that can meet a row's data: ``node 'nms'
     (NonMaxSuppression): OpenVINO CPU computes otherwise on equal scores, IoU exactly at the
     threshold: other boxes or order (...) where ONNX gives 3 boxes (onnxruntime); `--verify`
     checks on your data``. Types come from the model's declarations, and from ONNX shape
-    inference only when a node's input is not declared."""
-    types = _Types(proto)
+    inference only when a node's input is not declared (``facts``: the conversion's, inferred
+    once for every stage)."""
+    types = _Types(proto, facts)
     notes = []
     for row in DEVIATIONS:
         if row.detect is None:
@@ -340,9 +336,9 @@ def deviation_notes(proto: ModelProto) -> list[str]:
     return notes
 
 
-def warn_deviations(proto: ModelProto, label: str) -> None:
+def warn_deviations(proto: ModelProto, label: str, facts: ModelFacts | None = None) -> None:
     """``deviation_notes`` as ``CpuDeviationWarning`` warnings, each located in ``label``."""
-    for note in deviation_notes(proto):
+    for note in deviation_notes(proto, facts):
         warnings.warn(f"{label}: {note}", CpuDeviationWarning, stacklevel=2)
 
 

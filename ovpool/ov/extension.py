@@ -25,6 +25,7 @@ from onnx import GraphProto, ModelProto, NodeProto, helper
 
 from ovpool.errors import ModelError, OvpoolError, openvino_reason
 from ovpool.onnx import adapter as onnx_adapter
+from ovpool.onnx.attributes import attributes as onnx_attributes
 from ovpool.onnx.model import default_opset, graphs
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import lowering as ov_lowering
@@ -92,7 +93,7 @@ class PoolExtensions:
             node
             for name in sorted(names)
             for node in self._nodes.get((op_type, name), [])
-            if {a.name: _plain(helper.get_attribute_value(a)) for a in node.attribute} == attributes
+            if {name: _plain(value) for name, value in onnx_attributes(node, text=False).items()} == attributes
         ]
         if candidates:
             # Identical nodes on one input differ at most in their outputs: keep one whose

@@ -15,7 +15,7 @@ Public functions:
   beside the outputs, then renamed into place) or read: a failure there (a full disk or a file
   size limit) is an ``OutputError`` (``ovpool.convert`` names the output in it).
 
-Before OpenVINO's frontend sees the model, ``ovpool.ov.frontend_fixes`` rewrites the nodes it
+Before OpenVINO's frontend sees the model, ``ovpool.ov.translate`` rewrites the nodes it
 converts otherwise than ONNX (Softmax-11 axes, Resize antialias and other coordinate cases,
 Constant-12 attributes, RoiAlign max, integer Div) into nodes it converts exactly, or refuses the
 model naming the node (``allow_inexact``: a warning instead, and OpenVINO's conversion).
@@ -28,6 +28,13 @@ reads (``ovpool.ov.backport``).
 shapes are set on the frontend's input places, so the pooling lowering and the shape check below
 see them (NPU wants static shapes; a SAME pool with indices on static dims converts). A name the
 model's inputs lack, or dims of another rank than the input's, is a ``ModelError``.
+
+The model is read once into an ``ovpool.onnx.facts.ModelFacts`` (``ovpool.convert`` reads it and
+hands the same facts to ``--verify``), and every stage asks it: ``onnx_to_ov_model`` ->
+``_convert_and_warn`` -> ``_convert_through_frontend``, which runs ``_fix_frontend_defects``
+(types inferred once, ``--input`` pinned), ``_rewrite_quantization`` (the same tensor kinds) and
+``_run_frontend`` (``_set_input_shapes``, then the pools' shapes checked), then the CPU deviation
+warnings (the same types); ``refuse_unknown_rank`` and the backport last.
 
 A file is read by ``ovpool.onnx.model.load`` first (a non-ONNX or truncated file, or external data that
 is missing or points outside the model's folder, is an ``InputFileError`` before OpenVINO opens
@@ -57,7 +64,7 @@ from ovpool.files import OutputError, Unwritten
 from ovpool.inputs import InputShape, input_shapes
 from ovpool.ir import releases
 from ovpool.names import FreshNames
-from ovpool.onnx.model import Weights, load, load_apart
+from ovpool.onnx.facts import ModelFacts, input_index
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import cpu_deviations, translate
 from ovpool.ov.backport import backport
@@ -81,76 +88,161 @@ _FAILED_NODE = re.compile(r"While validating ONNX node '<Node\([^)]*\): ([^>]*)>
 Inputs = str | Sequence[str] | Mapping[str, Sequence[int | str]] | None
 
 
+def onnx_to_ir(
+    src: Path | ModelFacts,
+    out_suffix: str = ".xml",
+    inputs: Inputs = None,
+    compress_to_fp16: bool = False,
+    exact_quantization: bool = False,
+    allow_inexact: bool = False,
+    target_openvino: str | None = None,
+) -> Unwritten:
+    """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
+    ``inputs`` shapes set (``src`` may be the conversion's ``ModelFacts``, which hold them) and, with ``compress_to_fp16``, f16 weights (half the .bin); with
+    ``exact_quantization``, quantization in exact forms; with ``allow_inexact``, the nodes
+    ``frontend_fixes`` refuses written as OpenVINO converts them (``onnx_to_ov_model``). With
+    ``target_openvino`` (``"2023.3"``), every layer is one that release reads: newer layers in
+    their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
+    ``UnsupportedError`` naming the layer that has none."""
+    return ir_files(onnx_to_ov_model(src, inputs, exact_quantization, allow_inexact, target_openvino), compress_to_fp16)
+
+
 def onnx_to_ov_model(
-    model: str | os.PathLike | ModelProto,
+    model: str | os.PathLike | ModelProto | ModelFacts,
     inputs: Inputs = None,
     exact_quantization: bool = False,
     allow_inexact: bool = False,
     target_openvino: str | None = None,
 ) -> openvino.Model:
-    """An ``openvino.Model`` of the ONNX model (a path or a ModelProto) with exact pooling;
+    """An ``openvino.Model`` of the ONNX model (a path, a ModelProto, or the ``ModelFacts`` of a
+    conversion, which hold its input shapes) with exact pooling;
     ``inputs`` sets input shapes first (``"x[1,3,640,640]"``, see the module docstring);
     ``exact_quantization`` writes QuantizeLinear, DequantizeLinear and quantized pools in the exact
     forms of ``ovpool.ov.quantized`` instead of FakeQuantize and OpenVINO's low-precision pipeline.
-    A node OpenVINO's frontend converts wrong is lowered by ``ovpool.ov.frontend_fixes`` or refused
+    A node OpenVINO's frontend converts wrong is lowered by ``ovpool.ov.translate`` or refused
     (``UnsupportedError`` naming it); ``allow_inexact`` leaves a refused node to OpenVINO with a warning.
     ``target_openvino`` (``"2023.3"``) leaves only layers that release reads: newer layers in
     their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
-    ``UnsupportedError`` naming the layer that has none."""
+    ``UnsupportedError`` naming the layer that has none.
+
+    The stages, each given the one ``ModelFacts`` (read once, types inferred once):
+    ``_convert_and_warn`` (``_fix_frontend_defects``, ``_rewrite_quantization``,
+    ``_run_frontend``, then the CPU deviation warnings), ``refuse_unknown_rank``, ``backport``."""
     release = releases.parse(target_openvino) if target_openvino is not None else None
-    label = model.graph.name or "model" if isinstance(model, ModelProto) else str(model)
-    converted = _whole_model(model, inputs, exact_quantization, allow_inexact, label)
-    refuse_unknown_rank(converted, label)
+    facts = model if isinstance(model, ModelFacts) else ModelFacts.read(model, input_shapes(inputs))
+    converted = _convert_and_warn(facts, exact_quantization, allow_inexact)
+    refuse_unknown_rank(converted, facts.label)
     if release is not None:
         try:
             backport(converted, release)
         except OvpoolError as exc:
-            raise exc.located(label) from None
+            raise exc.located(facts.label) from None
         stable_names(converted)  # the Slices and Constants of the older forms
     return converted
 
 
-def _whole_model(
-    model: str | os.PathLike | ModelProto, inputs: Inputs, exact_quantization: bool, allow_inexact: bool, label: str
-) -> openvino.Model:
-    """``onnx_to_ov_model`` before ``target_openvino``; then a ``CpuDeviationWarning`` for each
-    node OpenVINO CPU may compute otherwise on some data (``cpu_deviations.warn_deviations``)."""
-    shapes = input_shapes(inputs)
-    proto, weights = (model, None) if isinstance(model, ModelProto) else load_apart(Path(model))
-    converted = _converted(model, proto, weights, shapes, exact_quantization, allow_inexact, label)
-    cpu_deviations.warn_deviations(proto, label)
+def _convert_and_warn(facts: ModelFacts, exact_quantization: bool, allow_inexact: bool) -> openvino.Model:
+    """``onnx_to_ov_model`` before ``target_openvino``: the model through OpenVINO's frontend
+    (``_convert_through_frontend``), then a ``CpuDeviationWarning`` for each node OpenVINO CPU may
+    compute otherwise on some data (``cpu_deviations.warn_deviations``)."""
+    converted = _convert_through_frontend(facts, exact_quantization, allow_inexact)
+    cpu_deviations.warn_deviations(facts.proto, facts.label, facts)
     return converted
 
 
-def _converted(
-    model: str | os.PathLike | ModelProto,
-    proto: ModelProto,
-    weights: Weights | None,
-    shapes: Sequence[InputShape],
-    exact_quantization: bool,
-    allow_inexact: bool,
-    label: str,
-) -> openvino.Model:
-    """The conversion of ``_whole_model``: frontend fixes, quantization forms, OpenVINO's frontend.
-    ``proto`` is read from ``model`` with its ``weights`` left in the file (``load_apart``)."""
-    fixed = _fixed(proto, model, weights, label, shapes, allow_inexact)
-    whole, quant = _prepared(fixed if fixed is not None else proto, model, label, exact_quantization)
-    whole = whole if whole is not None else fixed
-    if whole is None and not isinstance(model, ModelProto):
-        return _convert(proto, str(model), label, shapes)
-    whole = whole if whole is not None else proto
-    serialized = _serialized(whole)
+def _convert_through_frontend(facts: ModelFacts, exact_quantization: bool, allow_inexact: bool) -> openvino.Model:
+    """Frontend fixes (``_fix_frontend_defects``), quantization forms (``_rewrite_quantization``),
+    then OpenVINO's frontend (``_run_frontend``): on the file itself when neither rewrote the
+    model (OpenVINO reads its weights and external data), else on the rewritten model's bytes (or,
+    beyond protobuf's 2 GiB, a temporary file with its weights as external data)."""
+    fixed = _fix_frontend_defects(facts, allow_inexact)
+    rewritten, quant = _rewrite_quantization(fixed if fixed is not None else facts.proto, facts, exact_quantization)
+    rewritten = rewritten if rewritten is not None else fixed
+    if rewritten is None and facts.path is not None:
+        return _run_frontend(facts, facts.proto, str(facts.path))
+    whole = rewritten if rewritten is not None else facts.proto
+    serialized = _serialize(whole)
     if serialized is None:
         with tempfile.TemporaryDirectory(prefix="ovpool-") as folder:
             path = Path(folder) / "model.onnx"
             import onnx
 
             onnx.save_model(whole, str(path), save_as_external_data=True, location="model.onnx.data")
-            return _convert(whole, str(path), label, shapes, quant, fixed is not None)
-    return _convert(whole, io.BytesIO(serialized), label, shapes, quant, fixed is not None)
+            return _run_frontend(facts, whole, str(path), quant, fixed is not None)
+    return _run_frontend(facts, whole, io.BytesIO(serialized), quant, fixed is not None)
 
 
-def _serialized(model: ModelProto) -> bytes | None:
+def _fix_frontend_defects(facts: ModelFacts, allow_inexact: bool) -> ModelProto | None:
+    """The model with ``ovpool.ov.translate``'s lowerings in place (None: it needs none); a model read
+    from a file is rewritten whole (``ModelFacts.with_data``: its weights and external data read)."""
+    try:
+        replaced = translate.rewrite(facts.proto, facts.label, facts.shapes, allow_inexact, facts.weights, facts)
+    except OvpoolError as exc:
+        raise exc.located(facts.label) from None
+    if not replaced:
+        return None
+    return translate.apply(facts.with_data, replaced)
+
+
+def _rewrite_quantization(proto: ModelProto, facts: ModelFacts, exact: bool) -> tuple[ModelProto | None, QuantExtensions | None]:
+    """The model as OpenVINO's frontend is to see it (None: as it is) and the extensions of its
+    exact quantization. com.microsoft QOperator nodes and per-channel QLinearConv / QLinearMatMul
+    nodes become DequantizeLinear -> op -> QuantizeLinear (``ovpool.onnx.qoperator.expands``); with
+    ``exact``, quantization goes into ``ovpool.ov.quantized``'s private nodes (without, only what
+    OpenVINO's own forms get wrong: 16-bit QuantizeLinear and DequantizeLinear, average pools to a
+    finer output scale, and the weights of some ConvTranspose). ``proto`` is the model as read
+    (``facts.proto``) or as the frontend fixes left it; a model read from a file is rewritten whole
+    (``ModelFacts.with_data``: its external data read). The tensors' kinds are the facts' (one
+    shape inference for the conversion) unless a QuantizeLinear or DequantizeLinear reads a tensor
+    the model as read lacks (a QOperator expanded, a lowering that quantizes): then the model is
+    inferred anew (``qdq.tensor_kinds``)."""
+    if not exact and not any(_may_quantize(node) for node in proto.graph.node):
+        return None, None  # no quantization: nothing of ovpool.onnx.qoperator (and its imports) needed
+    from ovpool.onnx import qoperator
+
+    has_qoperators = any(qoperator.expands(node) for node in proto.graph.node)
+    has_quantization = any(node.op_type in ("QuantizeLinear", "DequantizeLinear") for node in proto.graph.node)
+    if not (exact or has_qoperators or has_quantization):
+        return None, None
+    from ovpool.ov.quantized import QuantExtensions
+
+    if facts.path is not None and any(i.data_location == 1 for i in proto.graph.initializer):
+        proto = facts.with_data
+    try:
+        expanded = qoperator.expand_model(proto, every=exact)
+        kinds = facts.tensor_kinds if expanded is proto and _known_kinds(facts, expanded) else None
+        quant = QuantExtensions(expanded, exact, kinds)
+    except OvpoolError as exc:
+        raise exc.located(facts.label) from None
+    if quant is not None and quant.changed:
+        return quant.model, quant
+    return (expanded if expanded is not proto else None), None
+
+
+def _known_kinds(facts: ModelFacts, proto: ModelProto) -> bool:
+    """Whether ``facts.tensor_kinds`` hold every tensor the quantization forms look up in
+    ``proto``: the input and output of each QuantizeLinear and DequantizeLinear of the main graph.
+    A frontend fix keeps every tensor name of the model as read, with its type and shape (its last
+    node writes the replaced node's output), so those tensors' kinds are the facts'."""
+    kinds = facts.tensor_kinds
+    return all(
+        name in kinds
+        for node in proto.graph.node
+        if node.op_type in _QUANTIZE_OPS and node.domain in ("", "ai.onnx")
+        for name in [*node.input[:1], *node.output[:1]]
+    )
+
+
+def _may_quantize(node: NodeProto) -> bool:
+    """Whether ``_rewrite_quantization`` may rewrite the node: a QuantizeLinear, DequantizeLinear or QLinear*
+    node, or one of another domain (com.microsoft's QOperators). A model with none is left as it is."""
+    return node.domain not in ("", "ai.onnx") or node.op_type.startswith("QLinear") or node.op_type in _QUANTIZE_OPS
+
+
+_QUANTIZE_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
+
+
+def _serialize(model: ModelProto) -> bytes | None:
     """The model's bytes, or None beyond protobuf's limit of 2 GiB - 1 (its weights must then go to
     external data). Serialized once: ``ByteSize`` serializes too (12 MB: ~17 ms), and like
     ``SerializeToString`` raises ``EncodeError`` beyond the limit."""
@@ -163,119 +255,95 @@ def _serialized(model: ModelProto) -> bytes | None:
     return serialized if len(serialized) <= _PROTOBUF_LIMIT else None
 
 
-def _fixed(
+def _run_frontend(
+    facts: ModelFacts,
     proto: ModelProto,
-    model: str | os.PathLike | ModelProto,
-    weights: Weights | None,
-    label: str,
-    shapes: Sequence[InputShape],
-    allow_inexact: bool,
-) -> ModelProto | None:
-    """The model with ``frontend_fixes``' lowerings in place (None: it needs none); a model read
-    from a file is rewritten whole (its weights and external data read)."""
+    source: object,
+    quant: QuantExtensions | None = None,
+    fixes: bool = False,
+) -> openvino.Model:
+    """``proto`` (the model as read, or rewritten) through OpenVINO's ONNX frontend, read from
+    ``source`` (its file, or its bytes), with ovpool's extensions (pooling, ``quant``'s, the
+    frontend fixes' when ``fixes``: ``ovpool.ov.translate``'s registry) and the input shapes of ``facts`` set on its input places; the
+    pools' output shapes checked against the shape engine, inputs and nodes named stably."""
+    from openvino.frontend import FrontEndManager
+
+    label = facts.label
+
+    pools = PoolExtensions(proto)
+    if quant is not None:
+        # one list, in the order OpenVINO called the extensions: the first error is the cause (an
+        # exact pool refused leaves a dynamic-rank output that a later pool then refuses too)
+        quant.errors = pools.errors
+    frontend = FrontEndManager().load_by_framework("onnx")
+    for extension in translate.conversion_extensions(pools, quant, fixes):
+        frontend.add_extension(extension)
     try:
-        replaced = translate.rewrite(proto, label, shapes, allow_inexact, weights)
-    except OvpoolError as exc:
-        raise exc.located(label) from None
-    if not replaced:
-        return None
-    if weights is not None:
-        proto = weights.restore(proto)
-    if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
-        proto = load(Path(model), load_data=True)
-    return translate.apply(proto, replaced)
-
-
-def _prepared(
-    proto: ModelProto, model: str | os.PathLike | ModelProto, label: str, exact: bool
-) -> tuple[ModelProto | None, QuantExtensions | None]:
-    """The model as OpenVINO's frontend is to see it (None: as it is) and the extensions of its
-    exact quantization. com.microsoft QOperator nodes and per-channel QLinearConv / QLinearMatMul
-    nodes become DequantizeLinear -> op -> QuantizeLinear (``ovpool.onnx.qoperator.expands``); with
-    ``exact``, quantization goes into ``ovpool.ov.quantized``'s private nodes (without, only what
-    OpenVINO's own forms get wrong: 16-bit QuantizeLinear and DequantizeLinear, average pools to a
-    finer output scale, and the weights of some ConvTranspose). A model read from a file is
-    rewritten whole (its external data read)."""
-    if not exact and not any(_may_quantize(node) for node in proto.graph.node):
-        return None, None  # no quantization: nothing of ovpool.onnx.qoperator (and its imports) needed
-    from ovpool.onnx import qoperator
-
-    has_qoperators = any(qoperator.expands(node) for node in proto.graph.node)
-    has_quantization = any(node.op_type in ("QuantizeLinear", "DequantizeLinear") for node in proto.graph.node)
-    if not (exact or has_qoperators or has_quantization):
-        return None, None
-    from ovpool.ov.quantized import QuantExtensions
-
-    if not isinstance(model, ModelProto) and any(i.data_location == 1 for i in proto.graph.initializer):
-        proto = load(Path(model), load_data=True)
+        input_model = frontend.load(source)
+    except Exception as exc:
+        raise _conversion_error(label, exc) from None
+    _set_input_shapes(input_model, proto, facts.shapes, label)
     try:
-        expanded = qoperator.expand_model(proto, every=exact)
-        quant = QuantExtensions(expanded, exact)
-    except OvpoolError as exc:
+        converted = frontend.convert(input_model)
+    except Exception as exc:  # OpenVINO's OpConversionFailure/GeneralFailure derive from Exception
+        ours = frozenset(POOL_OPS) | (quant.reported_op_types if quant is not None else frozenset())
+        if pools.errors and not _failed_elsewhere(exc, ours):
+            raise pools.errors[0].located(label) from None
+        # an operator OpenVINO converts failed first: ovpool's errors are its consequences (a pool
+        # behind it sees a dynamic rank), OpenVINO's reason is the one to give
+        raise _conversion_error(label, exc, ours if pools.errors else frozenset()) from None
+    if pools.errors:
+        raise pools.errors[0].located(label)
+    try:
+        check_shapes(pools.lowered)
+    except ModelError as exc:
         raise exc.located(label) from None
-    if quant is not None and quant.changed:
-        return quant.model, quant
-    return (expanded if expanded is not proto else None), None
+    if proto.graph.name:
+        converted.set_friendly_name(proto.graph.name)
+    keep_input_names(converted, proto)
+    stable_names(converted)
+    return converted
 
 
-def _may_quantize(node: NodeProto) -> bool:
-    """Whether ``_prepared`` may rewrite the node: a QuantizeLinear, DequantizeLinear or QLinear*
-    node, or one of another domain (com.microsoft's QOperators). A model with none is left as it is."""
-    return node.domain not in ("", "ai.onnx") or node.op_type.startswith("QLinear") or node.op_type in _QUANTIZE_OPS
+def _set_input_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
+    """Set each given shape on its input's place (``input_index``: by name, or by position when
+    unnamed); a name the model lacks, or dims of another rank than the input's, is a ``ModelError``."""
+    from openvino import Dimension, PartialShape
 
-
-_QUANTIZE_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
-
-
-def onnx_to_ir(
-    src: Path,
-    out_suffix: str = ".xml",
-    inputs: Inputs = None,
-    compress_to_fp16: bool = False,
-    exact_quantization: bool = False,
-    allow_inexact: bool = False,
-    target_openvino: str | None = None,
-) -> Unwritten:
-    """The ``("onnx", "ir")`` route: ``{".xml": ..., ".bin": ...}`` of the converted model, with
-    ``inputs`` shapes set and, with ``compress_to_fp16``, f16 weights (half the .bin); with
-    ``exact_quantization``, quantization in exact forms; with ``allow_inexact``, the nodes
-    ``frontend_fixes`` refuses written as OpenVINO converts them (``onnx_to_ov_model``). With
-    ``target_openvino`` (``"2023.3"``), every layer is one that release reads: newer layers in
-    their exact older forms (``ovpool.ov.backport``; MaxPool-14 -> MaxPool-8 on 2023.3), or an
-    ``UnsupportedError`` naming the layer that has none."""
-    return ir_files(onnx_to_ov_model(src, inputs, exact_quantization, allow_inexact, target_openvino), compress_to_fp16)
-
-
-def refuse_unknown_rank(converted: openvino.Model, label: str) -> None:
-    """An ``UnsupportedError`` naming the first input of unknown rank (an ONNX input without a
-    shape): OpenVINO's CPU plugin compiles no Parameter of dynamic rank, so the IR would not run;
-    ``--input x[1,3,224,224]`` gives the shape (a rank of 4 with dynamic dims, ``x[?,3,?,?]``, compiles)."""
-    for parameter in converted.get_parameters():
-        if parameter.get_output_partial_shape(0).rank.is_dynamic:
-            names = sorted(parameter.output(0).get_names()) or [parameter.get_friendly_name()]
-            raise UnsupportedError.in_file(
-                label,
-                f"input '{names[0]}' has no shape (unknown rank), which OpenVINO CPU does not compile; "
-                f"give it one: ovpool convert --input '{names[0]}[1,3,224,224]' (dims may be ?)",
+    declared = onnx_inputs(proto)
+    _check_openvino_inputs(declared)
+    takes = "; ".join(d.shown() for d in declared)
+    names = [d.name for d in declared]
+    for given in shapes:
+        index = input_index(names, given)
+        if index is None and given.name is None:
+            raise ModelError.in_file(label, f"input shape {given}: the model has {len(declared)} input(s) ({takes})")
+        if index is None:
+            raise ModelError.in_file(label, f"input shape {given}: the model has no input '{given.name}' (it takes {takes})")
+        decl = declared[index]
+        if given.dims is None:
+            continue
+        if decl.shape is not None and len(decl.shape) != len(given.dims):
+            raise ModelError.in_file(
+                label, f"input shape {given}: {len(given.dims)} dim(s) for input {decl.shown()}, of rank {len(decl.shape)}"
             )
+        place = input_model.get_place_by_tensor_name(decl.name)
+        dims = [Dimension(low, -1 if high is None else high) for low, high in given.dims]
+        input_model.set_partial_shape(place, PartialShape(dims))
 
 
-def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Unwritten:
-    """``{".xml": ..., ".bin": ...}`` of an ``openvino.Model`` as ``ov.save_model`` writes it (f16
-    weights with ``compress_to_fp16``), saved when written (``ovpool.files.Unwritten``:
-    ``write_atomic`` has OpenVINO save it straight beside the outputs) or read (through a temporary
-    folder). A failed save (a full disk, ``ulimit -f``: "iostream error") is an ``OutputError``."""
-
-    def save(xml: Path) -> None:
-        import openvino as ov
-
-        try:
-            ov.save_model(converted, str(xml), compress_to_fp16=compress_to_fp16)
-        except (RuntimeError, OSError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else openvino_reason(exc)
-            raise OutputError(f"cannot write: OpenVINO could not save the IR in {xml.parent} ({reason})") from None
-
-    return Unwritten((".xml", ".bin"), save)
+def _check_openvino_inputs(declared: Sequence[TensorDecl]) -> None:
+    """Refuse an input OpenVINO's side of ovpool holds no form of (``onnx_inputs`` takes every one
+    the numpy executor runs): a sequence or optional input, or a tensor of an element type outside
+    ``dtypes.TABLE`` and ``dtypes.NARROW`` (string, FNUZ float8, 2-bit): ``input 'x': element type
+    string has no OpenVINO form ovpool handles (ovpool run --device numpy runs it)``."""
+    for decl in declared:
+        if not decl.is_tensor:
+            raise UnsupportedError(f"input {decl.shown()}: OpenVINO takes tensor inputs only (ovpool run --device numpy runs it)")
+        if decl.dtype not in dtypes.NAMES and dtypes.narrow_row(decl.dtype) is None:
+            raise UnsupportedError(
+                f"input '{decl.name}': element type {decl.dtype} has no OpenVINO form ovpool handles (ovpool run --device numpy runs it)"
+            )
 
 
 def check_shapes(lowered: list[Lowered]) -> None:
@@ -299,51 +367,6 @@ def check_shapes(lowered: list[Lowered]) -> None:
                     f"node '{spec.name}': OpenVINO gives output shape {got} where the shape engine gives "
                     f"{list(want)} (input {list(input_shape)})"
                 )
-
-
-def _convert(
-    proto: ModelProto,
-    source: object,
-    label: str,
-    shapes: Sequence[InputShape] = (),
-    quant: QuantExtensions | None = None,
-    fixes: bool = False,
-) -> openvino.Model:
-    from openvino.frontend import FrontEndManager
-
-    pools = PoolExtensions(proto)
-    if quant is not None:
-        # one list, in the order OpenVINO called the extensions: the first error is the cause (an
-        # exact pool refused leaves a dynamic-rank output that a later pool then refuses too)
-        quant.errors = pools.errors
-    frontend = FrontEndManager().load_by_framework("onnx")
-    for extension in translate.conversion_extensions(pools, quant, fixes):
-        frontend.add_extension(extension)
-    try:
-        input_model = frontend.load(source)
-    except Exception as exc:
-        raise _conversion_error(label, exc) from None
-    _set_shapes(input_model, proto, shapes, label)
-    try:
-        converted = frontend.convert(input_model)
-    except Exception as exc:  # OpenVINO's OpConversionFailure/GeneralFailure derive from Exception
-        ours = frozenset(POOL_OPS) | (quant.reported_op_types if quant is not None else frozenset())
-        if pools.errors and not _failed_elsewhere(exc, ours):
-            raise pools.errors[0].located(label) from None
-        # an operator OpenVINO converts failed first: ovpool's errors are its consequences (a pool
-        # behind it sees a dynamic rank), OpenVINO's reason is the one to give
-        raise _conversion_error(label, exc, ours if pools.errors else frozenset()) from None
-    if pools.errors:
-        raise pools.errors[0].located(label)
-    try:
-        check_shapes(pools.lowered)
-    except ModelError as exc:
-        raise exc.located(label) from None
-    if proto.graph.name:
-        converted.set_friendly_name(proto.graph.name)
-    keep_input_names(converted, proto)
-    stable_names(converted)
-    return converted
 
 
 def keep_input_names(ov_model: openvino.Model, proto: ModelProto) -> None:
@@ -421,46 +444,36 @@ def stable_names(ov_model: openvino.Model) -> None:
         op.set_friendly_name(names.fresh(f"{op.get_type_name()}_{number}"))
 
 
-def _check_openvino_inputs(declared: Sequence[TensorDecl]) -> None:
-    """Refuse an input OpenVINO's side of ovpool holds no form of (``onnx_inputs`` takes every one
-    the numpy executor runs): a sequence or optional input, or a tensor of an element type outside
-    ``dtypes.TABLE`` and ``dtypes.NARROW`` (string, FNUZ float8, 2-bit): ``input 'x': element type
-    string has no OpenVINO form ovpool handles (ovpool run --device numpy runs it)``."""
-    for decl in declared:
-        if not decl.is_tensor:
-            raise UnsupportedError(f"input {decl.shown()}: OpenVINO takes tensor inputs only (ovpool run --device numpy runs it)")
-        if decl.dtype not in dtypes.NAMES and dtypes.narrow_row(decl.dtype) is None:
-            raise UnsupportedError(
-                f"input '{decl.name}': element type {decl.dtype} has no OpenVINO form ovpool handles (ovpool run --device numpy runs it)"
+def refuse_unknown_rank(converted: openvino.Model, label: str) -> None:
+    """An ``UnsupportedError`` naming the first input of unknown rank (an ONNX input without a
+    shape): OpenVINO's CPU plugin compiles no Parameter of dynamic rank, so the IR would not run;
+    ``--input x[1,3,224,224]`` gives the shape (a rank of 4 with dynamic dims, ``x[?,3,?,?]``, compiles)."""
+    for parameter in converted.get_parameters():
+        if parameter.get_output_partial_shape(0).rank.is_dynamic:
+            names = sorted(parameter.output(0).get_names()) or [parameter.get_friendly_name()]
+            raise UnsupportedError.in_file(
+                label,
+                f"input '{names[0]}' has no shape (unknown rank), which OpenVINO CPU does not compile; "
+                f"give it one: ovpool convert --input '{names[0]}[1,3,224,224]' (dims may be ?)",
             )
 
 
-def _set_shapes(input_model: Any, proto: ModelProto, shapes: Sequence[InputShape], label: str) -> None:
-    """Set each given shape on its input's place (by name, or by position when unnamed)."""
-    from openvino import Dimension, PartialShape
+def ir_files(converted: openvino.Model, compress_to_fp16: bool = False) -> Unwritten:
+    """``{".xml": ..., ".bin": ...}`` of an ``openvino.Model`` as ``ov.save_model`` writes it (f16
+    weights with ``compress_to_fp16``), saved when written (``ovpool.files.Unwritten``:
+    ``write_atomic`` has OpenVINO save it straight beside the outputs) or read (through a temporary
+    folder). A failed save (a full disk, ``ulimit -f``: "iostream error") is an ``OutputError``."""
 
-    declared = onnx_inputs(proto)
-    _check_openvino_inputs(declared)
-    takes = "; ".join(d.shown() for d in declared)
-    for given in shapes:
-        decl: TensorDecl | None
-        if given.name is None:
-            if given.index >= len(declared):
-                raise ModelError.in_file(label, f"input shape {given}: the model has {len(declared)} input(s) ({takes})")
-            decl = declared[given.index]
-        else:
-            decl = next((d for d in declared if d.name == given.name), None)
-            if decl is None:
-                raise ModelError.in_file(label, f"input shape {given}: the model has no input '{given.name}' (it takes {takes})")
-        if given.dims is None:
-            continue
-        if decl.shape is not None and len(decl.shape) != len(given.dims):
-            raise ModelError.in_file(
-                label, f"input shape {given}: {len(given.dims)} dim(s) for input {decl.shown()}, of rank {len(decl.shape)}"
-            )
-        place = input_model.get_place_by_tensor_name(decl.name)
-        dims = [Dimension(low, -1 if high is None else high) for low, high in given.dims]
-        input_model.set_partial_shape(place, PartialShape(dims))
+    def save(xml: Path) -> None:
+        import openvino as ov
+
+        try:
+            ov.save_model(converted, str(xml), compress_to_fp16=compress_to_fp16)
+        except (RuntimeError, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else openvino_reason(exc)
+            raise OutputError(f"cannot write: OpenVINO could not save the IR in {xml.parent} ({reason})") from None
+
+    return Unwritten((".xml", ".bin"), save)
 
 
 def _failed_elsewhere(exc: Exception, ours: frozenset[str]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ovpool.defects import Defect
 from ovpool.ov.translate.apply import _inexact, _since_version, apply, defect_of, rewrite
 from ovpool.ov.translate.converters import extensions
-from ovpool.ov.translate.facts import _constants, _inferred, _types
+from ovpool.ov.translate.facts import _constants, _types
 from ovpool.ov.translate.lowerings import Lowering
 from ovpool.ov.translate.readme import readme_table
 from ovpool.ov.translate.table import DEFECTS, NEWEST
@@ -24,7 +24,6 @@ __all__ = [
     "Lowering",
     "_constants",
     "_inexact",
-    "_inferred",
     "_since_version",
     "_types",
     "apply",

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-from onnx import NodeProto, TensorProto, helper, numpy_helper
+from onnx import NodeProto, helper, numpy_helper
 
 from ovpool.names import FreshNames
+from ovpool.onnx.facts import Arrays as Arrays  # where it was
+from ovpool.onnx.facts import attribute
 
 TensorTypes = Mapping[str, tuple[str | None, tuple[int | None, ...] | None]]
 V = TypeVar("V")
@@ -46,35 +48,6 @@ class Deferred(Mapping[str, V]):
         return len(self._worked_out())
 
 
-class Arrays(Mapping[str, np.ndarray]):
-    """ONNX tensors by name, each read as an array when first looked up (``numpy_helper.to_array``)
-    and kept: ``Facts.constants`` of a model with 100 MB of weights costs ~40 ms when every weight
-    is read, nothing when the conditions look up a Div's constant divisor (24 bytes). Of several
-    mappings of tensors, the first that holds a name gives it."""
-
-    def __init__(self, *tensors: Mapping[str, TensorProto]) -> None:
-        self._sources = tensors
-        self._arrays: dict[str, np.ndarray] = {}
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        array = self._arrays.get(key)
-        if array is None:
-            source = next((s for s in self._sources if key in s), None)
-            if source is None:
-                raise KeyError(key)
-            array = self._arrays[key] = numpy_helper.to_array(source[key])
-        return array
-
-    def __contains__(self, key: object) -> bool:
-        return any(key in source for source in self._sources)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(dict.fromkeys(name for source in self._sources for name in source))
-
-    def __len__(self) -> int:
-        return len(dict.fromkeys(name for source in self._sources for name in source))
-
-
 @dataclass(frozen=True)
 class Facts:
     """What a condition or a lowering may know of the model: its default opset, the tensors'
@@ -90,12 +63,9 @@ class Facts:
 
 
 def node_attr(node: NodeProto, name: str, default: Any) -> Any:
-    """The attribute ``name`` of the node (text decoded), or ``default``: axis=1 gives 1."""
-    for attribute in node.attribute:
-        if attribute.name == name:
-            value = helper.get_attribute_value(attribute)
-            return value.decode() if isinstance(value, bytes) else value
-    return default
+    """The attribute ``name`` of the node (text decoded), or ``default``: axis=1 gives 1
+    (``ovpool.onnx.facts.attribute``, the one decoder)."""
+    return attribute(node, name, default)
 
 
 def input_rank(node: NodeProto, facts: Facts) -> int | None:

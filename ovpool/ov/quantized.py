@@ -28,7 +28,7 @@ per-channel 16-bit quantization is refused (its tables would hold 65537 floats p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from onnx import NodeProto
@@ -297,9 +297,11 @@ class QuantExtensions:
     patterns ``int8_within_a_step`` rejects, and the DequantizeLinear of a ConvTranspose's weights
     with a zero point other than 0 (the CPU plugin's low-precision pass computes that
     ConvTranspose wrong when its input's zero point is 0: 233 steps off for uint8 weights at zero
-    point 127; the weights become float32 constants, and that ConvTranspose ran in f32 anyway)."""
+    point 127; the weights become float32 constants, and that ConvTranspose ran in f32 anyway).
+    ``kinds``, each tensor's (element type, rank), are the conversion's when it inferred them
+    already (``ModelFacts.tensor_kinds``), else inferred here (``qdq.tensor_kinds``)."""
 
-    def __init__(self, proto, exact: bool = True) -> None:
+    def __init__(self, proto, exact: bool = True, kinds: Mapping[str, tuple[str | None, int | None]] | None = None) -> None:
         from onnx import helper
 
         self.meanings: list[object] = []
@@ -309,7 +311,7 @@ class QuantExtensions:
         graph = model.graph
         opset = default_opset(model)
         known = qdq.constants(graph)
-        kinds = qdq.tensor_kinds(model)
+        kinds = kinds if kinds is not None else qdq.tensor_kinds(model)  # a conversion's: ModelFacts.tensor_kinds
         replaced: dict[str, NodeProto | None] = {}  # a node's first output -> its replacement (None: removed)
         transposed_weights = {node.input[1] for node in graph.node if node.op_type == "ConvTranspose" and len(node.input) > 1}
         for pattern in qdq.find_qdq_pools(model):

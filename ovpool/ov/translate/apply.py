@@ -16,10 +16,11 @@ from onnx import ModelProto, NodeProto, helper
 from ovpool.defects import Defect
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.model import Weights, default_opset, graphs
+from ovpool.onnx.facts import ModelFacts
+from ovpool.onnx.model import Weights, graphs
 from ovpool.ov import DOMAIN
 from ovpool.ov.node_facts import Deferred, Facts
-from ovpool.ov.translate.facts import _constants, _types
+from ovpool.ov.translate.facts import _types
 from ovpool.ov.translate.registry import REWRITE_ROWS as _ROWS
 
 if TYPE_CHECKING:
@@ -50,25 +51,31 @@ def _since_version(op_type: str, opset: int) -> int:
 
 
 def rewrite(
-    proto: ModelProto, label: str, shapes: Sequence[InputShape] = (), allow_inexact: bool = False, weights: Weights | None = None
+    proto: ModelProto,
+    label: str,
+    shapes: Sequence[InputShape] = (),
+    allow_inexact: bool = False,
+    weights: Weights | None = None,
+    model_facts: ModelFacts | None = None,
 ) -> dict[tuple[int, int], list[NodeProto]]:
     """``{(graph, node index): the nodes that replace it}`` for every node with a defect ``DEFECTS``
     lowers, in the main graph (graph 0) and its subgraphs (numbered in ``graphs`` order; their
     tensors have no inferred types, so only the lowerings that need none apply there). A node no
     lowering takes (a refused row or a lowering's missing precondition) is an ``UnsupportedError``
     naming it, or with ``allow_inexact`` a warning of the same line and the node is left to OpenVINO.
-    ``weights``, those ``load_apart`` left in the model file, are constants as the others are."""
-    every = list(graphs(proto.graph))
+    ``weights``, those ``load_apart`` left in the model file, are constants as the others are.
+    ``model_facts``, the conversion's ``ModelFacts`` of ``proto`` (else made of ``proto``, ``shapes`` and
+    ``weights``), gives the types and constants, each worked out once for the whole conversion."""
+    model = model_facts if model_facts is not None else ModelFacts(proto, label, weights=weights, shapes=tuple(shapes))
+    every = list(model.subgraphs)
     found_ops = [(g, i, node) for g, graph in enumerate(every) for i, node in enumerate(graph.node) if node.op_type in _ROWS]
     if not found_ops:
         return {}
-    opset = default_opset(proto)
+    opset = model.opset
     taken = {name for graph in every for node in graph.node for name in [node.name, *node.output]}
     taken |= {i.name for i in proto.graph.initializer} | {i.name for i in proto.graph.input}
-    initializers = {i.name for i in proto.graph.initializer}
-    inputs = frozenset(i.name for i in proto.graph.input if i.name not in initializers)
-    types = Deferred(lambda: _types(proto, shapes))
-    facts = Facts(opset, types, Deferred(lambda: _constants(proto, weights)), FreshNames(taken), inputs)
+    types, constants = Deferred(lambda: _types(model)), Deferred(lambda: model.constants)
+    facts = Facts(opset, types, constants, FreshNames(taken), frozenset(model.graph_inputs))
     replaced: dict[tuple[int, int], list[NodeProto]] = {}
     for g, index, node in found_ops:
         try:

@@ -16,6 +16,7 @@ import numpy as np
 from onnx import NodeProto, helper, numpy_helper
 
 from ovpool.nodes import OpNode, attributes
+from ovpool.onnx.attributes import attribute_value
 from ovpool.ov import DOMAIN
 from ovpool.ov.node_facts import Facts, input_rank, node_attr
 from ovpool.ov.translate.conditions import CONSTANT_ATTRIBUTES, resize_inputs
@@ -115,7 +116,7 @@ def resize_matrices(node: NodeProto, since: int, facts: Facts) -> list[NodeProto
 def constant_tensor(node: NodeProto, since: int, facts: Facts) -> list[NodeProto] | str:
     """The attribute's value as a ``value`` tensor: value_float 2.5 is a float32 scalar, value_ints a 1-D int64 tensor."""
     attribute = next(a for a in node.attribute if a.name in CONSTANT_ATTRIBUTES)
-    value = helper.get_attribute_value(attribute)
+    value = attribute_value(attribute, text=False)
     if attribute.name.startswith("value_float"):
         array = np.asarray(value, np.float32)
     elif attribute.name.startswith("value_int"):
