@@ -76,20 +76,8 @@ def normalize_axes(node: OpNode, axes: Sequence[int], rank: int, attribute: str 
 
 def attributes(node: Any) -> dict[str, Any]:
     """A NodeProto's attributes as Python values: ints, floats, ``str`` (not bytes), lists, numpy
-    arrays for tensors; graph attributes stay ``GraphProto`` (the session compiles them)."""
-    from onnx import AttributeProto, helper, numpy_helper
+    arrays for tensors; graph attributes stay ``GraphProto`` (the session compiles them). The one
+    decoder is ``ovpool.attributes``; this is its engine form (``arrays=True``)."""
+    from ovpool.attributes import attributes as decoded
 
-    values: dict[str, Any] = {}
-    for attribute in node.attribute:
-        if attribute.type == AttributeProto.TENSOR:
-            values[attribute.name] = numpy_helper.to_array(attribute.t)
-        elif attribute.type == AttributeProto.TENSORS:
-            values[attribute.name] = [numpy_helper.to_array(t) for t in attribute.tensors]
-        else:
-            value = helper.get_attribute_value(attribute)
-            if isinstance(value, bytes):
-                value = value.decode("utf-8")
-            elif isinstance(value, list) and value and isinstance(value[0], bytes):
-                value = [v.decode("utf-8") for v in value]
-            values[attribute.name] = value
-    return values
+    return decoded(node, arrays=True)

@@ -58,6 +58,7 @@ LAZY: dict[tuple[str, str], str] = {
     ("ovpool.execution.sessions", "ovpool.ov.from_onnx"): "OpenVINO's conversion loads when an ONNX model first runs on OpenVINO",
     ("ovpool.ov.from_onnx", "ovpool.onnx.qoperator"): "a model without quantization loads no quantization reader",
     ("ovpool.ov.from_onnx", "ovpool.ov.quantized"): "a model without quantization loads no quantized lowering",
+    ("ovpool.nodes", "ovpool.attributes"): "onnx is imported when a node is first decoded, not with the node type",
     ("ovpool.onnx.facts", "ovpool.onnx.qdq"): "the tensor kinds of quantization, worked out for a model that asks",
     ("ovpool.onnx.model", "ovpool.onnx.qdq"): "a model without quantization nodes loads no quantization reader",
     ("ovpool.onnx.model", "ovpool.onnx.qoperator"): "a model without quantization nodes loads no quantization reader",

@@ -13,8 +13,8 @@ import onnx.shape_inference
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from ovpool.attributes import attribute, attributes
 from ovpool.inputs import InputShape, input_shapes
-from ovpool.onnx.attributes import attribute, attributes
 from ovpool.onnx.facts import ModelFacts, input_index
 
 

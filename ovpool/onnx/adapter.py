@@ -18,8 +18,8 @@ import onnx.defs
 from onnx import NodeProto, helper
 
 from ovpool import dtypes
+from ovpool.attributes import attributes
 from ovpool.errors import SpecError, UnsupportedError
-from ovpool.onnx.attributes import attributes
 from ovpool.onnx.check import check_attribute_types
 from ovpool.onnx.versions import ONNX_VERSIONS, POOL_OPS, OnnxPoolVersion, row_for
 from ovpool.spec import GLOBAL_KINDS, Divisor, IndexOrder, Indices, Padding, PoolKind, PoolSpec, Rounding

@@ -43,8 +43,8 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto
 
+from ovpool.attributes import attribute_value
 from ovpool.errors import ModelError, SpecError
-from ovpool.onnx.attributes import attribute_value
 from ovpool.onnx.protobuf_wire import raw_data_sizes
 from ovpool.shape import dim_problem
 

@@ -10,7 +10,7 @@ the ``weightless`` copy with the static ``--input`` shapes pinned (x: [?, 3, ?, 
 [1, 3, 640, 640]), and a conversion that asks for no type runs none.
 
 ``input_index`` is the one rule naming the input an ``InputShape`` sets (by name, else by
-position); ``attribute``, ``attributes`` and ``attribute_value`` (``ovpool.onnx.attributes``)
+position); ``attribute``, ``attributes`` and ``attribute_value`` (``ovpool.attributes``)
 the one decoder of a NodeProto's attributes (``axis=1`` is 1, ``mode="linear"`` is
 ``"linear"``, text decoded).
 """
@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 from onnx import GraphProto, ModelProto, NodeProto, TensorProto, numpy_helper
 
+from ovpool.attributes import attribute as attribute
+from ovpool.attributes import attribute_value as attribute_value
+from ovpool.attributes import attributes as attributes
 from ovpool.inputs import InputShape
-from ovpool.onnx.attributes import attribute as attribute
-from ovpool.onnx.attributes import attribute_value as attribute_value
-from ovpool.onnx.attributes import attributes as attributes
 from ovpool.onnx.graphs import constant_tensors, default_opset, graphs
 from ovpool.onnx.model import Weights, load, load_apart, weightless
 

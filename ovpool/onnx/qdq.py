@@ -24,9 +24,9 @@ import numpy as np
 from onnx import GraphProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 from ovpool import dtypes
+from ovpool.attributes import attribute, attributes
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.attributes import attribute, attributes
 from ovpool.onnx.graphs import constant_tensors, default_opset, graphs
 from ovpool.onnx.versions import LP_OPS
 from ovpool.quant import QUANT_TYPES, Quantization, QuantizedPool

@@ -76,10 +76,10 @@ from typing import Any
 import numpy as np
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
+from ovpool.attributes import attributes
 from ovpool.axis import is_last_axis
 from ovpool.errors import ModelError, UnsupportedError
 from ovpool.names import FreshNames
-from ovpool.onnx.attributes import attributes
 from ovpool.onnx.graphs import default_opset, graphs
 from ovpool.onnx.qdq import MS_DOMAIN, constants, node_label
 

@@ -23,9 +23,9 @@ import onnx
 import onnx.defs
 from onnx import GraphProto, ModelProto, NodeProto, helper
 
+from ovpool.attributes import attributes as onnx_attributes
 from ovpool.errors import ModelError, OvpoolError, openvino_reason
 from ovpool.onnx import adapter as onnx_adapter
-from ovpool.onnx.attributes import attributes as onnx_attributes
 from ovpool.onnx.model import default_opset, graphs
 from ovpool.onnx.versions import POOL_OPS
 from ovpool.ov import lowering as ov_lowering

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, helper, numpy_helper
 
+from ovpool.attributes import attribute_value
 from ovpool.nodes import OpNode, attributes
-from ovpool.onnx.attributes import attribute_value
 from ovpool.ov import DOMAIN
 from ovpool.ov.node_facts import Facts, input_rank, node_attr
 from ovpool.ov.translate.conditions import CONSTANT_ATTRIBUTES, resize_inputs
