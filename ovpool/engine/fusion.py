@@ -19,25 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
-from onnx import NodeProto
 
-from ovpool.engine.ops.base import Kernel, OpNode, lookup
-
-
-class Prepared(NamedTuple):
-    """One node after preparing: its kernel, the names it is called with (own inputs, then its
-    subgraphs' outer names), the names it writes, and whether it was run at prepare time."""
-
-    node: NodeProto
-    op: OpNode
-    kernel: Kernel
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    folded: bool
-
+from ovpool.engine.ops.base import lookup
+from ovpool.engine.plan import Prepared
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 

@@ -24,14 +24,16 @@ whose shapes change at every run starts again from empty).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ovpool.engine.fusion import Prepared
 from ovpool.engine.ops.base import Kernel, OpNode
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import kernel_failure
+
+if TYPE_CHECKING:
+    from ovpool.engine.plan import Prepared
 
 # nodes whose values are their input's shape
 SOURCES = frozenset({"Shape", "Size"})
@@ -50,7 +52,7 @@ KEYS = 16
 # the operator type of a group's step (what ovpool.engine.budget and the plan read of it)
 OP_TYPE = "ShapeValues"
 
-Entry = tuple[Prepared, tuple[int, ...], tuple[int, ...], str]  # a plan entry: node, input and output slots, label
+Entry = tuple["Prepared", tuple[int, ...], tuple[int, ...], str]  # a plan entry: node, input and output slots, label
 
 
 class _Member(NamedTuple):
@@ -198,4 +200,4 @@ def _read_only(value: Any) -> Any:
 def _group_entry(first: Prepared, step: ShapeValues) -> Prepared:
     """The plan entry of a group: its first node (for where the model states it), the step as kernel."""
     op = OpNode(name=first.op.name, op_type=OP_TYPE, since=1, opset=first.op.opset, n_outputs=len(step.exports))
-    return Prepared(first.node, op, step, (), (), False)
+    return first._replace(op=op, kernel=step, inputs=(), outputs=(), folded=False, kind=OP_TYPE)
