@@ -107,8 +107,8 @@ class Plan:
         initial: list[Any],
         slots: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]],
         constant_outputs: tuple[bool, ...],
-        order: list[tuple[Any, tuple[Hashable, ...] | None, int]],
-        folded: dict[Hashable, Any],
+        order: list[tuple[Any, tuple[Any, ...] | None, int]],
+        folded: dict[Any, Any],
         donating: int,
         slot_names: tuple[Any, ...] = (),
         producers: Mapping[int, Prepared] | None = None,
@@ -176,7 +176,7 @@ def build_plan(prepared: Sequence[Prepared], known: Mapping[Any, Any], graph: Ke
     input_slots = tuple(slot(n) for n in graph.input_names)
     outer_slots = tuple(slot(n) for n in graph.outer_names)
     runtime: list[Entry] = []
-    order: list[tuple[Any, tuple[Hashable, ...] | None, int]] = []
+    order: list[tuple[Any, tuple[Any, ...] | None, int]] = []
     for entry in prepared:
         if entry.folded:
             order.append((entry.node, entry.outputs, -1))

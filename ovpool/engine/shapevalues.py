@@ -44,6 +44,7 @@ DERIVED = frozenset(
         "Greater", "GreaterOrEqual", "Identity", "Less", "LessOrEqual", "Max", "Min", "Mod", "Mul", "Neg", "Not",
         "Or", "Range", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum", "Reshape", "Slice", "Squeeze", "Sub",
         "Unsqueeze", "Where",
+        "Expand",
     }
 )  # fmt: skip
 KEPT_BYTES = 1 << 16
@@ -118,6 +119,17 @@ class ShapeValues:
         return tuple(values[s] for s in self.exports)
 
 
+def derived(op_type: str) -> bool:
+    """Whether a node of ``op_type`` reading only shape values and constants gives a shape value
+    (``DERIVED``, or a ``SOURCES`` operator: Size(Shape(x)) is one)."""
+    return op_type in DERIVED or op_type in SOURCES
+
+
+def is_source(op_type: str) -> bool:
+    """Whether ``op_type`` gives the shape of its input (``SOURCES``)."""
+    return op_type in SOURCES
+
+
 def group_shape_values(
     entries: Sequence[Entry], constants: Mapping[int, Any], graph_outputs: Set[int], never: Set[int]
 ) -> tuple[list[Entry], int]:
@@ -141,9 +153,9 @@ def group_shape_values(
             continue
         linked = [shaped[s] for s in ins if s in shaped]
         if linked and all(s in shaped or s in constants or s in never for s in ins):
-            if op.op_type not in DERIVED and op.op_type not in SOURCES:  # Size(Shape(x)) is derived
+            if not derived(op.op_type):
                 continue
-        elif op.op_type not in SOURCES or len(ins) != 1 or ins[0] in constants:
+        elif not is_source(op.op_type) or len(ins) != 1 or ins[0] in constants:
             continue
         else:
             sourced.add(index)
