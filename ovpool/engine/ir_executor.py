@@ -31,9 +31,10 @@ from typing import Any
 import numpy as np
 
 from ovpool import dtypes
+from ovpool.engine.fusion import fold_ir_batch_norms
 from ovpool.engine.ir_layers import ITERATING, STRUCTURAL, Body, LayerNode, builder_for
 from ovpool.engine.ir_layers.base import Iteration, Slicing, computes
-from ovpool.engine.ops.base import OpNode
+from ovpool.engine.ops.base import Kernel, OpNode
 from ovpool.engine.plan import IR_DOMAIN, Names, Plan, Prepared, build_plan, execute, execute_observed, filled
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.ir.reader import IRDocument, Layer, PortMapEntry, declared_bounds, dim_bounds, read_bodies, read_ir
@@ -179,9 +180,21 @@ class _Graph:
                 for result in self.results
             ),
         )
-        self.plan = build_plan(prepared, known, keys, donate=True)
+        taken = set(known) | {key for entry in prepared for key in (*entry.inputs, *entry.outputs)}
+
+        def fresh(near: Port, hint: str) -> Port:
+            """A port key no value of this graph has: ``(id, "1/fused")``, else ``(id, "1/fused#2")``..."""
+            key, count = (near[0], f"{near[1]}/{hint}"), 1
+            while key in taken:
+                count += 1
+                key = (near[0], f"{near[1]}/{hint}#{count}")
+            taken.add(key)
+            return key
+
+        fused, fused_constants = fold_ir_batch_norms(prepared, known, frozenset(keys.output_names), self._rebuild, fresh)
+        self.plan = build_plan(fused, {**known, **fused_constants}, keys, donate=True)
         self.nodes = tuple(run)  # the layers run (not folded), in order
-        rewritten = self.plan.donating or self.plan.grouped or len(self.plan.steps) < len(run)
+        rewritten = fused_constants or self.plan.donating or self.plan.grouped or len(self.plan.steps) < len(run)
         # what observed runs follow, built at the first: every layer as the IR states it
         self._unrewritten: tuple[list[Prepared], dict[Port, Any], Names] | None = (prepared, known, keys) if rewritten else None
         self._observed_plan: Plan | None = None if rewritten else self.plan
@@ -277,6 +290,15 @@ class _Graph:
         return {
             "body": _body_function(graph, [(i, i) for i in range(len(graph.parameters))], list(range(len(graph.results))))
         }, iteration
+
+    def _rebuild(self, entry: Prepared, constants: tuple[Any, ...]) -> Kernel:
+        """The kernel of ``entry``'s layer made again for other constant inputs (a Convolution's
+        weights with a BatchNormInference folded in)."""
+        layer = entry.node
+        builder = builder_for(layer.type, layer.version)
+        assert builder is not None  # the layer was prepared from this builder
+        node = LayerNode(layer, constants, len(entry.outputs))
+        return self._guarded(node, functools.partial(builder, node))
 
     def _guarded(self, node: LayerNode, action: Callable[[], Any]) -> Any:
         """``action()``, its failures said of the layer and the file."""

@@ -28,6 +28,7 @@ import numpy as np
 
 from ovpool.engine.ir_layers.base import Builder, LayerNode, aligner, layer, same_type
 from ovpool.engine.ops.base import Kernel
+from ovpool.engine.ops.elementwise import InPlace, writable_float
 
 
 def _binary(op_type: str, since: int, attrs: Mapping[str, Any] | None = None) -> Builder:
@@ -271,7 +272,31 @@ def _relu6_over_6(x: np.ndarray) -> np.ndarray:
 
 
 layer("HSigmoid", 5)(_float_formula(_relu6_over_6))
-layer("HSwish", 4)(_float_formula(lambda x: x * _relu6_over_6(x)))
+@layer("HSwish", 4)
+def hswish(node: LayerNode) -> Kernel:
+    """HSwish-4: x * min(max(x + 3, 0), 6) / 6 (the divide last: 1 -> 0.6667, -4 -> 0, 4 -> 4), as
+    an element-wise kernel the plan may run in place or in a chain (``InPlace``): each tile is
+    computed by the same numpy passes in the same order as the whole tensor, so the same bits."""
+    run = _float_formula(lambda x: x * _relu6_over_6(x))(node)
+
+    def tile(dst: np.ndarray, x: np.ndarray) -> None:
+        y = x + 3
+        np.clip(y, 0, 6, out=y)
+        y /= 6
+        np.multiply(x, y, out=dst)
+
+    def into(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not writable_float(x):
+            return run(x)
+        with np.errstate(all="ignore"):
+            tile(x, x)
+        return (x,)
+
+    code = (("add", 0, 3.0), ("clip", "prev", 0.0, 6.0), ("div", "prev", 6.0), ("mul", 0, "prev"))
+    # ``run`` and ``into`` enter np.errstate themselves; as the quiet form they let the plan's run
+    # loop hold it for the chains' tiles
+    quiet = InPlace(run, into, (0,), tile, code=code)
+    return InPlace(run, into, (0,), tile, quiet, code)
 
 
 @layer("HardSigmoid", 1)
