@@ -123,3 +123,47 @@ def _hswish_layer(shape: tuple[int, ...]):
         xml = _saved([opset4.hswish(x)], [x], folder)
         document = read_ir(xml)
     return next(layer for layer in document.layers.values() if layer.type == "HSwish")
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 8, 8), (1, 4, 256, 256)])
+def test_hard_swish_as_five_layers_runs_in_place_with_the_bits(shape):
+    """x * min(max(x + 3, 0), 6) / 6 as OpenVINO writes paddle's hard_swish (Add, Maximum,
+    Minimum, Multiply, Divide) on a Convolution's output: each layer writes into the dying value
+    before it (a chain of tiles on the larger tensor), and the outputs are bit for bit those of
+    the observed run, which runs every layer allocating."""
+    rng = np.random.default_rng(3)
+    x = param("x", list(shape))
+    conv = opset1.convolution(
+        x, opset1.constant(rng.standard_normal((4, 4, 1, 1)).astype(np.float32)), [1, 1], [0, 0], [0, 0], [1, 1]
+    )
+    shifted = opset1.add(conv, opset1.constant(np.float32(3)))
+    clipped = opset1.minimum(opset1.maximum(shifted, opset1.constant(np.float32(0))), opset1.constant(np.float32(6)))
+    swish = opset1.divide(opset1.multiply(conv, clipped), opset1.constant(np.float32(6)))
+    feeds = {"x": normal(shape)}
+    with tempfile.TemporaryDirectory() as folder:
+        xml = _saved([swish], [x], folder)
+        got = check_ir(xml, feeds)
+        graph = IrGraph.read(xml)
+    plain, _ = _observed(graph, feeds)
+    assert graph._graph.plan.donating >= 3 or len(graph._graph.plan.steps) < 6
+    for name, value in got.items():
+        assert value.tobytes() == plain[name].tobytes()
+
+
+def test_maximum_and_minimum_in_a_chain_keep_numpys_bits_on_nan_zeros_and_infinities():
+    """Add(3) -> Maximum(0) -> Minimum(6) -> Multiply(x) -> Divide(6) of a Parameter holding NaN,
+    infinities and signed zeros, large enough to run by tiles (or compiled): the bits of the
+    layers run one by one (the observed run), numpy's maximum and minimum included."""
+    values = np.array([np.nan, np.inf, -np.inf, -3.0, 3.0, 0.0, -0.0, -6.0, 6.0, 1e38], np.float32)
+    data = np.resize(np.concatenate([values, np.random.default_rng(4).normal(0, 4, 1000).astype(np.float32)]), (1, 4, 256, 256))
+    x = param("x", list(data.shape))
+    shifted = opset1.add(x, opset1.constant(np.float32(3)))
+    clipped = opset1.minimum(opset1.maximum(shifted, opset1.constant(np.float32(-0.0))), opset1.constant(np.float32(6)))
+    swish = opset1.divide(opset1.multiply(x, clipped), opset1.constant(np.float32(6)))
+    with tempfile.TemporaryDirectory() as folder:
+        graph = IrGraph.read(_saved([swish], [x], folder))
+    assert any("chain" in step.label for step in graph._graph.plan.steps)
+    with np.errstate(all="ignore"):
+        (got,) = graph.run({"x": data}).values()
+        (plain,) = _observed(graph, {"x": data})[0].values()
+    assert got.tobytes() == plain.tobytes()

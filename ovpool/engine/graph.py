@@ -20,8 +20,9 @@ Preparing (``GraphSession(model)``) does all the work that does not depend on th
   node's own inputs followed by, for each subgraph in ``node.subgraphs`` order, the values of that
   subgraph's ``outer_names``: an If whose then-branch reads ``a`` and else-branch ``a`` and ``b``
   is called ``kernel(cond, a, a, b)``;
-* the rest becomes a flat plan of ``(kernel, input slots, output slots, slots to free)``: a run is
-  one list of values indexed by slot, and each intermediate is dropped after its last use;
+* the rest becomes a flat plan of ``(kernel, input slots, output slots, slots to free)``
+  (:mod:`ovpool.engine.plan`, the one plan the IR executor runs too): a run is one list of values
+  indexed by slot, and each intermediate is dropped after its last use;
 * the plan a run follows is rewritten where the meaning is kept: a Conv + BatchNormalization pair
   of constant weights is one Conv (:mod:`ovpool.engine.fusion`; rounding differs by about 1e-7
   of the values), an element-wise kernel writes into an input that dies at its node

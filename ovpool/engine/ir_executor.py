@@ -9,8 +9,17 @@ work that does not depend on the inputs:
   ``element_type``, ``shape``); a layer whose inputs are all known (f16 weights and the Convert
   that decompresses them, ``ShapeOf`` of a weight, ...) is run there and then and its outputs
   become constants;
-* each other layer's kernel is built once, and the layers become a flat plan over slots in
-  ``IRDocument.execution_order()``, each intermediate dropped after its last reader;
+* each other layer's kernel is built once, and the layers, in ``IRDocument.execution_order()``,
+  become :class:`ovpool.engine.plan.Prepared` entries of the one plan the ONNX executor runs too
+  (:mod:`ovpool.engine.plan`: slots keyed by ``(layer id, port id)``, each intermediate dropped
+  after its last reader), with what each layer computes as an ONNX operator
+  (``ir_layers.computes``: a Convolution is a Conv); the plan is rewritten as an ONNX graph's
+  is: a BatchNormInference of constant statistics folds into the Convolution before it
+  (:func:`ovpool.engine.fusion.fold_ir_batch_norms`, rounding differs by about 1e-7 of the
+  values), shape values (the ShapeOf -> Subtract -> Broadcast -> Concat -> Reshape that reshapes
+  a bias) are one step per group, element-wise kernels write into dying inputs and run in
+  chains, with the same bits. An observed run follows the plan of every layer as the IR states
+  it, built at its first use;
 * If, Loop and TensorIterator bodies are read (``ovpool.ir.reader.read_bodies``) and prepared the
   same way, with the port maps and back edges of Loop and TensorIterator (``Iteration``).
 

@@ -179,7 +179,18 @@ class LayerNode:
         row = lookup(op_type, since)
         if row is None:
             raise RuntimeError(f"ovpool's operator library has no {op_type}-{since}")
-        node = _LayerOp(
+        return row.factory(self.as_onnx(op_type, since, attrs, constants, n_outputs))
+
+    def as_onnx(
+        self,
+        op_type: str,
+        since: int,
+        attrs: Mapping[str, Any] | None = None,
+        constants: Sequence[np.ndarray | None] = (),
+        n_outputs: int = 1,
+    ) -> OpNode:
+        """This layer as a node of ONNX ``op_type``-``since``, whose errors name the layer."""
+        return _LayerOp(
             name=self.layer.name,
             op_type=op_type,
             since=since,
@@ -189,7 +200,6 @@ class LayerNode:
             n_outputs=n_outputs,
             layer=self,
         )
-        return row.factory(node)
 
 
 @dataclass(frozen=True)

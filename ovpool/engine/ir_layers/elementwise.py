@@ -28,6 +28,7 @@ import numpy as np
 
 from ovpool.engine.ir_layers.base import Builder, LayerNode, aligner, layer, same_type
 from ovpool.engine.ops.base import Kernel
+from ovpool.engine.ops.binary import ufunc_kernel
 from ovpool.engine.ops.elementwise import InPlace, writable_float
 
 
@@ -44,12 +45,54 @@ def _binary(op_type: str, since: int, attrs: Mapping[str, Any] | None = None) ->
     return build
 
 
+def _floats_in_place(run: Kernel, in_place: Kernel, code: tuple[Any, ...] | None = None) -> Kernel:
+    """``run`` as an element-wise kernel the plan may run in place or in a chain (``InPlace``),
+    by the in-place and tile forms of ``in_place``, which computes ``run``'s result on floats of
+    one type by the same ufunc (the same bits); on other inputs (integers that Divide floors)
+    ``run`` computes, allocating. ``run`` itself when ``in_place`` has no such forms (an
+    ``auto_broadcast`` other than numpy wraps the kernel). ``code``: the compiled chain's rows
+    (``InPlace.code``), when ``in_place`` has none."""
+    if not isinstance(in_place, InPlace) or in_place.tile is None or in_place.quiet is None:
+        return run
+    donors, quiet_form = in_place.donors, in_place.quiet
+    code = in_place.code or code
+
+    def into(form: InPlace) -> Callable[..., tuple[np.ndarray, ...]]:
+        def kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+            if not writable_float(out) or a.dtype != b.dtype:
+                return run(a, b)
+            return form.donating(0 if out is a else 1)(a, b)
+
+        return kernel
+
+    quiet = InPlace(run, into(quiet_form), donors, in_place.tile, code=code)
+    return InPlace(run, into(in_place), donors, in_place.tile, quiet, code)
+
+
+def _extremum(op_type: str, ufunc: np.ufunc, code: tuple[Any, ...]) -> Builder:
+    """Maximum-1/Minimum-1: ONNX ``op_type``-13 of the two inputs after ``auto_broadcast``, in
+    place where the plan allows it (``ufunc`` into a dying float input: the same bits), and, with
+    a constant input 1, in a compiled chain as a clip of input 0 by input 1 and an infinite bound: numpy's maximum(a, b)
+    is a where a is NaN or a >= b, else b, the compiled clip's max(a, b) (a NaN b gives NaN), and
+    min(a, inf) is a (so -0.0 and 0.0 keep their order: maximum(-0.0, 0.0) is -0.0 either way)."""
+
+    def build(node: LayerNode) -> Kernel:
+        run = _binary(op_type, 13)(node)
+        if aligner(node) is not None:
+            return run
+        # the compiled clip takes its bounds from the chain's arguments, never a result inside it
+        constant_bound = node.constant(1) is not None
+        return _floats_in_place(run, ufunc_kernel(node.as_onnx(op_type, 13), ufunc), code if constant_bound else None)
+
+    return build
+
+
+layer("Maximum", 1)(_extremum("Max", np.maximum, (("clip", 0, 1, math.inf),)))
+layer("Minimum", 1)(_extremum("Min", np.minimum, (("clip", 0, -math.inf, 1),)))
 for _type, _onnx, _since in (
     ("Add", "Add", 14),
     ("Subtract", "Sub", 14),
     ("Multiply", "Mul", 14),
-    ("Maximum", "Max", 13),
-    ("Minimum", "Min", 13),
     ("Equal", "Equal", 19),
     ("Less", "Less", 13),
     ("LessEqual", "LessOrEqual", 16),
@@ -127,7 +170,7 @@ def divide(node: LayerNode) -> Kernel:
     def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
         return floor_div(a, b) if floor and a.dtype.kind in "iu" else div(a, b)
 
-    return kernel
+    return _floats_in_place(kernel, div)
 
 
 @layer("SquaredDifference", 1)
@@ -272,6 +315,8 @@ def _relu6_over_6(x: np.ndarray) -> np.ndarray:
 
 
 layer("HSigmoid", 5)(_float_formula(_relu6_over_6))
+
+
 @layer("HSwish", 4)
 def hswish(node: LayerNode) -> Kernel:
     """HSwish-4: x * min(max(x + 3, 0), 6) / 6 (the divide last: 1 -> 0.6667, -4 -> 0, 4 -> 4), as
