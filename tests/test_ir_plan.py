@@ -167,3 +167,21 @@ def test_maximum_and_minimum_in_a_chain_keep_numpys_bits_on_nan_zeros_and_infini
         (got,) = graph.run({"x": data}).values()
         (plain,) = _observed(graph, {"x": data})[0].values()
     assert got.tobytes() == plain.tobytes()
+
+
+@pytest.mark.parametrize("shape", [(1, 8, 6, 6), (1, 8, 200, 200)])
+def test_hard_sigmoid_gate_chains_with_the_bits(shape):
+    """HardSigmoid-1 (alpha 0.2, beta 0.5) then Multiply by its input, as squeeze-excite gates and
+    paddle's hard_swish are written: one chain step (compiled, or by tiles on the larger tensor),
+    bit for bit the layers run one by one, NaN and infinities included."""
+    x = param("x", list(shape))
+    gate = opset1.hard_sigmoid(x, opset1.constant(np.float32(0.2)), opset1.constant(np.float32(0.5)))
+    data = normal(shape)
+    data.flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    with tempfile.TemporaryDirectory() as folder:
+        graph = IrGraph.read(_saved([opset1.multiply(x, gate)], [x], folder))
+    assert len(graph._graph.plan.steps) == 1
+    with np.errstate(all="ignore"):
+        (got,) = graph.run({"x": data}).values()
+        (plain,) = _observed(graph, {"x": data})[0].values()
+    assert got.tobytes() == plain.tobytes()

@@ -347,14 +347,29 @@ def hswish(node: LayerNode) -> Kernel:
 @layer("HardSigmoid", 1)
 def hard_sigmoid(node: LayerNode) -> Kernel:
     """HardSigmoid-1: max(0, min(1, alpha * x + beta)) with alpha and beta as inputs: alpha 0.2,
-    beta 0.5 give 0.7 for 1."""
+    beta 0.5 give 0.7 for 1; in place and in chains (``InPlace``) by the same passes."""
 
     def kernel(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, ...]:
         same_type(node, x, alpha, beta)
         y = x * alpha.reshape(()) + beta.reshape(())
         return (np.clip(y, 0, 1).astype(x.dtype, copy=False),)
 
-    return kernel
+    def tile(dst: np.ndarray, x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> None:
+        np.multiply(x, alpha.reshape(()), out=dst)
+        np.add(dst, beta.reshape(()), out=dst)
+        np.clip(dst, 0, 1, out=dst)
+
+    def into(out: np.ndarray, x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not writable_float(out) or out is not x or alpha.dtype != x.dtype or beta.dtype != x.dtype:
+            return kernel(x, alpha, beta)
+        with np.errstate(all="ignore"):
+            tile(x, x, alpha, beta)
+        return (x,)
+
+    # the same passes on a tile, or compiled: x * alpha, + beta, numpy 2's clip to [0, 1]
+    code = (("mul", 0, 1), ("add", "prev", 2), ("clip", "prev", 0.0, 1.0))
+    quiet = InPlace(kernel, into, (0,), tile, code=code)
+    return InPlace(kernel, into, (0,), tile, quiet, code)
 
 
 @layer("Swish", 4)
