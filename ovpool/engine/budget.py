@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from ovpool.engine.graph import CompiledGraph, GraphSession
 from ovpool.engine.ir_executor import IrGraph
 from ovpool.engine.ir_layers import layer_traits_named, supported
 from ovpool.engine.ops.base import Rule, deprecated_table, named_with, traits_named
+from ovpool.engine.plan import Plan
 from ovpool.errors import OvpoolError
 from ovpool.memory import budget, check_bytes, held, holding
 
@@ -121,6 +122,13 @@ def value_bytes(value: Any) -> int:
     return 0
 
 
+class Planned(Protocol):
+    """A graph with a plan: an ONNX ``CompiledGraph`` or an IR graph's top level."""
+
+    @property
+    def plan(self) -> Plan: ...
+
+
 class PlanView(NamedTuple):
     """What the accounting reads of a graph's plan (``CompiledGraph.plan``): its steps, each step's
     operator type and the bodies it runs (those of the node writing its first named output: a
@@ -136,13 +144,15 @@ class PlanView(NamedTuple):
     constants: tuple[Any, ...]
 
 
-def plan_view(graph: CompiledGraph) -> PlanView:
-    """``graph``'s plan as ``PlanView``."""
+def plan_view(graph: Planned) -> PlanView:
+    """``graph``'s plan (an ONNX ``CompiledGraph``'s or an IR graph's) as ``PlanView``: a step's
+    operator type is the one the model states of the node or layer writing its first named output
+    (``Conv``, ``Convolution``; ``ShapeValues`` for a group of shape values)."""
     plan = graph.plan
     ops = []
     for step in plan.steps:
         entry = next((plan.producers[s] for s in step.outputs if s in plan.producers), None)
-        ops.append(("", ()) if entry is None else (entry.op.op_type, tuple(entry.op.subgraphs.values())))
+        ops.append(("", ()) if entry is None else (entry.kind or entry.op.op_type, tuple(entry.op.subgraphs.values())))
     caller = frozenset(plan.input_slots + plan.outer_slots)
     constants = tuple(value for value in plan.initial if value is not None)
     return PlanView(plan.steps, tuple(ops), plan.slot_names, plan.input_slots, caller, constants)
@@ -215,13 +225,17 @@ def walk(steps: Iterable[PlanStep], size: Callable[[int], int | None], itemsize:
     return Peak(peak.bytes, peak.where, exact)
 
 
-def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
-    """The peak of ``graph``'s plan (``walk``) with tensor ``sizes`` beside ``held`` bytes: inputs
-    [1, 16, 256, 256] float32 (4 MiB) into MaxPool k2 s2 (1 MiB, work 8 MiB) into Relu (1 MiB, work
-    1 + 1 + 2 MiB) peaks at the MaxPool, 4 + 1 + 8 = 13 MiB beside ``held``. A Loop, If or Scan
-    counts its largest body's peak as work, and makes the peak a lower bound (checked as it runs)."""
+def plan_walk(
+    graph: Planned,
+    size: Callable[[int], int | None],
+    itemsize: Callable[[int], int],
+    held: int,
+    body_bytes: Callable[[Any], int] = lambda body: 0,
+) -> Peak:
+    """The peak of one plan, ONNX or IR (``walk``), beside ``held`` bytes, with the inputs fed
+    (``size`` of each input slot) live throughout; a step running bodies counts ``body_bytes`` of
+    the largest as work, and makes the peak a lower bound (its bodies are checked as they run)."""
     view = plan_view(graph)
-    names = view.names
     steps = [
         PlanStep(
             op_type,
@@ -229,12 +243,21 @@ def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
             step.inputs,
             step.outputs,
             tuple(s for s in step.frees if s not in view.caller),
-            max((plan_peak(body, sizes).bytes for body in bodies), default=0),
+            max((body_bytes(body) for body in bodies), default=0),
         )
         for step, (op_type, bodies) in zip(view.steps, view.ops)
     ]
+    inputs = sum(size(s) or 0 for s in view.inputs)
+    peak = walk(steps, size, itemsize, held + inputs)
+    return Peak(peak.bytes, peak.where, peak.exact and not any(bodies for _, bodies in view.ops))
 
-    initial = graph.plan.initial
+
+def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
+    """The peak of an ONNX graph's plan (``plan_walk``) with tensor ``sizes`` by name beside
+    ``held`` bytes: inputs [1, 16, 256, 256] float32 (4 MiB) into MaxPool k2 s2 (1 MiB, work 8 MiB)
+    into Relu (1 MiB, work 1 + 1 + 2 MiB) peaks at the MaxPool, 4 + 1 + 8 = 13 MiB beside
+    ``held``. A Loop, If or Scan counts its largest body's peak as work."""
+    initial, names = graph.plan.initial, graph.plan.slot_names
 
     def size(slot: int) -> int | None:
         if slot == 0:
@@ -244,49 +267,46 @@ def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
         return sizes.bytes.get(names[slot]) if slot > 1 else None
 
     def itemsize(slot: int) -> int:
-        return (
-            getattr(initial[slot], "itemsize", WIDEST_NARROW)
-            if initial[slot] is not None
-            else sizes.itemsize.get(names[slot], WIDEST_NARROW)
-        )
+        if initial[slot] is not None:
+            return getattr(initial[slot], "itemsize", WIDEST_NARROW)
+        return sizes.itemsize.get(names[slot], WIDEST_NARROW)
 
-    inputs = sum(size(s) or 0 for s in view.inputs)
-    peak = walk(steps, size, itemsize, held + inputs)
-    return Peak(peak.bytes, peak.where, peak.exact and not any(bodies for _, bodies in view.ops))
+    return plan_walk(graph, size, itemsize, held, lambda body: plan_peak(body, sizes).bytes)
 
 
 def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
-    """The peak of an IR graph's plan on numpy (``walk``) for the arrays fed: its constants (each
-    array once), the inputs, then each layer's outputs at the dims and precision its ports declare
-    (a dim that is not a number counts 0, and the peak is a lower bound). The bodies of If, Loop and
-    TensorIterator layers are not counted: their tensors are held to the budget one at a time."""
-    plan = graph._graph
-    slot_bytes: dict[int, int | None] = {}
-    slot_items: dict[int, int] = {}
-    for s, decl in zip(plan._param_slots, graph.inputs):
-        value = inputs.get(decl.name)
-        slot_bytes[s] = value_bytes(value) if value is not None else None
-        slot_items[s] = getattr(value, "itemsize", WIDEST_NARROW)
+    """The peak of an IR graph's plan on numpy (``plan_walk``) for the arrays fed: its constants
+    (each array once), the inputs, then each layer's outputs at the dims and precision its ports
+    declare (a dim that is not a number counts 0, and the peak is a lower bound). The bodies of
+    If, Loop and TensorIterator layers are not counted: their tensors are held to the budget one
+    at a time."""
+    top = graph._graph
+    plan = top.plan
+    fed: dict[int, Any] = {s: inputs.get(decl.name) for s, decl in zip(plan.input_slots, graph.inputs)}
     constants: dict[int, int] = {}
-    for s, value in enumerate(plan._initial):
+    for value in plan.initial:
         if value is not None:
-            slot_bytes[s] = 0  # held by the session: counted once below
-            slot_items[s] = getattr(value, "itemsize", WIDEST_NARROW)
             constants.setdefault(id(value), value_bytes(value))
-    kept = set(plan._param_slots)  # the caller holds the inputs through the run
-    steps = []
-    for step in plan._steps:
-        layer = step.node.layer
-        for s, port in zip(step.outputs, layer.outputs):
-            dtype = port.dtype
-            whole = all(d.isdigit() for d in port.dims)
-            slot_items[s] = dtypes.itemsize(dtype) if dtype is not None else WIDEST_NARROW
-            slot_bytes[s] = math.prod(int(d) for d in port.dims) * slot_items[s] if whole and dtype is not None else None
-        steps.append(
-            PlanStep(layer.type, step.node.label, step.inputs, step.outputs, tuple(s for s in step.frees if s not in kept))
-        )
-    live = sum(constants.values()) + sum(slot_bytes.get(s) or 0 for s in set(plan._param_slots))
-    return walk(steps, lambda s: slot_bytes.get(s), lambda s: slot_items.get(s, WIDEST_NARROW), live)
+    ports = {(layer.id, port.id): port for layer in graph.document.layers.values() for port in layer.outputs}
+
+    def size(slot: int) -> int | None:
+        if slot in fed:
+            return value_bytes(fed[slot]) if fed[slot] is not None else None
+        if plan.initial[slot] is not None:
+            return 0  # held by the session: counted once
+        port = ports.get(plan.slot_names[slot])
+        if port is None or port.dtype is None or not all(d.isdigit() for d in port.dims):
+            return None
+        return math.prod(int(d) for d in port.dims) * dtypes.itemsize(port.dtype)
+
+    def itemsize(slot: int) -> int:
+        value = fed.get(slot, plan.initial[slot])
+        if value is not None:
+            return getattr(value, "itemsize", WIDEST_NARROW)
+        port = ports.get(plan.slot_names[slot])
+        return dtypes.itemsize(port.dtype) if port is not None and port.dtype is not None else WIDEST_NARROW
+
+    return plan_walk(top, size, itemsize, sum(constants.values()))
 
 
 def check_ir_plan(graph: IrGraph, inputs: Mapping[str, Any], label: str) -> None:

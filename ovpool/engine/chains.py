@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from ovpool.engine.inplace import InPlace
 from ovpool.engine.native.chain_ops import CHAIN_CODES
 from ovpool.engine.native.compiled import chain_for
 from ovpool.engine.ops.base import Kernel
+from ovpool.engine.ops.donated import InPlace
 from ovpool.engine.ops.elementwise.clip import type_limits
 
 TILE = 1 << 16  # elements of a tile: 256 KiB of float32, in the L2 cache with its intermediate

@@ -19,25 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
-from onnx import NodeProto
 
 from ovpool.engine.ops.base import Kernel, OpNode, lookup
-
-
-class Prepared(NamedTuple):
-    """One node after preparing: its kernel, the names it is called with (own inputs, then its
-    subgraphs' outer names), the names it writes, and whether it was run at prepare time."""
-
-    node: NodeProto
-    op: OpNode
-    kernel: Kernel
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    folded: bool
-
+from ovpool.engine.plan import Prepared
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -109,8 +96,83 @@ def _folded_weights(conv: Prepared, norm: Prepared, known: Mapping[str, Any]) ->
     arrays = [p for p in params if isinstance(p, np.ndarray) and p.dtype.kind == "f" and p.shape == (channels,)]
     if len(arrays) != 4:
         return None
-    scale, bias, mean, var = (p.astype(np.float64) for p in arrays)
-    s = scale / np.sqrt(var + float(norm.op.attr("epsilon", 1e-5)))
-    conv_bias = np.zeros(channels) if b is None else b.astype(np.float64)
+    return _scaled(w, b, arrays, float(norm.op.attr("epsilon", 1e-5)))
+
+
+def _scaled(
+    w: np.ndarray, b: np.ndarray | None, statistics: Sequence[np.ndarray], epsilon: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(W * s, (B_conv - mean) * s + B_bn)`` in W's type, ``s = scale / sqrt(var + epsilon)``,
+    the factors in float64 rounded once; ``statistics`` are (scale, B_bn, mean, var), W's first
+    axis the output channels."""
+    scale, bias, mean, var = (p.astype(np.float64) for p in statistics)
+    s = scale / np.sqrt(var + epsilon)
+    conv_bias = np.zeros(w.shape[0]) if b is None else b.astype(np.float64)
     weights = w.astype(np.float64) * s.reshape((-1,) + (1,) * (w.ndim - 1))
     return weights.astype(w.dtype), ((conv_bias - mean) * s + bias).astype(w.dtype)
+
+
+# The IR layers a BatchNormInference folds into, and the axes of their weights before the output
+# channels' (GroupConvolution's weights are (groups, channels per group, ...)).
+IR_CONVOLUTIONS = {"Convolution": 0, "GroupConvolution": 1}
+# Where a BatchNormInference reads (data, gamma, beta, mean, variance), by version.
+_IR_NORM_PORTS = {"opset1": (2, 0, 1, 3, 4), "opset5": (0, 1, 2, 3, 4)}
+
+
+def fold_ir_batch_norms(
+    prepared: Sequence[Prepared],
+    known: Mapping[Any, Any],
+    kept: frozenset[Any],
+    rebuild: Callable[[Prepared, tuple[Any, ...]], Kernel],
+    fresh: Callable[[Any, str], Any],
+) -> tuple[list[Prepared], dict[Any, Any]]:
+    """The IR form of ``fold_batch_norms``: a BatchNormInference of constant statistics whose data
+    is the output of a Convolution or GroupConvolution with constant float32/float64 weights, read
+    by nothing else (nor in ``kept``, the graph's results), becomes the convolution with ``W * s``
+    (``rebuild(entry, constants)`` makes the layer's kernel for new constant inputs) then an Add of
+    ``(-mean) * s + beta`` shaped ``(1, C, 1, ...)``, at the BatchNormInference's place, which the
+    plan then runs in place on the convolution's output: with W 2, scale 3, var 8, epsilon 1, mean
+    0.5, beta 0.25, s = 1, W' = 2 and the Add of -0.25, so an input 1 gives 1.75 either way. The
+    rounding differs as ``fold_batch_norms``'s. ``fresh(near, hint)`` names the new constants."""
+    readers: dict[Any, int] = {}
+    for entry in prepared:
+        if not entry.folded:
+            for name in entry.inputs:
+                readers[name] = readers.get(name, 0) + 1
+    producer = {entry.outputs[0]: index for index, entry in enumerate(prepared) if entry.outputs and not entry.folded}
+    replaced: dict[int, Prepared] = {}
+    constants: dict[Any, Any] = {}
+    add = lookup("Add", 14)
+    assert add is not None  # ovpool's operator library has Add-14
+    for index, entry in enumerate(prepared):
+        ports = _IR_NORM_PORTS.get(getattr(entry.node, "version", ""))
+        if entry.folded or entry.kind != "BatchNormInference" or ports is None or len(entry.inputs) != 5:
+            continue
+        x = entry.inputs[ports[0]]
+        source = producer.get(x)
+        if source is None or source in replaced or readers.get(x) != 1 or x in kept:
+            continue
+        conv = prepared[source]
+        lead = IR_CONVOLUTIONS.get(conv.kind)
+        w = known.get(conv.inputs[1]) if lead is not None and len(conv.inputs) == 2 and len(conv.outputs) == 1 else None
+        if lead is None or not isinstance(w, np.ndarray) or w.dtype not in _FLOATS or w.ndim < 3 + lead or w.size == 0:
+            continue
+        channels = int(np.prod(w.shape[: lead + 1]))
+        statistics = [known.get(entry.inputs[i]) for i in ports[1:]]
+        arrays = [p for p in statistics if isinstance(p, np.ndarray) and p.dtype.kind == "f" and p.shape == (channels,)]
+        epsilon = entry.node.data.get("epsilon")
+        try:
+            epsilon = float(epsilon)
+        except (TypeError, ValueError):
+            continue
+        if len(arrays) != 4:
+            continue
+        weights, bias = _scaled(w.reshape((channels, *w.shape[lead + 1 :])), None, arrays, epsilon)
+        weights = weights.reshape(w.shape)
+        bias = bias.reshape((1, channels) + (1,) * (w.ndim - 2 - lead))
+        w_name, b_name = fresh(conv.inputs[1], "fused"), fresh(entry.inputs[ports[4]], "fused")
+        constants[w_name], constants[b_name] = weights, bias
+        op = OpNode(name=entry.op.name, op_type="Add", since=14, opset=14, constants=(None, bias))
+        replaced[source] = conv._replace(kernel=rebuild(conv, (None, weights)), inputs=(conv.inputs[0], w_name))
+        replaced[index] = entry._replace(op=op, kernel=add.factory(op), inputs=(x, b_name), kind="Add")
+    return [replaced.get(index, entry) for index, entry in enumerate(prepared)], constants

@@ -20,8 +20,9 @@ Preparing (``GraphSession(model)``) does all the work that does not depend on th
   node's own inputs followed by, for each subgraph in ``node.subgraphs`` order, the values of that
   subgraph's ``outer_names``: an If whose then-branch reads ``a`` and else-branch ``a`` and ``b``
   is called ``kernel(cond, a, a, b)``;
-* the rest becomes a flat plan of ``(kernel, input slots, output slots, slots to free)``: a run is
-  one list of values indexed by slot, and each intermediate is dropped after its last use;
+* the rest becomes a flat plan of ``(kernel, input slots, output slots, slots to free)``
+  (:mod:`ovpool.engine.plan`, the one plan the IR executor runs too): a run is one list of values
+  indexed by slot, and each intermediate is dropped after its last use;
 * the plan a run follows is rewritten where the meaning is kept: a Conv + BatchNormalization pair
   of constant weights is one Conv (:mod:`ovpool.engine.fusion`; rounding differs by about 1e-7
   of the values), an element-wise kernel writes into an input that dies at its node
@@ -33,21 +34,17 @@ Preparing (``GraphSession(model)``) does all the work that does not depend on th
 
 from __future__ import annotations
 
-import contextvars
 import heapq
-import operator
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
-from ovpool.engine.chains import chain_steps
-from ovpool.engine.fusion import Prepared, fold_batch_norms
-from ovpool.engine.inplace import InPlace, donating_kernels, owned_slots
+from ovpool.engine.fusion import fold_batch_norms
 from ovpool.engine.ops.base import (
     Kernel,
     OpNode,
@@ -60,17 +57,15 @@ from ovpool.engine.ops.base import (
     traits_named,
 )
 from ovpool.engine.ops.casts import dense_from_sparse, tensor_value
-from ovpool.engine.shapevalues import Entry, group_shape_values
+from ovpool.engine.plan import NONE, QUIET, Names, Plan, Prepared, Step, build_plan, execute, execute_observed, filled, run_steps
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import fix_budget, kernel_failure, release_budget
 from ovpool.onnx.model import load
 from ovpool.tensors import TensorDecl, name_mismatch, onnx_inputs
 
-Observer = Callable[[NodeProto, tuple[Any, ...]], None]
+Observer = Callable[[NodeProto, tuple[Any, ...]], None]  # plan.Observer, shown ONNX nodes
 # runs a graph's plan on its slot values, checking the memory budget before each step (ovpool.engine.budget)
 Guard = Callable[["CompiledGraph", list[Any]], None]
-
-_NONE, _DISCARD = 0, 1  # slot of an omitted input (always None); slot an unnamed output is written to
 
 
 @dataclass
@@ -79,30 +74,6 @@ class _Model:
 
     label: str
     opsets: dict[str, int]
-
-
-class _Step(NamedTuple):
-    """One node of the plan: a tuple, so the run loop unpacks it in one go. ``fetch(values)`` reads
-    the inputs from the slot values, in C: the one value of a one-input step (``single``), else a
-    tuple (half the loop's cost of a list comprehension: 0.24 us a step instead of 0.47)."""
-
-    kernel: Kernel
-    inputs: tuple[int, ...]
-    outputs: tuple[int, ...]
-    frees: tuple[int, ...]
-    label: str
-    fetch: Callable[[Sequence[Any]], Any]
-    single: bool
-
-
-def _step(kernel: Kernel, inputs: tuple[int, ...], outputs: tuple[int, ...], frees: tuple[int, ...], label: str) -> _Step:
-    """A plan step with its ``fetch``: ``operator.itemgetter`` of the input slots (of none: ``()``)."""
-    fetch: Callable[[Sequence[Any]], Any] = operator.itemgetter(*inputs) if inputs else _no_inputs
-    return _Step(kernel, inputs, outputs, frees, label, fetch, len(inputs) == 1)
-
-
-def _no_inputs(values: Sequence[Any]) -> tuple[()]:
-    return ()
 
 
 class CompiledGraph:
@@ -181,10 +152,10 @@ class CompiledGraph:
             return name
 
         fused, fused_constants = fold_batch_norms(prepared, known, frozenset(self.output_names), fresh)
-        self._plan = _build_plan(fused, {**known, **fused_constants}, self, donate=True)
+        self._plan = build_plan(fused, {**known, **fused_constants}, self, donate=True)
         self._hoisting = None if top else _hoisting(fused, {**known, **fused_constants}, self)
         self.guard: Guard | None = None  # ovpool.engine.budget's run-time accounting, when set
-        self._observed_plan: _Plan | None = None
+        self._observed_plan: Plan | None = None
         chained = len(self._plan.steps) < sum(not entry.folded for entry in fused)  # a chain is one step of several nodes
         if fused_constants or self._plan.donating or self._plan.grouped or chained:
             # what observed runs need: the nodes as the model states them (initializers only folded nodes read not kept)
@@ -254,17 +225,17 @@ class CompiledGraph:
             for name, value in zip(node.output, results):
                 if name:
                     known[name] = value
-        return Prepared(node, op, kernel, call_names, tuple(node.output), folded)
+        return Prepared(node, op, kernel, call_names, tuple(node.output), folded, label, node.op_type)
 
     def __call__(self, inputs: Sequence[Any], outer: Sequence[Any] = (), observe: Observer | None = None) -> list[Any]:
         plan = self._plan if observe is None else self._observed()
-        values = _filled(plan, inputs, outer)
+        values = filled(plan, inputs, outer)
         if observe is None and self.guard is not None:
             self.guard(self, values)
         elif observe is None:
-            _execute(values, plan.steps, self.name, quiet=plan.quiet)
+            execute(values, plan.steps, self.name, quiet=plan.quiet)
         else:
-            _execute_observed(plan, values, observe, self.name)
+            execute_observed(plan, values, observe, self.name)
         return [values[s] for s in plan.output_slots]
 
     def repeated(self, outer: Sequence[Any]) -> Callable[[Sequence[Any]], list[Any]]:
@@ -287,13 +258,13 @@ class CompiledGraph:
         def run(inputs: Sequence[Any]) -> list[Any]:
             if pending[0] and hoisting is not None:
                 once = hoisting[0]
-                values = _filled(once, (), outer)
-                _execute(values, once.steps, self.name, quiet=once.quiet)
+                values = filled(once, (), outer)
+                execute(values, once.steps, self.name, quiet=once.quiet)
                 held.extend(outer)
                 held.extend(values[s] for s in once.output_slots)
                 pending[0] = False
-            values = _filled(plan, inputs, held)
-            _execute(values, steps, self.name, quiet=plan.quiet)
+            values = filled(plan, inputs, held)
+            execute(values, steps, self.name, quiet=plan.quiet)
             return [values[s] for s in plan.output_slots]
 
         return run
@@ -321,7 +292,7 @@ class CompiledGraph:
             wanted, quiet = len(plan.steps[0].outputs), plan.quiet
 
             def one_step(outer: Sequence[Any]) -> Sequence[Any]:
-                if self.guard is not None or (quiet and not _QUIET.get()):
+                if self.guard is not None or (quiet and not QUIET.get()):
                     return self((), outer)
                 kernel, _, _, _, label, _, _ = plan.steps[0]
                 try:
@@ -338,36 +309,36 @@ class CompiledGraph:
         initial, outer_slots, output_slots, quiet = plan.initial, plan.outer_slots, plan.output_slots, plan.quiet
 
         def run(outer: Sequence[Any]) -> Sequence[Any]:
-            if self.guard is not None or (quiet and not _QUIET.get()):
+            if self.guard is not None or (quiet and not QUIET.get()):
                 return self((), outer)
             values = initial.copy()
             for s, value in zip(outer_slots, outer):
                 values[s] = value
-            _run_steps(values, plan.steps, True, self.name)
+            run_steps(values, plan.steps, True, self.name)
             return [values[s] for s in output_slots]
 
         return run
 
     @property
-    def plan(self) -> _Plan:
+    def plan(self) -> Plan:
         """The plan an unobserved run follows (``ovpool.engine.budget`` accounts it)."""
         return self._plan
 
-    def execute_steps(self, values: list[Any], steps: Sequence[_Step]) -> None:
+    def execute_steps(self, values: list[Any], steps: Sequence[Step]) -> None:
         """Run these steps of the plan on the slot values, freeing what each was the last to read."""
-        _execute(values, steps, self.name)
+        execute(values, steps, self.name)
 
     @property
     def constant_outputs(self) -> tuple[bool, ...]:
         """For each output, whether it is a constant of the plan (the caller copies it before handing it out)."""
         return self._plan.constant_outputs
 
-    def _observed(self) -> _Plan:
+    def _observed(self) -> Plan:
         """The plan observed runs follow: every node as the model states it, no buffer reused."""
         if self._observed_plan is None:
             assert self._unfused is not None
             prepared, known = self._unfused
-            self._observed_plan = _build_plan(prepared, known, self, donate=False)
+            self._observed_plan = build_plan(prepared, known, self, donate=False)
             self._unfused = None
         return self._observed_plan
 
@@ -387,44 +358,7 @@ class CompiledGraph:
         return types
 
 
-class _Plan:
-    """What a run follows: the steps, the values a run starts from (constants in their slots) and
-    where inputs, outer values and outputs sit; ``order`` and ``folded`` say what an observer is
-    shown: ``(node, folded outputs or None, step index)`` per node, and the folded values;
-    ``donating`` counts the steps that write into a dying input; ``slot_names`` the name of each
-    slot and ``producers`` the node that writes each named slot (for ``ovpool.engine.budget``);
-    ``quiet`` whether a step runs a quiet element-wise kernel (``InPlace.quiet``), which needs the
-    run under ``np.errstate(all="ignore")`` (an If branch of one Squeeze does not); ``grouped``
-    counts the steps that each compute a group of shape values (``ovpool.engine.shapevalues``)."""
-
-    def __init__(
-        self,
-        steps: tuple[_Step, ...],
-        initial: list[Any],
-        slots: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]],
-        constant_outputs: tuple[bool, ...],
-        order: list[tuple[NodeProto, tuple[str, ...] | None, int]],
-        folded: dict[str, Any],
-        donating: int,
-        slot_names: tuple[str, ...] = (),
-        producers: Mapping[int, Prepared] | None = None,
-        quiet: bool = True,
-        grouped: int = 0,
-    ) -> None:
-        self.steps = steps
-        self.quiet = quiet
-        self.grouped = grouped
-        self.slot_names = slot_names
-        self.producers = producers or {}
-        self.donating = donating
-        self.initial = initial
-        self.input_slots, self.outer_slots, self.output_slots = slots
-        self.constant_outputs = constant_outputs
-        self.order = order
-        self.folded = folded
-
-
-def _remembering(plan: _Plan) -> tuple[_Step, ...]:
+def _remembering(plan: Plan) -> tuple[Step, ...]:
     """``plan``'s steps with each MatMul and Gemm as a ``_Remembered`` kernel of its own (one per
     Loop or Scan run, so nothing is remembered from one run to the next)."""
     stable = set(plan.input_slots) | set(plan.outer_slots) | {s for s, value in enumerate(plan.initial) if value is not None}
@@ -484,7 +418,7 @@ def _same_bits(a: Any, b: Any) -> bool:
     return a.tobytes() == b.tobytes()
 
 
-def _passed_through(plan: _Plan) -> list[tuple[int, Any]] | None:
+def _passed_through(plan: Plan) -> list[tuple[int, Any]] | None:
     """For each output of a plan that takes no inputs and whose steps are all ``Identity``: the
     position of the outer value it is (-1 for a constant) and the constant (None for an outer
     value); None for any other plan. Outer values ``(a, b)`` with outputs ``Identity(b)`` and a
@@ -505,7 +439,7 @@ def _passed_through(plan: _Plan) -> list[tuple[int, Any]] | None:
     return [source[s] for s in plan.output_slots]
 
 
-def _single_step(plan: _Plan) -> tuple[list[tuple[int, Any]], list[int]] | None:
+def _single_step(plan: Plan) -> tuple[list[tuple[int, Any]], list[int]] | None:
     """For a plan of one step that takes no inputs and whose outputs are all that step's: each
     argument of the step as (position of the outer value, -1 for a constant or an omitted input;
     the constant), and the step output each graph output is; None for any other plan. Outer
@@ -513,7 +447,7 @@ def _single_step(plan: _Plan) -> tuple[list[tuple[int, Any]], list[int]] | None:
     if plan.input_slots or len(plan.steps) != 1:
         return None
     (step,) = plan.steps
-    where: dict[int, tuple[int, Any]] = {_NONE: (-1, None)}
+    where: dict[int, tuple[int, Any]] = {NONE: (-1, None)}
     where.update((s, (index, None)) for index, s in enumerate(plan.outer_slots))
     where.update((s, (-1, value)) for s, value in enumerate(plan.initial) if value is not None)
     if any(s not in where for s in step.inputs) or any(s not in step.outputs for s in plan.output_slots):
@@ -521,25 +455,7 @@ def _single_step(plan: _Plan) -> tuple[list[tuple[int, Any]], list[int]] | None:
     return [where[s] for s in step.inputs], [step.outputs.index(s) for s in plan.output_slots]
 
 
-def _filled(plan: _Plan, inputs: Sequence[Any], outer: Sequence[Any]) -> list[Any]:
-    """The slot values a run of ``plan`` starts from: its constants, ``inputs`` and ``outer``."""
-    values = plan.initial.copy()
-    for s, value in zip(plan.input_slots, inputs):
-        values[s] = value
-    for s, value in zip(plan.outer_slots, outer):
-        values[s] = value
-    return values
-
-
-class _Names(NamedTuple):
-    """The names a plan is built for (``_build_plan`` reads a graph's, or a part's of it)."""
-
-    input_names: tuple[str, ...]
-    outer_names: tuple[str, ...]
-    output_names: tuple[str, ...]
-
-
-def _hoisting(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: CompiledGraph) -> tuple[_Plan, _Plan] | None:
+def _hoisting(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: CompiledGraph) -> tuple[Plan, Plan] | None:
     """A body's nodes that read only enclosing run-time values (``graph.outer_names``), constants
     and each other, and draw nothing at random: their plan (outer values in, the values the rest
     reads out), and the plan of the rest, which takes those values as further outer values after
@@ -564,145 +480,9 @@ def _hoisting(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: Com
     made = {name for entry in hoisted for name in entry.outputs if name}
     read = {name for entry in rest for name in entry.inputs} | set(graph.output_names)
     handed = tuple(sorted(made & read))
-    once = _build_plan(hoisted, known, _Names((), graph.outer_names, handed), donate=False)
-    plan = _build_plan(rest, known, _Names(graph.input_names, graph.outer_names + handed, graph.output_names), donate=True)
+    once = build_plan(hoisted, known, Names((), graph.outer_names, handed), donate=False)
+    plan = build_plan(rest, known, Names(graph.input_names, graph.outer_names + handed, graph.output_names), donate=True)
     return once, plan
-
-
-def _build_plan(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: CompiledGraph | _Names, donate: bool) -> _Plan:
-    """The flat plan of ``prepared``: a slot per name, the folded nodes left out, each intermediate
-    freed after its last use; with ``donate``, nodes computing values of shapes only become one
-    step per group (``ovpool.engine.shapevalues``), steps that may write into an input dying there
-    (``ovpool.engine.inplace``) get the kernel that does, and chains of element-wise steps become
-    one step computed tile by tile (``ovpool.engine.chains``)."""
-    slots: dict[str, int] = {}
-
-    def slot(name: str) -> int:
-        if not name:
-            return _NONE
-        return slots.setdefault(name, len(slots) + 2)
-
-    input_slots = tuple(slot(n) for n in graph.input_names)
-    outer_slots = tuple(slot(n) for n in graph.outer_names)
-    runtime: list[Entry] = []
-    order: list[tuple[NodeProto, tuple[str, ...] | None, int]] = []
-    for entry in prepared:
-        if entry.folded:
-            order.append((entry.node, entry.outputs, -1))
-            continue
-        order.append((entry.node, None, len(runtime)))
-        ins, outs = tuple(slot(n) for n in entry.inputs), tuple(slot(n) if n else _DISCARD for n in entry.outputs)
-        runtime.append((entry, ins, outs, _node_label(entry.node)))
-    output_slots = tuple(slot(n) for n in graph.output_names)
-    constant_slots = {slots[name] for name in known if name in slots}
-    grouped = 0
-    if donate:
-        constant_values = {slots[name]: known[name] for name in known if name in slots}
-        runtime, grouped = group_shape_values(runtime, constant_values, set(output_slots), {_NONE, _DISCARD})
-    # what observe reports for folded nodes (initializers only they read are not kept)
-    folded = {name: known[name] for entry in prepared if entry.folded for name in entry.outputs if name}
-    kept = constant_slots | set(output_slots) | {_NONE, _DISCARD}
-    last_use: dict[int, int] = {}
-    for index, (_, ins, outs, _) in enumerate(runtime):
-        for s in outs:
-            last_use.setdefault(s, index)
-        for s in ins:
-            last_use[s] = index
-    frees: dict[int, list[int]] = {}
-    for s, index in last_use.items():
-        if s not in kept:
-            frees.setdefault(index, []).append(s)
-    outside = kept | set(input_slots) | set(outer_slots)
-    typed = [
-        (f"{e.op.domain}.{e.op.op_type}" if e.op.domain else e.op.op_type, e.kernel, ins, outs) for e, ins, outs, _ in runtime
-    ]
-    kernels, donating = donating_kernels(typed, frees, outside, donate)
-    planned = [
-        (kernel, ins, outs, tuple(frees.get(index, ())), label)
-        for index, (kernel, (_, ins, outs, label)) in enumerate(zip(kernels, runtime))
-    ]
-    if donate:
-        planned = chain_steps(planned, [entry.kernel for entry, _, _, _ in runtime], outside, owned_slots(typed) - outside)
-    steps = tuple(_step(*step) for step in planned)
-    initial: list[Any] = [None] * (len(slots) + 2)
-    for name, s in slots.items():
-        if name in known:
-            initial[s] = value = known[name]
-            if isinstance(value, np.ndarray):
-                # the plan's own array, read-only in place (a view would fail the kernels' ``is``
-                # tests of their node's constants): an If or Loop passing it on hands out a copy
-                value.flags.writeable = False
-    constant_outputs = tuple(s in constant_slots for s in output_slots)
-    producers = {s: entry for entry, _, outs, _ in runtime for s in outs if s > _DISCARD}
-    slot_names = ("", "", *slots)
-    quiet = any(isinstance(entry.kernel, InPlace) and entry.kernel.quiet is not None for entry, _, _, _ in runtime)
-    return _Plan(
-        steps,
-        initial,
-        (input_slots, outer_slots, output_slots),
-        constant_outputs,
-        order,
-        folded,
-        donating,
-        slot_names,
-        producers,
-        quiet,
-        grouped,
-    )
-
-
-def _execute(values: list[Any], steps: Sequence[_Step], label: str, free: bool = True, quiet: bool = True) -> None:
-    """Run ``steps`` on the slot values; with ``quiet``, under one ``np.errstate(all="ignore")``,
-    which the plan's quiet element-wise kernels (``InPlace.quiet``) leave to it instead of
-    entering their own. A Loop or If body run from a quiet plan is already under it (``_QUIET``):
-    it does not enter it again (1.5 us a body call)."""
-    if quiet and not _QUIET.get():
-        with np.errstate(all="ignore"):
-            token = _QUIET.set(True)
-            try:
-                _run_steps(values, steps, free, label)
-            finally:
-                _QUIET.reset(token)
-    else:
-        _run_steps(values, steps, free, label)
-
-
-_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("ovpool_quiet", default=False)
-
-
-def _run_steps(values: list[Any], steps: Sequence[_Step], free: bool, label: str) -> None:
-    """``_execute``'s loop; a failure is said of the step's node (``label`` until the first)."""
-    try:
-        for kernel, _, outputs, frees, label, fetch, single in steps:
-            results = kernel(fetch(values)) if single else kernel(*fetch(values))
-            if len(outputs) == 1 and results:  # most nodes: 0.2 us a step less than the loop below
-                values[outputs[0]] = results[0]
-            else:
-                if len(results) < len(outputs):
-                    raise ModelError(f"{label}: gave {len(results)} outputs, the node names {len(outputs)}")
-                for s, value in zip(outputs, results):
-                    values[s] = value
-            if frees and free:
-                for s in frees:
-                    values[s] = None
-    except OvpoolError:
-        raise
-    except Exception as exc:  # numpy on inputs the node cannot take: said of the node
-        raise kernel_failure(label, exc) from exc
-
-
-def _execute_observed(plan: _Plan, values: list[Any], observe: Observer, label: str) -> None:
-    """As ``_execute``, calling ``observe(node, outputs)`` after every node in plan order; a folded
-    node is reported with its constant outputs where it stands in that order."""
-    for node, folded, index in plan.order:
-        if folded is not None:
-            observe(node, tuple(plan.folded.get(name) if name else None for name in folded))
-            continue
-        step = plan.steps[index]
-        _execute(values, (step,), label, free=False)
-        observe(node, tuple(values[s] if s != _DISCARD else None for s in step.outputs))
-        for s in step.frees:
-            values[s] = None
 
 
 def compile_graph(graph: GraphProto, opsets: Mapping[str, int], label: str) -> CompiledGraph:

@@ -8,9 +8,11 @@ every run). The plan hands it an input slot (a *donor*) when all of these hold:
 * the step is the slot's last use, and the slot is not a graph input or outer value (the caller's
   arrays), a constant, or a graph output;
 * the slot's value comes from a kernel that returns arrays of its own (an operator of the
-  ``fresh`` trait, ``ovpool.engine.ops.base.Traits``, or another in-place kernel): never a view of another value, never an array it keeps;
-* every step reading the slot returns arrays of its own too, so no view of the buffer outlives
-  it (``Reshape`` returns a view of its input: a slot read by a Reshape is never a donor).
+  ``fresh`` trait, ``ovpool.engine.ops.base.Traits``, or another in-place kernel): never a view of
+  another value, never an array it keeps;
+* every step reading the slot returns arrays of its own too, or reads its shape only (a group of
+  shape values, ``ovpool.engine.shapevalues``), so no view of the buffer outlives it (``Reshape``
+  returns a view of its input: a slot read by a Reshape is never a donor).
 
 The kernel checks at run time what only the values tell (the buffer has the result's shape and
 dtype and is writeable) and allocates as usual when they do not.
@@ -26,19 +28,22 @@ from ovpool.engine.ops.donated import InPlace as InPlace
 from ovpool.engine.ops.donated import Into as Into
 from ovpool.engine.ops.donated import ignoring_fp as ignoring_fp
 from ovpool.engine.ops.donated import writable_float as writable_float
+from ovpool.engine.shapevalues import ShapeValues
 
 
 def owned_slots(steps: Sequence[tuple[str, Kernel, tuple[int, ...], tuple[int, ...]]]) -> set[int]:
     """The slots whose buffer belongs to the plan alone: produced by a fresh kernel and read only by
-    fresh kernels (``steps`` as for :func:`donating_kernels`)."""
+    fresh kernels or groups of shape values (``steps`` as for :func:`donating_kernels`)."""
     fresh = [kernel_is_fresh(op_type, kernel) for op_type, kernel, _, _ in steps]
     produced_fresh: dict[int, bool] = {}
     read_fresh: dict[int, bool] = {}
-    for index, (_, _, ins, outs) in enumerate(steps):
+    for index, (_, kernel, ins, outs) in enumerate(steps):
         for s in outs:
             produced_fresh.setdefault(s, fresh[index])
+        # a group of shape values reads its sources' shapes only: it keeps no view of them
+        safe = fresh[index] or isinstance(kernel, ShapeValues)
         for s in ins:
-            read_fresh[s] = read_fresh.get(s, True) and fresh[index]
+            read_fresh[s] = read_fresh.get(s, True) and safe
     return {s for s, ok in produced_fresh.items() if ok and read_fresh.get(s, True)}
 
 

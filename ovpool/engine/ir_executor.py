@@ -9,8 +9,17 @@ work that does not depend on the inputs:
   ``element_type``, ``shape``); a layer whose inputs are all known (f16 weights and the Convert
   that decompresses them, ``ShapeOf`` of a weight, ...) is run there and then and its outputs
   become constants;
-* each other layer's kernel is built once, and the layers become a flat plan over slots in
-  ``IRDocument.execution_order()``, each intermediate dropped after its last reader;
+* each other layer's kernel is built once, and the layers, in ``IRDocument.execution_order()``,
+  become :class:`ovpool.engine.plan.Prepared` entries of the one plan the ONNX executor runs too
+  (:mod:`ovpool.engine.plan`: slots keyed by ``(layer id, port id)``, each intermediate dropped
+  after its last reader), with what each layer computes as an ONNX operator
+  (``ir_layers.computes``: a Convolution is a Conv); the plan is rewritten as an ONNX graph's
+  is: a BatchNormInference of constant statistics folds into the Convolution before it
+  (:func:`ovpool.engine.fusion.fold_ir_batch_norms`, rounding differs by about 1e-7 of the
+  values), shape values (the ShapeOf -> Subtract -> Broadcast -> Concat -> Reshape that reshapes
+  a bias) are one step per group, element-wise kernels write into dying inputs and run in
+  chains, with the same bits. An observed run follows the plan of every layer as the IR states
+  it, built at its first use;
 * If, Loop and TensorIterator bodies are read (``ovpool.ir.reader.read_bodies``) and prepared the
   same way, with the port maps and back edges of Loop and TensorIterator (``Iteration``).
 
@@ -26,14 +35,16 @@ import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ovpool import dtypes
+from ovpool.engine.fusion import fold_ir_batch_norms
 from ovpool.engine.ir_layers import ITERATING, STRUCTURAL, Body, LayerNode, builder_for
-from ovpool.engine.ir_layers.base import Iteration, Slicing
-from ovpool.engine.ops.base import Kernel
+from ovpool.engine.ir_layers.base import Iteration, Slicing, computes
+from ovpool.engine.ops.base import Kernel, OpNode
+from ovpool.engine.plan import IR_DOMAIN, Names, Plan, Prepared, build_plan, execute, execute_observed, filled
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.ir.reader import IRDocument, Layer, PortMapEntry, declared_bounds, dim_bounds, read_bodies, read_ir
 from ovpool.memory import kernel_failure
@@ -41,14 +52,6 @@ from ovpool.tensors import TensorDecl, name_mismatch
 
 Observer = Callable[[Layer, tuple[Any, ...]], None]
 Port = tuple[str, str]  # (layer id, output port id)
-
-
-class _Step(NamedTuple):
-    kernel: Kernel
-    inputs: tuple[int, ...]
-    outputs: tuple[int, ...]
-    frees: tuple[int, ...]
-    node: LayerNode
 
 
 class _Weights:
@@ -148,14 +151,9 @@ class _Graph:
         read_ports = {(e.from_layer, e.from_port) for e in document.edges}
         self.parameters = tuple(l for l in document.layers.values() if l.type == "Parameter")
         self.results = tuple(l for l in document.layers.values() if l.type == "Result")
-        slots: dict[Port, int] = {}
-
-        def slot(port: Port) -> int:
-            return slots.setdefault(port, len(slots))
-
         known: dict[Port, Any] = {}
-        self._param_slots = tuple(slot((l.id, _first_port(l))) for l in self.parameters)
-        prepared: list[tuple[Layer, LayerNode, Kernel | None, tuple[Port, ...], tuple[Port, ...]]] = []
+        prepared: list[Prepared] = []
+        run: list[LayerNode] = []
         for layer in order:
             if layer.type in ("Parameter", "Result"):
                 continue
@@ -175,18 +173,40 @@ class _Graph:
             builder = builder_for(layer.type, layer.version)
             assert builder is not None  # _refuse_unsupported checked every layer
             kernel = self._guarded(node, functools.partial(builder, node))
-            if all(p in known for p in inputs):
+            folded = all(p in known for p in inputs)
+            if folded:
                 results = self._guarded(node, functools.partial(kernel, *(known[p] for p in inputs)))
                 for port, value in zip(outputs, results):
                     known[port] = value
-                prepared.append((layer, node, None, inputs, outputs))
             else:
-                prepared.append((layer, node, kernel, inputs, outputs))
-        self._result_slots = tuple(
-            slot(self._source(document, producers, result, result.inputs[0].id if result.inputs else "0"))
-            for result in self.results
+                run.append(node)
+            prepared.append(Prepared(layer, _computed(node), kernel, inputs, outputs, folded, node.label, layer.type))
+        keys = Names(
+            tuple((l.id, _first_port(l)) for l in self.parameters),
+            (),
+            tuple(
+                self._source(document, producers, result, result.inputs[0].id if result.inputs else "0")
+                for result in self.results
+            ),
         )
-        self._build_plan(prepared, known, slots, slot)
+        taken = set(known) | {key for entry in prepared for key in (*entry.inputs, *entry.outputs)}
+
+        def fresh(near: Port, hint: str) -> Port:
+            """A port key no value of this graph has: ``(id, "1/fused")``, else ``(id, "1/fused#2")``..."""
+            key, count = (near[0], f"{near[1]}/{hint}"), 1
+            while key in taken:
+                count += 1
+                key = (near[0], f"{near[1]}/{hint}#{count}")
+            taken.add(key)
+            return key
+
+        fused, fused_constants = fold_ir_batch_norms(prepared, known, frozenset(keys.output_names), self._rebuild, fresh)
+        self.plan = build_plan(fused, {**known, **fused_constants}, keys, donate=True)
+        self.nodes = tuple(run)  # the layers run (not folded), in order
+        rewritten = fused_constants or self.plan.donating or self.plan.grouped or len(self.plan.steps) < len(run)
+        # what observed runs follow, built at the first: every layer as the IR states it
+        self._unrewritten: tuple[list[Prepared], dict[Port, Any], Names] | None = (prepared, known, keys) if rewritten else None
+        self._observed_plan: Plan | None = None if rewritten else self.plan
 
     def _source(self, document: IRDocument, producers: Mapping[tuple[str, str], Any], layer: Layer, port: str) -> Port:
         edge = producers.get((layer.id, port))
@@ -280,6 +300,15 @@ class _Graph:
             "body": _body_function(graph, [(i, i) for i in range(len(graph.parameters))], list(range(len(graph.results))))
         }, iteration
 
+    def _rebuild(self, entry: Prepared, constants: tuple[Any, ...]) -> Kernel:
+        """The kernel of ``entry``'s layer made again for other constant inputs (a Convolution's
+        weights with a BatchNormInference folded in)."""
+        layer = entry.node
+        builder = builder_for(layer.type, layer.version)
+        assert builder is not None  # the layer was prepared from this builder
+        node = LayerNode(layer, constants, len(entry.outputs))
+        return self._guarded(node, functools.partial(builder, node))
+
     def _guarded(self, node: LayerNode, action: Callable[[], Any]) -> Any:
         """``action()``, its failures said of the layer and the file."""
         try:
@@ -289,75 +318,33 @@ class _Graph:
         except Exception as exc:  # numpy on inputs the layer cannot take
             raise kernel_failure(node.label, exc).located(self.file) from exc
 
-    def _build_plan(
-        self,
-        prepared: list[tuple[Layer, LayerNode, Kernel | None, tuple[Port, ...], tuple[Port, ...]]],
-        known: dict[Port, Any],
-        slots: dict[Port, int],
-        slot: Callable[[Port], int],
-    ) -> None:
-        runtime: list[tuple[Kernel, tuple[int, ...], tuple[int, ...], LayerNode]] = []
-        self._order: list[tuple[Layer, tuple[Port, ...] | None, int]] = []  # (layer, folded outputs, step)
-        for layer, node, kernel, inputs, outputs in prepared:
-            if kernel is None:
-                self._order.append((layer, outputs, -1))
-                continue
-            self._order.append((layer, None, len(runtime)))
-            runtime.append((kernel, tuple(slot(p) for p in inputs), tuple(slot(p) for p in outputs), node))
-        self._folded = {p: known[p] for _, outputs, step in self._order if outputs for p in outputs}
-        constant_slots = {s for p, s in slots.items() if p in known}
-        self._constant_results = tuple(s in constant_slots for s in self._result_slots)
-        frees = _last_readers([(ins, outs) for _, ins, outs, _ in runtime], constant_slots | set(self._result_slots))
-        self._steps = tuple(_Step(k, ins, outs, frees[i], node) for i, (k, ins, outs, node) in enumerate(runtime))
-        self._initial: list[Any] = [None] * len(slots)
-        for port, s in slots.items():
-            if port in known:
-                self._initial[s] = known[port]
-
     def __call__(self, inputs: Sequence[np.ndarray], observe: Observer | None = None) -> list[np.ndarray]:
-        values = self._initial.copy()
-        for s, value in zip(self._param_slots, inputs):
-            values[s] = value
-        if observe is None:
-            for step in self._steps:
-                self._run(step, values, free=True)
-        else:
-            for layer, folded, index in self._order:
-                if folded is not None:
-                    observe(layer, tuple(self._folded[p] for p in folded))
-                    continue
-                step = self._steps[index]
-                self._run(step, values, free=False)
-                observe(layer, tuple(values[s] for s in step.outputs))
-                for s in step.frees:
-                    values[s] = None
+        plan = self.plan if observe is None else self._observed()
+        values = filled(plan, inputs, ())
+        try:
+            if observe is None:
+                execute(values, plan.steps, self.file, quiet=plan.quiet)
+            else:
+                execute_observed(plan, values, observe, self.file)
+        except OvpoolError as exc:
+            raise exc.located(self.file) from None
         return [
-            values[s].copy() if constant and isinstance(values[s], np.ndarray) else values[s]
-            for s, constant in zip(self._result_slots, self._constant_results)
+            value.copy() if isinstance(value, np.ndarray) and (constant or not value.flags.writeable) else value
+            for value, constant in ((values[s], c) for s, c in zip(plan.output_slots, plan.constant_outputs))
         ]
 
-    def _run(self, step: _Step, values: list[Any], free: bool) -> None:
-        results = self._guarded(step.node, lambda: step.kernel(*[values[i] for i in step.inputs]))
-        if len(results) < len(step.outputs):
-            raise ModelError.in_file(self.file, f"{step.node.label}: gave {len(results)} outputs, {len(step.outputs)} are read")
-        for s, value in zip(step.outputs, results):
-            values[s] = value
-        if free:
-            for s in step.frees:
-                values[s] = None
+    def _observed(self) -> Plan:
+        """The plan observed runs follow: every layer as the IR states it, no buffer reused."""
+        if self._observed_plan is None:
+            assert self._unrewritten is not None
+            self._observed_plan = build_plan(*self._unrewritten, donate=False)
+            self._unrewritten = None
+        return self._observed_plan
 
-
-def _last_readers(steps: Sequence[tuple[tuple[int, ...], tuple[int, ...]]], kept: set[int]) -> list[tuple[int, ...]]:
-    """For each step (input slots, output slots), the slots to drop after it: those it is the last
-    to read, and its outputs nothing reads; never a slot in ``kept``. Found walking back from the
-    last step: [((0,), (1,)), ((1,), (2,))] with 2 kept drops 0 after step 0 and 1 after step 1."""
-    seen = set(kept)
-    frees: list[tuple[int, ...]] = []
-    for ins, outs in reversed(steps):
-        dropped = [s for s in (*ins, *outs) if s not in seen]
-        seen.update(dropped)
-        frees.append(tuple(dict.fromkeys(dropped)))
-    return frees[::-1]
+    @property
+    def order(self) -> list[tuple[Layer, tuple[Port, ...] | None, int]]:
+        """Each layer in plan order: (layer, its outputs if folded when prepared else None, step index)."""
+        return self.plan.order
 
 
 def _body_function(
@@ -374,6 +361,22 @@ def _body_function(
         return [outputs[i] for i in picks]
 
     return run
+
+
+def _computed(node: LayerNode) -> OpNode:
+    """What a layer's step computes, as the plan's rewrites read it: the ONNX operator of its type
+    (``ir_layers.computes``: a Convolution is a Conv), else the layer type in ``IR_DOMAIN``."""
+    layer = node.layer
+    op_type = computes(layer.type)
+    return OpNode(
+        name=layer.name,
+        op_type=op_type or layer.type,
+        since=1,
+        opset=1,
+        constants=node.constants,
+        n_outputs=node.n_outputs,
+        domain="" if op_type else IR_DOMAIN,
+    )
 
 
 def _slicing(entry: PortMapEntry) -> Slicing | None:
@@ -425,8 +428,8 @@ class IrGraph:
         bin_file.close()
         self.inputs = tuple(_parameter_decl(document, l) for l in self._graph.parameters)
         self.output_names = tuple(_output_name(document, result) for result in self._graph.results)
-        self.folded_layers = tuple(layer.name for layer, folded, _ in self._graph._order if folded is not None)
-        self.quanta = _quanta(document, [step.node for step in self._graph._steps])
+        self.folded_layers = tuple(layer.name for layer, folded, _ in self._graph.order if folded is not None)
+        self.quanta = _quanta(document, self._graph.nodes)
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> IrGraph:

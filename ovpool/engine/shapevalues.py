@@ -24,14 +24,16 @@ whose shapes change at every run starts again from empty).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ovpool.engine.fusion import Prepared
-from ovpool.engine.ops.base import Kernel, OpNode, deprecated_table, named_with, traits
+from ovpool.engine.ops.base import Kernel, OpNode, deprecated_table, named_with, traits_named
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import kernel_failure
+
+if TYPE_CHECKING:
+    from ovpool.engine.plan import Prepared
 
 # nodes whose values are their input's shape
 SOURCES = frozenset({"Shape", "Size"})
@@ -41,7 +43,7 @@ KEYS = 16
 # the operator type of a group's step (what ovpool.engine.budget and the plan read of it)
 OP_TYPE = "ShapeValues"
 
-Entry = tuple[Prepared, tuple[int, ...], tuple[int, ...], str]  # a plan entry: node, input and output slots, label
+Entry = tuple["Prepared", tuple[int, ...], tuple[int, ...], str]  # a plan entry: node, input and output slots, label
 
 
 class _Member(NamedTuple):
@@ -107,6 +109,18 @@ class ShapeValues:
         return tuple(values[s] for s in self.exports)
 
 
+def derived(op_type: str) -> bool:
+    """Whether a node of ``op_type`` reading only shape values and constants gives a shape value
+    (its ``shape_value`` trait, ``ovpool.engine.ops.base.Traits``, or a ``SOURCES`` operator:
+    Size(Shape(x)) is one)."""
+    return traits_named(op_type).shape_value or op_type in SOURCES
+
+
+def is_source(op_type: str) -> bool:
+    """Whether ``op_type`` gives the shape of its input (``SOURCES``)."""
+    return op_type in SOURCES
+
+
 def group_shape_values(
     entries: Sequence[Entry], constants: Mapping[int, Any], graph_outputs: Set[int], never: Set[int]
 ) -> tuple[list[Entry], int]:
@@ -130,9 +144,9 @@ def group_shape_values(
             continue
         linked = [shaped[s] for s in ins if s in shaped]
         if linked and all(s in shaped or s in constants or s in never for s in ins):
-            if not traits(op.op_type, op.since).shape_value and op.op_type not in SOURCES:  # Size(Shape(x)) is derived
+            if not derived(op.op_type):
                 continue
-        elif op.op_type not in SOURCES or len(ins) != 1 or ins[0] in constants:
+        elif not is_source(op.op_type) or len(ins) != 1 or ins[0] in constants:
             continue
         else:
             sourced.add(index)
@@ -189,7 +203,7 @@ def _read_only(value: Any) -> Any:
 def _group_entry(first: Prepared, step: ShapeValues) -> Prepared:
     """The plan entry of a group: its first node (for where the model states it), the step as kernel."""
     op = OpNode(name=first.op.name, op_type=OP_TYPE, since=1, opset=first.op.opset, n_outputs=len(step.exports))
-    return Prepared(first.node, op, step, (), (), False)
+    return first._replace(op=op, kernel=step, inputs=(), outputs=(), folded=False, kind=OP_TYPE)
 
 
 def __getattr__(name: str) -> Any:

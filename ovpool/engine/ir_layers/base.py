@@ -61,6 +61,28 @@ def builder_for(layer_type: str, version: str) -> Builder | None:
     return _TABLE.get((layer_type, version))
 
 
+# The ONNX operator each IR layer type computes, for the plan's rewrites (``ovpool.engine.plan``),
+# which read that operator's traits: a kernel returning arrays of its own (Convolution computes
+# Conv-11 on ovpool's kernels), a value of shapes only (ShapeOf is Shape; Subtract, Broadcast,
+# Concat and Reshape of shape values are shape values). A layer type not listed has no ONNX
+# operator's traits (its steps are left as they are).
+COMPUTES: dict[str, str] = {
+    "Convolution": "Conv", "GroupConvolution": "Conv", "BatchNormInference": "BatchNormalization",
+    "ShapeOf": "Shape", "Add": "Add", "Subtract": "Sub", "Multiply": "Mul", "Divide": "Div",
+    "Maximum": "Max", "Minimum": "Min", "Equal": "Equal", "Less": "Less", "LessEqual": "LessOrEqual",
+    "Greater": "Greater", "GreaterEqual": "GreaterOrEqual", "LogicalAnd": "And", "LogicalOr": "Or",
+    "LogicalNot": "Not", "Floor": "Floor", "Ceiling": "Ceil", "Abs": "Abs", "Negative": "Neg",
+    "Convert": "Cast", "Select": "Where", "Concat": "Concat", "Reshape": "Reshape", "Squeeze": "Squeeze",
+    "Unsqueeze": "Unsqueeze", "Gather": "Gather", "Broadcast": "Expand", "Range": "Range",
+    "ReduceProd": "ReduceProd", "ReduceSum": "ReduceSum", "ReduceMax": "ReduceMax", "ReduceMin": "ReduceMin",
+}  # fmt: skip
+
+
+def computes(layer_type: str) -> str | None:
+    """The ONNX operator an IR layer of ``layer_type`` computes (``"Convolution"`` -> ``"Conv"``), or None."""
+    return COMPUTES.get(layer_type)
+
+
 def supported() -> dict[str, tuple[int, ...]]:
     """Every layer type numpy runs with its opset versions, by type: ``{"Interpolate": (4, 11), ...}``
     (Parameter, Const and Result included)."""
@@ -173,7 +195,18 @@ class LayerNode:
         row = lookup(op_type, since)
         if row is None:
             raise RuntimeError(f"ovpool's operator library has no {op_type}-{since}")
-        node = _LayerOp(
+        return row.factory(self.as_onnx(op_type, since, attrs, constants, n_outputs))
+
+    def as_onnx(
+        self,
+        op_type: str,
+        since: int,
+        attrs: Mapping[str, Any] | None = None,
+        constants: Sequence[np.ndarray | None] = (),
+        n_outputs: int = 1,
+    ) -> OpNode:
+        """This layer as a node of ONNX ``op_type``-``since``, whose errors name the layer."""
+        return _LayerOp(
             name=self.layer.name,
             op_type=op_type,
             since=since,
@@ -183,7 +216,6 @@ class LayerNode:
             n_outputs=n_outputs,
             layer=self,
         )
-        return row.factory(node)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ import numpy as np
 
 from ovpool.engine.ir_layers.base import Builder, LayerNode, aligner, layer, same_type
 from ovpool.engine.ops.base import Kernel
+from ovpool.engine.ops.binary import ufunc_kernel
+from ovpool.engine.ops.donated import InPlace, writable_float
 
 
 def _binary(op_type: str, since: int, attrs: Mapping[str, Any] | None = None) -> Builder:
@@ -43,12 +45,54 @@ def _binary(op_type: str, since: int, attrs: Mapping[str, Any] | None = None) ->
     return build
 
 
+def _floats_in_place(run: Kernel, in_place: Kernel, code: tuple[Any, ...] | None = None) -> Kernel:
+    """``run`` as an element-wise kernel the plan may run in place or in a chain (``InPlace``),
+    by the in-place and tile forms of ``in_place``, which computes ``run``'s result on floats of
+    one type by the same ufunc (the same bits); on other inputs (integers that Divide floors)
+    ``run`` computes, allocating. ``run`` itself when ``in_place`` has no such forms (an
+    ``auto_broadcast`` other than numpy wraps the kernel). ``code``: the compiled chain's rows
+    (``InPlace.code``), when ``in_place`` has none."""
+    if not isinstance(in_place, InPlace) or in_place.tile is None or in_place.quiet is None:
+        return run
+    donors, quiet_form = in_place.donors, in_place.quiet
+    code = in_place.code or code
+
+    def into(form: InPlace) -> Callable[..., tuple[np.ndarray, ...]]:
+        def kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+            if not writable_float(out) or a.dtype != b.dtype:
+                return run(a, b)
+            return form.donating(0 if out is a else 1)(a, b)
+
+        return kernel
+
+    quiet = InPlace(run, into(quiet_form), donors, in_place.tile, code=code)
+    return InPlace(run, into(in_place), donors, in_place.tile, quiet, code)
+
+
+def _extremum(op_type: str, ufunc: np.ufunc, code: tuple[Any, ...]) -> Builder:
+    """Maximum-1/Minimum-1: ONNX ``op_type``-13 of the two inputs after ``auto_broadcast``, in
+    place where the plan allows it (``ufunc`` into a dying float input: the same bits), and, with
+    a constant input 1, in a compiled chain as a clip of input 0 by input 1 and an infinite bound: numpy's maximum(a, b)
+    is a where a is NaN or a >= b, else b, the compiled clip's max(a, b) (a NaN b gives NaN), and
+    min(a, inf) is a (so -0.0 and 0.0 keep their order: maximum(-0.0, 0.0) is -0.0 either way)."""
+
+    def build(node: LayerNode) -> Kernel:
+        run = _binary(op_type, 13)(node)
+        if aligner(node) is not None:
+            return run
+        # the compiled clip takes its bounds from the chain's arguments, never a result inside it
+        constant_bound = node.constant(1) is not None
+        return _floats_in_place(run, ufunc_kernel(node.as_onnx(op_type, 13), ufunc), code if constant_bound else None)
+
+    return build
+
+
+layer("Maximum", 1)(_extremum("Max", np.maximum, (("clip", 0, 1, math.inf),)))
+layer("Minimum", 1)(_extremum("Min", np.minimum, (("clip", 0, -math.inf, 1),)))
 for _type, _onnx, _since in (
     ("Add", "Add", 14),
     ("Subtract", "Sub", 14),
     ("Multiply", "Mul", 14),
-    ("Maximum", "Max", 13),
-    ("Minimum", "Min", 13),
     ("Equal", "Equal", 19),
     ("Less", "Less", 13),
     ("LessEqual", "LessOrEqual", 16),
@@ -126,7 +170,7 @@ def divide(node: LayerNode) -> Kernel:
     def kernel(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
         return floor_div(a, b) if floor and a.dtype.kind in "iu" else div(a, b)
 
-    return kernel
+    return _floats_in_place(kernel, div)
 
 
 @layer("SquaredDifference", 1)
@@ -271,20 +315,61 @@ def _relu6_over_6(x: np.ndarray) -> np.ndarray:
 
 
 layer("HSigmoid", 5)(_float_formula(_relu6_over_6))
-layer("HSwish", 4)(_float_formula(lambda x: x * _relu6_over_6(x)))
+
+
+@layer("HSwish", 4)
+def hswish(node: LayerNode) -> Kernel:
+    """HSwish-4: x * min(max(x + 3, 0), 6) / 6 (the divide last: 1 -> 0.6667, -4 -> 0, 4 -> 4), as
+    an element-wise kernel the plan may run in place or in a chain (``InPlace``): each tile is
+    computed by the same numpy passes in the same order as the whole tensor, so the same bits."""
+    run = _float_formula(lambda x: x * _relu6_over_6(x))(node)
+
+    def tile(dst: np.ndarray, x: np.ndarray) -> None:
+        y = x + 3
+        np.clip(y, 0, 6, out=y)
+        y /= 6
+        np.multiply(x, y, out=dst)
+
+    def into(out: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not writable_float(x):
+            return run(x)
+        with np.errstate(all="ignore"):
+            tile(x, x)
+        return (x,)
+
+    code = (("add", 0, 3.0), ("clip", "prev", 0.0, 6.0), ("div", "prev", 6.0), ("mul", 0, "prev"))
+    # ``run`` and ``into`` enter np.errstate themselves; as the quiet form they let the plan's run
+    # loop hold it for the chains' tiles
+    quiet = InPlace(run, into, (0,), tile, code=code)
+    return InPlace(run, into, (0,), tile, quiet, code)
 
 
 @layer("HardSigmoid", 1)
 def hard_sigmoid(node: LayerNode) -> Kernel:
     """HardSigmoid-1: max(0, min(1, alpha * x + beta)) with alpha and beta as inputs: alpha 0.2,
-    beta 0.5 give 0.7 for 1."""
+    beta 0.5 give 0.7 for 1; in place and in chains (``InPlace``) by the same passes."""
 
     def kernel(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, ...]:
         same_type(node, x, alpha, beta)
         y = x * alpha.reshape(()) + beta.reshape(())
         return (np.clip(y, 0, 1).astype(x.dtype, copy=False),)
 
-    return kernel
+    def tile(dst: np.ndarray, x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> None:
+        np.multiply(x, alpha.reshape(()), out=dst)
+        np.add(dst, beta.reshape(()), out=dst)
+        np.clip(dst, 0, 1, out=dst)
+
+    def into(out: np.ndarray, x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, ...]:
+        if not writable_float(out) or out is not x or alpha.dtype != x.dtype or beta.dtype != x.dtype:
+            return kernel(x, alpha, beta)
+        with np.errstate(all="ignore"):
+            tile(x, x, alpha, beta)
+        return (x,)
+
+    # the same passes on a tile, or compiled: x * alpha, + beta, numpy 2's clip to [0, 1]
+    code = (("mul", 0, 1), ("add", "prev", 2), ("clip", "prev", 0.0, 1.0))
+    quiet = InPlace(kernel, into, (0,), tile, code=code)
+    return InPlace(kernel, into, (0,), tile, quiet, code)
 
 
 @layer("Swish", 4)

@@ -90,6 +90,13 @@ def _binary(node: OpNode, function: Binary, ufunc: np.ufunc | None = None) -> Ke
     return InPlace(kernel, ignoring_fp(into), (0, 1), tile, InPlace(quiet_kernel, into, (0, 1), tile, code=code), code)
 
 
+def ufunc_kernel(node: OpNode, ufunc: np.ufunc) -> Kernel:
+    """The kernel of a two-input float ``ufunc`` (``np.maximum``) after the type check of ``node``,
+    with its in-place and tile forms (:class:`InPlace`): ``ufunc(a, b)``, or ``ufunc(a, b,
+    out=a)`` where the plan gives up a, the same bits."""
+    return _binary(node, ufunc, ufunc)
+
+
 # The compiled chain's row of each binary ufunc it has (add, sub, mul, div: ovpool.engine.native.chain_ops).
 _CODES = ufunc_rows(2)
 

@@ -477,7 +477,7 @@ def split(node: OpNode) -> Kernel:
 # Expand, Tile
 
 
-@register("Expand", 8)
+@register("Expand", 8, traits=SHAPE_VALUE)
 def expand(node: OpNode) -> Kernel:
     """Expand: bidirectional broadcast of the input with ``shape``. (3,1) with shape [2,1,6]
     gives (2,3,6): a 1 in ``shape`` keeps the input's dim. The output is held to the memory budget
