@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ovpool.ov",),  # OpenVINO: the frontend's fixes, lowering, backport
     ("ovpool.engine",),  # the numpy engine's kernels: ops, ir_layers, native, blas, memo, reference
     (  # the numpy engine's plans over those kernels
+        "ovpool.engine.plan",
         "ovpool.engine.graph",
         "ovpool.engine.ir_executor",
         "ovpool.engine.budget",
