@@ -44,40 +44,8 @@ if TYPE_CHECKING:
         compile_config,
     )
 
-# each lazy name -> the module holding it
-_HOMES = {
-    **dict.fromkeys(("Model", "open_model"), "model"),
-    **dict.fromkeys(
-        (
-            "CACHE_ENV",
-            "DEFAULT_PRECISION",
-            "PRECISIONS",
-            "NumpySession",
-            "OpenVINOSession",
-            "Session",
-            "cache_dir",
-            "check_precision",
-            "compile_config",
-        ),
-        "sessions",
-    ),
-    **dict.fromkeys(
-        (
-            "DEFAULT_DEVICE",
-            "DEFAULT_FALLBACK",
-            "FALLBACKS",
-            "DeviceError",
-            "FallbackWarning",
-            "Opened",
-            "fallback_chain",
-            "fallback_level",
-            "open_session",
-            "openvino_session",
-            "run",
-        ),
-        "fallback",
-    ),
-}
+# the modules holding the lazy names, in the order they are looked in
+_HOMES = ("model", "sessions", "fallback")
 
 
 __all__ = [
@@ -110,6 +78,10 @@ def __getattr__(name: str) -> Any:
     """The public names of ``model``, ``sessions`` and ``fallback``, imported on first use:
     ``ovpool.execution.open_model`` is ``ovpool.execution.model.open_model``; any other name is no
     attribute (a submodule is then imported by ``from ovpool.execution import devices``)."""
-    if name in _HOMES:
-        return getattr(importlib.import_module(f"ovpool.execution.{_HOMES[name]}"), name)
+    if name in __all__:
+        return next(getattr(module, name) for module in map(_home, _HOMES) if hasattr(module, name))
     raise AttributeError(f"module 'ovpool.execution' has no attribute {name!r}")
+
+
+def _home(module: str) -> Any:
+    return importlib.import_module(f"ovpool.execution.{module}")
