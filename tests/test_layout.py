@@ -31,6 +31,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ovpool.engine",),  # the numpy engine's kernels: ops, ir_layers, native, blas, memo, reference
     (  # the numpy engine's plans over those kernels
         "ovpool.engine.plan",
+        "ovpool.engine.session",
+        "ovpool.engine.quanta",
         "ovpool.engine.graph",
         "ovpool.engine.ir_executor",
         "ovpool.engine.budget",

@@ -24,20 +24,24 @@ the graph around them holds (``ovpool.memory.holding``).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
 from ovpool import dtypes
-from ovpool.engine.graph import CompiledGraph, GraphSession
-from ovpool.engine.ir_executor import IrGraph
 from ovpool.engine.ir_layers import layer_traits_named, supported
 from ovpool.engine.ops.base import Rule, deprecated_table, named_with, traits_named
 from ovpool.engine.plan import Plan
+from ovpool.engine.session import Executor
 from ovpool.errors import OvpoolError
 from ovpool.memory import budget, check_bytes, held, holding
+
+if TYPE_CHECKING:  # the front ends read this module: their peaks are walked here
+    from ovpool.engine.graph import CompiledGraph, GraphSession
+    from ovpool.engine.ir_executor import IrGraph
 
 # The working memory of a step is its operator's rule, ``Traits.work`` where the operator or IR
 # layer is registered (``ovpool.engine.ops``, ``ovpool.engine.ir_layers``): a MaxPool's is
@@ -309,28 +313,31 @@ def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
     return plan_walk(top, size, itemsize, sum(constants.values()))
 
 
-def check_ir_plan(graph: IrGraph, inputs: Mapping[str, Any], label: str) -> None:
-    """``ir_peak`` within the budget before the run: ``m.xml: MaxPool 'p1' ...: the run's live
-    tensors and working memory would need 208.0 MiB (...), over the memory budget of 128.0 MiB``."""
-    peak = ir_peak(graph, inputs)
+def check_peak(executor: Executor, inputs: Mapping[str, Any], label: str, sizes: Sizes | None = None) -> Peak:
+    """Refuse, before anything is run, a run of ``inputs`` whose peak (``executor.peak``, ONNX or
+    IR alike) is over the budget: ``node 'p2' (MaxPool): the run's live tensors and working memory
+    would need 1.3 GiB (...), over the memory budget of 1.0 GiB (...)``, in ``label``'s file.
+    Returns the peak (``exact`` False: some size was unknown, and the peak is a lower bound)."""
+    peak = executor.peak(inputs, sizes)
     try:
         check_bytes(f"{peak.where}: the run's live tensors and working memory would need", peak.bytes)
     except OvpoolError as exc:
         raise exc.located(label) from None
+    return peak
+
+
+def check_ir_plan(graph: IrGraph, inputs: Mapping[str, Any], label: str) -> None:
+    """``check_peak`` of an IR graph (deprecated: call ``check_peak``, which takes either front end)."""
+    warnings.warn("ovpool.engine.budget.check_ir_plan is deprecated: use check_peak", DeprecationWarning, stacklevel=2)
+    check_peak(graph, inputs, label)
 
 
 def check_plan(session: GraphSession, sizes: Sizes, label: str) -> Guard | None:
-    """Refuse, before anything is run, a plan whose peak (``plan_peak`` beside ``session_bytes``)
-    is over the budget: ``node 'p2' (MaxPool): the run's live tensors and working memory would
-    need 1.3 GiB (...), over the memory budget of 1.0 GiB (...)``, in ``label``'s file. Returns the
-    ``Guard`` to run with when a size was unknown, else None."""
-    held = session_bytes(session)
-    peak = plan_peak(session.compiled, sizes, held)
-    try:
-        check_bytes(f"{peak.where}: the run's live tensors and working memory would need", peak.bytes)
-    except OvpoolError as exc:
-        raise exc.located(label) from None
-    return None if peak.exact else Guard(sizes.bytes, held)
+    """``check_peak`` of an ONNX session at the tensor ``sizes`` shape inference gave (its plan's
+    peak, ``plan_peak``, beside ``session_bytes``). Returns the ``Guard`` to run with when a size
+    was unknown, else None."""
+    peak = check_peak(session, {}, label, sizes)
+    return None if peak.exact else Guard(sizes.bytes, session_bytes(session))
 
 
 class Guard:
