@@ -11,8 +11,10 @@ A run holds, at each step of the plan (``CompiledGraph.plan``, in order; ``PlanV
   rule of its operator (``Traits.work`` on its registration).
 
 ``plan_peak`` sums these along the plan with the sizes shape inference gives at the fed input
-shapes and returns the largest, and where it is; ``check_plan`` refuses a run whose peak is over
-the budget before its first step allocates anything. A tensor inference cannot size counts 0 there
+shapes and returns the largest, and where it is (an IR graph's, ``ir_peak``, with the sizes its
+ports declare; each front end's ``Executor.peak``, ``ovpool.engine.session``); ``check_peak``
+refuses a run whose peak is over the budget before its first step allocates anything, whichever
+front end plans it. A tensor inference cannot size counts 0 there
 (the peak found is then a lower bound) and the plan runs under a ``Guard``: before each step, the
 bytes of the arrays then live (known exactly) plus the step's work are checked, and the kernels'
 own checks of what they allocate (``ovpool.memory.check_tensor``) count those live bytes too. A
@@ -257,7 +259,7 @@ def plan_walk(
 
 
 def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
-    """The peak of an ONNX graph's plan (``plan_walk``) with tensor ``sizes`` by name beside
+    """The peak of an ONNX graph's plan (``plan_walk``; ``GraphSession.peak`` for a session's top-level graph) with tensor ``sizes`` by name beside
     ``held`` bytes: inputs [1, 16, 256, 256] float32 (4 MiB) into MaxPool k2 s2 (1 MiB, work 8 MiB)
     into Relu (1 MiB, work 1 + 1 + 2 MiB) peaks at the MaxPool, 4 + 1 + 8 = 13 MiB beside
     ``held``. A Loop, If or Scan counts its largest body's peak as work."""
@@ -279,13 +281,12 @@ def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
 
 
 def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
-    """The peak of an IR graph's plan on numpy (``plan_walk``) for the arrays fed: its constants
+    """``IrGraph.peak``: the peak of an IR graph's plan on numpy (``plan_walk``) for the arrays fed: its constants
     (each array once), the inputs, then each layer's outputs at the dims and precision its ports
     declare (a dim that is not a number counts 0, and the peak is a lower bound). The bodies of
     If, Loop and TensorIterator layers are not counted: their tensors are held to the budget one
     at a time."""
-    top = graph._graph
-    plan = top.plan
+    plan = graph.plan
     fed: dict[int, Any] = {s: inputs.get(decl.name) for s, decl in zip(plan.input_slots, graph.inputs)}
     constants: dict[int, int] = {}
     for value in plan.initial:
@@ -310,7 +311,7 @@ def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
         port = ports.get(plan.slot_names[slot])
         return dtypes.itemsize(port.dtype) if port is not None and port.dtype is not None else WIDEST_NARROW
 
-    return plan_walk(top, size, itemsize, sum(constants.values()))
+    return plan_walk(graph, size, itemsize, sum(constants.values()))
 
 
 def check_peak(executor: Executor, inputs: Mapping[str, Any], label: str, sizes: Sizes | None = None) -> Peak:

@@ -463,6 +463,11 @@ class IrGraph:
         """``budget.ir_peak``: the layers sized by the dims their ports declare (``sizes`` is not read)."""
         return budget.ir_peak(self, inputs)
 
+    @property
+    def plan(self) -> Plan:
+        """The top-level graph's plan, as ``budget.plan_walk`` walks it."""
+        return self._graph.plan
+
     def quantized_views(self) -> dict[str, str]:
         """``quanta.ir_views`` of the document."""
         return ir_views(self.document)
