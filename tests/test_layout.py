@@ -308,3 +308,13 @@ def test_the_old_runtime_names_still_import_with_a_deprecation_warning() -> None
 
     with pytest.warns(DeprecationWarning, match="ovpool.runtime.open_model is deprecated"):
         assert ovpool.runtime.open_model is ovpool.execution.open_model
+
+
+def test_every_package_is_installed() -> None:
+    """pyproject.toml lists its packages by name: a folder of modules it leaves out works in a
+    checkout and an editable install, and is missing from ``pip install .`` (a user's install)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {name for name, path in _modules().items() if path.name == "__init__.py"}
+    assert found - {"ovpool.ir_templates"} <= listed, sorted(found - listed)
