@@ -41,9 +41,10 @@ import numpy as np
 
 from ovpool import dtypes
 from ovpool.engine import budget
-from ovpool.engine.fusion import fold_ir_batch_norms
+from ovpool.engine.fusion import fold_ir_batch_norms, fuse_ir_conv_biases
 from ovpool.engine.ir_layers import ITERATING, STRUCTURAL, Body, LayerNode, builder_for
 from ovpool.engine.ir_layers.base import Iteration, Slicing, computes
+from ovpool.engine.ir_layers.conv import biased_convolution
 from ovpool.engine.ops.base import Kernel, OpNode
 from ovpool.engine.plan import IR_DOMAIN, Names, Plan, Prepared, build_plan, execute, execute_observed, filled
 from ovpool.engine.quanta import ir_views
@@ -203,7 +204,10 @@ class _Graph:
             taken.add(key)
             return key
 
-        fused, fused_constants = fold_ir_batch_norms(prepared, known, frozenset(keys.output_names), self._rebuild, fresh)
+        results = frozenset(keys.output_names)
+        fused, fused_constants = fold_ir_batch_norms(prepared, known, results, self._rebuild, fresh)
+        fused, biases = fuse_ir_conv_biases(fused, {**known, **fused_constants}, results, self._biased, fresh)
+        fused_constants.update(biases)
         self.plan = build_plan(fused, {**known, **fused_constants}, keys, donate=True)
         self.nodes = tuple(run)  # the layers run (not folded), in order
         rewritten = fused_constants or self.plan.donating or self.plan.grouped or len(self.plan.steps) < len(run)
@@ -311,6 +315,12 @@ class _Graph:
         assert builder is not None  # the layer was prepared from this builder
         node = LayerNode(layer, constants, len(entry.outputs))
         return self._guarded(node, functools.partial(builder, node))
+
+    def _biased(self, entry: Prepared, weights: np.ndarray, bias: np.ndarray, separate: Kernel) -> Kernel:
+        """The kernel of ``entry``'s convolution with the Add of its per-channel ``bias`` after it
+        (``ir_layers.conv.biased_convolution``; ``separate`` runs the two as they were)."""
+        node = LayerNode(entry.node, (None, weights), len(entry.outputs))
+        return self._guarded(node, functools.partial(biased_convolution, node, weights, bias, separate))
 
     def _guarded(self, node: LayerNode, action: Callable[[], Any]) -> Any:
         """``action()``, its failures said of the layer and the file."""
