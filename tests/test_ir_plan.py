@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ovpool.engine import ir_executor
 from ovpool.engine.ir_executor import IrGraph
 from ovpool.engine.ir_layers import LayerNode, builder_for
 from ovpool.engine.ir_layers.elementwise import _relu6_over_6
@@ -185,3 +186,62 @@ def test_hard_sigmoid_gate_chains_with_the_bits(shape):
         (got,) = graph.run({"x": data}).values()
         (plain,) = _observed(graph, {"x": data})[0].values()
     assert got.tobytes() == plain.tobytes()
+
+
+def _kinds(graph: IrGraph) -> set[str]:
+    """The layer types of the steps of ``graph``'s plan."""
+    return {entry.kind for entry in graph._graph.plan.producers.values()}
+
+
+def _unfused_bias(monkeypatch: pytest.MonkeyPatch, xml: Path) -> IrGraph:
+    """The IR at ``xml`` prepared with no convolution bias fused (``fuse_ir_conv_biases`` left out)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(ir_executor, "fuse_ir_conv_biases", lambda prepared, *rest: (list(prepared), {}))
+        return IrGraph.read(xml)
+
+
+@pytest.mark.parametrize(
+    ("grouped", "bias_first", "shape"),
+    [(False, False, (1, 4, 9, 9)), (True, False, (1, 4, 9, 9)), (False, True, (2, 4, 5, 7)), (True, True, (1, 4, 40, 40))],
+)
+def test_convolution_bias_add_is_one_step_with_the_bits(monkeypatch, grouped, bias_first, shape):
+    """Convolution (or GroupConvolution) -> Add of a (1, C, 1, 1) constant (either side) -> ReLU:
+    the Add runs inside the convolution's step (ONNX Conv's kernel with B), and the
+    outputs are bit for bit those of the plan with the Add its own step, NaN, infinities and signed
+    zeros in the data, infinities and signed zeros in the bias."""
+    rng = np.random.default_rng(5)
+    x = param("x", list(shape))
+    if grouped:
+        weights = opset1.constant(rng.standard_normal((2, 2, 2, 3, 3)).astype(np.float32))
+        conv = opset1.group_convolution(x, weights, [1, 1], [1, 1], [1, 1], [1, 1])
+    else:
+        weights = opset1.constant(rng.standard_normal((4, 4, 3, 3)).astype(np.float32))
+        conv = opset1.convolution(x, weights, [1, 1], [1, 1], [1, 1], [1, 1])
+    values = [np.inf, -0.0, 0.5, -np.inf] if bias_first else [-np.inf, np.inf, -0.0, 0.0]
+    bias = opset1.constant(np.array(values, np.float32).reshape(1, 4, 1, 1))
+    added = opset1.add(bias, conv) if bias_first else opset1.add(conv, bias)
+    data = normal(shape)
+    data.flat[:5] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    data[..., -1, :] = 0.0  # sums of zeros: signed zeros meet the bias
+    with tempfile.TemporaryDirectory() as folder:
+        xml = _saved([opset1.relu(added)], [x], folder)
+        graph, plain = IrGraph.read(xml), _unfused_bias(monkeypatch, xml)
+    assert _kinds(graph) == {"Convolution" if not grouped else "GroupConvolution", "ReLU"}
+    assert "Add" in _kinds(plain)
+    with np.errstate(all="ignore"):
+        (got,) = graph.run({"x": data}).values()
+        (expected,) = plain.run({"x": data}).values()
+    assert got.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("bias_first", [False, True])
+def test_convolution_bias_with_nan_stays_its_own_step(bias_first):
+    """An Add of a bias holding a NaN after a Convolution is not fused (a NaN sum plus a NaN bias
+    keeps one operand's sign and payload, which compiled loops may swap): the Add stays a step."""
+    x = param("x", [1, 2, 4, 4])
+    conv = opset1.convolution(x, opset1.constant(np.ones((2, 2, 1, 1), np.float32)), [1, 1], [0, 0], [0, 0], [1, 1])
+    bias = opset1.constant(np.array([np.nan, 1.0], np.float32).reshape(1, 2, 1, 1))
+    added = opset1.add(bias, conv) if bias_first else opset1.add(conv, bias)
+    with tempfile.TemporaryDirectory() as folder:
+        graph = IrGraph.read(_saved([opset1.relu(added)], [x], folder))
+    assert "Add" in _kinds(graph)

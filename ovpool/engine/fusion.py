@@ -191,11 +191,11 @@ def fuse_ir_conv_biases(
     a constant of the weights' type shaped ``(1, C, 1, ...)`` (or ``(C, 1, ...)``), made one step
     that writes the Add's output at the Add's place: ``biased(conv, weights, bias, separate)`` is
     its kernel of ``(x, w, b)``, ``b`` the ``C`` values under the name ``fresh(near, hint)`` gives
-    (the new constants are returned). ONNX Conv adds its bias to each finished sum, ``sum + b``,
-    as the Add does with the convolution first; with the bias first (``b + sum``) only a bias of
-    no NaN is fused (two NaNs give the first one's payload): the same bits either way (x 1, w 2,
-    bias 0.5: 2.5). An OpenVINO Convolution writes its bias so (the ONNX frontend, and
-    ``fold_ir_batch_norms``'s Add of ``(-mean) * s + beta``)."""
+    (the new constants are returned). ONNX Conv adds its bias to each finished sum, as the Add
+    does: the same bits (x 1, w 2, bias 0.5: 2.5). A bias holding a NaN is not fused: a NaN sum
+    plus a NaN bias keeps one operand's sign and payload, which the compiled loops may swap. An
+    OpenVINO Convolution writes its bias so (the ONNX frontend, and ``fold_ir_batch_norms``'s Add
+    of ``(-mean) * s + beta``)."""
     readers: dict[Any, int] = {}
     for entry in prepared:
         if not entry.folded:
@@ -227,7 +227,7 @@ def fuse_ir_conv_biases(
                 continue
             if (1,) * (rank - bias.ndim) + bias.shape != (1, channels) + (1,) * (rank - 2):
                 continue
-            if side == 1 and bool(np.isnan(bias).any()):
+            if bool(np.isnan(bias).any()):
                 continue
             flat = bias.reshape(channels)
             b_name = fresh(b, "bias")
