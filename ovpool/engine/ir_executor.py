@@ -92,9 +92,11 @@ class _Weights:
         raw = data[offset : offset + size]
         if not count:
             return np.zeros(shape, dtype)
+        # a plain ndarray, no np.memmap (a copy of a memmap's view is one): the plan's kernels and
+        # chains take ndarrays only (``type(a) is np.ndarray``), and every ufunc on a memmap wraps its result
         if bits == 4:
-            return dtypes.unpack_narrow(raw, count, dtype).reshape(shape)
-        return raw.view(dtype).reshape(shape).copy()
+            return np.array(dtypes.unpack_narrow(raw, count, dtype).reshape(shape))
+        return np.array(raw.view(dtype).reshape(shape))
 
     def _strings(self, file: str, where: str, layer: Layer) -> np.ndarray:
         """A string Const as OpenVINO packs it: int32 count ``n``, ``n + 1`` int32 offsets into the

@@ -69,26 +69,43 @@ def _floats_in_place(run: Kernel, in_place: Kernel, code: tuple[Any, ...] | None
     return InPlace(run, into(in_place), donors, in_place.tile, quiet, code)
 
 
-def _extremum(op_type: str, ufunc: np.ufunc, code: tuple[Any, ...]) -> Builder:
+def _extremum(op_type: str, ufunc: np.ufunc, bound: float) -> Builder:
     """Maximum-1/Minimum-1: ONNX ``op_type``-13 of the two inputs after ``auto_broadcast``, in
     place where the plan allows it (``ufunc`` into a dying float input: the same bits), and, with
-    a constant input 1, in a compiled chain as a clip of input 0 by input 1 and an infinite bound: numpy's maximum(a, b)
-    is a where a is NaN or a >= b, else b, the compiled clip's max(a, b) (a NaN b gives NaN), and
-    min(a, inf) is a (so -0.0 and 0.0 keep their order: maximum(-0.0, 0.0) is -0.0 either way)."""
+    one input a constant of one value that is neither zero nor NaN, in a compiled chain as a clip
+    of the other input by that value and ``bound`` (inf for Maximum, -inf for Minimum):
+    maximum(x, 2) is the clip's ``x < 2 ? 2 : x``, NaN kept, whichever input the constant is. A
+    zero or NaN constant stays numpy's (the chain then runs numpy's ufunc by tiles): where the two
+    values are equal, np.maximum returns the second input on x86 (maximum(0.0, -0.0) is -0.0,
+    maximum(-0.0, 0.0) is 0.0) and the clip the value clipped, so signed zeros could differ; two
+    NaNs keep one payload."""
 
     def build(node: LayerNode) -> Kernel:
         run = _binary(op_type, 13)(node)
         if aligner(node) is not None:
             return run
         # the compiled clip takes its bounds from the chain's arguments, never a result inside it
-        constant_bound = node.constant(1) is not None
-        return _floats_in_place(run, ufunc_kernel(node.as_onnx(op_type, 13), ufunc), code if constant_bound else None)
+        code = None
+        for value, other in ((1, 0), (0, 1)):
+            constant = node.constant(value)
+            if node.constant(other) is None and _exact_bound(constant):
+                code = (("clip", other, value, bound) if bound > 0 else ("clip", other, bound, value),)
+        return _floats_in_place(run, ufunc_kernel(node.as_onnx(op_type, 13), ufunc), code)
 
     return build
 
 
-layer("Maximum", 1)(_extremum("Max", np.maximum, (("clip", 0, 1, math.inf),)))
-layer("Minimum", 1)(_extremum("Min", np.minimum, (("clip", 0, -math.inf, 1),)))
+def _exact_bound(constant: np.ndarray | None) -> bool:
+    """Whether a Maximum's or Minimum's constant input is one float value, neither zero nor NaN
+    (2.0, -6.0: the clip by it has numpy's bits; 0.0, -0.0, NaN: not)."""
+    if constant is None or constant.dtype.kind != "f" or constant.size != 1:
+        return False
+    value = float(constant.reshape(()))
+    return value != 0 and not math.isnan(value)
+
+
+layer("Maximum", 1)(_extremum("Max", np.maximum, math.inf))
+layer("Minimum", 1)(_extremum("Min", np.minimum, -math.inf))
 for _type, _onnx, _since in (
     ("Add", "Add", 14),
     ("Subtract", "Sub", 14),
