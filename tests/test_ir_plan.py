@@ -245,3 +245,32 @@ def test_convolution_bias_with_nan_stays_its_own_step(bias_first):
     with tempfile.TemporaryDirectory() as folder:
         graph = IrGraph.read(_saved([opset1.relu(added)], [x], folder))
     assert "Add" in _kinds(graph)
+
+
+@pytest.mark.parametrize("zero", [0.0, -0.0])
+def test_constant_first_maximum_chains_compiled_with_numpys_bits(monkeypatch, zero):
+    """Add(3) -> Maximum(0, .) -> Minimum(6, .) -> Multiply(x) -> Divide(6), the constants first
+    as OpenVINO writes paddle's hard_swish in picodet and SLANet: one chain, compiled (a clip),
+    bit for bit the layers run one by one on NaN, infinities and signed zeros; a zero first is a
+    clip only where numpy returns the second input on ties (x86)."""
+    from ovpool.engine import chains
+    from ovpool.engine.ir_layers.elementwise import _ties_to_second
+
+    values = np.array([np.nan, np.inf, -np.inf, -3.0, 3.0, 0.0, -0.0, -6.0, 6.0, 1e38], np.float32)
+    data = np.resize(np.concatenate([values, np.random.default_rng(6).normal(0, 4, 500).astype(np.float32)]), (1, 4, 64, 64))
+    x = param("x", list(data.shape))
+    shifted = opset1.add(x, opset1.constant(np.float32(3)))
+    clipped = opset1.minimum(opset1.constant(np.float32(6)), opset1.maximum(opset1.constant(np.float32(zero)), shifted))
+    swish = opset1.divide(opset1.multiply(x, clipped), opset1.constant(np.float32(6)))
+    with tempfile.TemporaryDirectory() as folder:
+        graph = IrGraph.read(_saved([swish], [x], folder))
+    compiled: list[object] = []
+    run_compiled = chains._run_compiled
+    monkeypatch.setattr(chains, "_run_compiled", lambda *args: compiled.append(args[1]) or run_compiled(*args))
+    with np.errstate(all="ignore"):
+        (got,) = graph.run({"x": data}).values()
+        (plain,) = _observed(graph, {"x": data})[0].values()
+    assert got.tobytes() == plain.tobytes()
+    assert len(graph._graph.plan.steps) == 1
+    if _ties_to_second() and chains.chain_for(np.dtype(np.float32)) is not None:
+        assert compiled
