@@ -18,7 +18,7 @@ from ovpool.engine.ir_layers import LayerNode, builder_for
 from ovpool.engine.ir_layers.elementwise import _relu6_over_6
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1, opset4, opset5  # noqa: E402
+from openvino import opset1, opset4, opset5, opset12  # noqa: E402
 from test_ir_numpy import check_ir, normal, param  # noqa: E402
 
 
@@ -274,3 +274,29 @@ def test_constant_first_maximum_chains_compiled_with_numpys_bits(monkeypatch, ze
     assert len(graph._graph.plan.steps) == 1
     if _ties_to_second() and chains.chain_for(np.dtype(np.float32)) is not None:
         assert compiled
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "symmetric"])
+@pytest.mark.parametrize("given", [True, False])
+def test_pad_runs_onnx_pads_kernel_with_numpys_bits(mode, given):
+    """Pad-12 with constant pads (run by ONNX Pad-11's kernel, its pads parsed once) or pads given
+    at run time, negative pads cropping first: bit for bit numpy's pad of the cropped input, NaN,
+    infinities and signed zeros included."""
+    begin, end = np.array([0, 2, -1], np.int64), np.array([1, -1, 2], np.int64)
+    x = param("x", [2, 4, 5])
+    if given:
+        pads = [ov.opset1.parameter([3], ov.Type.i64, name=n) for n in ("begin", "end")]
+        feeds = {"begin": begin, "end": end}
+    else:
+        pads = [opset1.constant(begin), opset1.constant(end)]
+        feeds = {}
+    value = opset1.constant(np.float32(-0.0)) if mode == "constant" else None
+    node = opset12.pad(x, pads[0], pads[1], mode, value)
+    data = normal((2, 4, 5))
+    data.flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    with tempfile.TemporaryDirectory() as folder:
+        graph = IrGraph.read(_saved([node], [x, *pads] if given else [x], folder))
+    (got,) = graph.run({"x": data, **feeds}).values()
+    cropped = data[:, :3, 1:]
+    expected = np.pad(cropped, [(0, 1), (2, 0), (0, 2)], mode=mode, **({"constant_values": -0.0} if mode == "constant" else {}))
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
