@@ -300,3 +300,39 @@ def test_pad_runs_onnx_pads_kernel_with_numpys_bits(mode, given):
     cropped = data[:, :3, 1:]
     expected = np.pad(cropped, [(0, 1), (2, 0), (0, 2)], mode=mode, **({"constant_values": -0.0} if mode == "constant" else {}))
     assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_bias_reshaped_by_the_convolutions_rank_folds_and_fuses(monkeypatch, grouped):
+    """The ONNX frontend's Conv bias on data of unknown dims: Reshape(B, Concat(1, ShapeOf(B),
+    Broadcast(1, ShapeOf(ShapeOf(y)) - 2))) then Add(y, .). ShapeOf(ShapeOf(y)) is y's rank (the
+    weights'), so the Reshape folds when prepared, the ShapeOf of y leaves the plan and the Add
+    joins the convolution: bit for bit the plan without the fusion and the observed run (every
+    layer as stated), NaN, infinities and signed zeros in the data."""
+    rng = np.random.default_rng(7)
+    x = ov.opset1.parameter(ov.PartialShape([-1, 4, -1]), ov.Type.f32, name="x")
+    if grouped:
+        weights = opset1.constant(rng.standard_normal((2, 2, 2, 3)).astype(np.float32))
+        y = opset1.group_convolution(x, weights, [1], [1], [1], [1])
+    else:
+        weights = opset1.constant(rng.standard_normal((4, 4, 3)).astype(np.float32))
+        y = opset1.convolution(x, weights, [1], [1], [1], [1])
+    bias = opset1.constant(np.array([np.inf, -0.0, 0.5, -2.0], np.float32))
+    rank = opset4.shape_of(opset4.shape_of(y))
+    ones = opset4.broadcast(
+        opset1.constant(np.array([1], np.int64)), opset1.subtract(rank, opset1.constant(np.array([2], np.int64)))
+    )
+    target = opset1.concat([opset1.constant(np.array([1], np.int64)), opset4.shape_of(bias), ones], 0)
+    added = opset1.add(y, opset1.reshape(bias, target, False))
+    data = normal((2, 4, 7))
+    data.flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    data[..., -1] = 0.0
+    with tempfile.TemporaryDirectory() as folder:
+        xml = _saved([opset1.relu(added)], [x], folder)
+        graph, plain = IrGraph.read(xml), _unfused_bias(monkeypatch, xml)
+    assert _kinds(graph) == {"GroupConvolution" if grouped else "Convolution", "ReLU"}
+    with np.errstate(all="ignore"):
+        (got,) = graph.run({"x": data}).values()
+        (unfused,) = plain.run({"x": data}).values()
+        (observed,) = _observed(graph, {"x": data})[0].values()
+    assert got.tobytes() == unfused.tobytes() == observed.tobytes()
