@@ -66,16 +66,18 @@ def test_batch_norm_folds_into_the_convolution_before_it(grouped):
 
 
 def test_shape_values_chains_and_in_place_keep_the_bits():
-    """A dynamic-shape model whose bias OpenVINO reshapes through ShapeOf -> Subtract -> Broadcast
-    -> Concat -> Reshape (what ``ovpool convert`` writes of an ONNX Conv with a bias), then
-    Sigmoid and Multiply (SiLU): one step of shape values, the Add in place, and the outputs bit
-    for bit those of the observed run, which rewrites nothing."""
+    """A dynamic-shape model whose bias is reshaped through ShapeOf -> Subtract -> Broadcast ->
+    Concat -> Reshape by the rank of the input (``ovpool convert`` writes it of an ONNX Conv's
+    bias with the convolution's output, whose rank is known when prepared:
+    test_bias_reshaped_by_the_convolutions_rank_folds_and_fuses), then Sigmoid and Multiply
+    (SiLU): one step of shape values, the Add in place, and the outputs bit for bit those of the
+    observed run, which rewrites nothing."""
     rng = np.random.default_rng(1)
     x = opset1.parameter([-1, 3, -1, -1], ov.Type.f32, name="x")
     conv = opset1.convolution(
         x, opset1.constant(rng.standard_normal((8, 3, 3, 3)).astype(np.float32)), [1, 1], [1, 1], [1, 1], [1, 1]
     )
-    rank = opset4.shape_of(opset4.shape_of(conv))
+    rank = opset4.shape_of(opset4.shape_of(x))
     ones = opset4.broadcast(
         opset1.constant(np.array([1], np.int64)), opset1.subtract(rank, opset1.constant(np.array([2], np.int64)))
     )
