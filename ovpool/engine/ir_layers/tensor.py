@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ovpool.engine.ir_layers.base import LayerNode, cached, int64, ints_of, layer
+from ovpool.engine.ir_layers.base import LayerNode, cached, int64, int64_input, ints_of, layer
 from ovpool.engine.ops.base import NO_WORK, Kernel, Traits
 
 
@@ -96,8 +96,9 @@ def squeeze(node: LayerNode) -> Kernel:
 @layer("Unsqueeze", 1, traits=Traits(work=NO_WORK))
 def unsqueeze(node: LayerNode) -> Kernel:
     """Unsqueeze-1: insert axes of length 1 at the positions of the output named by ``axes``."""
-    kernel = node.onnx("Unsqueeze", 13, {}, (None, int64(node.constant(1))))
-    return lambda x, axes: kernel(x, int64(axes))
+    known, of_axes = int64_input(node, 1)
+    kernel = node.onnx("Unsqueeze", 13, {}, (None, known))
+    return lambda x, axes: kernel(x, of_axes(axes))
 
 
 @layer("Transpose", 1)
@@ -216,13 +217,13 @@ def strided_slice(node: LayerNode) -> Kernel:
 @layer("Slice", 8)
 def slice_(node: LayerNode) -> Kernel:
     """Slice-8 (data, start, stop, step, axes): ONNX Slice-13 (data, starts, ends, axes, steps)."""
-    c = [int64(node.constant(i)) for i in range(5)]
-    kernel = node.onnx("Slice", 13, {}, (None, c[1], c[2], c[4], c[3]))
+    (starts, of_start), (ends, of_stop), (steps, of_step), (axes_, of_axes) = (int64_input(node, i) for i in range(1, 5))
+    kernel = node.onnx("Slice", 13, {}, (None, starts, ends, axes_, steps))
 
     def run(
         x: np.ndarray, start: np.ndarray, stop: np.ndarray, step: np.ndarray, axes: np.ndarray | None = None
     ) -> tuple[np.ndarray, ...]:
-        return kernel(x, int64(start), int64(stop), int64(axes), int64(step))
+        return kernel(x, of_start(start), of_stop(stop), of_axes(axes), of_step(step))
 
     return run
 
