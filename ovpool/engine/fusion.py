@@ -1,5 +1,6 @@
 """Prepare-time rewrites of a graph's plan that keep each node's meaning: Conv + BatchNormalization
-folded into one Conv.
+folded into one Conv; in an IR, a convolution and the Add of its per-channel bias made one step
+(``fuse_ir_conv_biases``, the same bits).
 
 A BatchNormalization in inference form whose scale, B, mean and var are constants and whose X is
 the output of a Conv with a constant W (and a constant B, or none), read by nothing else, is the
@@ -176,3 +177,77 @@ def fold_ir_batch_norms(
         replaced[source] = conv._replace(kernel=rebuild(conv, (None, weights)), inputs=(conv.inputs[0], w_name))
         replaced[index] = entry._replace(op=op, kernel=add.factory(op), inputs=(x, b_name), kind="Add")
     return [replaced.get(index, entry) for index, entry in enumerate(prepared)], constants
+
+
+def fuse_ir_conv_biases(
+    prepared: Sequence[Prepared],
+    known: Mapping[Any, Any],
+    kept: frozenset[Any],
+    biased: Callable[[Prepared, np.ndarray, np.ndarray, Kernel], Kernel],
+    fresh: Callable[[Any, str], Any],
+) -> tuple[list[Prepared], dict[Any, Any]]:
+    """``prepared`` with each Convolution or GroupConvolution of constant float32/float64 weights
+    whose output only an Add reads (numpy broadcasting; not in ``kept``, the graph's results), with
+    a constant of the weights' type shaped ``(1, C, 1, ...)`` (or ``(C, 1, ...)``), made one step
+    that writes the Add's output at the Add's place: ``biased(conv, weights, bias, separate)`` is
+    its kernel of ``(x, w, b)``, ``b`` the ``C`` values under the name ``fresh(near, hint)`` gives
+    (the new constants are returned). ONNX Conv adds its bias to each finished sum, as the Add
+    does: the same bits (x 1, w 2, bias 0.5: 2.5). A bias holding a NaN is not fused: a NaN sum
+    plus a NaN bias keeps one operand's sign and payload, which the compiled loops may swap. An
+    OpenVINO Convolution writes its bias so (the ONNX frontend, and ``fold_ir_batch_norms``'s Add
+    of ``(-mean) * s + beta``)."""
+    readers: dict[Any, int] = {}
+    for entry in prepared:
+        if not entry.folded:
+            for name in entry.inputs:
+                readers[name] = readers.get(name, 0) + 1
+    producer = {entry.outputs[0]: index for index, entry in enumerate(prepared) if entry.outputs and not entry.folded}
+    replaced: dict[int, Prepared] = {}
+    dropped: set[int] = set()
+    constants: dict[Any, Any] = {}
+    for index, entry in enumerate(prepared):
+        if entry.folded or entry.kind != "Add" or len(entry.inputs) != 2 or len(entry.outputs) != 1:
+            continue
+        if getattr(entry.node, "data", {}).get("auto_broadcast", "numpy") != "numpy":
+            continue
+        for side in (0, 1):
+            x, b = entry.inputs[side], entry.inputs[1 - side]
+            source = producer.get(x)
+            if source is None or source in replaced or readers.get(x) != 1 or x in kept:
+                continue
+            conv = prepared[source]
+            lead = IR_CONVOLUTIONS.get(conv.kind)
+            if lead is None or len(conv.inputs) != 2 or len(conv.outputs) != 1:
+                continue
+            w, bias = known.get(conv.inputs[1]), known.get(b)
+            if not isinstance(w, np.ndarray) or w.dtype not in _FLOATS or w.ndim < 3 + lead or w.size == 0:
+                continue
+            channels, rank = int(np.prod(w.shape[: lead + 1])), w.ndim - lead
+            if not isinstance(bias, np.ndarray) or bias.dtype != w.dtype or bias.ndim > rank:
+                continue
+            if (1,) * (rank - bias.ndim) + bias.shape != (1, channels) + (1,) * (rank - 2):
+                continue
+            if bool(np.isnan(bias).any()):
+                continue
+            flat = bias.reshape(channels)
+            b_name = fresh(b, "bias")
+            constants[b_name] = flat
+
+            separate = _separately(conv.kernel, entry.kernel, bias, side)
+            replaced[source] = conv._replace(
+                kernel=biased(conv, w, flat, separate), inputs=(conv.inputs[0], conv.inputs[1], b_name), outputs=entry.outputs
+            )
+            dropped.add(index)
+            break
+    return [replaced.get(index, entry) for index, entry in enumerate(prepared) if index not in dropped], constants
+
+
+def _separately(conv: Kernel, add: Kernel, bias: np.ndarray, side: int) -> Kernel:
+    """The two steps ``fuse_ir_conv_biases`` fused, run one after the other: ``(x, w, b) ->
+    add(conv(x, w), bias)`` (``side`` 1: ``add(bias, conv(x, w))``), ``b`` the flat bias unread."""
+
+    def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        y = conv(x, w)[0]
+        return add(y, bias) if side == 0 else add(bias, y)
+
+    return kernel

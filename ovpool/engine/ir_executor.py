@@ -41,9 +41,10 @@ import numpy as np
 
 from ovpool import dtypes
 from ovpool.engine import budget
-from ovpool.engine.fusion import fold_ir_batch_norms
+from ovpool.engine.fusion import IR_CONVOLUTIONS, fold_ir_batch_norms, fuse_ir_conv_biases
 from ovpool.engine.ir_layers import ITERATING, STRUCTURAL, Body, LayerNode, builder_for
 from ovpool.engine.ir_layers.base import Iteration, Slicing, computes
+from ovpool.engine.ir_layers.conv import biased_convolution
 from ovpool.engine.ops.base import Kernel, OpNode
 from ovpool.engine.plan import IR_DOMAIN, Names, Plan, Prepared, build_plan, execute, execute_observed, filled
 from ovpool.engine.quanta import ir_views
@@ -91,9 +92,11 @@ class _Weights:
         raw = data[offset : offset + size]
         if not count:
             return np.zeros(shape, dtype)
+        # a plain ndarray, no np.memmap (a copy of a memmap's view is one): the plan's kernels and
+        # chains take ndarrays only (``type(a) is np.ndarray``), and every ufunc on a memmap wraps its result
         if bits == 4:
-            return dtypes.unpack_narrow(raw, count, dtype).reshape(shape)
-        return raw.view(dtype).reshape(shape).copy()
+            return np.array(dtypes.unpack_narrow(raw, count, dtype).reshape(shape))
+        return np.array(raw.view(dtype).reshape(shape))
 
     def _strings(self, file: str, where: str, layer: Layer) -> np.ndarray:
         """A string Const as OpenVINO packs it: int32 count ``n``, ``n + 1`` int32 offsets into the
@@ -177,10 +180,14 @@ class _Graph:
             assert builder is not None  # _refuse_unsupported checked every layer
             kernel = self._guarded(node, functools.partial(builder, node))
             folded = all(p in known for p in inputs)
-            if folded:
-                results = self._guarded(node, functools.partial(kernel, *(known[p] for p in inputs)))
+            rank = None if folded else _convolution_rank(document, producers, layer, known)
+            if folded or rank is not None:
+                # a ShapeOf of a convolution's shape is its rank, whatever the data: that of a shape of `rank` values
+                arguments = (np.zeros(rank, np.int64),) if rank is not None else tuple(known[p] for p in inputs)
+                results = self._guarded(node, functools.partial(kernel, *arguments))
                 for port, value in zip(outputs, results):
                     known[port] = value
+                folded = True
             else:
                 run.append(node)
             prepared.append(Prepared(layer, _computed(node), kernel, inputs, outputs, folded, node.label, layer.type))
@@ -203,7 +210,11 @@ class _Graph:
             taken.add(key)
             return key
 
-        fused, fused_constants = fold_ir_batch_norms(prepared, known, frozenset(keys.output_names), self._rebuild, fresh)
+        results = frozenset(keys.output_names)
+        live = _unread_shapes_left_out(prepared, results)
+        fused, fused_constants = fold_ir_batch_norms(live, known, results, self._rebuild, fresh)
+        fused, biases = fuse_ir_conv_biases(fused, {**known, **fused_constants}, results, self._biased, fresh)
+        fused_constants.update(biases)
         self.plan = build_plan(fused, {**known, **fused_constants}, keys, donate=True)
         self.nodes = tuple(run)  # the layers run (not folded), in order
         rewritten = fused_constants or self.plan.donating or self.plan.grouped or len(self.plan.steps) < len(run)
@@ -312,6 +323,12 @@ class _Graph:
         node = LayerNode(layer, constants, len(entry.outputs))
         return self._guarded(node, functools.partial(builder, node))
 
+    def _biased(self, entry: Prepared, weights: np.ndarray, bias: np.ndarray, separate: Kernel) -> Kernel:
+        """The kernel of ``entry``'s convolution with the Add of its per-channel ``bias`` after it
+        (``ir_layers.conv.biased_convolution``; ``separate`` runs the two as they were)."""
+        node = LayerNode(entry.node, (None, weights), len(entry.outputs))
+        return self._guarded(node, functools.partial(biased_convolution, node, weights, bias, separate))
+
     def _guarded(self, node: LayerNode, action: Callable[[], Any]) -> Any:
         """``action()``, its failures said of the layer and the file."""
         try:
@@ -348,6 +365,38 @@ class _Graph:
     def order(self) -> list[tuple[Layer, tuple[Port, ...] | None, int]]:
         """Each layer in plan order: (layer, its outputs if folded when prepared else None, step index)."""
         return self.plan.order
+
+
+def _convolution_rank(
+    document: IRDocument, producers: Mapping[tuple[str, str], Any], layer: Layer, known: Mapping[Port, Any]
+) -> int | None:
+    """The rank of a convolution's output when ``layer`` is a ShapeOf of a ShapeOf of it (its value
+    is then ``[rank]`` whatever the data), else None: the ONNX frontend reshapes a Conv's bias to
+    ``(1, C, 1, ...)`` by ``Concat(1, C, Broadcast(1, ShapeOf(ShapeOf(y)) - 2))``. A Convolution's
+    output has its weights' rank (a GroupConvolution's one less): weights (128, 129, 3) give 3, and
+    the Reshape of the bias then folds when prepared."""
+
+    def producer(of: Layer, index: int) -> Layer | None:
+        edge = producers.get((of.id, of.inputs[index].id)) if index < len(of.inputs) else None
+        return None if edge is None else document.layers.get(edge.from_layer)
+
+    shape = producer(layer, 0) if layer.type == "ShapeOf" else None
+    conv = producer(shape, 0) if shape is not None and shape.type == "ShapeOf" else None
+    lead = IR_CONVOLUTIONS.get(conv.type) if conv is not None else None
+    if conv is None or lead is None or len(conv.inputs) != 2:
+        return None
+    edge = producers.get((conv.id, conv.inputs[1].id))
+    weights = known.get((edge.from_layer, edge.from_port)) if edge is not None else None
+    if not isinstance(weights, np.ndarray) or weights.ndim < 3 + lead:
+        return None
+    return weights.ndim - lead
+
+
+def _unread_shapes_left_out(prepared: Sequence[Prepared], results: frozenset[Port]) -> list[Prepared]:
+    """``prepared`` without the ShapeOf steps whose value no step reads nor a Result (the one
+    ShapeOf of a ShapeOf read it, folded by ``_convolution_rank``): a ShapeOf cannot fail."""
+    read = {port for entry in prepared if not entry.folded for port in entry.inputs} | set(results)
+    return [entry for entry in prepared if entry.folded or entry.kind != "ShapeOf" or any(port in read for port in entry.outputs)]
 
 
 def _body_function(

@@ -281,6 +281,20 @@ def int64(value: np.ndarray | None) -> np.ndarray | None:
     return None if value is None else np.asarray(value).astype(np.int64).reshape(-1)
 
 
+def int64_input(node: LayerNode, index: int) -> tuple[np.ndarray | None, Callable[[np.ndarray | None], np.ndarray | None]]:
+    """Input ``index`` as ``int64`` makes it, its constant converted once: ``(converted, convert)``,
+    ``convert(value)`` giving ``converted`` itself for the constant (the ONNX kernel built with it
+    knows it by identity and does not parse it again: a Slice's four index inputs) and
+    ``int64(value)`` for any other value (a constant [1, 2] of i32 gives the same int64 [1, 2])."""
+    constant = node.constant(index)
+    converted = int64(constant)
+
+    def convert(value: np.ndarray | None) -> np.ndarray | None:
+        return converted if value is constant and constant is not None else int64(value)
+
+    return converted, convert
+
+
 def same_type(node: LayerNode, *arrays: np.ndarray) -> None:
     first = arrays[0].dtype
     for i, array in enumerate(arrays[1:], 1):

@@ -190,3 +190,23 @@ def _pooling(node: LayerNode) -> Kernel:
 
 for _type in ("AvgPool", "MaxPool"):
     layer(_type, *(t.since for t in versions_of(_type)), traits=MAX_POOLING if _type == "MaxPool" else POOLING)(_pooling)
+
+
+def biased_convolution(node: LayerNode, weights: np.ndarray, bias: np.ndarray, separate: Kernel) -> Kernel:
+    """A Convolution or GroupConvolution of constant float ``weights`` (as the layer reads them)
+    and the Add of a per-channel ``bias`` (``C`` values) after it, as one step ``(x, w, b) -> y``:
+    ONNX Conv-11's kernel with ``B``, which adds the bias to each finished sum (``sum + b``, the
+    Add's own operation; every Conv route does, ``ovpool.engine.ops.conv``): x 1, w 2, b 0.5 gives
+    2.5 either way, bit for bit. Data of another type than the weights runs ``separate`` (the
+    layer's kernel, then the Add), which says what is wrong with it as the two layers do."""
+    grouped = node.layer.type == "GroupConvolution"
+    laid = _grouped(weights) if grouped else weights
+    attrs = {**_conv_attrs(node), "group": weights.shape[0] if grouped else 1}
+    conv = node.onnx("Conv", 11, attrs, (None, laid, bias))
+
+    def kernel(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+        if x.dtype != laid.dtype or w is not weights or b is not bias:
+            return separate(x, w, b)
+        return conv(x, laid, bias)
+
+    return kernel

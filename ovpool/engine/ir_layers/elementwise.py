@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -69,26 +70,64 @@ def _floats_in_place(run: Kernel, in_place: Kernel, code: tuple[Any, ...] | None
     return InPlace(run, into(in_place), donors, in_place.tile, quiet, code)
 
 
-def _extremum(op_type: str, ufunc: np.ufunc, code: tuple[Any, ...]) -> Builder:
+def _extremum(op_type: str, ufunc: np.ufunc, bound: float) -> Builder:
     """Maximum-1/Minimum-1: ONNX ``op_type``-13 of the two inputs after ``auto_broadcast``, in
     place where the plan allows it (``ufunc`` into a dying float input: the same bits), and, with
-    a constant input 1, in a compiled chain as a clip of input 0 by input 1 and an infinite bound: numpy's maximum(a, b)
-    is a where a is NaN or a >= b, else b, the compiled clip's max(a, b) (a NaN b gives NaN), and
-    min(a, inf) is a (so -0.0 and 0.0 keep their order: maximum(-0.0, 0.0) is -0.0 either way)."""
+    one input a constant of one float value, not NaN, in a compiled chain as a clip of the other
+    input by that value and ``bound`` (inf for Maximum, -inf for Minimum): maximum(x, 2) is the
+    clip's ``x < 2 ? 2 : x``, NaN kept, whichever input the constant is. Where the two values are
+    equal (0.0 and -0.0) the clip gives the value clipped, and numpy the second input
+    (``_ties_to_second``: maximum(0.0, -0.0) is -0.0 on x86): a zero constant is a clip when it is
+    the first input and numpy does so, else it stays numpy's (the chain then runs numpy's ufunc
+    by tiles). A NaN constant stays numpy's (two NaNs keep one payload)."""
 
     def build(node: LayerNode) -> Kernel:
         run = _binary(op_type, 13)(node)
         if aligner(node) is not None:
             return run
         # the compiled clip takes its bounds from the chain's arguments, never a result inside it
-        constant_bound = node.constant(1) is not None
-        return _floats_in_place(run, ufunc_kernel(node.as_onnx(op_type, 13), ufunc), code if constant_bound else None)
+        code = None
+        for value, other in ((1, 0), (0, 1)):
+            constant = node.constant(value)
+            if node.constant(other) is None and _exact_bound(constant, first=value == 0):
+                code = (("clip", other, value, bound) if bound > 0 else ("clip", other, bound, value),)
+        return _floats_in_place(run, ufunc_kernel(node.as_onnx(op_type, 13), ufunc), code)
 
     return build
 
 
-layer("Maximum", 1)(_extremum("Max", np.maximum, (("clip", 0, 1, math.inf),)))
-layer("Minimum", 1)(_extremum("Min", np.minimum, (("clip", 0, -math.inf, 1),)))
+def _exact_bound(constant: np.ndarray | None, first: bool) -> bool:
+    """Whether a Maximum's or Minimum's constant input (the ``first`` or the second) is one float
+    value the compiled clip by it computes numpy's bits for: not NaN, and not zero unless it is
+    the first input and numpy returns the second on ties (2.0, -6.0: yes; NaN: no; 0.0: first
+    only, on x86)."""
+    if constant is None or constant.dtype.kind != "f" or constant.size != 1:
+        return False
+    value = float(constant.reshape(()))
+    if math.isnan(value):
+        return False
+    return value != 0 or (first and _ties_to_second())
+
+
+@functools.cache
+def _ties_to_second() -> bool:
+    """Whether numpy's maximum and minimum of a one-value first input and an array return the
+    array's value where the two are equal: np.maximum(0.0, -0.0) is -0.0, np.minimum(-0.0, 0.0)
+    is 0.0 (x86's vector max and min do), tried for float32 and float64, short and long arrays,
+    new and in place."""
+    for dtype in (np.float32, np.float64):
+        for size in (1, 7, 64, 1000):
+            for ufunc, constant, values in ((np.maximum, 0.0, -0.0), (np.minimum, -0.0, 0.0)):
+                x = np.full(size, values, dtype)
+                into = x.copy()
+                for result in (ufunc(np.array(constant, dtype), x), ufunc(np.array(constant, dtype), into, out=into)):
+                    if not np.array_equal(np.signbit(result), np.signbit(x)):
+                        return False
+    return True
+
+
+layer("Maximum", 1)(_extremum("Max", np.maximum, math.inf))
+layer("Minimum", 1)(_extremum("Min", np.minimum, -math.inf))
 for _type, _onnx, _since in (
     ("Add", "Add", 14),
     ("Subtract", "Sub", 14),

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ovpool.engine.ir_layers.base import Builder, LayerNode, int64, ints_of, layer
+from ovpool.engine.ir_layers.base import Builder, LayerNode, int64, int64_input, ints_of, layer
 from ovpool.engine.ops.base import Kernel
 
 
@@ -20,8 +20,9 @@ def _reduction(op_type: str, since: int) -> Builder:
 
     def build(node: LayerNode) -> Kernel:
         attrs = {"keepdims": int(node.flag("keep_dims", False)), "noop_with_empty_axes": 1}
-        kernel = node.onnx(op_type, since, attrs, (None, int64(node.constant(1))))
-        return lambda x, axes: kernel(x, int64(axes))
+        known, of_axes = int64_input(node, 1)
+        kernel = node.onnx(op_type, since, attrs, (None, known))
+        return lambda x, axes: kernel(x, of_axes(axes))
 
     return build
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ovpool.engine.ir_layers.base import LayerNode, cached, int64, ints_of, layer
+from ovpool.engine.ir_layers.base import LayerNode, cached, int64, int64_input, ints_of, layer
 from ovpool.engine.ops.base import NO_WORK, Kernel, Traits
 
 
@@ -96,8 +96,9 @@ def squeeze(node: LayerNode) -> Kernel:
 @layer("Unsqueeze", 1, traits=Traits(work=NO_WORK))
 def unsqueeze(node: LayerNode) -> Kernel:
     """Unsqueeze-1: insert axes of length 1 at the positions of the output named by ``axes``."""
-    kernel = node.onnx("Unsqueeze", 13, {}, (None, int64(node.constant(1))))
-    return lambda x, axes: kernel(x, int64(axes))
+    known, of_axes = int64_input(node, 1)
+    kernel = node.onnx("Unsqueeze", 13, {}, (None, known))
+    return lambda x, axes: kernel(x, of_axes(axes))
 
 
 @layer("Transpose", 1)
@@ -216,13 +217,13 @@ def strided_slice(node: LayerNode) -> Kernel:
 @layer("Slice", 8)
 def slice_(node: LayerNode) -> Kernel:
     """Slice-8 (data, start, stop, step, axes): ONNX Slice-13 (data, starts, ends, axes, steps)."""
-    c = [int64(node.constant(i)) for i in range(5)]
-    kernel = node.onnx("Slice", 13, {}, (None, c[1], c[2], c[4], c[3]))
+    (starts, of_start), (ends, of_stop), (steps, of_step), (axes_, of_axes) = (int64_input(node, i) for i in range(1, 5))
+    kernel = node.onnx("Slice", 13, {}, (None, starts, ends, axes_, steps))
 
     def run(
         x: np.ndarray, start: np.ndarray, stop: np.ndarray, step: np.ndarray, axes: np.ndarray | None = None
     ) -> tuple[np.ndarray, ...]:
-        return kernel(x, int64(start), int64(stop), int64(axes), int64(step))
+        return kernel(x, of_start(start), of_stop(stop), of_axes(axes), of_step(step))
 
     return run
 
@@ -356,24 +357,38 @@ _NUMPY_PAD_MODES: dict[str, Any] = {"edge": "edge", "reflect": "reflect", "symme
 def pad(node: LayerNode) -> Kernel:
     """Pad-1/12: ``pads_begin``/``pads_end`` per axis (negative ones crop), ``pad_mode`` constant
     (``pad_value``, 0 when absent), edge, reflect (the edge not repeated) or symmetric (repeated):
-    [1, 2, 3] padded 2 at the start gives [0, 0, 1, 2, 3], [1, 1, 1, 2, 3], [3, 2, 1, 2, 3], [2, 1, 1, 2, 3]."""
+    [1, 2, 3] padded 2 at the start gives [0, 0, 1, 2, 3], [1, 1, 1, 2, 3], [3, 2, 1, 2, 3], [2, 1, 1, 2, 3].
+    Constant, edge and reflect run ONNX Pad-11's kernel (the same copies: crop, then pad; its
+    layout worked out once per shape), symmetric numpy's pad."""
     mode = node.choice("pad_mode", "constant", ("constant", "edge", "reflect", "symmetric"))
+    begin_constant, end_constant = node.constant(1), node.constant(2)
+    fixed = None
+    if begin_constant is not None and end_constant is not None:
+        fixed = (ints_of(begin_constant), ints_of(end_constant))
+    general = fixed_pad = None
+    if mode != "symmetric":
+        general = node.onnx("Pad", 11, {"mode": mode})
+        if fixed is not None:
+            fixed_pad = node.onnx("Pad", 11, {"mode": mode}, (None, np.array(fixed[0] + fixed[1], np.int64)))
 
     def kernel(x: np.ndarray, begin: np.ndarray, end: np.ndarray, value: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        pb, pe = ints_of(begin), ints_of(end)
+        constant = fixed is not None and begin is begin_constant and end is end_constant
+        pb, pe = fixed if fixed is not None and constant else (ints_of(begin), ints_of(end))
         if len(pb) != x.ndim or len(pe) != x.ndim:
             raise node.fail(f"pads_begin {list(pb)} and pads_end {list(pe)} need {x.ndim} values for {list(x.shape)}")
-        crop = tuple(slice(max(0, -b), d - max(0, -e)) for b, e, d in zip(pb, pe, x.shape))
-        x = x[crop]
-        widths = [(max(0, b), max(0, e)) for b, e in zip(pb, pe)]
+        kept = [d - max(0, -b) - max(0, -e) for b, e, d in zip(pb, pe, x.shape)]
         if mode in ("reflect", "symmetric"):
-            for (b, e), d in zip(widths, x.shape):
-                if max(b, e) > d - (mode == "reflect"):
+            for b, e, d in zip(pb, pe, kept):
+                if max(b, e, 0) > d - (mode == "reflect"):
                     raise node.fail(f"pads {list(pb)}, {list(pe)} reach beyond {list(x.shape)} in mode {mode}")
-        if mode == "constant":
-            fill = 0 if value is None else value.reshape(()).astype(x.dtype)
-            return (np.pad(x, widths, mode="constant", constant_values=fill),)
-        return (np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode]),)
+        fill = None if value is None or mode != "constant" else value.reshape(()).astype(x.dtype)
+        if fixed_pad is not None and constant:
+            return fixed_pad(x, begin, fill)  # its pads parsed once from the constants
+        if general is not None:
+            return general(x, np.array(pb + pe, np.int64), fill)
+        crop = tuple(slice(max(0, -b), d - max(0, -e)) for b, e, d in zip(pb, pe, x.shape))
+        widths = [(max(0, b), max(0, e)) for b, e in zip(pb, pe)]
+        return (np.pad(x[crop], widths, mode=_NUMPY_PAD_MODES[mode]),)
 
     return kernel
 
