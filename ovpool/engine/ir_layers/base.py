@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -75,6 +75,7 @@ COMPUTES: dict[str, str] = {
     "Convert": "Cast", "Select": "Where", "Concat": "Concat", "Reshape": "Reshape", "Squeeze": "Squeeze",
     "Unsqueeze": "Unsqueeze", "Gather": "Gather", "Broadcast": "Expand", "Range": "Range",
     "ReduceProd": "ReduceProd", "ReduceSum": "ReduceSum", "ReduceMax": "ReduceMax", "ReduceMin": "ReduceMin",
+    "MatMul": "MatMul",  # transpose_a/b swap its operands' last axes first: a product all the same (remembered)
 }  # fmt: skip
 
 
@@ -231,6 +232,17 @@ class _LayerOp(OpNode):
 
 
 Body = Callable[[list[np.ndarray]], list[np.ndarray]]
+
+
+@runtime_checkable
+class Repeatable(Protocol):
+    """A Loop or TensorIterator body that its layer calls once per iteration: ``repeated()`` is
+    the body for the iterations of one run of the layer, which runs the layers reading only
+    unchanged Parameters once and gives back repeated products (``ovpool.engine.repeat``)."""
+
+    def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]: ...
+
+    def repeated(self) -> Body: ...
 
 
 @dataclass(frozen=True)
