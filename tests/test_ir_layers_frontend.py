@@ -1016,6 +1016,20 @@ def test_convert_of_floats_out_of_range(element):
         check_model([layer], [x], {"x": values})
 
 
+@pytest.mark.parametrize("source", [ov.Type.f32, ov.Type.f64])
+@pytest.mark.parametrize("element", [ov.Type.u64, ov.Type.u32, ov.Type.i64, ov.Type.i32, ov.Type.u16, ov.Type.i8, ov.Type.u8])
+def test_convert_of_floats_in_range(source, element):
+    """Convert-1 of floats all inside int32 (int64 for i64, u32 and u64), as the reference gives
+    them: numpy's own cast, no NaN or bound to look after (-2.5 -> -2; 300.5 -> 44 in u8;
+    -2147483648 -> 2147483648 in u32)."""
+    x = param("x", [8], source)
+    layer = opset1.convert(x, element)
+    values = np.array([-2.5, 2.5, -0.0, 300.5, 2.0**31 - 128, -(2.0**31), 1e9, -7.9], source.to_dtype())
+    (got,) = _numpy_of([layer], [x], {"x": values})
+    np.testing.assert_array_equal(got, reference(layer, [values]))
+    assert got.dtype == reference(layer, [values]).dtype
+
+
 @pytest.mark.parametrize("element", [ov.Type.u64, ov.Type.u32, ov.Type.i64, ov.Type.i32, ov.Type.u16])
 def test_convert_of_doubles_out_of_range(element):
     """Convert-1 of f64 past the target's range as the reference gives it: u64 keeps [2**63, 2**64)

@@ -472,6 +472,9 @@ def _float_to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:
     u64 takes [2**63, 2**64) as well (1.5e19 stays), through int64 after taking 2**63 off."""
     wide = target in (np.dtype(np.int64), np.dtype(np.uint32), np.dtype(np.uint64))
     bound = 2.0**63 if wide else 2.0**31
+    if x.dtype.kind == "f" and x.size and -bound <= float(x.min()) and float(x.max()) < bound:
+        # every value inside (no NaN): numpy's cast truncates toward zero as the rule (4 us, not 20)
+        return x.astype(np.int64).astype(target)
     truncated = np.trunc(x.astype(np.float64))
     high = np.zeros(truncated.shape, bool)
     if target == np.uint64:
