@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -489,18 +490,25 @@ def _float_to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:
     return integers.astype(target)
 
 
+@functools.cache
+def _name(dtype: np.dtype) -> str:
+    """``dtype.name``, looked up: numpy makes it afresh at each read (6 us a Convert of four reads)."""
+    return dtype.name
+
+
 def _converted(x: np.ndarray, target: np.dtype) -> np.ndarray:
     if x.dtype == target:
         return x
-    if x.dtype.name in _NARROW_INTEGERS:  # 4-bit integers: their values, held in 8 bits
-        x = x.astype(_NARROW_INTEGERS[x.dtype.name])
-    elif x.dtype.name.startswith(("float8", "float4")):
+    source = _name(x.dtype)
+    if source in _NARROW_INTEGERS:  # 4-bit integers: their values, held in 8 bits
+        x = x.astype(_NARROW_INTEGERS[source])
+    elif source.startswith(("float8", "float4")):
         x = x.astype(np.float32)
     if target == np.bool_:
         return np.asarray(x != 0)
-    if x.dtype.kind == "f" or x.dtype.name == "bfloat16":
-        if target.kind in "iu" or target.name in _NARROW_INTEGERS:
+    if x.dtype.kind == "f" or _name(x.dtype) == "bfloat16":
+        if target.kind in "iu" or _name(target) in _NARROW_INTEGERS:
             return _float_to_integer(x, target)
-    if target.name in _NARROW_INTEGERS:
+    if _name(target) in _NARROW_INTEGERS:
         return x.astype(np.int64).astype(target)
     return x.astype(target)
