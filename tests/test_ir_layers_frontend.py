@@ -162,6 +162,18 @@ def test_one_hot(version, normalize, axis, depth, values, seed):
     check_model([node], [i], {"i": indices})
 
 
+def test_one_hot_of_run_time_depth_and_values():
+    """Depth, on and off given at run time give what constants give (the kernel takes constants
+    as its own once): indices [0, 2, -1], depth 3, on 5.5, off -1."""
+    i, depth = param("i", [3], ov.Type.i64), param("d", [], ov.Type.i64)
+    on, off = param("on", []), param("off", [])
+    feeds = {"i": np.int64([0, 2, -1]), "d": np.int64(3), "on": np.float32(5.5), "off": np.float32(-1)}
+    (run_time,) = check_model([opset16.one_hot(i, depth, on, off, -1, "normalize")], [i, depth, on, off], feeds)
+    constants = (const(np.int64(3)), const(np.float32(5.5)), const(np.float32(-1)))
+    (constant,) = check_model([opset16.one_hot(i, *constants, -1, "normalize")], [i], {"i": feeds["i"]})
+    assert run_time.tobytes() == constant.tobytes() and run_time.tolist() == [[5.5, -1, -1], [-1, -1, 5.5], [-1, -1, 5.5]]
+
+
 def test_one_hot_rule_by_example():
     """Indices [0, 2, -1], depth 3: rows 100, 001, 000; -16's ``normalize`` makes the last 001."""
     i = param("i", [3], ov.Type.i64)
