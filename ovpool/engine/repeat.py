@@ -157,4 +157,3 @@ def same_bits(a: Any, b: Any) -> bool:
         unsigned = np.dtype(f"u{a.dtype.itemsize}")
         return bool(np.array_equal(a.view(unsigned), b.view(unsigned)))
     return a.tobytes() == b.tobytes()
-
