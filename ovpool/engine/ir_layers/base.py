@@ -285,12 +285,16 @@ def cached(build: Callable[..., Kernel]) -> Callable[..., Kernel]:
 
 def ints_of(value: np.ndarray) -> tuple[int, ...]:
     """An integer input (0-D or 1-D) as a tuple: ``np.array(3)`` -> (3,)."""
-    return tuple(int(v) for v in np.asarray(value).reshape(-1))
+    array = np.asarray(value).reshape(-1)
+    if array.dtype.kind in "iu":
+        return tuple(array.tolist())  # Python ints, as int() makes them, in one call
+    return tuple(int(v) for v in array)
 
 
 def int64(value: np.ndarray | None) -> np.ndarray | None:
-    """An index input as the 1-D int64 tensor ONNX operators take."""
-    return None if value is None else np.asarray(value).astype(np.int64).reshape(-1)
+    """An index input as the 1-D int64 tensor ONNX operators take (an int64 one as it is, viewed
+    1-D: the operators read their inputs, never write them)."""
+    return None if value is None else np.asarray(value).astype(np.int64, copy=False).reshape(-1)
 
 
 def same_type(node: LayerNode, *arrays: np.ndarray) -> None:
