@@ -240,6 +240,19 @@ def test_select_picks_then_or_else_with_broadcast():
     check_model([opset1.select(c, a, b)], [c, a, b], feeds)
 
 
+@pytest.mark.parametrize("condition", [True, False])
+def test_select_of_one_condition(condition):
+    """Select of a 0-d condition (the frontend's Range bounds) gives the chosen input's bits, a
+    copy: -0.0 and 0.0 kept apart; and broadcasts a 0-d choice between inputs of other shapes."""
+    c, a, b = param("c", [], ov.Type.boolean), param("a", [4]), param("b", [4])
+    feeds = {"c": np.bool_(condition), "a": np.float32([-0.0, 1.5, -2, 3]), "b": np.float32([0.0, -1, 2.5, -0.0])}
+    (got,) = check_model([opset1.select(c, a, b)], [c, a, b], feeds).values()
+    assert got.tobytes() == (feeds["a"] if condition else feeds["b"]).tobytes()
+    d = param("d", [2, 4])
+    broadcast = {"c": feeds["c"], "a": feeds["a"], "d": normal((2, 4), 3)}
+    check_model([opset1.select(c, a, d)], [c, a, d], broadcast)
+
+
 # ---------------------------------------------------------------------------------------------
 # Shapes and layout
 

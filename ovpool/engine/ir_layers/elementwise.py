@@ -191,6 +191,8 @@ def select(node: LayerNode) -> Kernel:
     def kernel(cond: np.ndarray, then: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, ...]:
         if mode == "none" and not cond.shape == then.shape == other.shape:
             raise node.fail(f"shapes {[list(a.shape) for a in (cond, then, other)]} differ (auto_broadcast none)")
+        if cond.ndim == 0 and cond.dtype == np.bool_ and then.dtype == other.dtype and then.shape == other.shape:
+            return ((then if cond else other).copy(),)  # one condition (a Range's bounds): 1 us, not 7
         return where(cond, then, other)
 
     return kernel
