@@ -31,6 +31,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ovpool.engine",),  # the numpy engine's kernels: ops, ir_layers, native, blas, memo, reference
     (  # the numpy engine's plans over those kernels
         "ovpool.engine.plan",
+        "ovpool.engine.session",
+        "ovpool.engine.quanta",
         "ovpool.engine.graph",
         "ovpool.engine.ir_executor",
         "ovpool.engine.budget",
@@ -281,3 +283,29 @@ def test_moved_names_stay_importable() -> None:
 def test_python_m_ovpool_is_the_command() -> None:
     done = subprocess.run([sys.executable, "-m", "ovpool", "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.startswith("ovpool ")
+
+
+def test_the_old_runtime_names_still_import_with_a_deprecation_warning() -> None:
+    """0.1's ``ovpool.runtime`` modules are the rooms' modules under their old names (one module
+    object each), and its public names are ``ovpool.execution``'s, each with a DeprecationWarning."""
+    import importlib
+    import warnings
+
+    import pytest
+
+    from ovpool.runtime import MOVED
+
+    for old, new in MOVED.items():
+        with pytest.warns(DeprecationWarning, match=f"{old} is deprecated: use {new}"):
+            sys.modules.pop(old, None)
+            module = importlib.import_module(old)
+        assert module is importlib.import_module(new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from ovpool.runtime.ops import conv as old_conv
+    assert old_conv is importlib.import_module("ovpool.engine.ops.conv")
+    import ovpool.execution
+    import ovpool.runtime
+
+    with pytest.warns(DeprecationWarning, match="ovpool.runtime.open_model is deprecated"):
+        assert ovpool.runtime.open_model is ovpool.execution.open_model

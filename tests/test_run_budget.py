@@ -335,6 +335,40 @@ def test_an_ir_run_on_numpy_is_held_to_the_budget(tmp_path, capsys):
     assert code == 0 and "shape [1, 8, 64, 64]" in out, err
 
 
+@pytest.mark.openvino
+def test_both_front_ends_are_one_executor(tmp_path, capsys, monkeypatch):
+    """The chain as ONNX (``GraphSession``) and as IR (``IrGraph``) answer the ``Executor``'s
+    questions alike: each traces its three MaxPools as steps, and ``check_peak`` holds either to
+    the budget (the ONNX one at the sizes inference gives, the IR one at its ports' dims): at 8 x 1024 x 1024 float32 (32 MiB a tensor) both peak at a MaxPool, over 128 MiB. The old ``check_ir_plan`` refuses the same, with a DeprecationWarning."""
+    from ovpool.engine import budget
+    from ovpool.engine.graph import GraphSession
+    from ovpool.engine.ir_executor import IrGraph
+    from ovpool.engine.session import Executor, Step
+    from ovpool.memory import MemoryBudgetError
+    from ovpool.onnx.model import inferred_types
+    from ovpool.tensors import stand_in
+
+    save(pool_chain([1, 8, 1024, 1024]), tmp_path / "big.onnx")
+    assert invoke(capsys, "convert", tmp_path / "big.onnx", "-o", tmp_path / "big.xml")[0] == 0
+    executors: list[Executor] = [GraphSession(str(tmp_path / "big.onnx")), IrGraph.read(tmp_path / "big.xml")]
+    feeds = {"x": stand_in("float32", (1, 8, 1024, 1024))}
+    sizes = budget.tensor_sizes(inferred_types(pool_chain([1, 8, 1024, 1024]), every_type=True))  # the IR reads its ports
+    small = {"x": np.ones((1, 8, 4, 4), np.float32)}
+    for executor in executors:
+        steps: list[Step] = []
+        outputs = executor.trace(small, lambda step, values, kept=steps: kept.append(step))
+        assert [s.outputs for s in steps if s.type == "MaxPool"] == [("t0",), ("t1",), ("t2",)]
+        assert list(outputs) == list(executor.output_names)
+        peak = executor.peak(feeds, sizes)
+        assert "MaxPool" in peak.where and peak.exact and peak.bytes > 128 << 20, peak
+    monkeypatch.setenv("OVPOOL_MAX_MEMORY", "128M")
+    for executor in executors:
+        with pytest.raises(MemoryBudgetError, match="the run's live tensors and working memory would need"):
+            budget.check_peak(executor, feeds, "m", sizes)
+    with pytest.warns(DeprecationWarning, match="check_peak"), pytest.raises(MemoryBudgetError, match="big.xml"):
+        budget.check_ir_plan(executors[1], feeds, str(tmp_path / "big.xml"))
+
+
 # Python's own objects (frames, lists, dicts of a run), which tracemalloc counts beside numpy's arrays
 PYTHON_OBJECTS = 256 << 10
 

@@ -14,12 +14,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ovpool.check.sides import traceable
-from ovpool.check.taps import DEQUANTIZE, TracedOpenVINOSession
+from ovpool.check.taps import TracedOpenVINOSession
 from ovpool.check.tolerance import Difference, difference
-from ovpool.engine.ir_executor import IrGraph
+from ovpool.engine.quanta import onnx_quanta
 from ovpool.execution.model import Model, Step
 from ovpool.execution.sessions import NumpySession, Session
-from ovpool.ir.reader import Layer
+
+__all__ = ["LayerDifference", "LayerWalk", "Progress", "onnx_quanta", "quantized_views", "walk"]
 
 # start(label, total or None) -> advance(): a progress display, told of each stage and step.
 Progress = Callable[[str, int | None], Callable[[], None]]
@@ -92,40 +93,7 @@ def quantized_views(session: NumpySession | TracedOpenVINOSession) -> dict[str, 
     how a quantized model carries its float source's tensor ``r1``."""
     if isinstance(session, TracedOpenVINOSession):
         return session.quantized
-    graph = session.graph
-    views: dict[str, str] = {}
-    if isinstance(graph, IrGraph):
-        document = graph.document
-        producers = document.producers()
-        readers: dict[tuple[str, str], list[Layer]] = {}
-        for link in document.edges:
-            if link.to_layer in document.layers:
-                readers.setdefault((link.from_layer, link.from_port), []).append(document.layers[link.to_layer])
-        for layer in document.layers.values():
-            edge = producers.get((layer.id, layer.inputs[0].id)) if layer.type == "FakeQuantize" and layer.inputs else None
-            if edge is None or edge.from_layer not in document.layers or not layer.outputs:
-                continue
-            source = document.layers[edge.from_layer]
-            port = next((p for p in source.outputs if p.id == edge.from_port), None)
-            names = [n.strip() for n in (port.names if port else "").split(",") if n.strip()]
-            chain = [layer]
-            while (
-                len(after := readers.get((chain[-1].id, chain[-1].outputs[0].id), [])) == 1
-                and after[0].type in DEQUANTIZE
-                and after[0].outputs
-            ):
-                chain.append(after[0])
-            if len(chain) > 1 and chain[-1].type != "Multiply":
-                continue  # the reals are never formed (see _dequantized)
-            target = document.tensor_name(chain[-1], chain[-1].outputs[0].id)
-            views.update(dict.fromkeys((*names, document.tensor_name(source, edge.from_port)), target))
-        return views
-    nodes = graph.proto.graph.node
-    dequantizers = {node.input[0]: node for node in nodes if node.op_type == "DequantizeLinear" and node.input}
-    for node in nodes:
-        if node.op_type == "QuantizeLinear" and node.input and node.output and node.output[0] in dequantizers:
-            views[node.input[0]] = dequantizers[node.output[0]].output[0]
-    return views
+    return session.graph.quantized_views()
 
 
 def _quanta(session: NumpySession | TracedOpenVINOSession) -> Mapping[str, np.ndarray]:
@@ -133,54 +101,14 @@ def _quanta(session: NumpySession | TracedOpenVINOSession) -> Mapping[str, np.nd
     outputs (IR on numpy or OpenVINO) and DequantizeLinear outputs (ONNX on numpy)."""
     if isinstance(session, TracedOpenVINOSession):
         return session.quanta
-    graph = session.graph
-    if isinstance(graph, IrGraph):
-        return graph.quanta
-    return onnx_quanta(graph.proto)
-
-
-def onnx_quanta(proto: Any) -> dict[str, np.ndarray]:
-    """The step of each QuantizeLinear output (1: integers) and of each DequantizeLinear output
-    whose scale is an initializer: the scale, along
-    ``axis`` (default 1) when per axis, as a shape that broadcasts against a rank-``r`` output
-    when the output's rank is known from the graph (a scale of 4 along axis 1 of a 4-D output:
-    shape (1, 4, 1, 1)); a per-axis scale of unknown rank is left out (blocked scales too)."""
-    from onnx import numpy_helper
-
-    initializers = {t.name: t for t in proto.graph.initializer}
-    ranks = {
-        info.name: len(info.type.tensor_type.shape.dim)
-        for info in (*proto.graph.value_info, *proto.graph.output, *proto.graph.input)
-        if info.type.tensor_type.HasField("shape")
-    }
-    quanta: dict[str, np.ndarray] = {}
-    for node in proto.graph.node:
-        if node.op_type == "QuantizeLinear" and node.domain in ("", "ai.onnx") and node.output:
-            quanta[node.output[0]] = np.ones(())  # integers: a step is 1
-        if node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx") or len(node.input) < 2:
-            continue
-        scale = initializers.get(node.input[1])
-        if scale is None or any(a.name == "block_size" and a.i > 0 for a in node.attribute):
-            continue
-        value = np.abs(numpy_helper.to_array(scale).astype(np.float64))
-        if value.size > 1 or value.ndim == 1:
-            rank = ranks.get(node.output[0])
-            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
-            if rank is None or value.ndim != 1 or not -rank <= axis < rank:
-                continue
-            shape = [1] * rank
-            shape[axis % rank] = value.size
-            value = value.reshape(shape)
-        quanta[node.output[0]] = value
-    return quanta
+    return session.graph.quanta
 
 
 def _step_count(session: NumpySession | TracedOpenVINOSession) -> int | None:
     """How many steps a trace reports (an ONNX graph's top-level nodes on numpy); None when unknown."""
     if isinstance(session, TracedOpenVINOSession):
         return len(session.steps)
-    proto = getattr(session.graph, "proto", None)
-    return len(proto.graph.node) if proto is not None else None
+    return session.graph.step_count
 
 
 def _input_difference(name: str, diffs: Mapping[str, Difference], inputs: Mapping[str, np.ndarray]) -> Difference:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ovpool.engine.quanta import DEQUANTIZE
 from ovpool.execution import devices
 from ovpool.execution.fallback import DeviceError
 from ovpool.execution.model import Model, Step, StepObserver
@@ -86,9 +87,6 @@ def _ov_quantum(op: Any) -> np.ndarray | None:
             if scale.get_type_name() == "Constant" and converts:
                 return np.abs(np.asarray(scale.get_data(), np.float64))
     return None
-
-
-DEQUANTIZE = ("Convert", "Subtract", "Multiply")
 
 
 def _dequantized(op: Any) -> Any | None:

@@ -11,8 +11,10 @@ A run holds, at each step of the plan (``CompiledGraph.plan``, in order; ``PlanV
   rule of its operator (``Traits.work`` on its registration).
 
 ``plan_peak`` sums these along the plan with the sizes shape inference gives at the fed input
-shapes and returns the largest, and where it is; ``check_plan`` refuses a run whose peak is over
-the budget before its first step allocates anything. A tensor inference cannot size counts 0 there
+shapes and returns the largest, and where it is (an IR graph's, ``ir_peak``, with the sizes its
+ports declare; each front end's ``Executor.peak``, ``ovpool.engine.session``); ``check_peak``
+refuses a run whose peak is over the budget before its first step allocates anything, whichever
+front end plans it. A tensor inference cannot size counts 0 there
 (the peak found is then a lower bound) and the plan runs under a ``Guard``: before each step, the
 bytes of the arrays then live (known exactly) plus the step's work are checked, and the kernels'
 own checks of what they allocate (``ovpool.memory.check_tensor``) count those live bytes too. A
@@ -24,20 +26,24 @@ the graph around them holds (``ovpool.memory.holding``).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
 from ovpool import dtypes
-from ovpool.engine.graph import CompiledGraph, GraphSession
-from ovpool.engine.ir_executor import IrGraph
 from ovpool.engine.ir_layers import layer_traits_named, supported
 from ovpool.engine.ops.base import Rule, deprecated_table, named_with, traits_named
 from ovpool.engine.plan import Plan
+from ovpool.engine.session import Executor
 from ovpool.errors import OvpoolError
 from ovpool.memory import budget, check_bytes, held, holding
+
+if TYPE_CHECKING:  # the front ends read this module: their peaks are walked here
+    from ovpool.engine.graph import CompiledGraph, GraphSession
+    from ovpool.engine.ir_executor import IrGraph
 
 # The working memory of a step is its operator's rule, ``Traits.work`` where the operator or IR
 # layer is registered (``ovpool.engine.ops``, ``ovpool.engine.ir_layers``): a MaxPool's is
@@ -253,7 +259,7 @@ def plan_walk(
 
 
 def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
-    """The peak of an ONNX graph's plan (``plan_walk``) with tensor ``sizes`` by name beside
+    """The peak of an ONNX graph's plan (``plan_walk``; ``GraphSession.peak`` for a session's top-level graph) with tensor ``sizes`` by name beside
     ``held`` bytes: inputs [1, 16, 256, 256] float32 (4 MiB) into MaxPool k2 s2 (1 MiB, work 8 MiB)
     into Relu (1 MiB, work 1 + 1 + 2 MiB) peaks at the MaxPool, 4 + 1 + 8 = 13 MiB beside
     ``held``. A Loop, If or Scan counts its largest body's peak as work."""
@@ -275,13 +281,12 @@ def plan_peak(graph: CompiledGraph, sizes: Sizes, held: int = 0) -> Peak:
 
 
 def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
-    """The peak of an IR graph's plan on numpy (``plan_walk``) for the arrays fed: its constants
+    """``IrGraph.peak``: the peak of an IR graph's plan on numpy (``plan_walk``) for the arrays fed: its constants
     (each array once), the inputs, then each layer's outputs at the dims and precision its ports
     declare (a dim that is not a number counts 0, and the peak is a lower bound). The bodies of
     If, Loop and TensorIterator layers are not counted: their tensors are held to the budget one
     at a time."""
-    top = graph._graph
-    plan = top.plan
+    plan = graph.plan
     fed: dict[int, Any] = {s: inputs.get(decl.name) for s, decl in zip(plan.input_slots, graph.inputs)}
     constants: dict[int, int] = {}
     for value in plan.initial:
@@ -306,31 +311,34 @@ def ir_peak(graph: IrGraph, inputs: Mapping[str, Any]) -> Peak:
         port = ports.get(plan.slot_names[slot])
         return dtypes.itemsize(port.dtype) if port is not None and port.dtype is not None else WIDEST_NARROW
 
-    return plan_walk(top, size, itemsize, sum(constants.values()))
+    return plan_walk(graph, size, itemsize, sum(constants.values()))
+
+
+def check_peak(executor: Executor, inputs: Mapping[str, Any], label: str, sizes: Sizes | None = None) -> Peak:
+    """Refuse, before anything is run, a run of ``inputs`` whose peak (``executor.peak``, ONNX or
+    IR alike) is over the budget: ``node 'p2' (MaxPool): the run's live tensors and working memory
+    would need 1.3 GiB (...), over the memory budget of 1.0 GiB (...)``, in ``label``'s file.
+    Returns the peak (``exact`` False: some size was unknown, and the peak is a lower bound)."""
+    peak = executor.peak(inputs, sizes)
+    try:
+        check_bytes(f"{peak.where}: the run's live tensors and working memory would need", peak.bytes)
+    except OvpoolError as exc:
+        raise exc.located(label) from None
+    return peak
 
 
 def check_ir_plan(graph: IrGraph, inputs: Mapping[str, Any], label: str) -> None:
-    """``ir_peak`` within the budget before the run: ``m.xml: MaxPool 'p1' ...: the run's live
-    tensors and working memory would need 208.0 MiB (...), over the memory budget of 128.0 MiB``."""
-    peak = ir_peak(graph, inputs)
-    try:
-        check_bytes(f"{peak.where}: the run's live tensors and working memory would need", peak.bytes)
-    except OvpoolError as exc:
-        raise exc.located(label) from None
+    """``check_peak`` of an IR graph (deprecated: call ``check_peak``, which takes either front end)."""
+    warnings.warn("ovpool.engine.budget.check_ir_plan is deprecated: use check_peak", DeprecationWarning, stacklevel=2)
+    check_peak(graph, inputs, label)
 
 
 def check_plan(session: GraphSession, sizes: Sizes, label: str) -> Guard | None:
-    """Refuse, before anything is run, a plan whose peak (``plan_peak`` beside ``session_bytes``)
-    is over the budget: ``node 'p2' (MaxPool): the run's live tensors and working memory would
-    need 1.3 GiB (...), over the memory budget of 1.0 GiB (...)``, in ``label``'s file. Returns the
-    ``Guard`` to run with when a size was unknown, else None."""
-    held = session_bytes(session)
-    peak = plan_peak(session.compiled, sizes, held)
-    try:
-        check_bytes(f"{peak.where}: the run's live tensors and working memory would need", peak.bytes)
-    except OvpoolError as exc:
-        raise exc.located(label) from None
-    return None if peak.exact else Guard(sizes.bytes, held)
+    """``check_peak`` of an ONNX session at the tensor ``sizes`` shape inference gave (its plan's
+    peak, ``plan_peak``, beside ``session_bytes``). Returns the ``Guard`` to run with when a size
+    was unknown, else None."""
+    peak = check_peak(session, {}, label, sizes)
+    return None if peak.exact else Guard(sizes.bytes, session_bytes(session))
 
 
 class Guard:

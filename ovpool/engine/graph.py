@@ -44,6 +44,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto
 
+from ovpool.engine import budget
 from ovpool.engine.fusion import fold_batch_norms
 from ovpool.engine.ops.base import (
     Kernel,
@@ -58,7 +59,9 @@ from ovpool.engine.ops.base import (
 )
 from ovpool.engine.ops.casts import dense_from_sparse, tensor_value
 from ovpool.engine.plan import NONE, QUIET, Plan, Prepared, Step, build_plan, execute, execute_observed, filled, run_steps
+from ovpool.engine.quanta import onnx_quanta, onnx_views
 from ovpool.engine.repeat import hoisting, repeating
+from ovpool.engine.session import StepObserver, onnx_step
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import fix_budget, kernel_failure, release_budget
 from ovpool.onnx.model import load
@@ -435,6 +438,34 @@ class GraphSession:
             name: value.copy() if isinstance(value, np.ndarray) and (constant or not value.flags.writeable) else value
             for name, value, constant in zip(self.output_names, values, self._graph.constant_outputs)
         }
+
+    # ``Executor`` (ovpool.engine.session): what callers ask of either front end
+
+    def trace(self, inputs: Mapping[str, Any], observe: StepObserver) -> dict[str, Any]:
+        """``run`` observed, each node as a ``Step`` (``onnx_step``)."""
+        return self.run(inputs, observe=lambda node, outputs: observe(onnx_step(node), outputs))
+
+    def peak(self, inputs: Mapping[str, Any], sizes: budget.Sizes | None = None) -> budget.Peak:
+        """``budget.plan_peak`` of the top-level graph beside ``budget.session_bytes``, at the
+        ``sizes`` inference gave (none: only the constants and ``inputs`` are sized) with the fed
+        ``inputs``' own (``budget.with_inputs``)."""
+        known = budget.Sizes({}, {}) if sizes is None else budget.Sizes(dict(sizes.bytes), dict(sizes.itemsize))
+        known = budget.with_inputs(known, self.input_names, inputs)
+        return budget.plan_peak(self.compiled, known, budget.session_bytes(self))
+
+    @property
+    def quanta(self) -> dict[str, np.ndarray]:
+        """``quanta.onnx_quanta`` of the model."""
+        return onnx_quanta(self.proto)
+
+    def quantized_views(self) -> dict[str, str]:
+        """``quanta.onnx_views`` of the model."""
+        return onnx_views(self.proto)
+
+    @property
+    def step_count(self) -> int:
+        """The top-level nodes, each a step of ``trace``."""
+        return len(self.proto.graph.node)
 
 
 def _as_value(value: Any) -> Any:

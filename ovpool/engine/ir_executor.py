@@ -40,12 +40,15 @@ from typing import Any
 import numpy as np
 
 from ovpool import dtypes
+from ovpool.engine import budget
 from ovpool.engine.fusion import fold_ir_batch_norms
 from ovpool.engine.ir_layers import ITERATING, STRUCTURAL, Body, LayerNode, builder_for
 from ovpool.engine.ir_layers.base import Iteration, Slicing, computes
 from ovpool.engine.ops.base import Kernel, OpNode, traits
 from ovpool.engine.plan import IR_DOMAIN, Names, Plan, Prepared, build_plan, execute, execute_observed, filled
+from ovpool.engine.quanta import ir_views
 from ovpool.engine.repeat import hoisting, repeating
+from ovpool.engine.session import StepObserver, ir_step
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
 from ovpool.ir.reader import Body as IrBody
 from ovpool.ir.reader import IRDocument, Layer, PortMapEntry, declared_bounds, dim_bounds, read_bodies, read_ir
@@ -149,7 +152,7 @@ class _Graph:
         self, document: IRDocument, weights: _Weights, source: str | bytes, unchanged: frozenset[str] | None = None
     ) -> None:
         """``unchanged``: for a Loop or TensorIterator body, the ids of the Parameters fed the same
-        value at every iteration (by neither a back edge nor a slice): what ``repeated`` hoists."""
+        value at every iteration (``_unchanged``): what ``repeated`` hoists."""
         self.file = document.path
         order = document.execution_order()
         _refuse_unsupported(document, order)
@@ -502,6 +505,31 @@ class IrGraph:
             raise ModelError.in_file(self.document.path, f"{mismatch} (the model takes {', '.join(names)})")
         values = self._graph([np.asarray(inputs[n]) for n in names], observe)
         return dict(zip(self.output_names, values))
+
+    # ``Executor`` (ovpool.engine.session): what callers ask of either front end
+
+    def trace(self, inputs: Mapping[str, np.ndarray], observe: StepObserver) -> dict[str, np.ndarray]:
+        """``run`` observed, each layer as a ``Step`` (``ir_step``)."""
+        document, producers = self.document, self.document.producers()
+        return self.run(inputs, observe=lambda layer, outputs: observe(ir_step(document, producers, layer), outputs))
+
+    def peak(self, inputs: Mapping[str, Any], sizes: budget.Sizes | None = None) -> budget.Peak:
+        """``budget.ir_peak``: the layers sized by the dims their ports declare (``sizes`` is not read)."""
+        return budget.ir_peak(self, inputs)
+
+    @property
+    def plan(self) -> Plan:
+        """The top-level graph's plan, as ``budget.plan_walk`` walks it."""
+        return self._graph.plan
+
+    def quantized_views(self) -> dict[str, str]:
+        """``quanta.ir_views`` of the document."""
+        return ir_views(self.document)
+
+    @property
+    def step_count(self) -> None:
+        """Not known before the run (a traced run reports the layers the plan runs)."""
+        return None
 
 
 def _quanta(document: IRDocument, nodes: Sequence[LayerNode]) -> dict[str, np.ndarray]:

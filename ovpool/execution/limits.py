@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from onnx import GraphProto, ModelProto, NodeProto, TensorProto, TypeProto, ValueInfoProto
@@ -25,10 +25,12 @@ from ovpool.defects import OPENVINO_CPU, Defect, VersionRange
 from ovpool.engine import budget
 from ovpool.engine.budget import Guard
 from ovpool.engine.graph import GraphSession
+from ovpool.engine.session import Executor
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import check_bytes, check_tensor, format_bytes
 from ovpool.onnx.model import inferred_types
 from ovpool.spec import MAX_WINDOW
+from ovpool.tensors import stand_in
 
 # OpenVINO attributes that size a window (convolution, pooling, patches); each value must fit in
 # 32 bits (``check_ov_windows``).
@@ -284,6 +286,26 @@ class RunBudget:
             self._checked[key] = guard
         if self._session is not None:
             self._session.compiled.guard = self._checked[key]
+
+
+class PlanBudget:
+    """``budget.check_peak`` for an executor whose plan sizes its tensors itself (an IR graph: by
+    the dims its ports declare), once per set of input shapes fed; at once, at stand-ins of the
+    declared shapes, when every input is static."""
+
+    def __init__(self, executor: Executor, label: str) -> None:
+        self._executor = executor
+        self._label = label
+        self._checked: set[tuple[tuple[str, tuple[int, ...]], ...]] = set()
+        if all(d.shape is not None and None not in d.shape for d in executor.inputs):
+            self.check({d.name: stand_in(d.dtype, cast("tuple[int, ...]", d.shape)) for d in executor.inputs})
+
+    def check(self, inputs: Mapping[str, Any]) -> None:
+        """The run of ``inputs`` (their shapes and dtypes: stand-ins do) within the budget."""
+        key = tuple(sorted((name, np.shape(value)) for name, value in inputs.items()))
+        if key not in self._checked:
+            budget.check_peak(self._executor, inputs, self._label)
+            self._checked.add(key)
 
 
 def fed_shape(value: Any) -> Any:

@@ -8,23 +8,22 @@ leaves the device's own choice. Compiled models are cached in OpenVINO's CACHE_D
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import numpy as np
 
 from ovpool import dtypes
-from ovpool.engine import budget
 from ovpool.engine.graph import GraphSession
 from ovpool.engine.ir_executor import IrGraph
-from ovpool.errors import ModelError, UnsupportedError, UsageError
+from ovpool.engine.session import Executor
+from ovpool.errors import ModelError, UsageError
 from ovpool.execution import devices, limits
-from ovpool.execution.model import Model, StepObserver, ir_step, onnx_step
+from ovpool.execution.model import Model, StepObserver
 from ovpool.execution.ov_tensors import ov_dtype, ov_shape, port_name, raw_tensor, raw_value, reshaped
-from ovpool.tensors import TensorDecl, stand_in
+from ovpool.tensors import TensorDecl
 
 # --precision value -> INFERENCE_PRECISION_HINT (None: leave the device's default).
 PRECISIONS: dict[str, str | None] = {"f32": "f32", "bf16": "bf16", "f16": "f16", "default": None}
@@ -85,10 +84,10 @@ class NumpySession:
     device = devices.NUMPY
 
     def __init__(self, model: Model) -> None:
-        self.graph: GraphSession | IrGraph
+        self.graph: Executor
         # deprecated, always empty: no node runs on onnx.reference
         self.reference_ops: tuple[str, ...] = ()
-        self._budget = limits.RunBudget(None, model.label)
+        self._budget: limits.RunBudget | limits.PlanBudget
         if model.format == "onnx":
             proto = model.onnx_with_data()
             # static inputs: the sizes of the run itself, with data propagation (a Reshape fed by Shape arithmetic)
@@ -96,27 +95,20 @@ class NumpySession:
             types = limits.check_run_budget(proto, {}, model.label) if static else limits.check_onnx_budget(proto, model.label)
             session = GraphSession(proto)
             self._budget = limits.RunBudget(session.proto, model.label, session=session, types=types)
-            self.inputs = session.inputs
             self.graph = session
         else:
             assert model.path is not None  # an IR Model is read from its file (open_model)
             graph = IrGraph.read(model.path)
-            self.inputs = graph.inputs
+            self._budget = limits.PlanBudget(graph, model.label)
             self.graph = graph
+        self.inputs = self.graph.inputs
         self.label = model.label
-        self._ir_checked: set[tuple[tuple[str, tuple[int, ...]], ...]] = set()
-        if isinstance(self.graph, IrGraph) and all(d.shape is not None and None not in d.shape for d in self.inputs):
-            self.check_budget({d.name: stand_in(d.dtype, cast("tuple[int, ...]", d.shape)) for d in self.inputs})
 
     def check_budget(self, inputs: Mapping[str, np.ndarray]) -> None:
         """The run of ``inputs`` (their shapes and dtypes: stand-ins do) within the memory budget:
-        every tensor and the plan's peak (``limits.RunBudget``; ``budget.check_ir_plan`` for IR)."""
+        every tensor and the plan's peak (``limits.RunBudget`` for ONNX, ``limits.PlanBudget`` for
+        IR: ``budget.check_peak`` either way)."""
         self._budget.check(inputs)
-        if isinstance(self.graph, IrGraph):
-            key = tuple(sorted((name, np.shape(value)) for name, value in inputs.items()))
-            if key not in self._ir_checked:
-                budget.check_ir_plan(self.graph, inputs, self.label)
-                self._ir_checked.add(key)
 
     def infer(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self.check_budget(inputs)
@@ -125,19 +117,9 @@ class NumpySession:
     def trace(self, inputs: Mapping[str, np.ndarray], observe: StepObserver) -> dict[str, np.ndarray]:
         """As ``infer``, calling ``observe(step, outputs)`` after each node of an ONNX graph (folded
         nodes with their constant outputs, where they stand) or each layer of an IR graph, in
-        execution order. IR graphs are traced when the IR executor's ``run`` takes
-        ``observe(layer, outputs)``; otherwise an ``UnsupportedError``."""
-        graph = self.graph
+        execution order (``Executor.trace``)."""
         self.check_budget(inputs)
-        if isinstance(graph, GraphSession):
-            return graph.run(inputs, observe=lambda node, outputs: observe(onnx_step(node), outputs))
-        if "observe" not in inspect.signature(graph.run).parameters:
-            raise UnsupportedError.in_file(
-                self.label, "the numpy executor does not report the layers of IR models; compare per layer with --reference CPU"
-            )
-        document, producers = graph.document, graph.document.producers()
-        run: Callable[..., dict[str, np.ndarray]] = graph.run
-        return run(inputs, observe=lambda layer, outputs: observe(ir_step(document, producers, layer), outputs))
+        return self.graph.trace(inputs, observe)
 
 
 class OpenVINOSession:
