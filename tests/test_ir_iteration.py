@@ -219,3 +219,68 @@ def test_port_map_attribute_not_an_integer(tmp_path):
     xml.write_text(xml.read_text().replace('axis="0"', 'axis="x"', 1))
     with pytest.raises(ModelError, match=r"TensorIterator .* body: port_map input attribute 'axis' is 'x', not an integer"):
         IrGraph.read(xml)
+
+
+def invariant_loop() -> tuple[list, list]:
+    """Loop(M) over x (1, 3) with A (6,) and W (3, 2) read by its body as OpenVINO's ONNX frontend
+    passes outer values: ``a`` invariant, ``w`` merged with a Result of itself. Each step emits
+    y = x @ w + sum(Relu(reshape(a, (2, 3))) @ w) and carries x + 0 (as paddle2onnx does)."""
+    M, C = opset1.parameter([], ov.Type.i64, name="M"), opset1.parameter([], ov.Type.boolean, name="C")
+    X, A, W = (opset1.parameter(shape, F32, name=name) for name, shape in (("X", [1, 3]), ("A", [6]), ("W", [3, 2])))
+    i = opset1.parameter([], ov.Type.i64, name="i")
+    x, a, w = (opset1.parameter(shape, F32, name=name) for name, shape in (("x", [1, 3]), ("a", [6]), ("w", [3, 2])))
+    h = opset1.relu(opset1.reshape(a, opset1.constant(np.int64([2, 3])), False))
+    s = opset1.reduce_sum(opset1.matmul(h, w, False, False), opset1.constant(np.int64([0, 1])), False)
+    y = opset1.result(opset1.add(opset1.matmul(x, w, False, False), s))
+    r_x, r_w = opset1.result(opset1.add(x, opset1.constant(np.float32(0)))), opset1.result(w)
+    r_cond = opset1.result(opset1.constant(True))
+    loop = opset8.loop(M.output(0), C.output(0))
+    loop.set_function(ov.Model([r_cond, y, r_x, r_w], [i, x, a, w]))
+    loop.set_special_body_ports([0, 0])
+    loop.set_merged_input(x, X.output(0), r_x.output(0))
+    loop.set_invariant_input(a, A.output(0))
+    loop.set_merged_input(w, W.output(0), r_w.output(0))
+    outputs = [loop.get_concatenated_slices(y.output(0), 0, 1, 1, -1, 0), loop.get_iter_value(r_x.output(0), -1)]
+    return outputs, [M, C, X, A, W]
+
+
+def test_loop_body_hoisted_and_remembered_gives_the_plain_bits(monkeypatch):
+    """The Reshape, ReLU, MatMul and ReduceSum of the unchanged ``a`` and ``w`` run once for the
+    loop's 6 steps; x0 holds -0.0, which x + 0 turns into 0.0, so x @ w is computed at the first
+    two steps and given back at the other four (``ovpool.engine.repeat``). The outputs agree with
+    OpenVINO's CPU plugin and are, bit for bit, those of the body run whole at every step."""
+    from ovpool.engine import ir_executor, repeat
+
+    hoisted: list[list[str]] = []
+    made: list[repeat.Remembered] = []
+    original_hoisting, original_init = ir_executor.hoisting, repeat.Remembered.__init__
+
+    def spy_hoisting(*args):
+        result = original_hoisting(*args)
+        if result is not None:
+            hoisted.append([step.label.split("(")[-1].split("-")[0] for step in result[0].steps])
+        return result
+
+    def spy_init(self, *args):
+        original_init(self, *args)
+        made.append(self)
+
+    monkeypatch.setattr(ir_executor, "hoisting", spy_hoisting)
+    monkeypatch.setattr(repeat.Remembered, "__init__", spy_init)
+    outputs, params = invariant_loop()
+    feeds = {
+        "M": np.int64(6),
+        "C": np.bool_(True),
+        "X": np.float32([[-0.0, 1.5, -2.0]]),
+        "A": np.linspace(-2, 3, 6, dtype=np.float32),
+        "W": np.arange(6, dtype=np.float32).reshape(3, 2) - 2.5,
+    }
+    got = check(outputs, params, feeds)
+    assert hoisted == [["Reshape", "ReLU", "MatMul", "ReduceSum"]]
+    assert [(r.calls, r.repeats) for r in made] == [(2, 4)]
+    monkeypatch.setattr(ir_executor._Graph, "repeated", lambda self: self)  # the body run whole at every step
+    with tempfile.TemporaryDirectory() as folder:
+        plain = list(IrGraph.read(saved(outputs, params, folder)).run(feeds).values())
+    assert len(made) == 1  # no body was run repeated
+    for value, expected in zip(got, plain):
+        assert value.dtype == expected.dtype and value.tobytes() == expected.tobytes()

@@ -162,6 +162,18 @@ def test_one_hot(version, normalize, axis, depth, values, seed):
     check_model([node], [i], {"i": indices})
 
 
+def test_one_hot_of_run_time_depth_and_values():
+    """Depth, on and off given at run time give what constants give (the kernel takes constants
+    as its own once): indices [0, 2, -1], depth 3, on 5.5, off -1."""
+    i, depth = param("i", [3], ov.Type.i64), param("d", [], ov.Type.i64)
+    on, off = param("on", []), param("off", [])
+    feeds = {"i": np.int64([0, 2, -1]), "d": np.int64(3), "on": np.float32(5.5), "off": np.float32(-1)}
+    (run_time,) = check_model([opset16.one_hot(i, depth, on, off, -1, "normalize")], [i, depth, on, off], feeds)
+    constants = (const(np.int64(3)), const(np.float32(5.5)), const(np.float32(-1)))
+    (constant,) = check_model([opset16.one_hot(i, *constants, -1, "normalize")], [i], {"i": feeds["i"]})
+    assert run_time.tobytes() == constant.tobytes() and run_time.tolist() == [[5.5, -1, -1], [-1, -1, 5.5], [-1, -1, 5.5]]
+
+
 def test_one_hot_rule_by_example():
     """Indices [0, 2, -1], depth 3: rows 100, 001, 000; -16's ``normalize`` makes the last 001."""
     i = param("i", [3], ov.Type.i64)
@@ -1014,6 +1026,20 @@ def test_convert_of_floats_out_of_range(element):
     np.testing.assert_array_equal(got, reference(layer, [values]))
     if element != ov.Type.i64:
         check_model([layer], [x], {"x": values})
+
+
+@pytest.mark.parametrize("source", [ov.Type.f32, ov.Type.f64])
+@pytest.mark.parametrize("element", [ov.Type.u64, ov.Type.u32, ov.Type.i64, ov.Type.i32, ov.Type.u16, ov.Type.i8, ov.Type.u8])
+def test_convert_of_floats_in_range(source, element):
+    """Convert-1 of floats all inside int32 (int64 for i64, u32 and u64), as the reference gives
+    them: numpy's own cast, no NaN or bound to look after (-2.5 -> -2; 300.5 -> 44 in u8;
+    -2147483648 -> 2147483648 in u32)."""
+    x = param("x", [8], source)
+    layer = opset1.convert(x, element)
+    values = np.array([-2.5, 2.5, -0.0, 300.5, 2.0**31 - 128, -(2.0**31), 1e9, -7.9], source.to_dtype())
+    (got,) = _numpy_of([layer], [x], {"x": values})
+    np.testing.assert_array_equal(got, reference(layer, [values]))
+    assert got.dtype == reference(layer, [values]).dtype
 
 
 @pytest.mark.parametrize("element", [ov.Type.u64, ov.Type.u32, ov.Type.i64, ov.Type.i32, ov.Type.u16])

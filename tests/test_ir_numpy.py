@@ -240,6 +240,19 @@ def test_select_picks_then_or_else_with_broadcast():
     check_model([opset1.select(c, a, b)], [c, a, b], feeds)
 
 
+@pytest.mark.parametrize("condition", [True, False])
+def test_select_of_one_condition(condition):
+    """Select of a 0-d condition (the frontend's Range bounds) gives the chosen input's bits, a
+    copy: -0.0 and 0.0 kept apart; and broadcasts a 0-d choice between inputs of other shapes."""
+    c, a, b = param("c", [], ov.Type.boolean), param("a", [4]), param("b", [4])
+    feeds = {"c": np.bool_(condition), "a": np.float32([-0.0, 1.5, -2, 3]), "b": np.float32([0.0, -1, 2.5, -0.0])}
+    (got,) = check_model([opset1.select(c, a, b)], [c, a, b], feeds).values()
+    assert got.tobytes() == (feeds["a"] if condition else feeds["b"]).tobytes()
+    d = param("d", [2, 4])
+    broadcast = {"c": feeds["c"], "a": feeds["a"], "d": normal((2, 4), 3)}
+    check_model([opset1.select(c, a, d)], [c, a, d], broadcast)
+
+
 # ---------------------------------------------------------------------------------------------
 # Shapes and layout
 
@@ -464,6 +477,34 @@ def test_topk(version, mode, sort):
         node = (opset3 if version == 3 else opset1).topk(x, k, -1, mode, sort)
     values = np.random.default_rng(2).permutation(21).reshape(3, 7).astype(np.float32)
     check_model(node.outputs(), [x], {"x": values})
+
+
+@pytest.mark.parametrize("version", [1, 3, 11])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_topk_of_one_largest(version, axis):
+    """TopK max with k = 1 (SLANet's ArgMax as the frontend writes it) takes the first of equal
+    values, -0.0 and 0.0 equal, as the CPU plugin does; with NaN, the first NaN: the first of a
+    full sort (k = all, ONNX TopK's order), bit for bit."""
+    x = param("x", [4, 5])
+
+    def top(count: int) -> list:
+        k = opset1.constant(np.int64(count))
+        if version == 11:
+            return opset11.topk(x, k, axis, "max", "value", "i64", stable=True).outputs()
+        return (opset3 if version == 3 else opset1).topk(x, k, axis, "max", "value").outputs()
+
+    ties = np.float32([[1, 3, 3, -0.0, 0], [2, 2, 0, -0.0, 2], [-0.0, 0, -1, -0.0, 0], [5, 1, 5, 5, 1]])
+    check_model(top(1), [x], {"x": ties})
+    with_nan = ties.copy()
+    with_nan[[0, 1, 3, 3], [4, 0, 1, 3]] = np.nan
+    with tempfile.TemporaryDirectory() as folder:
+        ov.save_model(ov.Model(top(1) + top(4 if axis == 0 else 5), [x]), str(Path(folder) / "m.xml"))
+        for values in (ties, with_nan):
+            one_value, one_index, all_values, all_index = IrGraph.read(Path(folder) / "m.xml").run({"x": values}).values()
+            first = [slice(None)] * 2
+            first[axis] = slice(0, 1)
+            assert one_value.tobytes() == all_values[tuple(first)].tobytes()
+            assert one_index.dtype == all_index.dtype and one_index.tolist() == all_index[tuple(first)].tolist()
 
 
 @pytest.mark.parametrize(

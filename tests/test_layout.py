@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "ovpool.engine.inplace",
         "ovpool.engine.chains",
         "ovpool.engine.shapevalues",
+        "ovpool.engine.repeat",
     ),
     ("ovpool.execution",),  # devices, sessions, fallback, limits
     ("ovpool.check", "ovpool.dml.export", "ovpool.dml.sizes"),  # DirectML export sizes tensors by running the model

@@ -58,8 +58,9 @@ from ovpool.engine.ops.base import (
     traits_named,
 )
 from ovpool.engine.ops.casts import dense_from_sparse, tensor_value
-from ovpool.engine.plan import NONE, QUIET, Names, Plan, Prepared, Step, build_plan, execute, execute_observed, filled, run_steps
+from ovpool.engine.plan import NONE, QUIET, Plan, Prepared, Step, build_plan, execute, execute_observed, filled, run_steps
 from ovpool.engine.quanta import onnx_quanta, onnx_views
+from ovpool.engine.repeat import hoisting, repeating
 from ovpool.engine.session import StepObserver, onnx_step
 from ovpool.errors import ModelError, OvpoolError
 from ovpool.memory import fix_budget, kernel_failure, release_budget
@@ -156,7 +157,7 @@ class CompiledGraph:
 
         fused, fused_constants = fold_batch_norms(prepared, known, frozenset(self.output_names), fresh)
         self._plan = build_plan(fused, {**known, **fused_constants}, self, donate=True)
-        self._hoisting = None if top else _hoisting(fused, {**known, **fused_constants}, self)
+        self._hoisting = None if top else hoisting(fused, {**known, **fused_constants}, self, _drawing)
         self.guard: Guard | None = None  # ovpool.engine.budget's run-time accounting, when set
         self._observed_plan: Plan | None = None
         chained = len(self._plan.steps) < sum(not entry.folded for entry in fused)  # a chain is one step of several nodes
@@ -244,33 +245,15 @@ class CompiledGraph:
     def repeated(self, outer: Sequence[Any]) -> Callable[[Sequence[Any]], list[Any]]:
         """The body called again and again with the same ``outer`` values (a Loop's or Scan's
         iterations): ``run(inputs)`` is ``self(inputs, outer)``, except that the nodes that read
-        only ``outer`` values and constants (``_hoisting``) run once, at the first call, and their
+        only ``outer`` values and constants (``repeat.hoisting``) run once, at the first call, and their
         outputs are read by every call after; and that a MatMul or Gemm given the operands of its
-        call before, bit for bit, gives that call's product again (``_Remembered``): SLANet's
+        call before, bit for bit, gives that call's product again (``repeat.Remembered``): SLANet's
         decoder Loop carries its image features through the loop state as x + 0 and multiplies
         them by the same (96, 256) weights in each of its 501 steps. Under a budget guard every
         call runs the whole body, checked step by step."""
         if self.guard is not None:
             return lambda inputs: self(inputs, outer)
-        hoisting = self._hoisting
-        plan = self._plan if hoisting is None else hoisting[1]
-        steps = _remembering(plan)
-        held: list[Any] = list(outer) if hoisting is None else []
-        pending = [hoisting is not None]  # the hoisted nodes wait for the first call
-
-        def run(inputs: Sequence[Any]) -> list[Any]:
-            if pending[0] and hoisting is not None:
-                once = hoisting[0]
-                values = filled(once, (), outer)
-                execute(values, once.steps, self.name, quiet=once.quiet)
-                held.extend(outer)
-                held.extend(values[s] for s in once.output_slots)
-                pending[0] = False
-            values = filled(plan, inputs, held)
-            execute(values, steps, self.name, quiet=plan.quiet)
-            return [values[s] for s in plan.output_slots]
-
-        return run
+        return repeating(self._plan, self._hoisting, outer, self.name)
 
     def branch(self) -> Callable[[Sequence[Any]], Sequence[Any]]:
         """``self((), outer)`` as a function of ``outer`` alone: what an If calls for a branch (a
@@ -361,66 +344,6 @@ class CompiledGraph:
         return types
 
 
-def _remembering(plan: Plan) -> tuple[Step, ...]:
-    """``plan``'s steps with each MatMul and Gemm as a ``_Remembered`` kernel of its own (one per
-    Loop or Scan run, so nothing is remembered from one run to the next)."""
-    stable = set(plan.input_slots) | set(plan.outer_slots) | {s for s, value in enumerate(plan.initial) if value is not None}
-    steps = []
-    for step in plan.steps:
-        entry = next((plan.producers[s] for s in step.outputs if s in plan.producers), None)
-        if entry is not None and traits(entry.op.op_type, entry.op.since, entry.op.domain).remembered:
-            step = step._replace(kernel=_Remembered(step.kernel, tuple(s in stable for s in step.inputs)))
-        steps.append(step)
-    return tuple(steps)
-
-
-class _Remembered:
-    """A product's kernel that gives back its last results when called with the operands of its
-    last call, bit for bit (a product is a function of its operands' bits; -0.0 and 0.0 differ,
-    so do NaNs of other bits). Operands the body never writes (its inputs, outer values and
-    constants: ``stable``) are held as they are, others copied; the results are the kernel's own
-    arrays, which nothing writes into (the plan gives up only the buffers of Conv,
-    BatchNormalization and element-wise kernels). After three calls with no repeat it stops
-    comparing: a hidden state's product changes at every step."""
-
-    __slots__ = ("kernel", "stable", "last", "calls", "repeats")
-
-    def __init__(self, kernel: Kernel, stable: tuple[bool, ...]) -> None:
-        self.kernel = kernel
-        self.stable = stable
-        self.last: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
-        self.calls = 0
-        self.repeats = 0
-
-    def __call__(self, *args: Any) -> tuple[Any, ...]:
-        if self.last is not None:
-            before, results = self.last
-            if len(before) == len(args) and all(_same_bits(a, b) for a, b in zip(args, before)):
-                self.repeats += 1
-                return results
-        results = self.kernel(*args)
-        self.calls += 1
-        if self.repeats or self.calls < 3:
-            kept = tuple(a if keep or not isinstance(a, np.ndarray) else a.copy() for a, keep in zip(args, self.stable))
-            self.last = (kept, results)
-        else:
-            self.last = None
-        return results
-
-
-def _same_bits(a: Any, b: Any) -> bool:
-    """Whether two operands hold the same bits: the same object, or arrays of one dtype and shape
-    whose elements, seen as unsigned integers of their size, are equal."""
-    if a is b:
-        return True
-    if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray) or a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.itemsize in (1, 2, 4, 8) and not a.dtype.hasobject:
-        unsigned = np.dtype(f"u{a.dtype.itemsize}")
-        return bool(np.array_equal(a.view(unsigned), b.view(unsigned)))
-    return a.tobytes() == b.tobytes()
-
-
 def _passed_through(plan: Plan) -> list[tuple[int, Any]] | None:
     """For each output of a plan that takes no inputs and whose steps are all ``Identity``: the
     position of the outer value it is (-1 for a constant) and the constant (None for an outer
@@ -456,36 +379,6 @@ def _single_step(plan: Plan) -> tuple[list[tuple[int, Any]], list[int]] | None:
     if any(s not in where for s in step.inputs) or any(s not in step.outputs for s in plan.output_slots):
         return None
     return [where[s] for s in step.inputs], [step.outputs.index(s) for s in plan.output_slots]
-
-
-def _hoisting(prepared: Sequence[Prepared], known: Mapping[str, Any], graph: CompiledGraph) -> tuple[Plan, Plan] | None:
-    """A body's nodes that read only enclosing run-time values (``graph.outer_names``), constants
-    and each other, and draw nothing at random: their plan (outer values in, the values the rest
-    reads out), and the plan of the rest, which takes those values as further outer values after
-    ``graph.outer_names``. None when no node is such (or all are: the body then is one call)."""
-    invariant = set(known) | set(graph.outer_names)
-    hoisted: list[Prepared] = []
-    rest: list[Prepared] = []
-    for entry in prepared:
-        if entry.folded:
-            rest.append(entry)
-            continue
-        random = traits(entry.op.op_type, entry.op.since, entry.op.domain).random or any(
-            _draws_random(a.g) for a in entry.node.attribute if a.type == AttributeProto.GRAPH
-        )
-        if not random and all(name in invariant for name in entry.inputs if name):
-            hoisted.append(entry)
-            invariant.update(name for name in entry.outputs if name)
-        else:
-            rest.append(entry)
-    if not hoisted or all(entry.folded for entry in rest):
-        return None
-    made = {name for entry in hoisted for name in entry.outputs if name}
-    read = {name for entry in rest for name in entry.inputs} | set(graph.output_names)
-    handed = tuple(sorted(made & read))
-    once = build_plan(hoisted, known, Names((), graph.outer_names, handed), donate=False)
-    plan = build_plan(rest, known, Names(graph.input_names, graph.outer_names + handed, graph.output_names), donate=True)
-    return once, plan
 
 
 def compile_graph(graph: GraphProto, opsets: Mapping[str, int], label: str) -> CompiledGraph:
@@ -630,6 +523,13 @@ def _graph_free_names(graph: GraphProto) -> set[str]:
         read.update(node.input)
         read |= _subgraph_free_names(node)
     return read - defined - {""}
+
+
+def _drawing(entry: Prepared) -> bool:
+    """Whether a node draws at random, itself or in a subgraph (``repeat.hoisting`` leaves it in the body)."""
+    return traits(entry.op.op_type, entry.op.since, entry.op.domain).random or any(
+        _draws_random(a.g) for a in entry.node.attribute if a.type == AttributeProto.GRAPH
+    )
 
 
 def _draws_random(graph: GraphProto) -> bool:

@@ -45,11 +45,13 @@ from ovpool.engine.fusion import IR_CONVOLUTIONS, fold_ir_batch_norms, fuse_ir_c
 from ovpool.engine.ir_layers import ITERATING, STRUCTURAL, Body, LayerNode, builder_for
 from ovpool.engine.ir_layers.base import Iteration, Slicing, computes
 from ovpool.engine.ir_layers.conv import biased_convolution
-from ovpool.engine.ops.base import Kernel, OpNode
+from ovpool.engine.ops.base import Kernel, OpNode, traits
 from ovpool.engine.plan import IR_DOMAIN, Names, Plan, Prepared, build_plan, execute, execute_observed, filled
 from ovpool.engine.quanta import ir_views
+from ovpool.engine.repeat import hoisting, repeating
 from ovpool.engine.session import StepObserver, ir_step
 from ovpool.errors import InputFileError, ModelError, OvpoolError, UnsupportedError
+from ovpool.ir.reader import Body as IrBody
 from ovpool.ir.reader import IRDocument, Layer, PortMapEntry, declared_bounds, dim_bounds, read_bodies, read_ir
 from ovpool.memory import kernel_failure
 from ovpool.tensors import TensorDecl, name_mismatch
@@ -149,7 +151,11 @@ class _Graph:
     Parameter and Result layers in file order; calling it maps input arrays in Parameter order to
     output arrays in Result order."""
 
-    def __init__(self, document: IRDocument, weights: _Weights, source: str | bytes) -> None:
+    def __init__(
+        self, document: IRDocument, weights: _Weights, source: str | bytes, unchanged: frozenset[str] | None = None
+    ) -> None:
+        """``unchanged``: for a Loop or TensorIterator body, the ids of the Parameters fed the same
+        value at every iteration (``_unchanged``): what ``repeated`` hoists."""
         self.file = document.path
         order = document.execution_order()
         _refuse_unsupported(document, order)
@@ -216,6 +222,10 @@ class _Graph:
         fused, biases = fuse_ir_conv_biases(fused, {**known, **fused_constants}, results, self._biased, fresh)
         fused_constants.update(biases)
         self.plan = build_plan(fused, {**known, **fused_constants}, keys, donate=True)
+        self.unchanged = tuple(i for i, l in enumerate(self.parameters) if unchanged is not None and l.id in unchanged)
+        self.hoisted = (
+            None if unchanged is None else hoisting(fused, {**known, **fused_constants}, keys, _drawing, self.unchanged)
+        )
         self.nodes = tuple(run)  # the layers run (not folded), in order
         rewritten = fused_constants or self.plan.donating or self.plan.grouped or len(self.plan.steps) < len(run)
         # what observed runs follow, built at the first: every layer as the IR states it
@@ -261,7 +271,7 @@ class _Graph:
         body = read_bodies(source, layer, self.file).get("body")
         if body is None:
             raise ModelError.in_file(self.file, f"{where} has no body")
-        graph = _Graph(body.document, weights, body.data)
+        graph = _Graph(body.document, weights, body.data, _unchanged(body))
         parameter_at = {l.id: i for i, l in enumerate(graph.parameters)}
         result_at = {l.id: i for i, l in enumerate(graph.results)}
         input_at = {p.id: i for i, p in enumerate(layer.inputs)}
@@ -310,9 +320,7 @@ class _Graph:
             tuple(_static_dims(result) for result in graph.results),
             tuple(_result_type(result) for result in graph.results),
         )
-        return {
-            "body": _body_function(graph, [(i, i) for i in range(len(graph.parameters))], list(range(len(graph.results))))
-        }, iteration
+        return {"body": graph}, iteration  # a Repeatable: its Loop runs graph.repeated()
 
     def _rebuild(self, entry: Prepared, constants: tuple[Any, ...]) -> Kernel:
         """The kernel of ``entry``'s layer made again for other constant inputs (a Convolution's
@@ -348,10 +356,23 @@ class _Graph:
                 execute_observed(plan, values, observe, self.file)
         except OvpoolError as exc:
             raise exc.located(self.file) from None
-        return [
-            value.copy() if isinstance(value, np.ndarray) and (constant or not value.flags.writeable) else value
-            for value, constant in ((values[s], c) for s, c in zip(plan.output_slots, plan.constant_outputs))
-        ]
+        return _handed_out([values[s] for s in plan.output_slots], plan)
+
+    def repeated(self) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
+        """The body for the iterations of one run of its Loop or TensorIterator: ``run(inputs)``
+        is ``self(inputs)``, except that the layers reading only unchanged Parameters and
+        constants run once, at the first call, and that a MatMul given the operands of its call
+        before, bit for bit, gives that call's product again (``ovpool.engine.repeat``)."""
+        run = repeating(self.plan, self.hoisted, (), self.file, self.unchanged)
+        plan = self.plan if self.hoisted is None else self.hoisted[1]
+
+        def call(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+            try:
+                return _handed_out(run(inputs), plan)
+            except OvpoolError as exc:
+                raise exc.located(self.file) from None
+
+        return call
 
     def _observed(self) -> Plan:
         """The plan observed runs follow: every layer as the IR states it, no buffer reused."""
@@ -397,6 +418,39 @@ def _unread_shapes_left_out(prepared: Sequence[Prepared], results: frozenset[Por
     ShapeOf of a ShapeOf read it, folded by ``_convolution_rank``): a ShapeOf cannot fail."""
     read = {port for entry in prepared if not entry.folded for port in entry.inputs} | set(results)
     return [entry for entry in prepared if entry.folded or entry.kind != "ShapeOf" or any(port in read for port in entry.outputs)]
+
+
+def _unchanged(body: IrBody) -> frozenset[str]:
+    """The ids of a Loop's or TensorIterator's body Parameters fed the same value at every
+    iteration: fed by a port-map input without a slice, and by no back edge, or by one from a
+    Result of that Parameter itself (OpenVINO's ONNX frontend makes every value a body reads from
+    outside a Parameter passed on so: SLANet's (96, 256) weights are Parameter 22 -> Result 256
+    -> back to Parameter 22)."""
+    producers = body.document.producers()
+    layers = body.document.layers
+
+    def passed_on(result: str, parameter: str) -> bool:
+        layer = layers.get(result)
+        edge = producers.get((result, layer.inputs[0].id)) if layer is not None and layer.inputs else None
+        return edge is not None and edge.from_layer == parameter
+
+    fixed = {e.internal for e in body.input_map if e.purpose != "current_iteration" and e.axis is None}
+    return frozenset(fixed - {target for source, target in body.back_edges if not passed_on(source, target)})
+
+
+def _handed_out(values: list[Any], plan: Plan) -> list[Any]:
+    """A graph's outputs as its caller gets them: a constant of the plan, or a read-only array (a
+    view of one), copied."""
+    return [
+        value.copy() if isinstance(value, np.ndarray) and (constant or not value.flags.writeable) else value
+        for value, constant in zip(values, plan.constant_outputs)
+    ]
+
+
+def _drawing(entry: Prepared) -> bool:
+    """Whether a layer may draw at random, so stays in its body (``repeat.hoisting``): a random
+    operator's, or one with bodies of its own (not looked into)."""
+    return traits(entry.op.op_type, entry.op.since, entry.op.domain).random or entry.node.type in ("If", *ITERATING)
 
 
 def _body_function(

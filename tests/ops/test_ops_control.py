@@ -150,7 +150,7 @@ def test_loop_runs_what_reads_only_outer_values_once(monkeypatch: pytest.MonkeyP
     from ovpool.engine import graph as graph_module
 
     hoisted: list[list[str]] = []
-    original = graph_module._hoisting
+    original = graph_module.hoisting
 
     def spy(*args: Any) -> Any:
         result = original(*args)
@@ -158,7 +158,7 @@ def test_loop_runs_what_reads_only_outer_values_once(monkeypatch: pytest.MonkeyP
             hoisted.append([step.label for step in result[0].steps])
         return result
 
-    monkeypatch.setattr(graph_module, "_hoisting", spy)
+    monkeypatch.setattr(graph_module, "hoisting", spy)
     node = helper.make_node("Loop", ["M", "", "v0"], ["v_final", "draws"], body=_invariant_body([2, 3]))
     model = model_of([node], [vi("M", I64, []), vi("v0", F, [2]), vi("a", F, [6])], ["v_final", "draws"], 13)
     feeds = {"M": np.array(4, np.int64), "v0": np.array([1, 2], np.float32), "a": np.linspace(-2, 3, 6, dtype=np.float32)}
@@ -212,16 +212,16 @@ def test_loop_product_of_unchanged_operands_is_computed_once(step: float, comput
     and is multiplied again; from the third step on it is the same and the product is given back
     (6 steps, 2 products computed). With a step of 0.5 the operand changes every time: six
     products, and no operand kept after the third. Both agree with onnxruntime."""
-    from ovpool.engine import graph as graph_module
+    from ovpool.engine.repeat import Remembered
 
     made: list[Any] = []
-    original = graph_module._Remembered.__init__
+    original = Remembered.__init__
 
     def spy(self: Any, *args: Any) -> None:
         original(self, *args)
         made.append(self)
 
-    monkeypatch.setattr(graph_module._Remembered, "__init__", spy)
+    monkeypatch.setattr(Remembered, "__init__", spy)
     model = _carried_product_model(step)
     feeds = {"M": np.array(6, np.int64), "x0": np.array([[-0.0, 1.5, -2.0]], np.float32)}
     result = GraphSession(model).run(feeds)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -75,6 +75,7 @@ COMPUTES: dict[str, str] = {
     "Convert": "Cast", "Select": "Where", "Concat": "Concat", "Reshape": "Reshape", "Squeeze": "Squeeze",
     "Unsqueeze": "Unsqueeze", "Gather": "Gather", "Broadcast": "Expand", "Range": "Range",
     "ReduceProd": "ReduceProd", "ReduceSum": "ReduceSum", "ReduceMax": "ReduceMax", "ReduceMin": "ReduceMin",
+    "MatMul": "MatMul",  # transpose_a/b swap its operands' last axes first: a product all the same (remembered)
 }  # fmt: skip
 
 
@@ -233,6 +234,17 @@ class _LayerOp(OpNode):
 Body = Callable[[list[np.ndarray]], list[np.ndarray]]
 
 
+@runtime_checkable
+class Repeatable(Protocol):
+    """A Loop or TensorIterator body that its layer calls once per iteration: ``repeated()`` is
+    the body for the iterations of one run of the layer, which runs the layers reading only
+    unchanged Parameters once and gives back repeated products (``ovpool.engine.repeat``)."""
+
+    def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]: ...
+
+    def repeated(self) -> Body: ...
+
+
 @dataclass(frozen=True)
 class Slicing:
     """A port-map entry's slicing: ``axis``, ``start`` and ``end`` (both included, negative counted
@@ -273,12 +285,16 @@ def cached(build: Callable[..., Kernel]) -> Callable[..., Kernel]:
 
 def ints_of(value: np.ndarray) -> tuple[int, ...]:
     """An integer input (0-D or 1-D) as a tuple: ``np.array(3)`` -> (3,)."""
-    return tuple(int(v) for v in np.asarray(value).reshape(-1))
+    array = np.asarray(value).reshape(-1)
+    if array.dtype.kind in "iu":
+        return tuple(array.tolist())  # Python ints, as int() makes them, in one call
+    return tuple(int(v) for v in array)
 
 
 def int64(value: np.ndarray | None) -> np.ndarray | None:
-    """An index input as the 1-D int64 tensor ONNX operators take."""
-    return None if value is None else np.asarray(value).astype(np.int64).reshape(-1)
+    """An index input as the 1-D int64 tensor ONNX operators take (an int64 one as it is, viewed
+    1-D: the operators read their inputs, never write them)."""
+    return None if value is None else np.asarray(value).astype(np.int64, copy=False).reshape(-1)
 
 
 def int64_input(node: LayerNode, index: int) -> tuple[np.ndarray | None, Callable[[np.ndarray | None], np.ndarray | None]]:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ovpool.engine.ir_layers.base import Iteration, LayerNode, Slicing, layer
+from ovpool.engine.ir_layers.base import Iteration, LayerNode, Repeatable, Slicing, layer
 from ovpool.engine.ops.base import Kernel
 
 
@@ -81,6 +81,7 @@ def _iterate(node: LayerNode, inputs: Sequence[np.ndarray], trips: int | None, c
     plan = node.iteration
     assert plan is not None  # the executor prepares Loop and TensorIterator with their port map
     body = node.bodies["body"]
+    run = body.repeated() if isinstance(body, Repeatable) else body  # one per run: nothing kept from one to the next
     arguments: list[np.ndarray | None] = [None] * _parameters(plan)
     parts: list[tuple[int, list[np.ndarray]]] = []
     for index, parameter, slicing in plan.inputs:
@@ -103,7 +104,7 @@ def _iterate(node: LayerNode, inputs: Sequence[np.ndarray], trips: int | None, c
             arguments[parameter] = pieces[done]
         if plan.current_iteration is not None:
             arguments[plan.current_iteration] = np.array(done, plan.iteration_type)
-        results = body(list(arguments))  # type: ignore[arg-type]  # every Parameter is fed
+        results = run(list(arguments))  # type: ignore[arg-type]  # every Parameter is fed
         for result, pieces in gathered.items():
             pieces.append(results[result])
         for result, parameter in plan.back_edges:

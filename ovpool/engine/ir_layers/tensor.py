@@ -15,6 +15,7 @@ Broadcast, Tile, Pad, Range.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -302,6 +303,10 @@ def shape_of(node: LayerNode) -> Kernel:
     return lambda x: (np.array(x.shape, dtype),)
 
 
+# np.broadcast_shapes remembered by its (hashable) shapes: 3 us a call, a dict lookup after the first
+_broadcast_shapes = functools.lru_cache(maxsize=256)(np.broadcast_shapes)
+
+
 @layer("Broadcast", 1, 3)
 def broadcast(node: LayerNode) -> Kernel:
     """Broadcast-1/3 to ``target_shape``: ``numpy`` (the input's dims line up with the target's
@@ -325,7 +330,7 @@ def broadcast(node: LayerNode) -> Kernel:
             x = x.reshape(placed)
         elif mode == "bidirectional":
             try:
-                shape = np.broadcast_shapes(x.shape, shape)
+                shape = _broadcast_shapes(x.shape, shape)
             except ValueError:
                 raise node.fail(f"input {list(x.shape)} and target {list(shape)} do not broadcast") from None
         try:
