@@ -37,12 +37,7 @@ def fold_batch_norms(
     BatchNormalization's output, at the Conv's place; and the new constants (W', B') by the names
     ``fresh(hint)`` gave them. ``kept`` holds names that must stay values of their own (the graph's
     outputs)."""
-    readers: dict[str, int] = {}
-    for entry in prepared:
-        if not entry.folded:
-            for name in entry.inputs:
-                readers[name] = readers.get(name, 0) + 1
-    producer = {entry.outputs[0]: index for index, entry in enumerate(prepared) if entry.outputs and not entry.folded}
+    readers, producer = _readers_and_producers(prepared)
     replaced: dict[int, Prepared] = {}
     dropped: set[int] = set()
     constants: dict[str, Any] = {}
@@ -135,12 +130,7 @@ def fold_ir_batch_norms(
     plan then runs in place on the convolution's output: with W 2, scale 3, var 8, epsilon 1, mean
     0.5, beta 0.25, s = 1, W' = 2 and the Add of -0.25, so an input 1 gives 1.75 either way. The
     rounding differs as ``fold_batch_norms``'s. ``fresh(near, hint)`` names the new constants."""
-    readers: dict[Any, int] = {}
-    for entry in prepared:
-        if not entry.folded:
-            for name in entry.inputs:
-                readers[name] = readers.get(name, 0) + 1
-    producer = {entry.outputs[0]: index for index, entry in enumerate(prepared) if entry.outputs and not entry.folded}
+    readers, producer = _readers_and_producers(prepared)
     replaced: dict[int, Prepared] = {}
     constants: dict[Any, Any] = {}
     add = lookup("Add", 14)
@@ -196,12 +186,7 @@ def fuse_ir_conv_biases(
     plus a NaN bias keeps one operand's sign and payload, which the compiled loops may swap. An
     OpenVINO Convolution writes its bias so (the ONNX frontend, and ``fold_ir_batch_norms``'s Add
     of ``(-mean) * s + beta``)."""
-    readers: dict[Any, int] = {}
-    for entry in prepared:
-        if not entry.folded:
-            for name in entry.inputs:
-                readers[name] = readers.get(name, 0) + 1
-    producer = {entry.outputs[0]: index for index, entry in enumerate(prepared) if entry.outputs and not entry.folded}
+    readers, producer = _readers_and_producers(prepared)
     replaced: dict[int, Prepared] = {}
     dropped: set[int] = set()
     constants: dict[Any, Any] = {}
@@ -251,3 +236,16 @@ def _separately(conv: Kernel, add: Kernel, bias: np.ndarray, side: int) -> Kerne
         return add(y, bias) if side == 0 else add(bias, y)
 
     return kernel
+
+
+def _readers_and_producers(prepared: Sequence[Prepared]) -> tuple[dict[Any, int], dict[Any, int]]:
+    """How many unfolded steps read each value, and the index of the unfolded step whose first
+    output each value is: what a fusion asks before it joins two steps (the first step's output
+    must have one reader, the second)."""
+    readers: dict[Any, int] = {}
+    for entry in prepared:
+        if not entry.folded:
+            for name in entry.inputs:
+                readers[name] = readers.get(name, 0) + 1
+    producer = {entry.outputs[0]: index for index, entry in enumerate(prepared) if entry.outputs and not entry.folded}
+    return readers, producer
